@@ -1,0 +1,55 @@
+// JSON helpers over RapidJSON, and the JSON forms of the provider model: the exact text
+// that crosses the plugin ABI and that claims and `--json` output are made of.
+#pragma once
+
+#include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "corral/types.hpp"
+
+namespace corral::json {
+
+using Document = rapidjson::Document;
+using Value = rapidjson::Value;
+using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
+
+// Parses `text`; a syntax error throws invalid-argument naming `what` and the offset.
+Document parse(std::string_view text, std::string_view what);
+// Compact text of `value`.
+std::string dump(const Value& value);
+
+// Typed member reads: the default when absent or null; a member of the wrong type throws
+// invalid-argument naming `key`.
+std::string get_string(const Value& object, const char* key, std::string fallback = {});
+std::int64_t get_int(const Value& object, const char* key, std::int64_t fallback = 0);
+bool get_bool(const Value& object, const char* key, bool fallback = false);
+std::vector<std::string> get_strings(const Value& object, const char* key);
+StringMap get_map(const Value& object, const char* key);
+
+// Writes `key: value` pairs and small collections.
+void write_string(Writer& w, const char* key, std::string_view value);
+void write_strings(Writer& w, const char* key, const std::vector<std::string>& values);
+void write_map(Writer& w, const char* key, const StringMap& values);
+
+// The JSON forms of the model types.
+std::string to_json(const ProviderSpec& spec);
+// Parses and validates a spec; a missing or unknown field throws invalid-argument naming it.
+ProviderSpec spec_from_json(std::string_view text);
+
+// `include_secrets` is true only on the plugin boundary, never for storage or display.
+void write_sandbox(Writer& w, const Sandbox& sandbox, bool include_secrets);
+std::string to_json(const Sandbox& sandbox, bool include_secrets);
+Sandbox sandbox_from(const Value& value);
+
+void write_command(Writer& w, const Command& command);
+Command command_from(const Value& value);
+
+std::string to_json(const CreateRequest& request);
+CreateRequest create_request_from(const Value& value);
+
+}  // namespace corral::json

@@ -1,0 +1,110 @@
+/* corral plugin ABI, version 1.
+ *
+ * The boundary between corral and a provider plugin is plain C so that plugins built
+ * by other teams, with other compilers and flags, load safely: no C++ object, exception
+ * or allocator ever crosses it. Requests and results cross as JSON text; bulk output
+ * crosses as raw bytes through the host's emit callback.
+ *
+ * Evolution rule: structs only grow at the end; `struct_size` tells each side which
+ * members the other one has. A change that is not a pure append bumps CORRAL_ABI_VERSION.
+ */
+#ifndef CORRAL_PLUGIN_ABI_H
+#define CORRAL_PLUGIN_ABI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CORRAL_ABI_VERSION 1u
+#define CORRAL_PLUGIN_ENTRY_SYMBOL "corral_plugin_entry_v1"
+
+#if defined(_WIN32)
+#define CORRAL_PLUGIN_EXPORT __declspec(dllexport)
+#else
+#define CORRAL_PLUGIN_EXPORT __attribute__((visibility("default")))
+#endif
+
+/* The closed set of error codes a primitive may report. */
+typedef enum corral_error_code {
+  CORRAL_ERR_INTERNAL = 1,
+  CORRAL_ERR_NOT_FOUND = 2,
+  CORRAL_ERR_AUTH = 3,
+  CORRAL_ERR_INVALID_ARGUMENT = 4,
+  CORRAL_ERR_QUOTA = 5,
+  CORRAL_ERR_UNAVAILABLE = 6,
+  CORRAL_ERR_TIMEOUT = 7,
+  CORRAL_ERR_CANCELLED = 8,
+  CORRAL_ERR_UNSUPPORTED = 9
+} corral_error_code;
+
+typedef enum corral_stream { CORRAL_STDOUT = 1, CORRAL_STDERR = 2 } corral_stream;
+
+typedef enum corral_log_level {
+  CORRAL_LOG_DEBUG = 0,
+  CORRAL_LOG_INFO = 1,
+  CORRAL_LOG_WARN = 2
+} corral_log_level;
+
+/* Services the host passes into every call. `call` is the host's per-call context and
+ * is passed back unchanged; the host copies every buffer before returning. */
+typedef struct corral_host_v1 {
+  uint32_t struct_size;
+  /* Sets the call's JSON result (at most once per call). */
+  void (*result)(void* call, const char* json, size_t len);
+  /* Sets the call's error; `hint` may be NULL. The primitive then returns non-zero. */
+  void (*error)(void* call, int code, const char* message, const char* hint);
+  /* Streams command output as it arrives. */
+  void (*emit)(void* call, int stream, const char* data, size_t len);
+  /* Non-zero once the user asked to stop (Ctrl-C): stop the remote work and return
+   * CORRAL_ERR_CANCELLED. Cheap enough to poll in an output loop. */
+  int (*cancelled)(void* call);
+  /* A diagnostic line for the user (never secrets). */
+  void (*log)(void* call, int level, const char* message);
+  /* A short note about a slow phase ("uploading 12 MB"). */
+  void (*progress)(void* call, const char* message);
+} corral_host_v1;
+
+/* Every primitive has this shape: a JSON request in, a JSON result out through
+ * host->result, 0 on success, non-zero after host->error on failure. */
+typedef int (*corral_call_fn)(void* instance, const char* request_json,
+                              const corral_host_v1* host, void* call);
+
+typedef struct corral_plugin_v1 {
+  uint32_t abi_version; /* CORRAL_ABI_VERSION the plugin was built against */
+  uint32_t struct_size; /* sizeof(corral_plugin_v1) as the plugin saw it */
+  const char* name;     /* provider name, equal to the spec's "name" */
+  const char* plugin_version;
+  const char* spec_json; /* the ProviderSpec, see docs/plugin-authoring.md */
+
+  /* Creates an instance from the resolved options ({"options": {...}}); NULL after
+   * host->error on failure. Required. */
+  void* (*open)(const char* config_json, const corral_host_v1* host, void* call);
+  /* Releases an instance. Required. */
+  void (*close)(void* instance);
+
+  /* Primitives. NULL means "not provided"; the loader checks that every advertised
+   * feature has the primitives it needs. create, destroy and exec are required. */
+  corral_call_fn doctor;  /* {} -> {"checks":[{"name","ok","detail","hint"}]} */
+  corral_call_fn create;  /* {"leaseId","slug","labels","workspace"} -> Sandbox */
+  corral_call_fn get;     /* {"id"} -> Sandbox */
+  corral_call_fn list;    /* {"labels"} -> {"sandboxes":[Sandbox]} */
+  corral_call_fn destroy; /* {"sandbox"} -> {} */
+  corral_call_fn exec;    /* {"sandbox","command"} -> {"exitCode"} ; output via emit */
+  corral_call_fn upload;  /* {"sandbox","archive","size"} -> {} : unpack into workdir */
+  corral_call_fn extend;  /* {"sandbox","seconds"} -> Sandbox */
+  corral_call_fn url;     /* {"sandbox","port"} -> {"url"} */
+  corral_call_fn pause;   /* {"sandbox"} -> Sandbox */
+  corral_call_fn resume;  /* {"sandbox"} -> Sandbox */
+} corral_plugin_v1;
+
+/* The one symbol a plugin exports. */
+typedef const corral_plugin_v1* (*corral_plugin_entry_v1_fn)(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CORRAL_PLUGIN_ABI_H */

@@ -1,0 +1,146 @@
+// The C++ side of the plugin ABI for plugin authors: derive from corral::sdk::Provider,
+// override the primitives you provide, and write CORRAL_PLUGIN(YourClass, version, spec).
+// The macro generates the C entry point; every call is wrapped so that no exception
+// crosses the boundary and every failure arrives at the host as {code, message, hint}.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+#include "corral/json.hpp"
+#include "corral/plugin_abi.h"
+#include "corral/types.hpp"
+
+namespace corral::sdk {
+
+// The host's services for one call.
+class Host {
+ public:
+  Host(const corral_host_v1* host, void* call) : host_(host), call_(call) {}
+  // Streams command output to the user as it arrives.
+  void emit(corral_stream stream, std::string_view data) const {
+    if (!data.empty()) host_->emit(call_, stream, data.data(), data.size());
+  }
+  // True once the user asked to stop (Ctrl-C).
+  bool cancelled() const { return host_->cancelled(call_) != 0; }
+  void info(const std::string& message) const { host_->log(call_, CORRAL_LOG_INFO, message.c_str()); }
+  void warn(const std::string& message) const { host_->log(call_, CORRAL_LOG_WARN, message.c_str()); }
+  void debug(const std::string& message) const { host_->log(call_, CORRAL_LOG_DEBUG, message.c_str()); }
+  void progress(const std::string& message) const { host_->progress(call_, message.c_str()); }
+
+ private:
+  const corral_host_v1* host_;
+  void* call_;
+};
+
+// The resolved values of a provider's options (strings as given; typed getters validate).
+class Options {
+ public:
+  Options() = default;
+  explicit Options(StringMap values) : values_(std::move(values)) {}
+  // The value, or `fallback` when the option is unset.
+  std::string get(const std::string& name, const std::string& fallback = {}) const;
+  bool has(const std::string& name) const { return values_.count(name) != 0; }
+  std::int64_t get_int(const std::string& name, std::int64_t fallback) const;
+  bool get_bool(const std::string& name, bool fallback) const;
+  // Seconds of a duration option such as "1h".
+  std::int64_t get_duration(const std::string& name, std::int64_t fallback) const;
+  const StringMap& values() const { return values_; }
+
+ private:
+  StringMap values_;
+};
+
+// A provider's primitives. create, destroy and exec are required; the others are
+// provided by overriding them, and the loader checks that advertised features have them.
+class Provider {
+ public:
+  virtual ~Provider() = default;
+  virtual std::vector<DoctorCheck> doctor(const Host&) { return {}; }
+  virtual Sandbox create(const CreateRequest& request, const Host& host) = 0;
+  virtual Sandbox get(const std::string& id, const Host& host);
+  virtual std::vector<Sandbox> list(const StringMap& labels, const Host& host);
+  virtual void destroy(const Sandbox& sandbox, const Host& host) = 0;
+  // Runs `command`, streaming output through host.emit; returns the exit code.
+  virtual ExecResult exec(const Sandbox& sandbox, const Command& command, const Host& host) = 0;
+  // Places the contents of the workspace archive in the sandbox's workdir.
+  virtual void upload(const Sandbox& sandbox, const UploadRequest& request, const Host& host);
+  virtual Sandbox extend(const Sandbox& sandbox, std::int64_t seconds, const Host& host);
+  virtual std::string url(const Sandbox& sandbox, int port, const Host& host);
+  virtual Sandbox pause(const Sandbox& sandbox, const Host& host);
+  virtual Sandbox resume(const Sandbox& sandbox, const Host& host);
+};
+
+namespace detail {
+
+using Body = std::string (*)(Provider&, const json::Document&, const Host&);
+
+// Runs `body` and reports its result or error to the host; never throws.
+int invoke(void* instance, const char* request, const corral_host_v1* host, void* call, Body body);
+// Creates an instance with `factory` from the config JSON; never throws.
+void* open(const char* config, const corral_host_v1* host, void* call,
+           Provider* (*factory)(const Options&));
+void close(void* instance);
+// The provider name in `spec_json`, kept alive for the descriptor.
+const char* spec_name(const char* spec_json);
+
+std::string do_doctor(Provider&, const json::Document&, const Host&);
+std::string do_create(Provider&, const json::Document&, const Host&);
+std::string do_get(Provider&, const json::Document&, const Host&);
+std::string do_list(Provider&, const json::Document&, const Host&);
+std::string do_destroy(Provider&, const json::Document&, const Host&);
+std::string do_exec(Provider&, const json::Document&, const Host&);
+std::string do_upload(Provider&, const json::Document&, const Host&);
+std::string do_extend(Provider&, const json::Document&, const Host&);
+std::string do_url(Provider&, const json::Document&, const Host&);
+std::string do_pause(Provider&, const json::Document&, const Host&);
+std::string do_resume(Provider&, const json::Document&, const Host&);
+
+template <Body B>
+int call(void* instance, const char* request, const corral_host_v1* host, void* c) {
+  return invoke(instance, request, host, c, B);
+}
+
+// True when T declares its own override of a primitive (not inherited from Provider).
+#define CORRAL_SDK_OVERRIDES(T, fn) (!std::is_same_v<decltype(&T::fn), decltype(&Provider::fn)>)
+
+template <class T>
+corral_plugin_v1 make_descriptor(const char* version, const char* spec_json) {
+  static_assert(std::is_base_of_v<Provider, T>, "a corral plugin class derives from corral::sdk::Provider");
+  static_assert(std::is_constructible_v<T, const Options&>, "a corral plugin class is constructible from const Options&");
+  corral_plugin_v1 d{};
+  d.abi_version = CORRAL_ABI_VERSION;
+  d.struct_size = sizeof(corral_plugin_v1);
+  d.name = spec_name(spec_json);
+  d.plugin_version = version;
+  d.spec_json = spec_json;
+  d.open = [](const char* config, const corral_host_v1* host, void* c) -> void* {
+    return open(config, host, c, [](const Options& o) -> Provider* { return new T(o); });
+  };
+  d.close = &close;
+  d.doctor = &call<do_doctor>;
+  d.create = &call<do_create>;
+  d.destroy = &call<do_destroy>;
+  d.exec = &call<do_exec>;
+  if constexpr (CORRAL_SDK_OVERRIDES(T, get)) d.get = &call<do_get>;
+  if constexpr (CORRAL_SDK_OVERRIDES(T, list)) d.list = &call<do_list>;
+  if constexpr (CORRAL_SDK_OVERRIDES(T, upload)) d.upload = &call<do_upload>;
+  if constexpr (CORRAL_SDK_OVERRIDES(T, extend)) d.extend = &call<do_extend>;
+  if constexpr (CORRAL_SDK_OVERRIDES(T, url)) d.url = &call<do_url>;
+  if constexpr (CORRAL_SDK_OVERRIDES(T, pause)) d.pause = &call<do_pause>;
+  if constexpr (CORRAL_SDK_OVERRIDES(T, resume)) d.resume = &call<do_resume>;
+  return d;
+}
+
+}  // namespace detail
+}  // namespace corral::sdk
+
+// Generates the plugin's exported entry point for provider class `Class`.
+#define CORRAL_PLUGIN(Class, version, spec_json)                                         \
+  extern "C" CORRAL_PLUGIN_EXPORT const corral_plugin_v1* corral_plugin_entry_v1(void) { \
+    static const corral_plugin_v1 descriptor =                                           \
+        ::corral::sdk::detail::make_descriptor<Class>(version, spec_json);               \
+    return &descriptor;                                                                  \
+  }

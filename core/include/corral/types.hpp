@@ -1,0 +1,177 @@
+// The provider model shared by corral's core and its plugins: features, kinds, specs,
+// sandboxes, commands and the typed error every layer reports.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace corral {
+
+// The closed set of failure causes; values equal the C ABI's corral_error_code.
+enum class ErrorCode {
+  internal = 1,
+  not_found = 2,
+  auth = 3,
+  invalid_argument = 4,
+  quota = 5,
+  unavailable = 6,
+  timeout = 7,
+  cancelled = 8,
+  unsupported = 9,
+};
+
+// Canonical kebab-case name of an error code ("not-found").
+std::string_view to_string(ErrorCode code);
+
+// A failure with a cause, a message that says what went wrong and an optional hint that
+// says how to fix it. Thrown inside core and plugins; never across the C boundary.
+class Error : public std::runtime_error {
+ public:
+  Error(ErrorCode code, std::string message, std::string hint = {})
+      : std::runtime_error(std::move(message)), code_(code), hint_(std::move(hint)) {}
+  ErrorCode code() const { return code_; }
+  const std::string& hint() const { return hint_; }
+
+ private:
+  ErrorCode code_;
+  std::string hint_;
+};
+
+enum class Feature {
+  run_session,
+  url_bridge,
+  archive_sync,
+  workspace_mount,
+  keep_alive,
+  cleanup,
+  pause_resume,
+};
+inline constexpr std::array kAllFeatures = {
+    Feature::run_session, Feature::url_bridge, Feature::archive_sync, Feature::workspace_mount,
+    Feature::keep_alive,  Feature::cleanup,    Feature::pause_resume,
+};
+
+// Canonical name of a feature ("run-session").
+std::string_view to_string(Feature feature);
+// The feature named `name`, or nullopt for an unknown name.
+std::optional<Feature> parse_feature(std::string_view name);
+// One line of help per feature, for legends and error messages.
+std::string_view describe(Feature feature);
+
+// A small value set of features.
+class FeatureSet {
+ public:
+  FeatureSet() = default;
+  FeatureSet(std::initializer_list<Feature> features) {
+    for (Feature f : features) insert(f);
+  }
+  void insert(Feature f) { bits_ |= bit(f); }
+  bool has(Feature f) const { return (bits_ & bit(f)) != 0; }
+  bool empty() const { return bits_ == 0; }
+  // Canonical names in declaration order.
+  std::vector<std::string> names() const;
+  bool operator==(const FeatureSet&) const = default;
+
+ private:
+  static std::uint32_t bit(Feature f) { return 1u << static_cast<unsigned>(f); }
+  std::uint32_t bits_ = 0;
+};
+
+enum class ProviderKind { delegated_run, ssh_lease, service_control };
+inline constexpr std::array kAllKinds = {ProviderKind::delegated_run, ProviderKind::ssh_lease,
+                                         ProviderKind::service_control};
+std::string_view to_string(ProviderKind kind);
+std::optional<ProviderKind> parse_kind(std::string_view name);
+
+// One setting a provider accepts.
+struct OptionSpec {
+  std::string name;                   // kebab-case; flag is --<provider>-<name>
+  std::string type = "string";        // string | int | bool | duration
+  std::optional<std::string> default_value;
+  std::vector<std::string> env;       // environment variables, first wins
+  std::string help;
+  bool secret = false;                // never printed, logged or forwarded
+  std::vector<std::string> choices;   // allowed values, empty = any
+};
+
+// What the capability matrix says about a provider; every field is required.
+struct DocsMeta {
+  std::string category;       // e.g. "local sandbox", "cloud microVM"
+  std::string location;       // local | cloud | self-hosted
+  std::string gpu;            // e.g. "no", "yes (A100, H100)"
+  std::string cleanup_owner;  // who removes what corral leaves: "corral", "provider TTL", ...
+  std::string best_fit;
+  std::string caveat;
+};
+
+struct ProviderSpec {
+  std::string name;
+  std::vector<std::string> aliases;
+  std::string family;
+  ProviderKind kind = ProviderKind::delegated_run;
+  std::vector<std::string> targets;
+  FeatureSet features;
+  std::vector<OptionSpec> options;
+  DocsMeta docs;
+
+  // The option named `name`, or nullptr.
+  const OptionSpec* find_option(std::string_view option_name) const;
+  // True when `n` is the name or one of the aliases.
+  bool answers_to(std::string_view n) const;
+};
+
+using StringMap = std::map<std::string, std::string>;
+
+// A provider's sandbox as core sees it. `secrets` travel from a plugin back into the
+// same plugin within one process (e.g. an access token) and are never persisted or shown.
+struct Sandbox {
+  std::string id;
+  std::string state;  // provider's word: running, paused, ...
+  StringMap details;  // shown by `status`, stored in the claim
+  StringMap labels;
+  StringMap secrets;
+};
+
+struct Command {
+  std::vector<std::string> argv;  // run without a shell when set
+  std::string shell;              // else run through /bin/sh -c
+  std::string cwd;                // relative to the workspace root; empty = root
+  StringMap env;
+  std::int64_t timeout_seconds = 0;  // 0 = none
+};
+
+struct ExecResult {
+  int exit_code = 0;
+};
+
+struct CreateRequest {
+  std::string lease_id;
+  std::string slug;
+  StringMap labels;
+  std::string workspace;  // local path of the working tree (for workspace-mount)
+};
+
+struct UploadRequest {
+  std::string archive_path;  // a local .tar.gz of the workspace
+  std::uint64_t size = 0;
+};
+
+struct DoctorCheck {
+  std::string name;
+  bool ok = false;
+  std::string detail;
+  std::string hint;
+};
+
+// Parses "90", "90s", "15m", "2h", "1h30m", "1d" into seconds; throws invalid-argument.
+std::int64_t parse_duration(std::string_view text);
+// Formats seconds as the shortest of "45s", "15m", "2h", "1h30m".
+std::string format_duration(std::int64_t seconds);
+
+}  // namespace corral

@@ -1,0 +1,281 @@
+#include "corral/json.hpp"
+
+#include <rapidjson/error/en.h>
+
+namespace corral::json {
+namespace {
+
+Error wrong_type(const char* key, const char* expected) {
+  return Error(ErrorCode::invalid_argument,
+               std::string("field '") + key + "' must be " + expected);
+}
+
+const Value* member(const Value& object, const char* key) {
+  if (!object.IsObject()) return nullptr;
+  auto it = object.FindMember(key);
+  if (it == object.MemberEnd() || it->value.IsNull()) return nullptr;
+  return &it->value;
+}
+
+}  // namespace
+
+Document parse(std::string_view text, std::string_view what) {
+  Document doc;
+  doc.Parse(text.data(), text.size());
+  if (doc.HasParseError())
+    throw Error(ErrorCode::invalid_argument,
+                std::string(what) + " is not valid JSON: " +
+                    rapidjson::GetParseError_En(doc.GetParseError()) + " at offset " +
+                    std::to_string(doc.GetErrorOffset()));
+  return doc;
+}
+
+std::string dump(const Value& value) {
+  rapidjson::StringBuffer buffer;
+  Writer w(buffer);
+  value.Accept(w);
+  return {buffer.GetString(), buffer.GetSize()};
+}
+
+std::string get_string(const Value& object, const char* key, std::string fallback) {
+  const Value* v = member(object, key);
+  if (!v) return fallback;
+  if (!v->IsString()) throw wrong_type(key, "a string");
+  return {v->GetString(), v->GetStringLength()};
+}
+
+std::int64_t get_int(const Value& object, const char* key, std::int64_t fallback) {
+  const Value* v = member(object, key);
+  if (!v) return fallback;
+  if (v->IsInt64()) return v->GetInt64();
+  if (v->IsUint64()) return static_cast<std::int64_t>(v->GetUint64());
+  if (v->IsDouble()) return static_cast<std::int64_t>(v->GetDouble());
+  throw wrong_type(key, "a number");
+}
+
+bool get_bool(const Value& object, const char* key, bool fallback) {
+  const Value* v = member(object, key);
+  if (!v) return fallback;
+  if (!v->IsBool()) throw wrong_type(key, "true or false");
+  return v->GetBool();
+}
+
+std::vector<std::string> get_strings(const Value& object, const char* key) {
+  std::vector<std::string> out;
+  const Value* v = member(object, key);
+  if (!v) return out;
+  if (!v->IsArray()) throw wrong_type(key, "a list of strings");
+  for (const Value& item : v->GetArray()) {
+    if (!item.IsString()) throw wrong_type(key, "a list of strings");
+    out.emplace_back(item.GetString(), item.GetStringLength());
+  }
+  return out;
+}
+
+StringMap get_map(const Value& object, const char* key) {
+  StringMap out;
+  const Value* v = member(object, key);
+  if (!v) return out;
+  if (!v->IsObject()) throw wrong_type(key, "an object of strings");
+  for (auto& m : v->GetObject()) {
+    if (!m.value.IsString()) throw wrong_type(key, "an object of strings");
+    out.emplace(m.name.GetString(), std::string(m.value.GetString(), m.value.GetStringLength()));
+  }
+  return out;
+}
+
+void write_string(Writer& w, const char* key, std::string_view value) {
+  w.Key(key);
+  w.String(value.data(), static_cast<rapidjson::SizeType>(value.size()));
+}
+
+void write_strings(Writer& w, const char* key, const std::vector<std::string>& values) {
+  w.Key(key);
+  w.StartArray();
+  for (const auto& s : values) w.String(s.c_str(), static_cast<rapidjson::SizeType>(s.size()));
+  w.EndArray();
+}
+
+void write_map(Writer& w, const char* key, const StringMap& values) {
+  w.Key(key);
+  w.StartObject();
+  for (const auto& [k, v] : values) write_string(w, k.c_str(), v);
+  w.EndObject();
+}
+
+std::string to_json(const ProviderSpec& spec) {
+  rapidjson::StringBuffer buffer;
+  Writer w(buffer);
+  w.StartObject();
+  write_string(w, "name", spec.name);
+  write_strings(w, "aliases", spec.aliases);
+  write_string(w, "family", spec.family);
+  write_string(w, "kind", to_string(spec.kind));
+  write_strings(w, "targets", spec.targets);
+  write_strings(w, "features", spec.features.names());
+  w.Key("options");
+  w.StartArray();
+  for (const OptionSpec& o : spec.options) {
+    w.StartObject();
+    write_string(w, "name", o.name);
+    write_string(w, "type", o.type);
+    if (o.default_value) write_string(w, "default", *o.default_value);
+    write_strings(w, "env", o.env);
+    write_string(w, "help", o.help);
+    w.Key("secret");
+    w.Bool(o.secret);
+    if (!o.choices.empty()) write_strings(w, "choices", o.choices);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("docs");
+  w.StartObject();
+  write_string(w, "category", spec.docs.category);
+  write_string(w, "location", spec.docs.location);
+  write_string(w, "gpu", spec.docs.gpu);
+  write_string(w, "cleanupOwner", spec.docs.cleanup_owner);
+  write_string(w, "bestFit", spec.docs.best_fit);
+  write_string(w, "caveat", spec.docs.caveat);
+  w.EndObject();
+  w.EndObject();
+  return {buffer.GetString(), buffer.GetSize()};
+}
+
+ProviderSpec spec_from_json(std::string_view text) {
+  Document doc = parse(text, "provider spec");
+  if (!doc.IsObject())
+    throw Error(ErrorCode::invalid_argument, "provider spec must be a JSON object");
+  ProviderSpec spec;
+  spec.name = get_string(doc, "name");
+  if (spec.name.empty())
+    throw Error(ErrorCode::invalid_argument, "provider spec has no 'name'");
+  for (char c : spec.name)
+    if (!(std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) ||
+          c == '-'))
+      throw Error(ErrorCode::invalid_argument,
+                  "provider name '" + spec.name + "' must be lower-case letters, digits and '-'");
+  spec.aliases = get_strings(doc, "aliases");
+  spec.family = get_string(doc, "family", spec.name);
+  std::string kind = get_string(doc, "kind");
+  auto parsed_kind = parse_kind(kind);
+  if (!parsed_kind)
+    throw Error(ErrorCode::invalid_argument,
+                "field 'kind': unknown provider kind '" + kind + "'",
+                "use delegated-run, ssh-lease or service-control");
+  spec.kind = *parsed_kind;
+  spec.targets = get_strings(doc, "targets");
+  for (const std::string& f : get_strings(doc, "features")) {
+    auto feature = parse_feature(f);
+    if (!feature) {
+      std::string known;
+      for (Feature k : kAllFeatures) known += (known.empty() ? "" : ", ") + std::string(to_string(k));
+      throw Error(ErrorCode::invalid_argument, "field 'features': unknown feature '" + f + "'",
+                  "known features: " + known);
+    }
+    spec.features.insert(*feature);
+  }
+  if (auto it = doc.FindMember("options"); it != doc.MemberEnd()) {
+    if (!it->value.IsArray())
+      throw Error(ErrorCode::invalid_argument, "field 'options' must be a list");
+    for (const Value& o : it->value.GetArray()) {
+      OptionSpec opt;
+      opt.name = get_string(o, "name");
+      if (opt.name.empty())
+        throw Error(ErrorCode::invalid_argument, "an entry of 'options' has no 'name'");
+      opt.type = get_string(o, "type", "string");
+      if (opt.type != "string" && opt.type != "int" && opt.type != "bool" && opt.type != "duration")
+        throw Error(ErrorCode::invalid_argument,
+                    "option '" + opt.name + "': unknown type '" + opt.type + "'",
+                    "use string, int, bool or duration");
+      if (auto d = o.FindMember("default"); d != o.MemberEnd() && d->value.IsString())
+        opt.default_value = d->value.GetString();
+      opt.env = get_strings(o, "env");
+      opt.help = get_string(o, "help");
+      opt.secret = get_bool(o, "secret");
+      opt.choices = get_strings(o, "choices");
+      spec.options.push_back(std::move(opt));
+    }
+  }
+  if (auto it = doc.FindMember("docs"); it != doc.MemberEnd() && it->value.IsObject()) {
+    const Value& d = it->value;
+    spec.docs.category = get_string(d, "category");
+    spec.docs.location = get_string(d, "location");
+    spec.docs.gpu = get_string(d, "gpu");
+    spec.docs.cleanup_owner = get_string(d, "cleanupOwner");
+    spec.docs.best_fit = get_string(d, "bestFit");
+    spec.docs.caveat = get_string(d, "caveat");
+  }
+  return spec;
+}
+
+void write_sandbox(Writer& w, const Sandbox& sandbox, bool include_secrets) {
+  w.StartObject();
+  write_string(w, "id", sandbox.id);
+  write_string(w, "state", sandbox.state);
+  write_map(w, "details", sandbox.details);
+  write_map(w, "labels", sandbox.labels);
+  if (include_secrets && !sandbox.secrets.empty()) write_map(w, "secrets", sandbox.secrets);
+  w.EndObject();
+}
+
+std::string to_json(const Sandbox& sandbox, bool include_secrets) {
+  rapidjson::StringBuffer buffer;
+  Writer w(buffer);
+  write_sandbox(w, sandbox, include_secrets);
+  return {buffer.GetString(), buffer.GetSize()};
+}
+
+Sandbox sandbox_from(const Value& value) {
+  if (!value.IsObject()) throw Error(ErrorCode::internal, "sandbox must be a JSON object");
+  Sandbox s;
+  s.id = get_string(value, "id");
+  s.state = get_string(value, "state");
+  s.details = get_map(value, "details");
+  s.labels = get_map(value, "labels");
+  s.secrets = get_map(value, "secrets");
+  return s;
+}
+
+void write_command(Writer& w, const Command& command) {
+  w.StartObject();
+  if (!command.argv.empty()) write_strings(w, "argv", command.argv);
+  if (!command.shell.empty()) write_string(w, "shell", command.shell);
+  write_string(w, "cwd", command.cwd);
+  write_map(w, "env", command.env);
+  w.Key("timeoutSeconds");
+  w.Int64(command.timeout_seconds);
+  w.EndObject();
+}
+
+Command command_from(const Value& value) {
+  Command c;
+  c.argv = get_strings(value, "argv");
+  c.shell = get_string(value, "shell");
+  c.cwd = get_string(value, "cwd");
+  c.env = get_map(value, "env");
+  c.timeout_seconds = get_int(value, "timeoutSeconds");
+  return c;
+}
+
+std::string to_json(const CreateRequest& request) {
+  rapidjson::StringBuffer buffer;
+  Writer w(buffer);
+  w.StartObject();
+  write_string(w, "leaseId", request.lease_id);
+  write_string(w, "slug", request.slug);
+  write_map(w, "labels", request.labels);
+  write_string(w, "workspace", request.workspace);
+  w.EndObject();
+  return {buffer.GetString(), buffer.GetSize()};
+}
+
+CreateRequest create_request_from(const Value& value) {
+  CreateRequest r;
+  r.lease_id = get_string(value, "leaseId");
+  r.slug = get_string(value, "slug");
+  r.labels = get_map(value, "labels");
+  r.workspace = get_string(value, "workspace");
+  return r;
+}
+
+}  // namespace corral::json

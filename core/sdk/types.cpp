@@ -1,0 +1,132 @@
+#include "corral/types.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+namespace corral {
+
+std::string_view to_string(ErrorCode code) {
+  switch (code) {
+    case ErrorCode::internal: return "internal";
+    case ErrorCode::not_found: return "not-found";
+    case ErrorCode::auth: return "auth";
+    case ErrorCode::invalid_argument: return "invalid-argument";
+    case ErrorCode::quota: return "quota";
+    case ErrorCode::unavailable: return "unavailable";
+    case ErrorCode::timeout: return "timeout";
+    case ErrorCode::cancelled: return "cancelled";
+    case ErrorCode::unsupported: return "unsupported";
+  }
+  return "internal";
+}
+
+std::string_view to_string(Feature feature) {
+  switch (feature) {
+    case Feature::run_session: return "run-session";
+    case Feature::url_bridge: return "url-bridge";
+    case Feature::archive_sync: return "archive-sync";
+    case Feature::workspace_mount: return "workspace-mount";
+    case Feature::keep_alive: return "keep-alive";
+    case Feature::cleanup: return "cleanup";
+    case Feature::pause_resume: return "pause-resume";
+  }
+  return "?";
+}
+
+std::optional<Feature> parse_feature(std::string_view name) {
+  for (Feature f : kAllFeatures)
+    if (to_string(f) == name) return f;
+  return std::nullopt;
+}
+
+std::string_view describe(Feature feature) {
+  switch (feature) {
+    case Feature::run_session:
+      return "a run returns a reusable session handle; sandboxes can be kept and reused by --id";
+    case Feature::url_bridge: return "a port inside the sandbox is reachable at a URL (`corral url`)";
+    case Feature::archive_sync: return "the workspace is uploaded as an archive and unpacked in the sandbox";
+    case Feature::workspace_mount: return "the provider mounts the local working tree; nothing is uploaded";
+    case Feature::keep_alive: return "a live sandbox's lifetime can be extended (`corral extend`)";
+    case Feature::cleanup: return "corral-owned sandboxes can be listed and destroyed at the provider";
+    case Feature::pause_resume: return "a sandbox can be paused and resumed";
+  }
+  return "";
+}
+
+std::vector<std::string> FeatureSet::names() const {
+  std::vector<std::string> out;
+  for (Feature f : kAllFeatures)
+    if (has(f)) out.emplace_back(to_string(f));
+  return out;
+}
+
+std::string_view to_string(ProviderKind kind) {
+  switch (kind) {
+    case ProviderKind::delegated_run: return "delegated-run";
+    case ProviderKind::ssh_lease: return "ssh-lease";
+    case ProviderKind::service_control: return "service-control";
+  }
+  return "?";
+}
+
+std::optional<ProviderKind> parse_kind(std::string_view name) {
+  for (ProviderKind k : kAllKinds)
+    if (to_string(k) == name) return k;
+  return std::nullopt;
+}
+
+const OptionSpec* ProviderSpec::find_option(std::string_view option_name) const {
+  for (const OptionSpec& o : options)
+    if (o.name == option_name) return &o;
+  return nullptr;
+}
+
+bool ProviderSpec::answers_to(std::string_view n) const {
+  return n == name || std::find(aliases.begin(), aliases.end(), n) != aliases.end();
+}
+
+std::int64_t parse_duration(std::string_view text) {
+  auto bad = [&] {
+    return Error(ErrorCode::invalid_argument,
+                 "invalid duration '" + std::string(text) + "'",
+                 "use seconds or units like 90s, 15m, 2h, 1h30m, 1d");
+  };
+  if (text.empty()) throw bad();
+  std::int64_t total = 0;
+  size_t i = 0;
+  while (i < text.size()) {
+    if (!std::isdigit(static_cast<unsigned char>(text[i]))) throw bad();
+    std::int64_t n = 0;
+    while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) {
+      n = n * 10 + (text[i] - '0');
+      if (n > 10'000'000'000LL) throw bad();
+      ++i;
+    }
+    std::int64_t unit = 1;
+    if (i < text.size()) {
+      switch (text[i]) {
+        case 's': unit = 1; break;
+        case 'm': unit = 60; break;
+        case 'h': unit = 3600; break;
+        case 'd': unit = 86400; break;
+        default: throw bad();
+      }
+      ++i;
+    } else if (total != 0) {
+      throw bad();  // "1h30" is ambiguous
+    }
+    total += n * unit;
+  }
+  return total;
+}
+
+std::string format_duration(std::int64_t seconds) {
+  if (seconds <= 0) return "0s";
+  if (seconds % 3600 == 0) return std::to_string(seconds / 3600) + "h";
+  if (seconds > 3600 && seconds % 60 == 0)
+    return std::to_string(seconds / 3600) + "h" + std::to_string(seconds % 3600 / 60) + "m";
+  if (seconds % 60 == 0) return std::to_string(seconds / 60) + "m";
+  return std::to_string(seconds) + "s";
+}
+
+}  // namespace corral

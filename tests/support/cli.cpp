@@ -1,0 +1,86 @@
+#include "cli.hpp"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include "corral/sdk/process.hpp"
+
+namespace fs = std::filesystem;
+
+namespace corral::test {
+
+TempDir::TempDir() {
+  std::string base = (fs::temp_directory_path() / "corral-test-XXXXXX").string();
+  if (!mkdtemp(base.data())) throw std::runtime_error("mkdtemp failed");
+  path_ = base;
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  // Sandboxes may leave read-only folders behind; make them removable first.
+  for (auto it = fs::recursive_directory_iterator(path_, fs::directory_options::skip_permission_denied, ec);
+       !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
+    if (it->is_directory(ec)) fs::permissions(it->path(), fs::perms::owner_all, fs::perm_options::add, ec);
+  fs::remove_all(path_, ec);
+}
+
+fs::path TempDir::write(const std::string& relative, const std::string& content) const {
+  fs::path p = path_ / relative;
+  fs::create_directories(p.parent_path());
+  std::ofstream(p, std::ios::binary) << content;
+  return p;
+}
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string corral_binary() { return CORRAL_TEST_BINARY; }
+
+CliEnv::CliEnv() {
+  for (const char* d : {"work", "state", "config", "etc", "home"}) fs::create_directories(root_.path() / d);
+  env["HOME"] = (root_.path() / "home").string();
+  env["XDG_STATE_HOME"] = state_dir().string();
+  env["XDG_CONFIG_HOME"] = config_dir().string();
+  env["CORRAL_ETC_DIR"] = (root_.path() / "etc").string();
+  env["NO_COLOR"] = "1";
+}
+
+CliResult CliEnv::run(const std::vector<std::string>& args, const std::string& cwd) const {
+  sdk::ProcessSpec spec;
+  spec.argv = {corral_binary()};
+  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+  std::map<std::string, std::string> merged;
+  for (char** e = environ; *e; ++e) {
+    std::string kv(*e);
+    auto eq = kv.find('=');
+    std::string name = kv.substr(0, eq);
+    // Keep the caller's PATH and locale; drop anything that would leak into the test.
+    if (name == "PATH" || name == "LANG" || name == "TMPDIR") merged[name] = kv.substr(eq + 1);
+  }
+  for (const auto& [k, v] : env) merged[k] = v;
+  std::vector<std::string> envp;
+  for (const auto& [k, v] : merged) envp.push_back(k + "=" + v);
+  spec.env = envp;
+  spec.cwd = cwd.empty() ? workspace().string() : cwd;
+  sdk::CapturedProcess p = sdk::capture_process(spec, 300);
+  return {p.exit_code, p.out, p.err};
+}
+
+std::vector<fs::path> CliEnv::claims() const {
+  std::vector<fs::path> out;
+  fs::path dir = state_dir() / "corral" / "leases";
+  std::error_code ec;
+  for (auto& e : fs::directory_iterator(dir, ec))
+    if (e.path().extension() == ".json") out.push_back(e.path());
+  return out;
+}
+
+}  // namespace corral::test

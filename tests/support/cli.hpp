@@ -1,0 +1,61 @@
+// Test support: hermetic temporary folders and running the built `corral` binary as a
+// user would, with its own state, config and registry dirs.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace corral::test {
+
+// A fresh folder under $TMPDIR, removed with everything in it at scope end.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+  std::string str() const { return path_.string(); }
+  // Writes `content` to `relative` (creating parent folders) and returns the full path.
+  std::filesystem::path write(const std::string& relative, const std::string& content) const;
+
+ private:
+  std::filesystem::path path_;
+};
+
+// The text of a file ("" when missing).
+std::string read_file(const std::filesystem::path& path);
+
+struct CliResult {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+// A hermetic user: own HOME, XDG state/config dirs and an empty /etc/corral, so tests see
+// only the build tree's registry plus what they add.
+class CliEnv {
+ public:
+  CliEnv();
+  // Runs `corral args...` in `cwd` (default: the workspace folder) and captures the result.
+  CliResult run(const std::vector<std::string>& args, const std::string& cwd = {}) const;
+  // Extra or overridden environment variables for every run.
+  std::map<std::string, std::string> env;
+  const TempDir& root() const { return root_; }
+  // A plain folder to use as the working tree.
+  std::filesystem::path workspace() const { return root_.path() / "work"; }
+  std::filesystem::path state_dir() const { return root_.path() / "state"; }
+  std::filesystem::path config_dir() const { return root_.path() / "config"; }
+  // The lease claim files currently present.
+  std::vector<std::filesystem::path> claims() const;
+
+ private:
+  TempDir root_;
+};
+
+// The path of the built corral binary.
+std::string corral_binary();
+
+}  // namespace corral::test
