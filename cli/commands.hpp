@@ -1,0 +1,58 @@
+// The `corral` subcommands. Each returns the process exit code and reports failures by
+// throwing corral::Error, which main turns into a message and an exit code.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "claims.hpp"
+#include "config.hpp"
+#include "engine.hpp"
+#include "registry.hpp"
+#include "terminal.hpp"
+
+namespace corral::cli {
+
+// What every command may need, built once per invocation.
+struct Context {
+  Context(bool verbose, const Config& cfg);
+  TerminalUi ui;
+  Registry registry;
+  ClaimStore claims;
+  Config config;
+  Engine engine;
+};
+
+struct RunArgs {
+  ProviderChoice choice;
+  std::string lease;
+  bool keep = false;
+  bool keep_on_failure = false;
+  std::string lease_output;
+  std::vector<std::string> env;
+  std::string timeout;
+  std::string max_workspace = "512M";
+  std::string shell;
+  std::vector<std::string> command;
+};
+
+int run_command(Context& ctx, const RunArgs& args);
+int warmup_command(Context& ctx, const RunArgs& args);
+
+int list_command(Context& ctx, bool json, bool remote, const ProviderChoice& choice);
+int status_command(Context& ctx, const std::string& id, bool json, const ProviderChoice& choice);
+int stop_command(Context& ctx, const std::string& id, bool all, bool orphans, const ProviderChoice& choice);
+int url_command(Context& ctx, const std::string& id, int port, const ProviderChoice& choice);
+int extend_command(Context& ctx, const std::string& id, const std::string& by, const ProviderChoice& choice);
+
+struct ProviderFilter {
+  std::vector<std::string> features;
+  std::vector<std::string> kinds;
+};
+int providers_command(Context& ctx, bool json, const ProviderFilter& filter);
+int describe_command(Context& ctx, const std::string& name, bool json);
+int doctor_command(Context& ctx, const ProviderChoice& choice, bool all, bool json);
+
+}  // namespace corral::cli

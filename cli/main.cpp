@@ -1,0 +1,189 @@
+// corral: run a command from your working tree in a sandbox from any provider.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <iostream>
+
+#include "commands.hpp"
+#include "corral/plugin_abi.h"
+#include "exit_codes.hpp"
+#include "provider_flags.hpp"
+#include "workspace.hpp"
+
+#ifndef CORRAL_VERSION
+#define CORRAL_VERSION "0.0.0"
+#endif
+
+namespace corral::cli {
+
+Context::Context(bool verbose, const Config& cfg)
+    : ui(verbose),
+      registry(Registry::load(Registry::default_sources())),
+      claims(ClaimStore::standard()),
+      config(cfg),
+      engine(registry, claims, config, ui, process_env) {}
+
+namespace {
+
+// corral's own long flags, which a provider's option flag may never shadow.
+const std::vector<std::string> kReservedFlags = {
+    "provider", "id", "keep", "keep-on-failure", "lease-output", "env", "timeout", "max-workspace", "shell",
+    "json", "verbose", "help", "port", "by", "all", "orphans", "remote", "feature", "kind", "version"};
+
+int main_impl(int argc, char** argv) {
+  install_signal_handlers();
+  std::vector<std::string> args(argv + 1, argv + argc);
+
+  bool verbose = false;
+  for (const std::string& a : args) {
+    if (a == "--") break;
+    if (a == "-v" || a == "--verbose") verbose = true;
+  }
+  TerminalUi early_ui(verbose);
+  std::unique_ptr<Context> ctx;
+  StringMap option_flags;
+  try {
+    Config config = Config::load(find_workspace_root(std::filesystem::current_path()));
+    ctx = std::make_unique<Context>(verbose, config);
+    option_flags = take_provider_flags(args, ctx->registry, kReservedFlags);
+  } catch (const Error& e) {
+    early_ui.error(e);
+    return e.code() == ErrorCode::invalid_argument ? kExitConfig : exit_code_for(e.code());
+  }
+
+  CLI::App app{"corral: run a command from your working tree in a sandbox from any provider"};
+  app.name("corral");
+  app.require_subcommand(1);
+  app.add_flag("-v,--verbose", verbose, "Show what corral is doing on stderr");
+  app.footer(
+      "Provider options are flags too: --<provider>-<option> VALUE (see `corral providers describe NAME`).\n"
+      "Exit status: the command's own; corral's failures use 64 usage, 66 not found, 69 unavailable,\n"
+      "70 internal, 75 quota, 77 auth, 78 config, 124 timeout, 130 interrupted.");
+
+  RunArgs run;
+  auto add_choice = [](CLI::App* sub, ProviderChoice& choice) {
+    sub->add_option("--provider", choice.provider, "Provider to use (default: CORRAL_PROVIDER, corral.yaml, local)");
+  };
+  auto add_run_options = [&](CLI::App* sub) {
+    add_choice(sub, run.choice);
+    sub->add_option("--lease-output", run.lease_output, "Write the session handle JSON to FILE");
+    sub->add_option("--env", run.env, "Forward this environment variable (repeatable)");
+    sub->add_option("--max-workspace", run.max_workspace, "Refuse a workspace above SIZE (0 = no limit)")
+        ->capture_default_str();
+  };
+
+  CLI::App* run_cmd = app.add_subcommand("run", "Run a command in a sandbox (command after --)");
+  add_run_options(run_cmd);
+  run_cmd->add_option("--id", run.lease, "Reuse the kept lease with this id or slug");
+  run_cmd->add_flag("--keep", run.keep, "Keep the sandbox after the run");
+  run_cmd->add_flag("--keep-on-failure", run.keep_on_failure, "Keep the sandbox when the run fails");
+  run_cmd->add_option("--timeout", run.timeout, "Stop the command after DURATION (e.g. 10m)");
+  run_cmd->add_option("--shell", run.shell, "Run this string with /bin/sh -c instead of an argv");
+  run_cmd->add_option("command", run.command, "The command and its arguments");
+
+  CLI::App* warmup_cmd = app.add_subcommand("warmup", "Create and sync a sandbox and keep it; prints its handle");
+  add_run_options(warmup_cmd);
+
+  bool json = false;
+  std::string id;
+  ProviderChoice choice;
+  bool all = false, orphans = false, remote = false;
+  int port = 0;
+  std::string by;
+
+  CLI::App* list_cmd = app.add_subcommand("list", "List kept leases (or a provider's corral sandboxes)");
+  list_cmd->add_flag("--json", json, "Machine-readable output");
+  list_cmd->add_flag("--remote", remote, "Ask the provider for every corral-owned sandbox");
+  add_choice(list_cmd, choice);
+
+  CLI::App* status_cmd = app.add_subcommand("status", "Show a lease and its sandbox's state");
+  status_cmd->add_option("--id", id, "Lease id or slug")->required();
+  status_cmd->add_flag("--json", json, "Machine-readable output");
+  add_choice(status_cmd, choice);
+
+  CLI::App* stop_cmd = app.add_subcommand("stop", "Stop a kept sandbox and forget its lease");
+  stop_cmd->add_option("--id", id, "Lease id or slug");
+  stop_cmd->add_flag("--all", all, "Stop every lease on this machine");
+  stop_cmd->add_flag("--orphans", orphans, "Stop the provider's corral sandboxes that no lease here claims");
+  add_choice(stop_cmd, choice);
+
+  CLI::App* url_cmd = app.add_subcommand("url", "Print the URL of a port inside a kept sandbox");
+  url_cmd->add_option("--id", id, "Lease id or slug")->required();
+  url_cmd->add_option("--port", port, "Port inside the sandbox")->required();
+  add_choice(url_cmd, choice);
+
+  CLI::App* extend_cmd = app.add_subcommand("extend", "Extend a kept sandbox's lifetime");
+  extend_cmd->add_option("--id", id, "Lease id or slug")->required();
+  extend_cmd->add_option("--by", by, "How long from now (e.g. 30m, 2h)")->required();
+  add_choice(extend_cmd, choice);
+
+  bool doctor_all = false;
+  CLI::App* doctor_cmd = app.add_subcommand("doctor", "Check that corral and a provider can work here");
+  add_choice(doctor_cmd, choice);
+  doctor_cmd->add_flag("--all", doctor_all, "Check every installed provider");
+  doctor_cmd->add_flag("--json", json, "Machine-readable output");
+
+  ProviderFilter filter;
+  CLI::App* providers_cmd = app.add_subcommand("providers", "List installed providers");
+  providers_cmd->add_flag("--json", json, "Machine-readable output");
+  providers_cmd->add_option("--feature", filter.features, "Only providers with this feature (repeatable)");
+  providers_cmd->add_option("--kind", filter.kinds, "Only providers of this kind (repeatable)");
+  std::string describe_name;
+  CLI::App* describe_cmd = providers_cmd->add_subcommand("describe", "Show a provider's features and settings");
+  describe_cmd->add_option("name", describe_name, "Provider name or alias")->required();
+  describe_cmd->add_flag("--json", json, "Machine-readable output");
+
+  app.add_subcommand("version", "Print corral's version");
+
+  try {
+    std::reverse(args.begin(), args.end());
+    app.parse(args);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? 0 : kExitUsage;
+  }
+
+  for (const auto& [key, _] : option_flags) {
+    (void)_;
+    CLI::App* used = app.get_subcommands().front();
+    if (used != run_cmd && used != warmup_cmd && used != doctor_cmd && used != list_cmd && used != stop_cmd &&
+        used != status_cmd && used != url_cmd && used != extend_cmd) {
+      ctx->ui.error(fmt::format("--{} is a provider option; `corral {}` takes none",
+                                key.substr(0, key.find('.')) + "-" + key.substr(key.find('.') + 1), used->get_name()));
+      return kExitUsage;
+    }
+  }
+  run.choice.option_flags = option_flags;
+  choice.option_flags = option_flags;
+
+  try {
+    Context& c = *ctx;
+    if (run_cmd->parsed()) return run_command(c, run);
+    if (warmup_cmd->parsed()) return warmup_command(c, run);
+    if (list_cmd->parsed()) return list_command(c, json, remote, choice);
+    if (status_cmd->parsed()) return status_command(c, id, json, choice);
+    if (stop_cmd->parsed()) return stop_command(c, id, all, orphans, choice);
+    if (url_cmd->parsed()) return url_command(c, id, port, choice);
+    if (extend_cmd->parsed()) return extend_command(c, id, by, choice);
+    if (doctor_cmd->parsed()) return doctor_command(c, choice, doctor_all, json);
+    if (describe_cmd->parsed()) return describe_command(c, describe_name, json);
+    if (providers_cmd->parsed()) return providers_command(c, json, filter);
+    std::cout << "corral " << CORRAL_VERSION << " (plugin ABI " << CORRAL_ABI_VERSION << ")\n";
+    return 0;
+  } catch (const ConfigError& e) {
+    ctx->ui.error(e);
+    return kExitConfig;
+  } catch (const Error& e) {
+    ctx->ui.error(e);
+    return exit_code_for(e.code());
+  } catch (const std::exception& e) {
+    ctx->ui.error(fmt::format("unexpected failure: {}", e.what()), "please report this as a bug");
+    return kExitInternal;
+  }
+}
+
+}  // namespace
+}  // namespace corral::cli
+
+int main(int argc, char** argv) { return corral::cli::main_impl(argc, argv); }

@@ -1,0 +1,77 @@
+// Lease claims: the local record that a sandbox belongs to this user, written before
+// anything else is done with the sandbox, so nothing corral creates is ever untracked.
+// Files are written atomically (temp, fsync, rename) with mode 0600, under a lock.
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "corral/types.hpp"
+
+namespace corral {
+
+struct Claim {
+  std::string lease_id;
+  std::string slug;
+  std::string provider;
+  std::string sandbox_id;
+  StringMap details;          // the sandbox's non-secret details
+  std::string workspace;      // local working tree the lease was made for
+  std::string fingerprint;    // of the last workspace synced into it
+  std::string created_at;     // RFC 3339, UTC
+  bool kept = false;          // true once the user asked to keep it
+};
+
+// An exclusive lock on one lease, held while a process works with it. Released on
+// destruction (and by the kernel if the process dies).
+class LeaseLock {
+ public:
+  LeaseLock() = default;
+  explicit LeaseLock(int fd) : fd_(fd) {}
+  LeaseLock(LeaseLock&& other) noexcept : fd_(other.fd_) { other.fd_ = -1; }
+  LeaseLock& operator=(LeaseLock&& other) noexcept;
+  ~LeaseLock();
+  bool held() const { return fd_ >= 0; }
+
+ private:
+  int fd_ = -1;
+};
+
+class ClaimStore {
+ public:
+  explicit ClaimStore(std::filesystem::path dir) : dir_(std::move(dir)) {}
+  // $XDG_STATE_HOME/corral/leases.
+  static ClaimStore standard();
+  const std::filesystem::path& dir() const { return dir_; }
+
+  // Writes `claim` atomically with mode 0600; throws corral::Error on failure, leaving
+  // any previous version intact.
+  void write(const Claim& claim) const;
+  // The claim with this lease id, or nullopt. A corrupt file throws invalid-argument.
+  std::optional<Claim> read(const std::string& lease_id) const;
+  // Every readable claim, sorted by creation time; unreadable files are skipped.
+  std::vector<Claim> all() const;
+  // Removes the claim (and its lock file); missing is fine.
+  void remove(const std::string& lease_id) const;
+  // The claim whose lease id or slug is `id`; throws not-found (listing what exists).
+  Claim resolve(const std::string& id) const;
+
+  // Takes the lease's lock; when another process holds it, calls `on_wait` once and waits.
+  LeaseLock lock(const std::string& lease_id, const std::function<void()>& on_wait = {}) const;
+  // Takes the lock only if free.
+  std::optional<LeaseLock> try_lock(const std::string& lease_id) const;
+
+ private:
+  std::filesystem::path path_of(const std::string& lease_id) const;
+  std::filesystem::path dir_;
+};
+
+std::string claim_to_json(const Claim& claim);
+Claim claim_from_json(std::string_view text, const std::string& what);
+// The current time as RFC 3339 UTC.
+std::string now_rfc3339();
+
+}  // namespace corral

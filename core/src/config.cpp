@@ -1,0 +1,174 @@
+#include "config.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "paths.hpp"
+
+namespace fs = std::filesystem;
+
+namespace corral {
+namespace {
+
+std::optional<ConfigFile> read(const fs::path& path) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) return std::nullopt;
+  try {
+    YAML::Node root = YAML::LoadFile(path.string());
+    if (!root.IsNull() && !root.IsMap())
+      throw Error(ErrorCode::invalid_argument, fmt::format("{}: expected a mapping of settings", path.string()));
+    return ConfigFile{path, root};
+  } catch (const YAML::Exception& e) {
+    throw Error(ErrorCode::invalid_argument, fmt::format("{}: {}", path.string(), e.what()));
+  }
+}
+
+std::optional<std::string> scalar(const YAML::Node& node) {
+  if (!node || node.IsNull()) return std::nullopt;
+  if (!node.IsScalar()) return std::nullopt;
+  return node.as<std::string>();
+}
+
+}  // namespace
+
+Config Config::load(const fs::path& workspace_root) {
+  std::optional<ConfigFile> repository = read(workspace_root / "corral.yaml");
+  if (!repository) repository = read(workspace_root / ".corral.yaml");
+  return from(read(paths::config_dir() / "config.yaml"), std::move(repository));
+}
+
+Config Config::from(std::optional<ConfigFile> user, std::optional<ConfigFile> repository) {
+  if (repository && repository->root.IsMap()) {
+    for (const char* forbidden : {"plugins", "registry", "registries"})
+      if (repository->root[forbidden])
+        throw Error(ErrorCode::invalid_argument,
+                    fmt::format("{}: '{}' is not allowed in a repository's config: a repository may choose a "
+                                "provider and its options, never load code",
+                                repository->path.string(), forbidden),
+                    "install plugins through a registry in ~/.config/corral/providers.d/ or /etc/corral/providers.d/");
+  }
+  Config c;
+  c.user_ = std::move(user);
+  c.repository_ = std::move(repository);
+  return c;
+}
+
+std::optional<std::string> Config::provider(std::string* from) const {
+  for (const auto* layer : {&repository_, &user_}) {
+    if (!*layer || !(*layer)->root.IsMap()) continue;
+    if (auto v = scalar((*layer)->root["provider"])) {
+      if (from) *from = (*layer)->path.string();
+      return v;
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> Config::option(const std::string& provider, const std::string& option,
+                                          std::string* from) const {
+  for (const auto* layer : {&repository_, &user_}) {
+    if (!*layer || !(*layer)->root.IsMap()) continue;
+    YAML::Node section = (*layer)->root[provider];
+    if (!section || !section.IsMap()) continue;
+    if (auto v = scalar(section[option])) {
+      if (from) *from = (*layer)->path.string();
+      return v;
+    }
+  }
+  return std::nullopt;
+}
+
+std::vector<std::pair<std::string, std::string>> Config::option_keys(const std::string& provider) const {
+  std::vector<std::pair<std::string, std::string>> keys;
+  for (const auto* layer : {&repository_, &user_}) {
+    if (!*layer || !(*layer)->root.IsMap()) continue;
+    YAML::Node section = (*layer)->root[provider];
+    if (!section) continue;
+    if (!section.IsMap())
+      throw Error(ErrorCode::invalid_argument,
+                  fmt::format("{}: '{}' must be a mapping of option: value", (*layer)->path.string(), provider));
+    for (const auto& kv : section) keys.emplace_back(kv.first.as<std::string>(), (*layer)->path.string());
+  }
+  return keys;
+}
+
+std::vector<std::string> Config::env_names() const {
+  std::vector<std::string> names;
+  for (const auto* layer : {&user_, &repository_}) {
+    if (!*layer || !(*layer)->root.IsMap()) continue;
+    YAML::Node env = (*layer)->root["env"];
+    if (!env) continue;
+    if (!env.IsSequence())
+      throw Error(ErrorCode::invalid_argument,
+                  fmt::format("{}: 'env' must be a list of variable names", (*layer)->path.string()));
+    for (const auto& n : env) {
+      std::string name = n.as<std::string>();
+      if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+    }
+  }
+  return names;
+}
+
+std::optional<std::string> process_env(const std::string& name) {
+  const char* v = std::getenv(name.c_str());
+  if (!v) return std::nullopt;
+  return std::string(v);
+}
+
+void validate_option(const OptionSpec& option, const std::string& value, const std::string& source) {
+  auto bad = [&](const std::string& expected) {
+    return Error(ErrorCode::invalid_argument,
+                 fmt::format("option '{}' (from {}) must be {}, not '{}'", option.name, source, expected,
+                             option.secret ? std::string("***") : value));
+  };
+  if (option.type == "int") {
+    if (value.empty() || value.find_first_not_of("0123456789") != std::string::npos) throw bad("a whole number");
+  } else if (option.type == "bool") {
+    static const char* ok[] = {"true", "false", "1", "0", "yes", "no", "on", "off"};
+    if (std::find(std::begin(ok), std::end(ok), value) == std::end(ok)) throw bad("true or false");
+  } else if (option.type == "duration") {
+    try {
+      parse_duration(value);
+    } catch (const Error&) {
+      throw bad("a duration like 90s, 15m or 2h");
+    }
+  }
+  if (!option.choices.empty() && std::find(option.choices.begin(), option.choices.end(), value) == option.choices.end())
+    throw bad(fmt::format("one of {}", fmt::join(option.choices, ", ")));
+}
+
+std::map<std::string, ResolvedOption> resolve_options(const ProviderSpec& spec, const StringMap& flags,
+                                                      const EnvLookup& env, const Config& config) {
+  for (const auto& [key, file] : config.option_keys(spec.name)) {
+    if (!spec.find_option(key)) {
+      std::vector<std::string> valid;
+      for (const auto& o : spec.options) valid.push_back(o.name);
+      throw Error(ErrorCode::invalid_argument,
+                  fmt::format("{}: '{}' has no option '{}'", file, spec.name, key),
+                  valid.empty() ? std::string("this provider takes no options")
+                                : fmt::format("its options are: {}", fmt::join(valid, ", ")));
+    }
+  }
+  std::map<std::string, ResolvedOption> out;
+  for (const OptionSpec& o : spec.options) {
+    std::optional<ResolvedOption> r;
+    if (auto it = flags.find(o.name); it != flags.end()) {
+      r = ResolvedOption{it->second, fmt::format("flag --{}-{}", spec.name, o.name)};
+    }
+    for (size_t i = 0; !r && i < o.env.size(); ++i)
+      if (auto v = env(o.env[i]); v && !v->empty()) r = ResolvedOption{*v, "env " + o.env[i]};
+    if (!r) {
+      std::string from;
+      if (auto v = config.option(spec.name, o.name, &from)) r = ResolvedOption{*v, from};
+    }
+    if (!r && o.default_value) r = ResolvedOption{*o.default_value, "default"};
+    if (!r) continue;
+    validate_option(o, r->value, r->source);
+    out.emplace(o.name, std::move(*r));
+  }
+  return out;
+}
+
+}  // namespace corral

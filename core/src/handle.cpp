@@ -1,0 +1,59 @@
+#include "handle.hpp"
+
+#include "corral/json.hpp"
+
+namespace corral {
+
+std::string shell_quote(const std::string& word) {
+  if (!word.empty() && word.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:@%+,") ==
+                           std::string::npos)
+    return word;
+  std::string out = "'";
+  for (char c : word) {
+    if (c == '\'') out += "'\\''";
+    else out += c;
+  }
+  return out + "'";
+}
+
+std::string cleanup_command(const std::string& provider, const std::string& lease_id) {
+  return "corral stop --provider " + shell_quote(provider) + " --id " + shell_quote(lease_id);
+}
+
+std::string handle_to_json(const SessionHandle& h) {
+  rapidjson::StringBuffer buffer;
+  json::Writer w(buffer);
+  w.StartObject();
+  json::write_string(w, "provider", h.provider);
+  json::write_string(w, "leaseId", h.lease_id);
+  json::write_string(w, "slug", h.slug);
+  json::write_string(w, "sandboxId", h.sandbox_id);
+  w.Key("reused");
+  w.Bool(h.reused);
+  w.Key("kept");
+  w.Bool(h.kept);
+  json::write_string(w, "cleanupCommand", h.cleanup_command);
+  if (h.exit_code) {
+    w.Key("exitCode");
+    w.Int(*h.exit_code);
+  }
+  if (h.error) {
+    w.Key("error");
+    w.StartObject();
+    json::write_string(w, "code", to_string(h.error->code()));
+    json::write_string(w, "message", h.error->what());
+    if (!h.error->hint().empty()) json::write_string(w, "hint", h.error->hint());
+    w.EndObject();
+  }
+  w.Key("timingsMs");
+  w.StartObject();
+  for (const PhaseTiming& t : h.timings) {
+    w.Key(t.phase.c_str());
+    w.Int64(t.ms);
+  }
+  w.EndObject();
+  w.EndObject();
+  return std::string(buffer.GetString()) + "\n";
+}
+
+}  // namespace corral

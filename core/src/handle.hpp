@@ -1,0 +1,36 @@
+// The session handle: what a run hands back so the sandbox can be reused or cleaned up.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "corral/types.hpp"
+
+namespace corral {
+
+struct PhaseTiming {
+  std::string phase;  // prepare | acquire | sync | exec | cleanup
+  long long ms = 0;
+};
+
+struct SessionHandle {
+  std::string provider;
+  std::string lease_id;
+  std::string slug;
+  std::string sandbox_id;
+  bool reused = false;
+  bool kept = false;
+  std::string cleanup_command;  // a shell command that stops the sandbox
+  std::optional<int> exit_code;  // the command's, when it ran to completion
+  std::optional<Error> error;    // why the run failed, when it did
+  std::vector<PhaseTiming> timings;
+};
+
+// `corral stop --provider P --id L`, with each word quoted for a POSIX shell as needed.
+std::string cleanup_command(const std::string& provider, const std::string& lease_id);
+// `word` quoted for a POSIX shell when it contains anything but safe characters.
+std::string shell_quote(const std::string& word);
+std::string handle_to_json(const SessionHandle& handle);
+
+}  // namespace corral

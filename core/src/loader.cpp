@@ -1,0 +1,179 @@
+#include "loader.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <boost/dll/library_info.hpp>
+#include <cstring>
+#include <fmt/format.h>
+
+#include "corral/json.hpp"
+#include "hash.hpp"
+
+namespace fs = std::filesystem;
+
+namespace corral {
+
+std::string_view to_string(LoadFailure cause) {
+  switch (cause) {
+    case LoadFailure::missing_file: return "missing-file";
+    case LoadFailure::untrusted_file: return "untrusted-file";
+    case LoadFailure::checksum_mismatch: return "checksum-mismatch";
+    case LoadFailure::not_a_library: return "not-a-library";
+    case LoadFailure::missing_entry_point: return "missing-entry-point";
+    case LoadFailure::load_failed: return "load-failed";
+    case LoadFailure::abi_mismatch: return "abi-mismatch";
+    case LoadFailure::bad_descriptor: return "bad-descriptor";
+    case LoadFailure::bad_spec: return "bad-spec";
+    case LoadFailure::missing_primitive: return "missing-primitive";
+  }
+  return "?";
+}
+
+Plugin::Plugin(boost::dll::shared_library library, const corral_plugin_v1& table, ProviderSpec spec,
+               fs::path path)
+    : library_(std::move(library)), table_(table), spec_(std::move(spec)), path_(std::move(path)) {}
+
+std::optional<std::string> untrusted_reason(const fs::path& path) {
+  for (const fs::path& p : {path, path.parent_path()}) {
+    struct stat st {};
+    if (::stat(p.c_str(), &st) != 0) continue;
+    const char* what = p == path ? "" : "the folder of ";
+    if (st.st_mode & S_IWOTH) return fmt::format("{}{} is world-writable", what, p.string());
+    // A group-writable directory with the sticky bit (like /tmp) still lets no one replace
+    // our file; a group-writable file does.
+    if ((st.st_mode & S_IWGRP) && !(S_ISDIR(st.st_mode) && (st.st_mode & S_ISVTX)))
+      return fmt::format("{}{} is group-writable", what, p.string());
+    if (st.st_uid != 0 && st.st_uid != ::geteuid())
+      return fmt::format("{}{} is owned by uid {}, neither root nor you", what, p.string(), st.st_uid);
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> required_primitives(Feature feature) {
+  switch (feature) {
+    case Feature::run_session: return {"get"};
+    case Feature::url_bridge: return {"url"};
+    case Feature::archive_sync: return {"upload"};
+    case Feature::workspace_mount: return {};
+    case Feature::keep_alive: return {"extend"};
+    case Feature::cleanup: return {"list"};
+    case Feature::pause_resume: return {"pause", "resume"};
+  }
+  return {};
+}
+
+namespace {
+
+LoadResult fail(LoadFailure cause, std::string message) { return {nullptr, LoadError{cause, std::move(message)}}; }
+
+const void* primitive(const corral_plugin_v1& t, std::string_view name) {
+  if (name == "open") return reinterpret_cast<const void*>(t.open);
+  if (name == "close") return reinterpret_cast<const void*>(t.close);
+  if (name == "create") return reinterpret_cast<const void*>(t.create);
+  if (name == "get") return reinterpret_cast<const void*>(t.get);
+  if (name == "list") return reinterpret_cast<const void*>(t.list);
+  if (name == "destroy") return reinterpret_cast<const void*>(t.destroy);
+  if (name == "exec") return reinterpret_cast<const void*>(t.exec);
+  if (name == "upload") return reinterpret_cast<const void*>(t.upload);
+  if (name == "extend") return reinterpret_cast<const void*>(t.extend);
+  if (name == "url") return reinterpret_cast<const void*>(t.url);
+  if (name == "pause") return reinterpret_cast<const void*>(t.pause);
+  if (name == "resume") return reinterpret_cast<const void*>(t.resume);
+  return nullptr;
+}
+
+}  // namespace
+
+LoadResult load_plugin(const fs::path& path, const LoadOptions& options) {
+  const std::string file = path.string();
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec))
+    return fail(LoadFailure::missing_file, fmt::format("plugin {}: no such file", file));
+  if (options.check_permissions) {
+    if (auto reason = untrusted_reason(path))
+      return fail(LoadFailure::untrusted_file,
+                  fmt::format("plugin {}: refused because {} (fix with: chmod go-w)", file, *reason));
+  }
+  if (!options.expected_sha256.empty()) {
+    std::string actual;
+    try {
+      actual = sha256_file(path);
+    } catch (const std::exception& e) {
+      return fail(LoadFailure::missing_file, fmt::format("plugin {}: {}", file, e.what()));
+    }
+    if (actual != options.expected_sha256)
+      return fail(LoadFailure::checksum_mismatch,
+                  fmt::format("plugin {}: sha256 mismatch: the registry pins {}, the file has {}", file,
+                              options.expected_sha256, actual));
+  }
+
+  // Read the symbol table before running any of the library's code.
+  try {
+    boost::dll::library_info info(path, /*throw_if_not_native=*/true);
+    auto symbols = info.symbols();
+    if (std::find(symbols.begin(), symbols.end(), CORRAL_PLUGIN_ENTRY_SYMBOL) == symbols.end())
+      return fail(LoadFailure::missing_entry_point,
+                  fmt::format("plugin {}: does not export '{}'; is it a corral plugin built with "
+                              "CORRAL_PLUGIN(...)?",
+                              file, CORRAL_PLUGIN_ENTRY_SYMBOL));
+  } catch (const std::exception& e) {
+    return fail(LoadFailure::not_a_library,
+                fmt::format("plugin {}: not a shared library for this platform ({})", file, e.what()));
+  }
+
+  boost::dll::shared_library library;
+  try {
+    library.load(path, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
+  } catch (const std::exception& e) {
+    return fail(LoadFailure::load_failed, fmt::format("plugin {}: cannot be loaded: {}", file, e.what()));
+  }
+  auto entry = library.get<const corral_plugin_v1*()>(CORRAL_PLUGIN_ENTRY_SYMBOL);
+  const corral_plugin_v1* descriptor = entry();
+  if (!descriptor)
+    return fail(LoadFailure::bad_descriptor, fmt::format("plugin {}: entry point returned no descriptor", file));
+  if (descriptor->abi_version != CORRAL_ABI_VERSION)
+    return fail(LoadFailure::abi_mismatch,
+                fmt::format("plugin {}: built for plugin ABI version {}, this corral speaks version {}; "
+                            "rebuild the plugin against this corral's SDK",
+                            file, descriptor->abi_version, CORRAL_ABI_VERSION));
+  constexpr size_t kMinimumSize = offsetof(corral_plugin_v1, exec) + sizeof(corral_call_fn);
+  if (descriptor->struct_size < kMinimumSize)
+    return fail(LoadFailure::bad_descriptor,
+                fmt::format("plugin {}: descriptor is {} bytes, expected at least {}", file,
+                            descriptor->struct_size, kMinimumSize));
+  corral_plugin_v1 table{};
+  std::memcpy(&table, descriptor, std::min<size_t>(descriptor->struct_size, sizeof table));
+  if (!table.spec_json || !table.name)
+    return fail(LoadFailure::bad_descriptor, fmt::format("plugin {}: descriptor has no name or spec", file));
+
+  ProviderSpec spec;
+  try {
+    spec = json::spec_from_json(table.spec_json);
+  } catch (const Error& e) {
+    return fail(LoadFailure::bad_spec, fmt::format("plugin {}: invalid provider spec: {}{}", file, e.what(),
+                                                   e.hint().empty() ? "" : " (" + e.hint() + ")"));
+  }
+  if (spec.name != table.name)
+    return fail(LoadFailure::bad_descriptor,
+                fmt::format("plugin {}: descriptor name '{}' differs from spec name '{}'", file, table.name,
+                            spec.name));
+
+  for (const char* required : {"open", "close", "create", "destroy", "exec"})
+    if (!primitive(table, required))
+      return fail(LoadFailure::missing_primitive,
+                  fmt::format("plugin {}: provider '{}' does not provide the required primitive '{}'", file,
+                              spec.name, required));
+  for (Feature feature : kAllFeatures) {
+    if (!spec.features.has(feature)) continue;
+    for (const std::string& needed : required_primitives(feature))
+      if (!primitive(table, needed))
+        return fail(LoadFailure::missing_primitive,
+                    fmt::format("plugin {}: provider '{}' advertises feature '{}' but does not provide its "
+                                "primitive '{}'",
+                                file, spec.name, to_string(feature), needed));
+  }
+  return {std::make_shared<Plugin>(std::move(library), table, std::move(spec), path), std::nullopt};
+}
+
+}  // namespace corral

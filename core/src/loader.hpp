@@ -1,0 +1,77 @@
+// Verifies and loads one provider plugin library. Each failure has a typed cause and
+// one message naming the file, what was expected and what was found.
+#pragma once
+
+#include <boost/dll/shared_library.hpp>
+
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "corral/plugin_abi.h"
+#include "corral/types.hpp"
+
+namespace corral {
+
+enum class LoadFailure {
+  missing_file,
+  untrusted_file,
+  checksum_mismatch,
+  not_a_library,
+  missing_entry_point,
+  load_failed,
+  abi_mismatch,
+  bad_descriptor,
+  bad_spec,
+  missing_primitive,
+};
+std::string_view to_string(LoadFailure cause);
+
+struct LoadError {
+  LoadFailure cause;
+  std::string message;
+};
+
+// A loaded plugin: its library stays mapped for as long as this object lives.
+class Plugin {
+ public:
+  Plugin(boost::dll::shared_library library, const corral_plugin_v1& table, ProviderSpec spec,
+         std::filesystem::path path);
+  const ProviderSpec& spec() const { return spec_; }
+  const std::filesystem::path& path() const { return path_; }
+  std::string version() const { return table_.plugin_version ? table_.plugin_version : ""; }
+  // The descriptor, zero-extended to this host's struct size.
+  const corral_plugin_v1& table() const { return table_; }
+
+ private:
+  boost::dll::shared_library library_;
+  corral_plugin_v1 table_;
+  ProviderSpec spec_;
+  std::filesystem::path path_;
+};
+
+struct LoadOptions {
+  std::string expected_sha256;  // empty = not pinned
+  bool check_permissions = true;
+};
+
+struct LoadResult {
+  std::shared_ptr<const Plugin> plugin;
+  std::optional<LoadError> error;
+};
+
+// Verifies `path` (exists, trusted, pinned checksum, exports the entry point), then loads
+// it with RTLD_NOW | RTLD_LOCAL and checks the ABI version, the spec and that every
+// advertised feature has its primitives. Never throws.
+LoadResult load_plugin(const std::filesystem::path& path, const LoadOptions& options);
+
+// Why `path` must not be trusted (group- or world-writable, or owned by someone other than
+// root or the current user, itself or its folder), or nullopt when it is fine.
+std::optional<std::string> untrusted_reason(const std::filesystem::path& path);
+
+// The primitives (descriptor member names) a feature needs besides create/destroy/exec.
+std::vector<std::string> required_primitives(Feature feature);
+
+}  // namespace corral

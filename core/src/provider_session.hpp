@@ -1,0 +1,59 @@
+// The host side of the plugin ABI: an opened provider instance whose primitives are
+// called with C++ types, JSON on the wire, errors rethrown as corral::Error.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "corral/types.hpp"
+#include "loader.hpp"
+#include "redact.hpp"
+
+namespace corral {
+
+// What the user interface does with a plugin's output and messages.
+struct HostHooks {
+  std::function<void(int stream, std::string_view data)> emit;
+  std::function<bool()> cancelled;
+  std::function<void(int level, const std::string& message)> log;
+  std::function<void(const std::string& message)> progress;
+};
+
+class ProviderSession {
+ public:
+  // Opens an instance with resolved `options`; secret option values are registered with
+  // the redactor so they never show in errors or logs. Throws corral::Error.
+  ProviderSession(std::shared_ptr<const Plugin> plugin, const StringMap& options, HostHooks hooks);
+  ~ProviderSession();
+  ProviderSession(const ProviderSession&) = delete;
+  ProviderSession& operator=(const ProviderSession&) = delete;
+
+  const ProviderSpec& spec() const { return plugin_->spec(); }
+  bool has(Feature f) const { return plugin_->spec().features.has(f); }
+  const Redactor& redactor() const { return redactor_; }
+
+  std::vector<DoctorCheck> doctor();
+  Sandbox create(const CreateRequest& request);
+  Sandbox get(const std::string& id);
+  std::vector<Sandbox> list(const StringMap& labels);
+  void destroy(const Sandbox& sandbox);
+  int exec(const Sandbox& sandbox, const Command& command);
+  void upload(const Sandbox& sandbox, const std::string& archive_path, std::uint64_t size);
+  Sandbox extend(const Sandbox& sandbox, std::int64_t seconds);
+  std::string url(const Sandbox& sandbox, int port);
+
+ private:
+  // Calls primitive `fn` (named `name` for errors) and returns its JSON result.
+  std::string call(corral_call_fn fn, const char* name, const std::string& request);
+  Sandbox remember(Sandbox sandbox);
+
+  std::shared_ptr<const Plugin> plugin_;
+  HostHooks hooks_;
+  Redactor redactor_;
+  void* instance_ = nullptr;
+};
+
+}  // namespace corral

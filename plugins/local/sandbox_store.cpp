@@ -1,0 +1,162 @@
+#include "sandbox_store.hpp"
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <ctime>
+#include <fstream>
+#include <memory>
+#include <random>
+#include <sstream>
+
+#include "corral/json.hpp"
+
+namespace fs = std::filesystem;
+
+namespace corral::local {
+namespace {
+
+std::string random_id() {
+  std::random_device rd;
+  static const char digits[] = "0123456789abcdef";
+  std::string id = "local-";
+  for (int i = 0; i < 10; ++i) id += digits[rd() % 16];
+  return id;
+}
+
+bool valid_id(const std::string& id) {
+  return id.rfind("local-", 0) == 0 && id.find_first_of("/\\.") == std::string::npos;
+}
+
+// Makes every folder below `dir` writable so remove_all can delete what the command
+// left read-only.
+void make_removable(const fs::path& dir) {
+  std::error_code ec;
+  fs::permissions(dir, fs::perms::owner_all, fs::perm_options::add, ec);
+  for (auto it = fs::recursive_directory_iterator(dir, fs::directory_options::skip_permission_denied, ec);
+       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    if (it->is_directory(ec) && !it->is_symlink(ec))
+      fs::permissions(it->path(), fs::perms::owner_all, fs::perm_options::add, ec);
+  }
+}
+
+}  // namespace
+
+fs::path SandboxStore::dir_of(const std::string& id) const {
+  if (!valid_id(id))
+    throw Error(ErrorCode::not_found, "'" + id + "' is not a local sandbox id");
+  return root_ / id;
+}
+
+LocalSandbox SandboxStore::create(const std::string& slug, const StringMap& labels) const {
+  fs::create_directories(root_);
+  LocalSandbox s;
+  s.slug = slug;
+  s.labels = labels;
+  std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  s.created_at = buf;
+  for (int attempt = 0;; ++attempt) {
+    s.id = random_id();
+    std::error_code ec;
+    if (fs::create_directory(dir_of(s.id), ec)) break;
+    if (attempt > 8) throw Error(ErrorCode::internal, "cannot create a sandbox folder in " + root_.string() + ": " + ec.message());
+  }
+  fs::permissions(dir_of(s.id), fs::perms::owner_all, fs::perm_options::replace);
+  fs::create_directory(workspace_of(s.id));
+  rapidjson::StringBuffer buffer;
+  json::Writer w(buffer);
+  w.StartObject();
+  json::write_string(w, "id", s.id);
+  json::write_string(w, "slug", s.slug);
+  json::write_string(w, "createdAt", s.created_at);
+  json::write_map(w, "labels", s.labels);
+  w.EndObject();
+  std::ofstream(dir_of(s.id) / "sandbox.json") << buffer.GetString() << "\n";
+  return s;
+}
+
+std::optional<LocalSandbox> SandboxStore::find(const std::string& id) const {
+  if (!valid_id(id)) return std::nullopt;
+  std::ifstream in(dir_of(id) / "sandbox.json");
+  if (!in) return std::nullopt;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  try {
+    json::Document doc = json::parse(ss.str(), "sandbox metadata");
+    LocalSandbox s;
+    s.id = json::get_string(doc, "id");
+    s.slug = json::get_string(doc, "slug");
+    s.created_at = json::get_string(doc, "createdAt");
+    s.labels = json::get_map(doc, "labels");
+    return s;
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+}
+
+std::vector<LocalSandbox> SandboxStore::all() const {
+  std::vector<LocalSandbox> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(root_, ec))
+    if (auto s = find(e.path().filename().string())) out.push_back(std::move(*s));
+  return out;
+}
+
+void SandboxStore::remove(const std::string& id) const {
+  fs::path dir = dir_of(id);
+  std::error_code ec;
+  if (!fs::exists(dir, ec)) return;
+  make_removable(dir);
+  fs::remove_all(dir, ec);
+  if (ec) throw Error(ErrorCode::internal, "cannot remove " + dir.string() + ": " + ec.message());
+}
+
+void SandboxStore::unpack(const std::string& id, const fs::path& archive_path) const {
+  fs::path ws = workspace_of(id);
+  std::error_code ec;
+  if (fs::exists(ws, ec)) {
+    make_removable(ws);
+    fs::remove_all(ws, ec);
+  }
+  fs::create_directories(ws);
+  ws = fs::canonical(ws);  // no symlinks in the prefix, so SECURE_SYMLINKS judges only the archive's
+
+  std::unique_ptr<archive, decltype(&archive_read_free)> in(archive_read_new(), archive_read_free);
+  archive_read_support_format_tar(in.get());
+  archive_read_support_filter_gzip(in.get());
+  std::unique_ptr<archive, decltype(&archive_write_free)> out(archive_write_disk_new(), archive_write_free);
+  // Refuse entries that would escape the workspace: '..' or writing through a symlink
+  // the archive itself planted (absolute names are refused below).
+  archive_write_disk_set_options(out.get(), ARCHIVE_EXTRACT_TIME | ARCHIVE_EXTRACT_PERM |
+                                                ARCHIVE_EXTRACT_SECURE_NODOTDOT | ARCHIVE_EXTRACT_SECURE_SYMLINKS);
+  auto fail = [&](archive* a, const std::string& what) {
+    return Error(ErrorCode::internal, "cannot unpack the workspace (" + what + "): " +
+                                          (archive_error_string(a) ? archive_error_string(a) : "unknown error"));
+  };
+  if (archive_read_open_filename(in.get(), archive_path.c_str(), 1 << 16) != ARCHIVE_OK) throw fail(in.get(), "open");
+  archive_entry* entry = nullptr;
+  while (true) {
+    int rc = archive_read_next_header(in.get(), &entry);
+    if (rc == ARCHIVE_EOF) break;
+    if (rc < ARCHIVE_WARN) throw fail(in.get(), "read");
+    std::string name = archive_entry_pathname(entry);
+    if (name.empty() || name[0] == '/')
+      throw Error(ErrorCode::invalid_argument, "workspace archive entry '" + name + "' is an absolute path");
+    std::string target = (ws / name).string();
+    archive_entry_set_pathname(entry, target.c_str());
+    if (archive_write_header(out.get(), entry) < ARCHIVE_WARN) throw fail(out.get(), archive_entry_pathname(entry));
+    const void* block;
+    size_t size;
+    la_int64_t offset;
+    while ((rc = archive_read_data_block(in.get(), &block, &size, &offset)) == ARCHIVE_OK)
+      if (archive_write_data_block(out.get(), block, size, offset) < ARCHIVE_WARN) throw fail(out.get(), "write");
+    if (rc < ARCHIVE_WARN) throw fail(in.get(), "read");
+  }
+  if (archive_write_close(out.get()) < ARCHIVE_WARN) throw fail(out.get(), "close");
+}
+
+}  // namespace corral::local
