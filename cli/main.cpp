@@ -46,10 +46,15 @@ int main_impl(int argc, char** argv) {
   try {
     Config config = Config::load(find_workspace_root(std::filesystem::current_path()));
     ctx = std::make_unique<Context>(verbose, config);
-    option_flags = take_provider_flags(args, ctx->registry, kReservedFlags);
   } catch (const Error& e) {
     early_ui.error(e);
-    return e.code() == ErrorCode::invalid_argument ? kExitConfig : exit_code_for(e.code());
+    return kExitConfig;  // a settings file corral could not use
+  }
+  try {
+    option_flags = take_provider_flags(args, ctx->registry, kReservedFlags);
+  } catch (const Error& e) {
+    ctx->ui.error(e);
+    return kExitUsage;
   }
 
   CLI::App app{"corral: run a command from your working tree in a sandbox from any provider"};
@@ -68,7 +73,7 @@ int main_impl(int argc, char** argv) {
   auto add_run_options = [&](CLI::App* sub) {
     add_choice(sub, run.choice);
     sub->add_option("--lease-output", run.lease_output, "Write the session handle JSON to FILE");
-    sub->add_option("--env", run.env, "Forward this environment variable (repeatable)");
+    sub->add_option("--env", run.env, "Forward this environment variable (repeatable)")->allow_extra_args(false);
     sub->add_option("--max-workspace", run.max_workspace, "Refuse a workspace above SIZE (0 = no limit)")
         ->capture_default_str();
   };
@@ -127,8 +132,9 @@ int main_impl(int argc, char** argv) {
   ProviderFilter filter;
   CLI::App* providers_cmd = app.add_subcommand("providers", "List installed providers");
   providers_cmd->add_flag("--json", json, "Machine-readable output");
-  providers_cmd->add_option("--feature", filter.features, "Only providers with this feature (repeatable)");
-  providers_cmd->add_option("--kind", filter.kinds, "Only providers of this kind (repeatable)");
+  providers_cmd->add_option("--feature", filter.features, "Only providers with this feature (repeatable)")
+      ->allow_extra_args(false);
+  providers_cmd->add_option("--kind", filter.kinds, "Only providers of this kind (repeatable)")->allow_extra_args(false);
   std::string describe_name;
   CLI::App* describe_cmd = providers_cmd->add_subcommand("describe", "Show a provider's features and settings");
   describe_cmd->add_option("name", describe_name, "Provider name or alias")->required();

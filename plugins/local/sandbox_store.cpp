@@ -116,12 +116,9 @@ void SandboxStore::remove(const std::string& id) const {
 }
 
 void SandboxStore::unpack(const std::string& id, const fs::path& archive_path) const {
+  // Unpacked over what is there: files the sandbox made (build output, caches) survive
+  // a re-sync of a reused sandbox, which is what makes reuse fast.
   fs::path ws = workspace_of(id);
-  std::error_code ec;
-  if (fs::exists(ws, ec)) {
-    make_removable(ws);
-    fs::remove_all(ws, ec);
-  }
   fs::create_directories(ws);
   ws = fs::canonical(ws);  // no symlinks in the prefix, so SECURE_SYMLINKS judges only the archive's
 

@@ -31,7 +31,7 @@ class SandboxStore {
   void remove(const std::string& id) const;
   std::filesystem::path dir_of(const std::string& id) const;
   std::filesystem::path workspace_of(const std::string& id) const { return dir_of(id) / "workspace"; }
-  // Replaces the workspace's contents with those of the .tar.gz at `archive`.
+  // Unpacks the .tar.gz at `archive` over the workspace (the archive's files win).
   void unpack(const std::string& id, const std::filesystem::path& archive) const;
 
  private:

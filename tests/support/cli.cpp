@@ -1,6 +1,8 @@
 #include "cli.hpp"
 
 #include <stdlib.h>
+#include <fcntl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -53,10 +55,7 @@ CliEnv::CliEnv() {
   env["NO_COLOR"] = "1";
 }
 
-CliResult CliEnv::run(const std::vector<std::string>& args, const std::string& cwd) const {
-  sdk::ProcessSpec spec;
-  spec.argv = {corral_binary()};
-  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+std::vector<std::string> CliEnv::environment() const {
   std::map<std::string, std::string> merged;
   for (char** e = environ; *e; ++e) {
     std::string kv(*e);
@@ -68,10 +67,58 @@ CliResult CliEnv::run(const std::vector<std::string>& args, const std::string& c
   for (const auto& [k, v] : env) merged[k] = v;
   std::vector<std::string> envp;
   for (const auto& [k, v] : merged) envp.push_back(k + "=" + v);
-  spec.env = envp;
+  return envp;
+}
+
+CliResult CliEnv::run(const std::vector<std::string>& args, const std::string& cwd) const {
+  sdk::ProcessSpec spec;
+  spec.argv = {corral_binary()};
+  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+  spec.env = environment();
   spec.cwd = cwd.empty() ? workspace().string() : cwd;
   sdk::CapturedProcess p = sdk::capture_process(spec, 300);
   return {p.exit_code, p.out, p.err};
+}
+
+Background CliEnv::start(const std::vector<std::string>& args, const std::string& cwd) const {
+  static int counter = 0;
+  Background b;
+  b.out = root_.path() / ("bg" + std::to_string(counter) + ".out");
+  b.err = root_.path() / ("bg" + std::to_string(counter++) + ".err");
+  std::vector<std::string> argv = {corral_binary()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  std::vector<std::string> envp = environment();
+  std::string dir = cwd.empty() ? workspace().string() : cwd;
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    int out = ::open(b.out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    int err = ::open(b.err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    ::dup2(out, 1);
+    ::dup2(err, 2);
+    if (::chdir(dir.c_str()) != 0) ::_exit(127);
+    std::vector<char*> a, e;
+    for (auto& s : argv) a.push_back(s.data());
+    a.push_back(nullptr);
+    for (auto& s : envp) e.push_back(s.data());
+    e.push_back(nullptr);
+    ::execve(a[0], a.data(), e.data());
+    ::_exit(127);
+  }
+  b.pid = pid;
+  return b;
+}
+
+int Background::wait() {
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  return 128 + WTERMSIG(status);
+}
+
+void CliEnv::add_registry(const std::string& name, const std::vector<std::string>& libraries) const {
+  std::string text = "plugins:\n";
+  for (const auto& l : libraries) text += "  - path: " + l + "\n";
+  root_.write("config/corral/providers.d/" + name + ".yaml", text);
 }
 
 std::vector<fs::path> CliEnv::claims() const {

@@ -34,6 +34,15 @@ struct CliResult {
   std::string err;
 };
 
+// A corral process started in the background, its output going to files.
+struct Background {
+  int pid = -1;
+  std::filesystem::path out;
+  std::filesystem::path err;
+  // Waits for it to end and returns its exit code (128+signal when killed).
+  int wait();
+};
+
 // A hermetic user: own HOME, XDG state/config dirs and an empty /etc/corral, so tests see
 // only the build tree's registry plus what they add.
 class CliEnv {
@@ -41,6 +50,8 @@ class CliEnv {
   CliEnv();
   // Runs `corral args...` in `cwd` (default: the workspace folder) and captures the result.
   CliResult run(const std::vector<std::string>& args, const std::string& cwd = {}) const;
+  // Starts `corral args...` without waiting (to signal it mid-run).
+  Background start(const std::vector<std::string>& args, const std::string& cwd = {}) const;
   // Extra or overridden environment variables for every run.
   std::map<std::string, std::string> env;
   const TempDir& root() const { return root_; }
@@ -50,6 +61,10 @@ class CliEnv {
   std::filesystem::path config_dir() const { return root_.path() / "config"; }
   // The lease claim files currently present.
   std::vector<std::filesystem::path> claims() const;
+  // Writes a registry under the user's providers.d listing `libraries`.
+  void add_registry(const std::string& name, const std::vector<std::string>& libraries) const;
+  // The full environment each run gets ("NAME=value").
+  std::vector<std::string> environment() const;
 
  private:
   TempDir root_;

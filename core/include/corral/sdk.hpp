@@ -65,7 +65,8 @@ class Provider {
   virtual void destroy(const Sandbox& sandbox, const Host& host) = 0;
   // Runs `command`, streaming output through host.emit; returns the exit code.
   virtual ExecResult exec(const Sandbox& sandbox, const Command& command, const Host& host) = 0;
-  // Places the contents of the workspace archive in the sandbox's workdir.
+  // Unpacks the workspace archive over the sandbox's workdir: the archive's files win,
+  // files the sandbox created (build output, caches) survive for a reused sandbox.
   virtual void upload(const Sandbox& sandbox, const UploadRequest& request, const Host& host);
   virtual Sandbox extend(const Sandbox& sandbox, std::int64_t seconds, const Host& host);
   virtual std::string url(const Sandbox& sandbox, int port, const Host& host);

@@ -1,0 +1,99 @@
+// The CLI surface: listings, describe, broken plugins, repository config.
+#include <doctest/doctest.h>
+
+#include "cli.hpp"
+#include "corral/json.hpp"
+
+using corral::test::CliEnv;
+
+TEST_CASE("providers --json lists local with its features") {
+  CliEnv env;
+  auto r = env.run({"providers", "--json"});
+  REQUIRE(r.exit_code == 0);
+  auto doc = corral::json::parse(r.out, "providers");
+  bool found = false;
+  for (auto& p : doc.GetArray()) {
+    if (p["name"].GetString() != std::string("local")) continue;
+    found = true;
+    CHECK(p["ok"].GetBool());
+    CHECK(p["kind"].GetString() == std::string("delegated-run"));
+    std::vector<std::string> features;
+    for (auto& f : p["features"].GetArray()) features.push_back(f.GetString());
+    CHECK(features == std::vector<std::string>{"run-session", "url-bridge", "archive-sync", "cleanup"});
+  }
+  CHECK(found);
+}
+
+TEST_CASE("a broken plugin is listed with its error and never stops the others") {
+  CliEnv env;
+  env.add_registry("broken", {std::string(CORRAL_TEST_PLUGIN_DIR) + "/libcorral-raw2.so"});
+  auto list = env.run({"providers"});
+  CHECK(list.exit_code == 0);
+  CHECK(list.out.find("Not loaded") != std::string::npos);
+  CHECK(list.out.find("plugin ABI version 999") != std::string::npos);
+  CHECK(list.out.find("local") != std::string::npos);
+  auto run = env.run({"run", "--", "echo", "fine"});
+  CHECK(run.exit_code == 0);
+  CHECK(run.out == "fine\n");
+  auto use = env.run({"run", "--provider", "raw2", "--", "true"});
+  CHECK(use.exit_code == 78);
+  CHECK(use.err.find("could not be loaded") != std::string::npos);
+  auto doctor = env.run({"doctor"});
+  CHECK(doctor.exit_code == 69);
+  CHECK(doctor.out.find("[FAIL] plugin libcorral-raw2.so") != std::string::npos);
+}
+
+TEST_CASE("providers describe shows every setting with its flag and env var") {
+  CliEnv env;
+  auto r = env.run({"providers", "describe", "local"});
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("--local-network") != std::string::npos);
+  CHECK(r.out.find("CORRAL_LOCAL_NETWORK") != std::string::npos);
+  auto j = env.run({"providers", "describe", "bwrap", "--json"});
+  auto doc = corral::json::parse(j.out, "describe");
+  CHECK(doc["name"].GetString() == std::string("local"));
+  CHECK(doc["options"][0]["flag"].GetString() == std::string("--local-network"));
+  auto unknown = env.run({"providers", "describe", "nope"});
+  CHECK(unknown.exit_code == 66);
+  CHECK(unknown.err.find("available providers: ") != std::string::npos);
+  CHECK(unknown.err.find("local") != std::string::npos);
+}
+
+TEST_CASE("provider filters reject unknown names and list the valid ones") {
+  CliEnv env;
+  auto with = env.run({"providers", "--feature", "url-bridge", "--kind", "delegated-run"});
+  CHECK(with.out.find("local") != std::string::npos);
+  auto without = env.run({"providers", "--feature", "keep-alive"});
+  CHECK(without.out == "no providers match\n");
+  auto bad = env.run({"providers", "--feature", "teleport"});
+  CHECK(bad.exit_code == 64);
+  CHECK(bad.err.find("run-session, url-bridge") != std::string::npos);
+  auto bad_kind = env.run({"providers", "--kind", "vm"});
+  CHECK(bad_kind.exit_code == 64);
+  CHECK(bad_kind.err.find("ssh-lease") != std::string::npos);
+}
+
+TEST_CASE("a repository config chooses the provider but cannot add plugins") {
+  CliEnv env;
+  env.root().write("work/corral.yaml", "provider: nope\n");
+  auto unknown = env.run({"run", "--", "true"});
+  CHECK(unknown.exit_code == 64);
+  CHECK(unknown.err.find("unknown provider 'nope'") != std::string::npos);
+  env.env["CORRAL_PROVIDER"] = "local";  // the environment outranks the file
+  CHECK(env.run({"run", "--", "true"}).exit_code == 0);
+  env.root().write("work/corral.yaml", "plugins:\n  - path: /tmp/evil.so\n");
+  auto evil = env.run({"run", "--", "true"});
+  CHECK(evil.exit_code == 78);
+  CHECK(evil.err.find("never load code") != std::string::npos);
+}
+
+TEST_CASE("usage errors exit 64 with a hint") {
+  CliEnv env;
+  auto none = env.run({"run"});
+  CHECK(none.exit_code == 64);
+  CHECK(none.err.find("corral run -- make test") != std::string::npos);
+  CHECK(env.run({"frobnicate"}).exit_code == 64);
+  auto v = env.run({"version"});
+  CHECK(v.exit_code == 0);
+  CHECK(v.out.find("plugin ABI 1") != std::string::npos);
+}

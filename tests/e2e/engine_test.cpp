@@ -1,0 +1,198 @@
+// The run contract on every failure path, through the real loader and ABI, with the
+// testbox provider failing on demand.
+#include <doctest/doctest.h>
+
+#include <thread>
+
+#include "cli.hpp"
+#include "corral/json.hpp"
+#include "corral/sdk/process.hpp"
+
+namespace fs = std::filesystem;
+using corral::test::CliEnv;
+using corral::test::read_file;
+
+namespace {
+
+const std::string kSecret = "tb-secret-value-987654";
+
+struct Testbox : CliEnv {
+  fs::path boxes = root().path() / "boxes";
+  fs::path h = root().path() / "handle.json";
+  Testbox() {
+    fs::create_directories(boxes);
+    add_registry("testbox", {std::string(CORRAL_TEST_PLUGIN_DIR) + "/libcorral-testbox.so"});
+    env["TESTBOX_DIR"] = boxes.string();
+    env["TESTBOX_TOKEN"] = kSecret;
+    root().write("work/file.txt", "synced");
+  }
+  size_t live() const {
+    size_t n = 0;
+    for (auto& e : fs::directory_iterator(boxes)) n += e.is_directory() ? 1 : 0;
+    return n;
+  }
+  corral::json::Document handle() const { return corral::json::parse(read_file(h), "handle"); }
+  corral::test::CliResult run_tb(std::vector<std::string> args) const {
+    args.insert(args.begin(), {"run", "--provider", "testbox", "--lease-output", h.string()});
+    return run(args);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("a plain run creates, syncs, runs and destroys") {
+  Testbox tb;
+  auto r = tb.run_tb({"--", "cat", "file.txt"});
+  CHECK_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(r.out == "synced");
+  CHECK(tb.live() == 0);
+  CHECK(tb.claims().empty());
+  auto h = tb.handle();
+  CHECK(h["provider"].GetString() == std::string("testbox"));
+  CHECK(h["timingsMs"].HasMember("exec"));
+}
+
+TEST_CASE("a failure after acquisition still returns the handle and removes the sandbox") {
+  for (const char* step : {"upload", "exec"}) {
+    CAPTURE(step);
+    Testbox tb;
+    tb.env["TESTBOX_FAIL"] = step;
+    auto r = tb.run_tb({"--", "true"});
+    CHECK(r.exit_code == 69);
+    CHECK(r.err.find(std::string("testbox ") + step + " failed") != std::string::npos);
+    auto h = tb.handle();
+    CHECK_FALSE(h["kept"].GetBool());
+    CHECK(h["error"]["code"].GetString() == std::string("unavailable"));
+    CHECK(tb.live() == 0);
+    CHECK(tb.claims().empty());
+  }
+}
+
+TEST_CASE("keep-on-failure keeps a sandbox whose sync failed") {
+  Testbox tb;
+  tb.env["TESTBOX_FAIL"] = "upload";
+  auto r = tb.run_tb({"--keep-on-failure", "--", "true"});
+  CHECK(r.exit_code == 69);
+  CHECK(tb.handle()["kept"].GetBool());
+  CHECK(tb.live() == 1);
+  CHECK(tb.claims().size() == 1);
+}
+
+TEST_CASE("secrets never appear in errors, output or the handle") {
+  Testbox tb;
+  tb.env["TESTBOX_FAIL"] = "exec";
+  auto r = tb.run_tb({"--", "true"});
+  CHECK(r.err.find(kSecret) == std::string::npos);
+  CHECK(r.err.find("token ***") != std::string::npos);
+  CHECK(read_file(tb.h).find(kSecret) == std::string::npos);
+  auto fwd = tb.run_tb({"--env", "TESTBOX_TOKEN", "--", "true"});
+  CHECK(fwd.exit_code == 64);
+  CHECK(fwd.err.find("refusing to forward TESTBOX_TOKEN") != std::string::npos);
+  CHECK(tb.live() == 0);
+}
+
+TEST_CASE("a failed create leaves no claim and no handle") {
+  Testbox tb;
+  tb.env["TESTBOX_FAIL"] = "create";
+  auto r = tb.run_tb({"--", "true"});
+  CHECK(r.exit_code == 69);
+  CHECK_FALSE(fs::exists(tb.h));
+  CHECK(tb.claims().empty());
+}
+
+TEST_CASE("when the claim cannot be written the new sandbox is destroyed") {
+  Testbox tb;
+  // No file may grow (the empty lock file can still be made), so the claim write fails.
+  corral::sdk::ProcessSpec spec;
+  spec.argv = {"sh", "-c", "trap '' XFSZ; ulimit -f 0; exec \"$0\" \"$@\"", corral::test::corral_binary(), "run",
+               "--provider", "testbox", "--keep", "--", "true"};
+  spec.env = tb.environment();
+  spec.cwd = tb.workspace().string();
+  auto p = corral::sdk::capture_process(spec, 60);
+  corral::test::CliResult r{p.exit_code, p.out, p.err};
+  CHECK(r.exit_code == 70);
+  CHECK(r.err.find("cannot write lease claim") != std::string::npos);
+  CHECK(tb.live() == 0);
+}
+
+TEST_CASE("a sandbox that cannot be destroyed is reported with its cleanup command") {
+  Testbox tb;
+  tb.env["TESTBOX_FAIL"] = "destroy";
+  auto r = tb.run_tb({"--", "true"});
+  CHECK(r.exit_code == 0);
+  CHECK(r.err.find("could not stop sandbox") != std::string::npos);
+  CHECK(r.err.find("corral stop --provider testbox --id") != std::string::npos);
+  CHECK(tb.handle()["kept"].GetBool());
+  CHECK(tb.claims().size() == 1);  // still tracked, so `corral stop` can finish the job
+  tb.env.erase("TESTBOX_FAIL");
+  CHECK(tb.run({"stop", "--all"}).exit_code == 0);
+  CHECK(tb.live() == 0);
+}
+
+TEST_CASE("reusing a lease whose sandbox is gone says so and how to recover") {
+  Testbox tb;
+  REQUIRE(tb.run_tb({"--keep", "--", "true"}).exit_code == 0);
+  std::string lease = tb.handle()["leaseId"].GetString();
+  fs::remove_all(tb.boxes / ("tb-" + lease));
+  auto r = tb.run({"run", "--id", lease, "--", "true"});
+  CHECK(r.exit_code == 66);
+  CHECK(r.err.find("no longer exists") != std::string::npos);
+  CHECK(r.err.find("corral stop --provider testbox --id " + lease) != std::string::npos);
+  CHECK(tb.run({"stop", "--id", lease}).exit_code == 0);  // forgetting a gone sandbox works
+  CHECK(tb.claims().empty());
+}
+
+TEST_CASE("--id finds the lease's provider, and a contradicting --provider is refused") {
+  Testbox tb;
+  REQUIRE(tb.run_tb({"--keep", "--", "true"}).exit_code == 0);
+  std::string slug = tb.handle()["slug"].GetString();
+  auto r = tb.run({"run", "--id", slug, "--", "cat", "file.txt"});
+  CHECK(r.out == "synced");
+  auto wrong = tb.run({"run", "--provider", "local", "--id", slug, "--", "true"});
+  CHECK(wrong.exit_code == 64);
+  CHECK(wrong.err.find("belongs to provider 'testbox'") != std::string::npos);
+}
+
+TEST_CASE("two runs on one lease take turns instead of racing") {
+  Testbox tb;
+  REQUIRE(tb.run_tb({"--keep", "--", "true"}).exit_code == 0);
+  std::string lease = tb.handle()["leaseId"].GetString();
+  auto a = tb.start({"run", "--id", lease, "--", "sh", "-c", "echo a >> log; sleep 1; echo a >> log"});
+  auto b = tb.start({"run", "--id", lease, "--", "sh", "-c", "echo b >> log; sleep 1; echo b >> log"});
+  CHECK(a.wait() == 0);
+  CHECK(b.wait() == 0);
+  std::string log = read_file(tb.boxes / ("tb-" + lease) / "workspace" / "log");
+  CHECK((log == "a\na\nb\nb\n" || log == "b\nb\na\na\n"));
+}
+
+TEST_CASE("url, extend and cleanup of orphans work for a provider that has them") {
+  Testbox tb;
+  REQUIRE(tb.run_tb({"--keep", "--", "true"}).exit_code == 0);
+  std::string lease = tb.handle()["leaseId"].GetString();
+  auto url = tb.run({"url", "--id", lease, "--port", "3000"});
+  CHECK(url.out == "https://3000-tb-" + lease + ".testbox.invalid\n");
+  CHECK(tb.run({"extend", "--id", lease, "--by", "2h"}).exit_code == 0);
+  CHECK(read_file(tb.boxes / ("tb-" + lease) / "seconds") == "7200");
+  // An orphan: a corral sandbox at the provider that no claim here knows.
+  fs::create_directories(tb.boxes / "tb-orphan0001" / "workspace");
+  auto remote = tb.run({"list", "--remote", "--provider", "testbox"});
+  CHECK(remote.out.find("no (orphan)") != std::string::npos);
+  CHECK(tb.run({"stop", "--orphans", "--provider", "testbox"}).exit_code == 0);
+  CHECK_FALSE(fs::exists(tb.boxes / "tb-orphan0001"));
+  CHECK(fs::exists(tb.boxes / ("tb-" + lease)));
+}
+
+TEST_CASE("provider option flags are validated, aliases work and foreign flags are refused") {
+  Testbox tb;
+  auto bad_type = tb.run_tb({"--testbox-size", "two", "--", "true"});
+  CHECK(bad_type.exit_code == 64);
+  CHECK(bad_type.err.find("flag --testbox-size") != std::string::npos);
+  auto typo = tb.run_tb({"--testbox-sise", "2", "--", "true"});
+  CHECK(typo.exit_code == 64);
+  CHECK(typo.err.find("--testbox-size") != std::string::npos);
+  CHECK(tb.run_tb({"--tb-size=3", "--", "true"}).exit_code == 0);
+  auto foreign = tb.run_tb({"--local-network", "none", "--", "true"});
+  CHECK(foreign.exit_code == 64);
+  CHECK(foreign.err.find("option of provider 'local'") != std::string::npos);
+  CHECK(tb.live() == 0);
+}

@@ -1,0 +1,236 @@
+// The local bubblewrap provider, end to end through the CLI.
+#include <doctest/doctest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <thread>
+
+#include "cli.hpp"
+#include "corral/json.hpp"
+#include "corral/sdk/process.hpp"
+
+namespace fs = std::filesystem;
+using corral::test::CliEnv;
+using corral::test::read_file;
+
+namespace {
+
+// The local provider's sandbox folders that exist now.
+std::vector<fs::path> sandboxes(const CliEnv& env) {
+  std::vector<fs::path> out;
+  std::error_code ec;
+  for (auto& e : fs::directory_iterator(env.state_dir() / "corral" / "local", ec)) out.push_back(e.path());
+  return out;
+}
+
+corral::json::Document handle(const fs::path& p) { return corral::json::parse(read_file(p), p.string()); }
+
+}  // namespace
+
+TEST_CASE("the command's exit code, stdout and stderr pass through unchanged") {
+  CliEnv env;
+  auto r = env.run({"run", "--", "sh", "-c", "echo to-out; echo to-err >&2; exit 42"});
+  CHECK(r.exit_code == 42);
+  CHECK(r.out == "to-out\n");
+  CHECK(r.err.find("to-err\n") != std::string::npos);
+  CHECK(sandboxes(env).empty());
+  CHECK(env.claims().empty());
+}
+
+TEST_CASE("large output arrives complete and byte-exact on stdout") {
+  CliEnv env;
+  auto r = env.run({"run", "--", "sh", "-c", "seq 1 200000"});
+  REQUIRE(r.exit_code == 0);
+  std::string expected;
+  for (int i = 1; i <= 200000; ++i) expected += std::to_string(i) + "\n";
+  CHECK(r.out.size() == expected.size());
+  CHECK(r.out == expected);
+}
+
+TEST_CASE("the workspace is synced: git-aware, .corralignore respected, cwd kept") {
+  CliEnv env;
+  fs::path ws = env.workspace();
+  auto git = corral::sdk::capture_process({{"git", "init", "-q"}, std::nullopt, ws.string()});
+  REQUIRE(git.exit_code == 0);
+  env.root().write("work/.gitignore", "build/\n");
+  env.root().write("work/build/artifact", "no");
+  env.root().write("work/src/app.txt", "app");
+  env.root().write("work/notes.tmp", "no");
+  env.root().write("work/.corralignore", "*.tmp\n");
+  auto r = env.run({"run", "--", "sh", "-c", "pwd; find . -type f | sort"}, (ws / "src").string());
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(r.out == "/workspace/src\n./app.txt\n");
+  auto all = env.run({"run", "--", "sh", "-c", "find . -type f | sort"});
+  CHECK(all.out == "./.corralignore\n./.gitignore\n./src/app.txt\n");
+}
+
+TEST_CASE("the sandbox cannot write outside its workspace and has private /tmp") {
+  CliEnv env;
+  env.root().write("work/f.txt", "x");
+  fs::path outside = env.root().path() / "outside.txt";
+  auto r = env.run({"run", "--", "sh", "-c",
+                    "echo hacked > " + outside.string() + " 2>/dev/null; echo in > /tmp/t; cat /tmp/t; "
+                    "echo changed > f.txt; echo $$"});
+  CHECK(r.exit_code == 0);
+  CHECK_FALSE(fs::exists(outside));
+  CHECK(read_file(env.workspace() / "f.txt") == "x");  // the user's tree is never written
+  CHECK(r.out.find("in\n") == 0);
+  CHECK(r.out.substr(3) != std::to_string(::getpid()) + "\n");  // its own pid namespace
+}
+
+TEST_CASE("keep, reuse by slug, then stop") {
+  CliEnv env;
+  env.root().write("work/a.txt", "one");
+  fs::path h = env.root().path() / "handle.json";
+  auto r = env.run({"run", "--keep", "--lease-output", h.string(), "--", "sh", "-c", "echo state > made.txt"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  auto doc = handle(h);
+  std::string slug = doc["slug"].GetString(), lease = doc["leaseId"].GetString();
+  CHECK(doc["provider"].GetString() == std::string("local"));
+  CHECK(doc["kept"].GetBool());
+  CHECK_FALSE(doc["reused"].GetBool());
+  CHECK(std::string(doc["cleanupCommand"].GetString()) == "corral stop --provider local --id " + lease);
+  CHECK(sandboxes(env).size() == 1);
+  CHECK(env.claims().size() == 1);
+
+  // Reused: state survives; changed files are re-synced; the lease is not stopped.
+  env.root().write("work/a.txt", "two");
+  auto again = env.run({"run", "--id", slug, "--lease-output", h.string(), "--", "sh", "-c", "cat made.txt a.txt"});
+  CHECK(again.exit_code == 0);
+  CHECK(again.out == "state\ntwo");
+  auto reused = handle(h);
+  CHECK(reused["reused"].GetBool());
+  CHECK(reused["kept"].GetBool());
+  CHECK(reused["leaseId"].GetString() == lease);
+  // A failing command in a reused lease does not stop it either.
+  CHECK(env.run({"run", "--id", lease, "--", "false"}).exit_code == 1);
+  CHECK(sandboxes(env).size() == 1);
+
+  auto list = env.run({"list", "--json"});
+  CHECK(list.out.find(slug) != std::string::npos);
+  auto stop = env.run({"stop", "--id", slug});
+  CHECK_MESSAGE(stop.exit_code == 0, stop.err);
+  CHECK(sandboxes(env).empty());
+  CHECK(env.claims().empty());
+  auto gone = env.run({"run", "--id", slug, "--", "true"});
+  CHECK(gone.exit_code == 66);
+  CHECK(gone.err.find("no lease") != std::string::npos);
+}
+
+TEST_CASE("keep-on-failure keeps only failed runs") {
+  CliEnv env;
+  CHECK(env.run({"run", "--keep-on-failure", "--", "true"}).exit_code == 0);
+  CHECK(sandboxes(env).empty());
+  fs::path h = env.root().path() / "h.json";
+  auto r = env.run({"run", "--keep-on-failure", "--lease-output", h.string(), "--", "sh", "-c", "exit 3"});
+  CHECK(r.exit_code == 3);
+  CHECK(handle(h)["kept"].GetBool());
+  CHECK(handle(h)["exitCode"].GetInt() == 3);
+  CHECK(sandboxes(env).size() == 1);
+  CHECK(r.err.find("kept sandbox") != std::string::npos);
+}
+
+TEST_CASE("the session handle is written when the command cannot even start") {
+  CliEnv env;
+  fs::path h = env.root().path() / "h.json";
+  auto r = env.run({"run", "--lease-output", h.string(), "--", "/no/such/program"});
+  CHECK(r.exit_code != 0);
+  auto doc = handle(h);
+  CHECK_FALSE(doc["kept"].GetBool());
+  CHECK(sandboxes(env).empty());
+}
+
+TEST_CASE("only allow-listed environment variables reach the command") {
+  CliEnv env;
+  env.env["CORRAL_TEST_VISIBLE"] = "yes";
+  env.env["CORRAL_TEST_HIDDEN"] = "no";
+  auto r = env.run({"run", "--env", "CORRAL_TEST_VISIBLE", "--", "sh", "-c",
+                    "echo ${CORRAL_TEST_VISIBLE:-unset} ${CORRAL_TEST_HIDDEN:-unset}"});
+  CHECK(r.out == "yes unset\n");
+  auto missing = env.run({"run", "--env", "CORRAL_TEST_NOT_SET", "--", "true"});
+  CHECK(missing.exit_code == 64);
+  CHECK(missing.err.find("CORRAL_TEST_NOT_SET is not set") != std::string::npos);
+  CHECK(sandboxes(env).empty());
+}
+
+TEST_CASE("--timeout stops the command with exit code 124 and removes the sandbox") {
+  CliEnv env;
+  auto start = std::chrono::steady_clock::now();
+  auto r = env.run({"run", "--timeout", "1s", "--", "sleep", "30"});
+  CHECK(r.exit_code == 124);
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(20));
+  CHECK(r.err.find("longer than 1s") != std::string::npos);
+  CHECK(sandboxes(env).empty());
+}
+
+TEST_CASE("Ctrl-C stops the command and leaves nothing behind unless kept") {
+  for (bool keep : {false, true}) {
+    CAPTURE(keep);
+    CliEnv env;
+    fs::path marker = env.root().path() / "started";
+    std::vector<std::string> args = {"run"};
+    if (keep) args.push_back("--keep");
+    args.insert(args.end(), {"--", "sh", "-c", "echo started; sleep 60"});
+    auto bg = env.start(args);
+    // Wait until the command is running (its output reached the file).
+    for (int i = 0; i < 200 && read_file(bg.out).find("started") == std::string::npos; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    REQUIRE(read_file(bg.out) == "started\n");
+    auto t0 = std::chrono::steady_clock::now();
+    ::kill(bg.pid, SIGINT);
+    CHECK(bg.wait() == 130);
+    CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(15));
+    CHECK(sandboxes(env).size() == (keep ? 1u : 0u));
+    CHECK(env.claims().size() == (keep ? 1u : 0u));
+  }
+}
+
+TEST_CASE("network none cuts the network and url refuses it") {
+  CliEnv env;
+  auto r = env.run({"run", "--local-network", "none", "--", "sh", "-c", "cat /proc/net/dev | grep -c :"});
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == "1\n");  // only loopback
+  auto bad = env.run({"run", "--local-network", "maybe", "--", "true"});
+  CHECK(bad.exit_code == 64);
+  CHECK(bad.err.find("one of shared, none") != std::string::npos);
+}
+
+TEST_CASE("url gives a loopback URL for a kept sandbox") {
+  CliEnv env;
+  fs::path h = env.root().path() / "h.json";
+  REQUIRE(env.run({"run", "--keep", "--lease-output", h.string(), "--", "true"}).exit_code == 0);
+  std::string lease = handle(h)["leaseId"].GetString();
+  auto r = env.run({"url", "--id", lease, "--port", "8080"});
+  CHECK(r.out == "http://127.0.0.1:8080\n");
+  CHECK(env.run({"url", "--id", lease, "--port", "0"}).exit_code == 64);
+  CHECK(env.run({"stop", "--id", lease}).exit_code == 0);
+}
+
+TEST_CASE("options needing a missing feature are refused before anything is created") {
+  CliEnv env;
+  auto r = env.run({"run", "--keep", "--", "true"});
+  REQUIRE(r.exit_code == 0);
+  std::string slug = corral::json::parse(env.run({"list", "--json"}).out, "list")[0]["slug"].GetString();
+  auto extend = env.run({"extend", "--id", slug, "--by", "1h"});
+  CHECK(extend.exit_code == 64);
+  CHECK(extend.err.find("'keep-alive'") != std::string::npos);
+  env.run({"stop", "--all"});
+  CHECK(sandboxes(env).empty());
+}
+
+TEST_CASE("doctor reports bubblewrap and explains when it is missing") {
+  CliEnv env;
+  auto ok = env.run({"doctor"});
+  CHECK_MESSAGE(ok.exit_code == 0, (ok.out + ok.err));
+  CHECK(ok.out.find("[ok] bubblewrap installed") != std::string::npos);
+  CHECK(ok.out.find("[ok] user namespaces usable") != std::string::npos);
+  env.env["CORRAL_BWRAP"] = "no-such-bwrap";
+  auto missing = env.run({"doctor"});
+  CHECK(missing.exit_code == 69);
+  CHECK(missing.out.find("apt-get install -y bubblewrap") != std::string::npos);
+  auto run = env.run({"run", "--", "true"});
+  CHECK(run.exit_code == 69);
+  CHECK(run.err.find("bubblewrap") != std::string::npos);
+  CHECK(sandboxes(env).empty());
+}

@@ -1,0 +1,51 @@
+/* Hand-written C plugins that are broken in one precise way each, to check that the
+ * loader refuses them with the right cause. RAW_VARIANT selects the defect. */
+#include <stddef.h>
+
+#include "corral/plugin_abi.h"
+
+static const char kSpec[] =
+    "{\"name\":\"raw\",\"kind\":\"delegated-run\",\"targets\":[\"linux\"],"
+#if RAW_VARIANT == 3
+    "\"features\":[\"run-session\",\"url-bridge\"]}";
+#elif RAW_VARIANT == 4
+    "\"features\":[\"teleport\"]}";
+#else
+    "\"features\":[\"run-session\"]}";
+#endif
+
+static void* raw_open(const char* config, const corral_host_v1* host, void* call) {
+  (void)config; (void)host; (void)call;
+  static int instance;
+  return &instance;
+}
+static void raw_close(void* instance) { (void)instance; }
+static int raw_call(void* instance, const char* request, const corral_host_v1* host, void* call) {
+  (void)instance; (void)request;
+  host->result(call, "{}", 2);
+  return 0;
+}
+
+static const corral_plugin_v1 kDescriptor = {
+#if RAW_VARIANT == 2
+    999u, /* an ABI from the future */
+#else
+    CORRAL_ABI_VERSION,
+#endif
+    sizeof(corral_plugin_v1), "raw", "0.0.1", kSpec, raw_open, raw_close,
+    NULL,     /* doctor */
+    raw_call, /* create */
+    raw_call, /* get */
+    NULL,     /* list */
+    raw_call, /* destroy */
+    raw_call, /* exec */
+    NULL, NULL,
+    NULL, /* url: missing although variant 3 advertises url-bridge */
+    NULL, NULL};
+
+#if RAW_VARIANT == 1
+/* No entry point: a library that is not a corral plugin. */
+CORRAL_PLUGIN_EXPORT const corral_plugin_v1* some_other_symbol(void) { return &kDescriptor; }
+#else
+CORRAL_PLUGIN_EXPORT const corral_plugin_v1* corral_plugin_entry_v1(void) { return &kDescriptor; }
+#endif

@@ -1,0 +1,129 @@
+// testbox: a provider for testing the run engine through the real loader and ABI. Its
+// sandboxes are folders; commands run unjailed in them. TESTBOX_FAIL makes a named
+// primitive fail, so every failure path of the run contract can be exercised.
+#include <fstream>
+#include <filesystem>
+#include <sstream>
+
+#include "corral/sdk.hpp"
+#include "corral/sdk/process.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* kSpec = R"json({
+  "name": "testbox",
+  "aliases": ["tb"],
+  "family": "test",
+  "kind": "delegated-run",
+  "targets": ["linux"],
+  "features": ["run-session", "archive-sync", "url-bridge", "keep-alive", "cleanup"],
+  "options": [
+    {"name": "dir", "type": "string", "env": ["TESTBOX_DIR"], "help": "where sandboxes live"},
+    {"name": "fail", "type": "string", "env": ["TESTBOX_FAIL"], "help": "primitives that fail: create,upload,exec,destroy,get"},
+    {"name": "token", "type": "string", "env": ["TESTBOX_TOKEN"], "secret": true, "help": "a secret that must never show"},
+    {"name": "size", "type": "int", "default": "1", "env": ["TESTBOX_SIZE"], "help": "an integer option"},
+    {"name": "tier", "type": "string", "default": "small", "choices": ["small", "large"], "env": ["TESTBOX_TIER"],
+     "help": "an option with choices"}
+  ],
+  "docs": {"category": "test double", "location": "local", "gpu": "no", "cleanupOwner": "corral",
+           "bestFit": "tests", "caveat": "not a sandbox"}
+})json";
+
+class Testbox : public corral::sdk::Provider {
+ public:
+  explicit Testbox(const corral::sdk::Options& o) : dir_(o.get("dir")), fail_(o.get("fail")), token_(o.get("token")) {
+    if (dir_.empty()) throw corral::Error(corral::ErrorCode::invalid_argument, "testbox needs TESTBOX_DIR");
+  }
+
+  corral::Sandbox create(const corral::CreateRequest& r, const corral::sdk::Host&) override {
+    maybe_fail("create");
+    fs::path d = dir_ / ("tb-" + r.lease_id);
+    fs::create_directories(d / "workspace");
+    std::ofstream(d / "labels") << r.labels.at("corral-lease") << "\n" << r.labels.at("corral-slug") << "\n";
+    std::ofstream(d / "seconds") << 0;
+    return sandbox("tb-" + r.lease_id);
+  }
+
+  corral::Sandbox get(const std::string& id, const corral::sdk::Host&) override {
+    maybe_fail("get");
+    if (!fs::exists(dir_ / id)) throw corral::Error(corral::ErrorCode::not_found, "testbox " + id + " is gone");
+    return sandbox(id);
+  }
+
+  std::vector<corral::Sandbox> list(const corral::StringMap&, const corral::sdk::Host&) override {
+    std::vector<corral::Sandbox> out;
+    std::error_code ec;
+    for (auto& e : fs::directory_iterator(dir_, ec)) out.push_back(sandbox(e.path().filename().string()));
+    return out;
+  }
+
+  void destroy(const corral::Sandbox& s, const corral::sdk::Host&) override {
+    maybe_fail("destroy");
+    fs::remove_all(dir_ / s.id);
+  }
+
+  void upload(const corral::Sandbox& s, const corral::UploadRequest& r, const corral::sdk::Host&) override {
+    maybe_fail("upload");
+    if (s.secrets.at("token") != "tok-" + s.id)
+      throw corral::Error(corral::ErrorCode::auth, "secrets did not travel back to the plugin");
+    fs::path ws = dir_ / s.id / "workspace";
+    auto p = corral::sdk::capture_process({{"tar", "-xzf", r.archive_path, "-C", ws.string()}});
+    if (p.exit_code != 0) throw corral::Error(corral::ErrorCode::internal, "tar failed: " + p.err);
+  }
+
+  corral::ExecResult exec(const corral::Sandbox& s, const corral::Command& c, const corral::sdk::Host& host) override {
+    maybe_fail("exec");
+    corral::sdk::ProcessSpec spec;
+    spec.argv = c.argv.empty() ? std::vector<std::string>{"/bin/sh", "-c", c.shell} : c.argv;
+    spec.cwd = (dir_ / s.id / "workspace" / c.cwd).string();
+    std::vector<std::string> env = {"PATH=/usr/bin:/bin"};
+    for (const auto& [k, v] : c.env) env.push_back(k + "=" + v);
+    spec.env = env;
+    auto o = corral::sdk::run_process(
+        spec, [&](std::string_view d) { host.emit(CORRAL_STDOUT, d); },
+        [&](std::string_view d) { host.emit(CORRAL_STDERR, d); }, [&] { return host.cancelled(); }, c.timeout_seconds);
+    if (o.cancelled) throw corral::Error(corral::ErrorCode::cancelled, "stopped");
+    if (o.timed_out) throw corral::Error(corral::ErrorCode::timeout, "timed out");
+    return {o.exit_code};
+  }
+
+  corral::Sandbox extend(const corral::Sandbox& s, std::int64_t seconds, const corral::sdk::Host&) override {
+    std::ofstream(dir_ / s.id / "seconds") << seconds;
+    return sandbox(s.id);
+  }
+
+  std::string url(const corral::Sandbox& s, int port, const corral::sdk::Host&) override {
+    return "https://" + std::to_string(port) + "-" + s.id + ".testbox.invalid";
+  }
+
+ private:
+  void maybe_fail(const std::string& primitive) const {
+    if (("," + fail_ + ",").find("," + primitive + ",") != std::string::npos)
+      throw corral::Error(corral::ErrorCode::unavailable,
+                          "testbox " + primitive + " failed as asked (token " + token_ + ")", "unset TESTBOX_FAIL");
+  }
+
+  corral::Sandbox sandbox(const std::string& id) const {
+    corral::Sandbox s;
+    s.id = id;
+    s.state = "running";
+    s.details = {{"dir", (dir_ / id).string()}};
+    s.secrets = {{"token", "tok-" + id}};
+    std::ifstream in(dir_ / id / "labels");
+    std::string lease, slug;
+    std::getline(in, lease);
+    std::getline(in, slug);
+    s.labels = {{"corral-owner", "corral"}, {"corral-lease", lease}, {"corral-slug", slug}};
+    return s;
+  }
+
+  fs::path dir_;
+  std::string fail_;
+  std::string token_;
+};
+
+}  // namespace
+
+CORRAL_PLUGIN(Testbox, "1.0.0", kSpec)

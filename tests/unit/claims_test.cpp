@@ -1,0 +1,120 @@
+#include <doctest/doctest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fstream>
+
+#include "claims.hpp"
+#include "cli.hpp"
+
+namespace fs = std::filesystem;
+using corral::Claim;
+using corral::ClaimStore;
+using corral::test::TempDir;
+
+namespace {
+Claim sample(const std::string& id, const std::string& slug) {
+  Claim c;
+  c.lease_id = id;
+  c.slug = slug;
+  c.provider = "local";
+  c.sandbox_id = "sb-" + id;
+  c.details = {{"k", "v"}};
+  c.created_at = corral::now_rfc3339();
+  return c;
+}
+}  // namespace
+
+TEST_CASE("claims are written with mode 0600 and read back") {
+  TempDir t;
+  ClaimStore store(t.path() / "leases");
+  store.write(sample("abc123", "calm-otter"));
+  struct stat st {};
+  REQUIRE(::stat((t.path() / "leases/abc123.json").c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0600);
+  auto c = store.read("abc123");
+  REQUIRE(c);
+  CHECK(c->slug == "calm-otter");
+  CHECK(c->details.at("k") == "v");
+  CHECK_FALSE(store.read("nope"));
+  // No temp files are left behind.
+  int files = 0;
+  for (auto& e : fs::directory_iterator(t.path() / "leases")) files += e.path().extension() == ".json" ? 1 : 100;
+  CHECK(files == 1);
+}
+
+TEST_CASE("a lease resolves by id or slug, and a miss lists what exists") {
+  TempDir t;
+  ClaimStore store(t.path());
+  store.write(sample("aaa", "calm-otter"));
+  store.write(sample("bbb", "brave-yak"));
+  CHECK(store.resolve("bbb").slug == "brave-yak");
+  CHECK(store.resolve("calm-otter").lease_id == "aaa");
+  CHECK_THROWS_WITH_AS(store.resolve("zzz"), doctest::Contains("no lease 'zzz'"), corral::Error);
+  CHECK_THROWS_AS(store.resolve("../etc/passwd"), corral::Error);
+  store.remove("aaa");
+  CHECK_FALSE(store.read("aaa"));
+}
+
+TEST_CASE("a corrupt claim is an error naming the file, not a crash") {
+  TempDir t;
+  ClaimStore store(t.path());
+  t.write("bad.json", "{\"leaseId\": ");
+  CHECK_THROWS_WITH_AS(store.read("bad"), doctest::Contains("bad.json"), corral::Error);
+  CHECK(store.all().empty());
+}
+
+TEST_CASE("concurrent processes updating one lease under its lock lose no update") {
+  TempDir t;
+  ClaimStore store(t.path());
+  Claim c = sample("shared", "busy-bee");
+  c.fingerprint = "0";
+  store.write(c);
+  constexpr int kProcs = 6, kRounds = 40;
+  std::vector<pid_t> children;
+  for (int p = 0; p < kProcs; ++p) {
+    pid_t pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      for (int i = 0; i < kRounds; ++i) {
+        corral::LeaseLock lock = store.lock("shared");
+        Claim mine = *store.read("shared");
+        mine.fingerprint = std::to_string(std::stoi(mine.fingerprint) + 1);
+        store.write(mine);
+        // A second lease per process, written without contention, must stay intact too.
+        store.write(sample("own" + std::to_string(p), "p" + std::to_string(p)));
+      }
+      ::_exit(0);
+    }
+    children.push_back(pid);
+  }
+  for (pid_t pid : children) {
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
+  }
+  CHECK(store.read("shared")->fingerprint == std::to_string(kProcs * kRounds));
+  CHECK(store.all().size() == kProcs + 1);
+}
+
+TEST_CASE("try_lock fails while another process holds the lease") {
+  TempDir t;
+  ClaimStore store(t.path());
+  int ready[2];
+  REQUIRE(::pipe(ready) == 0);
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    corral::LeaseLock lock = store.lock("held");
+    (void)!::write(ready[1], "x", 1);
+    ::sleep(2);
+    ::_exit(0);
+  }
+  char x;
+  REQUIRE(::read(ready[0], &x, 1) == 1);
+  CHECK_FALSE(store.try_lock("held").has_value());
+  int status;
+  ::waitpid(pid, &status, 0);
+  CHECK(store.try_lock("held").has_value());
+}

@@ -1,0 +1,81 @@
+#include <doctest/doctest.h>
+
+#include "config.hpp"
+
+using namespace corral;
+
+namespace {
+
+ProviderSpec spec() {
+  ProviderSpec s;
+  s.name = "acme";
+  OptionSpec region;
+  region.name = "region";
+  region.env = {"ACME_REGION", "ACME_DEFAULT_REGION"};
+  region.default_value = "eu";
+  OptionSpec cpus;
+  cpus.name = "cpus";
+  cpus.type = "int";
+  OptionSpec mode;
+  mode.name = "mode";
+  mode.choices = {"fast", "safe"};
+  s.options = {region, cpus, mode};
+  return s;
+}
+
+ConfigFile yaml(const std::string& path, const std::string& text) { return {path, YAML::Load(text)}; }
+
+EnvLookup env_of(std::map<std::string, std::string> vars) {
+  return [vars](const std::string& n) -> std::optional<std::string> {
+    auto it = vars.find(n);
+    if (it == vars.end()) return std::nullopt;
+    return it->second;
+  };
+}
+
+}  // namespace
+
+TEST_CASE("option precedence is flag > env > repository > user > default") {
+  Config user_only = Config::from(yaml("user.yaml", "acme: {region: us}"), std::nullopt);
+  Config both = Config::from(yaml("user.yaml", "acme: {region: us}"), yaml("corral.yaml", "acme: {region: ap}"));
+  auto no_env = env_of({});
+  auto env = env_of({{"ACME_DEFAULT_REGION", "from-second-env"}});
+
+  CHECK(resolve_options(spec(), {}, no_env, Config::from(std::nullopt, std::nullopt)).at("region").value == "eu");
+  CHECK(resolve_options(spec(), {}, no_env, user_only).at("region").value == "us");
+  auto r = resolve_options(spec(), {}, no_env, both).at("region");
+  CHECK(r.value == "ap");
+  CHECK(r.source == "corral.yaml");
+  CHECK(resolve_options(spec(), {}, env, both).at("region").value == "from-second-env");
+  auto f = resolve_options(spec(), {{"region", "flag"}}, env, both).at("region");
+  CHECK(f.value == "flag");
+  CHECK(f.source == "flag --acme-region");
+  CHECK(resolve_options(spec(), {}, no_env, both).count("cpus") == 0);
+}
+
+TEST_CASE("option values are checked against their type and choices, naming the source") {
+  auto no_env = env_of({});
+  Config none = Config::from(std::nullopt, std::nullopt);
+  CHECK_THROWS_WITH_AS(resolve_options(spec(), {{"cpus", "two"}}, no_env, none),
+                       doctest::Contains("flag --acme-cpus"), Error);
+  CHECK_THROWS_WITH_AS(resolve_options(spec(), {}, env_of({}), Config::from(yaml("u.yaml", "acme: {mode: wild}"), std::nullopt)),
+                       doctest::Contains("one of fast, safe"), Error);
+  CHECK(resolve_options(spec(), {{"cpus", "4"}, {"mode", "safe"}}, no_env, none).at("cpus").value == "4");
+}
+
+TEST_CASE("an unknown option key in a config file is an error that lists the valid ones") {
+  Config typo = Config::from(std::nullopt, yaml("corral.yaml", "acme: {regoin: us}"));
+  CHECK_THROWS_WITH_AS(resolve_options(spec(), {}, env_of({}), typo), doctest::Contains("regoin"), Error);
+}
+
+TEST_CASE("a repository config can choose a provider but never add plugins") {
+  CHECK_THROWS_WITH_AS(Config::from(std::nullopt, yaml("corral.yaml", "plugins: [{path: /tmp/evil.so}]")),
+                       doctest::Contains("never load code"), Error);
+  // The same key in the user's own config is simply not a setting.
+  CHECK_NOTHROW(Config::from(yaml("user.yaml", "provider: e2b"), std::nullopt));
+  Config c = Config::from(yaml("user.yaml", "provider: e2b\nenv: [A]"), yaml("corral.yaml", "provider: local\nenv: [B, A]"));
+  std::string from;
+  CHECK(c.provider(&from) == "local");
+  CHECK(from == "corral.yaml");
+  CHECK(c.env_names() == std::vector<std::string>{"A", "B"});
+}

@@ -1,0 +1,66 @@
+#include <doctest/doctest.h>
+
+#include "corral/json.hpp"
+#include "corral/types.hpp"
+
+using namespace corral;
+
+TEST_CASE("durations parse in seconds, minutes, hours and days, and reject junk") {
+  CHECK(parse_duration("90") == 90);
+  CHECK(parse_duration("90s") == 90);
+  CHECK(parse_duration("15m") == 900);
+  CHECK(parse_duration("2h") == 7200);
+  CHECK(parse_duration("1h30m") == 5400);
+  CHECK(parse_duration("1d") == 86400);
+  for (const char* bad : {"", "h", "1x", "-5", "1h30", "1.5h"}) CHECK_THROWS_AS(parse_duration(bad), Error);
+  CHECK(format_duration(5400) == "1h30m");
+  CHECK(format_duration(3600) == "1h");
+  CHECK(format_duration(45) == "45s");
+}
+
+TEST_CASE("features and kinds round-trip through their canonical names") {
+  for (Feature f : kAllFeatures) CHECK(parse_feature(to_string(f)) == f);
+  for (ProviderKind k : kAllKinds) CHECK(parse_kind(to_string(k)) == k);
+  CHECK_FALSE(parse_feature("teleport").has_value());
+  FeatureSet set{Feature::cleanup, Feature::run_session};
+  CHECK(set.names() == std::vector<std::string>{"run-session", "cleanup"});
+}
+
+TEST_CASE("a provider spec survives JSON and rejects unknown features and kinds") {
+  ProviderSpec spec;
+  spec.name = "acme";
+  spec.aliases = {"a"};
+  spec.kind = ProviderKind::service_control;
+  spec.features = {Feature::url_bridge};
+  OptionSpec o;
+  o.name = "token";
+  o.secret = true;
+  o.env = {"ACME_TOKEN"};
+  o.default_value = "x";
+  spec.options.push_back(o);
+  spec.docs.category = "cloud";
+  ProviderSpec back = json::spec_from_json(json::to_json(spec));
+  CHECK(back.name == "acme");
+  CHECK(back.kind == ProviderKind::service_control);
+  CHECK(back.features == spec.features);
+  REQUIRE(back.options.size() == 1);
+  CHECK(back.options[0].secret);
+  CHECK(back.options[0].default_value == "x");
+  CHECK(back.docs.category == "cloud");
+
+  CHECK_THROWS_WITH_AS(json::spec_from_json(R"({"name":"x","kind":"delegated-run","features":["teleport"]})"),
+                       doctest::Contains("unknown feature 'teleport'"), Error);
+  CHECK_THROWS_WITH_AS(json::spec_from_json(R"({"name":"x","kind":"magic"})"),
+                       doctest::Contains("unknown provider kind"), Error);
+  CHECK_THROWS_WITH_AS(json::spec_from_json(R"({"name":"Bad Name","kind":"delegated-run"})"),
+                       doctest::Contains("lower-case"), Error);
+  CHECK_THROWS_AS(json::spec_from_json("{not json"), Error);
+}
+
+TEST_CASE("sandbox secrets cross the plugin boundary but are left out of stored JSON") {
+  Sandbox s;
+  s.id = "sb1";
+  s.secrets = {{"token", "s3cret"}};
+  CHECK(json::to_json(s, true).find("s3cret") != std::string::npos);
+  CHECK(json::to_json(s, false).find("s3cret") == std::string::npos);
+}
