@@ -1,0 +1,254 @@
+#include "docker_sandbox_provider.hpp"
+
+#include <filesystem>
+#include <optional>
+#include <regex>
+
+#include "env_file.hpp"
+#include "sandbox_name.hpp"
+#include "sbx_errors.hpp"
+
+namespace fs = std::filesystem;
+
+namespace corral::docker_sandbox {
+namespace {
+
+// The last `limit` bytes of a stream, enough to recognise an sbx error after the fact
+// while output itself is streamed in constant memory.
+class Tail {
+ public:
+  explicit Tail(size_t limit) : limit_(limit) {}
+  void add(std::string_view data) {
+    text_.append(data);
+    if (text_.size() > limit_) text_.erase(0, text_.size() - limit_);
+  }
+  const std::string& text() const { return text_; }
+
+ private:
+  size_t limit_;
+  std::string text_;
+};
+
+Error gone(const std::string& name) {
+  return Error(ErrorCode::not_found, "Docker Sandbox '" + name + "' no longer exists",
+               "it was removed outside corral (sbx rm, sbx reset); start a new run without --id");
+}
+
+Sandbox to_sandbox(const SbxEntry& e) {
+  Sandbox s;
+  s.id = e.name;
+  s.state = e.status.empty() ? "unknown" : e.status;
+  s.details["name"] = e.name;
+  if (!e.workspace.empty()) s.details["workspace"] = e.workspace;
+  if (!e.agent.empty()) s.details["agent"] = e.agent;
+  if (auto parts = parse_sandbox_name(e.name)) s.labels = labels_of(*parts);
+  return s;
+}
+
+// An sbx failure hidden in a non-zero `sbx exec`: the sandbox vanished, or a known
+// condition (sign-in, virtualization). Anything else is the command's own exit code.
+std::optional<Error> exec_failure(const std::string& stderr_tail, const std::string& name) {
+  if (auto known = known_condition(stderr_tail)) return known;
+  std::string l = stderr_tail;
+  for (char& c : l) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  bool names_it = l.find(name) != std::string::npos;
+  bool missing = l.find("not found") != std::string::npos || l.find("no such") != std::string::npos ||
+                 l.find("does not exist") != std::string::npos;
+  if (names_it && missing) return gone(name);
+  return std::nullopt;
+}
+
+}  // namespace
+
+DockerSandboxProvider::DockerSandboxProvider(const sdk::Options& options)
+    : cli_(options.get("cli", "sbx").empty() ? "sbx" : options.get("cli", "sbx"),
+           static_cast<long>(options.get_duration("cli-timeout", 300))),
+      template_(options.get("template")),
+      memory_(options.get("memory")),
+      workdir_(options.get("workdir")) {
+  if (cli_.timeout_seconds() <= 0)
+    throw Error(ErrorCode::invalid_argument, "option 'cli-timeout' must be longer than zero",
+                "use a duration such as 90s or 5m");
+  if (options.has("cpus") && !options.get("cpus").empty()) {
+    std::int64_t cpus = options.get_int("cpus", 0);
+    if (cpus < 0)
+      throw Error(ErrorCode::invalid_argument, "option 'cpus' must be 0 (automatic) or more, not " + std::to_string(cpus));
+    cpus_ = std::to_string(cpus);
+  }
+  static const std::regex kMemory("[0-9]+[bkmgBKMG]?");
+  if (!memory_.empty() && !std::regex_match(memory_, kMemory))
+    throw Error(ErrorCode::invalid_argument, "option 'memory' must be a size in binary units, not '" + memory_ + "'",
+                "use a number with an optional unit: 1024m, 8g");
+  if (!workdir_.empty() && workdir_[0] != '/')
+    throw Error(ErrorCode::invalid_argument, "option 'workdir' must be an absolute path, not '" + workdir_ + "'");
+}
+
+std::vector<DoctorCheck> DockerSandboxProvider::doctor(const sdk::Host&) {
+  std::vector<DoctorCheck> checks;
+  std::string path = sdk::find_program(cli_.cli());
+  if (path.empty()) {
+    Error e = sbx_missing(cli_.cli());
+    checks.push_back({"sbx CLI", false, e.what(), e.hint()});
+    return checks;
+  }
+  checks.push_back({"sbx CLI", true, path, ""});
+
+  auto probe = [&](const std::string& name, const std::vector<std::string>& args, const std::string& ok_detail) {
+    try {
+      SbxResult r = cli_.capture(args);
+      if (r.exit_code == 0) {
+        std::string detail = gist(r.out);
+        checks.push_back({name, true, detail.empty() ? ok_detail : detail, ""});
+      } else {
+        Error e = sbx_failed(args[0], r.exit_code, r.err + "\n" + r.out);
+        checks.push_back({name, false, e.what(), e.hint()});
+      }
+    } catch (const Error& e) {
+      checks.push_back({name, false, e.what(), e.hint()});
+    }
+  };
+  probe("sbx version", {"version"}, "sbx answers");
+  probe("sbx diagnose", {"diagnose"}, "all checks passed");
+  return checks;
+}
+
+Sandbox DockerSandboxProvider::create(const CreateRequest& request, const sdk::Host& host) {
+  if (request.workspace.empty())
+    throw Error(ErrorCode::invalid_argument, "docker-sandbox needs the workspace path to mount");
+  // sbx mounts the resolved path; commands must name the same one.
+  std::error_code ec;
+  std::string workspace = fs::weakly_canonical(fs::absolute(request.workspace), ec).string();
+  if (ec) workspace = fs::absolute(request.workspace).lexically_normal().string();
+  if (workspace.size() > 1 && workspace.back() == '/') workspace.pop_back();
+  std::string name = sandbox_name(request.slug, request.lease_id);
+
+  std::vector<std::string> args{"create", "--name", name};
+  if (!template_.empty()) args.insert(args.end(), {"--template", template_});
+  if (!cpus_.empty()) args.insert(args.end(), {"--cpus", cpus_});
+  if (!memory_.empty()) args.insert(args.end(), {"--memory", memory_});
+  args.insert(args.end(), {"shell", workspace});
+
+  host.progress("creating Docker Sandbox " + name);
+  try {
+    SbxResult r = cli_.run(args, [&] { return host.cancelled(); });
+    if (std::string said = gist(r.out + "\n" + r.err); !said.empty()) host.debug("sbx create: " + said);
+  } catch (const Error& e) {
+    // A create cut short may have left a half-made sandbox behind; remove it.
+    if (e.code() == ErrorCode::timeout || e.code() == ErrorCode::cancelled) {
+      try {
+        cli_.capture({"rm", "-f", name});
+      } catch (const Error&) {
+        host.warn("could not remove the partly created Docker Sandbox " + name + "; run `sbx rm -f " + name + "`");
+      }
+    }
+    throw;
+  }
+
+  Sandbox s;
+  s.id = name;
+  s.state = "running";
+  s.labels = request.labels;
+  s.details["name"] = name;
+  s.details["workspace"] = workspace;
+  if (!template_.empty()) s.details["template"] = template_;
+  if (!cpus_.empty()) s.details["cpus"] = cpus_;
+  if (!memory_.empty()) s.details["memory"] = memory_;
+  return s;
+}
+
+std::vector<SbxEntry> DockerSandboxProvider::entries(const sdk::Host& host) const {
+  return parse_ls_json(cli_.run({"ls", "--json"}, [&] { return host.cancelled(); }).out);
+}
+
+Sandbox DockerSandboxProvider::get(const std::string& id, const sdk::Host& host) {
+  auto e = find_entry(entries(host), id);
+  if (!e) throw gone(id);
+  return to_sandbox(*e);
+}
+
+std::vector<Sandbox> DockerSandboxProvider::list(const StringMap& labels, const sdk::Host& host) {
+  std::vector<Sandbox> out;
+  for (const SbxEntry& e : entries(host)) {
+    auto parts = parse_sandbox_name(e.name);
+    if (parts && name_matches(*parts, labels)) out.push_back(to_sandbox(e));
+  }
+  return out;
+}
+
+void DockerSandboxProvider::destroy(const Sandbox& sandbox, const sdk::Host& host) {
+  if (!parse_sandbox_name(sandbox.id))
+    throw Error(ErrorCode::invalid_argument, "refusing to remove Docker Sandbox '" + sandbox.id + "': corral did not create it",
+                "remove it yourself with `sbx rm " + sandbox.id + "` if you mean to");
+  SbxResult r = cli_.capture({"rm", "-f", sandbox.id});
+  if (r.exit_code == 0) return;
+  // rm fails for a sandbox that is already gone, which counts as success; ask ls.
+  if (!find_entry(entries(host), sandbox.id)) return;
+  throw sbx_failed("rm", r.exit_code, r.err + "\n" + r.out);
+}
+
+std::string DockerSandboxProvider::exec_dir(const Sandbox& sandbox, const std::string& cwd) const {
+  std::string base = workdir_;
+  if (base.empty()) {
+    auto it = sandbox.details.find("workspace");
+    if (it != sandbox.details.end()) base = it->second;
+  }
+  fs::path rel = fs::path(cwd).lexically_normal();
+  if (rel.is_absolute() || (!rel.empty() && *rel.begin() == ".."))
+    throw Error(ErrorCode::invalid_argument, "working directory '" + cwd + "' is outside the workspace");
+  if (base.empty()) {
+    if (cwd.empty() || rel == ".") return {};
+    throw Error(ErrorCode::invalid_argument, "cannot tell where Docker Sandbox '" + sandbox.id + "' mounts the workspace",
+                "set --docker-sandbox-workdir to the workspace folder inside the sandbox");
+  }
+  if (cwd.empty() || rel == ".") return base;
+  return (fs::path(base) / rel).lexically_normal().string();
+}
+
+void DockerSandboxProvider::stop_quietly(const std::string& name, const sdk::Host& host) const {
+  try {
+    SbxResult r = cli_.capture({"stop", name});
+    if (r.exit_code != 0)
+      host.warn("`sbx stop " + name + "` failed: " + gist(r.err + "\n" + r.out) +
+                "; the interrupted command may still be running in the sandbox");
+  } catch (const Error& e) {
+    host.warn(std::string("could not stop Docker Sandbox ") + name + ": " + e.what());
+  }
+}
+
+ExecResult DockerSandboxProvider::exec(const Sandbox& sandbox, const Command& command, const sdk::Host& host) {
+  if (command.argv.empty() && command.shell.empty())
+    throw Error(ErrorCode::invalid_argument, "nothing to run: the command is empty");
+  std::vector<std::string> args{"exec"};
+  if (std::string dir = exec_dir(sandbox, command.cwd); !dir.empty()) args.insert(args.end(), {"-w", dir});
+  std::optional<EnvFile> env_file;  // removed when exec returns or throws
+  if (!command.env.empty()) {
+    env_file.emplace(command.env);
+    args.insert(args.end(), {"--env-file", env_file->path()});
+  }
+  args.push_back(sandbox.id);
+  if (!command.argv.empty()) args.insert(args.end(), command.argv.begin(), command.argv.end());
+  else args.insert(args.end(), {"sh", "-c", command.shell});
+
+  Tail tail(4096);
+  sdk::ProcessOutcome o = cli_.stream(
+      args, [&](std::string_view d) { host.emit(CORRAL_STDOUT, d); },
+      [&](std::string_view d) {
+        host.emit(CORRAL_STDERR, d);
+        tail.add(d);
+      },
+      [&] { return host.cancelled(); }, static_cast<long>(command.timeout_seconds));
+  if (o.cancelled || o.timed_out) {
+    // Like `docker exec`, ending the client does not end the command in the sandbox.
+    stop_quietly(sandbox.id, host);
+    if (o.timed_out)
+      throw Error(ErrorCode::timeout,
+                  "the command did not finish within " + format_duration(command.timeout_seconds),
+                  "allow more time with --timeout, or make the command faster");
+    throw Error(ErrorCode::cancelled, "the command was interrupted");
+  }
+  if (o.exit_code != 0)
+    if (auto e = exec_failure(tail.text(), sandbox.id)) throw *e;
+  return {o.exit_code};
+}
+
+}  // namespace corral::docker_sandbox

@@ -1,0 +1,79 @@
+#include "sandbox_name.hpp"
+
+#include <cctype>
+#include <cstdint>
+#include <cstdio>
+
+namespace corral::docker_sandbox {
+namespace {
+
+constexpr std::string_view kPrefix = "corral-";
+constexpr size_t kTagLength = 8;
+constexpr size_t kMaxSlug = 40;
+
+bool is_lower_hex(char c) { return std::isdigit(static_cast<unsigned char>(c)) || (c >= 'a' && c <= 'f'); }
+
+}  // namespace
+
+std::string clean_slug(std::string_view slug) {
+  std::string out;
+  for (char raw : slug) {
+    char c = static_cast<char>(std::tolower(static_cast<unsigned char>(raw)));
+    bool keep = std::isalnum(static_cast<unsigned char>(c)) != 0 && static_cast<unsigned char>(c) < 0x80;
+    if (keep) out += c;
+    else if (!out.empty() && out.back() != '-') out += '-';  // one '-' per run of others
+    if (out.size() >= kMaxSlug) break;
+  }
+  while (!out.empty() && out.back() == '-') out.pop_back();
+  return out.empty() ? "run" : out;
+}
+
+std::string lease_tag(std::string_view lease_id) {
+  // FNV-1a: a stable, dependency-free fingerprint; it only needs to tell leases apart.
+  std::uint32_t h = 2166136261u;
+  for (char c : lease_id) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 16777619u;
+  }
+  char buf[kTagLength + 1];
+  std::snprintf(buf, sizeof buf, "%08x", h);
+  return buf;
+}
+
+std::string sandbox_name(std::string_view slug, std::string_view lease_id) {
+  return std::string(kPrefix) + clean_slug(slug) + "-" + lease_tag(lease_id);
+}
+
+std::optional<NameParts> parse_sandbox_name(std::string_view name) {
+  if (name.size() < kPrefix.size() + 2 + kTagLength || name.substr(0, kPrefix.size()) != kPrefix)
+    return std::nullopt;
+  std::string_view tag = name.substr(name.size() - kTagLength);
+  std::string_view slug = name.substr(kPrefix.size(), name.size() - kPrefix.size() - kTagLength - 1);
+  if (name[name.size() - kTagLength - 1] != '-' || slug.empty()) return std::nullopt;
+  for (char c : tag)
+    if (!is_lower_hex(c)) return std::nullopt;
+  // The slug must be one clean_slug could have produced, or the name is not ours.
+  if (clean_slug(slug) != slug) return std::nullopt;
+  return NameParts{std::string(slug), std::string(tag)};
+}
+
+StringMap labels_of(const NameParts& parts) {
+  return {{"corral-owner", "corral"}, {"corral-slug", parts.slug}};
+}
+
+bool name_matches(const NameParts& parts, const StringMap& wanted) {
+  for (const auto& [key, value] : wanted) {
+    if (key == "corral-owner") {
+      if (value != "corral") return false;
+    } else if (key == "corral-slug") {
+      if (clean_slug(value) != parts.slug) return false;
+    } else if (key == "corral-lease") {
+      if (lease_tag(value) != parts.tag) return false;
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace corral::docker_sandbox

@@ -1,0 +1,48 @@
+#include "sbx_cli.hpp"
+
+#include "corral/types.hpp"
+#include "sbx_errors.hpp"
+
+namespace corral::docker_sandbox {
+
+std::string SbxCli::executable() const {
+  std::string path = sdk::find_program(cli_);
+  if (path.empty()) throw sbx_missing(cli_);
+  return path;
+}
+
+std::vector<std::string> SbxCli::argv(const std::vector<std::string>& args) const {
+  std::vector<std::string> argv{executable()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return argv;
+}
+
+SbxResult SbxCli::capture(const std::vector<std::string>& args, const std::function<bool()>& cancelled) const {
+  sdk::ProcessSpec spec;
+  spec.argv = argv(args);
+  SbxResult r;
+  sdk::ProcessOutcome o = sdk::run_process(
+      spec, [&](std::string_view d) { r.out.append(d); }, [&](std::string_view d) { r.err.append(d); }, cancelled,
+      timeout_, 2);
+  std::string action = args.empty() ? std::string() : args[0];
+  if (o.timed_out) throw sbx_timed_out(action, timeout_);
+  if (o.cancelled) throw Error(ErrorCode::cancelled, "`sbx " + action + "` was interrupted");
+  r.exit_code = o.exit_code;
+  return r;
+}
+
+SbxResult SbxCli::run(const std::vector<std::string>& args, const std::function<bool()>& cancelled) const {
+  SbxResult r = capture(args, cancelled);
+  if (r.exit_code != 0) throw sbx_failed(args.empty() ? "" : args[0], r.exit_code, r.err + "\n" + r.out);
+  return r;
+}
+
+sdk::ProcessOutcome SbxCli::stream(const std::vector<std::string>& args, const sdk::OutputFn& on_stdout,
+                                   const sdk::OutputFn& on_stderr, const std::function<bool()>& cancelled,
+                                   long timeout_seconds) const {
+  sdk::ProcessSpec spec;
+  spec.argv = argv(args);
+  return sdk::run_process(spec, on_stdout, on_stderr, cancelled, timeout_seconds, 3);
+}
+
+}  // namespace corral::docker_sandbox

@@ -1,0 +1,99 @@
+#include "sbx_errors.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+
+namespace corral::docker_sandbox {
+namespace {
+
+constexpr std::string_view kDiagnose = "run `sbx diagnose` to see which part of the installation fails";
+
+std::string lower(std::string_view text) {
+  std::string out(text);
+  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
+  return out;
+}
+
+template <size_t N>
+bool mentions(const std::string& haystack, const std::array<std::string_view, N>& needles) {
+  return std::any_of(needles.begin(), needles.end(),
+                     [&](std::string_view n) { return haystack.find(n) != std::string::npos; });
+}
+
+std::string trim(std::string_view s) {
+  size_t b = s.find_first_not_of(" \t\r\n");
+  if (b == std::string_view::npos) return {};
+  size_t e = s.find_last_not_of(" \t\r\n");
+  return std::string(s.substr(b, e - b + 1));
+}
+
+}  // namespace
+
+std::string gist(std::string_view output) {
+  std::string best, last;
+  size_t start = 0;
+  while (start <= output.size()) {
+    size_t end = output.find('\n', start);
+    std::string line = trim(output.substr(start, end == std::string_view::npos ? output.npos : end - start));
+    if (!line.empty()) {
+      last = line;
+      std::string l = lower(line);
+      if (l.find("error") != std::string::npos || l.find("fail") != std::string::npos) best = line;
+    }
+    if (end == std::string_view::npos) break;
+    start = end + 1;
+  }
+  std::string out = best.empty() ? last : best;
+  if (out.size() > 300) out = out.substr(0, 297) + "...";
+  return out;
+}
+
+std::optional<Error> known_condition(std::string_view output) {
+  static constexpr std::array<std::string_view, 8> kAuth = {
+      "not logged in", "not signed in", "sbx login", "please log in",
+      "please sign in", "login required", "sign-in required", "unauthorized"};
+  static constexpr std::array<std::string_view, 6> kVirt = {
+      "virtualization", "hypervisor", "/dev/kvm", "kvm", "vt-x", "nested virtuali"};
+  static constexpr std::array<std::string_view, 5> kDaemon = {
+      "daemon is not running", "cannot connect to the sandbox daemon", "sandboxd is not running",
+      "daemon not running", "daemon unresponsive"};
+  std::string l = lower(output);
+  std::string why = gist(output);
+  std::string suffix = why.empty() ? "" : ": " + why;
+  if (mentions(l, kAuth))
+    return Error(ErrorCode::auth, "sbx is not signed in to Docker" + suffix,
+                 "run `sbx login` to sign in, then retry");
+  if (mentions(l, kVirt))
+    return Error(ErrorCode::unavailable, "Docker Sandboxes cannot start a microVM: hardware virtualization is unavailable" + suffix,
+                 "enable virtualization (VT-x/AMD-V) in the firmware; on Linux make /dev/kvm usable "
+                 "(e.g. join the kvm group); inside a VM enable nested virtualization; `sbx diagnose` shows what is missing");
+  if (mentions(l, kDaemon))
+    return Error(ErrorCode::unavailable, "the Docker Sandboxes daemon is not reachable" + suffix,
+                 std::string(kDiagnose));
+  return std::nullopt;
+}
+
+Error sbx_failed(std::string_view action, int exit_code, std::string_view output) {
+  if (auto known = known_condition(output)) return *known;
+  std::string why = gist(output);
+  return Error(ErrorCode::unavailable,
+               "`sbx " + std::string(action) + "` failed (exit " + std::to_string(exit_code) + ")" +
+                   (why.empty() ? std::string() : ": " + why),
+               std::string(kDiagnose));
+}
+
+Error sbx_missing(const std::string& cli) {
+  return Error(ErrorCode::unavailable, "cannot find the Docker Sandboxes CLI '" + cli + "'",
+               "install Docker Sandboxes (https://docs.docker.com/ai/sandboxes/), or set CORRAL_SBX_CLI "
+               "(or --docker-sandbox-cli) to the path of the sbx executable");
+}
+
+Error sbx_timed_out(std::string_view action, long seconds) {
+  return Error(ErrorCode::timeout,
+               "`sbx " + std::string(action) + "` did not finish within " + format_duration(seconds),
+               "the sandbox daemon may be stuck: " + std::string(kDiagnose) +
+                   ", or allow more time with --docker-sandbox-cli-timeout");
+}
+
+}  // namespace corral::docker_sandbox

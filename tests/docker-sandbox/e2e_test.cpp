@@ -1,0 +1,291 @@
+// `corral --provider docker-sandbox` end to end, with CORRAL_SBX_CLI pointing at the
+// stand-in sbx: the run contract (output, exit codes, env, keep, reuse, stop, Ctrl-C,
+// session handle), ownership, settings and error guidance.
+#include <doctest/doctest.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "background_corral.hpp"
+#include "cli.hpp"
+#include "corral/json.hpp"
+#include "standin_fixture.hpp"
+
+namespace fs = std::filesystem;
+using corral::test::CliEnv;
+using corral::test::CliResult;
+using corral::test::read_file;
+using sbx_test::StandIn;
+
+namespace {
+
+struct E2E {
+  CliEnv env;
+  StandIn sbx;
+  std::string ws = fs::canonical(env.workspace()).string();
+
+  E2E() {
+    env.env["CORRAL_SBX_CLI"] = sbx_test::standin_path();
+    for (const auto& [k, v] : sbx.env()) env.env[k] = v;
+    env.root().write("work/hello.txt", "hello from the workspace\n");
+  }
+  // `corral run --provider docker-sandbox <args...>`
+  CliResult run(std::vector<std::string> args) {
+    args.insert(args.begin(), {"run", "--provider", "docker-sandbox"});
+    return env.run(args);
+  }
+  corral::json::Document handle(const std::string& file) {
+    return corral::json::parse(read_file(env.root().path() / file), "session handle");
+  }
+  std::string handle_path(const std::string& file) { return (env.root().path() / file).string(); }
+  // The corral-made sandboxes in the stand-in's state.
+  std::vector<std::string> corral_sandboxes() {
+    std::vector<std::string> out;
+    for (auto& n : sbx.sandboxes())
+      if (n.rfind("corral-", 0) == 0) out.push_back(n);
+    return out;
+  }
+};
+
+}  // namespace
+
+TEST_CASE_FIXTURE(E2E, "run: the command sees the mounted workspace; nothing is uploaded; nothing is left") {
+  CliResult r = run({"--", "sh", "-c", "cat hello.txt; pwd"});
+  CHECK_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(r.out == "hello from the workspace\n" + ws + "\n");
+  auto creates = sbx.calls_of("create");
+  REQUIRE(creates.size() == 1);
+  CHECK(creates[0][2] == "--name");
+  CHECK(creates[0][3].rfind("corral-", 0) == 0);
+  CHECK(std::vector<std::string>(creates[0].end() - 2, creates[0].end()) == std::vector<std::string>{"shell", ws});
+  CHECK(sbx.calls_of("cp").empty());
+  REQUIRE(sbx.calls_of("rm").size() == 1);
+  CHECK(sbx.calls_of("rm")[0] == std::vector<std::string>{sbx_test::standin_path(), "rm", "-f", creates[0][3]});
+  CHECK(sbx.sandboxes().empty());
+  CHECK(env.claims().empty());
+}
+
+TEST_CASE_FIXTURE(E2E, "run: exit codes pass through and stdout/stderr stay apart") {
+  CliResult r = run({"--", "sh", "-c", "echo to-out; echo to-err >&2; exit 3"});
+  CHECK(r.exit_code == 3);
+  CHECK(r.out == "to-out\n");
+  CHECK(r.err.find("to-err") != std::string::npos);
+  CHECK(r.out.find("to-err") == std::string::npos);
+  CHECK(sbx.sandboxes().empty());
+  CHECK(run({"--shell", "exit 0"}).exit_code == 0);
+}
+
+TEST_CASE_FIXTURE(E2E, "run: forwarded env arrives through a private env file, never argv, removed after") {
+  env.env["MY_TOKEN"] = "tok-123 secret";
+  env.env["NOT_ASKED_FOR"] = "nope";
+  // --shell rather than `-- sh -c`: the CLI currently rejects flags after -- once --env is given.
+  CliResult r = run({"--env", "MY_TOKEN", "--shell", "echo \"$MY_TOKEN|$NOT_ASKED_FOR\""});
+  CHECK_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(r.out == "tok-123 secret|\n");
+  for (const auto& call : sbx.calls()) CHECK_FALSE(sbx_test::argv_mentions(call, "tok-123"));
+  REQUIRE(sbx.calls_of("exec").size() == 1);
+  CHECK(sbx_test::argv_mentions(sbx.calls_of("exec")[0], "--env-file"));
+  auto files = sbx.env_files();
+  REQUIRE(files.size() == 1);
+  CHECK(files[0].substr(files[0].rfind(' ') + 1) == "0600");
+  CHECK_FALSE(fs::exists(files[0].substr(0, files[0].rfind(' '))));
+  CHECK(r.err.find("tok-123") == std::string::npos);
+}
+
+TEST_CASE_FIXTURE(E2E, "keep, session handle, reuse by --id, status, stop") {
+  CliResult first = run({"--keep", "--lease-output", handle_path("h1.json"), "--", "sh", "-c", "echo one > made.txt"});
+  REQUIRE_MESSAGE(first.exit_code == 0, first.err);
+  auto h = handle("h1.json");
+  CHECK(std::string(h["provider"].GetString()) == "docker-sandbox");
+  CHECK(h["kept"].GetBool());
+  CHECK_FALSE(h["reused"].GetBool());
+  std::string lease = h["leaseId"].GetString();
+  std::string sandbox = h["sandboxId"].GetString();
+  CHECK(sandbox.rfind("corral-" + std::string(h["slug"].GetString()) + "-", 0) == 0);
+  CHECK(std::string(h["cleanupCommand"].GetString()).find(lease) != std::string::npos);
+  CHECK(sbx.sandboxes() == std::vector<std::string>{sandbox});
+  CHECK(env.claims().size() == 1);
+  CHECK(read_file(env.claims()[0]).find(sandbox) != std::string::npos);
+
+  CliResult again = run({"--id", lease, "--lease-output", handle_path("h2.json"), "--", "cat", "made.txt"});
+  CHECK_MESSAGE(again.exit_code == 0, again.err);
+  CHECK(again.out == "one\n");
+  auto h2 = handle("h2.json");
+  CHECK(h2["reused"].GetBool());
+  CHECK(h2["kept"].GetBool());
+  CHECK(std::string(h2["sandboxId"].GetString()) == sandbox);
+  CHECK(sbx.calls_of("create").size() == 1);  // reused, not recreated
+  CHECK(sbx.sandboxes() == std::vector<std::string>{sandbox});
+
+  CliResult status = env.run({"status", "--id", lease, "--json"});
+  CHECK_MESSAGE(status.exit_code == 0, status.err);
+  CHECK(status.out.find(ws) != std::string::npos);
+
+  CliResult stop = env.run({"stop", "--id", lease});
+  CHECK_MESSAGE(stop.exit_code == 0, stop.err);
+  CHECK(sbx.sandboxes().empty());
+  CHECK(env.claims().empty());
+}
+
+TEST_CASE_FIXTURE(E2E, "keep-on-failure keeps only failed runs; the handle is written on failure too") {
+  CliResult ok = run({"--keep-on-failure", "--", "true"});
+  CHECK(ok.exit_code == 0);
+  CHECK(sbx.sandboxes().empty());
+  CliResult bad = run({"--keep-on-failure", "--lease-output", handle_path("h.json"), "--", "sh", "-c", "exit 9"});
+  CHECK(bad.exit_code == 9);
+  CHECK(corral_sandboxes().size() == 1);
+  CHECK(env.claims().size() == 1);
+  auto h = handle("h.json");
+  CHECK(h["kept"].GetBool());
+  CHECK(h["exitCode"].GetInt() == 9);
+  CHECK(std::string(h["sandboxId"].GetString()) == corral_sandboxes()[0]);
+}
+
+TEST_CASE_FIXTURE(E2E, "a kept sandbox removed behind corral's back is reported as gone") {
+  REQUIRE(run({"--keep", "--lease-output", handle_path("h.json"), "--", "true"}).exit_code == 0);
+  auto h = handle("h.json");
+  REQUIRE(sbx.run({"rm", "-f", h["sandboxId"].GetString()}).exit_code == 0);
+  CliResult r = run({"--id", h["leaseId"].GetString(), "--", "true"});
+  CHECK(r.exit_code == 66);
+  CHECK(r.err.find("hint:") != std::string::npos);
+  CHECK(env.run({"stop", "--id", h["leaseId"].GetString()}).exit_code == 0);  // forgetting it still works
+  CHECK(env.claims().empty());
+}
+
+TEST_CASE_FIXTURE(E2E, "list and orphan cleanup touch only sandboxes corral created") {
+  REQUIRE(sbx.run({"create", "--name", "someone-elses-box", "shell", ws}).exit_code == 0);
+  REQUIRE(sbx.run({"create", "--name", "corral-lost-0123abcd", "shell", ws}).exit_code == 0);  // an orphan
+  REQUIRE(run({"--keep", "--lease-output", handle_path("h.json"), "--", "true"}).exit_code == 0);
+  std::string kept = handle("h.json")["sandboxId"].GetString();
+
+  CliResult list = env.run({"list", "--remote", "--provider", "docker-sandbox", "--json"});
+  REQUIRE_MESSAGE(list.exit_code == 0, list.err);
+  auto doc = corral::json::parse(list.out, "list");
+  std::vector<std::string> ids;
+  for (auto& s : doc.GetArray()) ids.emplace_back(s["sandboxId"].GetString());
+  std::sort(ids.begin(), ids.end());
+  std::vector<std::string> expected{kept, "corral-lost-0123abcd"};
+  std::sort(expected.begin(), expected.end());
+  CHECK(ids == expected);
+
+  CliResult orphans = env.run({"stop", "--orphans", "--provider", "docker-sandbox"});
+  CHECK_MESSAGE(orphans.exit_code == 0, orphans.err);
+  std::vector<std::string> left{kept, "someone-elses-box"};
+  std::sort(left.begin(), left.end());
+  CHECK(sbx.sandboxes() == left);
+  for (const auto& call : sbx.calls_of("rm")) CHECK_FALSE(sbx_test::argv_mentions(call, "someone-elses-box"));
+}
+
+TEST_CASE_FIXTURE(E2E, "warmup prints the handle and keeps the sandbox") {
+  CliResult r = env.run({"warmup", "--provider", "docker-sandbox"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  auto h = corral::json::parse(r.out, "warmup handle");
+  CHECK(h["kept"].GetBool());
+  CHECK(sbx.sandboxes() == std::vector<std::string>{h["sandboxId"].GetString()});
+  CHECK(env.run({"stop", "--id", h["leaseId"].GetString()}).exit_code == 0);
+  CHECK(sbx.sandboxes().empty());
+}
+
+TEST_CASE_FIXTURE(E2E, "Ctrl-C stops the command inside the sandbox and leaves nothing unless kept") {
+  for (bool keep : {false, true}) {
+    CAPTURE(keep);
+    corral::test::TempDir scratch;
+    std::string pidfile = ws + "/pid-" + std::to_string(keep);
+    std::vector<std::string> args{"run", "--provider", "docker-sandbox"};
+    if (keep) args.push_back("--keep");
+    args.insert(args.end(), {"--", "sh", "-c", "echo $$ > " + pidfile + "; exec sleep 60"});
+    sbx_test::BackgroundCorral corral(env, args, scratch);
+    REQUIRE(sbx_test::wait_for_file(pidfile, 30));
+    corral.signal(SIGINT);
+    CliResult r = corral.wait(30);
+    CHECK(r.exit_code == 130);
+    CHECK_FALSE(sbx_test::process_alive(std::stoi(read_file(pidfile))));
+    if (keep) {
+      CHECK(corral_sandboxes().size() == 1);
+      CHECK(env.claims().size() == 1);
+    } else {
+      CHECK(sbx.sandboxes().empty());
+      CHECK(env.claims().empty());
+    }
+  }
+}
+
+TEST_CASE_FIXTURE(E2E, "--timeout stops the command, exits 124 and removes the sandbox") {
+  CliResult r = run({"--timeout", "1s", "--", "sleep", "30"});
+  CHECK(r.exit_code == 124);
+  CHECK(r.err.find("corral: error:") != std::string::npos);
+  CHECK(sbx.sandboxes().empty());
+}
+
+TEST_CASE_FIXTURE(E2E, "settings reach sbx create: flags and environment") {
+  env.env["CORRAL_SBX_MEMORY"] = "1g";
+  CliResult r = run({"--docker-sandbox-template", "my/image:1", "--docker-sandbox-cpus", "2", "--", "true"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  auto create = sbx.calls_of("create").at(0);
+  std::vector<std::string> args(create.begin() + 1, create.end());
+  CHECK(args == std::vector<std::string>{"create", "--name", create[3], "--template", "my/image:1", "--cpus", "2",
+                                         "--memory", "1g", "shell", ws});
+  CliResult bad = run({"--docker-sandbox-memory", "lots", "--", "true"});
+  CHECK(bad.exit_code == 64);
+  CHECK(sbx.calls_of("create").size() == 1);  // refused before anything was created
+}
+
+TEST_CASE_FIXTURE(E2E, "error guidance: missing sbx, not signed in, no virtualization, hanging sbx") {
+  SUBCASE("missing binary") {
+    env.env["CORRAL_SBX_CLI"] = "/nonexistent/bin/sbx";
+    CliResult r = run({"--", "true"});
+    CHECK(r.exit_code == 69);
+    CHECK(r.err.find("corral: error:") != std::string::npos);
+    CHECK(r.err.find("CORRAL_SBX_CLI") != std::string::npos);
+  }
+  SUBCASE("not signed in") {
+    env.env["SBX_STANDIN_FAULT"] = "not-logged-in";
+    CliResult r = run({"--", "true"});
+    CHECK(r.exit_code == 77);
+    CHECK(r.err.find("sbx login") != std::string::npos);
+  }
+  SUBCASE("no virtualization") {
+    env.env["SBX_STANDIN_FAULT"] = "no-virtualization";
+    CliResult r = run({"--", "true"});
+    CHECK(r.exit_code == 69);
+    CHECK(r.err.find("virtualization") != std::string::npos);
+  }
+  SUBCASE("sbx create hangs") {
+    env.env["SBX_STANDIN_HANG"] = "create";
+    CliResult r = run({"--docker-sandbox-cli-timeout", "1s", "--", "true"});
+    CHECK(r.exit_code == 124);
+    CHECK(r.err.find("sbx create") != std::string::npos);
+    CHECK(r.err.find("sbx diagnose") != std::string::npos);
+  }
+  CHECK(sbx.sandboxes().empty());
+  CHECK(env.claims().empty());
+}
+
+TEST_CASE_FIXTURE(E2E, "doctor runs sbx version and sbx diagnose") {
+  CliResult ok = env.run({"doctor", "--provider", "docker-sandbox", "--json"});
+  auto doc = corral::json::parse(ok.out, "doctor");
+  bool found = false;
+  for (auto& section : doc["sections"].GetArray()) {
+    if (std::string(section["name"].GetString()) != "docker-sandbox") continue;
+    found = true;
+    for (auto& c : section["checks"].GetArray()) CHECK_MESSAGE(c["ok"].GetBool(), c["name"].GetString());
+  }
+  CHECK(found);
+  CHECK(sbx.calls_of("version").size() == 1);
+  CHECK(sbx.calls_of("diagnose").size() == 1);
+
+  env.env["SBX_STANDIN_FAULT"] = "no-virtualization";
+  CliResult bad = env.run({"doctor", "--provider", "docker-sandbox"});
+  CHECK(bad.exit_code != 0);
+  CHECK(bad.out.find("virtualization") != std::string::npos);
+}
+
+TEST_CASE_FIXTURE(E2E, "providers describe lists the settings") {
+  CliResult r = env.run({"providers", "describe", "docker-sandbox"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  for (const char* s : {"cli", "template", "cpus", "memory", "workdir", "CORRAL_SBX_CLI", "workspace-mount",
+                        "run-session", "cleanup"})
+    CHECK_MESSAGE(r.out.find(s) != std::string::npos, s);
+  CHECK(r.out.find("url-bridge") == std::string::npos);
+}

@@ -1,0 +1,38 @@
+#include "fake_host.hpp"
+
+namespace sbx_test {
+
+FakeHost::FakeHost() {
+  table_.struct_size = sizeof(corral_host_v1);
+  table_.result = [](void*, const char*, size_t) {};
+  table_.error = [](void*, int, const char*, const char*) {};
+  table_.emit = [](void* call, int stream, const char* data, size_t len) {
+    std::lock_guard lock(self(call).mutex_);
+    (stream == CORRAL_STDOUT ? self(call).out_ : self(call).err_).append(data, len);
+  };
+  table_.cancelled = [](void* call) -> int { return self(call).cancelled_ ? 1 : 0; };
+  table_.log = [](void* call, int level, const char* message) {
+    std::lock_guard lock(self(call).mutex_);
+    const char* tag = level == CORRAL_LOG_WARN ? "warn: " : level == CORRAL_LOG_INFO ? "info: " : "debug: ";
+    self(call).logs_.push_back(tag + std::string(message));
+  };
+  table_.progress = [](void* call, const char* message) {
+    std::lock_guard lock(self(call).mutex_);
+    self(call).logs_.push_back("progress: " + std::string(message));
+  };
+}
+
+std::string FakeHost::out() const {
+  std::lock_guard lock(mutex_);
+  return out_;
+}
+std::string FakeHost::err() const {
+  std::lock_guard lock(mutex_);
+  return err_;
+}
+std::vector<std::string> FakeHost::logs() const {
+  std::lock_guard lock(mutex_);
+  return logs_;
+}
+
+}  // namespace sbx_test

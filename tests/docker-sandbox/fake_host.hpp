@@ -1,0 +1,33 @@
+// An in-process stand-in for corral's host services, so provider tests can call the
+// plugin's primitives directly and see exactly what it emitted and logged.
+#pragma once
+
+#include <atomic>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "corral/sdk.hpp"
+
+namespace sbx_test {
+
+class FakeHost {
+ public:
+  FakeHost();
+  corral::sdk::Host host() { return corral::sdk::Host(&table_, this); }
+  std::string out() const;
+  std::string err() const;
+  std::vector<std::string> logs() const;  // "warn: ...", "info: ...", "progress: ..."
+  // Makes cancelled() true, like Ctrl-C.
+  void cancel() { cancelled_ = true; }
+
+ private:
+  static FakeHost& self(void* call) { return *static_cast<FakeHost*>(call); }
+  corral_host_v1 table_{};
+  mutable std::mutex mutex_;
+  std::string out_, err_;
+  std::vector<std::string> logs_;
+  std::atomic<bool> cancelled_{false};
+};
+
+}  // namespace sbx_test

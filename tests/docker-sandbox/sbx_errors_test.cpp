@@ -1,0 +1,45 @@
+// sbx failures become errors with a cause and a hint that says what to do.
+#include <doctest/doctest.h>
+
+#include "sbx_errors.hpp"
+
+using namespace corral::docker_sandbox;
+using corral::ErrorCode;
+
+TEST_CASE("sbx errors: known conditions get specific guidance") {
+  auto auth = sbx_failed("create", 1, "ERROR: You are not signed in. Run 'sbx login' to sign in.");
+  CHECK(auth.code() == ErrorCode::auth);
+  CHECK(auth.hint().find("sbx login") != std::string::npos);
+
+  auto virt = sbx_failed("create", 1, "starting VM...\nERROR: hardware virtualization is not available (/dev/kvm)");
+  CHECK(virt.code() == ErrorCode::unavailable);
+  CHECK(virt.hint().find("/dev/kvm") != std::string::npos);
+  CHECK(std::string(virt.what()).find("/dev/kvm") != std::string::npos);  // sbx's own words kept
+
+  CHECK_FALSE(known_condition("total 0\nhello"));
+}
+
+TEST_CASE("sbx errors: unknown failures name the command, exit code and sbx's message") {
+  auto e = sbx_failed("rm", 3, "progress...\nERROR: disk is full\n\n");
+  CHECK(e.code() == ErrorCode::unavailable);
+  CHECK(std::string(e.what()) == "`sbx rm` failed (exit 3): ERROR: disk is full");
+  CHECK(e.hint().find("sbx diagnose") != std::string::npos);
+}
+
+TEST_CASE("sbx errors: missing binary and timeouts") {
+  auto missing = sbx_missing("/opt/nowhere/sbx");
+  CHECK(missing.code() == ErrorCode::unavailable);
+  CHECK(std::string(missing.what()).find("/opt/nowhere/sbx") != std::string::npos);
+  CHECK(missing.hint().find("CORRAL_SBX_CLI") != std::string::npos);
+  auto slow = sbx_timed_out("create", 90);
+  CHECK(slow.code() == ErrorCode::timeout);
+  CHECK(std::string(slow.what()).find("90s") != std::string::npos);
+  CHECK(slow.hint().find("cli-timeout") != std::string::npos);
+}
+
+TEST_CASE("sbx errors: gist picks the error line and bounds it") {
+  CHECK(gist("a\nError: b\nc\n") == "Error: b");
+  CHECK(gist("a\nlast\n") == "last");
+  CHECK(gist("").empty());
+  CHECK(gist(std::string(1000, 'x')).size() == 300);
+}

@@ -1,0 +1,26 @@
+// `sbx exec` in the stand-in: really runs the command on this machine, in the workspace,
+// with only the sandbox's own environment plus --env-file / -e values. Like a container
+// runtime, the command lives apart from the client: it leads its own session and its
+// output goes through files the client relays, so killing `sbx exec` does not stop it
+// (only `sbx stop` / `sbx rm` do), which is how `docker exec` behaves.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "state.hpp"
+
+namespace sbx_standin {
+
+struct ExecRequest {
+  std::string workdir;                 // -w; empty = the first workspace
+  std::vector<std::string> env_files;  // --env-file, in order
+  std::vector<std::string> env;        // -e NAME=value or NAME
+  bool detach = false;                 // -d
+  std::vector<std::string> command;    // COMMAND [ARG...]
+};
+
+// Runs `request` in sandbox `record`; returns the exit status sbx exec reports.
+int run_exec(const State& state, const Record& record, const ExecRequest& request);
+
+}  // namespace sbx_standin

@@ -1,0 +1,93 @@
+#include "standin_fixture.hpp"
+
+#include <signal.h>
+
+#include <algorithm>
+#include <sstream>
+
+#include "corral/json.hpp"
+#include "corral/sdk/process.hpp"
+
+namespace fs = std::filesystem;
+
+namespace sbx_test {
+
+std::string standin_path() { return SBX_STANDIN_PATH; }
+
+StandIn::StandIn() = default;
+
+std::map<std::string, std::string> StandIn::env(const std::map<std::string, std::string>& extra) const {
+  std::map<std::string, std::string> e{{"SBX_STANDIN_STATE", dir_.str()}};
+  for (const auto& [k, v] : extra) e[k] = v;
+  return e;
+}
+
+corral::test::CliResult StandIn::run(const std::vector<std::string>& args,
+                                     const std::map<std::string, std::string>& extra) const {
+  corral::sdk::ProcessSpec spec;
+  spec.argv = {standin_path()};
+  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+  std::vector<std::string> envp{"PATH=/usr/bin:/bin"};
+  for (const auto& [k, v] : env(extra)) envp.push_back(k + "=" + v);
+  spec.env = envp;
+  auto r = corral::sdk::capture_process(spec, 60);
+  return {r.exit_code, r.out, r.err};
+}
+
+std::vector<std::vector<std::string>> StandIn::calls() const {
+  std::vector<std::vector<std::string>> out;
+  std::istringstream in(corral::test::read_file(dir_.path() / "argv.log"));
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty()) continue;
+    auto doc = corral::json::parse(line, "argv log");
+    std::vector<std::string> argv;
+    for (auto& v : doc.GetArray()) argv.emplace_back(v.GetString());
+    out.push_back(argv);
+  }
+  return out;
+}
+
+std::vector<std::vector<std::string>> StandIn::calls_of(const std::string& command) const {
+  std::vector<std::vector<std::string>> out;
+  for (auto& c : calls())
+    if (c.size() > 1 && c[1] == command) out.push_back(c);
+  return out;
+}
+
+std::vector<std::string> StandIn::env_files() const {
+  std::vector<std::string> out;
+  std::istringstream in(corral::test::read_file(dir_.path() / "envfiles.log"));
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty()) out.push_back(line);
+  return out;
+}
+
+std::vector<std::string> StandIn::sandboxes() const {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (auto& e : fs::directory_iterator(dir_.path() / "sandboxes", ec))
+    if (e.path().extension() == ".json") out.push_back(e.path().stem().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::string StandIn::status(const std::string& name) const {
+  fs::path p = dir_.path() / "sandboxes" / (name + ".json");
+  if (!fs::exists(p)) return "";
+  return corral::json::get_string(corral::json::parse(corral::test::read_file(p), "record"), "status");
+}
+
+bool argv_mentions(const std::vector<std::string>& argv, const std::string& needle) {
+  for (const auto& a : argv)
+    if (a.find(needle) != std::string::npos) return true;
+  return false;
+}
+
+bool process_alive(int pid) {
+  if (pid <= 1 || ::kill(pid, 0) != 0) return false;
+  std::string stat = corral::test::read_file("/proc/" + std::to_string(pid) + "/stat");
+  size_t close = stat.rfind(')');
+  return close == std::string::npos || close + 2 >= stat.size() || stat[close + 2] != 'Z';
+}
+
+}  // namespace sbx_test

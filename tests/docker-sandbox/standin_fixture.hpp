@@ -1,0 +1,46 @@
+// The stand-in sbx as tests use it: a fresh state folder, its logs, and direct calls.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "cli.hpp"
+
+namespace sbx_test {
+
+// The stand-in executable (named `sbx`).
+std::string standin_path();
+
+class StandIn {
+ public:
+  StandIn();
+  const std::filesystem::path& state() const { return dir_.path(); }
+  // The environment the stand-in needs, plus `extra` (e.g. fault switches).
+  std::map<std::string, std::string> env(const std::map<std::string, std::string>& extra = {}) const;
+  // Runs the stand-in directly with `args` (tests' own setup and fidelity checks).
+  corral::test::CliResult run(const std::vector<std::string>& args,
+                              const std::map<std::string, std::string>& extra = {}) const;
+  // Every argv the stand-in was called with, in order (argv[0] included).
+  std::vector<std::vector<std::string>> calls() const;
+  // The calls whose first argument (after argv[0]) is `command`.
+  std::vector<std::vector<std::string>> calls_of(const std::string& command) const;
+  // "path mode" lines of the env files exec read.
+  std::vector<std::string> env_files() const;
+  // Names of the sandboxes in the stand-in's state.
+  std::vector<std::string> sandboxes() const;
+  // The status of sandbox `name` ("" when it does not exist).
+  std::string status(const std::string& name) const;
+
+ private:
+  corral::test::TempDir dir_;
+};
+
+// True when `argv` has an element containing `needle`.
+bool argv_mentions(const std::vector<std::string>& argv, const std::string& needle);
+
+// True while process `pid` exists and is not a zombie.
+bool process_alive(int pid);
+
+}  // namespace sbx_test

@@ -1,0 +1,78 @@
+// The stand-in is only as good as its fidelity: it accepts the documented flags of
+// specs/docker-sbx/*.yaml and rejects anything else, like the real tool.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+
+#include "standin_fixture.hpp"
+
+using sbx_test::StandIn;
+
+TEST_CASE("stand-in: every documented flag is accepted") {
+  StandIn sbx;
+  corral::test::TempDir ws, docs;
+  auto r = sbx.run({"-D", "create", "--clone", "--cpus", "2", "--kit", "k1", "--kit", "k2", "--mcp", "all", "-m",
+                    "1g", "--name", "box.1+a", "-q", "-t", "img:1", "shell", ws.str(), docs.str() + ":ro", "--debug"});
+  CHECK_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(sbx.sandboxes() == std::vector<std::string>{"box.1+a"});
+  CHECK(sbx.run({"create", "--memory", "512m", "--template", "x", "--quiet", "shell", ws.str(), "--name", "b2"})
+            .exit_code == 0);
+  CHECK(sbx.run({"ls", "--json", "-q", "-D"}).exit_code == 0);
+  CHECK(sbx.run({"ls", "--quiet"}).out == "b2\nbox.1+a\n");
+  CHECK(sbx.run({"exec", "-d", "-e", "A=1", "--env", "B=2", "-i", "--privileged", "-u", "root", "--user", "0",
+                 "--detach-keys", "ctrl-x", "-w", "/", "--workdir", "/", "-D", "box.1+a", "true"})
+            .exit_code == 0);
+  CHECK(sbx.run({"cp", "-L", ws.str(), "box.1+a:" + docs.str()}).exit_code == 0);
+  CHECK(sbx.run({"stop", "box.1+a", "b2", "--debug"}).exit_code == 0);
+  CHECK(sbx.run({"rm", "--force", "box.1+a"}).exit_code == 0);
+  CHECK(sbx.run({"rm", "--all", "-f"}).exit_code == 0);
+  CHECK(sbx.sandboxes().empty());
+  CHECK(sbx.run({"version"}).exit_code == 0);
+  CHECK(sbx.run({"diagnose"}).exit_code == 0);
+  CHECK(sbx.run({"ls", "-h"}).exit_code == 0);
+}
+
+TEST_CASE("stand-in: undocumented flags and malformed calls are rejected") {
+  StandIn sbx;
+  corral::test::TempDir ws;
+  for (std::vector<std::string> args : {
+           std::vector<std::string>{"create", "--bogus", "shell", ws.str()},
+           {"create", "shell", ws.str(), "--label", "a=b"},
+           {"create", "--name", "x", "shell"},                 // PATH is required
+           {"create", "--name", "x", ws.str()},                // agent missing
+           {"create", "--name", "bad name", "shell", ws.str()},
+           {"create", "--name", "x", "shell", "/definitely/not/here"},
+           {"create", "--cpus", "many", "shell", ws.str()},
+           {"ls", "--all"},
+           {"ls", "--format", "json"},
+           {"stop"},
+           {"stop", "-f", "x"},
+           {"rm", "--json", "x"},
+           {"rm", "x"},  // needs --force without a terminal
+           {"exec", "--bogus", "x", "true"},
+           {"exec", "x"},
+           {"ports", "x"},
+           {"version", "--short"},
+           {}}) {
+    CAPTURE(args);
+    auto r = sbx.run(args);
+    CHECK(r.exit_code != 0);
+    CHECK(!r.err.empty());
+  }
+  CHECK(sbx.sandboxes().empty());
+}
+
+TEST_CASE("stand-in: flags after SANDBOX belong to the command, as with docker exec") {
+  StandIn sbx;
+  corral::test::TempDir ws;
+  REQUIRE(sbx.run({"create", "--name", "b", "shell", ws.str()}).exit_code == 0);
+  auto r = sbx.run({"exec", "b", "echo", "-w", "--bogus"});
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == "-w --bogus\n");
+  auto env = sbx.run({"exec", "-e", "A=1", "-e", "B=2", "b", "sh", "-c", "echo $A$B"});
+  CHECK(env.out == "12\n");
+  auto missing = sbx.run({"exec", "b", "no-such-program-xyz"});
+  CHECK(missing.exit_code == 127);
+  CHECK(sbx.run({"exec", "-w", "/no/such/dir", "b", "true"}).exit_code == 126);
+  CHECK(sbx.run({"exec", "nobox", "true"}).exit_code != 0);
+}
