@@ -124,6 +124,10 @@ std::string to_json(const ProviderSpec& spec) {
     write_string(w, "help", o.help);
     w.Key("secret");
     w.Bool(o.secret);
+    if (o.trusted) {
+      w.Key("trusted");
+      w.Bool(true);
+    }
     if (!o.choices.empty()) write_strings(w, "choices", o.choices);
     w.EndObject();
   }
@@ -192,6 +196,7 @@ ProviderSpec spec_from_json(std::string_view text) {
       opt.env = get_strings(o, "env");
       opt.help = get_string(o, "help");
       opt.secret = get_bool(o, "secret");
+      opt.trusted = get_bool(o, "trusted");
       opt.choices = get_strings(o, "choices");
       spec.options.push_back(std::move(opt));
     }

@@ -66,10 +66,16 @@ std::optional<std::string> Config::provider(std::string* from) const {
   return std::nullopt;
 }
 
+std::optional<std::filesystem::path> Config::repository_path() const {
+  if (!repository_) return std::nullopt;
+  return repository_->path;
+}
+
 std::optional<std::string> Config::option(const std::string& provider, const std::string& option,
-                                          std::string* from) const {
+                                          std::string* from, bool user_only) const {
   for (const auto* layer : {&repository_, &user_}) {
     if (!*layer || !(*layer)->root.IsMap()) continue;
+    if (user_only && layer == &repository_) continue;
     YAML::Node section = (*layer)->root[provider];
     if (!section || !section.IsMap()) continue;
     if (auto v = scalar(section[option])) {
@@ -141,8 +147,15 @@ void validate_option(const OptionSpec& option, const std::string& value, const s
 
 std::map<std::string, ResolvedOption> resolve_options(const ProviderSpec& spec, const StringMap& flags,
                                                       const EnvLookup& env, const Config& config) {
+  const auto repository = config.repository_path();
   for (const auto& [key, file] : config.option_keys(spec.name)) {
-    if (!spec.find_option(key)) {
+    const OptionSpec* known = spec.find_option(key);
+    if (known && (known->secret || known->trusted) && repository && file == repository->string())
+      throw Error(ErrorCode::invalid_argument,
+                  fmt::format("{}: '{}.{}' may not be set by a repository's config", file, spec.name, key),
+                  fmt::format("set it with --{}-{}, {} or in your own ~/.config/corral/config.yaml", spec.name, key,
+                              known->env.empty() ? std::string("a flag") : known->env.front()));
+    if (!known) {
       std::vector<std::string> valid;
       for (const auto& o : spec.options) valid.push_back(o.name);
       throw Error(ErrorCode::invalid_argument,
@@ -161,7 +174,7 @@ std::map<std::string, ResolvedOption> resolve_options(const ProviderSpec& spec, 
       if (auto v = env(o.env[i]); v && !v->empty()) r = ResolvedOption{*v, "env " + o.env[i]};
     if (!r) {
       std::string from;
-      if (auto v = config.option(spec.name, o.name, &from)) r = ResolvedOption{*v, from};
+      if (auto v = config.option(spec.name, o.name, &from, o.secret || o.trusted)) r = ResolvedOption{*v, from};
     }
     if (!r && o.default_value) r = ResolvedOption{*o.default_value, "default"};
     if (!r) continue;

@@ -32,9 +32,11 @@ class Config {
 
   // The provider named by the repository, else the user config; `from` gets the file.
   std::optional<std::string> provider(std::string* from = nullptr) const;
-  // `<provider>.<option>` from the repository, else the user config.
+  // `<provider>.<option>` from the repository (unless `user_only`), else the user config.
   std::optional<std::string> option(const std::string& provider, const std::string& option,
-                                    std::string* from = nullptr) const;
+                                    std::string* from = nullptr, bool user_only = false) const;
+  // The repository config file, when there is one.
+  std::optional<std::filesystem::path> repository_path() const;
   // Option names set under `<provider>:` in any layer, with the file (to reject typos).
   std::vector<std::pair<std::string, std::string>> option_keys(const std::string& provider) const;
   // The union of the 'env:' allow-lists (variables forwarded to every run).

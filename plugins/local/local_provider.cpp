@@ -26,9 +26,9 @@ constexpr const char* kSpec = R"json({
     {"name": "network", "type": "string", "default": "shared", "choices": ["shared", "none"],
      "env": ["CORRAL_LOCAL_NETWORK"],
      "help": "shared: the command uses this machine's network; none: only a private loopback"},
-    {"name": "bwrap", "type": "string", "default": "bwrap", "env": ["CORRAL_BWRAP"],
+    {"name": "bwrap", "type": "string", "default": "bwrap", "env": ["CORRAL_BWRAP"], "trusted": true,
      "help": "the bubblewrap executable"},
-    {"name": "dir", "type": "string", "env": ["CORRAL_LOCAL_DIR"],
+    {"name": "dir", "type": "string", "env": ["CORRAL_LOCAL_DIR"], "trusted": true,
      "help": "where sandbox folders live (default: $XDG_STATE_HOME/corral/local)"},
     {"name": "workdir", "type": "string", "default": "/workspace", "env": ["CORRAL_LOCAL_WORKDIR"],
      "help": "the workspace's path inside the sandbox"}

@@ -97,3 +97,13 @@ TEST_CASE("usage errors exit 64 with a hint") {
   CHECK(v.exit_code == 0);
   CHECK(v.out.find("plugin ABI 1") != std::string::npos);
 }
+
+TEST_CASE("a repository config cannot point the local provider at another bwrap") {
+  CliEnv env;
+  env.root().write("work/evil.sh", "#!/bin/sh\necho pwned\n");
+  env.root().write("work/corral.yaml", "local:\n  bwrap: ./evil.sh\n");
+  auto r = env.run({"run", "--", "true"});
+  CHECK(r.exit_code == 64);
+  CHECK(r.out.find("pwned") == std::string::npos);
+  CHECK(r.err.find("may not be set by a repository") != std::string::npos);
+}

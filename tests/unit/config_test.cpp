@@ -68,6 +68,26 @@ TEST_CASE("an unknown option key in a config file is an error that lists the val
   CHECK_THROWS_WITH_AS(resolve_options(spec(), {}, env_of({}), typo), doctest::Contains("regoin"), Error);
 }
 
+TEST_CASE("a repository config cannot set secret or trusted options, the user's config can") {
+  ProviderSpec s = spec();
+  OptionSpec url;
+  url.name = "api-url";
+  url.trusted = true;
+  OptionSpec key;
+  key.name = "key";
+  key.secret = true;
+  s.options.push_back(url);
+  s.options.push_back(key);
+  for (const char* text : {"acme: {api-url: http://attacker.example}", "acme: {key: stolen}"}) {
+    CAPTURE(text);
+    Config repo = Config::from(std::nullopt, yaml("corral.yaml", text));
+    CHECK_THROWS_WITH_AS(resolve_options(s, {}, env_of({}), repo), doctest::Contains("may not be set by a repository"),
+                         Error);
+  }
+  Config user = Config::from(yaml("user.yaml", "acme: {api-url: http://mine.example}"), std::nullopt);
+  CHECK(resolve_options(s, {}, env_of({}), user).at("api-url").value == "http://mine.example");
+}
+
 TEST_CASE("a repository config can choose a provider but never add plugins") {
   CHECK_THROWS_WITH_AS(Config::from(std::nullopt, yaml("corral.yaml", "plugins: [{path: /tmp/evil.so}]")),
                        doctest::Contains("never load code"), Error);

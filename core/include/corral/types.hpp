@@ -97,6 +97,10 @@ struct OptionSpec {
   std::vector<std::string> env;       // environment variables, first wins
   std::string help;
   bool secret = false;                // never printed, logged or forwarded
+  // Only a flag, the environment or the user's own config may set it, never a
+  // repository's corral.yaml (endpoints: a repository must not redirect credentials).
+  // Secret options are always treated so.
+  bool trusted = false;
   std::vector<std::string> choices;   // allowed values, empty = any
 };
 

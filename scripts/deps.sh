@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs the Debian packages corral needs to build, test and run. Installs only what is
+# missing, so a machine that has everything needs neither root nor the network.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config git ccache
+  libcurl4-openssl-dev libssl-dev rapidjson-dev libfmt-dev libyaml-cpp-dev doctest-dev
+  libboost-dev libcli11-dev libarchive-dev libcpp-httplib-dev
+  bubblewrap curl time
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "corral: installing ${missing[*]}" >&2
+sudo=()
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null || { echo "corral: run as root or install sudo to install: ${missing[*]}" >&2; exit 1; }
+  sudo=(sudo)
+fi
+export DEBIAN_FRONTEND=noninteractive
+"${sudo[@]}" apt-get update -q
+"${sudo[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
