@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Installs corral into a temporary prefix, builds the out-of-tree example plugin against
+# the installed SDK, registers it through CORRAL_REGISTRY and runs a command with it:
+# the path a platform team takes to add its own provider.
+set -euo pipefail
+build_dir=$1
+source_dir=$2
+umask 022
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+export HOME=$work/home XDG_STATE_HOME=$work/state XDG_CONFIG_HOME=$work/config CORRAL_ETC_DIR=$work/etc
+mkdir -p "$HOME"
+
+cmake --install "$build_dir" --prefix "$work/prefix" >/dev/null
+test -x "$work/prefix/bin/corral"
+test -f "$work/prefix/share/corral/providers.yaml"
+test -f "$work/prefix/include/corral/plugin_abi.h"
+
+# The installed tree is relocatable: move it and it still finds its plugins.
+mv "$work/prefix" "$work/moved"
+"$work/moved/bin/corral" providers --json | grep -q '"name":"local","ok":true'
+
+cmake -S "$source_dir/docs/examples/acme-plugin" -B "$work/acme" -G Ninja \
+  -DCMAKE_PREFIX_PATH="$work/moved" >/dev/null
+cmake --build "$work/acme" >/dev/null
+printf 'plugins:\n  - path: %s\n' "$work/acme/libacme-corral.so" > "$work/acme.yaml"
+export CORRAL_REGISTRY=$work/acme.yaml ACME_ROOT=$work/acme-root
+mkdir -p "$ACME_ROOT" "$work/ws"
+echo "from the workspace" > "$work/ws/hello.txt"
+
+cd "$work/ws"
+out=$("$work/moved/bin/corral" run --provider acme -- cat hello.txt)
+[ "$out" = "from the workspace" ] || { echo "unexpected output: $out"; exit 1; }
+"$work/moved/bin/corral" providers describe acme | grep -q "ACME_ROOT"
+set +e
+"$work/moved/bin/corral" run --provider acme -- sh -c 'exit 9'
+rc=$?
+set -e
+[ "$rc" = 9 ] || { echo "exit code $rc, expected 9"; exit 1; }
+[ -z "$(ls -A "$ACME_ROOT")" ] || { echo "sandbox left behind: $(ls "$ACME_ROOT")"; exit 1; }
+echo "install test: 1 passed, 0 failed"
