@@ -201,17 +201,7 @@ Engine::Acquired Engine::acquire(const RunRequest& request, ProviderSession& ses
       throw Error(ErrorCode::not_found, fmt::format("lease '{}' was stopped while waiting for it", request.lease));
     a.claim = *fresh;
     a.reused = true;
-    try {
-      a.sandbox = session.get(a.claim.sandbox_id);
-    } catch (const Error& e) {
-      if (e.code() != ErrorCode::not_found) throw;
-      throw Error(ErrorCode::not_found,
-                  fmt::format("the sandbox of lease '{}' ({}) no longer exists at {}; it may have passed its "
-                              "lifetime cap",
-                              a.claim.slug, a.claim.sandbox_id, provider),
-                  fmt::format("start a new one with `corral run --keep ...`, and forget this lease with `{}`",
-                              cleanup_command(provider, a.claim.lease_id)));
-    }
+    a.sandbox.id = a.claim.sandbox_id;  // reconnected by the caller, once the handle exists
     return a;
   }
 
@@ -242,6 +232,20 @@ Engine::Acquired Engine::acquire(const RunRequest& request, ProviderSession& ses
     throw;
   }
   return a;
+}
+
+Sandbox Engine::reconnect(ProviderSession& session, const Claim& claim) {
+  try {
+    return session.get(claim.sandbox_id);
+  } catch (const Error& e) {
+    if (e.code() != ErrorCode::not_found) throw;
+    throw Error(ErrorCode::not_found,
+                fmt::format("the sandbox of lease '{}' ({}) no longer exists at {}; it may have passed its "
+                            "lifetime cap",
+                            claim.slug, claim.sandbox_id, claim.provider),
+                fmt::format("start a new one with `corral run --keep ...`, and forget this lease with `{}`",
+                            cleanup_command(claim.provider, claim.lease_id)));
+  }
 }
 
 RunResult Engine::run(const RunRequest& request) {
@@ -287,6 +291,7 @@ RunResult Engine::run(const RunRequest& request) {
 
   bool failed = false;
   try {
+    if (acquired.reused) acquired.sandbox = reconnect(*session, acquired.claim);
     if (ui_.cancelled()) throw Error(ErrorCode::cancelled, "interrupted");
     clock.start("sync", timings);
     if (archive_sync && (!acquired.reused || acquired.claim.fingerprint != ws.fingerprint)) {

@@ -78,8 +78,11 @@ class Engine {
  private:
   struct Acquired;
   StringMap forwarded_env(const RunRequest& request, const ProviderSession& session) const;
+  // A new sandbox with its claim written, or the locked claim of the lease to reuse.
   Acquired acquire(const RunRequest& request, ProviderSession& session, const std::string& workspace_root,
                    const std::string& provider);
+  // The live sandbox of a reused lease; not-found explains that it has gone and what to do.
+  static Sandbox reconnect(ProviderSession& session, const Claim& claim);
 
   const Registry& registry_;
   const ClaimStore& claims_;

@@ -196,3 +196,17 @@ TEST_CASE("provider option flags are validated, aliases work and foreign flags a
   CHECK(foreign.err.find("option of provider 'local'") != std::string::npos);
   CHECK(tb.live() == 0);
 }
+
+TEST_CASE("a reused lease whose sandbox is gone still gets a session handle") {
+  Testbox tb;
+  REQUIRE(tb.run_tb({"--keep", "--", "true"}).exit_code == 0);
+  std::string lease = tb.handle()["leaseId"].GetString();
+  fs::remove(tb.h);
+  fs::remove_all(tb.boxes / ("tb-" + lease));
+  auto r = tb.run({"run", "--id", lease, "--lease-output", tb.h.string(), "--", "true"});
+  CHECK(r.exit_code == 66);
+  auto h = tb.handle();
+  CHECK(h["leaseId"].GetString() == lease);
+  CHECK(h["reused"].GetBool());
+  CHECK(h["error"]["code"].GetString() == std::string("not-found"));
+}
