@@ -1,0 +1,109 @@
+// The SDK's HTTP client for providers that speak HTTP (E2B, Daytona, ...): one libcurl
+// handle per client (so connections are reused), bounded timeouts for control-plane calls,
+// unbounded but idle-guarded streams, cancellation, streamed multipart uploads, and the
+// safety rules every provider needs: no redirect to another origin (API keys must not
+// follow), plain http only to loopback hosts, and no header value ever in an error.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "corral/json.hpp"
+#include "corral/types.hpp"
+
+namespace corral::sdk::http {
+
+// A local file sent as one part of a multipart/form-data body, read from disk as curl
+// sends it (never loaded into memory).
+struct FilePart {
+  std::string field = "file";  // form field name
+  std::string path;            // local file to send
+  std::string filename;        // filename announced in the part; empty = basename of path
+  std::string content_type = "application/octet-stream";
+};
+
+// Called with each chunk of a successful (2xx) response body as it arrives. Throwing
+// aborts the transfer; the exception reaches the caller of send().
+using BodyFn = std::function<void(std::string_view)>;
+
+struct Request {
+  std::string method = "GET";
+  std::string url;
+  // Header values may be secrets: they are sent, never logged or put into errors.
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::string body;                 // sent as is when non-empty (and no file part)
+  std::optional<FilePart> file;     // multipart/form-data upload instead of `body`
+  long connect_timeout_seconds = 10;
+  long timeout_seconds = 60;        // whole request; 0 = none (long streams)
+  long idle_timeout_seconds = 0;    // abort when no byte arrives for this long; 0 = none
+  BodyFn on_body;                   // stream 2xx bodies here instead of Response::body
+  // Polled about ten times a second; returning true aborts with ErrorCode::cancelled.
+  std::function<bool()> cancelled;
+  // Names the call in error messages ("E2B create sandbox"); defaults to method + path.
+  std::string what;
+};
+
+struct Response {
+  long status = 0;
+  std::string body;                          // error bodies are capped; see send()
+  std::map<std::string, std::string> headers;  // lower-case names, last value wins
+  // The header `name` (lower-case), or "" when absent.
+  std::string header(const std::string& name) const;
+  bool ok() const { return status >= 200 && status < 300; }
+};
+
+// The ErrorCode an HTTP status stands for: 400 invalid-argument, 401/403 auth, 404/410
+// not-found, 408/5xx unavailable, 429 quota, anything else internal.
+ErrorCode code_for_status(long status);
+
+// The provider's own explanation in an error body: "message" (or "error" as a string or
+// as {"message"}) of a JSON body, else a short printable prefix of a text body; "" if none.
+std::string error_message(std::string_view body);
+
+// An Error for a non-2xx response: "<what>: HTTP <status>: <provider message>".
+Error status_error(const Response& response, std::string_view what, std::string hint = {});
+
+// Throws invalid-argument unless `url` is an absolute http(s) URL, and plain http only to
+// a loopback host (localhost, 127.0.0.0/8, ::1). `setting` names the option in the error.
+void check_url(const std::string& url, std::string_view setting);
+
+// "scheme://host[:port]" of an absolute URL (lower-cased, default port made explicit).
+std::string origin_of(const std::string& url);
+
+// Percent-encodes `text` for use in a URL query or path segment.
+std::string url_encode(std::string_view text);
+
+// A reusable client; not thread-safe (one per provider instance is the intended use).
+class Client {
+ public:
+  Client();
+  ~Client();
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+
+  // Performs `request`. Follows redirects only within the same origin (at most 5).
+  // Returns the response for every HTTP status (callers decide what is an error); throws
+  // Error for transport failures (unavailable), timeouts (unavailable, saying which
+  // limit), cancellation (cancelled), refused redirects and bad URLs (invalid-argument).
+  // A non-2xx body is collected (first 64 KiB) even when `on_body` is set.
+  Response send(const Request& request);
+
+  // Sends `body` (JSON text, may be empty) with JSON content type and accept headers.
+  Response send_json(Request request);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Parses a response body as JSON; a syntax error says which call returned it.
+json::Document parse_body(const Response& response, std::string_view what);
+
+}  // namespace corral::sdk::http

@@ -1,0 +1,150 @@
+#include "control_plane.hpp"
+
+#include "errors.hpp"
+
+namespace corral::e2b {
+namespace {
+
+namespace http = sdk::http;
+
+constexpr long kCreateTimeout = 120;  // a cold template can take a while to boot
+constexpr long kCallTimeout = 30;
+constexpr int kMaxPages = 1000;       // a server that never stops paging is a bug, not a list
+
+SandboxInfo info_from(const json::Value& v) {
+  SandboxInfo s;
+  s.id = json::get_string(v, "sandboxID");
+  s.template_id = json::get_string(v, "templateID");
+  s.alias = json::get_string(v, "alias");
+  s.state = json::get_string(v, "state");
+  s.started_at = json::get_string(v, "startedAt");
+  s.end_at = json::get_string(v, "endAt");
+  s.envd_version = json::get_string(v, "envdVersion");
+  s.domain = json::get_string(v, "domain");
+  s.envd_access_token = json::get_string(v, "envdAccessToken");
+  s.metadata = json::get_map(v, "metadata");
+  return s;
+}
+
+SandboxInfo info_of(const http::Response& response, const std::string& what) {
+  json::Document doc = http::parse_body(response, what);
+  SandboxInfo s = info_from(doc);
+  if (s.id.empty()) throw Error(ErrorCode::unavailable, what + ": the answer has no sandboxID");
+  return s;
+}
+
+std::string timeout_body(std::int64_t seconds) { return "{\"timeout\":" + std::to_string(seconds) + "}"; }
+
+}  // namespace
+
+http::Response ControlPlane::call(const std::string& method, const std::string& path, const std::string& body,
+                                  const std::string& what, long timeout_seconds, const sdk::Host* cancellable) {
+  if (settings_.api_key.empty()) throw missing_api_key();
+  http::Request r;
+  r.method = method;
+  r.url = settings_.api_url + path;
+  r.headers.emplace_back("X-API-Key", settings_.api_key);
+  r.body = body;
+  r.timeout_seconds = timeout_seconds;
+  r.what = what;
+  if (cancellable) r.cancelled = [cancellable] { return cancellable->cancelled(); };
+  return client_.send_json(std::move(r));
+}
+
+http::Response ControlPlane::with_lifetime_cap(std::int64_t seconds, const sdk::Host& host,
+                                               const std::function<http::Response(std::int64_t)>& attempt) {
+  http::Response response = attempt(seconds);
+  auto cap = lifetime_cap_seconds(response);
+  if (!cap) return response;
+  host.warn("E2B refused a sandbox lifetime of " + format_duration(seconds) + " (\"" +
+            http::error_message(response.body) + "\"); using your account's cap of " + format_duration(*cap) +
+            " instead. Set --e2b-lifetime or CORRAL_E2B_LIFETIME to ask for a specific lifetime.");
+  return attempt(*cap);
+}
+
+SandboxInfo ControlPlane::create(const StringMap& metadata, const sdk::Host& host) {
+  const std::string what = "E2B create sandbox";
+  http::Response response = with_lifetime_cap(settings_.lifetime_seconds, host, [&](std::int64_t seconds) {
+    rapidjson::StringBuffer buffer;
+    json::Writer w(buffer);
+    w.StartObject();
+    json::write_string(w, "templateID", settings_.template_id);
+    w.Key("timeout");
+    w.Int64(seconds);
+    // secure: envd demands the per-sandbox access token, as E2B's own SDKs ask for.
+    w.Key("secure");
+    w.Bool(true);
+    w.Key("autoPause");
+    w.Bool(false);
+    json::write_map(w, "metadata", metadata);
+    w.EndObject();
+    return call("POST", "/sandboxes", buffer.GetString(), what, kCreateTimeout, nullptr);
+  });
+  if (response.status == 404) throw template_not_found(settings_.template_id, response);
+  if (!response.ok()) throw api_error(response, what);
+  return info_of(response, what);
+}
+
+SandboxInfo ControlPlane::get(const std::string& id, const sdk::Host& host) {
+  const std::string what = "E2B get sandbox " + id;
+  http::Response response = call("GET", "/sandboxes/" + http::url_encode(id), "", what, kCallTimeout, &host);
+  if (response.status == 404) throw sandbox_gone(id);
+  if (!response.ok()) throw api_error(response, what);
+  return info_of(response, what);
+}
+
+SandboxInfo ControlPlane::connect(const std::string& id, const sdk::Host& host) {
+  const std::string what = "E2B connect to sandbox " + id;
+  http::Response response = with_lifetime_cap(settings_.lifetime_seconds, host, [&](std::int64_t seconds) {
+    return call("POST", "/sandboxes/" + http::url_encode(id) + "/connect", timeout_body(seconds), what,
+                kCreateTimeout, nullptr);
+  });
+  if (response.status == 404) throw sandbox_gone(id);
+  if (!response.ok()) throw api_error(response, what);
+  return info_of(response, what);
+}
+
+void ControlPlane::set_timeout(const std::string& id, std::int64_t seconds, const sdk::Host& host) {
+  const std::string what = "E2B set timeout of sandbox " + id;
+  http::Response response = with_lifetime_cap(seconds, host, [&](std::int64_t s) {
+    return call("POST", "/sandboxes/" + http::url_encode(id) + "/timeout", timeout_body(s), what, kCallTimeout,
+                nullptr);
+  });
+  if (response.status == 404) throw sandbox_gone(id);
+  if (!response.ok()) throw api_error(response, what);
+}
+
+bool ControlPlane::kill(const std::string& id) {
+  const std::string what = "E2B kill sandbox " + id;
+  http::Response response = call("DELETE", "/sandboxes/" + http::url_encode(id), "", what, kCallTimeout, nullptr);
+  if (response.status == 404) return false;
+  if (!response.ok()) throw api_error(response, what);
+  return true;
+}
+
+std::vector<SandboxInfo> ControlPlane::list(const StringMap& metadata, const sdk::Host& host) {
+  const std::string what = "E2B list sandboxes";
+  // The filter is a query string of its own ("k=v&k2=v2", each part encoded), sent as
+  // the value of the `metadata` parameter (encoded again).
+  std::string filter;
+  for (const auto& [k, v] : metadata)
+    filter += (filter.empty() ? "" : "&") + http::url_encode(k) + "=" + http::url_encode(v);
+  std::vector<SandboxInfo> out;
+  std::string next;
+  for (int page = 0; page < kMaxPages; ++page) {
+    std::string path = "/v2/sandboxes?state=running,paused&limit=100";
+    if (!filter.empty()) path += "&metadata=" + http::url_encode(filter);
+    if (!next.empty()) path += "&nextToken=" + http::url_encode(next);
+    http::Response response = call("GET", path, "", what, kCallTimeout, &host);
+    if (!response.ok()) throw api_error(response, what);
+    json::Document doc = http::parse_body(response, what);
+    if (!doc.IsArray()) throw Error(ErrorCode::unavailable, what + ": the answer is not a list");
+    for (const json::Value& v : doc.GetArray()) out.push_back(info_from(v));
+    std::string token = response.header("x-next-token");
+    if (token.empty() || token == next) return out;
+    next = token;
+  }
+  throw Error(ErrorCode::unavailable, what + ": the list did not end after " + std::to_string(kMaxPages) + " pages");
+}
+
+}  // namespace corral::e2b

@@ -1,0 +1,64 @@
+#include "errors.hpp"
+
+#include <regex>
+
+namespace corral::e2b {
+
+Error api_error(const sdk::http::Response& response, const std::string& what) {
+  std::string hint;
+  switch (sdk::http::code_for_status(response.status)) {
+    case ErrorCode::auth:
+      hint = "check E2B_API_KEY: it must be a current key of your team (https://e2b.dev/dashboard?tab=keys)";
+      break;
+    case ErrorCode::quota:
+      hint = "E2B is rate limiting or your team is at its concurrent-sandbox limit; wait and retry, "
+             "or stop kept sandboxes (`corral list`, `corral stop --id LEASE`)";
+      break;
+    case ErrorCode::unavailable:
+      hint = "E2B is having trouble; retry in a moment (status: https://status.e2b.dev)";
+      break;
+    default:
+      break;
+  }
+  return sdk::http::status_error(response, what, hint);
+}
+
+Error missing_api_key() {
+  return Error(ErrorCode::auth, "E2B_API_KEY is not set",
+               "export E2B_API_KEY with a key from https://e2b.dev/dashboard?tab=keys");
+}
+
+Error sandbox_gone(const std::string& sandbox_id) {
+  return Error(ErrorCode::not_found, "E2B sandbox " + sandbox_id + " no longer exists",
+               "it may have passed its lifetime cap (--e2b-lifetime) and been deleted by E2B; drop the lease "
+               "with `corral stop --id LEASE` and start a new sandbox with `corral run --provider e2b -- ...`");
+}
+
+Error template_not_found(const std::string& template_id, const sdk::http::Response& response) {
+  std::string message = "E2B template '" + template_id + "' was not found";
+  if (std::string detail = sdk::http::error_message(response.body); !detail.empty())
+    message += " (" + detail + ")";
+  return Error(ErrorCode::not_found, message,
+               "build it with `e2b template build`, or pick another template with --e2b-template or "
+               "CORRAL_E2B_TEMPLATE (default: base)");
+}
+
+std::optional<std::int64_t> lifetime_cap_seconds(const sdk::http::Response& response) {
+  if (response.status != 400) return std::nullopt;
+  const std::string message = sdk::http::error_message(response.body);
+  static const std::regex refusal("cannot be greater than", std::regex::icase);
+  if (!std::regex_search(message, refusal)) return std::nullopt;
+  static const std::regex hours("greater than\\s+([0-9]+)\\s*hour", std::regex::icase);
+  std::smatch m;
+  std::int64_t n = 1;
+  if (std::regex_search(message, m, hours)) {
+    try {
+      n = std::stoll(m[1].str());
+    } catch (const std::exception&) {
+      n = 1;
+    }
+  }
+  return (n > 0 ? n : 1) * 3600;
+}
+
+}  // namespace corral::e2b

@@ -1,0 +1,29 @@
+// E2B's failures, each turned into an Error that says what happened and how to fix it.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "corral/sdk/http.hpp"
+
+namespace corral::e2b {
+
+// A failed control-plane or envd response, with the hint its status calls for.
+Error api_error(const sdk::http::Response& response, const std::string& what);
+
+// E2B_API_KEY is not set.
+Error missing_api_key();
+
+// The sandbox no longer exists (deleted, or past its lifetime).
+Error sandbox_gone(const std::string& sandbox_id);
+
+// The template asked for does not exist.
+Error template_not_found(const std::string& template_id, const sdk::http::Response& response);
+
+// When `response` is E2B's refusal of a lifetime above the account cap (HTTP 400
+// "Timeout cannot be greater than N hours"), the cap in seconds (1 hour when the message
+// names no number); else nullopt.
+std::optional<std::int64_t> lifetime_cap_seconds(const sdk::http::Response& response);
+
+}  // namespace corral::e2b

@@ -1,0 +1,255 @@
+#include "provider.hpp"
+
+#include <chrono>
+
+#include "spec.hpp"
+
+namespace corral::e2b {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Sandbox IDs become part of host names; refuse anything that could change the host.
+void check_sandbox_id(const std::string& id) {
+  bool ok = !id.empty() && id.size() <= 63;
+  for (char c : id) ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '-');
+  if (!ok) throw Error(ErrorCode::invalid_argument, "'" + id + "' is not an E2B sandbox ID");
+}
+
+// Joins a workspace-relative cwd onto the workdir; refuses absolute or escaping paths.
+std::string remote_cwd(const std::string& workdir, const std::string& cwd) {
+  if (cwd.empty() || cwd == ".") return workdir;
+  if (cwd.front() == '/')
+    throw Error(ErrorCode::invalid_argument, "the working folder '" + cwd + "' must be relative to the workspace");
+  std::string out = workdir;
+  size_t start = 0;
+  while (start <= cwd.size()) {
+    size_t end = cwd.find('/', start);
+    if (end == std::string::npos) end = cwd.size();
+    std::string part = cwd.substr(start, end - start);
+    if (part == "..")
+      throw Error(ErrorCode::invalid_argument, "the working folder '" + cwd + "' leaves the workspace");
+    if (!part.empty() && part != ".") out += "/" + part;
+    start = end + 1;
+  }
+  return out;
+}
+
+ProcessRequest process_for(const Command& c, const std::string& workdir) {
+  ProcessRequest p;
+  if (!c.argv.empty()) {
+    p.cmd = c.argv.front();
+    p.args.assign(c.argv.begin() + 1, c.argv.end());
+  } else if (!c.shell.empty()) {
+    p.cmd = "/bin/sh";
+    p.args = {"-c", c.shell};
+  } else {
+    throw Error(ErrorCode::invalid_argument, "no command to run");
+  }
+  p.envs = c.env;
+  p.cwd = remote_cwd(workdir, c.cwd);
+  return p;
+}
+
+// Unpacks the archive over the workdir (files the sandbox made survive a re-sync, as the
+// upload contract says). Names come in through the environment so that no path is ever
+// spliced into shell text.
+constexpr const char* kUnpackScript =
+    "set -e\n"
+    "trap 'rm -f -- \"$CORRAL_ARCHIVE\"' EXIT\n"
+    "mkdir -p -- \"$CORRAL_DIR\"\n"
+    "tar -xzf \"$CORRAL_ARCHIVE\" -C \"$CORRAL_DIR\"\n";
+
+std::string megabytes(std::uint64_t bytes) {
+  return std::to_string((bytes + 512 * 1024) / (1024 * 1024)) + " MB";
+}
+
+}  // namespace
+
+E2bProvider::E2bProvider(const sdk::Options& options)
+    : settings_(Settings::from(options)), control_(client_, settings_) {}
+
+std::string E2bProvider::domain_of(const Sandbox& sandbox) const {
+  auto live = live_.find(sandbox.id);
+  if (live != live_.end() && !live->second.domain.empty()) return live->second.domain;
+  auto it = sandbox.details.find("domain");
+  return it != sandbox.details.end() && !it->second.empty() ? it->second : settings_.domain;
+}
+
+Sandbox E2bProvider::to_sandbox(const SandboxInfo& info) const {
+  Sandbox s;
+  s.id = info.id;
+  s.state = info.state.empty() ? "running" : info.state;
+  s.labels = info.metadata;
+  s.details["template"] = info.alias.empty() ? info.template_id : info.alias;
+  if (!info.envd_version.empty()) s.details["envdVersion"] = info.envd_version;
+  if (!info.domain.empty()) s.details["domain"] = info.domain;
+  if (!info.started_at.empty()) s.details["startedAt"] = info.started_at;
+  if (!info.end_at.empty()) s.details["endAt"] = info.end_at;
+  s.details["workdir"] = settings_.workdir;
+  s.details["user"] = settings_.user;
+  if (!info.envd_access_token.empty()) s.secrets["envdAccessToken"] = info.envd_access_token;
+  return s;
+}
+
+std::vector<DoctorCheck> E2bProvider::doctor(const sdk::Host& host) {
+  std::vector<DoctorCheck> checks;
+  DoctorCheck key{"E2B API key", !settings_.api_key.empty(), "", ""};
+  key.detail = key.ok ? "E2B_API_KEY is set" : "E2B_API_KEY is not set";
+  if (!key.ok) key.hint = "export E2B_API_KEY with a key from https://e2b.dev/dashboard?tab=keys";
+  checks.push_back(key);
+  if (!key.ok) return checks;
+  DoctorCheck api{"E2B control plane", false, "", ""};
+  try {
+    auto owned = control_.list({{"corral-owner", "corral"}}, host);
+    api.ok = true;
+    api.detail = settings_.api_url + " accepts the key; " + std::to_string(owned.size()) +
+                 " corral sandbox(es) alive";
+  } catch (const Error& e) {
+    api.detail = e.what();
+    api.hint = e.hint();
+  }
+  checks.push_back(api);
+  return checks;
+}
+
+Sandbox E2bProvider::create(const CreateRequest& request, const sdk::Host& host) {
+  StringMap metadata = request.labels;
+  // The marks `corral list` / cleanup rely on, whatever the engine passed.
+  metadata["corral-owner"] = "corral";
+  if (!request.lease_id.empty()) metadata["corral-lease"] = request.lease_id;
+  if (!request.slug.empty()) metadata["corral-slug"] = request.slug;
+  SandboxInfo info = control_.create(metadata, host);
+  if (info.metadata.empty()) info.metadata = metadata;  // create's answer has no metadata
+  Live& live = live_[info.id];
+  live.access_token = info.envd_access_token;
+  live.domain = info.domain;
+  live.connected = true;  // fresh: its lifetime was just set
+  return to_sandbox(info);
+}
+
+Sandbox E2bProvider::get(const std::string& id, const sdk::Host& host) {
+  check_sandbox_id(id);
+  SandboxInfo info = control_.get(id, host);
+  Live& live = live_[info.id];
+  if (!info.envd_access_token.empty()) live.access_token = info.envd_access_token;
+  if (!info.domain.empty()) live.domain = info.domain;
+  return to_sandbox(info);
+}
+
+std::vector<Sandbox> E2bProvider::list(const StringMap& labels, const sdk::Host& host) {
+  StringMap filter = labels;
+  filter["corral-owner"] = "corral";
+  std::vector<Sandbox> out;
+  for (const SandboxInfo& info : control_.list(filter, host)) {
+    // Filter again here: a sandbox is only ours when every label matches exactly.
+    bool match = true;
+    for (const auto& [k, v] : filter) {
+      auto it = info.metadata.find(k);
+      match = match && it != info.metadata.end() && it->second == v;
+    }
+    if (match) out.push_back(to_sandbox(info));
+  }
+  return out;
+}
+
+void E2bProvider::destroy(const Sandbox& sandbox, const sdk::Host&) {
+  check_sandbox_id(sandbox.id);
+  control_.kill(sandbox.id);  // already gone counts as success
+  live_.erase(sandbox.id);
+}
+
+Envd E2bProvider::envd_for(const Sandbox& sandbox, const sdk::Host& host) {
+  check_sandbox_id(sandbox.id);
+  Live& live = live_[sandbox.id];
+  if (live.access_token.empty())
+    if (auto it = sandbox.secrets.find("envdAccessToken"); it != sandbox.secrets.end()) live.access_token = it->second;
+  if (!live.connected) {
+    SandboxInfo info = control_.connect(sandbox.id, host);
+    if (!info.envd_access_token.empty()) live.access_token = info.envd_access_token;
+    if (!info.domain.empty()) live.domain = info.domain;
+    live.connected = true;
+  }
+  EnvdTarget t;
+  t.sandbox_id = sandbox.id;
+  t.route_by_headers = !settings_.sandbox_url.empty();
+  t.base_url = t.route_by_headers ? settings_.sandbox_url
+                                  : "https://" + std::to_string(kEnvdPort) + "-" + sandbox.id + "." + domain_of(sandbox);
+  t.access_token = live.access_token;
+  t.user = settings_.user;
+  return Envd(client_, t);
+}
+
+ExecResult E2bProvider::exec(const Sandbox& sandbox, const Command& command, const sdk::Host& host) {
+  ProcessRequest process = process_for(command, settings_.workdir);
+  Envd envd = envd_for(sandbox, host);
+  const bool has_deadline = command.timeout_seconds > 0;
+  const auto deadline = Clock::now() + std::chrono::seconds(command.timeout_seconds);
+  bool timed_out = false;
+  ProcessHooks hooks;
+  hooks.on_stdout = [&](std::string_view d) { host.emit(CORRAL_STDOUT, d); };
+  hooks.on_stderr = [&](std::string_view d) { host.emit(CORRAL_STDERR, d); };
+  hooks.stop = [&] {
+    if (host.cancelled()) return true;
+    if (has_deadline && Clock::now() >= deadline) timed_out = true;
+    return timed_out;
+  };
+  try {
+    return ExecResult{envd.run(process, hooks, "run the command")};
+  } catch (const Error& e) {
+    if (e.code() == ErrorCode::cancelled && timed_out)
+      throw Error(ErrorCode::timeout,
+                  "the command did not finish within " + format_duration(command.timeout_seconds) +
+                      "; it was stopped in E2B sandbox " + sandbox.id,
+                  "raise --timeout, or run without one");
+    throw;
+  }
+}
+
+void E2bProvider::upload(const Sandbox& sandbox, const UploadRequest& request, const sdk::Host& host) {
+  Envd envd = envd_for(sandbox, host);
+  const std::string& workdir = settings_.workdir;
+  const size_t slash = workdir.rfind('/');
+  const std::string parent = workdir.substr(0, slash);
+  const std::string name = workdir.substr(slash + 1);
+  const std::string archive = "." + name + ".corral-upload.tar.gz";
+  host.progress("uploading the workspace (" + megabytes(request.size) + ") to E2B sandbox " + sandbox.id);
+  envd.upload(request.archive_path, parent + "/" + archive, [&] { return host.cancelled(); });
+
+  ProcessRequest unpack{"/bin/sh", {"-c", kUnpackScript}, {{"CORRAL_DIR", name}, {"CORRAL_ARCHIVE", archive}}, parent};
+  std::string errors;  // the first few KiB explain a failure; the rest is noise
+  ProcessHooks hooks;
+  hooks.on_stdout = [](std::string_view) {};
+  hooks.on_stderr = [&](std::string_view d) {
+    if (errors.size() < 4096) errors.append(d.substr(0, 4096 - errors.size()));
+  };
+  hooks.stop = [&] { return host.cancelled(); };
+  int code = envd.run(unpack, hooks, "unpack the workspace into " + workdir);
+  if (code != 0) {
+    while (!errors.empty() && (errors.back() == '\n' || errors.back() == ' ')) errors.pop_back();
+    throw Error(ErrorCode::unavailable,
+                "unpacking the workspace into " + workdir + " in E2B sandbox " + sandbox.id + " failed (exit " +
+                    std::to_string(code) + ")" + (errors.empty() ? "" : ": " + errors),
+                "the template needs sh, tar and gzip, and user '" + settings_.user + "' must be able to write " +
+                    parent + "; see --e2b-workdir and --e2b-user");
+  }
+}
+
+Sandbox E2bProvider::extend(const Sandbox& sandbox, std::int64_t seconds, const sdk::Host& host) {
+  check_sandbox_id(sandbox.id);
+  if (seconds <= 0 || seconds > 2147483647)
+    throw Error(ErrorCode::invalid_argument, "an E2B lifetime extension must be positive");
+  control_.set_timeout(sandbox.id, seconds, host);
+  return get(sandbox.id, host);
+}
+
+std::string E2bProvider::url(const Sandbox& sandbox, int port, const sdk::Host&) {
+  check_sandbox_id(sandbox.id);
+  if (port < 1 || port > 65535)
+    throw Error(ErrorCode::invalid_argument, "port " + std::to_string(port) + " is not between 1 and 65535");
+  return "https://" + std::to_string(port) + "-" + sandbox.id + "." + domain_of(sandbox);
+}
+
+}  // namespace corral::e2b
+
+CORRAL_PLUGIN(corral::e2b::E2bProvider, "0.1.0", corral::e2b::kSpecJson)

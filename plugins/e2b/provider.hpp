@@ -1,0 +1,50 @@
+// The E2B provider: corral's sandbox primitives on top of the control plane and envd.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "control_plane.hpp"
+#include "corral/sdk.hpp"
+#include "corral/sdk/http.hpp"
+#include "envd.hpp"
+#include "settings.hpp"
+
+namespace corral::e2b {
+
+class E2bProvider : public sdk::Provider {
+ public:
+  // Validates every setting before anything touches the network.
+  explicit E2bProvider(const sdk::Options& options);
+
+  std::vector<DoctorCheck> doctor(const sdk::Host& host) override;
+  Sandbox create(const CreateRequest& request, const sdk::Host& host) override;
+  Sandbox get(const std::string& id, const sdk::Host& host) override;
+  std::vector<Sandbox> list(const StringMap& labels, const sdk::Host& host) override;
+  void destroy(const Sandbox& sandbox, const sdk::Host& host) override;
+  ExecResult exec(const Sandbox& sandbox, const Command& command, const sdk::Host& host) override;
+  void upload(const Sandbox& sandbox, const UploadRequest& request, const sdk::Host& host) override;
+  Sandbox extend(const Sandbox& sandbox, std::int64_t seconds, const sdk::Host& host) override;
+  std::string url(const Sandbox& sandbox, int port, const sdk::Host& host) override;
+
+ private:
+  // envd access for a sandbox known in this process; a sandbox this process did not
+  // create is connected first (resumed if paused, lifetime extended), once.
+  struct Live {
+    std::string access_token;  // secret
+    std::string domain;
+    bool connected = false;
+  };
+  Envd envd_for(const Sandbox& sandbox, const sdk::Host& host);
+  Sandbox to_sandbox(const SandboxInfo& info) const;
+  // The sandbox's domain: what E2B reported for it, else E2B_DOMAIN.
+  std::string domain_of(const Sandbox& sandbox) const;
+
+  Settings settings_;
+  sdk::http::Client client_;
+  ControlPlane control_;
+  std::map<std::string, Live> live_;
+};
+
+}  // namespace corral::e2b

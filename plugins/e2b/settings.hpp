@@ -1,0 +1,35 @@
+// The E2B plugin's resolved settings, validated when the plugin opens: nothing reaches
+// the network with a relative workdir, a system folder or a path-like user name.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "corral/sdk.hpp"
+
+namespace corral::e2b {
+
+inline constexpr int kEnvdPort = 49983;
+
+struct Settings {
+  std::string api_key;      // secret: only ever sent as the X-API-Key header
+  std::string api_url;      // control plane, no trailing slash
+  std::string domain;       // sandbox host domain
+  std::string sandbox_url;  // envd base URL override, no trailing slash; empty = per-sandbox host
+  std::string template_id;
+  std::string workdir;      // absolute, normalised, not a system folder
+  std::string user;
+  std::int64_t lifetime_seconds = 3600;
+
+  // Reads and validates the options; throws Error(invalid_argument) naming the setting.
+  static Settings from(const sdk::Options& options);
+};
+
+// Throws invalid-argument unless `path` is an absolute, normalised folder that is safe to
+// replace wholesale: not "/", not a top-level folder (/tmp, /usr, ...), not a home folder.
+void validate_workdir(const std::string& path);
+
+// Throws invalid-argument unless `user` looks like a POSIX user name (no '/', no "..").
+void validate_user(const std::string& user);
+
+}  // namespace corral::e2b

@@ -1,0 +1,40 @@
+#include "spec.hpp"
+
+namespace corral::e2b {
+
+// Environment variable names follow E2B's own SDKs so an existing E2B setup just works.
+const char* const kSpecJson = R"json({
+  "name": "e2b",
+  "family": "e2b",
+  "kind": "delegated-run",
+  "targets": ["linux"],
+  "features": ["run-session", "url-bridge", "archive-sync", "keep-alive", "cleanup"],
+  "options": [
+    {"name": "api-key", "type": "string", "env": ["E2B_API_KEY"], "secret": true,
+     "help": "E2B API key (from https://e2b.dev/dashboard?tab=keys), sent as X-API-Key"},
+    {"name": "api-url", "type": "string", "default": "https://api.e2b.app", "env": ["E2B_API_URL"],
+     "help": "E2B control-plane URL; plain http only for loopback hosts"},
+    {"name": "domain", "type": "string", "default": "e2b.app", "env": ["E2B_DOMAIN"],
+     "help": "domain of sandbox hosts: envd at 49983-<sandboxID>.<domain>, ports at <port>-<sandboxID>.<domain>"},
+    {"name": "sandbox-url", "type": "string", "env": ["E2B_SANDBOX_URL"],
+     "help": "base URL for every envd request instead of the per-sandbox host; routed by the E2b-Sandbox-Id and E2b-Sandbox-Port headers"},
+    {"name": "template", "type": "string", "default": "base", "env": ["CORRAL_E2B_TEMPLATE"],
+     "help": "E2B template (ID or alias) to create sandboxes from; build your own with `e2b template build`"},
+    {"name": "workdir", "type": "string", "default": "/home/user/workspace", "env": ["CORRAL_E2B_WORKDIR"],
+     "help": "absolute folder in the sandbox that receives the workspace (replaced on every sync)"},
+    {"name": "user", "type": "string", "default": "user", "env": ["CORRAL_E2B_USER"],
+     "help": "sandbox user that runs commands and owns the synced files"},
+    {"name": "lifetime", "type": "duration", "default": "1h", "env": ["CORRAL_E2B_LIFETIME"],
+     "help": "how long a sandbox lives before E2B deletes it (E2B caps it per plan: 1h Hobby, 24h Pro); reuse extends it"}
+  ],
+  "docs": {
+    "category": "cloud microVM",
+    "location": "cloud",
+    "gpu": "no",
+    "cleanupOwner": "corral; E2B deletes a sandbox when its lifetime ends",
+    "bestFit": "isolated Linux runs in seconds-fast Firecracker microVMs, kept and reused across runs",
+    "caveat": "the sandbox lifetime is capped by the E2B plan; a kept sandbox past it is gone"
+  }
+})json";
+
+}  // namespace corral::e2b

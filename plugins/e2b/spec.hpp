@@ -1,0 +1,9 @@
+// The E2B provider's spec: its name, features, settings and capability-matrix entry.
+#pragma once
+
+namespace corral::e2b {
+
+// The ProviderSpec JSON handed to core through the plugin descriptor.
+extern const char* const kSpecJson;
+
+}  // namespace corral::e2b

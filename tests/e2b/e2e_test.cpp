@@ -1,0 +1,416 @@
+// `corral --provider e2b` end to end against the stand-in E2B: every behaviour issue 3
+// lists, each test checking afterwards which sandboxes are left and that no secret leaked.
+#include <doctest/doctest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <thread>
+
+#include "cli.hpp"
+#include "corral/json.hpp"
+#include "server.hpp"
+
+using namespace corral;
+using namespace corral::test;
+
+namespace {
+
+struct E2bCli {
+  e2b::standin::StandIn server;
+  CliEnv cli;
+  std::vector<std::string> seen;  // everything corral printed or stored, checked for secrets
+
+  E2bCli() {
+    cli.env["E2B_API_KEY"] = server.api_key();
+    cli.env["E2B_API_URL"] = server.api_url();
+    cli.env["E2B_SANDBOX_URL"] = server.sandbox_url();
+    cli.root().write("work/hello.txt", "hello from the workspace\n");
+    cli.root().write("work/src/main.c", "int main(void) { return 0; }\n");
+  }
+
+  ~E2bCli() {
+    // No output, claim or handle ever holds the API key or an envd token.
+    for (const auto& c : cli.claims()) seen.push_back(read_file(c));
+    auto tokens = server.with([](auto& st) { return st.issued_tokens; });
+    tokens.push_back(server.api_key());
+    for (const auto& text : seen)
+      for (const auto& secret : tokens) CHECK_MESSAGE(text.find(secret) == std::string::npos, "a secret leaked");
+  }
+
+  CliResult run(std::vector<std::string> args) {
+    CliResult r = cli.run(args);
+    seen.push_back(r.out);
+    seen.push_back(r.err);
+    return r;
+  }
+  // `corral run --provider e2b [flags] --lease-output H -- sh -c SCRIPT`, handle parsed.
+  CliResult run_script(const std::string& script, std::vector<std::string> flags = {}) {
+    std::vector<std::string> args = {"run", "--provider", "e2b", "--lease-output", handle_path()};
+    args.insert(args.end(), flags.begin(), flags.end());
+    args.insert(args.end(), {"--", "sh", "-c", script});
+    return run(args);
+  }
+  std::string handle_path() const { return (cli.root().path() / "handle.json").string(); }
+  json::Document handle() {
+    std::string text = read_file(handle_path());
+    seen.push_back(text);
+    REQUIRE_MESSAGE(!text.empty(), "no session handle was written");
+    return json::parse(text, "handle");
+  }
+  std::vector<std::string> alive() { return server.sandbox_ids(); }
+  template <class F>
+  void fault(F&& f) {
+    server.with([&](auto& st) { f(st.faults); return 0; });
+  }
+};
+
+std::string str(const json::Value& v, const char* key) { return json::get_string(v, key); }
+
+}  // namespace
+
+TEST_CASE("providers describe e2b lists its settings with E2B's own variable names") {
+  E2bCli t;
+  CliResult r = t.run({"providers", "describe", "e2b"});
+  REQUIRE(r.exit_code == 0);
+  for (const char* s : {"E2B_API_KEY", "E2B_API_URL", "E2B_DOMAIN", "E2B_SANDBOX_URL", "CORRAL_E2B_TEMPLATE",
+                        "--e2b-workdir", "--e2b-user", "--e2b-lifetime", "https://api.e2b.app", "e2b.app",
+                        "run-session", "url-bridge", "archive-sync", "keep-alive", "cleanup"})
+    CHECK_MESSAGE(r.out.find(s) != std::string::npos, s);
+}
+
+TEST_CASE("a plain run streams the output, returns the exit code and deletes its sandbox") {
+  E2bCli t;
+  CliResult r = t.run_script("cat hello.txt; cat src/main.c >&2; exit 7");
+  CHECK(r.exit_code == 7);
+  CHECK(r.out == "hello from the workspace\n");
+  CHECK(r.err.find("int main(void)") != std::string::npos);
+  auto h = t.handle();
+  CHECK(str(h, "provider") == "e2b");
+  CHECK_FALSE(str(h, "leaseId").empty());
+  CHECK_FALSE(str(h, "slug").empty());
+  CHECK(json::get_bool(h, "reused") == false);
+  CHECK(json::get_bool(h, "kept") == false);
+  CHECK(str(h, "cleanupCommand") == "corral stop --provider e2b --id " + str(h, "leaseId"));
+  // The sandbox was created tagged as corral's, then deleted.
+  CHECK(t.server.calls("create") == 1);
+  CHECK(t.server.calls("kill") == 1);
+  CHECK(t.alive().empty());
+}
+
+TEST_CASE("--keep keeps the sandbox; status, url, extend, reuse with --id and stop work on it") {
+  E2bCli t;
+  CliResult r = t.run_script("cat hello.txt", {"--keep"});
+  REQUIRE(r.exit_code == 0);
+  auto h = t.handle();
+  const std::string lease = str(h, "leaseId"), slug = str(h, "slug"), id = str(h, "sandboxId");
+  CHECK(json::get_bool(h, "kept"));
+  REQUIRE(t.alive() == std::vector<std::string>{id});
+  auto meta = t.server.with([&](auto& st) { return st.sandboxes.at(id).metadata; });
+  CHECK(meta["corral-owner"] == "corral");
+  CHECK(meta["corral-lease"] == lease);
+  CHECK(meta["corral-slug"] == slug);
+
+  CliResult status = t.run({"status", "--id", lease, "--json"});
+  CHECK(status.exit_code == 0);
+  CHECK(status.out.find("running") != std::string::npos);
+  CHECK(t.server.calls("connect") == 0);  // looking does not extend
+
+  CliResult url = t.run({"url", "--id", lease, "--port", "3000"});
+  CHECK(url.exit_code == 0);
+  CHECK(url.out == "https://3000-" + id + ".e2b.app\n");
+
+  CliResult ext = t.run({"extend", "--id", lease, "--by", "3h"});
+  CHECK(ext.exit_code == 0);
+  auto left = t.server.with([&](auto& st) { return st.sandboxes.at(id).end_at; }) - std::chrono::system_clock::now();
+  CHECK(left > std::chrono::minutes(179));
+
+  CliResult remote = t.run({"list", "--remote", "--provider", "e2b", "--json"});
+  CHECK(remote.exit_code == 0);
+  CHECK(remote.out.find(id) != std::string::npos);
+
+  // The workspace changed: a reuse syncs it again and never deletes the sandbox, even
+  // when the command fails.
+  t.cli.root().write("work/hello.txt", "changed\n");
+  CliResult again = t.run_script("cat hello.txt; exit 1", {"--id", slug});
+  CHECK(again.exit_code == 1);
+  CHECK(again.out == "changed\n");
+  auto h2 = t.handle();
+  CHECK(json::get_bool(h2, "reused"));
+  CHECK(str(h2, "sandboxId") == id);
+  CHECK(t.server.calls("connect") == 1);  // the reuse resumed and extended it once
+  CHECK(t.alive() == std::vector<std::string>{id});
+
+  CliResult stop = t.run({"stop", "--id", lease});
+  CHECK(stop.exit_code == 0);
+  CHECK(t.alive().empty());
+  CHECK(t.cli.claims().empty());
+}
+
+TEST_CASE("--keep-on-failure keeps only a failed run's sandbox") {
+  E2bCli t;
+  CHECK(t.run_script("true", {"--keep-on-failure"}).exit_code == 0);
+  CHECK(json::get_bool(t.handle(), "kept") == false);
+  CHECK(t.alive().empty());
+
+  CHECK(t.run_script("exit 2", {"--keep-on-failure"}).exit_code == 2);
+  auto h = t.handle();
+  CHECK(json::get_bool(h, "kept"));
+  CHECK(t.alive() == std::vector<std::string>{str(h, "sandboxId")});
+  CHECK(t.run({"stop", "--id", str(h, "leaseId")}).exit_code == 0);
+  CHECK(t.alive().empty());
+}
+
+TEST_CASE("a kept sandbox that E2B deleted says so, and the handle is still written") {
+  E2bCli t;
+  REQUIRE(t.run_script("true", {"--keep"}).exit_code == 0);
+  auto h = t.handle();
+  const std::string lease = str(h, "leaseId"), id = str(h, "sandboxId");
+  t.server.with([&](auto& st) { st.remove(id); return 0; });  // as when its lifetime ends
+  std::filesystem::remove(t.handle_path());
+  CliResult r = t.run_script("true", {"--id", lease});
+  CHECK(r.exit_code == 66);
+  CHECK(r.err.find(id) != std::string::npos);
+  CHECK(r.err.find("lifetime") != std::string::npos);
+  CHECK(r.err.find(lease) != std::string::npos);
+  auto h2 = t.handle();
+  CHECK(str(h2, "leaseId") == lease);
+  CHECK(json::get_bool(h2, "reused"));
+  CHECK(t.alive().empty());
+  t.run({"stop", "--id", lease});
+}
+
+TEST_CASE("a lifetime above the account cap is retried at the cap with a warning") {
+  E2bCli t;
+  t.fault([](auto& f) { f.lifetime_cap_hours = 24; });
+  CliResult r = t.run_script("echo ok", {"--e2b-lifetime", "48h"});
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == "ok\n");
+  CHECK(r.err.find("corral: warning: E2B refused a sandbox lifetime of 48h") != std::string::npos);
+  CHECK(r.err.find("Timeout cannot be greater than 24 hours") != std::string::npos);
+  CHECK(r.err.find("--e2b-lifetime") != std::string::npos);
+  auto bodies = t.server.with([](auto& st) { return st.create_bodies; });
+  REQUIRE(bodies.size() == 2);
+  CHECK(json::get_int(json::parse(bodies[1], "b"), "timeout") == 24 * 3600);
+  CHECK(t.alive().empty());
+}
+
+TEST_CASE("an unknown template names the template, e2b template build and the setting") {
+  E2bCli t;
+  t.cli.env["CORRAL_E2B_TEMPLATE"] = "my-missing-template";
+  CliResult r = t.run_script("true");
+  CHECK(r.exit_code == 66);
+  CHECK(r.err.find("corral: error: E2B template 'my-missing-template' was not found") != std::string::npos);
+  CHECK(r.err.find("hint: build it with `e2b template build`") != std::string::npos);
+  CHECK(r.err.find("CORRAL_E2B_TEMPLATE") != std::string::npos);
+  CHECK(t.alive().empty());
+}
+
+TEST_CASE("authentication, rate-limit and server failures map to corral's exit codes") {
+  E2bCli t;
+  SUBCASE("401") {
+    t.fault([](auto& f) { f.reject_api_key = true; });
+    CliResult r = t.run_script("true");
+    CHECK(r.exit_code == 77);
+    CHECK(r.err.find("check E2B_API_KEY") != std::string::npos);
+  }
+  SUBCASE("no key at all") {
+    t.cli.env["E2B_API_KEY"] = "";
+    CliResult r = t.run_script("true");
+    CHECK(r.exit_code == 77);
+    CHECK(r.err.find("E2B_API_KEY is not set") != std::string::npos);
+    CHECK(t.server.calls("create") == 0);
+  }
+  SUBCASE("429") {
+    t.fault([](auto& f) { f.fail_route = "create"; f.fail_status = 429; });
+    CHECK(t.run_script("true").exit_code == 75);
+  }
+  SUBCASE("500") {
+    t.fault([](auto& f) { f.fail_route = "create"; f.fail_status = 500; });
+    CliResult r = t.run_script("true");
+    CHECK(r.exit_code == 69);
+    CHECK(r.err.find("HTTP 500") != std::string::npos);
+  }
+  CHECK(t.alive().empty());
+}
+
+TEST_CASE("failures after the sandbox exists still return the handle and clean up") {
+  E2bCli t;
+  SUBCASE("the stream is cut before its end event") {
+    t.fault([](auto& f) { f.cut_streams_from = 2; });  // the first Start unpacks the workspace
+    CliResult r = t.run_script("echo partial");
+    CHECK(r.exit_code == 69);
+    INFO(r.err);
+    CHECK(r.out == "partial\n");
+    CHECK(r.err.find("ended before the command finished") != std::string::npos);
+  }
+  SUBCASE("the stream of the workspace unpacking is cut") {
+    t.fault([](auto& f) { f.cut_streams_from = 1; });
+    CliResult r = t.run_script("echo never");
+    CHECK(r.exit_code == 69);
+    CHECK(r.out.empty());
+    CHECK(r.err.find("unpack the workspace") != std::string::npos);
+  }
+  SUBCASE("the upload fails") {
+    t.fault([](auto& f) { f.fail_route = "files"; f.fail_status = 503; });
+    CliResult r = t.run_script("echo never");
+    CHECK(r.exit_code == 69);
+    CHECK(r.out.empty());
+  }
+  SUBCASE("envd refuses the user") {
+    CliResult r = t.run_script("true", {"--e2b-user", "nobody"});
+    CHECK(r.exit_code == 77);
+    CHECK(r.err.find("nobody") != std::string::npos);
+  }
+  auto h = t.handle();
+  CHECK_FALSE(str(h, "leaseId").empty());
+  CHECK(json::get_bool(h, "kept") == false);
+  CHECK(t.alive().empty());
+}
+
+TEST_CASE("keepalives and a slow stream deliver the output intact") {
+  E2bCli t;
+  t.fault([](auto& f) { f.keepalive_ms = 25; f.slow_chunk_ms = 80; });
+  CliResult r = t.run_script("for i in 1 2 3 4 5; do echo line $i; sleep 0.2; done");
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == "line 1\nline 2\nline 3\nline 4\nline 5\n");
+  CHECK(t.alive().empty());
+}
+
+TEST_CASE("large output streams through unchanged") {
+  E2bCli t;
+  CliResult r = t.run_script("seq 1 2000000");
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.size() == 14888896);
+  CHECK(r.out.substr(r.out.size() - 8) == "2000000\n");
+  CHECK(t.alive().empty());
+}
+
+TEST_CASE("--timeout stops the remote command and exits 124") {
+  E2bCli t;
+  auto start = std::chrono::steady_clock::now();
+  CliResult r = t.run_script("sleep 60", {"--timeout", "1s"});
+  CHECK(r.exit_code == 124);
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(15));
+  CHECK(t.server.calls("signal") == 1);
+  CHECK(t.alive().empty());
+}
+
+namespace {
+
+// Starts a long run in the background, waits until its command runs in the stand-in,
+// then sends SIGINT like Ctrl-C; returns corral's exit code.
+int interrupt_run(E2bCli& t, std::vector<std::string> flags) {
+  std::vector<std::string> args = {"run", "--provider", "e2b", "--lease-output", t.handle_path()};
+  args.insert(args.end(), flags.begin(), flags.end());
+  args.insert(args.end(), {"--", "sh", "-c", "echo started; sleep 60"});
+  Background b = t.cli.start(args);
+  auto running = [&] {
+    return t.server.with([](auto& st) {
+      for (const auto& [id, sb] : st.sandboxes)
+        if (!sb.processes.empty()) return true;
+      return false;
+    });
+  };
+  for (int i = 0; i < 200 && !running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  REQUIRE(running());
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  ::kill(b.pid, SIGINT);
+  int code = b.wait();
+  t.seen.push_back(read_file(b.out));
+  t.seen.push_back(read_file(b.err));
+  CHECK(read_file(b.out) == "started\n");
+  return code;
+}
+
+}  // namespace
+
+TEST_CASE("Ctrl-C stops the remote process, then applies the keep rules") {
+  E2bCli t;
+  SUBCASE("plain run: deleted") {
+    CHECK(interrupt_run(t, {}) == 130);
+    CHECK(t.alive().empty());
+  }
+  SUBCASE("--keep: kept, with nothing left running in it") {
+    CHECK(interrupt_run(t, {"--keep"}) == 130);
+    auto h = t.handle();
+    CHECK(json::get_bool(h, "kept"));
+    const std::string id = str(h, "sandboxId");
+    REQUIRE(t.alive() == std::vector<std::string>{id});
+    bool idle = false;
+    for (int i = 0; i < 50 && !idle; ++i) {
+      idle = t.server.with([&](auto& st) { return st.sandboxes.at(id).processes.empty(); });
+      if (!idle) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    CHECK(idle);
+    CHECK(t.run({"stop", "--id", str(h, "leaseId")}).exit_code == 0);
+    CHECK(t.alive().empty());
+  }
+  CHECK(t.server.calls("signal") == 1);
+}
+
+TEST_CASE("workdir, user and URLs are validated before any API call") {
+  E2bCli t;
+  const std::vector<std::vector<std::string>> bad = {{"--e2b-workdir", "relative/path"},
+                                                     {"--e2b-workdir", "/"},
+                                                     {"--e2b-workdir", "/etc"},
+                                                     {"--e2b-workdir", "/home/user"},
+                                                     {"--e2b-user", "../root"},
+                                                     {"--e2b-user", "a/b"}};
+  for (const auto& flags : bad) {
+    CliResult r = t.run_script("true", flags);
+    INFO(flags[0], " ", flags[1]);
+    CHECK(r.exit_code == 64);
+    CHECK(r.err.find("hint:") != std::string::npos);
+  }
+  t.cli.env["E2B_API_URL"] = "http://api.example.com";
+  CliResult r = t.run_script("true");
+  CHECK(r.exit_code == 64);
+  CHECK(r.err.find("plain http") != std::string::npos);
+  CHECK(t.server.calls("create") == 0);
+  CHECK(t.alive().empty());
+}
+
+TEST_CASE("a redirect to another origin is refused; the key does not follow") {
+  E2bCli t;
+  e2b::standin::StandIn elsewhere("other-key");
+  t.fault([&](auto& f) { f.redirect_to = elsewhere.api_url(); });
+  CliResult r = t.run_script("true");
+  CHECK(r.exit_code == 64);
+  CHECK(r.err.find("refused a redirect") != std::string::npos);
+  CHECK(elsewhere.calls("create") == 0);
+  CHECK(t.alive().empty());
+}
+
+TEST_CASE("stop --orphans removes corral sandboxes no local lease claims, and only those") {
+  E2bCli t;
+  REQUIRE(t.run_script("true", {"--keep"}).exit_code == 0);
+  const std::string kept = str(t.handle(), "sandboxId");
+  // An orphan: corral-owned, but its lease is not on this machine; and a foreign sandbox.
+  std::string orphan = t.server.with([](auto& st) {
+    auto& sb = st.add_sandbox("base", true, 600);
+    sb.metadata = {{"corral-owner", "corral"}, {"corral-lease", "elsewhere"}, {"corral-slug", "lost-lamb"}};
+    return sb.id;
+  });
+  std::string foreign = t.server.with([](auto& st) { return st.add_sandbox("base", true, 600).id; });
+  CliResult r = t.run({"stop", "--orphans", "--provider", "e2b"});
+  CHECK(r.exit_code == 0);
+  auto left = t.alive();
+  CHECK(std::find(left.begin(), left.end(), orphan) == left.end());
+  CHECK(std::find(left.begin(), left.end(), kept) != left.end());
+  CHECK(std::find(left.begin(), left.end(), foreign) != left.end());
+  t.run({"stop", "--all"});
+  CHECK(t.alive() == std::vector<std::string>{foreign});
+}
+
+TEST_CASE("doctor checks the key and the control plane") {
+  E2bCli t;
+  // (The exit code also reflects the registry's other plugins; the e2b lines are ours.)
+  CliResult ok = t.run({"doctor", "--provider", "e2b"});
+  CHECK(ok.out.find("[ok] E2B API key") != std::string::npos);
+  CHECK(ok.out.find("[ok] E2B control plane") != std::string::npos);
+  t.fault([](auto& f) { f.reject_api_key = true; });
+  CliResult bad = t.run({"doctor", "--provider", "e2b"});
+  CHECK(bad.exit_code != 0);
+  CHECK(bad.out.find("[FAIL] E2B control plane") != std::string::npos);
+  CHECK((bad.out + bad.err).find("check E2B_API_KEY") != std::string::npos);
+}

@@ -1,0 +1,323 @@
+// The SDK's HTTP client against a real local server: statuses, streaming, idle and total
+// timeouts, cancellation, redirects, multipart upload and where secrets may appear.
+#include <doctest/doctest.h>
+#include <httplib.h>
+
+#include <chrono>
+#include <thread>
+
+#include "cli.hpp"
+#include "corral/sdk/http.hpp"
+
+using namespace corral;
+namespace http = corral::sdk::http;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+const std::string kSecret = "sk-very-secret-value-123";
+
+// A local server on a free port, stopped at scope end.
+struct LocalServer {
+  httplib::Server server;
+  int port = 0;
+  std::thread thread;
+  std::atomic<int> hits{0};
+  LocalServer() {
+    server.set_logger([this](const httplib::Request&, const httplib::Response&) { ++hits; });
+  }
+  void start() {
+    port = server.bind_to_any_port("127.0.0.1");
+    thread = std::thread([this] { server.listen_after_bind(); });
+    while (!server.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ~LocalServer() {
+    server.stop();
+    if (thread.joinable()) thread.join();
+  }
+  std::string url(const std::string& path) const { return "http://127.0.0.1:" + std::to_string(port) + path; }
+};
+
+void install_routes(LocalServer& s) {
+  s.server.Get("/json", [](const httplib::Request& req, httplib::Response& res) {
+    res.set_header("X-Next-Token", "abc");
+    res.set_content("{\"accept\":\"" + req.get_header_value("Accept") + "\"}", "application/json");
+  });
+  s.server.Post("/echo", [](const httplib::Request& req, httplib::Response& res) {
+    res.set_content(req.method + ":" + req.body, "text/plain");
+  });
+  s.server.Get(R"(/status/(\d+))", [](const httplib::Request& req, httplib::Response& res) {
+    res.status = std::stoi(req.matches[1]);
+    res.set_content(R"({"code":)" + std::string(req.matches[1]) + R"(,"message":"the reason"})", "application/json");
+  });
+  s.server.Get("/text-error", [](const httplib::Request&, httplib::Response& res) {
+    res.status = 502;
+    res.set_content("upstream went away\nmore", "text/plain");
+  });
+  s.server.Get("/stream", [](const httplib::Request&, httplib::Response& res) {
+    res.set_chunked_content_provider("application/octet-stream", [](size_t offset, httplib::DataSink& sink) {
+      if (offset >= 100 * 1000) {
+        sink.done();
+        return true;
+      }
+      std::string chunk(1000, static_cast<char>('a' + (offset / 1000) % 26));
+      return sink.write(chunk.data(), chunk.size());
+    });
+  });
+  s.server.Get("/stall", [](const httplib::Request&, httplib::Response& res) {
+    res.set_chunked_content_provider("text/plain", [](size_t offset, httplib::DataSink& sink) {
+      if (offset == 0) return sink.write("x", 1);
+      std::this_thread::sleep_for(std::chrono::milliseconds(3000));
+      sink.done();
+      return true;
+    });
+  });
+  s.server.Get("/slow", [](const httplib::Request&, httplib::Response& res) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+    res.set_content("late", "text/plain");
+  });
+  s.server.Post("/upload", [](const httplib::Request& req, httplib::Response& res) {
+    auto it = req.files.find("file");
+    if (it == req.files.end()) {
+      res.status = 400;
+      return;
+    }
+    res.set_content(it->second.filename + ":" + std::to_string(it->second.content.size()) + ":" +
+                        std::to_string(std::count(it->second.content.begin(), it->second.content.end(), 'q')),
+                    "text/plain");
+  });
+}
+
+}  // namespace
+
+TEST_CASE("JSON calls: headers in, lower-cased headers out") {
+  LocalServer s;
+  install_routes(s);
+  s.start();
+  http::Client c;
+  http::Request r;
+  r.url = s.url("/json");
+  http::Response res = c.send_json(r);
+  CHECK(res.status == 200);
+  CHECK(res.header("X-Next-Token") == "abc");
+  CHECK(res.headers.count("x-next-token") == 1);
+  CHECK(json::get_string(http::parse_body(res, "t"), "accept") == "application/json");
+
+  http::Request post;
+  post.method = "POST";
+  post.url = s.url("/echo");
+  post.body = "{\"a\":1}";
+  CHECK(c.send(post).body == "POST:{\"a\":1}");
+}
+
+TEST_CASE("statuses map to error codes with the provider's message") {
+  LocalServer s;
+  install_routes(s);
+  s.start();
+  http::Client c;
+  const std::pair<int, ErrorCode> cases[] = {{400, ErrorCode::invalid_argument}, {401, ErrorCode::auth},
+                                             {403, ErrorCode::auth},             {404, ErrorCode::not_found},
+                                             {429, ErrorCode::quota},            {500, ErrorCode::unavailable},
+                                             {503, ErrorCode::unavailable},      {418, ErrorCode::internal}};
+  for (auto [status, code] : cases) {
+    http::Request r;
+    r.url = s.url("/status/" + std::to_string(status));
+    r.headers.emplace_back("X-API-Key", kSecret);
+    http::Response res = c.send(r);
+    CHECK(res.status == status);
+    Error e = http::status_error(res, "probe");
+    CHECK(e.code() == code);
+    CHECK(std::string(e.what()) == "probe: HTTP " + std::to_string(status) + ": the reason");
+    CHECK(std::string(e.what()).find(kSecret) == std::string::npos);
+  }
+  http::Request r;
+  r.url = s.url("/text-error");
+  CHECK(http::error_message(c.send(r).body) == "upstream went away");
+  CHECK(http::error_message(R"({"error":{"code":"x","message":"nested"}})") == "nested");
+  CHECK(http::error_message(R"({"error":"flat"})") == "flat");
+  CHECK(http::error_message("<html><body>502</body></html>").empty());
+}
+
+TEST_CASE("a streamed body arrives in order and in pieces; error bodies are collected instead") {
+  LocalServer s;
+  install_routes(s);
+  s.start();
+  http::Client c;
+  http::Request r;
+  r.url = s.url("/stream");
+  r.timeout_seconds = 0;
+  size_t total = 0, calls = 0;
+  bool ordered = true;
+  r.on_body = [&](std::string_view chunk) {
+    for (char ch : chunk) {
+      ordered = ordered && ch == static_cast<char>('a' + (total / 1000) % 26);
+      ++total;
+    }
+    ++calls;
+  };
+  http::Response res = c.send(r);
+  CHECK(res.ok());
+  CHECK(total == 100000);
+  CHECK(ordered);
+  CHECK(res.body.empty());
+
+  http::Request bad = r;
+  bad.url = s.url("/status/404");
+  bool called = false;
+  bad.on_body = [&](std::string_view) { called = true; };
+  http::Response nf = c.send(bad);
+  CHECK_FALSE(called);
+  CHECK(nf.status == 404);
+  CHECK(http::error_message(nf.body) == "the reason");
+}
+
+TEST_CASE("an exception from the body callback stops the transfer and reaches the caller") {
+  LocalServer s;
+  install_routes(s);
+  s.start();
+  http::Client c;
+  http::Request r;
+  r.url = s.url("/stream");
+  r.on_body = [](std::string_view) { throw Error(ErrorCode::unavailable, "decoder says no"); };
+  CHECK_THROWS_WITH_AS(c.send(r), "decoder says no", Error);
+}
+
+TEST_CASE("idle guard, total timeout and cancellation end a request promptly") {
+  LocalServer s;
+  install_routes(s);
+  s.start();
+  http::Client c;
+  SUBCASE("idle") {
+    http::Request r;
+    r.url = s.url("/stall");
+    r.timeout_seconds = 0;
+    r.idle_timeout_seconds = 1;
+    auto t0 = Clock::now();
+    try {
+      c.send(r);
+      FAIL("expected an error");
+    } catch (const Error& e) {
+      CHECK(e.code() == ErrorCode::unavailable);
+      CHECK(std::string(e.what()).find("no data") != std::string::npos);
+    }
+    CHECK(Clock::now() - t0 < std::chrono::milliseconds(2500));
+  }
+  SUBCASE("total") {
+    http::Request r;
+    r.url = s.url("/slow");
+    r.timeout_seconds = 1;
+    try {
+      c.send(r);
+      FAIL("expected an error");
+    } catch (const Error& e) {
+      CHECK(e.code() == ErrorCode::unavailable);
+      CHECK(std::string(e.what()).find("within 1 s") != std::string::npos);
+    }
+  }
+  SUBCASE("cancel") {
+    http::Request r;
+    r.url = s.url("/stall");
+    r.timeout_seconds = 0;
+    auto t0 = Clock::now();
+    r.cancelled = [&] { return Clock::now() - t0 > std::chrono::milliseconds(200); };
+    try {
+      c.send(r);
+      FAIL("expected an error");
+    } catch (const Error& e) {
+      CHECK(e.code() == ErrorCode::cancelled);
+    }
+    CHECK(Clock::now() - t0 < std::chrono::milliseconds(1000));
+  }
+  // The client stays usable after an aborted transfer.
+  http::Request ok;
+  ok.url = s.url("/json");
+  CHECK(c.send(ok).status == 200);
+}
+
+TEST_CASE("transport failures name the origin, never a header value") {
+  http::Client c;
+  LocalServer closed;  // bound, then stopped: nothing listens on the port any more
+  closed.start();
+  std::string url = closed.url("/x");
+  closed.server.stop();
+  closed.thread.join();
+  http::Request r;
+  r.url = url;
+  r.headers.emplace_back("Authorization", "Bearer " + kSecret);
+  try {
+    c.send(r);
+    FAIL("expected an error");
+  } catch (const Error& e) {
+    CHECK(e.code() == ErrorCode::unavailable);
+    CHECK(std::string(e.what()).find("127.0.0.1") != std::string::npos);
+    CHECK(std::string(e.what()).find(kSecret) == std::string::npos);
+  }
+}
+
+TEST_CASE("redirects: same origin followed, another origin refused before sending anything") {
+  LocalServer s, other;
+  install_routes(s);
+  install_routes(other);
+  other.start();
+  s.server.Get("/same", [](const httplib::Request&, httplib::Response& res) { res.set_redirect("/json", 302); });
+  s.server.Post("/see-other", [](const httplib::Request&, httplib::Response& res) { res.set_redirect("/json", 303); });
+  std::string away = other.url("/json");
+  s.server.Get("/away", [away](const httplib::Request&, httplib::Response& res) { res.set_redirect(away, 307); });
+  s.start();
+  http::Client c;
+  http::Request same;
+  same.url = s.url("/same");
+  CHECK(c.send(same).status == 200);
+  http::Request see;
+  see.method = "POST";
+  see.body = "x";
+  see.url = s.url("/see-other");
+  CHECK(c.send(see).status == 200);  // became a GET of /json
+
+  http::Request r;
+  r.url = s.url("/away");
+  r.headers.emplace_back("X-API-Key", kSecret);
+  int before = other.hits;
+  try {
+    c.send(r);
+    FAIL("expected an error");
+  } catch (const Error& e) {
+    CHECK(std::string(e.what()).find("refused a redirect") != std::string::npos);
+    CHECK(std::string(e.what()).find(kSecret) == std::string::npos);
+  }
+  CHECK(other.hits == before);
+}
+
+TEST_CASE("plain http only to loopback hosts") {
+  CHECK_NOTHROW(http::check_url("http://127.0.0.1:8080/x", "URL"));
+  CHECK_NOTHROW(http::check_url("http://localhost", "URL"));
+  CHECK_NOTHROW(http::check_url("http://[::1]:9/", "URL"));
+  CHECK_NOTHROW(http::check_url("https://api.e2b.app", "URL"));
+  CHECK_THROWS_AS(http::check_url("http://api.e2b.app", "URL"), Error);
+  CHECK_THROWS_AS(http::check_url("http://127.evil.example.com", "URL"), Error);
+  CHECK_THROWS_AS(http::check_url("ftp://127.0.0.1/", "URL"), Error);
+  CHECK_THROWS_AS(http::check_url("not a url", "URL"), Error);
+  http::Client c;
+  http::Request r;
+  r.url = "http://example.com/";
+  CHECK_THROWS_AS(c.send(r), Error);
+  CHECK(http::origin_of("HTTPS://Api.E2B.app/x") == "https://api.e2b.app:443");
+  CHECK(http::url_encode("a b&c=d/é") == "a%20b%26c%3Dd%2F%C3%A9");
+}
+
+TEST_CASE("a multipart upload streams a local file") {
+  LocalServer s;
+  install_routes(s);
+  s.start();
+  corral::test::TempDir dir;
+  std::string content(5 * 1024 * 1024, 'q');
+  auto path = dir.write("big.bin", content);
+  http::Client c;
+  http::Request r;
+  r.method = "POST";
+  r.url = s.url("/upload");
+  r.file = http::FilePart{"file", path.string(), "archive.tar.gz", "application/octet-stream"};
+  http::Response res = c.send(r);
+  CHECK(res.status == 200);
+  CHECK(res.body == "archive.tar.gz:5242880:5242880");
+}

@@ -1,0 +1,323 @@
+// The stand-in's control plane: the parts of openapi.yml corral uses, with E2B's status
+// codes and {"code","message"} error bodies.
+#include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include <algorithm>
+
+#include "server.hpp"
+
+namespace corral::e2b::standin {
+namespace {
+
+using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
+
+void error(httplib::Response& res, int status, const std::string& message) {
+  rapidjson::StringBuffer b;
+  Writer w(b);
+  w.StartObject();
+  w.Key("code");
+  w.Int(status);
+  w.Key("message");
+  w.String(message.c_str());
+  w.EndObject();
+  res.status = status;
+  res.set_content(b.GetString(), "application/json");
+}
+
+void write_metadata(Writer& w, const FakeSandbox& sb) {
+  w.Key("metadata");
+  w.StartObject();
+  for (const auto& [k, v] : sb.metadata) {
+    w.Key(k.c_str());
+    w.String(v.c_str());
+  }
+  w.EndObject();
+}
+
+// Fields common to Sandbox, SandboxDetail and ListedSandbox.
+void write_common(Writer& w, const FakeSandbox& sb) {
+  w.Key("templateID");
+  w.String(sb.template_id.c_str());
+  w.Key("sandboxID");
+  w.String(sb.id.c_str());
+  if (!sb.alias.empty()) {
+    w.Key("alias");
+    w.String(sb.alias.c_str());
+  }
+  w.Key("clientID");
+  w.String("6532622b");
+  w.Key("envdVersion");
+  w.String("0.5.4");
+}
+
+// The Sandbox schema (create, connect): carries the envd token, no state.
+std::string sandbox_json(const FakeSandbox& sb) {
+  rapidjson::StringBuffer b;
+  Writer w(b);
+  w.StartObject();
+  write_common(w, sb);
+  if (!sb.access_token.empty()) {
+    w.Key("envdAccessToken");
+    w.String(sb.access_token.c_str());
+  }
+  w.Key("trafficAccessToken");
+  w.Null();
+  w.Key("domain");
+  w.Null();
+  w.EndObject();
+  return b.GetString();
+}
+
+// SandboxDetail (detail = true) or ListedSandbox.
+void write_listed(Writer& w, const FakeSandbox& sb, bool detail) {
+  w.StartObject();
+  write_common(w, sb);
+  w.Key("startedAt");
+  w.String(rfc3339(sb.started_at).c_str());
+  w.Key("endAt");
+  w.String(rfc3339(sb.end_at).c_str());
+  w.Key("cpuCount");
+  w.Int(2);
+  w.Key("memoryMB");
+  w.Int(512);
+  w.Key("diskSizeMB");
+  w.Int(1024);
+  w.Key("state");
+  w.String(sb.state.c_str());
+  write_metadata(w, sb);
+  if (detail) {
+    if (!sb.access_token.empty()) {
+      w.Key("envdAccessToken");
+      w.String(sb.access_token.c_str());
+    }
+    w.Key("domain");
+    w.Null();
+  }
+  w.EndObject();
+}
+
+std::string percent_decode(const std::string& s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '%' && i + 2 < s.size()) {
+      out += static_cast<char>(std::stoi(s.substr(i + 1, 2), nullptr, 16));
+      i += 2;
+    } else {
+      out += s[i] == '+' ? ' ' : s[i];
+    }
+  }
+  return out;
+}
+
+// "k=v&k2=v2" with each part percent-encoded, as the metadata filter is defined.
+std::map<std::string, std::string> parse_filter(const std::string& query) {
+  std::map<std::string, std::string> out;
+  size_t start = 0;
+  while (start < query.size()) {
+    size_t end = query.find('&', start);
+    if (end == std::string::npos) end = query.size();
+    std::string pair = query.substr(start, end - start);
+    size_t eq = pair.find('=');
+    if (eq != std::string::npos) out[percent_decode(pair.substr(0, eq))] = percent_decode(pair.substr(eq + 1));
+    start = end + 1;
+  }
+  return out;
+}
+
+class Api {
+ public:
+  explicit Api(State& state) : state_(state) {}
+
+  // Bookkeeping and the faults every route shares; false when `res` is already answered.
+  bool admit(const std::string& route, const httplib::Request& req, httplib::Response& res) {
+    ++state_.calls[route];
+    for (const auto& [name, value] : req.headers) state_.header_values[route].push_back(value);
+    state_.expire();
+    const Faults& f = state_.faults;
+    if (!f.redirect_to.empty()) {
+      res.status = 307;
+      res.set_header("Location", f.redirect_to + req.path);
+      return false;
+    }
+    if (f.reject_api_key || req.get_header_value("X-API-Key") != state_.api_key()) {
+      error(res, 401, "Invalid API key, please visit https://e2b.dev/docs/api-key for more information.");
+      return false;
+    }
+    if (f.fail_route == route && f.fail_status > 0) {
+      error(res, f.fail_status,
+            f.fail_status == 429 ? "Rate limit exceeded, please try again later"
+                                 : "stand-in fault: the service is unavailable");
+      return false;
+    }
+    return true;
+  }
+
+  // The `timeout` of a request body; nullopt (and a 400 answer) when it is invalid.
+  std::optional<long> timeout_of(const rapidjson::Document& doc, httplib::Response& res, long fallback,
+                                 bool required) {
+    if (!doc.IsObject()) {
+      error(res, 400, "request body must be a JSON object");
+      return std::nullopt;
+    }
+    auto it = doc.FindMember("timeout");
+    if (it == doc.MemberEnd()) {
+      if (required) {
+        error(res, 400, "request body has no 'timeout'");
+        return std::nullopt;
+      }
+      return fallback;
+    }
+    if (!it->value.IsInt64() || it->value.GetInt64() < 0) {
+      error(res, 400, "'timeout' must be a non-negative integer");
+      return std::nullopt;
+    }
+    long t = static_cast<long>(it->value.GetInt64());
+    const Faults& f = state_.faults;
+    if (f.lifetime_cap_hours > 0 && t > f.lifetime_cap_hours * 3600L) {
+      error(res, 400, f.cap_message_without_number
+                          ? "Timeout cannot be greater than the limit of your team"
+                          : "Timeout cannot be greater than " + std::to_string(f.lifetime_cap_hours) + " hours");
+      return std::nullopt;
+    }
+    return t;
+  }
+
+  FakeSandbox* find(const std::string& id, httplib::Response& res) {
+    auto it = state_.sandboxes.find(id);
+    if (it == state_.sandboxes.end()) {
+      error(res, 404, "sandbox \"" + id + "\" doesn't exist or you don't have access to it");
+      return nullptr;
+    }
+    return &it->second;
+  }
+
+  void create(const httplib::Request& req, httplib::Response& res) {
+    state_.create_bodies.push_back(req.body);
+    if (!admit("create", req, res)) return;
+    rapidjson::Document doc;
+    doc.Parse(req.body.c_str());
+    if (doc.HasParseError() || !doc.IsObject() || !doc.HasMember("templateID") || !doc["templateID"].IsString())
+      return error(res, 400, "request body must be a NewSandbox with a templateID");
+    std::string tpl = doc["templateID"].GetString();
+    if (!state_.templates.count(tpl)) return error(res, 404, "template '" + tpl + "' not found");
+    auto timeout = timeout_of(doc, res, 15, false);
+    if (!timeout) return;
+    bool secure = doc.HasMember("secure") && doc["secure"].IsBool() && doc["secure"].GetBool();
+    std::map<std::string, std::string> metadata;
+    if (doc.HasMember("metadata") && doc["metadata"].IsObject())
+      for (auto& m : doc["metadata"].GetObject()) {
+        if (!m.value.IsString()) return error(res, 400, "metadata values must be strings");
+        metadata[m.name.GetString()] = m.value.GetString();
+      }
+    FakeSandbox& sb = state_.add_sandbox(tpl, secure, *timeout);
+    sb.metadata = std::move(metadata);
+    if (tpl != "base") sb.alias = tpl;
+    res.status = 201;
+    res.set_content(sandbox_json(sb), "application/json");
+  }
+
+  void get(const httplib::Request& req, httplib::Response& res) {
+    if (!admit("get", req, res)) return;
+    FakeSandbox* sb = find(req.matches[1], res);
+    if (!sb) return;
+    rapidjson::StringBuffer b;
+    Writer w(b);
+    write_listed(w, *sb, true);
+    res.set_content(b.GetString(), "application/json");
+  }
+
+  void kill(const httplib::Request& req, httplib::Response& res) {
+    if (!admit("kill", req, res)) return;
+    if (!find(req.matches[1], res)) return;
+    state_.remove(req.matches[1]);
+    res.status = 204;
+  }
+
+  void connect(const httplib::Request& req, httplib::Response& res) {
+    if (!admit("connect", req, res)) return;
+    FakeSandbox* sb = find(req.matches[1], res);
+    if (!sb) return;
+    rapidjson::Document doc;
+    doc.Parse(req.body.c_str());
+    auto timeout = timeout_of(doc, res, 0, true);
+    if (!timeout) return;
+    // "TTL is only extended."
+    sb->end_at = std::max(sb->end_at, Clock::now() + std::chrono::seconds(*timeout));
+    res.status = sb->state == "paused" ? 201 : 200;
+    sb->state = "running";
+    res.set_content(sandbox_json(*sb), "application/json");
+  }
+
+  void set_timeout(const httplib::Request& req, httplib::Response& res) {
+    if (!admit("timeout", req, res)) return;
+    FakeSandbox* sb = find(req.matches[1], res);
+    if (!sb) return;
+    rapidjson::Document doc;
+    doc.Parse(req.body.c_str());
+    auto timeout = timeout_of(doc, res, 0, true);
+    if (!timeout) return;
+    sb->end_at = Clock::now() + std::chrono::seconds(*timeout);
+    res.status = 204;
+  }
+
+  void list(const httplib::Request& req, httplib::Response& res) {
+    if (!admit("list", req, res)) return;
+    auto filter = parse_filter(req.get_param_value("metadata"));
+    std::string states = req.has_param("state") ? req.get_param_value("state") : "running,paused";
+    long limit = req.has_param("limit") ? std::stol(req.get_param_value("limit")) : 100;
+    if (limit < 1 || limit > 100) return error(res, 400, "limit must be between 1 and 100");
+    limit = std::min<long>(limit, state_.page_size);
+    std::vector<const FakeSandbox*> matching;
+    for (const auto& [id, sb] : state_.sandboxes) {
+      bool ok = states.find(sb.state) != std::string::npos;
+      for (const auto& [k, v] : filter) {
+        auto it = sb.metadata.find(k);
+        ok = ok && it != sb.metadata.end() && it->second == v;
+      }
+      if (ok) matching.push_back(&sb);
+    }
+    std::sort(matching.begin(), matching.end(), [](const FakeSandbox* a, const FakeSandbox* b) {
+      return a->started_at != b->started_at ? a->started_at > b->started_at : a->id < b->id;
+    });
+    // The cursor is the position to continue from, opaque to clients.
+    size_t begin = req.has_param("nextToken") ? std::stoul(req.get_param_value("nextToken")) : 0;
+    rapidjson::StringBuffer b;
+    Writer w(b);
+    w.StartArray();
+    size_t i = begin;
+    for (; i < matching.size() && i < begin + static_cast<size_t>(limit); ++i) write_listed(w, *matching[i], false);
+    w.EndArray();
+    if (i < matching.size()) res.set_header("X-Next-Token", std::to_string(i));
+    res.set_content(b.GetString(), "application/json");
+  }
+
+ private:
+  State& state_;
+};
+
+}  // namespace
+
+void register_control_plane(httplib::Server& server, State& state) {
+  auto api = std::make_shared<Api>(state);
+  auto locked = [api, &state](void (Api::*fn)(const httplib::Request&, httplib::Response&)) {
+    return [api, &state, fn](const httplib::Request& req, httplib::Response& res) {
+      std::lock_guard lock(state.mutex());
+      ((*api).*fn)(req, res);
+    };
+  };
+  server.Post("/sandboxes", locked(&Api::create));
+  // The official JS SDK (2.x) creates through POST /v2/sandboxes, which the pinned spec
+  // does not list yet; same body and answer, accepted so that SDK can check this stand-in.
+  server.Post("/v2/sandboxes", locked(&Api::create));
+  server.Get("/v2/sandboxes", locked(&Api::list));
+  server.Get(R"(/sandboxes/([A-Za-z0-9-]+))", locked(&Api::get));
+  server.Delete(R"(/sandboxes/([A-Za-z0-9-]+))", locked(&Api::kill));
+  server.Post(R"(/sandboxes/([A-Za-z0-9-]+)/connect)", locked(&Api::connect));
+  server.Post(R"(/v2/sandboxes/([A-Za-z0-9-]+)/connect)", locked(&Api::connect));  // JS SDK 2.x, as above
+  server.Post(R"(/sandboxes/([A-Za-z0-9-]+)/timeout)", locked(&Api::set_timeout));
+  server.Get("/health", [](const httplib::Request&, httplib::Response& res) { res.status = 200; });
+}
+
+}  // namespace corral::e2b::standin

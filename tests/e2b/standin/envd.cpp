@@ -1,0 +1,340 @@
+// The stand-in's envd: /health, /files (upload and download) and the Connect process
+// service (Start as a server stream with the JSON codec, SendSignal as a unary call).
+// Wire details follow process.proto and proto3 JSON: defaults are omitted (no exitCode
+// when 0), bytes are base64, the stream ends with a 0x02 envelope.
+#include <openssl/evp.h>
+#include <poll.h>
+#include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <memory>
+#include <thread>
+
+#include "process.hpp"
+#include "server.hpp"
+
+namespace corral::e2b::standin {
+namespace {
+
+namespace fs = std::filesystem;
+using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
+
+// Framing written here by hand, independent of the client's helpers under test.
+std::string frame(const std::string& payload, unsigned char flags = 0) {
+  const uint32_t n = static_cast<uint32_t>(payload.size());
+  std::string out{static_cast<char>(flags), static_cast<char>(n >> 24), static_cast<char>(n >> 16),
+                  static_cast<char>(n >> 8), static_cast<char>(n)};
+  return out + payload;
+}
+
+std::string b64(const char* data, size_t len) {
+  std::string out(4 * ((len + 2) / 3), '\0');
+  int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()), reinterpret_cast<const unsigned char*>(data),
+                          static_cast<int>(len));
+  out.resize(static_cast<size_t>(n));
+  return out;
+}
+
+std::string unb64(const std::string& text) {
+  std::string out(text.size() / 4 * 3 + 3, '\0');
+  int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                          reinterpret_cast<const unsigned char*>(text.data()), static_cast<int>(text.size()));
+  if (n < 0) return {};
+  size_t pad = (!text.empty() && text.back() == '=') + (text.size() > 1 && text[text.size() - 2] == '=');
+  out.resize(static_cast<size_t>(n) - pad);
+  return out;
+}
+
+std::string connect_error_json(const std::string& code, const std::string& message) {
+  rapidjson::StringBuffer b;
+  Writer w(b);
+  w.StartObject();
+  w.Key("error");
+  w.StartObject();
+  w.Key("code");
+  w.String(code.c_str());
+  w.Key("message");
+  w.String(message.c_str());
+  w.EndObject();
+  w.EndObject();
+  return b.GetString();
+}
+
+void http_error(httplib::Response& res, int status, const std::string& message) {
+  rapidjson::StringBuffer b;
+  Writer w(b);
+  w.StartObject();
+  w.Key("code");
+  w.Int(status);
+  w.Key("message");
+  w.String(message.c_str());
+  w.EndObject();
+  res.status = status;
+  res.set_content(b.GetString(), "application/json");
+}
+
+// A streaming RPC that fails before streaming still answers 200 with one end-of-stream
+// envelope carrying the error (the Connect protocol's rule for streams).
+void stream_error(httplib::Response& res, const std::string& code, const std::string& message) {
+  res.status = 200;
+  res.set_content(frame(connect_error_json(code, message), 0x02), "application/connect+json");
+}
+
+// The acting user from "Authorization: Basic base64(user:)"; "user" when absent.
+std::string user_of(const httplib::Request& req) {
+  std::string auth = req.get_header_value("Authorization");
+  if (auth.rfind("Basic ", 0) != 0) return "user";
+  std::string decoded = unb64(auth.substr(6));
+  return decoded.substr(0, decoded.find(':'));
+}
+
+bool known_user(const std::string& user) { return user == "user" || user == "root"; }
+
+// Resolves the sandbox a request is for (header routing, else the Host name) and checks
+// its access token; nullptr after answering the request with the failure.
+FakeSandbox* sandbox_for(State& state, const std::string& route, const httplib::Request& req,
+                         httplib::Response& res) {
+  ++state.calls[route];
+  for (const auto& [name, value] : req.headers) state.header_values[route].push_back(value);
+  state.expire();
+  std::string id = req.get_header_value("E2b-Sandbox-Id");
+  if (id.empty()) {
+    std::string host = req.get_header_value("Host");
+    auto dash = host.find('-'), dot = host.find('.');
+    if (dash != std::string::npos && dot != std::string::npos && dash < dot) id = host.substr(dash + 1, dot - dash - 1);
+  }
+  auto it = state.sandboxes.find(id);
+  if (it == state.sandboxes.end()) {
+    // E2B's edge proxy answers 502 for a sandbox that is not running.
+    http_error(res, 502, "The sandbox " + id + " was not found");
+    return nullptr;
+  }
+  FakeSandbox& sb = it->second;
+  if (!sb.access_token.empty() && req.get_header_value("X-Access-Token") != sb.access_token) {
+    http_error(res, 401, "unauthorized access, please provide a valid access token");
+    return nullptr;
+  }
+  if (state.faults.fail_route == route && state.faults.fail_status > 0) {
+    http_error(res, state.faults.fail_status, "stand-in fault on " + route);
+    return nullptr;
+  }
+  return &sb;
+}
+
+// One running Start call: the child and how to stream it.
+struct Run {
+  State* state = nullptr;
+  std::string sandbox_id;
+  Child child;
+  bool started = false;  // start event sent
+  bool out_open = true, err_open = true;
+  bool reaped = false;
+  int keepalive_ms = 0;
+  int slow_ms = 0;
+  bool cut = false;
+
+  ~Run() { finish(true); }
+
+  // Kills (when asked) and reaps the child, closes pipes, forgets the process group.
+  int finish(bool kill_first) {
+    int status = 0;
+    if (!reaped) {
+      if (kill_first) ::kill(-child.pid, SIGKILL);
+      status = reap(child.pid);
+      reaped = true;
+      if (child.out_fd >= 0) close(child.out_fd);
+      if (child.err_fd >= 0) close(child.err_fd);
+      std::lock_guard lock(state->mutex());
+      auto it = state->sandboxes.find(sandbox_id);
+      if (it != state->sandboxes.end()) it->second.processes.erase(child.pid);
+    }
+    return status;
+  }
+
+  static std::string event(const std::string& inner) { return frame("{\"event\":" + inner + "}"); }
+
+  // One step of the stream; false aborts it (the client went away).
+  bool step(httplib::DataSink& sink) {
+    if (!started) {
+      started = true;
+      std::string start = event("{\"start\":{\"pid\":" + std::to_string(child.pid) + "}}");
+      return sink.write(start.data(), start.size());
+    }
+    if (out_open || err_open) {
+      pollfd fds[2] = {{out_open ? child.out_fd : -1, POLLIN, 0}, {err_open ? child.err_fd : -1, POLLIN, 0}};
+      int n = poll(fds, 2, keepalive_ms > 0 ? keepalive_ms : 200);
+      if (n == 0) {
+        if (keepalive_ms <= 0) return true;
+        std::string ka = event("{\"keepalive\":{}}");
+        return sink.write(ka.data(), ka.size());
+      }
+      static thread_local char buf[64 * 1024];
+      for (int i = 0; i < 2; ++i) {
+        if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+        ssize_t got = read(fds[i].fd, buf, sizeof buf);
+        if (got <= 0) {
+          (i == 0 ? out_open : err_open) = false;
+          continue;
+        }
+        if (slow_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(slow_ms));
+        std::string data = event(std::string("{\"data\":{\"") + (i == 0 ? "stdout" : "stderr") + "\":\"" +
+                                 b64(buf, static_cast<size_t>(got)) + "\"}}");
+        if (!sink.write(data.data(), data.size())) return false;
+      }
+      return true;
+    }
+    int status = finish(false);
+    if (cut) {  // the fault: the stream stops without telling how the command ended
+      sink.done();
+      return true;
+    }
+    std::string end;
+    if (WIFEXITED(status)) {
+      int code = WEXITSTATUS(status);
+      // proto3 JSON: exitCode 0 is the default and is left out.
+      end = "{\"end\":{" + (code != 0 ? "\"exitCode\":" + std::to_string(code) + "," : std::string()) +
+            "\"exited\":true,\"status\":\"exit status " + std::to_string(code) + "\"}}";
+    } else {
+      const char* name = WTERMSIG(status) == SIGKILL ? "killed" : WTERMSIG(status) == SIGTERM ? "terminated" : "interrupt";
+      end = std::string("{\"end\":{\"exitCode\":-1,\"status\":\"signal: ") + name + "\"}}";
+    }
+    std::string out = event(end) + frame("{}", 0x02);
+    if (!sink.write(out.data(), out.size())) return false;
+    sink.done();
+    return true;
+  }
+};
+
+void start(State& state, const httplib::Request& req, httplib::Response& res) {
+  std::unique_lock lock(state.mutex());
+  FakeSandbox* sb = sandbox_for(state, "start", req, res);
+  if (!sb) return;
+  if (req.get_header_value("Content-Type") != "application/connect+json")
+    return http_error(res, 415, "unsupported content type");
+  const std::string& body = req.body;
+  if (body.size() < 5) return stream_error(res, "invalid_argument", "request has no envelope");
+  size_t len = (static_cast<unsigned char>(body[1]) << 24) | (static_cast<unsigned char>(body[2]) << 16) |
+               (static_cast<unsigned char>(body[3]) << 8) | static_cast<unsigned char>(body[4]);
+  if (body.size() != 5 + len) return stream_error(res, "invalid_argument", "request envelope has the wrong length");
+  rapidjson::Document doc;
+  doc.Parse(body.data() + 5, len);
+  if (doc.HasParseError() || !doc.IsObject() || !doc.HasMember("process") || !doc["process"].IsObject())
+    return stream_error(res, "invalid_argument", "request is not a StartRequest");
+  std::string user = user_of(req);
+  if (!known_user(user)) return stream_error(res, "unauthenticated", "error looking up user '" + user + "'");
+  const auto& p = doc["process"];
+  std::string cmd = p.HasMember("cmd") && p["cmd"].IsString() ? p["cmd"].GetString() : "";
+  std::vector<std::string> args;
+  if (p.HasMember("args") && p["args"].IsArray())
+    for (auto& a : p["args"].GetArray()) args.push_back(a.GetString());
+  std::map<std::string, std::string> env{{"HOME", (sb->root / "home" / user).string()}, {"USER", user}};
+  if (p.HasMember("envs") && p["envs"].IsObject())
+    for (auto& e : p["envs"].GetObject()) env[e.name.GetString()] = e.value.GetString();
+  std::string cwd = p.HasMember("cwd") && p["cwd"].IsString() ? p["cwd"].GetString() : "";
+  auto mapped = State::map_path(*sb, cwd, user);
+  if (!mapped) return stream_error(res, "invalid_argument", "cwd '" + cwd + "' is outside the sandbox");
+
+  auto run = std::make_shared<Run>();
+  run->state = &state;
+  run->sandbox_id = sb->id;
+  run->cut = state.faults.cut_streams_from > 0 && state.calls["start"] >= state.faults.cut_streams_from;
+  run->slow_ms = state.faults.slow_chunk_ms;
+  run->keepalive_ms = state.faults.keepalive_ms;
+  if (run->keepalive_ms <= 0 && req.has_header("Keepalive-Ping-Interval"))
+    run->keepalive_ms = std::atoi(req.get_header_value("Keepalive-Ping-Interval").c_str()) * 1000;
+  try {
+    run->child = spawn(cmd, args, env, mapped->string());
+  } catch (const std::exception& e) {
+    run->reaped = true;
+    return stream_error(res, "internal", e.what());
+  }
+  sb->processes.insert(run->child.pid);
+  lock.unlock();
+
+  res.status = 200;
+  res.set_chunked_content_provider(
+      "application/connect+json", [run](size_t, httplib::DataSink& sink) { return run->step(sink); },
+      [run](bool) { run->finish(true); });
+}
+
+void send_signal(State& state, const httplib::Request& req, httplib::Response& res) {
+  std::lock_guard lock(state.mutex());
+  FakeSandbox* sb = sandbox_for(state, "signal", req, res);
+  if (!sb) return;
+  rapidjson::Document doc;
+  doc.Parse(req.body.c_str());
+  if (doc.HasParseError() || !doc.IsObject() || !doc.HasMember("process") || !doc["process"].HasMember("pid")) {
+    res.status = 400;
+    res.set_content(R"({"code":"invalid_argument","message":"process selector needs a pid"})", "application/json");
+    return;
+  }
+  pid_t pid = static_cast<pid_t>(doc["process"]["pid"].GetInt());
+  std::string signal = doc.HasMember("signal") && doc["signal"].IsString() ? doc["signal"].GetString() : "";
+  if (!sb->processes.count(pid)) {
+    res.status = 404;
+    res.set_content(R"({"code":"not_found","message":"process not found"})", "application/json");
+    return;
+  }
+  ::kill(-pid, signal == "SIGNAL_SIGTERM" ? SIGTERM : SIGKILL);
+  res.set_content("{}", "application/json");
+}
+
+void upload(State& state, const httplib::Request& req, httplib::Response& res) {
+  std::lock_guard lock(state.mutex());
+  FakeSandbox* sb = sandbox_for(state, "files", req, res);
+  if (!sb) return;
+  std::string user = req.has_param("username") ? req.get_param_value("username") : user_of(req);
+  if (!known_user(user)) return http_error(res, 401, "error looking up user '" + user + "': user: unknown user " + user);
+  std::string path = req.get_param_value("path");
+  std::vector<std::pair<std::string, const std::string*>> files;  // sandbox path, content
+  if (req.is_multipart_form_data()) {
+    for (const auto& [field, file] : req.files)
+      files.emplace_back(path.empty() ? file.filename : path, &file.content);
+  } else {
+    if (path.empty()) return http_error(res, 400, "the path query parameter is required for octet-stream uploads");
+    files.emplace_back(path, &req.body);
+  }
+  std::string out = "[";
+  for (const auto& [p, content] : files) {
+    auto mapped = State::map_path(*sb, p, user);
+    if (!mapped) return http_error(res, 400, "path '" + p + "' is outside the sandbox");
+    fs::create_directories(mapped->parent_path());
+    std::ofstream(*mapped, std::ios::binary) << *content;
+    std::string shown = "/" + fs::relative(*mapped, sb->root).string();
+    out += std::string(out.size() > 1 ? "," : "") + "{\"path\":\"" + shown + "\",\"name\":\"" +
+           mapped->filename().string() + "\",\"type\":\"file\"}";
+  }
+  res.set_content(out + "]", "application/json");
+}
+
+void download(State& state, const httplib::Request& req, httplib::Response& res) {
+  std::lock_guard lock(state.mutex());
+  FakeSandbox* sb = sandbox_for(state, "files", req, res);
+  if (!sb) return;
+  std::string user = req.has_param("username") ? req.get_param_value("username") : user_of(req);
+  std::string path = req.get_param_value("path");
+  auto mapped = State::map_path(*sb, path, user);
+  if (!mapped || !fs::is_regular_file(*mapped)) return http_error(res, 404, "path '" + path + "' does not exist");
+  std::ifstream in(*mapped, std::ios::binary);
+  std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  res.set_content(content, "application/octet-stream");
+}
+
+}  // namespace
+
+void register_envd(httplib::Server& server, State& state) {
+  server.Get("/health", [](const httplib::Request&, httplib::Response& res) { res.status = 204; });
+  server.Post("/process.Process/Start",
+              [&state](const httplib::Request& req, httplib::Response& res) { start(state, req, res); });
+  server.Post("/process.Process/SendSignal",
+              [&state](const httplib::Request& req, httplib::Response& res) { send_signal(state, req, res); });
+  server.Post("/files", [&state](const httplib::Request& req, httplib::Response& res) { upload(state, req, res); });
+  server.Get("/files", [&state](const httplib::Request& req, httplib::Response& res) { download(state, req, res); });
+}
+
+}  // namespace corral::e2b::standin

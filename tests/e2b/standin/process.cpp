@@ -1,0 +1,75 @@
+#include "process.hpp"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <stdexcept>
+
+namespace corral::e2b::standin {
+
+Child spawn(const std::string& cmd, const std::vector<std::string>& args,
+            const std::map<std::string, std::string>& env, const std::string& cwd) {
+  // Everything the child needs is prepared before fork: after it, only exec-safe calls.
+  std::vector<std::string> argv_s{cmd};
+  argv_s.insert(argv_s.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& a : argv_s) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::map<std::string, std::string> merged;
+  if (const char* path = getenv("PATH")) merged["PATH"] = path;
+  for (const auto& [k, v] : env) merged[k] = v;
+  std::vector<std::string> env_s;
+  for (const auto& [k, v] : merged) env_s.push_back(k + "=" + v);
+  std::vector<char*> envp;
+  for (auto& e : env_s) envp.push_back(e.data());
+  envp.push_back(nullptr);
+
+  int out[2], err[2], status[2];
+  if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0 || pipe2(status, O_CLOEXEC) != 0)
+    throw std::runtime_error(std::string("pipe: ") + strerror(errno));
+  pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error(std::string("fork: ") + strerror(errno));
+  if (pid == 0) {
+    setpgid(0, 0);
+    int devnull = open("/dev/null", O_RDONLY);
+    dup2(devnull, 0);
+    dup2(out[1], 1);
+    dup2(err[1], 2);
+    if (chdir(cwd.c_str()) != 0) {
+      int e = -errno;  // negative: chdir, not exec, failed
+      (void)!write(status[1], &e, sizeof e);
+      _exit(127);
+    }
+    execvpe(argv[0], argv.data(), envp.data());
+    int e = errno;
+    (void)!write(status[1], &e, sizeof e);
+    _exit(127);
+  }
+  setpgid(pid, pid);  // also from here, so the group exists before anyone signals it
+  close(out[1]);
+  close(err[1]);
+  close(status[1]);
+  int child_errno = 0;
+  ssize_t n = read(status[0], &child_errno, sizeof child_errno);
+  close(status[0]);
+  if (n == static_cast<ssize_t>(sizeof child_errno)) {
+    close(out[0]);
+    close(err[0]);
+    reap(pid);
+    if (child_errno < 0) throw std::runtime_error("chdir " + cwd + ": " + strerror(-child_errno));
+    throw std::runtime_error("exec: \"" + cmd + "\": " + strerror(child_errno));
+  }
+  return Child{pid, out[0], err[0]};
+}
+
+int reap(pid_t pid) {
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return status;
+}
+
+}  // namespace corral::e2b::standin

@@ -1,0 +1,27 @@
+// Real child processes for the stand-in's envd: each command runs on this machine, in
+// the sandbox's folder, in a process group of its own so it can be killed as a whole.
+#pragma once
+
+#include <sys/types.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace corral::e2b::standin {
+
+struct Child {
+  pid_t pid = -1;  // also the process group id
+  int out_fd = -1;
+  int err_fd = -1;
+};
+
+// Starts `cmd` (looked up on PATH) with `args`, the stand-in's PATH plus `env`, in `cwd`,
+// stdin from /dev/null. Throws std::runtime_error with exec's reason when it cannot start.
+Child spawn(const std::string& cmd, const std::vector<std::string>& args,
+            const std::map<std::string, std::string>& env, const std::string& cwd);
+
+// Waits for the child; returns its wait status.
+int reap(pid_t pid);
+
+}  // namespace corral::e2b::standin

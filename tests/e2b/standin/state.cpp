@@ -1,0 +1,69 @@
+#include "state.hpp"
+
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <random>
+
+namespace corral::e2b::standin {
+
+namespace fs = std::filesystem;
+
+std::string rfc3339(Clock::time_point t) {
+  std::time_t tt = Clock::to_time_t(t);
+  std::tm tm{};
+  gmtime_r(&tt, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string random_id(size_t length) {
+  static thread_local std::mt19937_64 rng{std::random_device{}()};
+  static const char* alphabet = "abcdefghijklmnopqrstuvwxyz0123456789";
+  std::string out;
+  for (size_t i = 0; i < length; ++i) out += alphabet[rng() % 36];
+  return out;
+}
+
+FakeSandbox& State::add_sandbox(const std::string& template_id, bool secure, long timeout_seconds) {
+  FakeSandbox sb;
+  sb.id = "i" + random_id(19);
+  sb.template_id = template_id;
+  sb.access_token = secure ? "envd-" + random_id(24) : "";
+  if (secure) issued_tokens.push_back(sb.access_token);
+  sb.started_at = Clock::now();
+  sb.end_at = sb.started_at + std::chrono::seconds(timeout_seconds);
+  sb.root = root_ / sb.id;
+  fs::create_directories(sb.root / "home" / "user");
+  fs::create_directories(sb.root / "tmp");
+  return sandboxes[sb.id] = std::move(sb);
+}
+
+void State::expire() {
+  std::vector<std::string> gone;
+  for (const auto& [id, sb] : sandboxes)
+    if (Clock::now() >= sb.end_at) gone.push_back(id);
+  for (const auto& id : gone) remove(id);
+}
+
+void State::remove(const std::string& id) {
+  auto it = sandboxes.find(id);
+  if (it == sandboxes.end()) return;
+  for (pid_t pgid : it->second.processes) ::kill(-pgid, SIGKILL);
+  std::error_code ec;
+  fs::remove_all(it->second.root, ec);
+  sandboxes.erase(it);
+}
+
+std::optional<fs::path> State::map_path(const FakeSandbox& sb, const std::string& path, const std::string& user) {
+  fs::path inside = path.empty() || path.front() != '/'
+                        ? fs::path(user == "root" ? "/root" : "/home/" + user) / path
+                        : fs::path(path);
+  inside = inside.lexically_normal();
+  std::string s = inside.string();
+  if (s.rfind("/..", 0) == 0) return std::nullopt;
+  return sb.root / s.substr(1);
+}
+
+}  // namespace corral::e2b::standin

@@ -1,0 +1,90 @@
+// The stand-in E2B's world: its sandboxes (each a real folder on this machine), the
+// processes running in them, the fault switches tests flip, and what clients sent.
+#pragma once
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace corral::e2b::standin {
+
+using Clock = std::chrono::system_clock;
+
+struct FakeSandbox {
+  std::string id;
+  std::string template_id;
+  std::string alias;
+  std::map<std::string, std::string> metadata;
+  std::string access_token;  // envdAccessToken; empty when created without `secure`
+  Clock::time_point started_at;
+  Clock::time_point end_at;
+  std::string state = "running";
+  std::filesystem::path root;  // the sandbox's "/" on this machine
+  std::set<pid_t> processes;   // running process groups
+};
+
+// Fault switches; tests set them between runs.
+struct Faults {
+  bool reject_api_key = false;          // control plane answers 401 to everything
+  int lifetime_cap_hours = 0;           // > 0: timeouts above it are refused with 400
+  bool cap_message_without_number = false;
+  std::string fail_route;               // "create", "get", "connect", "list", "kill", "timeout", "start", "files"
+  int fail_status = 0;                  // answered on fail_route instead of the real thing
+  std::string redirect_to;              // control plane answers 307 to this origin
+  int cut_streams_from = 0;             // > 0: the Start calls from this one (1-based) on
+                                        // stream output, then end without their `end` event
+  int keepalive_ms = 0;                 // > 0: keepalive events this often while quiet
+  int slow_chunk_ms = 0;                // > 0: pause before every data event
+};
+
+class State {
+ public:
+  explicit State(std::filesystem::path root, std::string api_key) : root_(std::move(root)), api_key_(std::move(api_key)) {}
+
+  const std::string& api_key() const { return api_key_; }
+  std::set<std::string> templates = {"base"};
+
+  // Everything below is guarded by mutex(); hold it while touching sandboxes or faults.
+  std::mutex& mutex() { return mutex_; }
+  Faults faults;
+  std::map<std::string, FakeSandbox> sandboxes;
+  // Counters per route ("create", "start", ...) and the bodies of create requests.
+  std::map<std::string, int> calls;
+  std::vector<std::string> create_bodies;
+  int page_size = 100;
+  std::vector<std::string> issued_tokens;  // every envdAccessToken handed out  // list pages hold at most this many (to exercise X-Next-Token)
+  // Every header value clients sent, per route, to check where secrets travel.
+  std::map<std::string, std::vector<std::string>> header_values;
+
+  // A new sandbox with its folder tree (home/user, tmp); caller holds the mutex.
+  FakeSandbox& add_sandbox(const std::string& template_id, bool secure, long timeout_seconds);
+  // Deletes expired sandboxes (E2B's lifetime enforcement); caller holds the mutex.
+  void expire();
+  // Kills a sandbox's processes and removes its folder; caller holds the mutex.
+  void remove(const std::string& id);
+
+  // The host path of sandbox path `path` for `user` (relative = from their home);
+  // nullopt when it would leave the sandbox.
+  static std::optional<std::filesystem::path> map_path(const FakeSandbox& sb, const std::string& path,
+                                                       const std::string& user);
+
+ private:
+  std::filesystem::path root_;
+  std::string api_key_;
+  std::mutex mutex_;
+};
+
+// RFC 3339 UTC time, as E2B writes startedAt / endAt.
+std::string rfc3339(Clock::time_point t);
+// A random lower-case alphanumeric string.
+std::string random_id(size_t length);
+
+}  // namespace corral::e2b::standin
