@@ -55,4 +55,18 @@ int providers_command(Context& ctx, bool json, const ProviderFilter& filter);
 int describe_command(Context& ctx, const std::string& name, bool json);
 int doctor_command(Context& ctx, const ProviderChoice& choice, bool all, bool json);
 
+// `corral docs matrix|provider|all`: generate, write (--write) or check (--check) the
+// provider docs; a stale file under --check exits 1.
+struct DocsArgs {
+  enum class Action { matrix, provider, all };
+  Action action = Action::matrix;
+  std::string format = "markdown";  // matrix: markdown | json
+  std::string write;                // file to rewrite in place
+  std::string check;                // file to compare with the generated text
+  std::string name;                 // provider: its name or alias
+  std::string dir = "docs/providers";  // all: the folder of README.md, providers.json and the pages
+  bool check_all = false;           // all: check instead of write
+};
+int docs_command(Context& ctx, const DocsArgs& args);
+
 }  // namespace corral::cli

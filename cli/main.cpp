@@ -140,6 +140,27 @@ int main_impl(int argc, char** argv) {
   describe_cmd->add_option("name", describe_name, "Provider name or alias")->required();
   describe_cmd->add_flag("--json", json, "Machine-readable output");
 
+  DocsArgs docs;
+  CLI::App* docs_cmd = app.add_subcommand("docs", "Generate the provider docs from the plugins' specs");
+  docs_cmd->require_subcommand(1);
+  docs_cmd->footer("--check exits 1 with a diff when a file differs from what would be generated.");
+  CLI::App* docs_matrix = docs_cmd->add_subcommand("matrix", "The capability matrix of every loaded provider");
+  docs_matrix->add_option("--format", docs.format, "markdown or json")
+      ->check(CLI::IsMember({"markdown", "json"}))
+      ->capture_default_str();
+  docs_matrix->add_option("--write", docs.write, "Rewrite the matrix block of FILE (json: all of FILE)")
+      ->excludes(docs_matrix->add_option("--check", docs.check, "Fail when FILE is not what --write would make"));
+  docs_matrix->callback([&] { docs.action = DocsArgs::Action::matrix; });
+  CLI::App* docs_provider = docs_cmd->add_subcommand("provider", "One provider's page; hand-written text is kept");
+  docs_provider->add_option("name", docs.name, "Provider name or alias")->required();
+  docs_provider->add_option("--write", docs.write, "Regenerate FILE, keeping its hand-written block")
+      ->excludes(docs_provider->add_option("--check", docs.check, "Fail when FILE is not what --write would make"));
+  docs_provider->callback([&] { docs.action = DocsArgs::Action::provider; });
+  CLI::App* docs_all = docs_cmd->add_subcommand("all", "README.md matrix, providers.json and every page in a folder");
+  docs_all->add_option("--dir", docs.dir, "The folder")->capture_default_str();
+  docs_all->add_flag("--check", docs.check_all, "Check every file instead of writing");
+  docs_all->callback([&] { docs.action = DocsArgs::Action::all; });
+
   app.add_subcommand("version", "Print corral's version");
 
   try {
@@ -175,6 +196,7 @@ int main_impl(int argc, char** argv) {
     if (doctor_cmd->parsed()) return doctor_command(c, choice, doctor_all, json);
     if (describe_cmd->parsed()) return describe_command(c, describe_name, json);
     if (providers_cmd->parsed()) return providers_command(c, json, filter);
+    if (docs_cmd->parsed()) return docs_command(c, docs);
     std::cout << "corral " << CORRAL_VERSION << " (plugin ABI " << CORRAL_ABI_VERSION << ")\n";
     return 0;
   } catch (const ConfigError& e) {

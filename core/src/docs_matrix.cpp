@@ -1,0 +1,283 @@
+#include "docs_matrix.hpp"
+
+#include <fmt/format.h>
+#include <rapidjson/prettywriter.h>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+
+#include "corral/json.hpp"
+#include "docs_blocks.hpp"
+#include "exit_codes.hpp"
+
+namespace corral::docs {
+namespace {
+
+constexpr std::array kLocations = {"local", "cloud", "self-hosted"};
+
+bool blank(std::string_view s) {
+  return std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isspace(c); });
+}
+
+std::string option_flag(const ProviderSpec& spec, const OptionSpec& o) { return fmt::format("--{}-{}", spec.name, o.name); }
+
+std::string provider_cell(const ProviderSpec& s) {
+  std::string text = fmt::format("[{}]({})", s.name, page_file(s));
+  if (!s.aliases.empty()) text += fmt::format(" (aliases: {})", fmt::join(s.aliases, ", "));
+  return text;
+}
+
+}  // namespace
+
+std::string page_file(const ProviderSpec& spec) { return spec.name + ".md"; }
+
+std::vector<std::string> spec_problems(const ProviderSpec& spec) {
+  std::vector<std::string> problems;
+  const std::pair<const char*, const std::string*> fields[] = {
+      {"docs.category", &spec.docs.category}, {"docs.location", &spec.docs.location},
+      {"docs.gpu", &spec.docs.gpu},           {"docs.cleanupOwner", &spec.docs.cleanup_owner},
+      {"docs.bestFit", &spec.docs.best_fit},  {"docs.caveat", &spec.docs.caveat},
+  };
+  for (const auto& [name, value] : fields)
+    if (blank(*value)) problems.push_back(fmt::format("{} is missing", name));
+  if (!blank(spec.docs.location) &&
+      std::find(kLocations.begin(), kLocations.end(), spec.docs.location) == kLocations.end())
+    problems.push_back(fmt::format("docs.location is '{}', not one of {}", spec.docs.location, fmt::join(kLocations, ", ")));
+  if (spec.targets.empty()) problems.push_back("targets is missing");
+  for (const OptionSpec& o : spec.options)
+    if (blank(o.help)) problems.push_back(fmt::format("options '{}': help is missing", o.name));
+  return problems;
+}
+
+namespace {
+
+constexpr const char* kFixHint =
+    "complete the \"docs\" object (category, location, gpu, cleanupOwner, bestFit, caveat), \"targets\" and each "
+    "option's \"help\" in the plugin's spec; fix or remove registry entries that do not load";
+
+std::string problem_lines(const ProviderSpec& spec, const std::filesystem::path& library) {
+  std::string out;
+  for (const std::string& p : spec_problems(spec))
+    out += fmt::format("\n  provider '{}' (plugin {}): {}", spec.name, library.string(), p);
+  return out;
+}
+
+}  // namespace
+
+void require_documented(const ProviderSpec& spec, const std::filesystem::path& library) {
+  std::string lines = problem_lines(spec, library);
+  if (!lines.empty())
+    throw ConfigError(ErrorCode::invalid_argument,
+                      fmt::format("cannot document provider '{}':{}", spec.name, lines), kFixHint);
+}
+
+std::vector<ProviderSpec> documented_specs(const std::vector<ProviderEntry>& entries) {
+  std::vector<ProviderSpec> specs;
+  std::string lines;
+  for (const ProviderEntry& e : entries) {
+    if (!e.ok()) {
+      lines += fmt::format("\n  registry entry '{}' did not load: {}", e.name, e.error ? e.error->message : "unknown");
+      continue;
+    }
+    lines += problem_lines(e.plugin->spec(), e.library);
+    specs.push_back(e.plugin->spec());
+  }
+  if (!lines.empty())
+    throw ConfigError(ErrorCode::invalid_argument, fmt::format("cannot generate the provider docs:{}", lines), kFixHint);
+  std::sort(specs.begin(), specs.end(), [](const ProviderSpec& a, const ProviderSpec& b) { return a.name < b.name; });
+  return specs;
+}
+
+std::string workspace_sync(const FeatureSet& features) {
+  std::vector<std::string> ways;
+  if (features.has(Feature::archive_sync)) ways.emplace_back("archive");
+  if (features.has(Feature::workspace_mount)) ways.emplace_back("mount");
+  return ways.empty() ? "none" : fmt::format("{}", fmt::join(ways, ", "));
+}
+
+std::string lifecycle(const ProviderSpec& spec) {
+  std::vector<std::string> parts;
+  parts.emplace_back(spec.features.has(Feature::run_session) ? "kept and reused on request" : "one run per sandbox");
+  if (spec.features.has(Feature::keep_alive)) parts.emplace_back("extendable");
+  if (spec.features.has(Feature::pause_resume)) parts.emplace_back("pausable");
+  if (spec.features.has(Feature::cleanup)) parts.emplace_back("leftovers found by `corral stop --orphans`");
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
+std::vector<std::string> secret_sources(const OptionSpec& option, const ProviderSpec& spec) {
+  if (!option.env.empty()) return option.env;
+  return {option_flag(spec, option)};
+}
+
+std::string authentication(const ProviderSpec& spec) {
+  std::vector<std::string> each;
+  for (const OptionSpec& o : spec.options) {
+    if (!o.secret) continue;
+    std::vector<std::string> quoted;
+    for (const std::string& s : secret_sources(o, spec)) quoted.push_back("`" + s + "`");
+    each.push_back(fmt::format("{}", fmt::join(quoted, " or ")));
+  }
+  return each.empty() ? "none" : fmt::format("{}", fmt::join(each, ", "));
+}
+
+std::string_view describe_kind(ProviderKind kind) {
+  switch (kind) {
+    case ProviderKind::delegated_run: return "the provider runs the command itself and streams its output back; no SSH";
+    case ProviderKind::ssh_lease: return "corral leases a machine from the provider and runs the command over SSH";
+    case ProviderKind::service_control:
+      return "corral starts and stops a service the provider hosts; commands run inside that service";
+  }
+  return "";
+}
+
+std::string cell(std::string_view text) {
+  std::string out;
+  bool in_code = false;  // inside a `code span`, where Markdown shows '<' as is
+  for (char c : text) {
+    if (c == '`') in_code = !in_code;
+    if (c == '|') out += "\\|";  // even in code spans, GFM tables need the escape
+    else if (c == '\n' || c == '\r') out += ' ';
+    else if (c == '<' && !in_code) out += "&lt;";  // "<port>" would vanish as an HTML tag
+    else out += c;
+  }
+  return out;
+}
+
+std::string matrix_markdown(const std::vector<ProviderSpec>& specs) {
+  std::string out =
+      "<!-- Generated by `corral docs matrix` from the plugins' specs: change a spec, then regenerate; "
+      "do not edit this block. -->\n\n";
+  out += "| Provider | Kind | Features | Workspace sync | Targets | Runs; GPU | Lifecycle; cleanup | Authentication | "
+         "Best fit | Main caveat |\n";
+  out += "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
+  for (const ProviderSpec& s : specs) {
+    const std::vector<std::string> row = {
+        provider_cell(s),
+        std::string(to_string(s.kind)),
+        s.features.empty() ? "none" : fmt::format("{}", fmt::join(s.features.names(), ", ")),
+        workspace_sync(s.features),
+        fmt::format("{}", fmt::join(s.targets, ", ")),
+        fmt::format("{}; GPU: {}", s.docs.location, s.docs.gpu),
+        fmt::format("{}; cleanup: {}", lifecycle(s), s.docs.cleanup_owner),
+        authentication(s),
+        s.docs.best_fit,
+        s.docs.caveat,
+    };
+    out += "|";
+    for (const std::string& c : row) out += " " + cell(c) + " |";
+    out += "\n";
+  }
+  if (specs.empty()) out += "\nNo provider is installed.\n";
+
+  out += "\n### Legend\n\n**Kind**\n\n";
+  for (ProviderKind k : kAllKinds) out += fmt::format("- `{}`: {}.\n", to_string(k), describe_kind(k));
+  out += "\n**Features**\n\n";
+  for (Feature f : kAllFeatures) out += fmt::format("- `{}`: {}.\n", to_string(f), describe(f));
+  out +=
+      "\n**Columns**\n\n"
+      "- **Workspace sync**: `archive` means corral packs the working tree (tracked and untracked files that are "
+      "not ignored) and uploads it before each run; `mount` means the provider mounts the live working tree, so "
+      "commands change local files; `none` means the command sees no workspace.\n"
+      "- **Targets**: the platforms the sandbox runs.\n"
+      "- **Runs; GPU**: where the sandbox lives (`local`: this machine; `cloud`: the provider's service; "
+      "`self-hosted`: infrastructure you run) and whether it offers GPUs.\n"
+      "- **Lifecycle; cleanup**: whether a sandbox outlives one run (`corral run --keep`, reused with `--id`), can be "
+      "extended or paused, and who removes what is left behind.\n"
+      "- **Authentication**: the environment variables (or flags) that carry the provider's secret settings; "
+      "`none` when it needs no credentials.\n"
+      "- **Best fit**, **Main caveat**: the provider author's own summary.\n";
+  return out;
+}
+
+std::string matrix_json(const std::vector<ProviderSpec>& specs) {
+  rapidjson::StringBuffer compact;
+  json::Writer w(compact);
+  w.StartObject();
+  json::write_string(w, "generator", "corral docs matrix --format json");
+  w.Key("kinds");
+  w.StartArray();
+  for (ProviderKind k : kAllKinds) {
+    w.StartObject();
+    json::write_string(w, "name", to_string(k));
+    json::write_string(w, "description", describe_kind(k));
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("features");
+  w.StartArray();
+  for (Feature f : kAllFeatures) {
+    w.StartObject();
+    json::write_string(w, "name", to_string(f));
+    json::write_string(w, "description", describe(f));
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("providers");
+  w.StartArray();
+  for (const ProviderSpec& s : specs) {
+    w.StartObject();
+    json::write_string(w, "name", s.name);
+    json::write_strings(w, "aliases", s.aliases);
+    json::write_string(w, "page", page_file(s));
+    json::write_string(w, "family", s.family);
+    json::write_string(w, "kind", to_string(s.kind));
+    json::write_strings(w, "targets", s.targets);
+    json::write_strings(w, "features", s.features.names());
+    json::write_string(w, "workspaceSync", workspace_sync(s.features));
+    json::write_string(w, "lifecycle", lifecycle(s));
+    json::write_string(w, "category", s.docs.category);
+    json::write_string(w, "location", s.docs.location);
+    json::write_string(w, "gpu", s.docs.gpu);
+    json::write_string(w, "cleanupOwner", s.docs.cleanup_owner);
+    json::write_string(w, "bestFit", s.docs.best_fit);
+    json::write_string(w, "caveat", s.docs.caveat);
+    w.Key("authentication");
+    w.StartArray();
+    for (const OptionSpec& o : s.options) {
+      if (!o.secret) continue;
+      w.StartObject();
+      json::write_string(w, "option", o.name);
+      json::write_string(w, "flag", option_flag(s, o));
+      json::write_strings(w, "env", o.env);
+      w.EndObject();
+    }
+    w.EndArray();
+    w.Key("options");
+    w.StartArray();
+    for (const OptionSpec& o : s.options) {
+      w.StartObject();
+      json::write_string(w, "name", o.name);
+      json::write_string(w, "flag", option_flag(s, o));
+      json::write_string(w, "type", o.type);
+      if (o.default_value) json::write_string(w, "default", *o.default_value);
+      json::write_strings(w, "env", o.env);
+      w.Key("secret");
+      w.Bool(o.secret);
+      // Secret and trusted options are never read from a repository's corral.yaml.
+      w.Key("repositoryMaySet");
+      w.Bool(!(o.trusted || o.secret));
+      json::write_strings(w, "choices", o.choices);
+      json::write_string(w, "help", o.help);
+      w.EndObject();
+    }
+    w.EndArray();
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+
+  // Re-emit indented, one value per line, so a stale file shows a readable diff.
+  json::Document doc = json::parse({compact.GetString(), compact.GetSize()}, "provider matrix");
+  rapidjson::StringBuffer pretty;
+  rapidjson::PrettyWriter<rapidjson::StringBuffer> pw(pretty);
+  pw.SetIndent(' ', 2);
+  doc.Accept(pw);
+  return std::string(pretty.GetString(), pretty.GetSize()) + "\n";
+}
+
+std::string matrix_skeleton() {
+  return fmt::format("# Providers\n\n{}\n{}\n", kMatrixMarkers.begin, kMatrixMarkers.end);
+}
+
+}  // namespace corral::docs

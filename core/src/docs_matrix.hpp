@@ -1,0 +1,55 @@
+// The capability matrix: every provider the registries load, described from its own
+// spec (the single source of truth), as Markdown for people and JSON for tools. Pure
+// functions of the specs, so the output is deterministic and can be checked in CI.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "corral/types.hpp"
+#include "registry.hpp"
+
+namespace corral::docs {
+
+// The page a provider's row links to, relative to the matrix file ("e2b.md").
+std::string page_file(const ProviderSpec& spec);
+
+// What the docs need but `spec` lacks, each naming the spec field ("docs.caveat is
+// missing"); empty when the provider can be documented.
+std::vector<std::string> spec_problems(const ProviderSpec& spec);
+
+// Throws ConfigError naming the provider, its plugin `library` and each field of
+// spec_problems(), when there are any.
+void require_documented(const ProviderSpec& spec, const std::filesystem::path& library);
+
+// The specs of every loaded provider, sorted by name. Throws ConfigError listing every
+// registry entry that failed to load (an unknown feature is the loader's bad-spec error)
+// and every spec problem, each naming the plugin: a matrix with a silent hole is worse
+// than none.
+std::vector<ProviderSpec> documented_specs(const std::vector<ProviderEntry>& entries);
+
+// How the workspace reaches the sandbox: "archive", "mount", both, or "none".
+std::string workspace_sync(const FeatureSet& features);
+// What happens to a sandbox over time, from the features ("kept and reused, extendable").
+std::string lifecycle(const ProviderSpec& spec);
+// How a secret option is supplied: its env vars, or its flag when it has none.
+std::vector<std::string> secret_sources(const OptionSpec& option, const ProviderSpec& spec);
+// The authentication cell: each secret option's sources, or "none".
+std::string authentication(const ProviderSpec& spec);
+// One line of help per provider kind, for legends.
+std::string_view describe_kind(ProviderKind kind);
+// `text` made safe for one Markdown table cell: pipes escaped, newlines flattened, and
+// '<' outside code spans written as an entity so it cannot open an HTML tag.
+std::string cell(std::string_view text);
+
+// The Markdown table with one row per spec (in the given order) and a legend that
+// explains every kind, feature and derived column once. Ends with a newline.
+std::string matrix_markdown(const std::vector<ProviderSpec>& specs);
+// The same facts as pretty-printed JSON (with every option), ending with a newline.
+std::string matrix_json(const std::vector<ProviderSpec>& specs);
+// A new matrix file: a title and an empty generated block to fill.
+std::string matrix_skeleton();
+
+}  // namespace corral::docs
