@@ -13,15 +13,7 @@ namespace {
 
 void write_claim(json::Writer& w, const Claim& c) {
   w.StartObject();
-  json::write_string(w, "leaseId", c.lease_id);
-  json::write_string(w, "slug", c.slug);
-  json::write_string(w, "provider", c.provider);
-  json::write_string(w, "sandboxId", c.sandbox_id);
-  json::write_string(w, "workspace", c.workspace);
-  json::write_string(w, "createdAt", c.created_at);
-  w.Key("kept");
-  w.Bool(c.kept);
-  json::write_map(w, "details", c.details);
+  write_claim_fields(w, c);
   json::write_string(w, "cleanupCommand", cleanup_command(c.provider, c.lease_id));
   w.EndObject();
 }

@@ -205,15 +205,7 @@ int doctor_command(Context& ctx, const ProviderChoice& choice, bool all, bool as
       json::write_string(w, "name", section);
       w.Key("checks");
       w.StartArray();
-      for (const DoctorCheck& c : checks) {
-        w.StartObject();
-        json::write_string(w, "name", c.name);
-        w.Key("ok");
-        w.Bool(c.ok);
-        json::write_string(w, "detail", c.detail);
-        json::write_string(w, "hint", c.hint);
-        w.EndObject();
-      }
+      for (const DoctorCheck& c : checks) json::write_check(w, c);
       w.EndArray();
       w.EndObject();
     }

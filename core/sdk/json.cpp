@@ -252,6 +252,16 @@ void write_command(Writer& w, const Command& command) {
   w.EndObject();
 }
 
+void write_check(Writer& w, const DoctorCheck& check) {
+  w.StartObject();
+  write_string(w, "name", check.name);
+  w.Key("ok");
+  w.Bool(check.ok);
+  write_string(w, "detail", check.detail);
+  write_string(w, "hint", check.hint);
+  w.EndObject();
+}
+
 Command command_from(const Value& value) {
   Command c;
   c.argv = get_strings(value, "argv");

@@ -121,15 +121,7 @@ std::string do_doctor(Provider& p, const json::Document&, const Host& h) {
   w.StartObject();
   w.Key("checks");
   w.StartArray();
-  for (const DoctorCheck& c : p.doctor(h)) {
-    w.StartObject();
-    json::write_string(w, "name", c.name);
-    w.Key("ok");
-    w.Bool(c.ok);
-    json::write_string(w, "detail", c.detail);
-    json::write_string(w, "hint", c.hint);
-    w.EndObject();
-  }
+  for (const DoctorCheck& c : p.doctor(h)) json::write_check(w, c);
   w.EndArray();
   w.EndObject();
   return buffer.GetString();

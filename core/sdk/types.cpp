@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <ctime>
 
 namespace corral {
 
@@ -127,6 +128,15 @@ std::string format_duration(std::int64_t seconds) {
     return std::to_string(seconds / 3600) + "h" + std::to_string(seconds % 3600 / 60) + "m";
   if (seconds % 60 == 0) return std::to_string(seconds / 60) + "m";
   return std::to_string(seconds) + "s";
+}
+
+std::string now_rfc3339() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
 }
 
 }  // namespace corral

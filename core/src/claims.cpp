@@ -10,7 +10,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <ctime>
 
 #include "corral/json.hpp"
 #include "hash.hpp"
@@ -33,21 +32,7 @@ LeaseLock::~LeaseLock() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-std::string now_rfc3339() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
-std::string claim_to_json(const Claim& c) {
-  rapidjson::StringBuffer buffer;
-  json::Writer w(buffer);
-  w.StartObject();
-  w.Key("version");
-  w.Int(1);
+void write_claim_fields(json::Writer& w, const Claim& c) {
   json::write_string(w, "leaseId", c.lease_id);
   json::write_string(w, "slug", c.slug);
   json::write_string(w, "provider", c.provider);
@@ -58,6 +43,15 @@ std::string claim_to_json(const Claim& c) {
   json::write_string(w, "createdAt", c.created_at);
   w.Key("kept");
   w.Bool(c.kept);
+}
+
+std::string claim_to_json(const Claim& c) {
+  rapidjson::StringBuffer buffer;
+  json::Writer w(buffer);
+  w.StartObject();
+  w.Key("version");
+  w.Int(1);
+  write_claim_fields(w, c);
   w.EndObject();
   return std::string(buffer.GetString()) + "\n";
 }

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "corral/json.hpp"
 #include "corral/types.hpp"
 
 namespace corral {
@@ -71,7 +72,7 @@ class ClaimStore {
 
 std::string claim_to_json(const Claim& claim);
 Claim claim_from_json(std::string_view text, const std::string& what);
-// The current time as RFC 3339 UTC.
-std::string now_rfc3339();
+// Writes the claim's fields into an open JSON object (shared by storage and listings).
+void write_claim_fields(json::Writer& w, const Claim& claim);
 
 }  // namespace corral

@@ -281,13 +281,8 @@ RunResult Engine::run(const RunRequest& request) {
 
   clock.start("acquire", timings);
   Acquired acquired = acquire(request, *session, ws.root.string(), provider_name);
-  SessionHandle handle;
-  handle.provider = provider_name;
-  handle.lease_id = acquired.claim.lease_id;
-  handle.slug = acquired.claim.slug;
-  handle.sandbox_id = acquired.sandbox.id;
+  SessionHandle handle = handle_for(acquired.claim);
   handle.reused = acquired.reused;
-  handle.cleanup_command = cleanup_command(provider_name, acquired.claim.lease_id);
 
   bool failed = false;
   try {
@@ -361,12 +356,7 @@ SessionHandle Engine::warmup(const RunRequest& request) {
   const bool archive_sync = session->spec().features.has(Feature::archive_sync);
   if (archive_sync) check_workspace_size(ws, request.max_workspace);
   Acquired acquired = acquire(keep, *session, ws.root.string(), provider_name);
-  SessionHandle handle;
-  handle.provider = provider_name;
-  handle.lease_id = acquired.claim.lease_id;
-  handle.slug = acquired.claim.slug;
-  handle.sandbox_id = acquired.sandbox.id;
-  handle.cleanup_command = cleanup_command(provider_name, acquired.claim.lease_id);
+  SessionHandle handle = handle_for(acquired.claim);
   try {
     if (archive_sync) {
       TempArchive archive;

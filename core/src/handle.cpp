@@ -1,5 +1,6 @@
 #include "handle.hpp"
 
+#include "claims.hpp"
 #include "corral/json.hpp"
 
 namespace corral {
@@ -18,6 +19,16 @@ std::string shell_quote(const std::string& word) {
 
 std::string cleanup_command(const std::string& provider, const std::string& lease_id) {
   return "corral stop --provider " + shell_quote(provider) + " --id " + shell_quote(lease_id);
+}
+
+SessionHandle handle_for(const Claim& claim) {
+  SessionHandle h;
+  h.provider = claim.provider;
+  h.lease_id = claim.lease_id;
+  h.slug = claim.slug;
+  h.sandbox_id = claim.sandbox_id;
+  h.cleanup_command = cleanup_command(claim.provider, claim.lease_id);
+  return h;
 }
 
 std::string handle_to_json(const SessionHandle& h) {

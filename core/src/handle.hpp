@@ -27,6 +27,9 @@ struct SessionHandle {
   std::vector<PhaseTiming> timings;
 };
 
+struct Claim;
+// The handle of the lease `claim` records (not yet reused or kept).
+SessionHandle handle_for(const Claim& claim);
 // `corral stop --provider P --id L`, with each word quoted for a POSIX shell as needed.
 std::string cleanup_command(const std::string& provider, const std::string& lease_id);
 // `word` quoted for a POSIX shell when it contains anything but safe characters.

@@ -55,10 +55,7 @@ LocalSandbox SandboxStore::create(const std::string& slug, const StringMap& labe
   LocalSandbox s;
   s.slug = slug;
   s.labels = labels;
-  std::time_t t = std::time(nullptr);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
-  s.created_at = buf;
+  s.created_at = now_rfc3339();
   for (int attempt = 0;; ++attempt) {
     s.id = random_id();
     std::error_code ec;

@@ -47,6 +47,7 @@ std::string to_json(const Sandbox& sandbox, bool include_secrets);
 Sandbox sandbox_from(const Value& value);
 
 void write_command(Writer& w, const Command& command);
+void write_check(Writer& w, const DoctorCheck& check);
 Command command_from(const Value& value);
 
 std::string to_json(const CreateRequest& request);

@@ -177,5 +177,7 @@ struct DoctorCheck {
 std::int64_t parse_duration(std::string_view text);
 // Formats seconds as the shortest of "45s", "15m", "2h", "1h30m".
 std::string format_duration(std::int64_t seconds);
+// The current time as RFC 3339 UTC ("2026-11-30T06:31:32Z").
+std::string now_rfc3339();
 
 }  // namespace corral
