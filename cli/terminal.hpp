@@ -23,7 +23,7 @@ class TerminalUi : public Ui {
   void error(const Error& e);
   void error(const std::string& message, const std::string& hint = {});
   // Prints a plain line to stderr ("corral: ...").
-  void note(const std::string& message);
+  void note(const std::string& message) override;
 
  private:
   void clear_progress();

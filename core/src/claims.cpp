@@ -192,18 +192,22 @@ int open_lock_file(const fs::path& dir, const std::string& lease_id) {
 
 }  // namespace
 
-LeaseLock ClaimStore::lock(const std::string& lease_id, const std::function<void()>& on_wait) const {
+LeaseLock ClaimStore::lock(const std::string& lease_id, const std::function<void()>& on_wait,
+                           const std::function<bool()>& cancelled) const {
   path_of(lease_id);  // validates the id
-  int fd = open_lock_file(dir_, lease_id);
-  if (::flock(fd, LOCK_EX | LOCK_NB) == 0) return LeaseLock(fd);
-  if (on_wait) on_wait();
-  while (::flock(fd, LOCK_EX) != 0) {
-    if (errno != EINTR) {
-      ::close(fd);
+  LeaseLock lock(open_lock_file(dir_, lease_id));
+  bool waited = false;
+  // Polled rather than blocking, so a waiting process still notices Ctrl-C.
+  while (::flock(lock.fd(), LOCK_EX | LOCK_NB) != 0) {
+    if (errno != EWOULDBLOCK && errno != EINTR)
       throw Error(ErrorCode::internal, fmt::format("cannot lock lease {}: {}", lease_id, std::strerror(errno)));
-    }
+    if (!waited && on_wait) on_wait();
+    waited = true;
+    if (cancelled && cancelled())
+      throw Error(ErrorCode::cancelled, fmt::format("stopped waiting for lease {}", lease_id));
+    ::usleep(50'000);
   }
-  return LeaseLock(fd);
+  return lock;
 }
 
 std::optional<LeaseLock> ClaimStore::try_lock(const std::string& lease_id) const {

@@ -36,6 +36,7 @@ class LeaseLock {
   LeaseLock& operator=(LeaseLock&& other) noexcept;
   ~LeaseLock();
   bool held() const { return fd_ >= 0; }
+  int fd() const { return fd_; }
 
  private:
   int fd_ = -1;
@@ -60,8 +61,10 @@ class ClaimStore {
   // The claim whose lease id or slug is `id`; throws not-found (listing what exists).
   Claim resolve(const std::string& id) const;
 
-  // Takes the lease's lock; when another process holds it, calls `on_wait` once and waits.
-  LeaseLock lock(const std::string& lease_id, const std::function<void()>& on_wait = {}) const;
+  // Takes the lease's lock; when another process holds it, calls `on_wait` once and waits,
+  // throwing cancelled as soon as `cancelled` says so (Ctrl-C must not hang on a lock).
+  LeaseLock lock(const std::string& lease_id, const std::function<void()>& on_wait = {},
+                 const std::function<bool()>& cancelled = {}) const;
   // Takes the lock only if free.
   std::optional<LeaseLock> try_lock(const std::string& lease_id) const;
 

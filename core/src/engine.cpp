@@ -193,9 +193,9 @@ Engine::Acquired Engine::acquire(const RunRequest& request, ProviderSession& ses
   Acquired a;
   if (!request.lease.empty()) {
     Claim claim = claims_.resolve(request.lease);
-    a.lock = claims_.lock(claim.lease_id, [&] {
-      ui_.info(fmt::format("waiting for lease {}: another corral is using it", claim.slug));
-    });
+    a.lock = claims_.lock(
+        claim.lease_id, [&] { ui_.note(fmt::format("waiting for lease {}: another corral is using it", claim.slug)); },
+        [&] { return ui_.cancelled(); });
     auto fresh = claims_.read(claim.lease_id);
     if (!fresh)
       throw Error(ErrorCode::not_found, fmt::format("lease '{}' was stopped while waiting for it", request.lease));
@@ -384,9 +384,9 @@ SessionHandle Engine::warmup(const RunRequest& request) {
 
 void Engine::stop(const std::string& id, const ProviderChoice& choice) {
   auto [claim, session] = open_lease(id, choice);
-  LeaseLock lock = claims_.lock(claim.lease_id, [&] {
-    ui_.info(fmt::format("waiting for lease {}: another corral is using it", claim.slug));
-  });
+  LeaseLock lock = claims_.lock(
+      claim.lease_id, [&] { ui_.note(fmt::format("waiting for lease {}: another corral is using it", claim.slug)); },
+      [&] { return ui_.cancelled(); });
   Sandbox sandbox;
   sandbox.id = claim.sandbox_id;
   sandbox.details = claim.details;

@@ -24,7 +24,8 @@ class Ui {
   virtual ~Ui() = default;
   virtual void out(std::string_view data) = 0;  // the command's stdout, byte for byte
   virtual void err(std::string_view data) = 0;  // the command's stderr
-  virtual void info(const std::string& message) = 0;
+  virtual void info(const std::string& message) = 0;  // shown with --verbose
+  virtual void note(const std::string& message) = 0;  // always shown
   virtual void warn(const std::string& message) = 0;
   virtual void progress(const std::string& message) = 0;
   virtual bool cancelled() = 0;

@@ -2,6 +2,9 @@
 // testbox provider failing on demand.
 #include <doctest/doctest.h>
 
+#include <signal.h>
+
+#include <chrono>
 #include <thread>
 
 #include "cli.hpp"
@@ -209,4 +212,22 @@ TEST_CASE("a reused lease whose sandbox is gone still gets a session handle") {
   CHECK(h["leaseId"].GetString() == lease);
   CHECK(h["reused"].GetBool());
   CHECK(h["error"]["code"].GetString() == std::string("not-found"));
+}
+
+TEST_CASE("Ctrl-C while waiting for a busy lease gives up at once") {
+  Testbox tb;
+  REQUIRE(tb.run_tb({"--keep", "--", "true"}).exit_code == 0);
+  std::string lease = tb.handle()["leaseId"].GetString();
+  auto busy = tb.start({"run", "--id", lease, "--", "sh", "-c", "echo busy; sleep 8"});
+  for (int i = 0; i < 200 && read_file(busy.out).empty(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  auto waiting = tb.start({"run", "--id", lease, "--", "true"});
+  for (int i = 0; i < 200 && read_file(waiting.err).find("waiting for lease") == std::string::npos; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  REQUIRE(read_file(waiting.err).find("waiting for lease") != std::string::npos);
+  auto t0 = std::chrono::steady_clock::now();
+  ::kill(waiting.pid, SIGINT);
+  CHECK(waiting.wait() == 130);
+  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(4));
+  CHECK(busy.wait() == 0);
+  CHECK(tb.live() == 1);  // the lease being used by someone else is untouched
 }
