@@ -236,7 +236,11 @@ Engine::Acquired Engine::acquire(const RunRequest& request, ProviderSession& ses
 
 Sandbox Engine::reconnect(ProviderSession& session, const Claim& claim) {
   try {
-    return session.get(claim.sandbox_id);
+    Sandbox live = session.get(claim.sandbox_id);
+    // What create() reported stays true for the sandbox's life; a provider whose get()
+    // knows less (say, an undocumented listing) must not lose it.
+    for (const auto& [key, value] : claim.details) live.details.try_emplace(key, value);
+    return live;
   } catch (const Error& e) {
     if (e.code() != ErrorCode::not_found) throw;
     throw Error(ErrorCode::not_found,
@@ -257,10 +261,12 @@ RunResult Engine::run(const RunRequest& request) {
   // Everything that can be refused is refused here, before anything is created.
   std::string provider_name;
   std::unique_ptr<ProviderSession> session;
+  std::optional<Claim> reused_claim;
   if (!request.lease.empty()) {
     auto [claim, s] = open_lease(request.lease, request.choice);
     provider_name = claim.provider;
     session = std::move(s);
+    reused_claim = std::move(claim);
   } else {
     provider_name = resolve_provider(request.choice);
     session = open(provider_name, request.choice);
@@ -277,6 +283,14 @@ RunResult Engine::run(const RunRequest& request) {
   command.cwd = ws.subdir;
   const bool archive_sync = spec.features.has(Feature::archive_sync);
   if (archive_sync) check_workspace_size(ws, request.max_workspace);
+  // A mounted tree cannot be swapped: running from another checkout would silently use
+  // the old one (an uploading provider simply syncs the new tree).
+  if (reused_claim && spec.features.has(Feature::workspace_mount) && !reused_claim->workspace.empty() &&
+      reused_claim->workspace != ws.root.string())
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("lease '{}' mounts {}, not this working tree ({})", reused_claim->slug,
+                            reused_claim->workspace, ws.root.string()),
+                fmt::format("run from {}, or start a new sandbox without --id", reused_claim->workspace));
   if (ui_.cancelled()) throw Error(ErrorCode::cancelled, "interrupted before anything was created");
 
   clock.start("acquire", timings);

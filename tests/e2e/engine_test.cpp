@@ -231,3 +231,23 @@ TEST_CASE("Ctrl-C while waiting for a busy lease gives up at once") {
   CHECK(busy.wait() == 0);
   CHECK(tb.live() == 1);  // the lease being used by someone else is untouched
 }
+
+TEST_CASE("a mounted lease is refused from another working tree, and keeps its details on reuse") {
+  Testbox tb;
+  tb.add_registry("mountbox", {std::string(CORRAL_TEST_PLUGIN_DIR) + "/libcorral-mountbox.so"});
+  REQUIRE(tb.run({"run", "--provider", "mountbox", "--keep", "--lease-output", tb.h.string(), "--", "true"}).exit_code == 0);
+  std::string lease = tb.handle()["leaseId"].GetString();
+  // Reused from the same tree: runs in the mounted folder, here the user's own.
+  auto same = tb.run({"run", "--id", lease, "--", "cat", "file.txt"});
+  CHECK(same.exit_code == 0);
+  CHECK(same.out == "synced");
+  fs::path other = tb.root().path() / "other";
+  tb.root().write("other/file.txt", "other tree");
+  auto elsewhere = tb.run({"run", "--id", lease, "--", "cat", "file.txt"}, other.string());
+  CHECK(elsewhere.exit_code == 64);
+  CHECK(elsewhere.out.empty());
+  CHECK(elsewhere.err.find("mounts " + tb.workspace().string()) != std::string::npos);
+  // The claim's details survive a get() that reports fewer of them.
+  auto status = tb.run({"status", "--id", lease, "--json"});
+  CHECK(status.out.find("\"dir\"") != std::string::npos);
+}

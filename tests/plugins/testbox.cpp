@@ -1,6 +1,8 @@
 // testbox: a provider for testing the run engine through the real loader and ABI. Its
 // sandboxes are folders; commands run unjailed in them. TESTBOX_FAIL makes a named
 // primitive fail, so every failure path of the run contract can be exercised.
+// Built with TESTBOX_MOUNT it is "mountbox": it mounts (uses) the user's tree in place
+// instead of receiving an archive, like the workspace-mount providers.
 #include <fstream>
 #include <filesystem>
 #include <sstream>
@@ -12,13 +14,18 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr const char* kSpec = R"json({
-  "name": "testbox",
-  "aliases": ["tb"],
+#ifdef TESTBOX_MOUNT
+constexpr const char* kIdentity =
+    R"json("name": "mountbox", "aliases": [], "features": ["run-session", "workspace-mount", "cleanup"],)json";
+#else
+constexpr const char* kIdentity = R"json("name": "testbox", "aliases": ["tb"],
+  "features": ["run-session", "archive-sync", "url-bridge", "keep-alive", "cleanup"],)json";
+#endif
+
+const std::string kSpec = std::string("{") + kIdentity + R"json(
   "family": "test",
   "kind": "delegated-run",
   "targets": ["linux"],
-  "features": ["run-session", "archive-sync", "url-bridge", "keep-alive", "cleanup"],
   "options": [
     {"name": "dir", "type": "string", "env": ["TESTBOX_DIR"], "help": "where sandboxes live"},
     {"name": "fail", "type": "string", "env": ["TESTBOX_FAIL"], "help": "primitives that fail: create,upload,exec,destroy,get"},
@@ -43,6 +50,7 @@ class Testbox : public corral::sdk::Provider {
     fs::create_directories(d / "workspace");
     std::ofstream(d / "labels") << r.labels.at("corral-lease") << "\n" << r.labels.at("corral-slug") << "\n";
     std::ofstream(d / "seconds") << 0;
+    std::ofstream(d / "mount") << r.workspace;
     return sandbox("tb-" + r.lease_id);
   }
 
@@ -77,7 +85,13 @@ class Testbox : public corral::sdk::Provider {
     maybe_fail("exec");
     corral::sdk::ProcessSpec spec;
     spec.argv = c.argv.empty() ? std::vector<std::string>{"/bin/sh", "-c", c.shell} : c.argv;
+#ifdef TESTBOX_MOUNT
+    std::ifstream mount(dir_ / s.id / "mount");
+    std::string root((std::istreambuf_iterator<char>(mount)), std::istreambuf_iterator<char>());
+    spec.cwd = (fs::path(root) / c.cwd).string();
+#else
     spec.cwd = (dir_ / s.id / "workspace" / c.cwd).string();
+#endif
     std::vector<std::string> env = {"PATH=/usr/bin:/bin"};
     for (const auto& [k, v] : c.env) env.push_back(k + "=" + v);
     spec.env = env;
@@ -126,4 +140,4 @@ class Testbox : public corral::sdk::Provider {
 
 }  // namespace
 
-CORRAL_PLUGIN(Testbox, "1.0.0", kSpec)
+CORRAL_PLUGIN(Testbox, "1.0.0", kSpec.c_str())
