@@ -18,6 +18,13 @@ void write_claim(json::Writer& w, const Claim& c) {
   w.EndObject();
 }
 
+// The sandbox ids that leases on this machine claim.
+std::set<std::string> claimed_sandboxes(Context& ctx) {
+  std::set<std::string> claimed;
+  for (const Claim& c : ctx.claims.all()) claimed.insert(c.sandbox_id);
+  return claimed;
+}
+
 }  // namespace
 
 int list_command(Context& ctx, bool as_json, bool remote, const ProviderChoice& choice) {
@@ -25,9 +32,8 @@ int list_command(Context& ctx, bool as_json, bool remote, const ProviderChoice& 
     std::string name = ctx.engine.resolve_provider(choice);
     auto session = ctx.engine.open(name, choice);
     Engine::require(session->spec(), Feature::cleanup, "listing a provider's sandboxes (--remote)");
-    std::set<std::string> claimed;
-    for (const Claim& c : ctx.claims.all()) claimed.insert(c.sandbox_id);
     std::vector<Sandbox> sandboxes = session->list({{"corral-owner", "corral"}});
+    std::set<std::string> claimed = claimed_sandboxes(ctx);
     if (as_json) {
       rapidjson::StringBuffer buffer;
       json::Writer w(buffer);
@@ -107,11 +113,21 @@ int stop_command(Context& ctx, const std::string& id, bool all, bool orphans, co
     std::string name = ctx.engine.resolve_provider(choice);
     auto session = ctx.engine.open(name, choice);
     Engine::require(session->spec(), Feature::cleanup, "stop --orphans");
-    std::set<std::string> claimed;
-    for (const Claim& c : ctx.claims.all()) claimed.insert(c.sandbox_id);
+    // Listed before the claims are read, and skipped while their lease is locked, so a
+    // run that is creating its sandbox right now is never mistaken for an orphan.
+    std::vector<Sandbox> sandboxes = session->list({{"corral-owner", "corral"}});
+    std::set<std::string> claimed = claimed_sandboxes(ctx);
     int stopped = 0;
-    for (const Sandbox& s : session->list({{"corral-owner", "corral"}})) {
+    for (const Sandbox& s : sandboxes) {
       if (claimed.count(s.id)) continue;
+      auto lease = s.labels.find("corral-lease");
+      bool in_use = false;
+      try {
+        in_use = lease != s.labels.end() && !ctx.claims.try_lock(lease->second);
+      } catch (const Error&) {
+        // Not a lease id corral makes, so no run here can hold it.
+      }
+      if (in_use) continue;
       session->destroy(s);
       ctx.ui.note(fmt::format("stopped orphan sandbox {}", s.id));
       ++stopped;

@@ -150,7 +150,8 @@ int describe_command(Context& ctx, const std::string& name, bool as_json) {
     std::string help = o.help;
     if (o.secret) help = "(secret) " + help;
     if (!o.choices.empty()) help += fmt::format(" [{}]", fmt::join(o.choices, "|"));
-    t.add({fmt::format("{}.{}", s.name, o.name), option_flag(s, o), fmt::format("{}", fmt::join(o.env, ", ")), def, help});
+    t.add({fmt::format("{}.{}", s.name, o.name), o.secret ? "(env or config only)" : option_flag(s, o),
+           fmt::format("{}", fmt::join(o.env, ", ")), def, help});
   }
   text += t.empty() ? "  none\n" : t.str();
   text += fmt::format("\nLoaded from {} (listed in {})\n", e->library.string(), e->source.file.string());

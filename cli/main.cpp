@@ -60,6 +60,7 @@ int main_impl(int argc, char** argv) {
   CLI::App app{"corral: run a command from your working tree in a sandbox from any provider"};
   app.name("corral");
   app.require_subcommand(1);
+  app.fallthrough();  // -v works after the subcommand too
   app.add_flag("-v,--verbose", verbose, "Show what corral is doing on stderr");
   app.footer(
       "Provider options are flags too: --<provider>-<option> VALUE (see `corral providers describe NAME`).\n"

@@ -57,6 +57,11 @@ StringMap take_provider_flags(std::vector<std::string>& args, const Registry& re
                   valid.empty() ? fmt::format("provider '{}' takes no options", spec->name)
                                 : fmt::format("provider '{}' takes: {}", spec->name, fmt::join(valid, ", ")));
     }
+    if (const OptionSpec* o = spec->find_option(option); o->secret)
+      throw Error(ErrorCode::invalid_argument,
+                  fmt::format("--{} would put a secret on the command line (visible in ps and shell history)", name),
+                  o->env.empty() ? fmt::format("set it under '{}:' in ~/.config/corral/config.yaml", spec->name)
+                                 : fmt::format("export {}=... instead", o->env.front()));
     if (!has_value) {
       if (i + 1 >= args.size() || args[i + 1] == "--")
         throw Error(ErrorCode::invalid_argument, fmt::format("--{} needs a value", name),

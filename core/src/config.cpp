@@ -41,6 +41,12 @@ Config Config::load(const fs::path& workspace_root) {
 
 Config Config::from(std::optional<ConfigFile> user, std::optional<ConfigFile> repository) {
   if (repository && repository->root.IsMap()) {
+    if (repository->root["env"])
+      throw Error(ErrorCode::invalid_argument,
+                  fmt::format("{}: 'env' is not allowed in a repository's config: a repository must not choose "
+                              "which of your environment variables leave this machine",
+                              repository->path.string()),
+                  "forward variables with --env NAME, or list them under 'env:' in ~/.config/corral/config.yaml");
     for (const char* forbidden : {"plugins", "registry", "registries"})
       if (repository->root[forbidden])
         throw Error(ErrorCode::invalid_argument,
@@ -102,7 +108,7 @@ std::vector<std::pair<std::string, std::string>> Config::option_keys(const std::
 
 std::vector<std::string> Config::env_names() const {
   std::vector<std::string> names;
-  for (const auto* layer : {&user_, &repository_}) {
+  for (const auto* layer : {&user_}) {
     if (!*layer || !(*layer)->root.IsMap()) continue;
     YAML::Node env = (*layer)->root["env"];
     if (!env) continue;

@@ -39,7 +39,8 @@ class Config {
   std::optional<std::filesystem::path> repository_path() const;
   // Option names set under `<provider>:` in any layer, with the file (to reject typos).
   std::vector<std::pair<std::string, std::string>> option_keys(const std::string& provider) const;
-  // The union of the 'env:' allow-lists (variables forwarded to every run).
+  // The user config's 'env:' allow-list (variables forwarded to every run); a
+  // repository's config may not name any.
   std::vector<std::string> env_names() const;
 
  private:

@@ -46,14 +46,26 @@ StringMap owner_labels(const std::string& lease_id, const std::string& slug) {
 struct TempArchive {
   fs::path path;
   TempArchive() {
+    // The archive holds the user's files: private folder, like the claims'.
     fs::path dir = paths::state_dir() / "tmp";
     fs::create_directories(dir);
+    fs::permissions(dir, fs::perms::owner_all, fs::perm_options::replace);
     path = dir / fmt::format("workspace-{}-{}.tar.gz", ::getpid(), random_hex(4));
   }
   ~TempArchive() {
     std::error_code ec;
     fs::remove(path, ec);
   }
+};
+
+// Marks the engine as cleaning up for as long as it lives.
+class CleaningScope {
+ public:
+  explicit CleaningScope(bool& flag) : flag_(flag) { flag_ = true; }
+  ~CleaningScope() { flag_ = false; }
+
+ private:
+  bool& flag_;
 };
 
 }  // namespace
@@ -112,7 +124,7 @@ void Engine::require(const ProviderSpec& spec, Feature feature, std::string_view
               fmt::format("`corral providers --feature {}` lists the providers that have it", to_string(feature)));
 }
 
-std::unique_ptr<ProviderSession> Engine::open(const std::string& name, const ProviderChoice& choice) const {
+std::unique_ptr<ProviderSession> Engine::open(const std::string& name, const ProviderChoice& choice) {
   const ProviderEntry* entry = registry_.find(name);
   if (!entry) {
     if (const ProviderEntry* broken = registry_.find_broken(name))
@@ -142,7 +154,8 @@ std::unique_ptr<ProviderSession> Engine::open(const std::string& name, const Pro
     if (stream == CORRAL_STDERR) ui_.err(data);
     else ui_.out(data);
   };
-  hooks.cancelled = [this] { return ui_.cancelled(); };
+  // Cleanup runs after the Ctrl-C that caused it and must not be cut short by it.
+  hooks.cancelled = [this] { return !cleaning_ && ui_.cancelled(); };
   hooks.log = [this](int level, const std::string& message) {
     if (level >= CORRAL_LOG_WARN) ui_.warn(message);
     else if (level == CORRAL_LOG_INFO) ui_.info(message);
@@ -152,7 +165,7 @@ std::unique_ptr<ProviderSession> Engine::open(const std::string& name, const Pro
 }
 
 std::pair<Claim, std::unique_ptr<ProviderSession>> Engine::open_lease(const std::string& id,
-                                                                       const ProviderChoice& choice) const {
+                                                                       const ProviderChoice& choice) {
   Claim claim = claims_.resolve(id);
   if (!choice.provider.empty()) {
     const ProviderEntry* entry = registry_.find(choice.provider);
@@ -164,7 +177,7 @@ std::pair<Claim, std::unique_ptr<ProviderSession>> Engine::open_lease(const std:
   return {claim, open(claim.provider, choice)};
 }
 
-StringMap Engine::forwarded_env(const RunRequest& request, const ProviderSession& session) const {
+StringMap Engine::forwarded_env(const RunRequest& request) const {
   std::vector<std::string> names = config_.env_names();
   for (const std::string& n : request.env_names)
     if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
@@ -173,12 +186,17 @@ StringMap Engine::forwarded_env(const RunRequest& request, const ProviderSession
     if (name.empty() || name.find('=') != std::string::npos)
       throw Error(ErrorCode::invalid_argument, fmt::format("--env takes a variable name, not '{}'", name),
                   "set the variable in your environment and pass --env NAME");
-    for (const OptionSpec& o : session.spec().options)
-      if (o.secret && std::find(o.env.begin(), o.env.end(), name) != o.env.end())
-        throw Error(ErrorCode::invalid_argument,
-                    fmt::format("refusing to forward {}: it holds provider '{}''s secret '{}'", name,
-                                session.spec().name, o.name),
-                    "pass the command its own credential under another name");
+    // Any installed provider's secret, not just this one's: a local run must not leak
+    // the E2B key either.
+    for (const ProviderEntry& entry : registry_.entries()) {
+      if (!entry.ok()) continue;
+      for (const OptionSpec& o : entry.plugin->spec().options)
+        if (o.secret && std::find(o.env.begin(), o.env.end(), name) != o.env.end())
+          throw Error(ErrorCode::invalid_argument,
+                      fmt::format("refusing to forward {}: it holds provider '{}''s secret '{}'", name,
+                                  entry.plugin->spec().name, o.name),
+                      "pass the command its own credential under another name");
+    }
     auto value = env_(name);
     if (!value)
       throw Error(ErrorCode::invalid_argument, fmt::format("--env {}: {} is not set in this environment", name, name),
@@ -215,20 +233,27 @@ Engine::Acquired Engine::acquire(const RunRequest& request, ProviderSession& ses
   a.claim.created_at = now_rfc3339();
   a.lock = claims_.lock(a.claim.lease_id);
   ui_.progress(fmt::format("creating a {} sandbox", provider));
-  a.sandbox = session.create({a.claim.lease_id, a.claim.slug, owner_labels(a.claim.lease_id, a.claim.slug),
-                              workspace_root});
+  try {
+    a.sandbox = session.create({a.claim.lease_id, a.claim.slug, owner_labels(a.claim.lease_id, a.claim.slug),
+                                workspace_root});
+  } catch (const Error&) {
+    claims_.remove(a.claim.lease_id);  // only the lock file exists so far
+    throw;
+  }
   a.claim.sandbox_id = a.sandbox.id;
   a.claim.details = a.sandbox.details;
   try {
     claims_.write(a.claim);
   } catch (const Error& e) {
     // An unrecorded sandbox would be a leak: remove it before reporting.
+    CleaningScope cleaning(cleaning_);
     try {
       session.destroy(a.sandbox);
     } catch (const Error& destroy_error) {
       ui_.warn(fmt::format("could not remove sandbox {} after the claim failed: {}", a.sandbox.id,
                            destroy_error.what()));
     }
+    claims_.remove(a.claim.lease_id);
     throw;
   }
   return a;
@@ -277,7 +302,7 @@ RunResult Engine::run(const RunRequest& request) {
   if (request.keep_on_failure) require(spec, Feature::run_session, "--keep-on-failure");
   if (!request.lease.empty()) require(spec, Feature::run_session, "--id");
   Command command = request.command;
-  command.env = forwarded_env(request, *session);
+  command.env = forwarded_env(request);
 
   Workspace ws = scan_workspace(request.cwd);
   command.cwd = ws.subdir;
@@ -343,6 +368,7 @@ RunResult Engine::run(const RunRequest& request) {
       ui_.warn(e.what());
     }
   } else {
+    CleaningScope cleaning(cleaning_);
     try {
       session->destroy(acquired.sandbox);
       claims_.remove(acquired.claim.lease_id);
@@ -383,6 +409,7 @@ SessionHandle Engine::warmup(const RunRequest& request) {
     claims_.write(acquired.claim);
   } catch (const Error&) {
     // A warmup that could not finish leaves nothing behind.
+    CleaningScope cleaning(cleaning_);
     try {
       session->destroy(acquired.sandbox);
       claims_.remove(acquired.claim.lease_id);

@@ -67,10 +67,9 @@ class Engine {
   std::string resolve_provider(const ProviderChoice& choice, std::string* from = nullptr) const;
   // Loads and opens provider `name` with its options resolved. Throws a precise error
   // for an unknown or broken provider or a bad option.
-  std::unique_ptr<ProviderSession> open(const std::string& name, const ProviderChoice& choice) const;
+  std::unique_ptr<ProviderSession> open(const std::string& name, const ProviderChoice& choice);
   // Opens the provider that owns lease `id` (after checking --provider agrees).
-  std::pair<Claim, std::unique_ptr<ProviderSession>> open_lease(const std::string& id,
-                                                                 const ProviderChoice& choice) const;
+  std::pair<Claim, std::unique_ptr<ProviderSession>> open_lease(const std::string& id, const ProviderChoice& choice);
   // Destroys the lease's sandbox and removes its claim.
   void stop(const std::string& id, const ProviderChoice& choice);
   // Rejects, before anything is created, a request that needs a feature `spec` lacks.
@@ -78,7 +77,8 @@ class Engine {
 
  private:
   struct Acquired;
-  StringMap forwarded_env(const RunRequest& request, const ProviderSession& session) const;
+  // The allow-listed variables with their values; refuses unset names and secrets.
+  StringMap forwarded_env(const RunRequest& request) const;
   // A new sandbox with its claim written, or the locked claim of the lease to reuse.
   Acquired acquire(const RunRequest& request, ProviderSession& session, const std::string& workspace_root,
                    const std::string& provider);
@@ -90,6 +90,7 @@ class Engine {
   const Config& config_;
   Ui& ui_;
   EnvLookup env_;
+  bool cleaning_ = false;  // destroying after the run: plugins are not told "cancelled"
 };
 
 }  // namespace corral

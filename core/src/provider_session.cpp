@@ -119,7 +119,11 @@ std::vector<DoctorCheck> ProviderSession::doctor() {
 
 Sandbox ProviderSession::create(const CreateRequest& request) {
   auto doc = json::parse(call(plugin_->table().create, "create", json::to_json(request)), "create result");
-  return remember(json::sandbox_from(doc));
+  Sandbox sandbox = remember(json::sandbox_from(doc));
+  if (sandbox.id.empty())
+    throw Error(ErrorCode::internal, fmt::format("provider '{}' created a sandbox without an id", spec().name),
+                "this is a bug in the provider plugin; report it to its authors");
+  return sandbox;
 }
 
 Sandbox ProviderSession::get(const std::string& id) {
@@ -155,7 +159,11 @@ int ProviderSession::exec(const Sandbox& sandbox, const Command& command) {
     json::write_command(w, command);
   });
   auto doc = json::parse(call(plugin_->table().exec, "exec", request), "exec result");
-  return static_cast<int>(json::get_int(doc, "exitCode"));
+  // A missing exit code must not read as success.
+  if (!doc.IsObject() || !doc.HasMember("exitCode") || !doc["exitCode"].IsInt())
+    throw Error(ErrorCode::internal, fmt::format("provider '{}' returned no exit code from exec", spec().name),
+                "this is a bug in the provider plugin; report it to its authors");
+  return doc["exitCode"].GetInt();
 }
 
 void ProviderSession::upload(const Sandbox& sandbox, const std::string& archive_path, std::uint64_t size) {

@@ -13,14 +13,13 @@ namespace fs = std::filesystem;
 namespace corral::docker_sandbox {
 namespace {
 
-// The last `limit` bytes of a stream, enough to recognise an sbx error after the fact
-// while output itself is streamed in constant memory.
-class Tail {
+// The first `limit` bytes of a stream: what sbx prints before a command starts, kept
+// while the output itself is streamed in constant memory.
+class Head {
  public:
-  explicit Tail(size_t limit) : limit_(limit) {}
+  explicit Head(size_t limit) : limit_(limit) {}
   void add(std::string_view data) {
-    text_.append(data);
-    if (text_.size() > limit_) text_.erase(0, text_.size() - limit_);
+    if (text_.size() < limit_) text_.append(data.substr(0, limit_ - text_.size()));
   }
   const std::string& text() const { return text_; }
 
@@ -45,17 +44,18 @@ Sandbox to_sandbox(const SbxEntry& e) {
   return s;
 }
 
-// An sbx failure hidden in a non-zero `sbx exec`: the sandbox vanished, or a known
-// condition (sign-in, virtualization). Anything else is the command's own exit code.
-std::optional<Error> exec_failure(const std::string& stderr_tail, const std::string& name) {
-  if (auto known = known_condition(stderr_tail)) return known;
-  std::string l = stderr_tail;
-  for (char& c : l) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  bool names_it = l.find(name) != std::string::npos;
-  bool missing = l.find("not found") != std::string::npos || l.find("no such") != std::string::npos ||
-                 l.find("does not exist") != std::string::npos;
-  if (names_it && missing) return gone(name);
-  return std::nullopt;
+// True unless sbx reports a state in which no command can be running (stopped, exited,
+// ...). sbx documents no state names, so an unknown or empty one counts as running.
+bool may_be_running(const std::string& status) {
+  if (status.empty()) return true;
+  for (const char* word : {"run", "up", "ready", "active", "healthy"})
+    if (status.find(word) != std::string::npos) return true;
+  return false;
+}
+
+// The host's Ctrl-C flag as sbx invocations poll it.
+std::function<bool()> interruptible(const sdk::Host& host) {
+  return [&host] { return host.cancelled(); };
 }
 
 }  // namespace
@@ -130,17 +130,12 @@ Sandbox DockerSandboxProvider::create(const CreateRequest& request, const sdk::H
 
   host.progress("creating Docker Sandbox " + name);
   try {
-    SbxResult r = cli_.run(args, [&] { return host.cancelled(); });
+    SbxResult r = cli_.run(args, interruptible(host));
     if (std::string said = gist(r.out + "\n" + r.err); !said.empty()) host.debug("sbx create: " + said);
   } catch (const Error& e) {
-    // A create cut short may have left a half-made sandbox behind; remove it.
-    if (e.code() == ErrorCode::timeout || e.code() == ErrorCode::cancelled) {
-      try {
-        cli_.capture({"rm", "-f", name});
-      } catch (const Error&) {
-        host.warn("could not remove the partly created Docker Sandbox " + name + "; run `sbx rm -f " + name + "`");
-      }
-    }
+    // Any failed create (cut short, or sbx failing after registering the name) may have
+    // left a sandbox that no claim records; the name is this lease's own, so remove it.
+    remove_failed_create(name, e, host);
     throw;
   }
 
@@ -156,33 +151,65 @@ Sandbox DockerSandboxProvider::create(const CreateRequest& request, const sdk::H
   return s;
 }
 
-std::vector<SbxEntry> DockerSandboxProvider::entries(const sdk::Host& host) const {
-  return parse_ls_json(cli_.run({"ls", "--json"}, [&] { return host.cancelled(); }).out);
+void DockerSandboxProvider::remove_failed_create(const std::string& name, const Error& failure,
+                                                 const sdk::Host& host) const {
+  std::string why;
+  try {
+    SbxResult r = cli_.capture({"rm", "-f", name});  // not interruptible: cleanup after Ctrl-C too
+    if (r.exit_code == 0) {
+      host.debug("removed Docker Sandbox " + name + " after the failed create");
+      return;
+    }
+    why = gist(r.err + "\n" + r.out);
+  } catch (const Error& e) {
+    why = e.what();
+  }
+  // rm also fails when create registered nothing, so only a listed sandbox is left behind.
+  std::string remove = "; remove it with `sbx rm -f " + name + "`";
+  try {
+    if (find_entry(entries({}), name))
+      host.warn("the failed create left Docker Sandbox " + name + " behind and `sbx rm -f` did not remove it (" +
+                why + ")" + remove);
+  } catch (const Error& e) {
+    // sbx cannot list either. A create cut short may have got far; one that sbx refused
+    // (not signed in, no virtualization) made nothing, and the error already says why.
+    bool cut_short = failure.code() == ErrorCode::timeout || failure.code() == ErrorCode::cancelled;
+    std::string text = "cannot tell whether the failed create left Docker Sandbox " + name + " behind (" +
+                       e.what() + "); if `sbx ls` shows it" + remove;
+    if (cut_short) host.warn(text);
+    else host.debug(text);
+  }
+}
+
+std::vector<SbxEntry> DockerSandboxProvider::entries(const std::function<bool()>& cancelled) const {
+  return parse_ls_json(cli_.run({"ls", "--json"}, cancelled).out);
 }
 
 Sandbox DockerSandboxProvider::get(const std::string& id, const sdk::Host& host) {
-  auto e = find_entry(entries(host), id);
+  auto e = find_entry(entries(interruptible(host)), id);
   if (!e) throw gone(id);
   return to_sandbox(*e);
 }
 
 std::vector<Sandbox> DockerSandboxProvider::list(const StringMap& labels, const sdk::Host& host) {
   std::vector<Sandbox> out;
-  for (const SbxEntry& e : entries(host)) {
+  for (const SbxEntry& e : entries(interruptible(host))) {
     auto parts = parse_sandbox_name(e.name);
     if (parts && name_matches(*parts, labels)) out.push_back(to_sandbox(e));
   }
   return out;
 }
 
-void DockerSandboxProvider::destroy(const Sandbox& sandbox, const sdk::Host& host) {
+void DockerSandboxProvider::destroy(const Sandbox& sandbox, const sdk::Host&) {
   if (!parse_sandbox_name(sandbox.id))
     throw Error(ErrorCode::invalid_argument, "refusing to remove Docker Sandbox '" + sandbox.id + "': corral did not create it",
                 "remove it yourself with `sbx rm " + sandbox.id + "` if you mean to");
+  // Cleanup runs after Ctrl-C too, so neither call is interruptible (both are bounded
+  // by the control timeout).
   SbxResult r = cli_.capture({"rm", "-f", sandbox.id});
   if (r.exit_code == 0) return;
   // rm fails for a sandbox that is already gone, which counts as success; ask ls.
-  if (!find_entry(entries(host), sandbox.id)) return;
+  if (!find_entry(entries({}), sandbox.id)) return;
   throw sbx_failed("rm", r.exit_code, r.err + "\n" + r.out);
 }
 
@@ -229,14 +256,19 @@ ExecResult DockerSandboxProvider::exec(const Sandbox& sandbox, const Command& co
   if (!command.argv.empty()) args.insert(args.end(), command.argv.begin(), command.argv.end());
   else args.insert(args.end(), {"sh", "-c", command.shell});
 
-  Tail tail(4096);
+  Head head(1024);
+  bool printed = false;
   sdk::ProcessOutcome o = cli_.stream(
-      args, [&](std::string_view d) { host.emit(CORRAL_STDOUT, d); },
+      args,
+      [&](std::string_view d) {
+        printed = printed || !d.empty();
+        host.emit(CORRAL_STDOUT, d);
+      },
       [&](std::string_view d) {
         host.emit(CORRAL_STDERR, d);
-        tail.add(d);
+        head.add(d);
       },
-      [&] { return host.cancelled(); }, static_cast<long>(command.timeout_seconds));
+      interruptible(host), static_cast<long>(command.timeout_seconds));
   if (o.cancelled || o.timed_out) {
     // Like `docker exec`, ending the client does not end the command in the sandbox.
     stop_quietly(sandbox.id, host);
@@ -246,9 +278,31 @@ ExecResult DockerSandboxProvider::exec(const Sandbox& sandbox, const Command& co
                   "allow more time with --timeout, or make the command faster");
     throw Error(ErrorCode::cancelled, "the command was interrupted");
   }
-  if (o.exit_code != 0)
-    if (auto e = exec_failure(tail.text(), sandbox.id)) throw *e;
+  // Output on stdout means the command ran, so its exit code is its own.
+  if (o.exit_code != 0 && !printed)
+    if (auto e = exec_failure(sandbox.id, head.text(), host)) throw *e;
   return {o.exit_code};
+}
+
+std::optional<Error> DockerSandboxProvider::exec_failure(const std::string& name, const std::string& stderr_head,
+                                                        const sdk::Host& host) const {
+  std::vector<SbxEntry> listed;
+  try {
+    listed = entries(interruptible(host));
+  } catch (const Error& e) {
+    if (e.code() == ErrorCode::cancelled) throw;
+    // sbx cannot even list: exec's words count only when they name the same condition.
+    auto known = known_condition(stderr_head);
+    if (known && known->code() == e.code()) return known;
+    host.warn(std::string("could not check the Docker Sandbox after the command failed: ") + e.what());
+    return std::nullopt;
+  }
+  auto entry = find_entry(listed, name);
+  if (!entry) return gone(name);
+  // A sandbox that is not running could not have run the command; what sbx printed
+  // before giving up says why.
+  if (!may_be_running(entry->status)) return known_condition(stderr_head);
+  return std::nullopt;
 }
 
 }  // namespace corral::docker_sandbox

@@ -3,12 +3,15 @@
 //   get     -> sbx ls --json (the entry with that name)
 //   list    -> sbx ls --json (only names corral made, matching the labels)
 //   exec    -> sbx exec [-w DIR] [--env-file F] <name> <argv...>, output streamed;
-//              on cancel or timeout `sbx stop <name>` ends what the command left running
+//              on cancel or timeout `sbx stop <name>` ends what the command left running;
+//              a non-zero exit is the command's unless `sbx ls` confirms sbx failed
+//   create failure -> sbx rm -f <name> (whatever create may have registered)
 //   destroy -> sbx rm -f <name>
 //   doctor  -> sbx version, sbx diagnose
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,8 +34,17 @@ class DockerSandboxProvider : public sdk::Provider {
   ExecResult exec(const Sandbox& sandbox, const Command& command, const sdk::Host& host) override;
 
  private:
-  // Every sandbox `sbx ls --json` reports.
-  std::vector<SbxEntry> entries(const sdk::Host& host) const;
+  // Every sandbox `sbx ls --json` reports; `cancelled` empty = not interruptible (cleanup).
+  std::vector<SbxEntry> entries(const std::function<bool()>& cancelled) const;
+  // Removes what a failed `sbx create` (error `failure`) may have registered as `name`;
+  // warns when sbx still lists it afterwards. Never throws.
+  void remove_failed_create(const std::string& name, const Error& failure, const sdk::Host& host) const;
+  // Whether a non-zero `sbx exec` of a command that printed nothing on stdout was sbx
+  // failing, confirmed by `sbx ls`: the sandbox is gone (not-found), or it is not running
+  // and sbx's first words (`stderr_head`) name a known condition. nullopt = the command's
+  // own exit code.
+  std::optional<Error> exec_failure(const std::string& name, const std::string& stderr_head,
+                                    const sdk::Host& host) const;
   // The folder `command` runs in inside the sandbox, or "" to leave it to sbx.
   std::string exec_dir(const Sandbox& sandbox, const std::string& cwd) const;
   // Stops the sandbox so nothing a stopped `sbx exec` started keeps running; warns on failure.

@@ -28,25 +28,48 @@ std::string trim(std::string_view s) {
   return std::string(s.substr(b, e - b + 1));
 }
 
+// Calls `fn` with each non-empty line of `text`, trimmed.
+template <class Fn>
+void for_each_line(std::string_view text, Fn fn) {
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find('\n', start);
+    std::string line = trim(text.substr(start, end == std::string_view::npos ? text.npos : end - start));
+    if (!line.empty()) fn(line);
+    if (end == std::string_view::npos) break;
+    start = end + 1;
+  }
+}
+
+// True for a line that reports a problem: sbx's conditions are only believed there, so
+// a passing check ("✓ kvm available") or a neutral mention never counts.
+bool failure_line(const std::string& line) {
+  static constexpr std::array<std::string_view, 4> kPassing = {"\u2713", "\u2714", "[ok]", "ok:"};
+  static constexpr std::array<std::string_view, 16> kFailing = {
+      "\u2717", "\u2718", "error", "fail", "not ", "cannot", "can't", "unable", "missing",
+      "denied", "unauthorized", "unavailable", "required", "please", "no such", "[x]"};
+  std::string l = lower(line);
+  for (std::string_view p : kPassing)
+    if (l.rfind(p, 0) == 0) return false;
+  return mentions(l, kFailing);
+}
+
+// `line` cut to at most 300 characters.
+std::string bounded(std::string line) {
+  if (line.size() > 300) line = line.substr(0, 297) + "...";
+  return line;
+}
+
 }  // namespace
 
 std::string gist(std::string_view output) {
   std::string best, last;
-  size_t start = 0;
-  while (start <= output.size()) {
-    size_t end = output.find('\n', start);
-    std::string line = trim(output.substr(start, end == std::string_view::npos ? output.npos : end - start));
-    if (!line.empty()) {
-      last = line;
-      std::string l = lower(line);
-      if (l.find("error") != std::string::npos || l.find("fail") != std::string::npos) best = line;
-    }
-    if (end == std::string_view::npos) break;
-    start = end + 1;
-  }
-  std::string out = best.empty() ? last : best;
-  if (out.size() > 300) out = out.substr(0, 297) + "...";
-  return out;
+  for_each_line(output, [&](const std::string& line) {
+    last = line;
+    std::string l = lower(line);
+    if (l.find("error") != std::string::npos || l.find("fail") != std::string::npos) best = line;
+  });
+  return bounded(best.empty() ? last : best);
 }
 
 std::optional<Error> known_condition(std::string_view output) {
@@ -58,18 +81,26 @@ std::optional<Error> known_condition(std::string_view output) {
   static constexpr std::array<std::string_view, 5> kDaemon = {
       "daemon is not running", "cannot connect to the sandbox daemon", "sandboxd is not running",
       "daemon not running", "daemon unresponsive"};
-  std::string l = lower(output);
-  std::string why = gist(output);
-  std::string suffix = why.empty() ? "" : ": " + why;
-  if (mentions(l, kAuth))
-    return Error(ErrorCode::auth, "sbx is not signed in to Docker" + suffix,
+  // Auth outranks virtualization outranks the daemon, whichever line comes first.
+  std::string auth_line, virt_line, daemon_line;
+  for_each_line(output, [&](const std::string& line) {
+    if (!failure_line(line)) return;
+    std::string l = lower(line);
+    if (auth_line.empty() && mentions(l, kAuth)) auth_line = line;
+    if (virt_line.empty() && mentions(l, kVirt)) virt_line = line;
+    if (daemon_line.empty() && mentions(l, kDaemon)) daemon_line = line;
+  });
+  auto said = [](const std::string& line) { return ": " + bounded(line); };
+  if (!auth_line.empty())
+    return Error(ErrorCode::auth, "sbx is not signed in to Docker" + said(auth_line),
                  "run `sbx login` to sign in, then retry");
-  if (mentions(l, kVirt))
-    return Error(ErrorCode::unavailable, "Docker Sandboxes cannot start a microVM: hardware virtualization is unavailable" + suffix,
+  if (!virt_line.empty())
+    return Error(ErrorCode::unavailable,
+                 "Docker Sandboxes cannot start a microVM: hardware virtualization is unavailable" + said(virt_line),
                  "enable virtualization (VT-x/AMD-V) in the firmware; on Linux make /dev/kvm usable "
                  "(e.g. join the kvm group); inside a VM enable nested virtualization; `sbx diagnose` shows what is missing");
-  if (mentions(l, kDaemon))
-    return Error(ErrorCode::unavailable, "the Docker Sandboxes daemon is not reachable" + suffix,
+  if (!daemon_line.empty())
+    return Error(ErrorCode::unavailable, "the Docker Sandboxes daemon is not reachable" + said(daemon_line),
                  std::string(kDiagnose));
   return std::nullopt;
 }

@@ -11,8 +11,9 @@
 
 namespace corral::docker_sandbox {
 
-// The error for a known condition (not signed in, no virtualization, daemon down) found
-// in sbx's output, or nullopt when the output shows none.
+// The error for a known condition (not signed in, no virtualization, daemon down) that a
+// failure-looking line of sbx's output reports, or nullopt. Passing check lines
+// ("✓ kvm available") and lines that report no problem never count.
 std::optional<Error> known_condition(std::string_view output);
 
 // The error for `sbx <action>` exiting with `exit_code` after printing `output`:

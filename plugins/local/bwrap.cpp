@@ -24,8 +24,16 @@ void add_system_dirs(std::vector<std::string>& argv) {
 
 }  // namespace
 
+// Namespaces and privileges every jail drops. --cap-drop ALL matters when corral runs
+// as root (CI containers), where bwrap makes no user namespace and would keep every
+// capability; --new-session keeps the command from typing into the user's terminal.
+std::vector<std::string> base_argv(const std::string& bwrap) {
+  return {bwrap, "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--unshare-pid", "--unshare-ipc",
+          "--unshare-uts"};
+}
+
 std::vector<std::string> jail_argv(const JailSpec& jail, const Command& command) {
-  std::vector<std::string> argv = {jail.bwrap, "--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts"};
+  std::vector<std::string> argv = base_argv(jail.bwrap);
   if (!jail.network) argv.push_back("--unshare-net");
   add_system_dirs(argv);
   argv.insert(argv.end(), {"--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/run"});
@@ -33,16 +41,6 @@ std::vector<std::string> jail_argv(const JailSpec& jail, const Command& command)
   std::string cwd = command.cwd.empty() ? jail.workdir : jail.workdir + "/" + command.cwd;
   argv.insert(argv.end(), {"--chdir", cwd});
   if (!jail.hostname.empty()) argv.insert(argv.end(), {"--hostname", jail.hostname});
-  argv.push_back("--clearenv");
-  const std::pair<const char*, const char*> defaults[] = {
-      {"PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"},
-      {"HOME", "/tmp"},
-      {"LANG", "C.UTF-8"},
-      {"CORRAL_SANDBOX", "1"},
-  };
-  for (const auto& [name, value] : defaults)
-    if (!command.env.count(name)) argv.insert(argv.end(), {"--setenv", name, value});
-  for (const auto& [name, value] : command.env) argv.insert(argv.end(), {"--setenv", name, value});
   argv.push_back("--");
   if (!command.argv.empty()) {
     argv.insert(argv.end(), command.argv.begin(), command.argv.end());
@@ -52,8 +50,21 @@ std::vector<std::string> jail_argv(const JailSpec& jail, const Command& command)
   return argv;
 }
 
+std::vector<std::string> jail_env(const Command& command) {
+  StringMap env = {
+      {"PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"},
+      {"HOME", "/tmp"},
+      {"LANG", "C.UTF-8"},
+      {"CORRAL_SANDBOX", "1"},
+  };
+  for (const auto& [name, value] : command.env) env[name] = value;
+  std::vector<std::string> out;
+  for (const auto& [name, value] : env) out.push_back(name + "=" + value);
+  return out;
+}
+
 std::vector<std::string> probe_argv(const std::string& bwrap) {
-  std::vector<std::string> argv = {bwrap, "--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts"};
+  std::vector<std::string> argv = base_argv(bwrap);
   add_system_dirs(argv);
   argv.insert(argv.end(), {"--proc", "/proc", "--dev", "/dev", "--", "true"});
   return argv;

@@ -17,9 +17,13 @@ struct JailSpec {
 };
 
 // The argv that runs `command` inside the jail: separate mount, pid, ipc and uts
-// namespaces, system folders read-only, a private /tmp, the workspace read-write, a
-// clean environment plus `command.env`, and death with the parent.
+// namespaces, no capabilities, its own session, system folders read-only, a private
+// /tmp, the workspace read-write, and death with the parent.
 std::vector<std::string> jail_argv(const JailSpec& jail, const Command& command);
+
+// The command's whole environment: a few defaults plus `command.env`. Given to bwrap as
+// its environment, which it passes on, so no value ever shows in an argv (`ps`).
+std::vector<std::string> jail_env(const Command& command);
 
 // A minimal jail that runs `true`, to tell whether bwrap works here at all.
 std::vector<std::string> probe_argv(const std::string& bwrap);

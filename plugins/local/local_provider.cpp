@@ -135,6 +135,7 @@ class LocalProvider : public sdk::Provider {
                   "run corral from a folder that holds at least one file corral syncs");
     sdk::ProcessSpec spec;
     spec.argv = jail_argv(jail, command);
+    spec.env = jail_env(command);
     sdk::ProcessOutcome outcome = sdk::run_process(
         spec, [&](std::string_view d) { host.emit(CORRAL_STDOUT, d); },
         [&](std::string_view d) { host.emit(CORRAL_STDERR, d); }, [&] { return host.cancelled(); },

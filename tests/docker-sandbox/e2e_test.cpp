@@ -79,8 +79,7 @@ TEST_CASE_FIXTURE(E2E, "run: exit codes pass through and stdout/stderr stay apar
 TEST_CASE_FIXTURE(E2E, "run: forwarded env arrives through a private env file, never argv, removed after") {
   env.env["MY_TOKEN"] = "tok-123 secret";
   env.env["NOT_ASKED_FOR"] = "nope";
-  // --shell rather than `-- sh -c`: the CLI currently rejects flags after -- once --env is given.
-  CliResult r = run({"--env", "MY_TOKEN", "--shell", "echo \"$MY_TOKEN|$NOT_ASKED_FOR\""});
+  CliResult r = run({"--env", "MY_TOKEN", "--", "sh", "-c", "echo \"$MY_TOKEN|$NOT_ASKED_FOR\""});
   CHECK_MESSAGE(r.exit_code == 0, r.err);
   CHECK(r.out == "tok-123 secret|\n");
   for (const auto& call : sbx.calls()) CHECK_FALSE(sbx_test::argv_mentions(call, "tok-123"));
@@ -91,6 +90,36 @@ TEST_CASE_FIXTURE(E2E, "run: forwarded env arrives through a private env file, n
   CHECK(files[0].substr(files[0].rfind(' ') + 1) == "0600");
   CHECK_FALSE(fs::exists(files[0].substr(0, files[0].rfind(' '))));
   CHECK(r.err.find("tok-123") == std::string::npos);
+}
+
+TEST_CASE_FIXTURE(E2E, "run: a command printing sbx-like errors on stderr keeps its own exit code") {
+  CliResult r = run({"--", "sh", "-c",
+                     "echo 'HTTP/1.1 401 Unauthorized' >&2; echo 'error: cannot open /dev/kvm' >&2; exit 5"});
+  CHECK_MESSAGE(r.exit_code == 5, r.err);
+  CHECK(r.err.find("401 Unauthorized") != std::string::npos);
+  CHECK(r.err.find("corral: error:") == std::string::npos);
+  CHECK(sbx.sandboxes().empty());
+}
+
+TEST_CASE_FIXTURE(E2E, "a create that fails after registering its sandbox leaves nothing, or says what is left") {
+  SUBCASE("removed") {
+    env.env["SBX_STANDIN_FAULT"] = "create-fails-after-register";
+    CliResult r = run({"--", "true"});
+    CHECK(r.exit_code == 69);
+    CHECK(r.err.find("failed to start") != std::string::npos);
+    REQUIRE(sbx.calls_of("rm").size() == 1);
+    CHECK(sbx.sandboxes().empty());
+    CHECK(r.err.find("corral: warning:") == std::string::npos);
+  }
+  SUBCASE("rm fails too") {
+    env.env["SBX_STANDIN_FAULT"] = "create-fails-after-register,rm-fails";
+    CliResult r = run({"--", "true"});
+    CHECK(r.exit_code == 69);
+    REQUIRE(corral_sandboxes().size() == 1);
+    CHECK(r.err.find("corral: warning:") != std::string::npos);
+    CHECK(r.err.find("sbx rm -f " + corral_sandboxes()[0]) != std::string::npos);
+  }
+  CHECK(env.claims().empty());
 }
 
 TEST_CASE_FIXTURE(E2E, "keep, session handle, reuse by --id, status, stop") {
@@ -192,7 +221,8 @@ TEST_CASE_FIXTURE(E2E, "Ctrl-C stops the command inside the sandbox and leaves n
     CAPTURE(keep);
     corral::test::TempDir scratch;
     std::string pidfile = ws + "/pid-" + std::to_string(keep);
-    std::vector<std::string> args{"run", "--provider", "docker-sandbox"};
+    std::string handle_file = "ctrl-c-" + std::to_string(keep) + ".json";
+    std::vector<std::string> args{"run", "--provider", "docker-sandbox", "--lease-output", handle_path(handle_file)};
     if (keep) args.push_back("--keep");
     args.insert(args.end(), {"--", "sh", "-c", "echo $$ > " + pidfile + "; exec sleep 60"});
     sbx_test::BackgroundCorral corral(env, args, scratch);
@@ -201,6 +231,10 @@ TEST_CASE_FIXTURE(E2E, "Ctrl-C stops the command inside the sandbox and leaves n
     CliResult r = corral.wait(30);
     CHECK(r.exit_code == 130);
     CHECK_FALSE(sbx_test::process_alive(std::stoi(read_file(pidfile))));
+    auto h = handle(handle_file);
+    CHECK(h["kept"].GetBool() == keep);
+    REQUIRE(h.HasMember("error"));
+    CHECK(std::string(h["error"]["code"].GetString()) == "cancelled");
     if (keep) {
       CHECK(corral_sandboxes().size() == 1);
       CHECK(env.claims().size() == 1);
@@ -212,10 +246,16 @@ TEST_CASE_FIXTURE(E2E, "Ctrl-C stops the command inside the sandbox and leaves n
 }
 
 TEST_CASE_FIXTURE(E2E, "--timeout stops the command, exits 124 and removes the sandbox") {
-  CliResult r = run({"--timeout", "1s", "--", "sleep", "30"});
+  CliResult r = run({"--timeout", "1s", "--lease-output", handle_path("h.json"), "--", "sleep", "30"});
   CHECK(r.exit_code == 124);
   CHECK(r.err.find("corral: error:") != std::string::npos);
   CHECK(sbx.sandboxes().empty());
+  CHECK(env.claims().empty());
+  auto h = handle("h.json");
+  CHECK_FALSE(h["kept"].GetBool());
+  REQUIRE(h.HasMember("error"));
+  CHECK(std::string(h["error"]["code"].GetString()) == "timeout");
+  CHECK(std::string(h["sandboxId"].GetString()).rfind("corral-", 0) == 0);
 }
 
 TEST_CASE_FIXTURE(E2E, "settings reach sbx create: flags and environment") {
@@ -257,6 +297,7 @@ TEST_CASE_FIXTURE(E2E, "error guidance: missing sbx, not signed in, no virtualiz
     CHECK(r.exit_code == 124);
     CHECK(r.err.find("sbx create") != std::string::npos);
     CHECK(r.err.find("sbx diagnose") != std::string::npos);
+    REQUIRE(sbx.calls_of("rm").size() == 1);  // the hung create had registered it; corral removed it
   }
   CHECK(sbx.sandboxes().empty());
   CHECK(env.claims().empty());

@@ -199,6 +199,50 @@ TEST_CASE_FIXTURE(Fixture, "exec: a stopped sandbox is started again; a vanished
   }
 }
 
+TEST_CASE_FIXTURE(Fixture, "exec: a command's own stderr naming sbx conditions keeps its exit code") {
+  auto p = provider();
+  Sandbox s = p.create(request("lease-1"), fake.host());
+  const std::string noisy =
+      "echo 'HTTP/1.1 401 Unauthorized' >&2; echo 'error: cannot open /dev/kvm' >&2; "
+      "echo 'ERROR: You are not signed in. Run sbx login' >&2; ";
+  SUBCASE("nothing on stdout: sbx ls confirms the sandbox is running") {
+    CHECK(p.exec(s, argv_command({"sh", "-c", noisy + "exit 3"}), fake.host()).exit_code == 3);
+    CHECK(sbx.calls_of("ls").size() == 1);
+  }
+  SUBCASE("output on stdout: the command ran, nothing to confirm") {
+    CHECK(p.exec(s, argv_command({"sh", "-c", "echo testing; " + noisy + "exit 4"}), fake.host()).exit_code == 4);
+    CHECK(sbx.calls_of("ls").empty());
+  }
+  CHECK(fake.err().find("401 Unauthorized") != std::string::npos);
+}
+
+TEST_CASE_FIXTURE(Fixture, "exec: sbx failing to start a stopped sandbox is reported, not passed off as the exit code") {
+  auto p = provider();
+  Sandbox s = p.create(request("lease-1"), fake.host());
+  REQUIRE(sbx.run({"stop", s.id}).exit_code == 0);
+  ::setenv("SBX_STANDIN_FAULT", "no-virtualization", 1);
+  try {
+    p.exec(s, argv_command({"true"}), fake.host());
+    FAIL("exec in a sandbox that cannot start succeeded");
+  } catch (const Error& e) {
+    CHECK(e.code() == ErrorCode::unavailable);
+    CHECK(e.hint().find("virtualization") != std::string::npos);
+  }
+}
+
+TEST_CASE_FIXTURE(Fixture, "exec: signed out since the sandbox was made is auth, confirmed by sbx ls") {
+  auto p = provider();
+  Sandbox s = p.create(request("lease-1"), fake.host());
+  ::setenv("SBX_STANDIN_FAULT", "not-logged-in", 1);
+  try {
+    p.exec(s, argv_command({"true"}), fake.host());
+    FAIL("exec while signed out succeeded");
+  } catch (const Error& e) {
+    CHECK(e.code() == ErrorCode::auth);
+    CHECK(e.hint().find("sbx login") != std::string::npos);
+  }
+}
+
 TEST_CASE_FIXTURE(Fixture, "get: details from sbx ls --json in both output shapes; gone is not-found") {
   auto p = provider();
   Sandbox s = p.create(request("lease-1"), fake.host());
@@ -266,33 +310,118 @@ TEST_CASE_FIXTURE(Fixture, "errors: not signed in, no virtualization, with guida
   CHECK(sbx.sandboxes().empty());
 }
 
-TEST_CASE_FIXTURE(Fixture, "errors: a hanging sbx create times out and leaves nothing behind") {
+TEST_CASE_FIXTURE(Fixture, "errors: a hanging sbx create times out and corral removes what it registered") {
   auto p = provider({{"cli-timeout", "1s"}});
   ::setenv("SBX_STANDIN_HANG", "create", 1);
+  std::string name = sandbox_name("web", "lease-1");
   auto started = std::chrono::steady_clock::now();
-  try {
-    p.create(request("lease-1"), fake.host());
-    FAIL("hung create returned");
-  } catch (const Error& e) {
-    CHECK(e.code() == ErrorCode::timeout);
-    CHECK(e.hint().find("sbx diagnose") != std::string::npos);
+  SUBCASE("removed") {
+    try {
+      p.create(request("lease-1"), fake.host());
+      FAIL("hung create returned");
+    } catch (const Error& e) {
+      CHECK(e.code() == ErrorCode::timeout);
+      CHECK(e.hint().find("sbx diagnose") != std::string::npos);
+    }
+    CHECK(seconds_since(started) < 10);
+    auto rms = sbx.calls_of("rm");
+    REQUIRE(rms.size() == 1);
+    CHECK(args_of(rms[0]) == std::vector<std::string>{"rm", "-f", name});
+    CHECK(sbx.sandboxes().empty());
   }
-  CHECK(seconds_since(started) < 10);
-  auto rms = sbx.calls_of("rm");
-  REQUIRE(rms.size() == 1);  // the half-made sandbox is removed
-  CHECK(sbx.sandboxes().empty());
+  SUBCASE("the hung create did register it: with rm failing it stays, and corral says so") {
+    ::setenv("SBX_STANDIN_FAULT", "rm-fails", 1);
+    CHECK_THROWS_AS(p.create(request("lease-1"), fake.host()), Error);
+    CHECK(sbx.sandboxes() == std::vector<std::string>{name});
+    CHECK(sbx.status(name) == "creating");
+    bool warned = false;
+    for (const auto& l : fake.logs())
+      warned = warned || (l.rfind("warn: ", 0) == 0 && l.find("sbx rm -f " + name) != std::string::npos);
+    CHECK(warned);
+  }
 }
 
-TEST_CASE_FIXTURE(Fixture, "errors: Ctrl-C during a slow create") {
+TEST_CASE_FIXTURE(Fixture, "errors: a create that fails after registering is removed; a failed removal is reported") {
+  auto p = provider();
+  std::string name = sandbox_name("web", "lease-1");
+  auto create_fails = [&] {
+    try {
+      p.create(request("lease-1"), fake.host());
+      FAIL("create succeeded");
+    } catch (const Error& e) {
+      CHECK(e.code() == ErrorCode::unavailable);
+      CHECK(std::string(e.what()).find("failed to start") != std::string::npos);
+    }
+  };
+  auto warnings = [&] {
+    std::vector<std::string> out;
+    for (const auto& l : fake.logs())
+      if (l.rfind("warn: ", 0) == 0) out.push_back(l);
+    return out;
+  };
+  SUBCASE("removed") {
+    ::setenv("SBX_STANDIN_FAULT", "create-fails-after-register", 1);
+    create_fails();
+    REQUIRE(sbx.calls_of("rm").size() == 1);
+    CHECK(args_of(sbx.calls_of("rm")[0]) == std::vector<std::string>{"rm", "-f", name});
+    CHECK(sbx.sandboxes().empty());
+    CHECK(warnings().empty());
+  }
+  SUBCASE("rm fails: still listed, so the user is told how to remove it") {
+    ::setenv("SBX_STANDIN_FAULT", "create-fails-after-register,rm-fails", 1);
+    create_fails();
+    CHECK(sbx.sandboxes() == std::vector<std::string>{name});
+    auto w = warnings();
+    REQUIRE(w.size() == 1);
+    CHECK(w[0].find("sbx rm -f " + name) != std::string::npos);
+    CHECK(w[0].find("device or resource busy") != std::string::npos);
+  }
+  SUBCASE("rm fails because create registered nothing: no warning") {
+    ::setenv("SBX_STANDIN_FAULT", "no-virtualization", 1);
+    CHECK_THROWS_AS(p.create(request("lease-1"), fake.host()), Error);
+    CHECK(sbx.calls_of("rm").size() == 1);
+    CHECK(warnings().empty());
+  }
+}
+
+TEST_CASE_FIXTURE(Fixture, "errors: Ctrl-C during a slow create removes the half-made sandbox") {
   auto p = provider();
   ::setenv("SBX_STANDIN_HANG", "create", 1);
   std::thread ctrl_c([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
     fake.cancel();
   });
-  CHECK_THROWS_AS(p.create(request("lease-1"), fake.host()), Error);
+  try {
+    p.create(request("lease-1"), fake.host());
+    FAIL("create returned after Ctrl-C");
+  } catch (const Error& e) {
+    CHECK(e.code() == ErrorCode::cancelled);
+  }
   ctrl_c.join();
   CHECK(sbx.calls_of("rm").size() == 1);
+  CHECK(sbx.sandboxes().empty());  // the hung create had registered it; rm ran despite Ctrl-C
+}
+
+TEST_CASE_FIXTURE(Fixture, "destroy after Ctrl-C still checks and reports truthfully") {
+  auto p = provider();
+  Sandbox s = p.create(request("lease-1"), fake.host());
+  fake.cancel();
+  SUBCASE("already gone: rm fails, ls (not interruptible) confirms, success") {
+    REQUIRE(sbx.run({"rm", "-f", s.id}).exit_code == 0);
+    CHECK_NOTHROW(p.destroy(s, fake.host()));
+    CHECK(sbx.calls_of("ls").size() == 1);
+  }
+  SUBCASE("rm really fails: the sbx error, not 'interrupted'") {
+    ::setenv("SBX_STANDIN_FAULT", "rm-fails", 1);
+    try {
+      p.destroy(s, fake.host());
+      FAIL("destroy succeeded though rm failed");
+    } catch (const Error& e) {
+      CHECK(e.code() == ErrorCode::unavailable);
+      CHECK(std::string(e.what()).find("device or resource busy") != std::string::npos);
+    }
+    CHECK(sbx.sandboxes() == std::vector<std::string>{s.id});
+  }
 }
 
 TEST_CASE_FIXTURE(Fixture, "errors: missing sbx binary says how to install or point at it") {

@@ -19,6 +19,26 @@ TEST_CASE("sbx errors: known conditions get specific guidance") {
   CHECK_FALSE(known_condition("total 0\nhello"));
 }
 
+TEST_CASE("sbx errors: only failure lines count, never passing checks or neutral mentions") {
+  // sbx diagnose with the daemon down: the passing kvm/virtualization lines must not win.
+  auto daemon = sbx_failed("diagnose", 1,
+                           "\u2713 kvm available\n\u2713 hardware virtualization available\n"
+                           "\u2717 sandbox daemon is not running\n1 check(s) failed.\n");
+  CHECK(daemon.code() == ErrorCode::unavailable);
+  CHECK(std::string(daemon.what()).find("daemon") != std::string::npos);
+  CHECK(std::string(daemon.what()).find("virtualization") == std::string::npos);
+
+  // Signed in, virtualization missing: not an auth problem.
+  auto virt = known_condition("\u2713 signed in to Docker (sbx login)\n"
+                              "\u2717 hardware virtualization is not available (/dev/kvm missing)\n");
+  REQUIRE(virt);
+  CHECK(virt->code() == ErrorCode::unavailable);
+
+  CHECK_FALSE(known_condition("\u2713 kvm available\n\u2713 signed in (sbx login)\nAll checks passed."));
+  CHECK_FALSE(known_condition("see https://docs.docker.com/ai/sandboxes/ about /dev/kvm and sbx login"));
+  CHECK(known_condition("Error: 401 Unauthorized")->code() == ErrorCode::auth);
+}
+
 TEST_CASE("sbx errors: unknown failures name the command, exit code and sbx's message") {
   auto e = sbx_failed("rm", 3, "progress...\nERROR: disk is full\n\n");
   CHECK(e.code() == ErrorCode::unavailable);

@@ -94,6 +94,26 @@ TEST_CASE("secrets never appear in errors, output or the handle") {
   CHECK(tb.live() == 0);
 }
 
+TEST_CASE("no provider's secret is forwarded, whichever provider runs") {
+  Testbox tb;
+  auto r = tb.run({"run", "--provider", "local", "--env", "TESTBOX_TOKEN", "--", "true"});
+  CHECK(r.exit_code == 64);
+  CHECK(r.err.find("provider 'testbox''s secret") != std::string::npos);
+  auto flag = tb.run_tb({"--testbox-token", kSecret, "--", "true"});
+  CHECK(flag.exit_code == 64);
+  CHECK(flag.err.find("export TESTBOX_TOKEN") != std::string::npos);
+  CHECK(flag.err.find(kSecret) == std::string::npos);
+}
+
+TEST_CASE("a repository config may not forward environment variables") {
+  Testbox tb;
+  tb.root().write("work/corral.yaml", "env: [TESTBOX_TOKEN]\n");
+  auto r = tb.run_tb({"--", "true"});
+  CHECK(r.exit_code == 78);
+  CHECK(r.err.find("'env' is not allowed in a repository's config") != std::string::npos);
+  CHECK(tb.live() == 0);
+}
+
 TEST_CASE("a failed create leaves no claim and no handle") {
   Testbox tb;
   tb.env["TESTBOX_FAIL"] = "create";
@@ -101,6 +121,7 @@ TEST_CASE("a failed create leaves no claim and no handle") {
   CHECK(r.exit_code == 69);
   CHECK_FALSE(fs::exists(tb.h));
   CHECK(tb.claims().empty());
+  CHECK(fs::is_empty(tb.state_dir() / "corral" / "leases"));  // no stray lock file either
 }
 
 TEST_CASE("when the claim cannot be written the new sandbox is destroyed") {
@@ -250,4 +271,16 @@ TEST_CASE("a mounted lease is refused from another working tree, and keeps its d
   // The claim's details survive a get() that reports fewer of them.
   auto status = tb.run({"status", "--id", lease, "--json"});
   CHECK(status.out.find("\"dir\"") != std::string::npos);
+}
+
+TEST_CASE("cleanup after Ctrl-C is not itself cancelled") {
+  Testbox tb;
+  auto bg = tb.start({"run", "--provider", "testbox", "--", "sh", "-c", "echo started; sleep 60"});
+  for (int i = 0; i < 200 && read_file(bg.out).find("started") == std::string::npos; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ::kill(bg.pid, SIGINT);
+  CHECK(bg.wait() == 130);
+  CHECK(read_file(bg.err).find("destroy was told to stop") == std::string::npos);
+  CHECK(tb.live() == 0);
+  CHECK(tb.claims().empty());
 }

@@ -65,6 +65,27 @@ TEST_CASE("the workspace is synced: git-aware, .corralignore respected, cwd kept
   CHECK(all.out == "./.corralignore\n./.gitignore\n./src/app.txt\n");
 }
 
+TEST_CASE("the jail has no capabilities, a read-only system and no host home") {
+  CliEnv env;
+  auto r = env.run({"run", "--", "sh", "-c",
+                    "grep CapEff /proc/self/status; touch /usr/corral-x 2>/dev/null && echo wrote-usr; "
+                    "mount -o remount,bind,rw /usr 2>/dev/null && echo remounted; "
+                    "test -e " + env.root().path().string() + " && echo sees-host-home; echo done"});
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == "CapEff:\t0000000000000000\ndone\n");
+}
+
+TEST_CASE("forwarded values reach the command but never bwrap's command line") {
+  CliEnv env;
+  env.env["CORRAL_TEST_TOKEN"] = "tok-visible-only-inside";
+  auto r = env.run({"run", "--env", "CORRAL_TEST_TOKEN", "--", "sh", "-c",
+                    "echo $CORRAL_TEST_TOKEN; cat /proc/1/cmdline | tr '\\0' ' '"});
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.rfind("tok-visible-only-inside\n", 0) == 0);
+  // Inside the pid namespace, pid 1 is bwrap's init: its argv carries no value.
+  CHECK(r.out.substr(r.out.find('\n') + 1).find("tok-visible") == std::string::npos);
+}
+
 TEST_CASE("the sandbox cannot write outside its workspace and has private /tmp") {
   CliEnv env;
   env.root().write("work/f.txt", "x");
@@ -116,6 +137,27 @@ TEST_CASE("keep, reuse by slug, then stop") {
   auto gone = env.run({"run", "--id", slug, "--", "true"});
   CHECK(gone.exit_code == 66);
   CHECK(gone.err.find("no lease") != std::string::npos);
+}
+
+TEST_CASE("warmup keeps a synced sandbox that status describes and run reuses") {
+  CliEnv env;
+  env.root().write("work/w.txt", "warm");
+  auto w = env.run({"warmup"});
+  REQUIRE_MESSAGE(w.exit_code == 0, w.err);
+  auto doc = corral::json::parse(w.out, "warmup handle");
+  std::string slug = doc["slug"].GetString();
+  CHECK(doc["kept"].GetBool());
+  CHECK(sandboxes(env).size() == 1);
+  auto status = env.run({"status", "--id", slug, "--json"});
+  REQUIRE(status.exit_code == 0);
+  auto s = corral::json::parse(status.out, "status");
+  CHECK(s["sandbox"]["state"].GetString() == std::string("ready"));
+  CHECK(s["lease"]["slug"].GetString() == slug);
+  auto r = env.run({"run", "--id", slug, "-v", "--", "cat", "w.txt"});
+  CHECK(r.out == "warm");
+  CHECK(r.err.find("workspace unchanged") != std::string::npos);  // synced by warmup, -v after the subcommand
+  CHECK(env.run({"stop", "--id", slug}).exit_code == 0);
+  CHECK(sandboxes(env).empty());
 }
 
 TEST_CASE("keep-on-failure keeps only failed runs") {
@@ -184,6 +226,20 @@ TEST_CASE("Ctrl-C stops the command and leaves nothing behind unless kept") {
     CHECK(sandboxes(env).size() == (keep ? 1u : 0u));
     CHECK(env.claims().size() == (keep ? 1u : 0u));
   }
+}
+
+TEST_CASE("Ctrl-C with --keep-on-failure keeps the interrupted sandbox") {
+  CliEnv env;
+  fs::path h = env.root().path() / "h.json";
+  auto bg = env.start({"run", "--keep-on-failure", "--lease-output", h.string(), "--", "sh", "-c", "echo started; sleep 60"});
+  for (int i = 0; i < 200 && read_file(bg.out).find("started") == std::string::npos; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ::kill(bg.pid, SIGINT);
+  CHECK(bg.wait() == 130);
+  auto doc = handle(h);
+  CHECK(doc["kept"].GetBool());
+  CHECK(doc["error"]["code"].GetString() == std::string("cancelled"));
+  CHECK(sandboxes(env).size() == 1);
 }
 
 TEST_CASE("network none cuts the network and url refuses it") {

@@ -67,8 +67,10 @@ class Testbox : public corral::sdk::Provider {
     return out;
   }
 
-  void destroy(const corral::Sandbox& s, const corral::sdk::Host&) override {
+  void destroy(const corral::Sandbox& s, const corral::sdk::Host& host) override {
     maybe_fail("destroy");
+    // A real provider polling cancelled() here would abort cleanup after Ctrl-C.
+    if (host.cancelled()) throw corral::Error(corral::ErrorCode::cancelled, "destroy was told to stop");
     fs::remove_all(dir_ / s.id);
   }
 

@@ -93,9 +93,11 @@ TEST_CASE("a repository config can choose a provider but never add plugins") {
                        doctest::Contains("never load code"), Error);
   // The same key in the user's own config is simply not a setting.
   CHECK_NOTHROW(Config::from(yaml("user.yaml", "provider: e2b"), std::nullopt));
-  Config c = Config::from(yaml("user.yaml", "provider: e2b\nenv: [A]"), yaml("corral.yaml", "provider: local\nenv: [B, A]"));
+  Config c = Config::from(yaml("user.yaml", "provider: e2b\nenv: [A, B]"), yaml("corral.yaml", "provider: local"));
   std::string from;
   CHECK(c.provider(&from) == "local");
   CHECK(from == "corral.yaml");
   CHECK(c.env_names() == std::vector<std::string>{"A", "B"});
+  CHECK_THROWS_WITH_AS(Config::from(std::nullopt, yaml("corral.yaml", "env: [AWS_SECRET_ACCESS_KEY]")),
+                       doctest::Contains("must not choose which of your environment variables"), Error);
 }

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <cctype>
 #include <filesystem>
 #include <iostream>
 #include <regex>
@@ -130,10 +131,19 @@ int do_create(const State& state, std::string name, const std::vector<std::strin
   if (no_virtualization()) return fail_no_virtualization();
   Record r;
   r.name = name;
+  r.status = "creating";
   r.workspaces = workspaces;
   r.template_image = image;
   r.cpus = cpus;
   r.memory = memory;
+  state.save(r);  // registered before the VM starts, so a create cut short leaves it behind
+  maybe_hang("create");
+  if (create_fails_after_register()) {
+    r.status = "stopped";
+    state.save(r);
+    return fail_start(name);
+  }
+  r.status = "running";
   state.save(r);
   if (!quiet) std::cout << "Created sandbox " << name << "\n";
   return 0;
@@ -165,7 +175,9 @@ void print_ls(const std::vector<Record>& records, bool as_json, bool quiet) {
     if (array_form) {
       corral::json::write_string(w, "Name", r.name);
       corral::json::write_string(w, "Agent", r.agent);
-      corral::json::write_string(w, "Status", r.status == "running" ? "Running" : "Stopped");
+      std::string status = r.status;
+      status[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(status[0])));
+      corral::json::write_string(w, "Status", status);
       corral::json::write_string(w, "Ports", "");
       corral::json::write_string(w, "Workspace", r.workspaces.at(0));
     } else {
@@ -194,6 +206,7 @@ int do_rm(const State& state, const std::vector<std::string>& names, bool all, b
     return 1;
   }
   if (not_logged_in()) return fail_not_logged_in();
+  if (rm_fails()) return fail_rm(names.empty() ? "--all" : names[0]);
   std::vector<std::string> targets = names;
   if (all)
     for (const Record& r : state.all()) targets.push_back(r.name);
@@ -333,7 +346,8 @@ int main(int argc, char** argv) {
     return app.exit(e);
   }
 
-  for (const char* command : {"create", "ls", "rm", "stop", "cp", "version", "diagnose"})
+  // create hangs only once it has recorded the sandbox (in do_create).
+  for (const char* command : {"ls", "rm", "stop", "cp", "version", "diagnose"})
     if (app.got_subcommand(command)) maybe_hang(command);
   if (*shell) return do_create(state, name, paths, image, cpus, memory, quiet);
   if (*ls) {

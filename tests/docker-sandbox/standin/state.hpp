@@ -11,7 +11,7 @@ namespace sbx_standin {
 struct Record {
   std::string name;
   std::string agent = "shell";
-  std::string status = "running";  // running | stopped
+  std::string status = "running";  // creating | running | stopped
   std::vector<std::string> workspaces;
   std::string template_image;
   int cpus = 0;
