@@ -172,7 +172,10 @@ std::vector<fs::path> orphan_pages(const fs::path& dir, const std::vector<Provid
 int all_command(Context& ctx, const DocsArgs& args) {
   const std::vector<ProviderSpec> specs = docs::documented_specs(ctx.registry.entries());
   const fs::path dir = args.dir;
-  const std::string regenerate = fmt::format("corral docs all --dir {}", dir.string());
+  // The committed docs must come from the built-in providers only: scripts/docs.sh runs
+  // this hermetically, so a developer's private registries never leak into them.
+  const std::string regenerate =
+      fmt::format("scripts/docs.sh` (built-in providers only) or `corral docs all --dir {}", dir.string());
   std::error_code ec;
   if (!args.check_all && !fs::is_directory(dir, ec) && !fs::create_directories(dir, ec))
     throw Error(ErrorCode::invalid_argument, fmt::format("cannot create {}: {}", dir.string(), ec.message()));

@@ -47,7 +47,6 @@ bool matches(const ProviderSpec& spec, const std::vector<Feature>& features, con
   return kinds.empty() || std::find(kinds.begin(), kinds.end(), spec.kind) != kinds.end();
 }
 
-std::string option_flag(const ProviderSpec& spec, const OptionSpec& o) { return fmt::format("--{}-{}", spec.name, o.name); }
 
 }  // namespace
 
@@ -150,7 +149,7 @@ int describe_command(Context& ctx, const std::string& name, bool as_json) {
     std::string help = o.help;
     if (o.secret) help = "(secret) " + help;
     if (!o.choices.empty()) help += fmt::format(" [{}]", fmt::join(o.choices, "|"));
-    t.add({fmt::format("{}.{}", s.name, o.name), o.secret ? "(env or config only)" : option_flag(s, o),
+    t.add({fmt::format("{}.{}", s.name, o.name), o.secret ? "(env or config only)" : s.flag(o),
            fmt::format("{}", fmt::join(o.env, ", ")), def, help});
   }
   text += t.empty() ? "  none\n" : t.str();

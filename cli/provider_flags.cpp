@@ -52,7 +52,7 @@ StringMap take_provider_flags(std::vector<std::string>& args, const Registry& re
     std::string option = name.substr(prefix.size());
     if (!spec->find_option(option)) {
       std::vector<std::string> valid;
-      for (const OptionSpec& o : spec->options) valid.push_back(fmt::format("--{}-{}", spec->name, o.name));
+      for (const OptionSpec& o : spec->options) valid.push_back(spec->flag(o));
       throw Error(ErrorCode::invalid_argument, fmt::format("unknown option --{}", name),
                   valid.empty() ? fmt::format("provider '{}' takes no options", spec->name)
                                 : fmt::format("provider '{}' takes: {}", spec->name, fmt::join(valid, ", ")));

@@ -8,8 +8,8 @@
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 build="${BUILD_DIR:-$here/build}"
-corral="$(cd "$build" 2>/dev/null && pwd)/bin/corral"
-[ -x "$corral" ] || { echo "docs.sh: no $build/bin/corral; run scripts/build.sh first" >&2; exit 1; }
+[ -x "$build/bin/corral" ] || { echo "docs.sh: no $build/bin/corral; run scripts/build.sh first" >&2; exit 1; }
+corral="$(cd "$build" && pwd)/bin/corral"
 
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT

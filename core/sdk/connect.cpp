@@ -51,13 +51,19 @@ void Decoder::feed(std::string_view chunk, const std::function<void(Message&)>& 
 
 std::optional<StreamError> end_stream_error(std::string_view payload) {
   if (payload.empty()) return std::nullopt;
-  json::Document doc = json::parse(payload, "end-of-stream message");
-  auto it = doc.IsObject() ? doc.FindMember("error") : doc.MemberEnd();
-  if (it == doc.MemberEnd() || it->value.IsNull()) return std::nullopt;
-  StreamError e;
-  e.code = json::get_string(it->value, "code", "unknown");
-  e.message = json::get_string(it->value, "message");
-  return e;
+  try {
+    json::Document doc = json::parse(payload, "the end-of-stream message");
+    auto it = doc.IsObject() ? doc.FindMember("error") : doc.MemberEnd();
+    if (it == doc.MemberEnd() || it->value.IsNull()) return std::nullopt;
+    if (!it->value.IsObject()) throw Error(ErrorCode::invalid_argument, "its 'error' is not an object");
+    StreamError e;
+    e.code = json::get_string(it->value, "code", "unknown");
+    e.message = json::get_string(it->value, "message");
+    return e;
+  } catch (const Error& e) {
+    throw Error(ErrorCode::unavailable, std::string("the stream ended with an unexpected message: ") + e.what(),
+                "retry in a moment; if it persists, a proxy may be answering in the provider's place");
+  }
 }
 
 ErrorCode code_for(std::string_view c) {

@@ -82,6 +82,7 @@ struct Transfer {
   std::exception_ptr failure;  // thrown by on_body; rethrown after the transfer
   Clock::time_point last_activity = Clock::now();
   curl_off_t moved = 0;        // bytes sent + received so far, to notice upload progress
+  bool head_seen = false;      // on_headers was called
 };
 
 // Counts bytes moving in either direction as activity, so a long upload is not "idle".
@@ -115,6 +116,11 @@ size_t on_data(char* data, size_t size, size_t n, void* user) {
   const bool success = status >= 200 && status < 300;
   if (success && t->request->on_body) {
     try {
+      if (!t->head_seen && t->request->on_headers) {
+        t->head_seen = true;
+        t->response->status = status;
+        t->request->on_headers(*t->response);
+      }
       t->request->on_body(std::string_view(data, len));
     } catch (...) {
       t->failure = std::current_exception();
@@ -188,11 +194,21 @@ Error status_error(const Response& response, std::string_view what, std::string 
   return Error(code_for_status(response.status), std::move(message), std::move(hint));
 }
 
+// `url` without a "user:password@" part, for showing it in an error.
+std::string without_userinfo(const std::string& url) {
+  const size_t scheme = url.find("://");
+  const size_t start = scheme == std::string::npos ? 0 : scheme + 3;
+  const size_t end = url.find_first_of("/?#", start);
+  const size_t at = url.rfind('@', end == std::string::npos ? url.size() : end);
+  if (at == std::string::npos || at < start) return url;
+  return url.substr(0, start) + "***@" + url.substr(at + 1);
+}
+
 void check_url(const std::string& url, std::string_view setting) {
   auto parts = parse_url(url);
   if (!parts || (parts->scheme != "http" && parts->scheme != "https") || parts->host.empty())
     throw Error(ErrorCode::invalid_argument,
-                std::string(setting) + " must be an absolute http(s) URL, not '" + url + "'",
+                std::string(setting) + " must be an absolute http(s) URL, not '" + without_userinfo(url) + "'",
                 "for example https://api.example.com");
   if (parts->scheme == "http" && !is_loopback(parts->host))
     throw Error(ErrorCode::invalid_argument,
@@ -402,8 +418,19 @@ Response Client::send_json(Request request) {
   return send(request);
 }
 
+Error unexpected_answer(std::string_view what, std::string_view detail) {
+  return Error(ErrorCode::unavailable,
+               std::string(what) + ": the provider sent an unexpected answer: " + std::string(detail),
+               "retry in a moment; if it persists, a proxy may be answering in the provider's place or its API "
+               "changed (check the provider's URL settings and corral's version)");
+}
+
 json::Document parse_body(const Response& response, std::string_view what) {
-  return json::parse(response.body, std::string(what) + " response");
+  try {
+    return json::parse(response.body, "the body");
+  } catch (const Error& e) {
+    throw unexpected_answer(what, e.what());
+  }
 }
 
 }  // namespace corral::sdk::http

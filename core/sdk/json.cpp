@@ -140,6 +140,7 @@ std::string to_json(const ProviderSpec& spec) {
   write_string(w, "cleanupOwner", spec.docs.cleanup_owner);
   write_string(w, "bestFit", spec.docs.best_fit);
   write_string(w, "caveat", spec.docs.caveat);
+  if (!spec.docs.authentication.empty()) write_string(w, "authentication", spec.docs.authentication);
   w.EndObject();
   w.EndObject();
   return {buffer.GetString(), buffer.GetSize()};
@@ -209,6 +210,7 @@ ProviderSpec spec_from_json(std::string_view text) {
     spec.docs.cleanup_owner = get_string(d, "cleanupOwner");
     spec.docs.best_fit = get_string(d, "bestFit");
     spec.docs.caveat = get_string(d, "caveat");
+    spec.docs.authentication = get_string(d, "authentication");
   }
   return spec;
 }

@@ -20,8 +20,6 @@ bool blank(std::string_view s) {
   return std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isspace(c); });
 }
 
-std::string option_flag(const ProviderSpec& spec, const OptionSpec& o) { return fmt::format("--{}-{}", spec.name, o.name); }
-
 std::string provider_cell(const ProviderSpec& s) {
   std::string text = fmt::format("[{}]({})", s.name, page_file(s));
   if (!s.aliases.empty()) text += fmt::format(" (aliases: {})", fmt::join(s.aliases, ", "));
@@ -107,7 +105,7 @@ std::string lifecycle(const ProviderSpec& spec) {
 
 std::vector<std::string> secret_sources(const OptionSpec& option, const ProviderSpec& spec) {
   if (!option.env.empty()) return option.env;
-  return {option_flag(spec, option)};
+  return {spec.name + "." + option.name};  // a config key: secrets are never flags
 }
 
 std::string authentication(const ProviderSpec& spec) {
@@ -118,6 +116,7 @@ std::string authentication(const ProviderSpec& spec) {
     for (const std::string& s : secret_sources(o, spec)) quoted.push_back("`" + s + "`");
     each.push_back(fmt::format("{}", fmt::join(quoted, " or ")));
   }
+  if (!spec.docs.authentication.empty()) each.push_back(spec.docs.authentication);
   return each.empty() ? "none" : fmt::format("{}", fmt::join(each, ", "));
 }
 
@@ -238,17 +237,18 @@ std::string matrix_json(const std::vector<ProviderSpec>& specs) {
       if (!o.secret) continue;
       w.StartObject();
       json::write_string(w, "option", o.name);
-      json::write_string(w, "flag", option_flag(s, o));
+      json::write_string(w, "configKey", s.name + "." + o.name);
       json::write_strings(w, "env", o.env);
       w.EndObject();
     }
     w.EndArray();
+    if (!s.docs.authentication.empty()) json::write_string(w, "externalAuthentication", s.docs.authentication);
     w.Key("options");
     w.StartArray();
     for (const OptionSpec& o : s.options) {
       w.StartObject();
       json::write_string(w, "name", o.name);
-      json::write_string(w, "flag", option_flag(s, o));
+      json::write_string(w, "flag", s.flag(o));
       json::write_string(w, "type", o.type);
       if (o.default_value) json::write_string(w, "default", *o.default_value);
       json::write_strings(w, "env", o.env);

@@ -61,7 +61,8 @@ std::string settings_section(const ProviderSpec& s) {
     if (!o.choices.empty()) meaning += fmt::format(" (one of: {})", fmt::join(o.choices, ", "));
     if (o.trusted && !o.secret) meaning += " (user-only: not from a repository's corral.yaml)";
     std::string def = o.default_value ? (o.default_value->empty() ? "\"\"" : "`" + *o.default_value + "`") : "none";
-    out += fmt::format("| `{}` | `--{}-{}` | {} | {} | {} | {} | {} |\n", o.name, s.name, o.name,
+    std::string flag = o.secret ? "env or config only" : "`" + s.flag(o) + "`";
+    out += fmt::format("| `{}` | {} | {} | {} | {} | {} | {} |\n", o.name, flag,
                        cell(code_list(o.env, "none")), cell(def), o.type, o.secret ? "yes" : "no", cell(meaning));
   }
   return out;

@@ -10,8 +10,10 @@ namespace http = sdk::http;
 constexpr long kCreateTimeout = 120;  // a cold template can take a while to boot
 constexpr long kCallTimeout = 30;
 constexpr int kMaxPages = 1000;       // a server that never stops paging is a bug, not a list
+constexpr const char* kLifetimeSetting = "--e2b-lifetime or CORRAL_E2B_LIFETIME";
 
-SandboxInfo info_from(const json::Value& v) {
+// The fields of one sandbox object; throws for a field of the wrong type.
+SandboxInfo fields_of(const json::Value& v) {
   SandboxInfo s;
   s.id = json::get_string(v, "sandboxID");
   s.template_id = json::get_string(v, "templateID");
@@ -26,10 +28,20 @@ SandboxInfo info_from(const json::Value& v) {
   return s;
 }
 
+// Reads one sandbox object; anything off is the provider's fault, not the user's.
+SandboxInfo info_from(const json::Value& v, const std::string& what) {
+  if (!v.IsObject()) throw http::unexpected_answer(what, "a sandbox is not a JSON object");
+  try {
+    return fields_of(v);
+  } catch (const Error& e) {
+    throw http::unexpected_answer(what, e.what());
+  }
+}
+
 SandboxInfo info_of(const http::Response& response, const std::string& what) {
   json::Document doc = http::parse_body(response, what);
-  SandboxInfo s = info_from(doc);
-  if (s.id.empty()) throw Error(ErrorCode::unavailable, what + ": the answer has no sandboxID");
+  SandboxInfo s = info_from(doc, what);
+  if (s.id.empty()) throw http::unexpected_answer(what, "the answer has no sandboxID");
   return s;
 }
 
@@ -51,20 +63,20 @@ http::Response ControlPlane::call(const std::string& method, const std::string& 
   return client_.send_json(std::move(r));
 }
 
-http::Response ControlPlane::with_lifetime_cap(std::int64_t seconds, const sdk::Host& host,
+http::Response ControlPlane::with_lifetime_cap(std::int64_t seconds, const std::string& setting, const sdk::Host& host,
                                                const std::function<http::Response(std::int64_t)>& attempt) {
   http::Response response = attempt(seconds);
   auto cap = lifetime_cap_seconds(response);
   if (!cap) return response;
   host.warn("E2B refused a sandbox lifetime of " + format_duration(seconds) + " (\"" +
             http::error_message(response.body) + "\"); using your account's cap of " + format_duration(*cap) +
-            " instead. Set --e2b-lifetime or CORRAL_E2B_LIFETIME to ask for a specific lifetime.");
+            " instead. Set " + setting + " to ask for a specific lifetime.");
   return attempt(*cap);
 }
 
 SandboxInfo ControlPlane::create(const StringMap& metadata, const sdk::Host& host) {
   const std::string what = "E2B create sandbox";
-  http::Response response = with_lifetime_cap(settings_.lifetime_seconds, host, [&](std::int64_t seconds) {
+  http::Response response = with_lifetime_cap(settings_.lifetime_seconds, kLifetimeSetting, host, [&](std::int64_t seconds) {
     rapidjson::StringBuffer buffer;
     json::Writer w(buffer);
     w.StartObject();
@@ -95,7 +107,7 @@ SandboxInfo ControlPlane::get(const std::string& id, const sdk::Host& host) {
 
 SandboxInfo ControlPlane::connect(const std::string& id, const sdk::Host& host) {
   const std::string what = "E2B connect to sandbox " + id;
-  http::Response response = with_lifetime_cap(settings_.lifetime_seconds, host, [&](std::int64_t seconds) {
+  http::Response response = with_lifetime_cap(settings_.lifetime_seconds, kLifetimeSetting, host, [&](std::int64_t seconds) {
     return call("POST", "/sandboxes/" + http::url_encode(id) + "/connect", timeout_body(seconds), what,
                 kCreateTimeout, nullptr);
   });
@@ -104,9 +116,10 @@ SandboxInfo ControlPlane::connect(const std::string& id, const sdk::Host& host) 
   return info_of(response, what);
 }
 
-void ControlPlane::set_timeout(const std::string& id, std::int64_t seconds, const sdk::Host& host) {
+void ControlPlane::set_timeout(const std::string& id, std::int64_t seconds, const std::string& setting,
+                               const sdk::Host& host) {
   const std::string what = "E2B set timeout of sandbox " + id;
-  http::Response response = with_lifetime_cap(seconds, host, [&](std::int64_t s) {
+  http::Response response = with_lifetime_cap(seconds, setting, host, [&](std::int64_t s) {
     return call("POST", "/sandboxes/" + http::url_encode(id) + "/timeout", timeout_body(s), what, kCallTimeout,
                 nullptr);
   });
@@ -138,8 +151,8 @@ std::vector<SandboxInfo> ControlPlane::list(const StringMap& metadata, const sdk
     http::Response response = call("GET", path, "", what, kCallTimeout, &host);
     if (!response.ok()) throw api_error(response, what);
     json::Document doc = http::parse_body(response, what);
-    if (!doc.IsArray()) throw Error(ErrorCode::unavailable, what + ": the answer is not a list");
-    for (const json::Value& v : doc.GetArray()) out.push_back(info_from(v));
+    if (!doc.IsArray()) throw http::unexpected_answer(what, "the answer is not a list");
+    for (const json::Value& v : doc.GetArray()) out.push_back(info_from(v, what));
     std::string token = response.header("x-next-token");
     if (token.empty() || token == next) return out;
     next = token;

@@ -39,8 +39,9 @@ class ControlPlane {
   // POST /sandboxes/{id}/connect: resumes a paused sandbox and extends (never shortens)
   // its lifetime to the configured one.
   SandboxInfo connect(const std::string& id, const sdk::Host& host);
-  // POST /sandboxes/{id}/timeout: the sandbox now ends `seconds` from now (capped as above).
-  void set_timeout(const std::string& id, std::int64_t seconds, const sdk::Host& host);
+  // POST /sandboxes/{id}/timeout: the sandbox now ends `seconds` from now (capped as above;
+  // `setting` names what asked for `seconds` in the warning, e.g. "--by").
+  void set_timeout(const std::string& id, std::int64_t seconds, const std::string& setting, const sdk::Host& host);
   // DELETE /sandboxes/{id}; false when it was already gone.
   bool kill(const std::string& id);
   // GET /v2/sandboxes filtered by `metadata`, following X-Next-Token pages.
@@ -51,8 +52,9 @@ class ControlPlane {
   // side effect, so Ctrl-C never leaves a sandbox created behind our back.
   sdk::http::Response call(const std::string& method, const std::string& path, const std::string& body,
                            const std::string& what, long timeout_seconds, const sdk::Host* cancellable);
-  // Runs `attempt(seconds)`; on E2B's lifetime-cap refusal warns and retries once at the cap.
-  sdk::http::Response with_lifetime_cap(std::int64_t seconds, const sdk::Host& host,
+  // Runs `attempt(seconds)`; on E2B's lifetime-cap refusal warns (naming `setting`, the
+  // option that asks for a specific lifetime) and retries once at the cap.
+  sdk::http::Response with_lifetime_cap(std::int64_t seconds, const std::string& setting, const sdk::Host& host,
                                         const std::function<sdk::http::Response(std::int64_t)>& attempt);
 
   sdk::http::Client& client_;

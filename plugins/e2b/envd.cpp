@@ -1,6 +1,7 @@
 #include "envd.hpp"
 
 #include <map>
+#include <random>
 
 #include "base64.hpp"
 #include "corral/sdk/connect.hpp"
@@ -8,6 +9,16 @@
 #include "settings.hpp"
 
 namespace corral::e2b {
+
+// What one Start stream has told so far.
+struct StreamState {
+  bool ended = false;  // an `end` event arrived
+  int exit_code = 0;
+  std::uint32_t pid = 0;  // from the `start` event; 0 until then
+  std::optional<sdk::connect::StreamError> error;  // from the end-of-stream envelope
+  std::string decoded;                             // reused buffer for output chunks
+};
+
 namespace {
 
 namespace http = sdk::http;
@@ -17,8 +28,16 @@ namespace connect = sdk::connect;
 // for three pings is stalled.
 constexpr const char* kKeepaliveSeconds = "50";
 constexpr long kIdleSeconds = 150;
+// envd's own deadline (Connect-Timeout-Ms) comes this long after corral's, so corral's
+// timeout normally acts first and envd's only when corral is gone.
+constexpr std::int64_t kDeadlineGraceSeconds = 30;
+constexpr long kKillTimeout = 10;
+// envd signals only the pid it started (no process group): every command runs as its own
+// session leader so that its pid names the group a kill has to reach.
+constexpr const char* kSetsid = "/usr/bin/setsid";
+constexpr const char* kKill = "/bin/kill";
 
-std::string process_json(const ProcessRequest& p) {
+std::string process_json(const ProcessRequest& p, const std::string& tag) {
   rapidjson::StringBuffer buffer;
   json::Writer w(buffer);
   w.StartObject();
@@ -30,6 +49,8 @@ std::string process_json(const ProcessRequest& p) {
   json::write_map(w, "envs", p.envs);
   if (!p.cwd.empty()) json::write_string(w, "cwd", p.cwd);
   w.EndObject();
+  // The tag finds the process again when the stream broke before its `start` event.
+  json::write_string(w, "tag", tag);
   // Unset means "stdin open": a command reading stdin would then wait forever.
   w.Key("stdin");
   w.Bool(false);
@@ -37,22 +58,35 @@ std::string process_json(const ProcessRequest& p) {
   return {buffer.GetString(), buffer.GetSize()};
 }
 
+// A tag no other process in the sandbox has.
+std::string new_tag() {
+  static thread_local std::mt19937_64 rng{std::random_device{}()};
+  static const char* hex = "0123456789abcdef";
+  std::string out = "corral-";
+  for (int i = 0; i < 16; ++i) out += hex[rng() % 16];
+  return out;
+}
+
+// Signal numbers of the names Go's ProcessState.String() prints on Linux.
 int signal_number(std::string_view name) {
   static const std::map<std::string_view, int> known = {
-      {"hangup", 1},  {"interrupt", 2}, {"quit", 3},       {"aborted", 6},
-      {"killed", 9},  {"segmentation fault", 11}, {"broken pipe", 13}, {"terminated", 15}};
+      {"hangup", 1},           {"interrupt", 2},                {"quit", 3},
+      {"illegal instruction", 4}, {"trace/breakpoint trap", 5}, {"aborted", 6},
+      {"bus error", 7},        {"floating point exception", 8}, {"killed", 9},
+      {"user defined signal 1", 10}, {"segmentation fault", 11}, {"user defined signal 2", 12},
+      {"broken pipe", 13},     {"alarm clock", 14},             {"terminated", 15},
+      {"stack fault", 16},     {"child exited", 17},            {"continued", 18},
+      {"stopped (signal)", 19}, {"stopped", 20},                {"stopped (tty input)", 21},
+      {"stopped (tty output)", 22}, {"urgent I/O condition", 23}, {"CPU time limit exceeded", 24},
+      {"file size limit exceeded", 25}, {"virtual timer expired", 26}, {"profiling timer expired", 27},
+      {"window changed", 28},  {"I/O possible", 29},            {"power failure", 30},
+      {"bad system call", 31}};
+  constexpr std::string_view core = " (core dumped)";
+  if (name.size() > core.size() && name.substr(name.size() - core.size()) == core)
+    name.remove_suffix(core.size());
   auto it = known.find(name);
   return it == known.end() ? 0 : it->second;
 }
-
-// What one Start stream told us.
-struct StreamState {
-  bool ended = false;  // an `end` event arrived
-  int exit_code = 0;
-  std::uint32_t pid = 0;
-  std::optional<connect::StreamError> error;  // from the end-of-stream envelope
-  std::string decoded;                        // reused buffer for output chunks
-};
 
 void handle_event(connect::Message& message, StreamState& st, const ProcessHooks& hooks) {
   if (message.end_stream()) {
@@ -64,31 +98,51 @@ void handle_event(connect::Message& message, StreamState& st, const ProcessHooks
   json::Document doc;
   doc.ParseInsitu(message.payload.data());
   if (doc.HasParseError())
-    throw Error(ErrorCode::unavailable, "envd sent a process event that is not valid JSON");
+    throw http::unexpected_answer("envd", "a process event is not valid JSON");
   auto event = doc.IsObject() ? doc.FindMember("event") : doc.MemberEnd();
   if (event == doc.MemberEnd() || !event->value.IsObject()) return;
   const json::Value& e = event->value;
-  if (auto it = e.FindMember("data"); it != e.MemberEnd() && it->value.IsObject()) {
-    for (auto& m : it->value.GetObject()) {
-      if (!m.value.IsString()) continue;
-      base64_decode(std::string_view(m.value.GetString(), m.value.GetStringLength()), st.decoded);
-      std::string_view name(m.name.GetString(), m.name.GetStringLength());
-      if (name == "stderr") {
-        if (hooks.on_stderr) hooks.on_stderr(st.decoded);
-      } else if (hooks.on_stdout) {  // stdout, or pty output
-        hooks.on_stdout(st.decoded);
+  try {
+    if (auto it = e.FindMember("data"); it != e.MemberEnd() && it->value.IsObject()) {
+      for (auto& m : it->value.GetObject()) {
+        if (!m.value.IsString()) continue;
+        base64_decode(std::string_view(m.value.GetString(), m.value.GetStringLength()), st.decoded);
+        std::string_view name(m.name.GetString(), m.name.GetStringLength());
+        if (name == "stderr") {
+          if (hooks.on_stderr) hooks.on_stderr(st.decoded);
+        } else if (hooks.on_stdout) {  // stdout, or pty output
+          hooks.on_stdout(st.decoded);
+        }
       }
+    } else if (auto it = e.FindMember("start"); it != e.MemberEnd() && it->value.IsObject()) {
+      st.pid = static_cast<std::uint32_t>(json::get_int(it->value, "pid"));
+    } else if (auto it = e.FindMember("end"); it != e.MemberEnd() && it->value.IsObject()) {
+      st.exit_code = exit_code_of(it->value);
+      st.ended = true;
     }
-  } else if (auto it = e.FindMember("start"); it != e.MemberEnd() && it->value.IsObject()) {
-    st.pid = static_cast<std::uint32_t>(json::get_int(it->value, "pid"));
-  } else if (auto it = e.FindMember("end"); it != e.MemberEnd() && it->value.IsObject()) {
-    st.ended = true;
-    st.exit_code = exit_code_of(it->value);
+  } catch (const Error& err) {
+    if (err.code() != ErrorCode::invalid_argument) throw;  // the hooks' own errors pass
+    throw http::unexpected_answer("envd", err.what());      // a field of the wrong type
   }
   // keepalive: nothing to do; its arrival already reset the idle clock.
 }
 
+// Refuses a 2xx answer that is not a Connect JSON stream (a proxy's page, say).
+void check_stream_type(const http::Response& response, const std::string& what) {
+  std::string type = response.header("content-type");
+  type = type.substr(0, type.find(';'));
+  while (!type.empty() && type.back() == ' ') type.pop_back();
+  if (type != connect::kStreamContentType)
+    throw http::unexpected_answer(what, "HTTP " + std::to_string(response.status) + " with content type '" + type +
+                                            "' instead of " + connect::kStreamContentType);
+}
+
 }  // namespace
+
+std::string envd_base_url(const std::string& sandbox_url, const std::string& sandbox_id, const std::string& domain) {
+  if (!sandbox_url.empty()) return sandbox_url;
+  return "https://" + std::to_string(kEnvdPort) + "-" + sandbox_id + "." + domain;
+}
 
 int exit_code_of(const json::Value& end) {
   const std::int64_t code = json::get_int(end, "exitCode", 0);
@@ -125,8 +179,8 @@ Error Envd::failure(const http::Response& response, const std::string& what) con
   return api_error(response, what);
 }
 
-int Envd::run(const ProcessRequest& process, const ProcessHooks& hooks, const std::string& step) {
-  const std::string what = "E2B sandbox " + target_.sandbox_id + ": " + step;
+http::Response Envd::start(const ProcessRequest& process, const std::string& tag, const ProcessHooks& hooks,
+                           const std::string& what, long timeout_seconds, StreamState& st) {
   http::Request r;
   r.method = "POST";
   r.url = target_.base_url + "/process.Process/Start";
@@ -134,33 +188,111 @@ int Envd::run(const ProcessRequest& process, const ProcessHooks& hooks, const st
   r.headers.emplace_back("Content-Type", connect::kStreamContentType);
   r.headers.emplace_back(connect::kProtocolVersionHeader, "1");
   r.headers.emplace_back("Keepalive-Ping-Interval", kKeepaliveSeconds);
-  r.body = connect::envelope(process_json(process));
-  r.timeout_seconds = 0;  // a command may run for hours; the idle guard catches stalls
+  if (process.timeout_seconds > 0)
+    r.headers.emplace_back("Connect-Timeout-Ms", std::to_string((process.timeout_seconds + kDeadlineGraceSeconds) * 1000));
+  r.body = connect::envelope(process_json(process, tag));
+  r.timeout_seconds = timeout_seconds;  // 0 for commands: they may run for hours
   r.idle_timeout_seconds = kIdleSeconds;
   r.cancelled = hooks.stop;
   r.what = what;
-
-  StreamState st;
   connect::Decoder decoder;
+  r.on_headers = [&](const http::Response& head) { check_stream_type(head, what); };
   r.on_body = [&](std::string_view chunk) {
     decoder.feed(chunk, [&](connect::Message& m) { handle_event(m, st, hooks); });
   };
+  http::Response response = client_.send(r);
+  if (response.ok()) {
+    check_stream_type(response, what);  // also when the body was empty
+    if (!decoder.at_boundary())
+      throw Error(ErrorCode::unavailable, what + ": the process stream was cut in the middle of a message",
+                  "the connection to the sandbox broke; check `corral status --id LEASE` and rerun");
+  }
+  return response;
+}
+
+int Envd::run(const ProcessRequest& process, const ProcessHooks& hooks, const std::string& step) {
+  const std::string what = "E2B sandbox " + target_.sandbox_id + ": " + step;
+  ProcessRequest session = process;
+  session.cmd = kSetsid;
+  // -w: should setsid have to fork (it never does under envd), it still reports the exit code.
+  session.args = {"-w", process.cmd};
+  session.args.insert(session.args.end(), process.args.begin(), process.args.end());
+  const std::string tag = new_tag();
+  StreamState st;
   http::Response response;
   try {
-    response = client_.send(r);
-  } catch (const Error&) {
-    // Cancelled, stalled or cut: never leave the command running in the sandbox.
-    if (st.pid != 0 && !st.ended) kill(st.pid);
+    response = start(session, tag, hooks, what, 0, st);
+  } catch (const Error& e) {
+    // Cancelled, timed out, stalled or cut: envd keeps a process running when its client
+    // goes away, so stop it unless it surely never started.
+    const bool may_run = st.pid != 0 || e.code() == ErrorCode::cancelled || e.code() == ErrorCode::unavailable ||
+                         e.code() == ErrorCode::timeout;
+    if (!st.ended && may_run) stop_remote(st.pid, tag, hooks);
     throw;
   }
   if (!response.ok()) throw failure(response, what);
   if (st.ended) return st.exit_code;
+  // No `end` event: stop what may run (an error before `start` means it never did).
+  if (st.pid != 0 || !st.error) stop_remote(st.pid, tag, hooks);
   if (st.error)
     throw Error(connect::code_for(st.error->code),
                 what + ": envd reported " + st.error->code + ": " + st.error->message,
                 "check the command, the workdir (--e2b-workdir) and the user (--e2b-user)");
   throw Error(ErrorCode::unavailable, what + ": the process stream ended before the command finished (no end event)",
               "the sandbox may have stopped or passed its lifetime; check `corral status --id LEASE` and rerun");
+}
+
+void Envd::stop_remote(std::uint32_t pid, const std::string& tag, const ProcessHooks& hooks) {
+  const bool confirmed = pid != 0 ? kill_group(pid) : send_kill(0, tag);
+  if (!confirmed && hooks.warn)
+    hooks.warn("could not confirm that the command stopped in E2B sandbox " + target_.sandbox_id +
+               "; it may keep running there until the sandbox is stopped or its lifetime ends");
+}
+
+bool Envd::kill_group(std::uint32_t pid) {
+  ProcessRequest k{kKill, {"-KILL", "--", "-" + std::to_string(pid)}, {}, "", kKillTimeout};
+  StreamState st;
+  try {
+    http::Response r = start(k, new_tag(), ProcessHooks{}, "E2B stop process group " + std::to_string(pid),
+                             kKillTimeout, st);
+    if (r.ok() && st.ended && st.exit_code == 0) return true;
+  } catch (const Error&) {
+    // fall back to signalling the process itself
+  }
+  return send_kill(pid, "");
+}
+
+bool Envd::send_kill(std::uint32_t pid, const std::string& tag) {
+  rapidjson::StringBuffer buffer;
+  json::Writer w(buffer);
+  w.StartObject();
+  w.Key("process");
+  w.StartObject();
+  if (pid != 0) {
+    w.Key("pid");
+    w.Uint(pid);
+  } else {
+    json::write_string(w, "tag", tag);
+  }
+  w.EndObject();
+  json::write_string(w, "signal", "SIGNAL_SIGKILL");
+  w.EndObject();
+  http::Request r;
+  r.method = "POST";
+  r.url = target_.base_url + "/process.Process/SendSignal";
+  r.headers = headers();
+  r.headers.emplace_back("Content-Type", "application/json");
+  r.headers.emplace_back(connect::kProtocolVersionHeader, "1");
+  r.body = buffer.GetString();
+  r.timeout_seconds = kKillTimeout;
+  r.what = "E2B stop process";
+  try {
+    http::Response response = client_.send(r);
+    // not_found: no such process runs any more, which is what a kill wants.
+    return response.ok() || response.status == 404;
+  } catch (const Error&) {
+    return false;
+  }
 }
 
 void Envd::upload(const std::string& local_path, const std::string& remote_path,
@@ -179,23 +311,6 @@ void Envd::upload(const std::string& local_path, const std::string& remote_path,
   r.what = what;
   http::Response response = client_.send(r);
   if (!response.ok()) throw failure(response, what);
-}
-
-bool Envd::kill(std::uint32_t pid) {
-  http::Request r;
-  r.method = "POST";
-  r.url = target_.base_url + "/process.Process/SendSignal";
-  r.headers = headers();
-  r.headers.emplace_back("Content-Type", "application/json");
-  r.headers.emplace_back(connect::kProtocolVersionHeader, "1");
-  r.body = "{\"process\":{\"pid\":" + std::to_string(pid) + "},\"signal\":\"SIGNAL_SIGKILL\"}";
-  r.timeout_seconds = 10;
-  r.what = "E2B stop process " + std::to_string(pid);
-  try {
-    return client_.send(r).ok();
-  } catch (const Error&) {
-    return false;
-  }
 }
 
 }  // namespace corral::e2b

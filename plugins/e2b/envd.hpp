@@ -28,7 +28,8 @@ struct ProcessRequest {
   std::string cmd;
   std::vector<std::string> args;
   StringMap envs;
-  std::string cwd;  // absolute path in the sandbox
+  std::string cwd;                   // absolute path in the sandbox
+  std::int64_t timeout_seconds = 0;  // > 0: envd itself ends the call a little after this
 };
 
 struct ProcessHooks {
@@ -37,29 +38,52 @@ struct ProcessHooks {
   // Polled about ten times a second; true kills the remote process and ends run() with
   // Error(cancelled).
   std::function<bool()> stop;
+  // Told when the remote process may still be running after run() gave up on it.
+  std::function<void(const std::string&)> warn;
 };
 
 // The exit code an envd EndEvent stands for: `exitCode` (absent = 0, as proto3 JSON
 // omits defaults), or 128 + the signal number for a process killed by a signal.
 int exit_code_of(const json::Value& end_event);
 
+// envd's base URL for a sandbox: E2B_SANDBOX_URL when set (requests are then routed by
+// headers), else https://49983-<id>.<domain>.
+std::string envd_base_url(const std::string& sandbox_url, const std::string& sandbox_id, const std::string& domain);
+
+struct StreamState;  // what one Start stream has told so far (envd.cpp)
+
 class Envd {
  public:
   Envd(sdk::http::Client& client, EnvdTarget target) : client_(client), target_(std::move(target)) {}
 
-  // Starts `process`, streams its output to `hooks` and returns its exit code. A stream
-  // that ends without an `end` event is Error(unavailable), never success. `what` names
-  // the step in errors ("run the command").
+  // Starts `process` in a session of its own (via setsid, so its pid is its process
+  // group), streams its output to `hooks` and returns its exit code. Whenever run() ends
+  // without an `end` event (cancel, timeout, cut stream, stream error) it kills the whole
+  // group, and warns through hooks.warn when envd did not confirm that. A stream that
+  // ends without an `end` event is Error(unavailable), never success. `what` names the
+  // step in errors ("run the command").
   int run(const ProcessRequest& process, const ProcessHooks& hooks, const std::string& what);
 
   // Uploads the local file to `remote_path` (parent folders are created by envd).
   void upload(const std::string& local_path, const std::string& remote_path,
               const std::function<bool()>& cancelled);
 
-  // Sends SIGKILL to process `pid`; best effort, false when envd did not confirm.
-  bool kill(std::uint32_t pid);
+  // Kills process group `pid` (a second Start of /bin/kill), falling back to SIGKILL of
+  // the process itself; true when envd confirmed one of them (or it was already gone).
+  bool kill_group(std::uint32_t pid);
+  // SIGKILL through SendSignal to the process picked by pid (> 0) or else by `tag`;
+  // true when envd confirmed it or said no such process runs.
+  bool send_kill(std::uint32_t pid, const std::string& tag);
 
  private:
+  // One Start call tagged `tag`: sends it and feeds its events into `st`; throws what
+  // send() throws, and Error(unavailable) for a 2xx answer that is not a Connect stream.
+  // `timeout_seconds` bounds the whole call (0 = none, idle-guarded).
+  sdk::http::Response start(const ProcessRequest& process, const std::string& tag, const ProcessHooks& hooks,
+                            const std::string& what, long timeout_seconds, StreamState& st);
+  // Kills what may still run after a failed run(): the group of `pid`, else the process
+  // tagged `tag`; warns through `hooks` when envd did not confirm it.
+  void stop_remote(std::uint32_t pid, const std::string& tag, const ProcessHooks& hooks);
   // Headers every envd request carries (routing, access token, user).
   std::vector<std::pair<std::string, std::string>> headers() const;
   Error failure(const sdk::http::Response& response, const std::string& what) const;

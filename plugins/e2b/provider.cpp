@@ -119,13 +119,32 @@ Sandbox E2bProvider::create(const CreateRequest& request, const sdk::Host& host)
   metadata["corral-owner"] = "corral";
   if (!request.lease_id.empty()) metadata["corral-lease"] = request.lease_id;
   if (!request.slug.empty()) metadata["corral-slug"] = request.slug;
-  SandboxInfo info = control_.create(metadata, host);
+  SandboxInfo info;
+  try {
+    info = control_.create(metadata, host);
+  } catch (const Error& e) {
+    // A create cut by a timeout, a broken connection or a garbled answer may still have
+    // made a sandbox that nobody would own: find it by its lease and delete it.
+    if (e.code() == ErrorCode::unavailable && !request.lease_id.empty())
+      remove_strays(request.lease_id, host);
+    throw;
+  }
   if (info.metadata.empty()) info.metadata = metadata;  // create's answer has no metadata
   Live& live = live_[info.id];
   live.access_token = info.envd_access_token;
   live.domain = info.domain;
   live.connected = true;  // fresh: its lifetime was just set
   return to_sandbox(info);
+}
+
+void E2bProvider::remove_strays(const std::string& lease_id, const sdk::Host& host) {
+  try {
+    for (const Sandbox& stray : list({{"corral-lease", lease_id}}, host)) control_.kill(stray.id);
+  } catch (const Error& e) {
+    host.warn("E2B may have created a sandbox for lease " + lease_id + " that corral could not remove (" +
+              e.what() + "); check with `corral list --remote --provider e2b` and remove it with "
+              "`corral stop --orphans --provider e2b`");
+  }
 }
 
 Sandbox E2bProvider::get(const std::string& id, const sdk::Host& host) {
@@ -173,8 +192,7 @@ Envd E2bProvider::envd_for(const Sandbox& sandbox, const sdk::Host& host) {
   EnvdTarget t;
   t.sandbox_id = sandbox.id;
   t.route_by_headers = !settings_.sandbox_url.empty();
-  t.base_url = t.route_by_headers ? settings_.sandbox_url
-                                  : "https://" + std::to_string(kEnvdPort) + "-" + sandbox.id + "." + domain_of(sandbox);
+  t.base_url = envd_base_url(settings_.sandbox_url, sandbox.id, domain_of(sandbox));
   t.access_token = live.access_token;
   t.user = settings_.user;
   return Envd(client_, t);
@@ -182,6 +200,7 @@ Envd E2bProvider::envd_for(const Sandbox& sandbox, const sdk::Host& host) {
 
 ExecResult E2bProvider::exec(const Sandbox& sandbox, const Command& command, const sdk::Host& host) {
   ProcessRequest process = process_for(command, settings_.workdir);
+  process.timeout_seconds = command.timeout_seconds;
   Envd envd = envd_for(sandbox, host);
   const bool has_deadline = command.timeout_seconds > 0;
   const auto deadline = Clock::now() + std::chrono::seconds(command.timeout_seconds);
@@ -189,6 +208,7 @@ ExecResult E2bProvider::exec(const Sandbox& sandbox, const Command& command, con
   ProcessHooks hooks;
   hooks.on_stdout = [&](std::string_view d) { host.emit(CORRAL_STDOUT, d); };
   hooks.on_stderr = [&](std::string_view d) { host.emit(CORRAL_STDERR, d); };
+  hooks.warn = [&](const std::string& w) { host.warn(w); };
   hooks.stop = [&] {
     if (host.cancelled()) return true;
     if (has_deadline && Clock::now() >= deadline) timed_out = true;
@@ -224,6 +244,7 @@ void E2bProvider::upload(const Sandbox& sandbox, const UploadRequest& request, c
     if (errors.size() < 4096) errors.append(d.substr(0, 4096 - errors.size()));
   };
   hooks.stop = [&] { return host.cancelled(); };
+  hooks.warn = [&](const std::string& w) { host.warn(w); };
   int code = envd.run(unpack, hooks, "unpack the workspace into " + workdir);
   if (code != 0) {
     while (!errors.empty() && (errors.back() == '\n' || errors.back() == ' ')) errors.pop_back();
@@ -239,7 +260,7 @@ Sandbox E2bProvider::extend(const Sandbox& sandbox, std::int64_t seconds, const 
   check_sandbox_id(sandbox.id);
   if (seconds <= 0 || seconds > 2147483647)
     throw Error(ErrorCode::invalid_argument, "an E2B lifetime extension must be positive");
-  control_.set_timeout(sandbox.id, seconds, host);
+  control_.set_timeout(sandbox.id, seconds, "--by", host);
   return get(sandbox.id, host);
 }
 

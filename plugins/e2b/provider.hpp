@@ -38,6 +38,9 @@ class E2bProvider : public sdk::Provider {
   };
   Envd envd_for(const Sandbox& sandbox, const sdk::Host& host);
   Sandbox to_sandbox(const SandboxInfo& info) const;
+  // Deletes the sandboxes of lease `lease_id` (after a create that may have half
+  // succeeded); warns instead of throwing when it cannot.
+  void remove_strays(const std::string& lease_id, const sdk::Host& host);
   // The sandbox's domain: what E2B reported for it, else E2B_DOMAIN.
   std::string domain_of(const Sandbox& sandbox) const;
 

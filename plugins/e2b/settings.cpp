@@ -28,7 +28,7 @@ std::vector<std::string> components(const std::string& path) {
 Error bad_workdir(const std::string& path, const std::string& why) {
   return Error(ErrorCode::invalid_argument, "E2B workdir '" + path + "' " + why,
                "set --e2b-workdir (or CORRAL_E2B_WORKDIR) to a dedicated absolute folder such as "
-               "/home/user/workspace; its contents are replaced on every sync");
+               "/home/user/workspace; every sync unpacks the workspace over it");
 }
 
 void validate_domain(const std::string& domain) {

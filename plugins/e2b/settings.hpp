@@ -26,7 +26,7 @@ struct Settings {
 };
 
 // Throws invalid-argument unless `path` is an absolute, normalised folder that is safe to
-// replace wholesale: not "/", not a top-level folder (/tmp, /usr, ...), not a home folder.
+// unpack workspaces over: not "/", not a top-level folder (/tmp, /usr, ...), not a home folder.
 void validate_workdir(const std::string& path);
 
 // Throws invalid-argument unless `user` looks like a POSIX user name (no '/', no "..").

@@ -21,7 +21,7 @@ const char* const kSpecJson = R"json({
     {"name": "template", "type": "string", "default": "base", "env": ["CORRAL_E2B_TEMPLATE"],
      "help": "E2B template (ID or alias) to create sandboxes from; build your own with `e2b template build`"},
     {"name": "workdir", "type": "string", "default": "/home/user/workspace", "env": ["CORRAL_E2B_WORKDIR"],
-     "help": "absolute folder in the sandbox that receives the workspace (replaced on every sync)"},
+     "help": "absolute folder in the sandbox that receives the workspace; every sync unpacks it over the folder, so files made in the sandbox stay"},
     {"name": "user", "type": "string", "default": "user", "env": ["CORRAL_E2B_USER"],
      "help": "sandbox user that runs commands and owns the synced files"},
     {"name": "lifetime", "type": "duration", "default": "1h", "env": ["CORRAL_E2B_LIFETIME"],

@@ -123,7 +123,7 @@ TEST_CASE("a provider page keeps its hand-written prose across regeneration") {
   REQUIRE(t.env.run({"docs", "provider", "cb", "--write", page}).exit_code == 0);  // by alias
   std::string text = read_file(page);
   CHECK(text.find("# cloudbox\n") != std::string::npos);
-  CHECK(text.find("| `api-key` | `--cloudbox-api-key` | `CLOUDBOX_API_KEY`, `CB_KEY` | none | string | yes |") !=
+  CHECK(text.find("| `api-key` | env or config only | `CLOUDBOX_API_KEY`, `CB_KEY` | none | string | yes |") !=
         std::string::npos);
 
   const std::string placeholder_start = "<!-- BEGIN HAND-WRITTEN -->";
@@ -184,7 +184,7 @@ TEST_CASE("docs all writes and checks the whole folder, including pages of vanis
   CHECK(gone.err.find(dir + "/mountbox.md describes provider 'mountbox', which no registry loads") != std::string::npos);
   CHECK(gone.err.find(dir + "/README.md is stale") != std::string::npos);
   CHECK(gone.err.find(dir + "/providers.json is stale") != std::string::npos);
-  CHECK(gone.err.find("hint: regenerate with `corral docs all --dir " + dir + "`") != std::string::npos);
+  CHECK(gone.err.find("hint: regenerate with `scripts/docs.sh` (built-in providers only) or `corral docs all --dir " + dir + "`") != std::string::npos);
   auto rewrite = t.env.run({"docs", "all", "--dir", dir});
   CHECK(rewrite.exit_code == 0);
   CHECK(rewrite.err.find("warning: " + dir + "/mountbox.md describes provider 'mountbox'") != std::string::npos);

@@ -55,7 +55,7 @@ TEST_CASE("each feature combination becomes the row its spec implies") {
                 "archive-sync, keep-alive, cleanup, pause-resume | archive | linux, linux-arm64 | cloud; GPU: yes "
                 "(A100, H100) | kept and reused on request, extendable, pausable, leftovers found by `corral stop "
                 "--orphans`; cleanup: corral; the provider deletes expired sandboxes | `CLOUDBOX_API_KEY` or "
-                "`CB_KEY`, `--cloudbox-session-token` | GPU jobs | billed per second |\n") != std::string::npos);
+                "`CB_KEY`, `cloudbox.session-token` | GPU jobs | billed per second |\n") != std::string::npos);
   CHECK(md.find("| [hybridbox](hybridbox.md) | delegated-run | run-session, archive-sync, workspace-mount | archive, "
                 "mount | linux | cloud; GPU: no | kept and reused on request; cleanup: provider TTL | "
                 "`HYBRIDBOX_TOKEN` | mixed workloads | two sync paths |\n") != std::string::npos);
@@ -107,7 +107,7 @@ TEST_CASE("the JSON matrix carries the same facts, with every option") {
   REQUIRE(cloud["authentication"].Size() == 2);
   CHECK(std::string(cloud["authentication"][0]["env"][1].GetString()) == "CB_KEY");
   CHECK(cloud["authentication"][1]["env"].Size() == 0);
-  CHECK(std::string(cloud["authentication"][1]["flag"].GetString()) == "--cloudbox-session-token");
+  CHECK(std::string(cloud["authentication"][1]["configKey"].GetString()) == "cloudbox.session-token");
   REQUIRE(cloud["options"].Size() == 5);
   const json::Value& endpoint = cloud["options"][3];
   CHECK(std::string(endpoint["flag"].GetString()) == "--cloudbox-endpoint");
@@ -160,6 +160,18 @@ TEST_CASE("spec problems: blank fields, an unknown location, no targets") {
   spec.docs.gpu = "";
   CHECK_THROWS_WITH_AS(docs::require_documented(spec, "/x.so"),
                        doctest::Contains("provider 'x' (plugin /x.so): docs.gpu is missing"), ConfigError);
+}
+
+TEST_CASE("credentials a provider holds outside corral show in the authentication column") {
+  TempDir dir;
+  std::vector<ProviderSpec> specs = good_specs(dir);
+  const std::string before = docs::matrix_markdown(specs);
+  specs[0].docs.authentication = "a sign-in held by its CLI";
+  const std::string md = docs::matrix_markdown(specs);
+  CHECK(before.find("a sign-in held by its CLI") == std::string::npos);
+  CHECK(md.find("a sign-in held by its CLI") != std::string::npos);
+  json::Document doc = json::parse(docs::matrix_json(specs), "matrix");
+  CHECK(std::string(doc["providers"][0]["externalAuthentication"].GetString()) == "a sign-in held by its CLI");
 }
 
 TEST_CASE("cells keep a table intact") {

@@ -24,7 +24,7 @@ TEST_CASE("a page has the settings table with flag, env, default, secret and mea
   const std::string page = docs::provider_page(spec_of("cloudbox"), "\nprose\n");
   CHECK(page.rfind(std::string(docs::kPageMark) + " cloudbox`", 0) == 0);
   CHECK(page.find("| Option | Flag | Environment | Default | Type | Secret | Meaning |") != std::string::npos);
-  CHECK(page.find("| `api-key` | `--cloudbox-api-key` | `CLOUDBOX_API_KEY`, `CB_KEY` | none | string | yes | the "
+  CHECK(page.find("| `api-key` | env or config only | `CLOUDBOX_API_KEY`, `CB_KEY` | none | string | yes | the "
                   "API key |\n") != std::string::npos);
   CHECK(page.find("| `region` | `--cloudbox-region` | `CLOUDBOX_REGION` | `eu` | string | no | where sandboxes run "
                   "(one of: eu, us) |\n") != std::string::npos);
@@ -32,7 +32,7 @@ TEST_CASE("a page has the settings table with flag, env, default, secret and mea
                   "sandbox lives \\| then it is deleted |\n") != std::string::npos);
   CHECK(page.find("| `endpoint` | `--cloudbox-endpoint` | `CLOUDBOX_URL` | `https://api.cloudbox.invalid` | string | "
                   "no | the API endpoint (user-only: not from a repository's corral.yaml) |\n") != std::string::npos);
-  CHECK(page.find("| `session-token` | `--cloudbox-session-token` | none | none | string | yes |") != std::string::npos);
+  CHECK(page.find("| `session-token` | env or config only | none | none | string | yes |") != std::string::npos);
   CHECK(page.find("`cloudbox.<option>`") != std::string::npos);
 }
 

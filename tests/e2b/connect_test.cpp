@@ -72,3 +72,15 @@ TEST_CASE("end-of-stream payloads: clean or carrying an error") {
   CHECK(connect::code_for("deadline_exceeded") == ErrorCode::timeout);
   CHECK(connect::code_for("whatever") == ErrorCode::internal);
 }
+
+TEST_CASE("a garbled end-of-stream payload is the provider's fault (unavailable)") {
+  for (const char* bad : {"not json", R"({"error":"oops"})", R"({"error":{"code":7}})"}) {
+    INFO(bad);
+    try {
+      connect::end_stream_error(bad);
+      FAIL("accepted");
+    } catch (const Error& e) {
+      CHECK(e.code() == ErrorCode::unavailable);
+    }
+  }
+}

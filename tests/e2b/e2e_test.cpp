@@ -4,6 +4,7 @@
 #include <signal.h>
 
 #include <chrono>
+#include <fstream>
 #include <thread>
 
 #include "cli.hpp"
@@ -65,6 +66,30 @@ struct E2bCli {
 };
 
 std::string str(const json::Value& v, const char* key) { return json::get_string(v, key); }
+
+// True while process `pid` exists and is not a zombie (a killed child not yet reaped).
+bool process_alive(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(in, line)) return false;
+  const size_t close = line.rfind(')');
+  return close != std::string::npos && close + 2 < line.size() && line[close + 2] != 'Z';
+}
+
+// The pid a command wrote into `file` of sandbox `id`'s workdir; 0 when there is none.
+pid_t pid_written(E2bCli& t, const std::string& id, const std::string& file) {
+  auto path = t.server.with([&](auto& st) { return st.sandboxes.at(id).root; }) / "home/user/workspace" / file;
+  std::ifstream in(path);
+  pid_t pid = 0;
+  in >> pid;
+  return pid;
+}
+
+// Waits up to five seconds for `pid` to be gone; true when it is.
+bool gone_soon(pid_t pid) {
+  for (int i = 0; i < 50 && process_alive(pid); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  return !process_alive(pid);
+}
 
 }  // namespace
 
@@ -285,24 +310,73 @@ TEST_CASE("large output streams through unchanged") {
   CHECK(t.alive().empty());
 }
 
-TEST_CASE("--timeout stops the remote command and exits 124") {
+TEST_CASE("--timeout stops the remote command with its children and exits 124") {
   E2bCli t;
   auto start = std::chrono::steady_clock::now();
-  CliResult r = t.run_script("sleep 60", {"--timeout", "1s"});
+  CliResult r = t.run_script("sleep 60 & echo $! > bg.pid; wait", {"--timeout", "1s", "--keep"});
   CHECK(r.exit_code == 124);
   CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(15));
-  CHECK(t.server.calls("signal") == 1);
+  auto h = t.handle();
+  const pid_t bg = pid_written(t, str(h, "sandboxId"), "bg.pid");
+  REQUIRE(bg > 0);
+  CHECK(gone_soon(bg));  // the sandbox was kept: only the kill can have ended it
+  CHECK(t.run({"stop", "--id", str(h, "leaseId")}).exit_code == 0);
   CHECK(t.alive().empty());
+}
+
+TEST_CASE("a command that reads stdin sees its end instead of waiting forever") {
+  E2bCli t;
+  CliResult r = t.run({"run", "--provider", "e2b", "--timeout", "20s", "--", "cat"});
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.empty());
+  CHECK(t.alive().empty());
+}
+
+TEST_CASE("a garbled create answer exits 69 and leaves no sandbox behind") {
+  E2bCli t;
+  t.fault([](auto& f) { f.malformed_route = "create"; f.malformed = "not-json"; });
+  CliResult r = t.run_script("true");
+  CHECK(r.exit_code == 69);
+  CHECK(r.err.find("unexpected answer") != std::string::npos);
+  CHECK(r.err.find("hint:") != std::string::npos);
+  CHECK(t.server.with([](auto& st) { return st.sandboxes.size(); }) == 0);
+}
+
+TEST_CASE("the sandbox's own domain, when E2B reports one, beats E2B_DOMAIN") {
+  E2bCli t;
+  t.cli.env["E2B_DOMAIN"] = "configured.example.org";
+  t.fault([](auto& f) { f.sandbox_domain = "eu.sandbox.example.dev"; });
+  REQUIRE(t.run_script("true", {"--keep"}).exit_code == 0);
+  auto h = t.handle();
+  CliResult url = t.run({"url", "--id", str(h, "leaseId"), "--port", "8080"});
+  CHECK(url.exit_code == 0);
+  CHECK(url.out == "https://8080-" + str(h, "sandboxId") + ".eu.sandbox.example.dev\n");
+  CHECK(t.run({"stop", "--id", str(h, "leaseId")}).exit_code == 0);
+  CHECK(t.alive().empty());
+}
+
+TEST_CASE("extend beyond the account cap warns naming --by") {
+  E2bCli t;
+  REQUIRE(t.run_script("true", {"--keep"}).exit_code == 0);
+  auto h = t.handle();
+  t.fault([](auto& f) { f.lifetime_cap_hours = 24; });
+  CliResult ext = t.run({"extend", "--id", str(h, "leaseId"), "--by", "48h"});
+  CHECK(ext.exit_code == 0);
+  CHECK(ext.err.find("corral: warning: E2B refused a sandbox lifetime of 48h") != std::string::npos);
+  CHECK(ext.err.find("--by") != std::string::npos);
+  CHECK(ext.err.find("--e2b-lifetime") == std::string::npos);
+  CHECK(t.run({"stop", "--id", str(h, "leaseId")}).exit_code == 0);
 }
 
 namespace {
 
 // Starts a long run in the background, waits until its command runs in the stand-in,
 // then sends SIGINT like Ctrl-C; returns corral's exit code.
-int interrupt_run(E2bCli& t, std::vector<std::string> flags) {
+int interrupt_run(E2bCli& t, std::vector<std::string> flags,
+                  const std::string& script = "echo started; sleep 60") {
   std::vector<std::string> args = {"run", "--provider", "e2b", "--lease-output", t.handle_path()};
   args.insert(args.end(), flags.begin(), flags.end());
-  args.insert(args.end(), {"--", "sh", "-c", "echo started; sleep 60"});
+  args.insert(args.end(), {"--", "sh", "-c", script});
   Background b = t.cli.start(args);
   auto running = [&] {
     return t.server.with([](auto& st) {
@@ -345,7 +419,17 @@ TEST_CASE("Ctrl-C stops the remote process, then applies the keep rules") {
     CHECK(t.run({"stop", "--id", str(h, "leaseId")}).exit_code == 0);
     CHECK(t.alive().empty());
   }
-  CHECK(t.server.calls("signal") == 1);
+  SUBCASE("--keep: a background child of the command is stopped too") {
+    CHECK(interrupt_run(t, {"--keep"}, "sleep 60 & echo $! > bg.pid; echo started; wait") == 130);
+    auto h = t.handle();
+    const pid_t bg = pid_written(t, str(h, "sandboxId"), "bg.pid");
+    REQUIRE(bg > 0);
+    CHECK(gone_soon(bg));
+    CHECK(t.run({"stop", "--id", str(h, "leaseId")}).exit_code == 0);
+    CHECK(t.alive().empty());
+  }
+  // The process group went by a second Start of kill; SendSignal was not needed.
+  CHECK(t.server.calls("signal") == 0);
 }
 
 TEST_CASE("workdir, user and URLs are validated before any API call") {

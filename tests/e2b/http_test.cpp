@@ -288,6 +288,20 @@ TEST_CASE("redirects: same origin followed, another origin refused before sendin
   CHECK(other.hits == before);
 }
 
+TEST_CASE("a body that is not JSON is the provider's unexpected answer, not a usage error") {
+  http::Response res;
+  res.status = 200;
+  res.body = "<html>proxy</html>";
+  try {
+    http::parse_body(res, "E2B get sandbox");
+    FAIL("parsed HTML");
+  } catch (const Error& e) {
+    CHECK(e.code() == ErrorCode::unavailable);
+    CHECK(std::string(e.what()).find("E2B get sandbox: the provider sent an unexpected answer") == 0);
+    CHECK_FALSE(e.hint().empty());
+  }
+}
+
 TEST_CASE("plain http only to loopback hosts") {
   CHECK_NOTHROW(http::check_url("http://127.0.0.1:8080/x", "URL"));
   CHECK_NOTHROW(http::check_url("http://localhost", "URL"));
@@ -302,6 +316,15 @@ TEST_CASE("plain http only to loopback hosts") {
   r.url = "http://example.com/";
   CHECK_THROWS_AS(c.send(r), Error);
   CHECK(http::origin_of("HTTPS://Api.E2B.app/x") == "https://api.e2b.app:443");
+  // A URL with credentials in it is named in the error without them.
+  try {
+    http::check_url("ftp://alice:hunter2secret@127.0.0.1/path", "E2B_API_URL");
+    FAIL("accepted ftp");
+  } catch (const Error& e) {
+    CHECK(std::string(e.what()).find("hunter2secret") == std::string::npos);
+    CHECK(std::string(e.what()).find("alice") == std::string::npos);
+    CHECK(std::string(e.what()).find("127.0.0.1/path") != std::string::npos);
+  }
   CHECK(http::url_encode("a b&c=d/é") == "a%20b%26c%3Dd%2F%C3%A9");
 }
 

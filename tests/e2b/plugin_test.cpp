@@ -2,7 +2,10 @@
 // details (proto3 defaults, stream end, keepalives) and the failure paths with their hints.
 #include <doctest/doctest.h>
 
+#include <httplib.h>
+
 #include <chrono>
+#include <fstream>
 #include <thread>
 
 #include "corral/sdk/process.hpp"
@@ -77,6 +80,34 @@ void check_no_secrets(const PluginCall& c, const std::vector<std::string>& secre
     CHECK(c.err.find(s) == std::string::npos);
     for (const auto& w : c.warnings) CHECK(w.find(s) == std::string::npos);
   }
+}
+
+// True while process `pid` exists and is not a zombie (a killed child not yet reaped).
+bool process_alive(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(in, line)) return false;
+  const size_t close = line.rfind(')');
+  return close != std::string::npos && close + 2 < line.size() && line[close + 2] != 'Z';
+}
+
+// Waits up to five seconds for `pid` to be gone; true when it is.
+bool gone_soon(pid_t pid) {
+  for (int i = 0; i < 50 && process_alive(pid); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  return !process_alive(pid);
+}
+
+// The pid a command wrote into `file` of the sandbox's workdir (waits for it to appear).
+pid_t pid_written(E2bFixture& fx, const std::string& id, const std::string& file) {
+  auto path = fx.server.with([&](auto& st) { return st.sandboxes.at(id).root; }) / "home/user/workspace" / file;
+  for (int i = 0; i < 50; ++i) {
+    std::ifstream in(path);
+    pid_t pid = 0;
+    if (in >> pid && pid > 0) return pid;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  FAIL("no pid in " << path);
+  return 0;
 }
 
 std::string token_of(E2bFixture& fx, const std::string& id) {
@@ -192,18 +223,21 @@ TEST_CASE("keepalives and a slow stream are handled") {
   fx.plugin->call(fx.d().destroy, with_sandbox(sb));
 }
 
-TEST_CASE("Ctrl-C stops the remote process promptly") {
+TEST_CASE("Ctrl-C stops the remote process and its children promptly") {
   E2bFixture fx;
   std::string sb = ready(fx);
   std::string id = id_of(sb);
   auto start = Clock::now();
-  PluginCall c = fx.plugin->call(fx.d().exec, exec_request(sb, shell("echo started; sleep 60")),
-                                 [&] { return Clock::now() - start > std::chrono::milliseconds(500); });
+  PluginCall c = fx.plugin->call(fx.d().exec, exec_request(sb, shell("sleep 60 & echo $! > bg.pid; echo started; wait")),
+                                 [&] { return Clock::now() - start > std::chrono::milliseconds(700); });
   CHECK_FALSE(c.ok);
   CHECK(c.code == CORRAL_ERR_CANCELLED);
   CHECK(c.out == "started\n");
+  CHECK(c.warnings.empty());  // the kill was confirmed
   CHECK(Clock::now() - start < std::chrono::seconds(5));
-  CHECK(fx.server.calls("signal") == 1);
+  // The whole group was killed by a second Start; SendSignal (one pid only) was not needed.
+  CHECK(fx.server.calls("signal") == 0);
+  CHECK(gone_soon(pid_written(fx, id, "bg.pid")));
   // The stand-in forgets a process once it is reaped: nothing runs any more.
   for (int i = 0; i < 50 && !fx.server.with([&](auto& st) { return st.sandboxes.at(id).processes.empty(); }); ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -211,17 +245,99 @@ TEST_CASE("Ctrl-C stops the remote process promptly") {
   fx.plugin->call(fx.d().destroy, with_sandbox(sb));
 }
 
-TEST_CASE("a command past its timeout is stopped and reported as a timeout") {
+TEST_CASE("a cancel before the start event kills the process found by its tag") {
   E2bFixture fx;
   std::string sb = ready(fx);
+  std::string id = id_of(sb);
+  fx.server.with([](auto& st) { st.faults.start_delay_ms = 2000; return 0; });
   auto start = Clock::now();
-  PluginCall c = fx.plugin->call(fx.d().exec, exec_request(sb, shell("sleep 60", "", 1)));
+  PluginCall c = fx.plugin->call(fx.d().exec, exec_request(sb, shell("echo $$ > leader.pid; sleep 60")),
+                                 [&] { return Clock::now() - start > std::chrono::milliseconds(700); });
+  CHECK(c.code == CORRAL_ERR_CANCELLED);
+  CHECK(fx.server.calls("signal") == 1);
+  CHECK(c.warnings.empty());
+  CHECK(gone_soon(pid_written(fx, id, "leader.pid")));
+  fx.plugin->call(fx.d().destroy, with_sandbox(sb));
+}
+
+TEST_CASE("a command past its timeout is stopped with its children and reported as a timeout") {
+  E2bFixture fx;
+  std::string sb = ready(fx);
+  std::string id = id_of(sb);
+  auto start = Clock::now();
+  PluginCall c = fx.plugin->call(fx.d().exec, exec_request(sb, shell("sleep 60 & echo $! > bg.pid; wait", "", 1)));
   CHECK_FALSE(c.ok);
   CHECK(c.code == CORRAL_ERR_TIMEOUT);
   CHECK(c.hint.find("--timeout") != std::string::npos);
   CHECK(Clock::now() - start < std::chrono::seconds(5));
-  CHECK(fx.server.calls("signal") == 1);
+  CHECK(gone_soon(pid_written(fx, id, "bg.pid")));
+  // envd is also told the deadline, so it ends the call itself should corral die.
+  auto sent = fx.server.with([](auto& st) { return st.header_values["start"]; });
+  CHECK(std::find(sent.begin(), sent.end(), "31000") != sent.end());
   fx.plugin->call(fx.d().destroy, with_sandbox(sb));
+}
+
+TEST_CASE("answers that break the API's schema are provider errors, never usage errors") {
+  E2bFixture fx;
+  auto fault = [&](const std::string& route, const std::string& kind) {
+    fx.server.with([&](auto& st) { st.faults.malformed_route = route; st.faults.malformed = kind; return 0; });
+  };
+  auto check_unexpected = [](const PluginCall& c) {
+    INFO(c.message);
+    CHECK_FALSE(c.ok);
+    CHECK(c.code == CORRAL_ERR_UNAVAILABLE);
+    CHECK(c.message.find("unexpected answer") != std::string::npos);
+    CHECK_FALSE(c.hint.empty());
+  };
+  SUBCASE("create answers a proxy page; the sandbox it made anyway is found by its lease and removed") {
+    fault("create", "not-json");
+    PluginCall c = fx.plugin->call(fx.d().create, R"({"leaseId":"lease-x","slug":"s","labels":{}})");
+    check_unexpected(c);
+    CHECK(fx.server.sandbox_ids().empty());
+    auto filters = fx.server.with([](auto& st) { return st.list_filters; });
+    REQUIRE(filters.size() == 1);
+    CHECK(filters[0] == std::map<std::string, std::string>{{"corral-lease", "lease-x"}, {"corral-owner", "corral"}});
+  }
+  SUBCASE("create answers fields of the wrong type") {
+    fault("create", "wrong-types");
+    check_unexpected(fx.plugin->call(fx.d().create, R"({"leaseId":"lease-y","slug":"s","labels":{}})"));
+    CHECK(fx.server.sandbox_ids().empty());
+  }
+  SUBCASE("get and list") {
+    std::string sb = create(fx);
+    fault("get", "wrong-types");
+    check_unexpected(fx.plugin->call(fx.d().get, "{\"id\":\"" + id_of(sb) + "\"}"));
+    fault("list", "wrong-types");
+    check_unexpected(fx.plugin->call(fx.d().list, R"({"labels":{}})"));
+    fault("list", "not-json");
+    check_unexpected(fx.plugin->call(fx.d().list, R"({"labels":{}})"));
+    fault("", "");
+    fx.plugin->call(fx.d().destroy, with_sandbox(sb));
+  }
+  SUBCASE("a Start answered with text, a non-JSON event or a pid that is not a number") {
+    std::string sb = ready(fx);
+    fault("start", "text");
+    PluginCall text = fx.plugin->call(fx.d().exec, exec_request(sb, shell("true")));
+    check_unexpected(text);
+    CHECK(text.message.find("text/plain") != std::string::npos);
+    fault("start", "not-json");
+    check_unexpected(fx.plugin->call(fx.d().exec, exec_request(sb, shell("true"))));
+    fault("start", "wrong-types");
+    check_unexpected(fx.plugin->call(fx.d().exec, exec_request(sb, shell("true"))));
+    fault("", "");
+    fx.plugin->call(fx.d().destroy, with_sandbox(sb));
+  }
+}
+
+TEST_CASE("the stand-in's edge answers 502 for a port other than envd's") {
+  E2bFixture fx;
+  std::string id = id_of(create(fx));
+  httplib::Client client(fx.server.sandbox_url());
+  httplib::Headers headers = {{"E2b-Sandbox-Id", id}, {"E2b-Sandbox-Port", "8080"}};
+  auto res = client.Post("/process.Process/Start", headers, "", "application/connect+json");
+  REQUIRE(res);
+  CHECK(res->status == 502);
+  CHECK(fx.server.calls("start") == 1);
 }
 
 TEST_CASE("a lifetime above the account cap is retried once at the cap, with a warning") {
@@ -354,6 +470,9 @@ TEST_CASE("list finds corral's sandboxes by label across pages") {
   CHECK(all.result.find("envdAccessToken") == std::string::npos);
 
   PluginCall one = fx.plugin->call(fx.d().list, R"({"labels":{"corral-lease":"lease-b"}})");
+  // The filter went to the server (not only re-checked here), with corral's owner mark.
+  auto filter = fx.server.with([](auto& st) { return st.list_filters.back(); });
+  CHECK(filter == std::map<std::string, std::string>{{"corral-lease", "lease-b"}, {"corral-owner", "corral"}});
   auto only = json::parse(one.result, "list");
   REQUIRE(only["sandboxes"].Size() == 1);
   CHECK(json::get_string(only["sandboxes"][0], "id") == id_of(other));
@@ -427,8 +546,10 @@ TEST_CASE("envd failures: a missing program and an unknown user") {
   Command missing;
   missing.argv = {"definitely-not-a-program-xyz"};
   PluginCall c = fx.plugin->call(fx.d().exec, exec_request(sb, missing));
-  CHECK_FALSE(c.ok);
-  CHECK(c.message.find("definitely-not-a-program-xyz") != std::string::npos);
+  // setsid starts it, so a missing program ends like it does in a shell: 127 and a message.
+  REQUIRE(c.ok);
+  CHECK(exit_code(c) == 127);
+  CHECK(c.err.find("definitely-not-a-program-xyz") != std::string::npos);
 
   fx.open({{"user", "nobody-here"}});
   REQUIRE(fx.plugin->call(fx.d().get, "{\"id\":\"" + id_of(sb) + "\"}").ok);

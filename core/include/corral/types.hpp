@@ -112,6 +112,7 @@ struct DocsMeta {
   std::string cleanup_owner;  // who removes what corral leaves: "corral", "provider TTL", ...
   std::string best_fit;
   std::string caveat;
+  std::string authentication;  // optional: credentials the provider holds outside corral
 };
 
 struct ProviderSpec {
@@ -128,6 +129,9 @@ struct ProviderSpec {
   const OptionSpec* find_option(std::string_view option_name) const;
   // True when `n` is the name or one of the aliases.
   bool answers_to(std::string_view n) const;
+  // The command-line flag of `option`: "--<provider>-<option>". Secret options have
+  // none in practice: corral refuses them on the command line.
+  std::string flag(const OptionSpec& option) const { return "--" + name + "-" + option.name; }
 };
 
 using StringMap = std::map<std::string, std::string>;

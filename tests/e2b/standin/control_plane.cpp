@@ -52,8 +52,15 @@ void write_common(Writer& w, const FakeSandbox& sb) {
   w.String("0.5.4");
 }
 
+// `domain`: a string when E2B names the sandbox's domain, else null.
+void write_domain(Writer& w, const std::string& domain) {
+  w.Key("domain");
+  if (domain.empty()) w.Null();
+  else w.String(domain.c_str());
+}
+
 // The Sandbox schema (create, connect): carries the envd token, no state.
-std::string sandbox_json(const FakeSandbox& sb) {
+std::string sandbox_json(const FakeSandbox& sb, const std::string& domain) {
   rapidjson::StringBuffer b;
   Writer w(b);
   w.StartObject();
@@ -64,14 +71,13 @@ std::string sandbox_json(const FakeSandbox& sb) {
   }
   w.Key("trafficAccessToken");
   w.Null();
-  w.Key("domain");
-  w.Null();
+  write_domain(w, domain);
   w.EndObject();
   return b.GetString();
 }
 
 // SandboxDetail (detail = true) or ListedSandbox.
-void write_listed(Writer& w, const FakeSandbox& sb, bool detail) {
+void write_listed(Writer& w, const FakeSandbox& sb, bool detail, const std::string& domain) {
   w.StartObject();
   write_common(w, sb);
   w.Key("startedAt");
@@ -92,8 +98,7 @@ void write_listed(Writer& w, const FakeSandbox& sb, bool detail) {
       w.Key("envdAccessToken");
       w.String(sb.access_token.c_str());
     }
-    w.Key("domain");
-    w.Null();
+    write_domain(w, domain);
   }
   w.EndObject();
 }
@@ -184,6 +189,18 @@ class Api {
     return t;
   }
 
+  // The malformed_route fault: a 2xx answer that breaks the API's schema; true when sent.
+  bool malformed(const std::string& route, httplib::Response& res, int status) {
+    if (state_.faults.malformed_route != route) return false;
+    res.status = status;
+    if (state_.faults.malformed == "wrong-types")
+      res.set_content(route == "list" ? R"([{"sandboxID":42,"metadata":"none"}])" : R"({"sandboxID":42,"templateID":["base"]})",
+                      "application/json");
+    else
+      res.set_content("<html><body>Welcome to the proxy</body></html>", "text/html");
+    return true;
+  }
+
   FakeSandbox* find(const std::string& id, httplib::Response& res) {
     auto it = state_.sandboxes.find(id);
     if (it == state_.sandboxes.end()) {
@@ -214,17 +231,19 @@ class Api {
     FakeSandbox& sb = state_.add_sandbox(tpl, secure, *timeout);
     sb.metadata = std::move(metadata);
     if (tpl != "base") sb.alias = tpl;
+    if (malformed("create", res, 201)) return;  // the sandbox exists all the same
     res.status = 201;
-    res.set_content(sandbox_json(sb), "application/json");
+    res.set_content(sandbox_json(sb, state_.faults.sandbox_domain), "application/json");
   }
 
   void get(const httplib::Request& req, httplib::Response& res) {
     if (!admit("get", req, res)) return;
     FakeSandbox* sb = find(req.matches[1], res);
     if (!sb) return;
+    if (malformed("get", res, 200)) return;
     rapidjson::StringBuffer b;
     Writer w(b);
-    write_listed(w, *sb, true);
+    write_listed(w, *sb, true, state_.faults.sandbox_domain);
     res.set_content(b.GetString(), "application/json");
   }
 
@@ -247,7 +266,7 @@ class Api {
     sb->end_at = std::max(sb->end_at, Clock::now() + std::chrono::seconds(*timeout));
     res.status = sb->state == "paused" ? 201 : 200;
     sb->state = "running";
-    res.set_content(sandbox_json(*sb), "application/json");
+    res.set_content(sandbox_json(*sb, state_.faults.sandbox_domain), "application/json");
   }
 
   void set_timeout(const httplib::Request& req, httplib::Response& res) {
@@ -265,6 +284,8 @@ class Api {
   void list(const httplib::Request& req, httplib::Response& res) {
     if (!admit("list", req, res)) return;
     auto filter = parse_filter(req.get_param_value("metadata"));
+    state_.list_filters.push_back(filter);
+    if (malformed("list", res, 200)) return;
     std::string states = req.has_param("state") ? req.get_param_value("state") : "running,paused";
     long limit = req.has_param("limit") ? std::stol(req.get_param_value("limit")) : 100;
     if (limit < 1 || limit > 100) return error(res, 400, "limit must be between 1 and 100");
@@ -287,7 +308,7 @@ class Api {
     Writer w(b);
     w.StartArray();
     size_t i = begin;
-    for (; i < matching.size() && i < begin + static_cast<size_t>(limit); ++i) write_listed(w, *matching[i], false);
+    for (; i < matching.size() && i < begin + static_cast<size_t>(limit); ++i) write_listed(w, *matching[i], false, "");
     w.EndArray();
     if (i < matching.size()) res.set_header("X-Next-Token", std::to_string(i));
     res.set_content(b.GetString(), "application/json");

@@ -96,13 +96,19 @@ std::string user_of(const httplib::Request& req) {
 bool known_user(const std::string& user) { return user == "user" || user == "root"; }
 
 // Resolves the sandbox a request is for (header routing, else the Host name) and checks
-// its access token; nullptr after answering the request with the failure.
+// its access token; nullptr after answering the request with the failure. Counts the
+// call under `route` unless `count` is false (the caller counts once it is valid).
 FakeSandbox* sandbox_for(State& state, const std::string& route, const httplib::Request& req,
-                         httplib::Response& res) {
-  ++state.calls[route];
+                         httplib::Response& res, bool count = true) {
+  if (count) ++state.calls[route];
   for (const auto& [name, value] : req.headers) state.header_values[route].push_back(value);
   state.expire();
   std::string id = req.get_header_value("E2b-Sandbox-Id");
+  if (!id.empty() && req.get_header_value("E2b-Sandbox-Port") != "49983") {
+    // The edge routes to the port the header names; nothing of envd's listens elsewhere.
+    http_error(res, 502, "The sandbox is running but port is not open");
+    return nullptr;
+  }
   if (id.empty()) {
     std::string host = req.get_header_value("Host");
     auto dash = host.find('-'), dot = host.find('.');
@@ -136,24 +142,48 @@ struct Run {
   bool reaped = false;
   int keepalive_ms = 0;
   int slow_ms = 0;
+  int start_delay_ms = 0;
   bool cut = false;
+
+  std::string tag;
 
   ~Run() { finish(true); }
 
-  // Kills (when asked) and reaps the child, closes pipes, forgets the process group.
+  // Kills (when asked) and reaps the child, closes pipes, forgets the process.
   int finish(bool kill_first) {
     int status = 0;
     if (!reaped) {
-      if (kill_first) ::kill(-child.pid, SIGKILL);
+      if (kill_first) {
+        ::kill(-child.pid, SIGKILL);
+        ::kill(child.pid, SIGKILL);
+      }
+      if (child.in_fd >= 0) close(child.in_fd);
       status = reap(child.pid);
       reaped = true;
       if (child.out_fd >= 0) close(child.out_fd);
       if (child.err_fd >= 0) close(child.err_fd);
       std::lock_guard lock(state->mutex());
       auto it = state->sandboxes.find(sandbox_id);
-      if (it != state->sandboxes.end()) it->second.processes.erase(child.pid);
+      if (it != state->sandboxes.end()) {
+        it->second.processes.erase(child.pid);
+        if (!tag.empty()) it->second.tags.erase(tag);
+      }
     }
     return status;
+  }
+
+  // What envd does when the client goes away: the process runs on; its output is read
+  // (and dropped) until it ends, then it is reaped.
+  void drain() {
+    static thread_local char buf[64 * 1024];
+    while (out_open || err_open) {
+      pollfd fds[2] = {{out_open ? child.out_fd : -1, POLLIN, 0}, {err_open ? child.err_fd : -1, POLLIN, 0}};
+      if (poll(fds, 2, 200) <= 0) continue;
+      for (int i = 0; i < 2; ++i)
+        if ((fds[i].revents & (POLLIN | POLLHUP | POLLERR)) && read(fds[i].fd, buf, sizeof buf) <= 0)
+          (i == 0 ? out_open : err_open) = false;
+    }
+    finish(false);
   }
 
   static std::string event(const std::string& inner) { return frame("{\"event\":" + inner + "}"); }
@@ -162,6 +192,7 @@ struct Run {
   bool step(httplib::DataSink& sink) {
     if (!started) {
       started = true;
+      if (start_delay_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(start_delay_ms));
       std::string start = event("{\"start\":{\"pid\":" + std::to_string(child.pid) + "}}");
       return sink.write(start.data(), start.size());
     }
@@ -238,49 +269,81 @@ void start(State& state, const httplib::Request& req, httplib::Response& res) {
   std::string cwd = p.HasMember("cwd") && p["cwd"].IsString() ? p["cwd"].GetString() : "";
   auto mapped = State::map_path(*sb, cwd, user);
   if (!mapped) return stream_error(res, "invalid_argument", "cwd '" + cwd + "' is outside the sandbox");
+  // process.proto: stdin "defaults to true" (kept open) unless the request says false.
+  const bool with_stdin = !(doc.HasMember("stdin") && doc["stdin"].IsBool() && !doc["stdin"].GetBool());
+  std::string tag = doc.HasMember("tag") && doc["tag"].IsString() ? doc["tag"].GetString() : "";
+  if (state.faults.malformed_route == "start") {
+    const std::string& kind = state.faults.malformed;
+    res.status = 200;
+    if (kind == "text") return res.set_content("all good", "text/plain");
+    if (kind == "wrong-types")
+      return res.set_content(frame("{\"event\":{\"start\":{\"pid\":\"one\"}}}"), "application/connect+json");
+    return res.set_content(frame("this is not json"), "application/connect+json");
+  }
 
   auto run = std::make_shared<Run>();
   run->state = &state;
   run->sandbox_id = sb->id;
   run->cut = state.faults.cut_streams_from > 0 && state.calls["start"] >= state.faults.cut_streams_from;
   run->slow_ms = state.faults.slow_chunk_ms;
+  run->start_delay_ms = state.faults.start_delay_ms;
   run->keepalive_ms = state.faults.keepalive_ms;
   if (run->keepalive_ms <= 0 && req.has_header("Keepalive-Ping-Interval"))
     run->keepalive_ms = std::atoi(req.get_header_value("Keepalive-Ping-Interval").c_str()) * 1000;
   try {
-    run->child = spawn(cmd, args, env, mapped->string());
+    run->child = spawn(cmd, args, env, mapped->string(), with_stdin);
   } catch (const std::exception& e) {
     run->reaped = true;
     return stream_error(res, "internal", e.what());
   }
   sb->processes.insert(run->child.pid);
+  if (!tag.empty()) sb->tags[tag] = run->child.pid;
+  run->tag = tag;
   lock.unlock();
 
   res.status = 200;
   res.set_chunked_content_provider(
       "application/connect+json", [run](size_t, httplib::DataSink& sink) { return run->step(sink); },
-      [run](bool) { run->finish(true); });
+      [run, &state](bool) {
+        if (run->reaped) return;
+        std::lock_guard lock(state.mutex());
+        state.drains.emplace_back([run] { run->drain(); });
+      });
 }
 
+// process.Process/SendSignal: like envd, signals exactly the selected process (by pid or
+// tag), never its group.
 void send_signal(State& state, const httplib::Request& req, httplib::Response& res) {
   std::lock_guard lock(state.mutex());
-  FakeSandbox* sb = sandbox_for(state, "signal", req, res);
+  FakeSandbox* sb = sandbox_for(state, "signal", req, res, false);
   if (!sb) return;
   rapidjson::Document doc;
   doc.Parse(req.body.c_str());
-  if (doc.HasParseError() || !doc.IsObject() || !doc.HasMember("process") || !doc["process"].HasMember("pid")) {
+  const rapidjson::Value* selector = nullptr;
+  if (!doc.HasParseError() && doc.IsObject() && doc.HasMember("process") && doc["process"].IsObject())
+    selector = &doc["process"];
+  const bool by_pid = selector && selector->HasMember("pid") && (*selector)["pid"].IsUint();
+  const bool by_tag = selector && selector->HasMember("tag") && (*selector)["tag"].IsString();
+  const std::string signal = doc.IsObject() && doc.HasMember("signal") && doc["signal"].IsString() ? doc["signal"].GetString() : "";
+  if (by_pid == by_tag || (signal != "SIGNAL_SIGKILL" && signal != "SIGNAL_SIGTERM")) {
     res.status = 400;
-    res.set_content(R"({"code":"invalid_argument","message":"process selector needs a pid"})", "application/json");
+    res.set_content(R"({"code":"invalid_argument","message":"invalid SendSignalRequest"})", "application/json");
     return;
   }
-  pid_t pid = static_cast<pid_t>(doc["process"]["pid"].GetInt());
-  std::string signal = doc.HasMember("signal") && doc["signal"].IsString() ? doc["signal"].GetString() : "";
-  if (!sb->processes.count(pid)) {
+  ++state.calls["signal"];
+  pid_t pid = 0;
+  if (by_pid) {
+    pid = static_cast<pid_t>((*selector)["pid"].GetUint());
+    if (!sb->processes.count(pid)) pid = 0;
+  } else if (auto it = sb->tags.find((*selector)["tag"].GetString()); it != sb->tags.end()) {
+    pid = it->second;
+  }
+  if (pid == 0) {
     res.status = 404;
     res.set_content(R"({"code":"not_found","message":"process not found"})", "application/json");
     return;
   }
-  ::kill(-pid, signal == "SIGNAL_SIGTERM" ? SIGTERM : SIGKILL);
+  ::kill(pid, signal == "SIGNAL_SIGTERM" ? SIGTERM : SIGKILL);
   res.set_content("{}", "application/json");
 }
 

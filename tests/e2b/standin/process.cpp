@@ -11,7 +11,7 @@
 namespace corral::e2b::standin {
 
 Child spawn(const std::string& cmd, const std::vector<std::string>& args,
-            const std::map<std::string, std::string>& env, const std::string& cwd) {
+            const std::map<std::string, std::string>& env, const std::string& cwd, bool with_stdin) {
   // Everything the child needs is prepared before fork: after it, only exec-safe calls.
   std::vector<std::string> argv_s{cmd};
   argv_s.insert(argv_s.end(), args.begin(), args.end());
@@ -27,15 +27,14 @@ Child spawn(const std::string& cmd, const std::vector<std::string>& args,
   for (auto& e : env_s) envp.push_back(e.data());
   envp.push_back(nullptr);
 
-  int out[2], err[2], status[2];
-  if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0 || pipe2(status, O_CLOEXEC) != 0)
+  int in[2] = {-1, -1}, out[2], err[2], status[2];
+  if ((with_stdin && pipe2(in, O_CLOEXEC) != 0) || pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0 ||
+      pipe2(status, O_CLOEXEC) != 0)
     throw std::runtime_error(std::string("pipe: ") + strerror(errno));
   pid_t pid = fork();
   if (pid < 0) throw std::runtime_error(std::string("fork: ") + strerror(errno));
   if (pid == 0) {
-    setpgid(0, 0);
-    int devnull = open("/dev/null", O_RDONLY);
-    dup2(devnull, 0);
+    dup2(with_stdin ? in[0] : open("/dev/null", O_RDONLY), 0);
     dup2(out[1], 1);
     dup2(err[1], 2);
     if (chdir(cwd.c_str()) != 0) {
@@ -48,7 +47,7 @@ Child spawn(const std::string& cmd, const std::vector<std::string>& args,
     (void)!write(status[1], &e, sizeof e);
     _exit(127);
   }
-  setpgid(pid, pid);  // also from here, so the group exists before anyone signals it
+  if (with_stdin) close(in[0]);
   close(out[1]);
   close(err[1]);
   close(status[1]);
@@ -58,11 +57,12 @@ Child spawn(const std::string& cmd, const std::vector<std::string>& args,
   if (n == static_cast<ssize_t>(sizeof child_errno)) {
     close(out[0]);
     close(err[0]);
+    if (with_stdin) close(in[1]);
     reap(pid);
     if (child_errno < 0) throw std::runtime_error("chdir " + cwd + ": " + strerror(-child_errno));
     throw std::runtime_error("exec: \"" + cmd + "\": " + strerror(child_errno));
   }
-  return Child{pid, out[0], err[0]};
+  return Child{pid, in[1], out[0], err[0]};
 }
 
 int reap(pid_t pid) {

@@ -1,5 +1,6 @@
 // Real child processes for the stand-in's envd: each command runs on this machine, in
-// the sandbox's folder, in a process group of its own so it can be killed as a whole.
+// the sandbox's folder. Like envd, it stays in the server's process group: only a
+// command that makes itself a group leader (setsid) can be killed as a group.
 #pragma once
 
 #include <sys/types.h>
@@ -11,15 +12,17 @@
 namespace corral::e2b::standin {
 
 struct Child {
-  pid_t pid = -1;  // also the process group id
+  pid_t pid = -1;
+  int in_fd = -1;  // write end of its stdin; -1 when stdin is /dev/null
   int out_fd = -1;
   int err_fd = -1;
 };
 
 // Starts `cmd` (looked up on PATH) with `args`, the stand-in's PATH plus `env`, in `cwd`,
-// stdin from /dev/null. Throws std::runtime_error with exec's reason when it cannot start.
+// stdin a pipe kept open by the caller (`with_stdin`, envd's default) or /dev/null.
+// Throws std::runtime_error with exec's reason when it cannot start.
 Child spawn(const std::string& cmd, const std::vector<std::string>& args,
-            const std::map<std::string, std::string>& env, const std::string& cwd);
+            const std::map<std::string, std::string>& env, const std::string& cwd, bool with_stdin);
 
 // Waits for the child; returns its wait status.
 int reap(pid_t pid);

@@ -43,6 +43,12 @@ StandIn::~StandIn() {
   envd_.stop();
   if (api_thread_.joinable()) api_thread_.join();
   if (envd_thread_.joinable()) envd_thread_.join();
+  std::vector<std::thread> drains;
+  {
+    std::lock_guard lock(state_.mutex());
+    drains.swap(state_.drains);
+  }
+  for (auto& d : drains) d.join();  // their processes were killed above
   std::error_code ec;
   std::filesystem::remove_all(root_, ec);
 }

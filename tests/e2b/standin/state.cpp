@@ -50,7 +50,10 @@ void State::expire() {
 void State::remove(const std::string& id) {
   auto it = sandboxes.find(id);
   if (it == sandboxes.end()) return;
-  for (pid_t pgid : it->second.processes) ::kill(-pgid, SIGKILL);
+  for (pid_t pid : it->second.processes) {
+    ::kill(-pid, SIGKILL);  // its group, when it made itself a group leader
+    ::kill(pid, SIGKILL);
+  }
   std::error_code ec;
   fs::remove_all(it->second.root, ec);
   sandboxes.erase(it);

@@ -12,6 +12,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace corral::e2b::standin {
@@ -28,7 +29,8 @@ struct FakeSandbox {
   Clock::time_point end_at;
   std::string state = "running";
   std::filesystem::path root;  // the sandbox's "/" on this machine
-  std::set<pid_t> processes;   // running process groups
+  std::set<pid_t> processes;   // running processes (pids envd reported)
+  std::map<std::string, pid_t> tags;  // StartRequest tags of running processes
 };
 
 // Fault switches; tests set them between runs.
@@ -43,6 +45,10 @@ struct Faults {
                                         // stream output, then end without their `end` event
   int keepalive_ms = 0;                 // > 0: keepalive events this often while quiet
   int slow_chunk_ms = 0;                // > 0: pause before every data event
+  int start_delay_ms = 0;               // > 0: the process runs this long before its `start` event
+  std::string malformed_route;          // "create", "get", "list" or "start": a 2xx answer
+  std::string malformed = "not-json";   // ... that is "not-json", "wrong-types" or (start) "text"
+  std::string sandbox_domain;           // non-empty: the `domain` E2B reports for sandboxes
 };
 
 class State {
@@ -59,6 +65,11 @@ class State {
   // Counters per route ("create", "start", ...) and the bodies of create requests.
   std::map<std::string, int> calls;
   std::vector<std::string> create_bodies;
+  // The metadata filter of every list call, as the server parsed it.
+  std::vector<std::map<std::string, std::string>> list_filters;
+  // Threads that keep reading the output of processes whose client went away (as envd
+  // keeps them running); joined when the stand-in stops.
+  std::vector<std::thread> drains;
   int page_size = 100;
   std::vector<std::string> issued_tokens;  // every envdAccessToken handed out  // list pages hold at most this many (to exercise X-Next-Token)
   // Every header value clients sent, per route, to check where secrets travel.
@@ -68,7 +79,8 @@ class State {
   FakeSandbox& add_sandbox(const std::string& template_id, bool secure, long timeout_seconds);
   // Deletes expired sandboxes (E2B's lifetime enforcement); caller holds the mutex.
   void expire();
-  // Kills a sandbox's processes and removes its folder; caller holds the mutex.
+  // Kills a sandbox's processes (and their groups) and removes its folder; caller holds
+  // the mutex.
   void remove(const std::string& id);
 
   // The host path of sandbox path `path` for `user` (relative = from their home);

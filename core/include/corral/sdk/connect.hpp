@@ -54,6 +54,7 @@ struct StreamError {
   std::string code;  // Connect code: "not_found", "unauthenticated", ...
   std::string message;
 };
+// Throws Error(unavailable) for a payload that is not JSON of that shape.
 std::optional<StreamError> end_stream_error(std::string_view payload);
 
 // The corral::ErrorCode a Connect error code stands for.

@@ -33,6 +33,8 @@ struct FilePart {
 // aborts the transfer; the exception reaches the caller of send().
 using BodyFn = std::function<void(std::string_view)>;
 
+struct Response;
+
 struct Request {
   std::string method = "GET";
   std::string url;
@@ -44,6 +46,9 @@ struct Request {
   long timeout_seconds = 60;        // whole request; 0 = none (long streams)
   long idle_timeout_seconds = 0;    // abort when no byte arrives for this long; 0 = none
   BodyFn on_body;                   // stream 2xx bodies here instead of Response::body
+  // Called once with the status and headers of a 2xx response before its first body
+  // chunk reaches on_body (e.g. to check the content type); throwing aborts the transfer.
+  std::function<void(const Response&)> on_headers;
   // Polled about ten times a second; returning true aborts with ErrorCode::cancelled.
   std::function<bool()> cancelled;
   // Names the call in error messages ("E2B create sandbox"); defaults to method + path.
@@ -71,7 +76,8 @@ std::string error_message(std::string_view body);
 Error status_error(const Response& response, std::string_view what, std::string hint = {});
 
 // Throws invalid-argument unless `url` is an absolute http(s) URL, and plain http only to
-// a loopback host (localhost, 127.0.0.0/8, ::1). `setting` names the option in the error.
+// a loopback host (localhost, 127.0.0.0/8, ::1). `setting` names the option in the error;
+// the URL is shown without its user:password part.
 void check_url(const std::string& url, std::string_view setting);
 
 // "scheme://host[:port]" of an absolute URL (lower-cased, default port made explicit).
@@ -103,7 +109,12 @@ class Client {
   std::unique_ptr<Impl> impl_;
 };
 
-// Parses a response body as JSON; a syntax error says which call returned it.
+// An Error(unavailable) for an answer of the provider that is not what its API defines
+// (not JSON, a field of the wrong type, ...): "<what>: the provider sent an unexpected
+// answer: <detail>". It is never the user's mistake, so never invalid-argument.
+Error unexpected_answer(std::string_view what, std::string_view detail);
+
+// Parses a response body as JSON; a body that is not JSON is unexpected_answer().
 json::Document parse_body(const Response& response, std::string_view what);
 
 }  // namespace corral::sdk::http
