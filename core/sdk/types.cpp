@@ -130,6 +130,26 @@ std::string format_duration(std::int64_t seconds) {
   return std::to_string(seconds) + "s";
 }
 
+std::string join_workspace_path(const std::string& workdir, const std::string& cwd) {
+  if (!cwd.empty() && cwd.front() == '/')
+    throw Error(ErrorCode::invalid_argument, "the working folder '" + cwd + "' must be relative to the workspace");
+  std::string out = workdir;
+  size_t start = 0;
+  while (start <= cwd.size()) {
+    size_t end = cwd.find('/', start);
+    if (end == std::string::npos) end = cwd.size();
+    std::string_view part(cwd.data() + start, end - start);
+    if (part == "..")
+      throw Error(ErrorCode::invalid_argument, "the working folder '" + cwd + "' leaves the workspace");
+    if (!part.empty() && part != ".") {
+      if (!out.empty() && out.back() != '/') out += '/';
+      out += part;
+    }
+    start = end + 1;
+  }
+  return out;
+}
+
 std::string now_rfc3339() {
   std::time_t t = std::time(nullptr);
   std::tm tm{};

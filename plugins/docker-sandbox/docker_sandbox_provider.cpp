@@ -219,16 +219,13 @@ std::string DockerSandboxProvider::exec_dir(const Sandbox& sandbox, const std::s
     auto it = sandbox.details.find("workspace");
     if (it != sandbox.details.end()) base = it->second;
   }
-  fs::path rel = fs::path(cwd).lexically_normal();
-  if (rel.is_absolute() || (!rel.empty() && *rel.begin() == ".."))
-    throw Error(ErrorCode::invalid_argument, "working directory '" + cwd + "' is outside the workspace");
+  const std::string relative = join_workspace_path("", cwd);  // validates; "" at the root
   if (base.empty()) {
-    if (cwd.empty() || rel == ".") return {};
+    if (relative.empty()) return {};
     throw Error(ErrorCode::invalid_argument, "cannot tell where Docker Sandbox '" + sandbox.id + "' mounts the workspace",
                 "set --docker-sandbox-workdir to the workspace folder inside the sandbox");
   }
-  if (cwd.empty() || rel == ".") return base;
-  return (fs::path(base) / rel).lexically_normal().string();
+  return join_workspace_path(base, cwd);
 }
 
 void DockerSandboxProvider::stop_quietly(const std::string& name, const sdk::Host& host) const {

@@ -17,24 +17,6 @@ void check_sandbox_id(const std::string& id) {
 }
 
 // Joins a workspace-relative cwd onto the workdir; refuses absolute or escaping paths.
-std::string remote_cwd(const std::string& workdir, const std::string& cwd) {
-  if (cwd.empty() || cwd == ".") return workdir;
-  if (cwd.front() == '/')
-    throw Error(ErrorCode::invalid_argument, "the working folder '" + cwd + "' must be relative to the workspace");
-  std::string out = workdir;
-  size_t start = 0;
-  while (start <= cwd.size()) {
-    size_t end = cwd.find('/', start);
-    if (end == std::string::npos) end = cwd.size();
-    std::string part = cwd.substr(start, end - start);
-    if (part == "..")
-      throw Error(ErrorCode::invalid_argument, "the working folder '" + cwd + "' leaves the workspace");
-    if (!part.empty() && part != ".") out += "/" + part;
-    start = end + 1;
-  }
-  return out;
-}
-
 ProcessRequest process_for(const Command& c, const std::string& workdir) {
   ProcessRequest p;
   if (!c.argv.empty()) {
@@ -47,7 +29,7 @@ ProcessRequest process_for(const Command& c, const std::string& workdir) {
     throw Error(ErrorCode::invalid_argument, "no command to run");
   }
   p.envs = c.env;
-  p.cwd = remote_cwd(workdir, c.cwd);
+  p.cwd = join_workspace_path(workdir, c.cwd);
   return p;
 }
 

@@ -38,7 +38,7 @@ std::vector<std::string> jail_argv(const JailSpec& jail, const Command& command)
   add_system_dirs(argv);
   argv.insert(argv.end(), {"--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/run"});
   argv.insert(argv.end(), {"--bind", jail.workspace_dir, jail.workdir});
-  std::string cwd = command.cwd.empty() ? jail.workdir : jail.workdir + "/" + command.cwd;
+  std::string cwd = join_workspace_path(jail.workdir, command.cwd);
   argv.insert(argv.end(), {"--chdir", cwd});
   if (!jail.hostname.empty()) argv.insert(argv.end(), {"--hostname", jail.hostname});
   argv.push_back("--");

@@ -18,6 +18,17 @@ TEST_CASE("durations parse in seconds, minutes, hours and days, and reject junk"
   CHECK(format_duration(45) == "45s");
 }
 
+TEST_CASE("a command's folder is joined to the workdir and never leaves it") {
+  CHECK(join_workspace_path("/w", "") == "/w");
+  CHECK(join_workspace_path("/w", ".") == "/w");
+  CHECK(join_workspace_path("/w", "a/./b/") == "/w/a/b");
+  CHECK(join_workspace_path("", "a/b") == "a/b");
+  CHECK(join_workspace_path("/", "a") == "/a");
+  CHECK(join_workspace_path("", "") == "");
+  CHECK_THROWS_WITH_AS(join_workspace_path("/w", "a/../../etc"), doctest::Contains("leaves the workspace"), Error);
+  CHECK_THROWS_WITH_AS(join_workspace_path("/w", "/etc"), doctest::Contains("relative"), Error);
+}
+
 TEST_CASE("features and kinds round-trip through their canonical names") {
   for (Feature f : kAllFeatures) CHECK(parse_feature(to_string(f)) == f);
   for (ProviderKind k : kAllKinds) CHECK(parse_kind(to_string(k)) == k);

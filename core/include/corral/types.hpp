@@ -177,6 +177,11 @@ struct DoctorCheck {
   std::string hint;
 };
 
+// `workdir` joined with a command's `cwd` (relative to the workspace root); "." and
+// empty parts are dropped. Throws invalid-argument for an absolute cwd or any ".."
+// part, so a command can never be started outside the workspace.
+std::string join_workspace_path(const std::string& workdir, const std::string& cwd);
+
 // Parses "90", "90s", "15m", "2h", "1h30m", "1d" into seconds; throws invalid-argument.
 std::int64_t parse_duration(std::string_view text);
 // Formats seconds as the shortest of "45s", "15m", "2h", "1h30m".
