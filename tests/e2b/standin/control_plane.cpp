@@ -13,19 +13,6 @@ namespace {
 
 using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
 
-void error(httplib::Response& res, int status, const std::string& message) {
-  rapidjson::StringBuffer b;
-  Writer w(b);
-  w.StartObject();
-  w.Key("code");
-  w.Int(status);
-  w.Key("message");
-  w.String(message.c_str());
-  w.EndObject();
-  res.status = status;
-  res.set_content(b.GetString(), "application/json");
-}
-
 void write_metadata(Writer& w, const FakeSandbox& sb) {
   w.Key("metadata");
   w.StartObject();
@@ -147,11 +134,11 @@ class Api {
       return false;
     }
     if (f.reject_api_key || req.get_header_value("X-API-Key") != state_.api_key()) {
-      error(res, 401, "Invalid API key, please visit https://e2b.dev/docs/api-key for more information.");
+      http_error(res, 401, "Invalid API key, please visit https://e2b.dev/docs/api-key for more information.");
       return false;
     }
     if (f.fail_route == route && f.fail_status > 0) {
-      error(res, f.fail_status,
+      http_error(res, f.fail_status,
             f.fail_status == 429 ? "Rate limit exceeded, please try again later"
                                  : "stand-in fault: the service is unavailable");
       return false;
@@ -163,25 +150,25 @@ class Api {
   std::optional<long> timeout_of(const rapidjson::Document& doc, httplib::Response& res, long fallback,
                                  bool required) {
     if (!doc.IsObject()) {
-      error(res, 400, "request body must be a JSON object");
+      http_error(res, 400, "request body must be a JSON object");
       return std::nullopt;
     }
     auto it = doc.FindMember("timeout");
     if (it == doc.MemberEnd()) {
       if (required) {
-        error(res, 400, "request body has no 'timeout'");
+        http_error(res, 400, "request body has no 'timeout'");
         return std::nullopt;
       }
       return fallback;
     }
     if (!it->value.IsInt64() || it->value.GetInt64() < 0) {
-      error(res, 400, "'timeout' must be a non-negative integer");
+      http_error(res, 400, "'timeout' must be a non-negative integer");
       return std::nullopt;
     }
     long t = static_cast<long>(it->value.GetInt64());
     const Faults& f = state_.faults;
     if (f.lifetime_cap_hours > 0 && t > f.lifetime_cap_hours * 3600L) {
-      error(res, 400, f.cap_message_without_number
+      http_error(res, 400, f.cap_message_without_number
                           ? "Timeout cannot be greater than the limit of your team"
                           : "Timeout cannot be greater than " + std::to_string(f.lifetime_cap_hours) + " hours");
       return std::nullopt;
@@ -204,7 +191,7 @@ class Api {
   FakeSandbox* find(const std::string& id, httplib::Response& res) {
     auto it = state_.sandboxes.find(id);
     if (it == state_.sandboxes.end()) {
-      error(res, 404, "sandbox \"" + id + "\" doesn't exist or you don't have access to it");
+      http_error(res, 404, "sandbox \"" + id + "\" doesn't exist or you don't have access to it");
       return nullptr;
     }
     return &it->second;
@@ -216,16 +203,16 @@ class Api {
     rapidjson::Document doc;
     doc.Parse(req.body.c_str());
     if (doc.HasParseError() || !doc.IsObject() || !doc.HasMember("templateID") || !doc["templateID"].IsString())
-      return error(res, 400, "request body must be a NewSandbox with a templateID");
+      return http_error(res, 400, "request body must be a NewSandbox with a templateID");
     std::string tpl = doc["templateID"].GetString();
-    if (!state_.templates.count(tpl)) return error(res, 404, "template '" + tpl + "' not found");
+    if (!state_.templates.count(tpl)) return http_error(res, 404, "template '" + tpl + "' not found");
     auto timeout = timeout_of(doc, res, 15, false);
     if (!timeout) return;
     bool secure = doc.HasMember("secure") && doc["secure"].IsBool() && doc["secure"].GetBool();
     std::map<std::string, std::string> metadata;
     if (doc.HasMember("metadata") && doc["metadata"].IsObject())
       for (auto& m : doc["metadata"].GetObject()) {
-        if (!m.value.IsString()) return error(res, 400, "metadata values must be strings");
+        if (!m.value.IsString()) return http_error(res, 400, "metadata values must be strings");
         metadata[m.name.GetString()] = m.value.GetString();
       }
     FakeSandbox& sb = state_.add_sandbox(tpl, secure, *timeout);
@@ -288,7 +275,7 @@ class Api {
     if (malformed("list", res, 200)) return;
     std::string states = req.has_param("state") ? req.get_param_value("state") : "running,paused";
     long limit = req.has_param("limit") ? std::stol(req.get_param_value("limit")) : 100;
-    if (limit < 1 || limit > 100) return error(res, 400, "limit must be between 1 and 100");
+    if (limit < 1 || limit > 100) return http_error(res, 400, "limit must be between 1 and 100");
     limit = std::min<long>(limit, state_.page_size);
     std::vector<const FakeSandbox*> matching;
     for (const auto& [id, sb] : state_.sandboxes) {

@@ -65,19 +65,6 @@ std::string connect_error_json(const std::string& code, const std::string& messa
   return b.GetString();
 }
 
-void http_error(httplib::Response& res, int status, const std::string& message) {
-  rapidjson::StringBuffer b;
-  Writer w(b);
-  w.StartObject();
-  w.Key("code");
-  w.Int(status);
-  w.Key("message");
-  w.String(message.c_str());
-  w.EndObject();
-  res.status = status;
-  res.set_content(b.GetString(), "application/json");
-}
-
 // A streaming RPC that fails before streaming still answers 200 with one end-of-stream
 // envelope carrying the error (the Connect protocol's rule for streams).
 void stream_error(httplib::Response& res, const std::string& code, const std::string& message) {

@@ -1,10 +1,27 @@
 #include "server.hpp"
 
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
 #include <stdlib.h>
 
 #include <stdexcept>
 
 namespace corral::e2b::standin {
+
+void http_error(httplib::Response& res, int status, const std::string& message) {
+  rapidjson::StringBuffer b;
+  rapidjson::Writer<rapidjson::StringBuffer> w(b);
+  w.StartObject();
+  w.Key("code");
+  w.Int(status);
+  w.Key("message");
+  w.String(message.c_str());
+  w.EndObject();
+  res.status = status;
+  res.set_content(b.GetString(), "application/json");
+}
+
 namespace {
 
 std::filesystem::path make_root() {

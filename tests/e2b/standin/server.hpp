@@ -14,6 +14,9 @@
 
 namespace corral::e2b::standin {
 
+// Answers with `status` and E2B's JSON error body {"code", "message"}.
+void http_error(httplib::Response& res, int status, const std::string& message);
+
 // Route handlers, one file each.
 void register_control_plane(httplib::Server& server, State& state);
 void register_envd(httplib::Server& server, State& state);
