@@ -89,12 +89,19 @@ TEST_CASE("forwarded values reach the command but never bwrap's command line") {
 TEST_CASE("the sandbox cannot write outside its workspace and has private /tmp") {
   CliEnv env;
   env.root().write("work/f.txt", "x");
-  fs::path outside = env.root().path() / "outside.txt";
+  // Paths that exist inside the jail too: /etc bound read-only, /tmp a private tmpfs.
+  const std::string tag = "corral-escape-" + std::to_string(::getpid());
+  const fs::path host_etc = "/etc/" + tag, host_tmp = "/tmp/" + tag;
   auto r = env.run({"run", "--", "sh", "-c",
-                    "echo hacked > " + outside.string() + " 2>/dev/null; echo in > /tmp/t; cat /tmp/t; "
-                    "echo changed > f.txt; echo $$"});
+                    "echo hacked > " + host_etc.string() + " 2>/dev/null; echo in > " + host_tmp.string() +
+                        "; cat " + host_tmp.string() + "; echo changed > f.txt; echo $$"});
+  const bool etc_written = fs::exists(host_etc), tmp_written = fs::exists(host_tmp);
+  std::error_code ec;
+  fs::remove(host_etc, ec);
+  fs::remove(host_tmp, ec);
   CHECK(r.exit_code == 0);
-  CHECK_FALSE(fs::exists(outside));
+  CHECK_FALSE(etc_written);
+  CHECK_FALSE(tmp_written);  // the command's /tmp was its own
   CHECK(read_file(env.workspace() / "f.txt") == "x");  // the user's tree is never written
   CHECK(r.out.find("in\n") == 0);
   CHECK(r.out.substr(3) != std::to_string(::getpid()) + "\n");  // its own pid namespace
