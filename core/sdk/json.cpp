@@ -17,6 +17,41 @@ const Value* member(const Value& object, const char* key) {
   return &it->value;
 }
 
+// Bytes as valid UTF-8: each byte of an invalid or truncated sequence becomes U+FFFD, so
+// any text a provider or a file hands us still makes valid JSON.
+std::string valid_utf8(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  size_t i = 0;
+  while (i < text.size()) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+    bool ok = len != 0 && i + len <= text.size();
+    for (size_t k = 1; ok && k < len; ++k) ok = (static_cast<unsigned char>(text[i + k]) & 0xC0) == 0x80;
+    if (ok && len > 1) {
+      // Overlong forms, surrogates and code points past U+10FFFF are invalid too.
+      std::uint32_t cp = c & (0xFF >> (len + 1));
+      for (size_t k = 1; k < len; ++k) cp = (cp << 6) | (static_cast<unsigned char>(text[i + k]) & 0x3F);
+      static constexpr std::uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
+      ok = cp >= kMin[len] && cp <= 0x10FFFF && !(cp >= 0xD800 && cp <= 0xDFFF);
+    }
+    if (ok) {
+      out.append(text.substr(i, len));
+      i += len;
+    } else {
+      out += "\xEF\xBF\xBD";
+      ++i;
+    }
+  }
+  return out;
+}
+
+bool is_valid_utf8(std::string_view text) {
+  for (unsigned char c : text)
+    if (c >= 0x80) return valid_utf8(text) == text;
+  return true;
+}
+
 }  // namespace
 
 Document parse(std::string_view text, std::string_view what) {
@@ -79,27 +114,49 @@ StringMap get_map(const Value& object, const char* key) {
   if (!v->IsObject()) throw wrong_type(key, "an object of strings");
   for (auto& m : v->GetObject()) {
     if (!m.value.IsString()) throw wrong_type(key, "an object of strings");
-    out.emplace(m.name.GetString(), std::string(m.value.GetString(), m.value.GetStringLength()));
+    out.emplace(std::string(m.name.GetString(), m.name.GetStringLength()),
+                std::string(m.value.GetString(), m.value.GetStringLength()));
   }
   return out;
 }
 
 void write_string(Writer& w, const char* key, std::string_view value) {
   w.Key(key);
-  w.String(value.data(), static_cast<rapidjson::SizeType>(value.size()));
+  write_text(w, value);
+}
+
+void write_text(Writer& w, std::string_view value) {
+  if (is_valid_utf8(value)) {
+    w.String(value.data(), static_cast<rapidjson::SizeType>(value.size()));
+    return;
+  }
+  std::string clean = valid_utf8(value);
+  w.String(clean.data(), static_cast<rapidjson::SizeType>(clean.size()));
+}
+
+void write_key(Writer& w, std::string_view key) {
+  if (is_valid_utf8(key)) {
+    w.Key(key.data(), static_cast<rapidjson::SizeType>(key.size()));
+    return;
+  }
+  std::string clean = valid_utf8(key);
+  w.Key(clean.data(), static_cast<rapidjson::SizeType>(clean.size()));
 }
 
 void write_strings(Writer& w, const char* key, const std::vector<std::string>& values) {
   w.Key(key);
   w.StartArray();
-  for (const auto& s : values) w.String(s.c_str(), static_cast<rapidjson::SizeType>(s.size()));
+  for (const auto& s : values) write_text(w, s);
   w.EndArray();
 }
 
 void write_map(Writer& w, const char* key, const StringMap& values) {
   w.Key(key);
   w.StartObject();
-  for (const auto& [k, v] : values) write_string(w, k.c_str(), v);
+  for (const auto& [k, v] : values) {
+    write_key(w, k);
+    write_text(w, v);
+  }
   w.EndObject();
 }
 
@@ -188,10 +245,10 @@ ProviderSpec spec_from_json(std::string_view text) {
       if (opt.name.empty())
         throw Error(ErrorCode::invalid_argument, "an entry of 'options' has no 'name'");
       opt.type = get_string(o, "type", "string");
-      if (opt.type != "string" && opt.type != "int" && opt.type != "bool" && opt.type != "duration")
+      if (!is_option_type(opt.type))
         throw Error(ErrorCode::invalid_argument,
                     "option '" + opt.name + "': unknown type '" + opt.type + "'",
-                    "use string, int, bool or duration");
+                    "use string, int, bool, duration, url, host, path or program");
       if (auto d = o.FindMember("default"); d != o.MemberEnd() && d->value.IsString())
         opt.default_value = d->value.GetString();
       opt.env = get_strings(o, "env");
@@ -199,6 +256,13 @@ ProviderSpec spec_from_json(std::string_view text) {
       opt.secret = get_bool(o, "secret");
       opt.trusted = get_bool(o, "trusted");
       opt.choices = get_strings(o, "choices");
+      // An option that decides where requests (and so credentials) go, or which file or
+      // program is used, must never come from a repository's config.
+      if (decides_destination(opt.type) && !opt.trusted && !opt.secret)
+        throw Error(ErrorCode::invalid_argument,
+                    "option '" + opt.name + "' is of type " + opt.type +
+                        ": it decides where credentials go or what runs, so it must be marked \"trusted\": true",
+                    "add \"trusted\": true to the option, so a repository's corral.yaml cannot set it");
       spec.options.push_back(std::move(opt));
     }
   }
@@ -243,17 +307,6 @@ Sandbox sandbox_from(const Value& value) {
   return s;
 }
 
-void write_command(Writer& w, const Command& command) {
-  w.StartObject();
-  if (!command.argv.empty()) write_strings(w, "argv", command.argv);
-  if (!command.shell.empty()) write_string(w, "shell", command.shell);
-  write_string(w, "cwd", command.cwd);
-  write_map(w, "env", command.env);
-  w.Key("timeoutSeconds");
-  w.Int64(command.timeout_seconds);
-  w.EndObject();
-}
-
 void write_check(Writer& w, const DoctorCheck& check) {
   w.StartObject();
   write_string(w, "name", check.name);
@@ -262,37 +315,6 @@ void write_check(Writer& w, const DoctorCheck& check) {
   write_string(w, "detail", check.detail);
   write_string(w, "hint", check.hint);
   w.EndObject();
-}
-
-Command command_from(const Value& value) {
-  Command c;
-  c.argv = get_strings(value, "argv");
-  c.shell = get_string(value, "shell");
-  c.cwd = get_string(value, "cwd");
-  c.env = get_map(value, "env");
-  c.timeout_seconds = get_int(value, "timeoutSeconds");
-  return c;
-}
-
-std::string to_json(const CreateRequest& request) {
-  rapidjson::StringBuffer buffer;
-  Writer w(buffer);
-  w.StartObject();
-  write_string(w, "leaseId", request.lease_id);
-  write_string(w, "slug", request.slug);
-  write_map(w, "labels", request.labels);
-  write_string(w, "workspace", request.workspace);
-  w.EndObject();
-  return {buffer.GetString(), buffer.GetSize()};
-}
-
-CreateRequest create_request_from(const Value& value) {
-  CreateRequest r;
-  r.lease_id = get_string(value, "leaseId");
-  r.slug = get_string(value, "slug");
-  r.labels = get_map(value, "labels");
-  r.workspace = get_string(value, "workspace");
-  return r;
 }
 
 }  // namespace corral::json

@@ -1,5 +1,7 @@
 #include "corral/sdk.hpp"
 
+#include "corral/wire.hpp"
+
 #include <deque>
 #include <mutex>
 
@@ -60,9 +62,8 @@ namespace detail {
 
 int invoke(void* instance, const char* request, const corral_host_v1* host, void* call, Body body) {
   try {
-    json::Document doc = json::parse(request ? request : "{}", "request");
     Host h(host, call);
-    std::string result = body(*static_cast<Provider*>(instance), doc, h);
+    std::string result = body(*static_cast<Provider*>(instance), request ? request : "{}", h);
     host->result(call, result.data(), result.size());
     return 0;
   } catch (const Error& e) {
@@ -77,8 +78,7 @@ int invoke(void* instance, const char* request, const corral_host_v1* host, void
 
 void* open(const char* config, const corral_host_v1* host, void* call, Provider* (*factory)(const Options&)) {
   try {
-    json::Document doc = json::parse(config ? config : "{}", "plugin config");
-    return factory(Options(json::get_map(doc, "options")));
+    return factory(Options(wire::read<wire::OpenRequest>(config ? config : "{}", "plugin config").options));
   } catch (const Error& e) {
     host->error(call, static_cast<int>(e.code()), e.what(), e.hint().empty() ? nullptr : e.hint().c_str());
   } catch (const std::exception& e) {
@@ -96,97 +96,59 @@ const char* spec_name(const char* spec_json) {
   static std::deque<std::string> names;  // stable addresses for the process lifetime
   std::string name;
   try {
-    name = json::get_string(json::parse(spec_json, "spec"), "name");
+    name = json::get_string(json::parse(spec_json ? spec_json : "{}", "spec"), "name");
   } catch (...) {
   }
   std::lock_guard lock(mutex);
   return names.emplace_back(std::move(name)).c_str();
 }
 
-namespace {
+std::string do_doctor(Provider& p, std::string_view, const Host& h) { return wire::to_json(wire::DoctorResult{p.doctor(h)}); }
 
-std::string empty_object() { return "{}"; }
-
-Sandbox sandbox_of(const json::Document& request) {
-  auto it = request.FindMember("sandbox");
-  if (it == request.MemberEnd()) throw Error(ErrorCode::internal, "request has no 'sandbox'");
-  return json::sandbox_from(it->value);
+std::string do_create(Provider& p, std::string_view r, const Host& h) {
+  return wire::to_json(p.create(wire::read<CreateRequest>(r, "create request"), h));
 }
 
-}  // namespace
-
-std::string do_doctor(Provider& p, const json::Document&, const Host& h) {
-  rapidjson::StringBuffer buffer;
-  json::Writer w(buffer);
-  w.StartObject();
-  w.Key("checks");
-  w.StartArray();
-  for (const DoctorCheck& c : p.doctor(h)) json::write_check(w, c);
-  w.EndArray();
-  w.EndObject();
-  return buffer.GetString();
+std::string do_get(Provider& p, std::string_view r, const Host& h) {
+  return wire::to_json(p.get(wire::read<wire::GetRequest>(r, "get request").id, h));
 }
 
-std::string do_create(Provider& p, const json::Document& r, const Host& h) {
-  return json::to_json(p.create(json::create_request_from(r), h), true);
+std::string do_list(Provider& p, std::string_view r, const Host& h) {
+  return wire::to_json(wire::ListResult{p.list(wire::read<wire::ListRequest>(r, "list request").labels, h)});
 }
 
-std::string do_get(Provider& p, const json::Document& r, const Host& h) {
-  return json::to_json(p.get(json::get_string(r, "id"), h), true);
+std::string do_destroy(Provider& p, std::string_view r, const Host& h) {
+  p.destroy(wire::read<wire::SandboxRequest>(r, "destroy request").sandbox, h);
+  return "{}";
 }
 
-std::string do_list(Provider& p, const json::Document& r, const Host& h) {
-  rapidjson::StringBuffer buffer;
-  json::Writer w(buffer);
-  w.StartObject();
-  w.Key("sandboxes");
-  w.StartArray();
-  for (const Sandbox& s : p.list(json::get_map(r, "labels"), h)) json::write_sandbox(w, s, false);
-  w.EndArray();
-  w.EndObject();
-  return buffer.GetString();
+std::string do_exec(Provider& p, std::string_view r, const Host& h) {
+  wire::ExecRequest m = wire::read<wire::ExecRequest>(r, "exec request");
+  return wire::to_json(p.exec(m.sandbox, m.command, h));
 }
 
-std::string do_destroy(Provider& p, const json::Document& r, const Host& h) {
-  p.destroy(sandbox_of(r), h);
-  return empty_object();
+std::string do_upload(Provider& p, std::string_view r, const Host& h) {
+  wire::UploadCall m = wire::read<wire::UploadCall>(r, "upload request");
+  p.upload(m.sandbox, m.upload, h);
+  return "{}";
 }
 
-std::string do_exec(Provider& p, const json::Document& r, const Host& h) {
-  auto it = r.FindMember("command");
-  if (it == r.MemberEnd()) throw Error(ErrorCode::internal, "exec request has no 'command'");
-  ExecResult result = p.exec(sandbox_of(r), json::command_from(it->value), h);
-  return "{\"exitCode\":" + std::to_string(result.exit_code) + "}";
+std::string do_extend(Provider& p, std::string_view r, const Host& h) {
+  wire::ExtendRequest m = wire::read<wire::ExtendRequest>(r, "extend request");
+  return wire::to_json(p.extend(m.sandbox, m.seconds, h));
 }
 
-std::string do_upload(Provider& p, const json::Document& r, const Host& h) {
-  UploadRequest u;
-  u.archive_path = json::get_string(r, "archive");
-  u.size = static_cast<std::uint64_t>(json::get_int(r, "size"));
-  p.upload(sandbox_of(r), u, h);
-  return empty_object();
+std::string do_url(Provider& p, std::string_view r, const Host& h) {
+  wire::UrlRequest m = wire::read<wire::UrlRequest>(r, "url request");
+  return wire::to_json(wire::UrlResult{p.url(m.sandbox, m.port, h)});
 }
 
-std::string do_extend(Provider& p, const json::Document& r, const Host& h) {
-  return json::to_json(p.extend(sandbox_of(r), json::get_int(r, "seconds"), h), true);
+std::string do_pause(Provider& p, std::string_view r, const Host& h) {
+  return wire::to_json(p.pause(wire::read<wire::SandboxRequest>(r, "pause request").sandbox, h));
 }
 
-std::string do_url(Provider& p, const json::Document& r, const Host& h) {
-  std::string url = p.url(sandbox_of(r), static_cast<int>(json::get_int(r, "port")), h);
-  rapidjson::StringBuffer buffer;
-  json::Writer w(buffer);
-  w.StartObject();
-  json::write_string(w, "url", url);
-  w.EndObject();
-  return buffer.GetString();
-}
-
-std::string do_pause(Provider& p, const json::Document& r, const Host& h) {
-  return json::to_json(p.pause(sandbox_of(r), h), true);
-}
-
-std::string do_resume(Provider& p, const json::Document& r, const Host& h) {
-  return json::to_json(p.resume(sandbox_of(r), h), true);
+std::string do_resume(Provider& p, std::string_view r, const Host& h) {
+  return wire::to_json(p.resume(wire::read<wire::SandboxRequest>(r, "resume request").sandbox, h));
 }
 
 }  // namespace detail

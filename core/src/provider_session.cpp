@@ -4,7 +4,7 @@
 
 #include <optional>
 
-#include "corral/json.hpp"
+#include "corral/wire.hpp"
 
 namespace corral {
 namespace {
@@ -12,17 +12,12 @@ namespace {
 struct CallState {
   const HostHooks* hooks;
   const Redactor* redactor;
+  bool cancellable = true;  // false while cleaning up after the Ctrl-C that caused it
   std::string result;
   std::optional<Error> error;
 };
 
 CallState& state(void* call) { return *static_cast<CallState*>(call); }
-
-ErrorCode code_from_abi(int code) {
-  if (code >= static_cast<int>(ErrorCode::internal) && code <= static_cast<int>(ErrorCode::unsupported))
-    return static_cast<ErrorCode>(code);
-  return ErrorCode::internal;
-}
 
 const corral_host_v1 kHost = {
     sizeof(corral_host_v1),
@@ -30,7 +25,7 @@ const corral_host_v1 kHost = {
     /*error=*/
     [](void* call, int code, const char* message, const char* hint) {
       CallState& s = state(call);
-      s.error.emplace(code_from_abi(code), s.redactor->apply(message ? message : "unknown error"),
+      s.error.emplace(error_code_from_abi(code), s.redactor->apply(message ? message : "unknown error"),
                       s.redactor->apply(hint ? hint : ""));
     },
     /*emit=*/
@@ -40,8 +35,8 @@ const corral_host_v1 kHost = {
     },
     /*cancelled=*/
     [](void* call) -> int {
-      const HostHooks& h = *state(call).hooks;
-      return h.cancelled && h.cancelled() ? 1 : 0;
+      CallState& s = state(call);
+      return s.cancellable && s.hooks->cancelled && s.hooks->cancelled() ? 1 : 0;
     },
     /*log=*/
     [](void* call, int level, const char* message) {
@@ -55,17 +50,6 @@ const corral_host_v1 kHost = {
     },
 };
 
-std::string sandbox_request(const Sandbox& sandbox, const std::function<void(json::Writer&)>& more = {}) {
-  rapidjson::StringBuffer buffer;
-  json::Writer w(buffer);
-  w.StartObject();
-  w.Key("sandbox");
-  json::write_sandbox(w, sandbox, /*include_secrets=*/true);
-  if (more) more(w);
-  w.EndObject();
-  return buffer.GetString();
-}
-
 }  // namespace
 
 ProviderSession::ProviderSession(std::shared_ptr<const Plugin> plugin, const StringMap& options, HostHooks hooks)
@@ -73,13 +57,9 @@ ProviderSession::ProviderSession(std::shared_ptr<const Plugin> plugin, const Str
   for (const OptionSpec& o : plugin_->spec().options)
     if (o.secret)
       if (auto it = options.find(o.name); it != options.end()) redactor_.add(it->second);
-  rapidjson::StringBuffer buffer;
-  json::Writer w(buffer);
-  w.StartObject();
-  json::write_map(w, "options", options);
-  w.EndObject();
-  CallState s{&hooks_, &redactor_, {}, {}};
-  instance_ = plugin_->table().open(buffer.GetString(), &kHost, &s);
+  CallState s{&hooks_, &redactor_};
+  const std::string config = wire::to_json(wire::OpenRequest{options});
+  instance_ = plugin_->table().open(config.c_str(), &kHost, &s);
   if (!instance_) {
     if (s.error) throw *s.error;
     throw Error(ErrorCode::internal, fmt::format("provider '{}' failed to start", spec().name));
@@ -90,10 +70,10 @@ ProviderSession::~ProviderSession() {
   if (instance_) plugin_->table().close(instance_);
 }
 
-std::string ProviderSession::call(corral_call_fn fn, const char* name, const std::string& request) {
+std::string ProviderSession::call(corral_call_fn fn, const char* name, const std::string& request, bool cancellable) {
   if (!fn)
     throw Error(ErrorCode::unsupported, fmt::format("provider '{}' does not support '{}'", spec().name, name));
-  CallState s{&hooks_, &redactor_, {}, {}};
+  CallState s{&hooks_, &redactor_, cancellable};
   int rc = fn(instance_, request.c_str(), &kHost, &s);
   if (rc != 0) {
     if (s.error) throw *s.error;
@@ -102,24 +82,32 @@ std::string ProviderSession::call(corral_call_fn fn, const char* name, const std
   return s.result.empty() ? "{}" : s.result;
 }
 
+template <class Result>
+Result ProviderSession::answer(const std::string& text, const char* primitive) {
+  try {
+    return wire::read<Result>(text, fmt::format("the answer of provider '{}' to '{}'", spec().name, primitive));
+  } catch (const Error& e) {
+    throw Error(ErrorCode::internal, redactor_.apply(e.what()),
+                "this is a bug in the provider plugin; report it to its authors");
+  }
+}
+
 Sandbox ProviderSession::remember(Sandbox sandbox) {
   for (const auto& [k, v] : sandbox.secrets) redactor_.add(v);
   return sandbox;
 }
 
 std::vector<DoctorCheck> ProviderSession::doctor() {
-  json::Document doc = json::parse(call(plugin_->table().doctor, "doctor", "{}"), "doctor result");
-  std::vector<DoctorCheck> checks;
-  if (auto it = doc.FindMember("checks"); it != doc.MemberEnd() && it->value.IsArray())
-    for (const auto& c : it->value.GetArray())
-      checks.push_back({json::get_string(c, "name"), json::get_bool(c, "ok"), redactor_.apply(json::get_string(c, "detail")),
-                        json::get_string(c, "hint")});
-  return checks;
+  auto result = answer<wire::DoctorResult>(call(plugin_->table().doctor, "doctor", "{}"), "doctor");
+  for (DoctorCheck& c : result.checks) {
+    c.detail = redactor_.apply(c.detail);
+    c.hint = redactor_.apply(c.hint);
+  }
+  return result.checks;
 }
 
 Sandbox ProviderSession::create(const CreateRequest& request) {
-  auto doc = json::parse(call(plugin_->table().create, "create", json::to_json(request)), "create result");
-  Sandbox sandbox = remember(json::sandbox_from(doc));
+  Sandbox sandbox = remember(answer<Sandbox>(call(plugin_->table().create, "create", wire::to_json(request)), "create"));
   if (sandbox.id.empty())
     throw Error(ErrorCode::internal, fmt::format("provider '{}' created a sandbox without an id", spec().name),
                 "this is a bug in the provider plugin; report it to its authors");
@@ -127,69 +115,38 @@ Sandbox ProviderSession::create(const CreateRequest& request) {
 }
 
 Sandbox ProviderSession::get(const std::string& id) {
-  rapidjson::StringBuffer buffer;
-  json::Writer w(buffer);
-  w.StartObject();
-  json::write_string(w, "id", id);
-  w.EndObject();
-  auto doc = json::parse(call(plugin_->table().get, "get", buffer.GetString()), "get result");
-  return remember(json::sandbox_from(doc));
+  return remember(answer<Sandbox>(call(plugin_->table().get, "get", wire::to_json(wire::GetRequest{id})), "get"));
 }
 
 std::vector<Sandbox> ProviderSession::list(const StringMap& labels) {
-  rapidjson::StringBuffer buffer;
-  json::Writer w(buffer);
-  w.StartObject();
-  json::write_map(w, "labels", labels);
-  w.EndObject();
-  auto doc = json::parse(call(plugin_->table().list, "list", buffer.GetString()), "list result");
-  std::vector<Sandbox> out;
-  if (auto it = doc.FindMember("sandboxes"); it != doc.MemberEnd() && it->value.IsArray())
-    for (const auto& s : it->value.GetArray()) out.push_back(json::sandbox_from(s));
-  return out;
+  return answer<wire::ListResult>(call(plugin_->table().list, "list", wire::to_json(wire::ListRequest{labels})), "list")
+      .sandboxes;
 }
 
 void ProviderSession::destroy(const Sandbox& sandbox) {
-  call(plugin_->table().destroy, "destroy", sandbox_request(sandbox));
+  // Destroying is cleanup: it runs after the Ctrl-C that asked for it and is never cut short by it.
+  call(plugin_->table().destroy, "destroy", wire::to_json(wire::SandboxRequest{sandbox}), /*cancellable=*/false);
 }
 
 int ProviderSession::exec(const Sandbox& sandbox, const Command& command) {
-  std::string request = sandbox_request(sandbox, [&](json::Writer& w) {
-    w.Key("command");
-    json::write_command(w, command);
-  });
-  auto doc = json::parse(call(plugin_->table().exec, "exec", request), "exec result");
-  // A missing exit code must not read as success.
-  if (!doc.IsObject() || !doc.HasMember("exitCode") || !doc["exitCode"].IsInt())
-    throw Error(ErrorCode::internal, fmt::format("provider '{}' returned no exit code from exec", spec().name),
-                "this is a bug in the provider plugin; report it to its authors");
-  return doc["exitCode"].GetInt();
+  return answer<ExecResult>(call(plugin_->table().exec, "exec", wire::to_json(wire::ExecRequest{sandbox, command})),
+                            "exec")
+      .exit_code;
 }
 
-void ProviderSession::upload(const Sandbox& sandbox, const std::string& archive_path, std::uint64_t size) {
-  call(plugin_->table().upload, "upload", sandbox_request(sandbox, [&](json::Writer& w) {
-         json::write_string(w, "archive", archive_path);
-         w.Key("size");
-         w.Uint64(size);
-       }));
+void ProviderSession::upload(const Sandbox& sandbox, const UploadRequest& request) {
+  call(plugin_->table().upload, "upload", wire::to_json(wire::UploadCall{sandbox, request}));
 }
 
 Sandbox ProviderSession::extend(const Sandbox& sandbox, std::int64_t seconds) {
-  auto doc = json::parse(call(plugin_->table().extend, "extend", sandbox_request(sandbox, [&](json::Writer& w) {
-                           w.Key("seconds");
-                           w.Int64(seconds);
-                         })),
-                         "extend result");
-  return remember(json::sandbox_from(doc));
+  return remember(answer<Sandbox>(
+      call(plugin_->table().extend, "extend", wire::to_json(wire::ExtendRequest{sandbox, seconds})), "extend"));
 }
 
 std::string ProviderSession::url(const Sandbox& sandbox, int port) {
-  auto doc = json::parse(call(plugin_->table().url, "url", sandbox_request(sandbox, [&](json::Writer& w) {
-                           w.Key("port");
-                           w.Int(port);
-                         })),
-                         "url result");
-  return json::get_string(doc, "url");
+  return answer<wire::UrlResult>(call(plugin_->table().url, "url", wire::to_json(wire::UrlRequest{sandbox, port})),
+                                 "url")
+      .url;
 }
 
 }  // namespace corral

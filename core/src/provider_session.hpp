@@ -41,13 +41,17 @@ class ProviderSession {
   std::vector<Sandbox> list(const StringMap& labels);
   void destroy(const Sandbox& sandbox);
   int exec(const Sandbox& sandbox, const Command& command);
-  void upload(const Sandbox& sandbox, const std::string& archive_path, std::uint64_t size);
+  void upload(const Sandbox& sandbox, const UploadRequest& request);
   Sandbox extend(const Sandbox& sandbox, std::int64_t seconds);
   std::string url(const Sandbox& sandbox, int port);
 
  private:
-  // Calls primitive `fn` (named `name` for errors) and returns its JSON result.
-  std::string call(corral_call_fn fn, const char* name, const std::string& request);
+  // Calls primitive `fn` (named `name` for errors) and returns its JSON result. A call
+  // that is not `cancellable` never sees the user's Ctrl-C.
+  std::string call(corral_call_fn fn, const char* name, const std::string& request, bool cancellable = true);
+  // Reads a primitive's answer; a malformed one is the plugin's bug (internal).
+  template <class Result>
+  Result answer(const std::string& text, const char* primitive);
   Sandbox remember(Sandbox sandbox);
 
   std::shared_ptr<const Plugin> plugin_;

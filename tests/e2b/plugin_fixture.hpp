@@ -1,6 +1,8 @@
 // A stand-in E2B plus the e2b plugin opened against it, for plugin-level tests.
 #pragma once
 
+#include "corral/wire.hpp"
+
 #include <map>
 #include <memory>
 #include <string>
@@ -30,9 +32,12 @@ struct E2bFixture {
   const corral_plugin_v1& d() const { return plugin->descriptor(); }
 };
 
-// The request JSON of primitives that take a sandbox: {"sandbox": <sandbox>, ...extra}.
-inline std::string with_sandbox(const std::string& sandbox_json, const std::string& extra = "") {
-  return "{\"sandbox\":" + sandbox_json + (extra.empty() ? "" : "," + extra) + "}";
+// The sandbox a primitive answered with.
+inline Sandbox sandbox_of(const std::string& sandbox_json) { return wire::read<Sandbox>(sandbox_json, "sandbox"); }
+
+// The request JSON of primitives that take only a sandbox (destroy, pause, resume).
+inline std::string with_sandbox(const std::string& sandbox_json) {
+  return wire::to_json(wire::SandboxRequest{sandbox_of(sandbox_json)});
 }
 
 }  // namespace corral::test

@@ -19,7 +19,7 @@ namespace {
 
 std::string create(E2bFixture& fx, const std::string& lease = "lease-1", const std::string& slug = "calm-otter") {
   CreateRequest r{lease, slug, {{"corral-owner", "corral"}, {"corral-lease", lease}, {"corral-slug", slug}}, ""};
-  PluginCall c = fx.plugin->call(fx.d().create, json::to_json(r));
+  PluginCall c = fx.plugin->call(fx.d().create, wire::to_json(r));
   INFO(c.message);
   REQUIRE(c.ok);
   return c.result;
@@ -28,10 +28,7 @@ std::string create(E2bFixture& fx, const std::string& lease = "lease-1", const s
 std::string id_of(const std::string& sandbox_json) { return json::get_string(json::parse(sandbox_json, "t"), "id"); }
 
 std::string exec_request(const std::string& sandbox, Command c) {
-  rapidjson::StringBuffer b;
-  json::Writer w(b);
-  json::write_command(w, c);
-  return with_sandbox(sandbox, std::string("\"command\":") + b.GetString());
+  return wire::to_json(wire::ExecRequest{sandbox_of(sandbox), std::move(c)});
 }
 
 Command shell(const std::string& script, const std::string& cwd = "", std::int64_t timeout = 0) {
@@ -56,7 +53,7 @@ std::string archive(const TempDir& dir, const std::map<std::string, std::string>
 }
 
 PluginCall upload(E2bFixture& fx, const std::string& sandbox, const std::string& path) {
-  return fx.plugin->call(fx.d().upload, with_sandbox(sandbox, "\"archive\":\"" + path + "\",\"size\":100"));
+  return fx.plugin->call(fx.d().upload, wire::to_json(wire::UploadCall{sandbox_of(sandbox), {path, 100, {}}}));
 }
 
 // A sandbox with a synced workspace (a workdir to run in), as core leaves it before exec.
@@ -370,7 +367,7 @@ TEST_CASE("a lifetime above the account cap is retried once at the cap, with a w
     E2bFixture fx;
     std::string sb = create(fx);
     fx.server.with([](auto& st) { st.faults.lifetime_cap_hours = 1; return 0; });
-    PluginCall c = fx.plugin->call(fx.d().extend, with_sandbox(sb, "\"seconds\":7200"));
+    PluginCall c = fx.plugin->call(fx.d().extend, wire::to_json(wire::ExtendRequest{sandbox_of(sb), 7200}));
     REQUIRE(c.ok);
     CHECK(c.warnings.size() == 1);
     CHECK(fx.server.calls("timeout") == 2);
@@ -486,7 +483,7 @@ TEST_CASE("extend sets the new lifetime; url names the port's host") {
   E2bFixture fx(Opts{{"domain", "sandbox.example.org"}});
   std::string sb = create(fx);
   std::string id = id_of(sb);
-  PluginCall ext = fx.plugin->call(fx.d().extend, with_sandbox(sb, "\"seconds\":600"));
+  PluginCall ext = fx.plugin->call(fx.d().extend, wire::to_json(wire::ExtendRequest{sandbox_of(sb), 600}));
   REQUIRE(ext.ok);
   auto end = fx.server.with([&](auto& st) { return st.sandboxes.at(id).end_at; });
   auto left = std::chrono::duration_cast<std::chrono::seconds>(end - std::chrono::system_clock::now()).count();
@@ -494,10 +491,10 @@ TEST_CASE("extend sets the new lifetime; url names the port's host") {
   CHECK(left <= 600);
   CHECK_FALSE(json::get_map(json::parse(ext.result, "e"), "details")["endAt"].empty());
 
-  PluginCall url = fx.plugin->call(fx.d().url, with_sandbox(sb, "\"port\":8080"));
+  PluginCall url = fx.plugin->call(fx.d().url, wire::to_json(wire::UrlRequest{sandbox_of(sb), 8080}));
   REQUIRE(url.ok);
   CHECK(json::get_string(json::parse(url.result, "u"), "url") == "https://8080-" + id + ".sandbox.example.org");
-  CHECK(fx.plugin->call(fx.d().url, with_sandbox(sb, "\"port\":70000")).code == CORRAL_ERR_INVALID_ARGUMENT);
+  CHECK(fx.plugin->call(fx.d().url, wire::to_json(wire::UrlRequest{sandbox_of(sb), 70000})).code == CORRAL_ERR_INVALID_ARGUMENT);
   fx.plugin->call(fx.d().destroy, with_sandbox(sb));
 }
 

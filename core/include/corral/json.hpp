@@ -16,7 +16,11 @@ namespace corral::json {
 
 using Document = rapidjson::Document;
 using Value = rapidjson::Value;
-using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
+// Not rapidjson::Writer<StringBuffer>: RapidJSON 1.1.0's SSE2 specialization for exactly
+// that type leaves bytes 0x1A-0x1F unescaped in long strings (invalid JSON, and ESC is
+// one of them). A different stack allocator selects the portable, correct writer.
+using Writer = rapidjson::Writer<rapidjson::StringBuffer, rapidjson::UTF8<>, rapidjson::UTF8<>,
+                                 rapidjson::MemoryPoolAllocator<>>;
 
 // Parses `text`; a syntax error throws invalid-argument naming `what` and the offset.
 Document parse(std::string_view text, std::string_view what);
@@ -31,8 +35,11 @@ bool get_bool(const Value& object, const char* key, bool fallback = false);
 std::vector<std::string> get_strings(const Value& object, const char* key);
 StringMap get_map(const Value& object, const char* key);
 
-// Writes `key: value` pairs and small collections.
+// Writes `key: value` pairs and small collections. Text that is not valid UTF-8 is
+// written with U+FFFD in place of each bad byte, so the output is always valid JSON.
 void write_string(Writer& w, const char* key, std::string_view value);
+void write_text(Writer& w, std::string_view value);
+void write_key(Writer& w, std::string_view key);
 void write_strings(Writer& w, const char* key, const std::vector<std::string>& values);
 void write_map(Writer& w, const char* key, const StringMap& values);
 
@@ -46,11 +53,6 @@ void write_sandbox(Writer& w, const Sandbox& sandbox, bool include_secrets);
 std::string to_json(const Sandbox& sandbox, bool include_secrets);
 Sandbox sandbox_from(const Value& value);
 
-void write_command(Writer& w, const Command& command);
 void write_check(Writer& w, const DoctorCheck& check);
-Command command_from(const Value& value);
-
-std::string to_json(const CreateRequest& request);
-CreateRequest create_request_from(const Value& value);
 
 }  // namespace corral::json

@@ -76,7 +76,7 @@ class Provider {
 
 namespace detail {
 
-using Body = std::string (*)(Provider&, const json::Document&, const Host&);
+using Body = std::string (*)(Provider&, std::string_view request, const Host&);
 
 // Runs `body` and reports its result or error to the host; never throws.
 int invoke(void* instance, const char* request, const corral_host_v1* host, void* call, Body body);
@@ -87,17 +87,17 @@ void close(void* instance);
 // The provider name in `spec_json`, kept alive for the descriptor.
 const char* spec_name(const char* spec_json);
 
-std::string do_doctor(Provider&, const json::Document&, const Host&);
-std::string do_create(Provider&, const json::Document&, const Host&);
-std::string do_get(Provider&, const json::Document&, const Host&);
-std::string do_list(Provider&, const json::Document&, const Host&);
-std::string do_destroy(Provider&, const json::Document&, const Host&);
-std::string do_exec(Provider&, const json::Document&, const Host&);
-std::string do_upload(Provider&, const json::Document&, const Host&);
-std::string do_extend(Provider&, const json::Document&, const Host&);
-std::string do_url(Provider&, const json::Document&, const Host&);
-std::string do_pause(Provider&, const json::Document&, const Host&);
-std::string do_resume(Provider&, const json::Document&, const Host&);
+std::string do_doctor(Provider&, std::string_view, const Host&);
+std::string do_create(Provider&, std::string_view, const Host&);
+std::string do_get(Provider&, std::string_view, const Host&);
+std::string do_list(Provider&, std::string_view, const Host&);
+std::string do_destroy(Provider&, std::string_view, const Host&);
+std::string do_exec(Provider&, std::string_view, const Host&);
+std::string do_upload(Provider&, std::string_view, const Host&);
+std::string do_extend(Provider&, std::string_view, const Host&);
+std::string do_url(Provider&, std::string_view, const Host&);
+std::string do_pause(Provider&, std::string_view, const Host&);
+std::string do_resume(Provider&, std::string_view, const Host&);
 
 template <Body B>
 int call(void* instance, const char* request, const corral_host_v1* host, void* c) {

@@ -11,7 +11,8 @@
 namespace corral::e2b::standin {
 namespace {
 
-using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
+// Not Writer<StringBuffer>: its SSE2 specialization (RapidJSON 1.1.0) leaves 0x1A-0x1F unescaped.
+using Writer = rapidjson::Writer<rapidjson::StringBuffer, rapidjson::UTF8<>, rapidjson::UTF8<>, rapidjson::MemoryPoolAllocator<>>;
 
 void write_metadata(Writer& w, const FakeSandbox& sb) {
   w.Key("metadata");

@@ -22,7 +22,8 @@ namespace corral::e2b::standin {
 namespace {
 
 namespace fs = std::filesystem;
-using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
+// Not Writer<StringBuffer>: its SSE2 specialization (RapidJSON 1.1.0) leaves 0x1A-0x1F unescaped.
+using Writer = rapidjson::Writer<rapidjson::StringBuffer, rapidjson::UTF8<>, rapidjson::UTF8<>, rapidjson::MemoryPoolAllocator<>>;
 
 // Framing written here by hand, independent of the client's helpers under test.
 std::string frame(const std::string& payload, unsigned char flags = 0) {

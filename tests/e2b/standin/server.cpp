@@ -11,7 +11,7 @@ namespace corral::e2b::standin {
 
 void http_error(httplib::Response& res, int status, const std::string& message) {
   rapidjson::StringBuffer b;
-  rapidjson::Writer<rapidjson::StringBuffer> w(b);
+  rapidjson::Writer<rapidjson::StringBuffer, rapidjson::UTF8<>, rapidjson::UTF8<>, rapidjson::MemoryPoolAllocator<>> w(b);
   w.StartObject();
   w.Key("code");
   w.Int(status);

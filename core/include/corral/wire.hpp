@@ -1,0 +1,93 @@
+// The wire vocabulary of the plugin ABI: one struct per primitive's request and result,
+// each with one writer and one reader, used by the host (provider_session.cpp) and by the
+// SDK's entry points (sdk.cpp) alike, so both sides always speak the same JSON. Also the
+// labels that mark a sandbox as corral's, and the one rule for matching them.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "corral/json.hpp"
+#include "corral/types.hpp"
+
+namespace corral::wire {
+
+// Labels core puts on every sandbox it creates. Plugins store them as the provider
+// allows (labels, metadata, a name) and give them back from get and list.
+inline constexpr const char* kOwnerLabel = "corral-owner";  // always kOwnerValue
+inline constexpr const char* kOwnerValue = "corral";
+inline constexpr const char* kLeaseLabel = "corral-lease";  // the lease id
+inline constexpr const char* kSlugLabel = "corral-slug";    // the lease's human name
+inline constexpr const char* kHostLabel = "corral-host";    // the corral state that owns it
+
+// The labels of a sandbox created for lease `lease_id` by the corral host `host_id`.
+StringMap owner_labels(const std::string& lease_id, const std::string& slug, const std::string& host_id);
+// True when `labels` has every key of `filter` with the same value.
+bool labels_match(const StringMap& labels, const StringMap& filter);
+
+// {} -> DoctorResult
+struct DoctorResult {
+  std::vector<DoctorCheck> checks;
+};
+// open: the resolved option values.
+struct OpenRequest {
+  StringMap options;
+};
+struct GetRequest {
+  std::string id;
+};
+struct ListRequest {
+  StringMap labels;
+};
+struct ListResult {
+  std::vector<Sandbox> sandboxes;
+};
+// destroy, pause and resume: the sandbox alone.
+struct SandboxRequest {
+  Sandbox sandbox;
+};
+struct ExecRequest {
+  Sandbox sandbox;
+  Command command;
+};
+struct UploadCall {
+  Sandbox sandbox;
+  UploadRequest upload;
+};
+struct ExtendRequest {
+  Sandbox sandbox;
+  std::int64_t seconds = 0;
+};
+struct UrlRequest {
+  Sandbox sandbox;
+  int port = 0;
+};
+struct UrlResult {
+  std::string url;
+};
+
+// The JSON text of each message. A Sandbox travels with its secrets here: the wire runs
+// from a plugin back into the same plugin, never to storage or the screen.
+std::string to_json(const DoctorResult& m);
+std::string to_json(const OpenRequest& m);
+std::string to_json(const CreateRequest& m);
+std::string to_json(const GetRequest& m);
+std::string to_json(const ListRequest& m);
+std::string to_json(const ListResult& m);
+std::string to_json(const SandboxRequest& m);
+std::string to_json(const Sandbox& m);
+std::string to_json(const ExecRequest& m);
+std::string to_json(const ExecResult& m);
+std::string to_json(const UploadCall& m);
+std::string to_json(const ExtendRequest& m);
+std::string to_json(const UrlRequest& m);
+std::string to_json(const UrlResult& m);
+
+// Reads message T from JSON text; a missing required field or a wrong type throws
+// corral::Error naming `what` and the field.
+template <class T>
+T read(std::string_view text, std::string_view what);
+
+}  // namespace corral::wire

@@ -1,0 +1,269 @@
+#include "corral/wire.hpp"
+
+#include <functional>
+
+namespace corral::wire {
+namespace {
+
+using json::Value;
+using json::Writer;
+
+// The compact JSON text of one object whose members `body` writes.
+std::string object(const std::function<void(Writer&)>& body) {
+  rapidjson::StringBuffer buffer;
+  Writer w(buffer);
+  w.StartObject();
+  body(w);
+  w.EndObject();
+  return {buffer.GetString(), buffer.GetSize()};
+}
+
+void write_sandbox_member(Writer& w, const Sandbox& sandbox) {
+  w.Key("sandbox");
+  json::write_sandbox(w, sandbox, /*include_secrets=*/true);
+}
+
+void write_command(Writer& w, const Command& command) {
+  w.StartObject();
+  if (!command.argv.empty()) json::write_strings(w, "argv", command.argv);
+  if (!command.shell.empty()) json::write_string(w, "shell", command.shell);
+  json::write_string(w, "cwd", command.cwd);
+  json::write_map(w, "env", command.env);
+  w.Key("timeoutSeconds");
+  w.Int64(command.timeout_seconds);
+  w.EndObject();
+}
+
+Command command_from(const Value& value) {
+  if (!value.IsObject()) throw Error(ErrorCode::invalid_argument, "field 'command' must be an object");
+  Command c;
+  c.argv = json::get_strings(value, "argv");
+  c.shell = json::get_string(value, "shell");
+  c.cwd = json::get_string(value, "cwd");
+  c.env = json::get_map(value, "env");
+  c.timeout_seconds = json::get_int(value, "timeoutSeconds");
+  return c;
+}
+
+// The member `key` of `doc`, which must be there.
+const Value& required(const Value& doc, const char* key, std::string_view what) {
+  if (doc.IsObject())
+    if (auto it = doc.FindMember(key); it != doc.MemberEnd() && !it->value.IsNull()) return it->value;
+  throw Error(ErrorCode::invalid_argument, std::string(what) + " has no '" + key + "'");
+}
+
+Sandbox sandbox_member(const Value& doc, std::string_view what) {
+  return json::sandbox_from(required(doc, "sandbox", what));
+}
+
+}  // namespace
+
+StringMap owner_labels(const std::string& lease_id, const std::string& slug, const std::string& host_id) {
+  StringMap labels = {{kOwnerLabel, kOwnerValue}, {kLeaseLabel, lease_id}, {kSlugLabel, slug}};
+  if (!host_id.empty()) labels[kHostLabel] = host_id;
+  return labels;
+}
+
+bool labels_match(const StringMap& labels, const StringMap& filter) {
+  for (const auto& [key, value] : filter) {
+    auto it = labels.find(key);
+    if (it == labels.end() || it->second != value) return false;
+  }
+  return true;
+}
+
+std::string to_json(const DoctorResult& m) {
+  return object([&](Writer& w) {
+    w.Key("checks");
+    w.StartArray();
+    for (const DoctorCheck& c : m.checks) json::write_check(w, c);
+    w.EndArray();
+  });
+}
+
+std::string to_json(const OpenRequest& m) {
+  return object([&](Writer& w) { json::write_map(w, "options", m.options); });
+}
+
+std::string to_json(const CreateRequest& m) {
+  return object([&](Writer& w) {
+    json::write_string(w, "leaseId", m.lease_id);
+    json::write_string(w, "slug", m.slug);
+    json::write_map(w, "labels", m.labels);
+    json::write_string(w, "workspace", m.workspace);
+  });
+}
+
+std::string to_json(const GetRequest& m) {
+  return object([&](Writer& w) { json::write_string(w, "id", m.id); });
+}
+
+std::string to_json(const ListRequest& m) {
+  return object([&](Writer& w) { json::write_map(w, "labels", m.labels); });
+}
+
+std::string to_json(const ListResult& m) {
+  return object([&](Writer& w) {
+    w.Key("sandboxes");
+    w.StartArray();
+    // Listings carry no secrets: a listed sandbox is reached through get() first.
+    for (const Sandbox& s : m.sandboxes) json::write_sandbox(w, s, /*include_secrets=*/false);
+    w.EndArray();
+  });
+}
+
+std::string to_json(const SandboxRequest& m) {
+  return object([&](Writer& w) { write_sandbox_member(w, m.sandbox); });
+}
+
+std::string to_json(const Sandbox& m) { return json::to_json(m, /*include_secrets=*/true); }
+
+std::string to_json(const ExecRequest& m) {
+  return object([&](Writer& w) {
+    write_sandbox_member(w, m.sandbox);
+    w.Key("command");
+    write_command(w, m.command);
+  });
+}
+
+std::string to_json(const ExecResult& m) {
+  return object([&](Writer& w) {
+    w.Key("exitCode");
+    w.Int(m.exit_code);
+  });
+}
+
+std::string to_json(const UploadCall& m) {
+  return object([&](Writer& w) {
+    write_sandbox_member(w, m.sandbox);
+    json::write_string(w, "archive", m.upload.archive_path);
+    w.Key("size");
+    w.Uint64(m.upload.size);
+    if (!m.upload.removed.empty()) json::write_strings(w, "removed", m.upload.removed);
+  });
+}
+
+std::string to_json(const ExtendRequest& m) {
+  return object([&](Writer& w) {
+    write_sandbox_member(w, m.sandbox);
+    w.Key("seconds");
+    w.Int64(m.seconds);
+  });
+}
+
+std::string to_json(const UrlRequest& m) {
+  return object([&](Writer& w) {
+    write_sandbox_member(w, m.sandbox);
+    w.Key("port");
+    w.Int(m.port);
+  });
+}
+
+std::string to_json(const UrlResult& m) {
+  return object([&](Writer& w) { json::write_string(w, "url", m.url); });
+}
+
+template <>
+DoctorResult read<DoctorResult>(std::string_view text, std::string_view what) {
+  json::Document doc = json::parse(text, what);
+  DoctorResult r;
+  if (auto it = doc.IsObject() ? doc.FindMember("checks") : doc.MemberEnd();
+      doc.IsObject() && it != doc.MemberEnd()) {
+    if (!it->value.IsArray()) throw Error(ErrorCode::invalid_argument, std::string(what) + ": 'checks' must be a list");
+    for (const Value& c : it->value.GetArray())
+      r.checks.push_back({json::get_string(c, "name"), json::get_bool(c, "ok"), json::get_string(c, "detail"),
+                          json::get_string(c, "hint")});
+  }
+  return r;
+}
+
+template <>
+OpenRequest read<OpenRequest>(std::string_view text, std::string_view what) {
+  return {json::get_map(json::parse(text, what), "options")};
+}
+
+template <>
+CreateRequest read<CreateRequest>(std::string_view text, std::string_view what) {
+  json::Document doc = json::parse(text, what);
+  CreateRequest r;
+  r.lease_id = json::get_string(doc, "leaseId");
+  r.slug = json::get_string(doc, "slug");
+  r.labels = json::get_map(doc, "labels");
+  r.workspace = json::get_string(doc, "workspace");
+  return r;
+}
+
+template <>
+GetRequest read<GetRequest>(std::string_view text, std::string_view what) {
+  return {json::get_string(json::parse(text, what), "id")};
+}
+
+template <>
+ListRequest read<ListRequest>(std::string_view text, std::string_view what) {
+  return {json::get_map(json::parse(text, what), "labels")};
+}
+
+template <>
+ListResult read<ListResult>(std::string_view text, std::string_view what) {
+  json::Document doc = json::parse(text, what);
+  ListResult r;
+  const Value& list = required(doc, "sandboxes", what);
+  if (!list.IsArray()) throw Error(ErrorCode::invalid_argument, std::string(what) + ": 'sandboxes' must be a list");
+  for (const Value& s : list.GetArray()) r.sandboxes.push_back(json::sandbox_from(s));
+  return r;
+}
+
+template <>
+SandboxRequest read<SandboxRequest>(std::string_view text, std::string_view what) {
+  return {sandbox_member(json::parse(text, what), what)};
+}
+
+template <>
+Sandbox read<Sandbox>(std::string_view text, std::string_view what) {
+  return json::sandbox_from(json::parse(text, what));
+}
+
+template <>
+ExecRequest read<ExecRequest>(std::string_view text, std::string_view what) {
+  json::Document doc = json::parse(text, what);
+  return {sandbox_member(doc, what), command_from(required(doc, "command", what))};
+}
+
+template <>
+ExecResult read<ExecResult>(std::string_view text, std::string_view what) {
+  json::Document doc = json::parse(text, what);
+  // A missing exit code must never read as success.
+  const Value& code = required(doc, "exitCode", what);
+  if (!code.IsInt()) throw Error(ErrorCode::invalid_argument, std::string(what) + ": 'exitCode' must be a whole number");
+  return {code.GetInt()};
+}
+
+template <>
+UploadCall read<UploadCall>(std::string_view text, std::string_view what) {
+  json::Document doc = json::parse(text, what);
+  UploadCall m;
+  m.sandbox = sandbox_member(doc, what);
+  m.upload.archive_path = json::get_string(doc, "archive");
+  m.upload.size = static_cast<std::uint64_t>(json::get_int(doc, "size"));
+  m.upload.removed = json::get_strings(doc, "removed");
+  return m;
+}
+
+template <>
+ExtendRequest read<ExtendRequest>(std::string_view text, std::string_view what) {
+  json::Document doc = json::parse(text, what);
+  return {sandbox_member(doc, what), json::get_int(doc, "seconds")};
+}
+
+template <>
+UrlRequest read<UrlRequest>(std::string_view text, std::string_view what) {
+  json::Document doc = json::parse(text, what);
+  return {sandbox_member(doc, what), static_cast<int>(json::get_int(doc, "port"))};
+}
+
+template <>
+UrlResult read<UrlResult>(std::string_view text, std::string_view what) {
+  return {json::get_string(json::parse(text, what), "url")};
+}
+
+}  // namespace corral::wire

@@ -1,0 +1,167 @@
+// The wire vocabulary: every message survives a write/read round trip, malformed answers
+// are refused, text from anywhere makes valid JSON, and destination options must be
+// trusted.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "cli.hpp"
+#include "corral/json.hpp"
+#include "corral/sdk/sync.hpp"
+#include "corral/wire.hpp"
+#include "printable.hpp"
+
+using namespace corral;
+namespace fs = std::filesystem;
+
+TEST_CASE("every primitive's request and result reads back as written") {
+  Sandbox sb;
+  sb.id = "sb-1";
+  sb.state = "running";
+  sb.details = {{"k", "v"}};
+  sb.labels = wire::owner_labels("lease1", "calm-otter", "0123456789ab");
+  sb.secrets = {{"token", "s3cret"}};
+  Command c;
+  c.argv = {"sh", "-c", "echo \"hi\"\n"};
+  c.cwd = "sub";
+  c.env = {{"A", "1"}};
+  c.timeout_seconds = 90;
+
+  auto exec = wire::read<wire::ExecRequest>(wire::to_json(wire::ExecRequest{sb, c}), "t");
+  CHECK(exec.sandbox.secrets.at("token") == "s3cret");  // the wire carries secrets back to the plugin
+  CHECK(exec.sandbox.labels.at(wire::kHostLabel) == "0123456789ab");
+  CHECK(exec.command.argv == c.argv);
+  CHECK(exec.command.cwd == "sub");
+  CHECK(exec.command.env == c.env);
+  CHECK(exec.command.timeout_seconds == 90);
+
+  UploadRequest up{"/tmp/a.tar.gz", 42, {"gone.txt", "dir/x"}};
+  auto upload = wire::read<wire::UploadCall>(wire::to_json(wire::UploadCall{sb, up}), "t");
+  CHECK(upload.upload.archive_path == up.archive_path);
+  CHECK(upload.upload.size == 42);
+  CHECK(upload.upload.removed == up.removed);
+
+  CreateRequest cr{"lease1", "calm-otter", sb.labels, "/w"};
+  auto create = wire::read<CreateRequest>(wire::to_json(cr), "t");
+  CHECK(create.labels == cr.labels);
+  CHECK(create.workspace == "/w");
+
+  CHECK(wire::read<wire::ExtendRequest>(wire::to_json(wire::ExtendRequest{sb, 3600}), "t").seconds == 3600);
+  CHECK(wire::read<wire::UrlRequest>(wire::to_json(wire::UrlRequest{sb, 8080}), "t").port == 8080);
+  CHECK(wire::read<wire::UrlResult>(wire::to_json(wire::UrlResult{"https://x"}), "t").url == "https://x");
+  CHECK(wire::read<ExecResult>(wire::to_json(ExecResult{7}), "t").exit_code == 7);
+  auto listed = wire::read<wire::ListResult>(wire::to_json(wire::ListResult{{sb, sb}}), "t");
+  REQUIRE(listed.sandboxes.size() == 2);
+  CHECK(listed.sandboxes[0].secrets.empty());  // listings never carry secrets
+  auto doctor = wire::read<wire::DoctorResult>(wire::to_json(wire::DoctorResult{{{"n", true, "d", "h"}}}), "t");
+  REQUIRE(doctor.checks.size() == 1);
+  CHECK(doctor.checks[0].ok);
+}
+
+TEST_CASE("an answer without an exit code is never read as success") {
+  CHECK_THROWS_AS(wire::read<ExecResult>("{}", "t"), Error);
+  CHECK_THROWS_AS(wire::read<ExecResult>(R"({"exitCode":"0"})", "t"), Error);
+  CHECK_THROWS_AS(wire::read<wire::ListResult>(R"({"sandboxes":{}})", "t"), Error);
+  CHECK_THROWS_AS(wire::read<wire::ExecRequest>(R"({"sandbox":{"id":"x"}})", "t"), Error);
+}
+
+TEST_CASE("labels match only when every filter pair is there") {
+  StringMap labels = wire::owner_labels("l", "s", "h");
+  CHECK(wire::labels_match(labels, {}));
+  CHECK(wire::labels_match(labels, {{wire::kOwnerLabel, wire::kOwnerValue}, {wire::kLeaseLabel, "l"}}));
+  CHECK_FALSE(wire::labels_match(labels, {{wire::kLeaseLabel, "other"}}));
+  CHECK_FALSE(wire::labels_match(labels, {{"missing", "x"}}));
+}
+
+TEST_CASE("any bytes make valid JSON") {
+  Sandbox sb;
+  sb.id = std::string("id\x00\x1b[2J\xff\xc0\xafz", 10);
+  sb.labels = {{std::string("k\xfe", 2), std::string("\xed\xa0\x80v", 4)}};  // a surrogate
+  std::string text = json::to_json(sb, false);
+  Sandbox back = wire::read<Sandbox>(text, "t");  // throws when invalid
+  CHECK(back.id.substr(0, 3) == std::string("id\x00", 3));
+  CHECK(back.id.find("\xef\xbf\xbd") != std::string::npos);
+  CHECK(back.labels.begin()->second.find("\xed") == std::string::npos);
+  CHECK(back.labels.begin()->second.back() == 'v');
+}
+
+TEST_CASE("control bytes in long strings are escaped (RapidJSON's SSE2 writer would not)") {
+  std::string text;
+  for (int i = 0; i < 64; ++i) text += static_cast<char>(i % 32);
+  text += std::string(40, '\x1b') + "end";
+  Sandbox sb;
+  sb.id = text;
+  std::string json_text = json::to_json(sb, false);
+  for (char c : json_text) CHECK(static_cast<unsigned char>(c) >= 0x20);
+  CHECK(wire::read<Sandbox>(json_text, "t").id == text);
+}
+
+TEST_CASE("text for the terminal has no raw control characters") {
+  CHECK(printable("a\x1b[31mb") == "a\\x1b[31mb");
+  CHECK(printable("x\xc2\x9b" "1m") == "x\\u009b1m");
+  CHECK(printable("line\nnext", true) == "line\nnext");
+  CHECK(printable("line\nnext") == "line\\x0anext");
+  CHECK(printable("caf\xc3\xa9") == "caf\xc3\xa9");  // ordinary UTF-8 untouched
+}
+
+TEST_CASE("a spec whose endpoint, file or program option is not trusted is refused") {
+  const std::string base =
+      R"({"name":"p","kind":"delegated-run","features":[],"docs":{},"options":[{"name":"api-url","type":"TYPE"TRUST}]})";
+  auto spec = [&](const std::string& type, const std::string& trust) {
+    std::string s = base;
+    s.replace(s.find("TYPE"), 4, type);
+    s.replace(s.find("TRUST"), 5, trust);
+    return s;
+  };
+  for (const char* type : {"url", "host", "path", "program"}) {
+    CAPTURE(type);
+    try {
+      json::spec_from_json(spec(type, ""));
+      FAIL("an untrusted destination option loaded");
+    } catch (const Error& e) {
+      CHECK(std::string(e.what()).find("api-url") != std::string::npos);
+      CHECK(std::string(e.what()).find("trusted") != std::string::npos);
+    }
+    CHECK(json::spec_from_json(spec(type, R"(,"trusted":true)")).options.at(0).trusted);
+  }
+  CHECK_NOTHROW(json::spec_from_json(spec("string", "")));
+  CHECK_THROWS_AS(json::spec_from_json(spec("uri", R"(,"trusted":true)")), Error);
+}
+
+TEST_CASE("removing deleted files never follows a link out of the workspace") {
+  test::TempDir dir;
+  fs::path ws = dir.path() / "ws";
+  fs::path outside = dir.path() / "outside";
+  dir.write("outside/victim.txt", "keep me");
+  dir.write("ws/a/b/gone.txt", "x");
+  dir.write("ws/a/stays.txt", "y");
+  dir.write("ws/top.txt", "z");
+  fs::create_directory_symlink(outside, ws / "link");
+
+  sdk::remove_paths_under(ws, {"a/b/gone.txt", "top.txt", "link/victim.txt", "never/was.txt"});
+  CHECK_FALSE(fs::exists(ws / "a/b/gone.txt"));
+  CHECK_FALSE(fs::exists(ws / "a/b"));       // emptied folder removed
+  CHECK(fs::exists(ws / "a/stays.txt"));     // non-empty folder kept
+  CHECK_FALSE(fs::exists(ws / "top.txt"));
+  CHECK(fs::exists(outside / "victim.txt"));  // not through the sandbox's symlink
+  CHECK_THROWS_AS(sdk::remove_paths_under(ws, {"../outside/victim.txt"}), Error);
+  CHECK_THROWS_AS(sdk::remove_paths_under(ws, {"/etc/passwd"}), Error);
+  CHECK(fs::exists(outside / "victim.txt"));
+}
+
+TEST_CASE("removal batches stay under the argument limit and keep every path") {
+  std::vector<std::string> paths;
+  for (int i = 0; i < 5000; ++i) paths.push_back("dir/file-" + std::to_string(i) + ".txt");
+  auto batches = sdk::removal_batches(paths, 4096);
+  CHECK(batches.size() > 1);
+  size_t total = 0;
+  for (const auto& b : batches) {
+    size_t bytes = 0;
+    for (const auto& p : b) bytes += p.size() + 1;
+    CHECK(bytes <= 4096);
+    total += b.size();
+  }
+  CHECK(total == paths.size());
+  CHECK(sdk::removal_batches({}).empty());
+}
