@@ -9,7 +9,7 @@
 
 #include "corral/json.hpp"
 #include "docs_blocks.hpp"
-#include "exit_codes.hpp"
+#include "corral/errors.hpp"
 
 namespace corral::docs {
 namespace {
@@ -66,7 +66,7 @@ std::string problem_lines(const ProviderSpec& spec, const std::filesystem::path&
 void require_documented(const ProviderSpec& spec, const std::filesystem::path& library) {
   std::string lines = problem_lines(spec, library);
   if (!lines.empty())
-    throw ConfigError(ErrorCode::invalid_argument,
+    throw ConfigError(
                       fmt::format("cannot document provider '{}':{}", spec.name, lines), kFixHint);
 }
 
@@ -78,11 +78,11 @@ std::vector<ProviderSpec> documented_specs(const std::vector<ProviderEntry>& ent
       lines += fmt::format("\n  registry entry '{}' did not load: {}", e.name, e.error ? e.error->message : "unknown");
       continue;
     }
-    lines += problem_lines(e.plugin->spec(), e.library);
-    specs.push_back(e.plugin->spec());
+    lines += problem_lines(*e.spec, e.library);
+    specs.push_back(*e.spec);
   }
   if (!lines.empty())
-    throw ConfigError(ErrorCode::invalid_argument, fmt::format("cannot generate the provider docs:{}", lines), kFixHint);
+    throw ConfigError(fmt::format("cannot generate the provider docs:{}", lines), kFixHint);
   std::sort(specs.begin(), specs.end(), [](const ProviderSpec& a, const ProviderSpec& b) { return a.name < b.name; });
   return specs;
 }
@@ -118,16 +118,6 @@ std::string authentication(const ProviderSpec& spec) {
   }
   if (!spec.docs.authentication.empty()) each.push_back(spec.docs.authentication);
   return each.empty() ? "none" : fmt::format("{}", fmt::join(each, ", "));
-}
-
-std::string_view describe_kind(ProviderKind kind) {
-  switch (kind) {
-    case ProviderKind::delegated_run: return "the provider runs the command itself and streams its output back; no SSH";
-    case ProviderKind::ssh_lease: return "corral leases a machine from the provider and runs the command over SSH";
-    case ProviderKind::service_control:
-      return "corral starts and stops a service the provider hosts; commands run inside that service";
-  }
-  return "";
 }
 
 std::string cell(std::string_view text) {
@@ -170,7 +160,7 @@ std::string matrix_markdown(const std::vector<ProviderSpec>& specs) {
   if (specs.empty()) out += "\nNo provider is installed.\n";
 
   out += "\n### Legend\n\n**Kind**\n\n";
-  for (ProviderKind k : kAllKinds) out += fmt::format("- `{}`: {}.\n", to_string(k), describe_kind(k));
+  for (ProviderKind k : kAllKinds) out += fmt::format("- `{}`: {}.\n", to_string(k), describe(k));
   out += "\n**Features**\n\n";
   for (Feature f : kAllFeatures) out += fmt::format("- `{}`: {}.\n", to_string(f), describe(f));
   out +=
@@ -199,7 +189,7 @@ std::string matrix_json(const std::vector<ProviderSpec>& specs) {
   for (ProviderKind k : kAllKinds) {
     w.StartObject();
     json::write_string(w, "name", to_string(k));
-    json::write_string(w, "description", describe_kind(k));
+    json::write_string(w, "description", describe(k));
     w.EndObject();
   }
   w.EndArray();

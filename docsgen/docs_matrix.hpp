@@ -38,8 +38,6 @@ std::string lifecycle(const ProviderSpec& spec);
 std::vector<std::string> secret_sources(const OptionSpec& option, const ProviderSpec& spec);
 // The authentication cell: each secret option's sources, or "none".
 std::string authentication(const ProviderSpec& spec);
-// One line of help per provider kind, for legends.
-std::string_view describe_kind(ProviderKind kind);
 // `text` made safe for one Markdown table cell: pipes escaped, newlines flattened, and
 // '<' outside code spans written as an entity so it cannot open an HTML tag.
 std::string cell(std::string_view text);

@@ -23,7 +23,7 @@ std::string summary_table(const ProviderSpec& s) {
       {"Category", s.docs.category},
       {"Aliases", code_list(s.aliases, "none")},
       {"Family", s.family},
-      {"Kind", fmt::format("`{}`: {}", to_string(s.kind), describe_kind(s.kind))},
+      {"Kind", fmt::format("`{}`: {}", to_string(s.kind), describe(s.kind))},
       {"Targets", fmt::format("{}", fmt::join(s.targets, ", "))},
       {"Runs", s.docs.location},
       {"GPU", s.docs.gpu},

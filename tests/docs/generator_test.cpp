@@ -6,7 +6,7 @@
 
 #include "corral/json.hpp"
 #include "docs_matrix.hpp"
-#include "exit_codes.hpp"
+#include "corral/errors.hpp"
 #include "registry_fixture.hpp"
 
 using namespace corral;
@@ -75,7 +75,7 @@ TEST_CASE("the legend explains every kind and feature exactly once") {
   for (Feature f : kAllFeatures)
     CHECK(occurrences(md, "- `" + std::string(to_string(f)) + "`: " + std::string(describe(f))) == 1);
   for (ProviderKind k : kAllKinds)
-    CHECK(occurrences(md, "- `" + std::string(to_string(k)) + "`: " + std::string(docs::describe_kind(k))) == 1);
+    CHECK(occurrences(md, "- `" + std::string(to_string(k)) + "`: " + std::string(describe(k))) == 1);
   for (const char* column : {"**Workspace sync**", "**Runs; GPU**", "**Lifecycle; cleanup**", "**Authentication**"})
     CHECK(occurrences(md, column) == 1);
 }

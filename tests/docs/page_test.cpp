@@ -15,7 +15,7 @@ ProviderSpec spec_of(const std::string& variant) {
   Registry registry = test::load_registry(dir, {variant});
   REQUIRE(registry.entries().size() == 1);
   REQUIRE(registry.entries()[0].ok());
-  return registry.entries()[0].plugin->spec();
+  return *registry.entries()[0].spec;
 }
 
 }  // namespace
