@@ -17,8 +17,30 @@ std::string_view to_string(ErrorCode code) {
     case ErrorCode::timeout: return "timeout";
     case ErrorCode::cancelled: return "cancelled";
     case ErrorCode::unsupported: return "unsupported";
+    case ErrorCode::config: return "config";
   }
   return "internal";
+}
+
+ErrorCode error_code_from_abi(int code) {
+  if (code >= CORRAL_ERR_INTERNAL && code <= CORRAL_ERR_UNSUPPORTED) return static_cast<ErrorCode>(code);
+  return ErrorCode::internal;
+}
+
+int exit_code_for(ErrorCode code) {
+  switch (code) {
+    case ErrorCode::invalid_argument:
+    case ErrorCode::unsupported: return kExitUsage;
+    case ErrorCode::not_found: return kExitNotFound;
+    case ErrorCode::auth: return kExitAuth;
+    case ErrorCode::quota: return kExitQuota;
+    case ErrorCode::unavailable: return kExitUnavailable;
+    case ErrorCode::timeout: return kExitTimeout;
+    case ErrorCode::cancelled: return kExitCancelled;
+    case ErrorCode::config: return kExitConfig;
+    case ErrorCode::internal: return kExitInternal;
+  }
+  return kExitInternal;
 }
 
 std::string_view to_string(Feature feature) {
@@ -54,6 +76,16 @@ std::string_view describe(Feature feature) {
   return "";
 }
 
+std::string_view describe(ProviderKind kind) {
+  switch (kind) {
+    case ProviderKind::delegated_run: return "the provider runs the command itself and streams its output back; no SSH";
+    case ProviderKind::ssh_lease: return "corral leases a machine from the provider and runs the command over SSH";
+    case ProviderKind::service_control:
+      return "corral starts and stops a service the provider hosts; commands run inside that service";
+  }
+  return "";
+}
+
 std::vector<std::string> FeatureSet::names() const {
   std::vector<std::string> out;
   for (Feature f : kAllFeatures)
@@ -76,6 +108,14 @@ std::optional<ProviderKind> parse_kind(std::string_view name) {
   return std::nullopt;
 }
 
+bool is_option_type(std::string_view type) {
+  return type == "string" || type == "int" || type == "bool" || type == "duration" || decides_destination(type);
+}
+
+bool decides_destination(std::string_view type) {
+  return type == "url" || type == "host" || type == "path" || type == "program";
+}
+
 const OptionSpec* ProviderSpec::find_option(std::string_view option_name) const {
   for (const OptionSpec& o : options)
     if (o.name == option_name) return &o;
@@ -92,15 +132,23 @@ std::int64_t parse_duration(std::string_view text) {
                  "invalid duration '" + std::string(text) + "'",
                  "use seconds or units like 90s, 15m, 2h, 1h30m, 1d");
   };
+  auto too_long = [&] {
+    return Error(ErrorCode::invalid_argument,
+                 "duration '" + std::string(text) + "' is too long: the maximum is " +
+                     std::to_string(kMaxDurationSeconds / 86400) + "d (100 years)",
+                 "use 0 for no timeout");
+  };
   if (text.empty()) throw bad();
   std::int64_t total = 0;
+  bool overflow = false;  // reported after the syntax check, so junk stays "invalid"
+  int terms = 0;
   size_t i = 0;
   while (i < text.size()) {
     if (!std::isdigit(static_cast<unsigned char>(text[i]))) throw bad();
     std::int64_t n = 0;
     while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) {
-      n = n * 10 + (text[i] - '0');
-      if (n > 10'000'000'000LL) throw bad();
+      if (n > kMaxDurationSeconds) overflow = true;  // n stays bounded: no int64 overflow
+      else n = n * 10 + (text[i] - '0');
       ++i;
     }
     std::int64_t unit = 1;
@@ -113,11 +161,17 @@ std::int64_t parse_duration(std::string_view text) {
         default: throw bad();
       }
       ++i;
-    } else if (total != 0) {
+    } else if (terms != 0) {
       throw bad();  // "1h30" is ambiguous
+    }
+    ++terms;
+    if (overflow || n > (kMaxDurationSeconds - total) / unit) {
+      overflow = true;
+      continue;
     }
     total += n * unit;
   }
+  if (overflow) throw too_long();
   return total;
 }
 

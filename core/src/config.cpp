@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <string_view>
 
 #include "paths.hpp"
 
@@ -16,19 +17,78 @@ std::optional<ConfigFile> read(const fs::path& path) {
   std::error_code ec;
   if (!fs::is_regular_file(path, ec)) return std::nullopt;
   try {
-    YAML::Node root = YAML::LoadFile(path.string());
-    if (!root.IsNull() && !root.IsMap())
-      throw Error(ErrorCode::invalid_argument, fmt::format("{}: expected a mapping of settings", path.string()));
-    return ConfigFile{path, root};
+    return ConfigFile{path, YAML::LoadFile(path.string())};
   } catch (const YAML::Exception& e) {
-    throw Error(ErrorCode::invalid_argument, fmt::format("{}: {}", path.string(), e.what()));
+    throw ConfigError(fmt::format("{}: {}", path.string(), e.what()));
   }
 }
 
-std::optional<std::string> scalar(const YAML::Node& node) {
+// What a node is, for "must be X, not Y" messages.
+std::string_view shape_of(const YAML::Node& node) {
+  if (node.IsSequence()) return "a list";
+  if (node.IsMap()) return "a mapping";
+  if (node.IsNull()) return "empty";
+  return "a single value";
+}
+
+// The text of a scalar node; nullopt when absent or null. Any other shape is a
+// ConfigError "FILE: 'KEY' must be EXPECTED, not a list", never yaml-cpp's
+// TypedBadConversion (which would surface as an internal error).
+std::optional<std::string> scalar(const YAML::Node& node, const ConfigFile& file, const std::string& key,
+                                  std::string_view expected) {
   if (!node || node.IsNull()) return std::nullopt;
-  if (!node.IsScalar()) return std::nullopt;
-  return node.as<std::string>();
+  if (!node.IsScalar())
+    throw ConfigError(fmt::format("{}: '{}' must be {}, not {}", file.path.string(), key, expected, shape_of(node)));
+  return node.Scalar();
+}
+
+// The text of a mapping key; a list or mapping as a key is a ConfigError naming `where`.
+std::string key_name(const YAML::Node& key, const ConfigFile& file, std::string_view where) {
+  if (!key.IsScalar())
+    throw ConfigError(fmt::format("{}: {} must be names, not {}", file.path.string(), where, shape_of(key)));
+  return key.Scalar();
+}
+
+// The section `<provider>:` of `file`, checked to be a mapping of option: single value;
+// an undefined node when absent.
+YAML::Node provider_section(const ConfigFile& file, const std::string& provider) {
+  if (!file.root.IsMap()) return YAML::Node(YAML::NodeType::Undefined);
+  YAML::Node section = file.root[provider];
+  if (!section || section.IsNull()) return YAML::Node(YAML::NodeType::Undefined);
+  if (!section.IsMap())
+    throw ConfigError(fmt::format("{}: '{}' must be a mapping of option: value, not {}", file.path.string(), provider,
+                                  shape_of(section)),
+                      fmt::format("for example:\n  {}:\n    OPTION: VALUE", provider));
+  for (const auto& kv : section) {
+    const std::string key = key_name(kv.first, file, fmt::format("the option keys under '{}'", provider));
+    scalar(kv.second, file, provider + "." + key, "a single value");
+  }
+  return section;
+}
+
+// Checks the shape of everything a settings file holds that corral knows how to read:
+// a mapping whose keys are names, 'provider' a name, 'env' a list of names, and each
+// mapping below the top a provider section of option: single value.
+void check_shape(const ConfigFile& file) {
+  if (file.root.IsNull()) return;
+  if (!file.root.IsMap())
+    throw ConfigError(
+        fmt::format("{}: expected a mapping of settings, not {}", file.path.string(), shape_of(file.root)));
+  for (const auto& kv : file.root) {
+    const std::string key = key_name(kv.first, file, "the top-level keys");
+    if (key == "provider") {
+      scalar(kv.second, file, key, "a provider name");
+    } else if (key == "env") {
+      if (!kv.second.IsSequence() && !kv.second.IsNull())
+        throw ConfigError(fmt::format("{}: 'env' must be a list of variable names, not {}", file.path.string(),
+                                      shape_of(kv.second)));
+      for (std::size_t i = 0; i < kv.second.size(); ++i)
+        if (!scalar(kv.second[i], file, fmt::format("env[{}]", i), "a variable name"))
+          throw ConfigError(fmt::format("{}: 'env[{}]' must be a variable name, not empty", file.path.string(), i));
+    } else if (kv.second.IsMap()) {
+      provider_section(file, key);
+    }
+  }
 }
 
 }  // namespace
@@ -42,19 +102,21 @@ Config Config::load(const fs::path& workspace_root) {
 Config Config::from(std::optional<ConfigFile> user, std::optional<ConfigFile> repository) {
   if (repository && repository->root.IsMap()) {
     if (repository->root["env"])
-      throw Error(ErrorCode::invalid_argument,
-                  fmt::format("{}: 'env' is not allowed in a repository's config: a repository must not choose "
-                              "which of your environment variables leave this machine",
-                              repository->path.string()),
-                  "forward variables with --env NAME, or list them under 'env:' in ~/.config/corral/config.yaml");
+      throw ConfigError(fmt::format("{}: 'env' is not allowed in a repository's config: a repository must not "
+                                    "choose which of your environment variables leave this machine",
+                                    repository->path.string()),
+                        "forward variables with --env NAME, or list them under 'env:' in ~/.config/corral/config.yaml");
     for (const char* forbidden : {"plugins", "registry", "registries"})
       if (repository->root[forbidden])
-        throw Error(ErrorCode::invalid_argument,
-                    fmt::format("{}: '{}' is not allowed in a repository's config: a repository may choose a "
-                                "provider and its options, never load code",
-                                repository->path.string(), forbidden),
-                    "install plugins through a registry in ~/.config/corral/providers.d/ or /etc/corral/providers.d/");
+        throw ConfigError(fmt::format("{}: '{}' is not allowed in a repository's config: a repository may "
+                                      "choose a provider and its options, never load code",
+                                      repository->path.string(), forbidden),
+                          "install plugins through a registry in ~/.config/corral/providers.d/ or "
+                          "/etc/corral/providers.d/");
   }
+  // After the trust checks, so a repository's forbidden key is named as such first.
+  for (const auto* layer : {&user, &repository})
+    if (*layer) check_shape(**layer);
   Config c;
   c.user_ = std::move(user);
   c.repository_ = std::move(repository);
@@ -64,7 +126,7 @@ Config Config::from(std::optional<ConfigFile> user, std::optional<ConfigFile> re
 std::optional<std::string> Config::provider(std::string* from) const {
   for (const auto* layer : {&repository_, &user_}) {
     if (!*layer || !(*layer)->root.IsMap()) continue;
-    if (auto v = scalar((*layer)->root["provider"])) {
+    if (auto v = scalar((*layer)->root["provider"], **layer, "provider", "a provider name")) {
       if (from) *from = (*layer)->path.string();
       return v;
     }
@@ -82,9 +144,9 @@ std::optional<std::string> Config::option(const std::string& provider, const std
   for (const auto* layer : {&repository_, &user_}) {
     if (!*layer || !(*layer)->root.IsMap()) continue;
     if (user_only && layer == &repository_) continue;
-    YAML::Node section = (*layer)->root[provider];
-    if (!section || !section.IsMap()) continue;
-    if (auto v = scalar(section[option])) {
+    YAML::Node section = provider_section(**layer, provider);
+    if (!section) continue;
+    if (auto v = scalar(section[option], **layer, provider + "." + option, "a single value")) {
       if (from) *from = (*layer)->path.string();
       return v;
     }
@@ -96,12 +158,9 @@ std::vector<std::pair<std::string, std::string>> Config::option_keys(const std::
   std::vector<std::pair<std::string, std::string>> keys;
   for (const auto* layer : {&repository_, &user_}) {
     if (!*layer || !(*layer)->root.IsMap()) continue;
-    YAML::Node section = (*layer)->root[provider];
+    YAML::Node section = provider_section(**layer, provider);
     if (!section) continue;
-    if (!section.IsMap())
-      throw Error(ErrorCode::invalid_argument,
-                  fmt::format("{}: '{}' must be a mapping of option: value", (*layer)->path.string(), provider));
-    for (const auto& kv : section) keys.emplace_back(kv.first.as<std::string>(), (*layer)->path.string());
+    for (const auto& kv : section) keys.emplace_back(kv.first.Scalar(), (*layer)->path.string());
   }
   return keys;
 }
@@ -111,12 +170,12 @@ std::vector<std::string> Config::env_names() const {
   for (const auto* layer : {&user_}) {
     if (!*layer || !(*layer)->root.IsMap()) continue;
     YAML::Node env = (*layer)->root["env"];
-    if (!env) continue;
+    if (!env || env.IsNull()) continue;
     if (!env.IsSequence())
-      throw Error(ErrorCode::invalid_argument,
-                  fmt::format("{}: 'env' must be a list of variable names", (*layer)->path.string()));
-    for (const auto& n : env) {
-      std::string name = n.as<std::string>();
+      throw ConfigError(fmt::format("{}: 'env' must be a list of variable names, not {}", (*layer)->path.string(),
+                                    shape_of(env)));
+    for (std::size_t i = 0; i < env.size(); ++i) {
+      std::string name = scalar(env[i], **layer, fmt::format("env[{}]", i), "a variable name").value_or("");
       if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
     }
   }
@@ -157,8 +216,9 @@ std::map<std::string, ResolvedOption> resolve_options(const ProviderSpec& spec, 
   for (const auto& [key, file] : config.option_keys(spec.name)) {
     const OptionSpec* known = spec.find_option(key);
     if (known && (known->secret || known->trusted) && repository && file == repository->string())
-      throw Error(ErrorCode::invalid_argument,
-                  fmt::format("{}: '{}.{}' may not be set by a repository's config", file, spec.name, key),
+      throw ConfigError(fmt::format("{}: '{}.{}' may not be set by a repository's config: it decides where your "
+                                    "credentials go or what runs on this machine",
+                                    file, spec.name, key),
                   fmt::format("set it with --{}-{}, {} or in your own ~/.config/corral/config.yaml", spec.name, key,
                               known->env.empty() ? std::string("a flag") : known->env.front()));
     if (!known) {

@@ -25,9 +25,12 @@ class Config {
  public:
   // Reads $XDG_CONFIG_HOME/corral/config.yaml and <workspace_root>/corral.yaml (or
   // .corral.yaml). Repository config is untrusted: a 'plugins' or 'registry' key there is
-  // an error, never a way to load code. Throws invalid-argument for malformed files.
+  // an error, never a way to load code. Throws ConfigError (exit 78) "FILE: ..." for a
+  // file that does not parse or has the wrong shape.
   static Config load(const std::filesystem::path& workspace_root);
   // Builds a config from already-parsed layers (for tests); repository may be empty.
+  // Checks each layer's shape ('provider' a name, 'env' a list of names, provider
+  // sections option: single value); throws ConfigError "FILE: 'KEY' must be ...".
   static Config from(std::optional<ConfigFile> user, std::optional<ConfigFile> repository);
 
   // The provider named by the repository, else the user config; `from` gets the file.

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -31,16 +32,21 @@ std::filesystem::path find_workspace_root(const std::filesystem::path& cwd);
 
 // Scans the working tree containing `cwd`: in a git checkout its tracked and untracked,
 // not-ignored files; elsewhere every file below `cwd`; minus .corralignore matches and
-// .git. Throws corral::Error when the tree cannot be read.
-Workspace scan_workspace(const std::filesystem::path& cwd);
+// .git. Throws corral::Error when the tree cannot be read, invalid-argument for a
+// malformed .corralignore, and cancelled (stopping git too) once `cancelled` says so.
+Workspace scan_workspace(const std::filesystem::path& cwd, const std::function<bool()>& cancelled = {});
 
 // Throws invalid-argument when the workspace is larger than `limit` bytes (0 = no limit).
 void check_workspace_size(const Workspace& workspace, std::uint64_t limit);
 
 // Writes the workspace's files as a gzip-compressed tar to `archive`; returns its size.
-std::uint64_t write_archive(const Workspace& workspace, const std::filesystem::path& archive);
+// Throws cancelled once `cancelled` says so (polled every few hundred files or MiB),
+// removing the partial archive.
+std::uint64_t write_archive(const Workspace& workspace, const std::filesystem::path& archive,
+                            const std::function<bool()>& cancelled = {});
 
-// Parses "512M", "2G", "100k" or plain bytes; throws invalid-argument.
+// Parses "512M", "2G", "100k" or plain bytes; throws invalid-argument, also for a size
+// beyond 2^64-1 bytes rather than letting it wrap (to 0, "no limit").
 std::uint64_t parse_size(const std::string& text);
 // "1.5 MB" style text for messages.
 std::string format_size(std::uint64_t bytes);

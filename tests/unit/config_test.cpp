@@ -1,5 +1,9 @@
 #include <doctest/doctest.h>
 
+#include <functional>
+#include <string>
+
+#include "cli.hpp"
 #include "config.hpp"
 
 using namespace corral;
@@ -100,4 +104,68 @@ TEST_CASE("a repository config can choose a provider but never add plugins") {
   CHECK(c.env_names() == std::vector<std::string>{"A", "B"});
   CHECK_THROWS_WITH_AS(Config::from(std::nullopt, yaml("corral.yaml", "env: [AWS_SECRET_ACCESS_KEY]")),
                        doctest::Contains("must not choose which of your environment variables"), Error);
+}
+
+namespace {
+
+// The ConfigError message that `load` throws, or "" when it throws nothing.
+std::string config_error(const std::function<void()>& load) {
+  try {
+    load();
+  } catch (const ConfigError& e) {
+    CHECK(e.code() == ErrorCode::config);  // exit 78, not 70 "please report this bug"
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("a settings file of the wrong shape is a ConfigError naming the file and the key") {
+  struct Case {
+    const char* text;
+    const char* message;
+  };
+  const Case user_cases[] = {
+      {"env: [[a, b]]", "user.yaml: 'env[0]' must be a variable name, not a list"},
+      {"env: [A, {B: 1}]", "user.yaml: 'env[1]' must be a variable name, not a mapping"},
+      {"env: [A, ~]", "user.yaml: 'env[1]' must be a variable name, not empty"},
+      {"env: A", "user.yaml: 'env' must be a list of variable names, not a single value"},
+      {"provider: [x]", "user.yaml: 'provider' must be a provider name, not a list"},
+      {"provider: {name: x}", "user.yaml: 'provider' must be a provider name, not a mapping"},
+      {"e2b: {template: {a: 1}}", "user.yaml: 'e2b.template' must be a single value, not a mapping"},
+      {"e2b: {template: [a]}", "user.yaml: 'e2b.template' must be a single value, not a list"},
+      {"e2b: {[a]: 1}", "user.yaml: the option keys under 'e2b' must be names, not a list"},
+      {"[a]: 1", "user.yaml: the top-level keys must be names, not a list"},
+      {"- a\n- b", "user.yaml: expected a mapping of settings, not a list"},
+  };
+  for (const Case& c : user_cases) {
+    CAPTURE(c.text);
+    CHECK(config_error([&] { Config::from(yaml("user.yaml", c.text), std::nullopt); }) == c.message);
+  }
+  // The repository's file is checked just the same.
+  CHECK(config_error([] { Config::from(std::nullopt, yaml("corral.yaml", "local: {network: [a]}")); }) ==
+        "corral.yaml: 'local.network' must be a single value, not a list");
+  // A section that is not a mapping is found when that provider's options are read.
+  Config list_section = Config::from(yaml("user.yaml", "e2b: [1]"), std::nullopt);
+  ProviderSpec e2b = spec();
+  e2b.name = "e2b";
+  CHECK(config_error([&] { resolve_options(e2b, {}, env_of({}), list_section); }) ==
+        "user.yaml: 'e2b' must be a mapping of option: value, not a list");
+  CHECK(config_error([&] { list_section.option("e2b", "region"); }) ==
+        "user.yaml: 'e2b' must be a mapping of option: value, not a list");
+  // Empty values are simply unset, and the well-formed shapes still read.
+  Config fine = Config::from(yaml("user.yaml", "provider:\nenv:\ne2b:\nacme: {region: us, cpus: 2, mode: ~}"),
+                             std::nullopt);
+  CHECK_FALSE(fine.provider());
+  CHECK(fine.env_names().empty());
+  CHECK(fine.option("acme", "cpus") == "2");
+  CHECK_FALSE(fine.option("acme", "mode"));
+}
+
+TEST_CASE("a settings file that is not YAML is a ConfigError naming the file") {
+  corral::test::TempDir t;
+  t.write("corral.yaml", "provider: [unclosed\n");
+  const std::string message = config_error([&] { Config::load(t.path()); });
+  CHECK(message.rfind((t.path() / "corral.yaml").string() + ": ", 0) == 0);
 }

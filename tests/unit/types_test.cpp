@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <string>
+
 #include "corral/json.hpp"
 #include "corral/types.hpp"
 
@@ -74,4 +76,19 @@ TEST_CASE("sandbox secrets cross the plugin boundary but are left out of stored 
   s.secrets = {{"token", "s3cret"}};
   CHECK(json::to_json(s, true).find("s3cret") != std::string::npos);
   CHECK(json::to_json(s, false).find("s3cret") == std::string::npos);
+}
+
+TEST_CASE("durations above 100 years are refused, naming the value and the maximum") {
+  CHECK(parse_duration("36500d") == kMaxDurationSeconds);
+  CHECK(parse_duration("36499d23h59m60s") == kMaxDurationSeconds);
+  // 10000000000d used to pass and then overflow the nanosecond clock: the command was
+  // killed at once as "timed out".
+  for (const char* huge : {"10000000000d", "36500d1s", "3153600001", "99999999999999999999999999h",
+                           "9223372036854775807s", "36500d36500d"}) {
+    CAPTURE(huge);
+    const std::string expected = "duration '" + std::string(huge) + "' is too long: the maximum is 36500d";
+    CHECK_THROWS_WITH_AS(parse_duration(huge), doctest::Contains(expected.c_str()), Error);
+  }
+  CHECK_THROWS_WITH_AS(parse_duration("99999999999999999999x"), doctest::Contains("invalid duration"), Error);
+  CHECK_THROWS_WITH_AS(parse_duration("9999999999999999999d30"), doctest::Contains("invalid duration"), Error);
 }

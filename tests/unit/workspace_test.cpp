@@ -3,6 +3,9 @@
 #include <doctest/doctest.h>
 #include <sys/stat.h>
 
+#include <algorithm>
+#include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 
@@ -118,4 +121,94 @@ TEST_CASE("sizes parse with binary units") {
   CHECK(corral::parse_size("1GiB") == 1ull << 30);
   CHECK_THROWS_AS(corral::parse_size("lots"), corral::Error);
   CHECK_THROWS_AS(corral::parse_size("5T"), corral::Error);
+}
+
+TEST_CASE("sizes beyond 2^64-1 bytes are refused, naming the value and the maximum") {
+  CHECK(corral::parse_size("17179869183G") == 17179869183ull << 30);
+  CHECK(corral::parse_size("18446744073709551615") == UINT64_MAX);
+  // These used to wrap: 2^34 G is 2^64 bytes, which became 0, "no limit".
+  CHECK_THROWS_WITH_AS(corral::parse_size("17179869184G"),
+                       doctest::Contains("size '17179869184G' is too large: the maximum is 17179869183G"),
+                       corral::Error);
+  CHECK_THROWS_WITH_AS(corral::parse_size("18446744073709551616"),
+                       doctest::Contains("the maximum is 18446744073709551615"), corral::Error);
+  CHECK_THROWS_WITH_AS(corral::parse_size("9999999999999999999999999Mi"), doctest::Contains("17592186044415Mi"),
+                       corral::Error);  // std::stoull's out_of_range used to escape as an internal error
+  for (const char* bad : {"", "-1", "k", "1ki", "1x", " 1"}) {
+    CAPTURE(bad);
+    CHECK_THROWS_AS(corral::parse_size(bad), corral::Error);
+  }
+}
+
+namespace {
+
+// A cancel callback that says "stop" from its `after`-th call on, counting its calls.
+struct CancelAfter {
+  int after;
+  int calls = 0;
+  std::function<bool()> fn() {
+    return [this] { return ++calls >= after; };
+  }
+};
+
+corral::ErrorCode code_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const corral::Error& e) {
+    return e.code();
+  }
+  FAIL("no corral::Error thrown");
+  return corral::ErrorCode::internal;
+}
+
+}  // namespace
+
+TEST_CASE("scanning a folder stops on cancel, polled while it walks") {
+  TempDir t;
+  for (int i = 0; i < 700; ++i) t.write("f/" + std::to_string(i), "x");
+  CancelAfter never{1 << 30};
+  CHECK(corral::scan_workspace(t.path(), never.fn()).files.size() == 700);
+  CHECK(never.calls >= 2);  // polled, or the test below proves nothing
+  // The git probe polls too (about ten times a second), so the count is only a floor.
+  CancelAfter second{2};
+  CHECK(code_of([&] { corral::scan_workspace(t.path(), second.fn()); }) == corral::ErrorCode::cancelled);
+  CHECK(second.calls >= 2);
+}
+
+TEST_CASE("scanning a git checkout stops on cancel") {
+  TempDir t;
+  git(t.path(), {"init", "-q"});
+  for (int i = 0; i < 300; ++i) t.write("u" + std::to_string(i), "x");
+  CancelAfter now{1};
+  CHECK(code_of([&] { corral::scan_workspace(t.path(), now.fn()); }) == corral::ErrorCode::cancelled);
+}
+
+TEST_CASE("packing stops on cancel between files and inside a large file, leaving no archive") {
+  TempDir t;
+  for (int i = 0; i < 300; ++i) t.write("small/" + std::to_string(i), "x");
+  t.write("big.bin", std::string(4 << 20, 'b'));
+  corral::Workspace many = corral::scan_workspace(t.path() / "small");
+  const fs::path archive = t.path() / "out.tar.gz";
+  CancelAfter now{1};
+  CHECK(code_of([&] { corral::write_archive(many, archive, now.fn()); }) == corral::ErrorCode::cancelled);
+  CHECK_FALSE(fs::exists(archive));
+  corral::Workspace big = corral::scan_workspace(t.path());
+  big.files.erase(std::remove_if(big.files.begin(), big.files.end(), [](auto& f) { return f.path != "big.bin"; }),
+                  big.files.end());
+  REQUIRE(big.files.size() == 1);
+  CancelAfter now_again{1};
+  CHECK(code_of([&] { corral::write_archive(big, archive, now_again.fn()); }) == corral::ErrorCode::cancelled);
+  CHECK_FALSE(fs::exists(archive));
+  CancelAfter never{1 << 30};
+  CHECK(corral::write_archive(big, archive, never.fn()) > 0);
+  CHECK(read_archive(archive).at("big.bin").size() == 4u << 20);
+  CHECK(never.calls >= 2);
+}
+
+TEST_CASE("a malformed .corralignore is a usage error naming the file and line") {
+  TempDir t;
+  t.write("a.txt", "x");
+  t.write(".corralignore", "*.log\nsecret[.env\n");
+  const std::string expected = (t.path() / ".corralignore").string() + ":2: unterminated '['";
+  CHECK_THROWS_WITH_AS(corral::scan_workspace(t.path()), doctest::Contains(expected.c_str()), corral::Error);
 }

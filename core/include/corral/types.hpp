@@ -11,37 +11,9 @@
 #include <string_view>
 #include <vector>
 
+#include "corral/errors.hpp"
+
 namespace corral {
-
-// The closed set of failure causes; values equal the C ABI's corral_error_code.
-enum class ErrorCode {
-  internal = 1,
-  not_found = 2,
-  auth = 3,
-  invalid_argument = 4,
-  quota = 5,
-  unavailable = 6,
-  timeout = 7,
-  cancelled = 8,
-  unsupported = 9,
-};
-
-// Canonical kebab-case name of an error code ("not-found").
-std::string_view to_string(ErrorCode code);
-
-// A failure with a cause, a message that says what went wrong and an optional hint that
-// says how to fix it. Thrown inside core and plugins; never across the C boundary.
-class Error : public std::runtime_error {
- public:
-  Error(ErrorCode code, std::string message, std::string hint = {})
-      : std::runtime_error(std::move(message)), code_(code), hint_(std::move(hint)) {}
-  ErrorCode code() const { return code_; }
-  const std::string& hint() const { return hint_; }
-
- private:
-  ErrorCode code_;
-  std::string hint_;
-};
 
 enum class Feature {
   run_session,
@@ -88,11 +60,16 @@ inline constexpr std::array kAllKinds = {ProviderKind::delegated_run, ProviderKi
                                          ProviderKind::service_control};
 std::string_view to_string(ProviderKind kind);
 std::optional<ProviderKind> parse_kind(std::string_view name);
+// One line of help per provider kind, for legends and `providers describe`.
+std::string_view describe(ProviderKind kind);
 
 // One setting a provider accepts.
 struct OptionSpec {
   std::string name;                   // kebab-case; flag is --<provider>-<name>
-  std::string type = "string";        // string | int | bool | duration
+  // string | int | bool | duration, or a destination: url (an endpoint), host (a domain
+  // or address), path (a file or folder on this machine), program (an executable).
+  // Destination options must be `trusted`; the loader refuses a spec where one is not.
+  std::string type = "string";
   std::optional<std::string> default_value;
   std::vector<std::string> env;       // environment variables, first wins
   std::string help;
@@ -103,6 +80,11 @@ struct OptionSpec {
   bool trusted = false;
   std::vector<std::string> choices;   // allowed values, empty = any
 };
+
+// True for the option types a spec may use.
+bool is_option_type(std::string_view type);
+// True for the types that decide where requests go or what runs (url, host, path, program).
+bool decides_destination(std::string_view type);
 
 // What the capability matrix says about a provider; every field is required.
 struct DocsMeta {
@@ -168,6 +150,10 @@ struct CreateRequest {
 struct UploadRequest {
   std::string archive_path;  // a local .tar.gz of the workspace
   std::uint64_t size = 0;
+  // Paths (relative to the workdir, '/'-separated, never absolute or with "..") that
+  // were synced before and are gone locally: remove them after unpacking, so a reused
+  // sandbox holds exactly the local tree plus what the sandbox itself made.
+  std::vector<std::string> removed;
 };
 
 struct DoctorCheck {
@@ -182,7 +168,11 @@ struct DoctorCheck {
 // part, so a command can never be started outside the workspace.
 std::string join_workspace_path(const std::string& workdir, const std::string& cwd);
 
-// Parses "90", "90s", "15m", "2h", "1h30m", "1d" into seconds; throws invalid-argument.
+// The longest duration parse_duration accepts: 100 years. Callers turn seconds into
+// nanosecond clocks and milliseconds headers; int64 nanoseconds end at 292 years.
+inline constexpr std::int64_t kMaxDurationSeconds = 36500LL * 86400;
+// Parses "90", "90s", "15m", "2h", "1h30m", "1d" into seconds; throws invalid-argument,
+// also for a total above kMaxDurationSeconds (rather than overflowing).
 std::int64_t parse_duration(std::string_view text);
 // Formats seconds as the shortest of "45s", "15m", "2h", "1h30m".
 std::string format_duration(std::int64_t seconds);
