@@ -4,8 +4,9 @@
 #include <algorithm>
 
 #include "commands.hpp"
+#include "fleet.hpp"
 #include "corral/json.hpp"
-#include "exit_codes.hpp"
+#include "corral/errors.hpp"
 #include "table.hpp"
 
 namespace corral::cli {
@@ -58,20 +59,20 @@ int providers_command(Context& ctx, bool as_json, const ProviderFilter& filter) 
     rapidjson::StringBuffer buffer;
     json::Writer w(buffer);
     w.StartArray();
-    for (const ProviderEntry& e : ctx.registry.entries()) {
-      if (filtering && (!e.ok() || !matches(e.plugin->spec(), features, kinds))) continue;
+    for (const ProviderEntry& e : ctx.registry().entries()) {
+      if (filtering && (!e.ok() || !matches(*e.spec, features, kinds))) continue;
       w.StartObject();
       json::write_string(w, "name", e.name);
       w.Key("ok");
       w.Bool(e.ok());
       if (e.ok()) {
-        const ProviderSpec& s = e.plugin->spec();
+        const ProviderSpec& s = *e.spec;
         json::write_strings(w, "aliases", s.aliases);
         json::write_string(w, "kind", to_string(s.kind));
         json::write_string(w, "family", s.family);
         json::write_strings(w, "targets", s.targets);
         json::write_strings(w, "features", s.features.names());
-        json::write_string(w, "version", e.plugin->version());
+        json::write_string(w, "version", e.plugin_version);
       } else {
         w.Key("error");
         w.StartObject();
@@ -91,12 +92,12 @@ int providers_command(Context& ctx, bool as_json, const ProviderFilter& filter) 
   }
   Table t({"PROVIDER", "KIND", "FEATURES", "SOURCE"});
   std::vector<const ProviderEntry*> broken;
-  for (const ProviderEntry& e : ctx.registry.entries()) {
+  for (const ProviderEntry& e : ctx.registry().entries()) {
     if (!e.ok()) {
       broken.push_back(&e);
       continue;
     }
-    const ProviderSpec& s = e.plugin->spec();
+    const ProviderSpec& s = *e.spec;
     if (!matches(s, features, kinds)) continue;
     std::string name = s.name + (s.aliases.empty() ? "" : fmt::format(" ({})", fmt::join(s.aliases, ", ")));
     std::string source = e.source.origin + ": " + e.source.file.string();
@@ -106,21 +107,22 @@ int providers_command(Context& ctx, bool as_json, const ProviderFilter& filter) 
   std::string text = t.empty() ? std::string("no providers match\n") : t.str();
   if (!filtering && !broken.empty()) {
     text += "\nNot loaded:\n";
-    for (const ProviderEntry* e : broken) text += fmt::format("  {}: {}\n", e->name, e->error->message);
+    for (const ProviderEntry* e : broken)
+      text += fmt::format("  {} [{}]: {}\n", e->name, to_string(e->error->cause), e->error->message);
   }
   ctx.ui.out(text);
   return 0;
 }
 
 int describe_command(Context& ctx, const std::string& name, bool as_json) {
-  const ProviderEntry* e = ctx.registry.find(name);
+  const ProviderEntry* e = ctx.registry().find(name);
   if (!e) {
-    if (const ProviderEntry* b = ctx.registry.find_broken(name))
-      throw ConfigError(ErrorCode::unavailable, fmt::format("provider '{}' could not be loaded: {}", name, b->error->message));
-    throw Error(ErrorCode::not_found, fmt::format("unknown provider '{}'", name),
-                fmt::format("available providers: {}", fmt::join(ctx.registry.names(), ", ")));
+    if (const ProviderEntry* b = ctx.registry().find_broken(name))
+      throw ConfigError(fmt::format("provider '{}' could not be loaded: {}", name, b->error->message));
+    throw Error(ErrorCode::invalid_argument, fmt::format("unknown provider '{}'", name),
+                fmt::format("available providers: {}", fmt::join(ctx.registry().names(), ", ")));
   }
-  const ProviderSpec& s = e->plugin->spec();
+  const ProviderSpec& s = *e->spec;
   if (as_json) {
     json::Document doc = json::parse(json::to_json(s), "spec");
     auto& alloc = doc.GetAllocator();
@@ -128,13 +130,13 @@ int describe_command(Context& ctx, const std::string& name, bool as_json) {
       std::string flag = fmt::format("--{}-{}", s.name, o["name"].GetString());
       o.AddMember("flag", rapidjson::Value(flag.c_str(), alloc), alloc);
     }
-    doc.AddMember("version", rapidjson::Value(e->plugin->version().c_str(), alloc), alloc);
+    doc.AddMember("version", rapidjson::Value(e->plugin_version.c_str(), alloc), alloc);
     doc.AddMember("library", rapidjson::Value(e->library.string().c_str(), alloc), alloc);
     doc.AddMember("registry", rapidjson::Value(e->source.file.string().c_str(), alloc), alloc);
     ctx.ui.out(json::dump(doc) + "\n");
     return 0;
   }
-  std::string text = fmt::format("{} {}: {} provider, {}\n", s.name, e->plugin->version(), to_string(s.kind), s.docs.category);
+  std::string text = fmt::format("{} {}: {} provider, {}\n", s.name, e->plugin_version, to_string(s.kind), s.docs.category);
   if (!s.aliases.empty()) text += fmt::format("aliases: {}\n", fmt::join(s.aliases, ", "));
   text += fmt::format("targets: {}\nruns: {}; GPU: {}\ncleanup: {}\nbest for: {}\ncaveat: {}\n",
                       fmt::join(s.targets, ", "), s.docs.location, s.docs.gpu, s.docs.cleanup_owner, s.docs.best_fit,
@@ -163,27 +165,44 @@ int doctor_command(Context& ctx, const ProviderChoice& choice, bool all, bool as
   std::vector<std::pair<std::string, std::vector<DoctorCheck>>> results;
   // Registry problems first: they explain a provider that is missing.
   std::vector<DoctorCheck> registry_checks;
-  for (const RegistrySource& s : ctx.registry.sources())
+  for (const RegistrySource& s : ctx.registry().sources())
     registry_checks.push_back({"registry " + s.file.string(), true, s.origin, ""});
-  for (const ProviderEntry& e : ctx.registry.entries())
+  for (const ProviderEntry& e : ctx.registry().entries())
     if (!e.ok()) {
       registry_checks.push_back({"plugin " + e.name, false, e.error->message, "fix or remove this registry entry"});
       healthy = false;
     }
-  if (ctx.registry.sources().empty()) {
+  if (ctx.registry().sources().empty()) {
     registry_checks.push_back({"registries", false, "no registry found",
                                "reinstall corral: share/corral/providers.yaml belongs beside bin/corral"});
     healthy = false;
   }
   results.emplace_back("registry", registry_checks);
 
+  // Leases that need the user: corrupt claim files and leases a killed corral left.
+  std::vector<DoctorCheck> lease_checks;
+  size_t fine = 0;
+  for (const LeaseRow& row : list_leases(ctx.claims)) {
+    if (row.state == LeaseState::corrupt)
+      lease_checks.push_back({"lease " + row.file.lease_id, false, "corrupt claim: " + row.file.problem,
+                              "`corral stop --id " + row.file.lease_id + "` removes it"});
+    else if (row.state == LeaseState::abandoned)
+      lease_checks.push_back({"lease " + row.file.claim->slug, false, "abandoned by a corral that died",
+                              "`corral stop --orphans` removes it"});
+    else
+      ++fine;
+  }
+  for (const DoctorCheck& c : lease_checks) healthy = healthy && c.ok;
+  lease_checks.push_back({"lease claims readable", true, fmt::format("{} in use or kept", fine), ""});
+  results.emplace_back("leases", lease_checks);
+
   std::vector<std::string> names;
-  if (all) names = ctx.registry.names();
-  else names.push_back(ctx.engine.resolve_provider(choice));
+  if (all) names = ctx.registry().names();
+  else names.push_back(ctx.providers.spec(ctx.providers.resolve(choice)).name);  // unknown: a usage error
   for (const std::string& name : names) {
     std::vector<DoctorCheck> checks;
     try {
-      auto session = ctx.engine.open(name, choice);
+      auto session = ctx.providers.open(name, choice);
       checks = session->doctor();
     } catch (const Error& e) {
       checks.push_back({"provider loads and accepts its settings", false, e.what(), e.hint()});

@@ -36,7 +36,7 @@ StringMap take_provider_flags(std::vector<std::string>& args, const Registry& re
     std::string prefix;
     for (const ProviderEntry& e : registry.entries()) {
       if (!e.ok()) continue;
-      const ProviderSpec& s = e.plugin->spec();
+      const ProviderSpec& s = *e.spec;
       std::vector<std::string> names = s.aliases;
       names.push_back(s.name);
       for (const std::string& n : names)

@@ -1,14 +1,12 @@
 #include "loader.hpp"
 
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <boost/dll/library_info.hpp>
 #include <cstring>
 #include <fmt/format.h>
 
 #include "corral/json.hpp"
+#include "elf_exports.hpp"
 #include "hash.hpp"
+#include "trusted_path.hpp"
 
 namespace fs = std::filesystem;
 
@@ -26,29 +24,21 @@ std::string_view to_string(LoadFailure cause) {
     case LoadFailure::bad_descriptor: return "bad-descriptor";
     case LoadFailure::bad_spec: return "bad-spec";
     case LoadFailure::missing_primitive: return "missing-primitive";
+    case LoadFailure::crashed: return "crashed";
+    case LoadFailure::hung: return "hung";
   }
   return "?";
+}
+
+std::optional<LoadFailure> parse_load_failure(std::string_view text) {
+  for (int i = 0; i <= static_cast<int>(LoadFailure::hung); ++i)
+    if (to_string(static_cast<LoadFailure>(i)) == text) return static_cast<LoadFailure>(i);
+  return std::nullopt;
 }
 
 Plugin::Plugin(boost::dll::shared_library library, const corral_plugin_v1& table, ProviderSpec spec,
                fs::path path)
     : library_(std::move(library)), table_(table), spec_(std::move(spec)), path_(std::move(path)) {}
-
-std::optional<std::string> untrusted_reason(const fs::path& path) {
-  for (const fs::path& p : {path, path.parent_path()}) {
-    struct stat st {};
-    if (::stat(p.c_str(), &st) != 0) continue;
-    const char* what = p == path ? "" : "the folder of ";
-    if (st.st_mode & S_IWOTH) return fmt::format("{}{} is world-writable", what, p.string());
-    // A group-writable directory with the sticky bit (like /tmp) still lets no one replace
-    // our file; a group-writable file does.
-    if ((st.st_mode & S_IWGRP) && !(S_ISDIR(st.st_mode) && (st.st_mode & S_ISVTX)))
-      return fmt::format("{}{} is group-writable", what, p.string());
-    if (st.st_uid != 0 && st.st_uid != ::geteuid())
-      return fmt::format("{}{} is owned by uid {}, neither root nor you", what, p.string(), st.st_uid);
-  }
-  return std::nullopt;
-}
 
 std::vector<std::string> required_primitives(Feature feature) {
   switch (feature) {
@@ -90,15 +80,19 @@ LoadResult load_plugin(const fs::path& path, const LoadOptions& options) {
   std::error_code ec;
   if (!fs::is_regular_file(path, ec))
     return fail(LoadFailure::missing_file, fmt::format("plugin {}: no such file", file));
+  // Load the very file the trust check walked to, not whatever the links say later.
+  fs::path target = path;
   if (options.check_permissions) {
-    if (auto reason = untrusted_reason(path))
+    TrustCheck trust = check_trusted_path(path);
+    if (trust.distrust)
       return fail(LoadFailure::untrusted_file,
-                  fmt::format("plugin {}: refused because {} (fix with: chmod go-w)", file, *reason));
+                  fmt::format("plugin {}: refused because {}", file, trust.distrust->describe()));
+    target = trust.resolved;
   }
   if (!options.expected_sha256.empty()) {
     std::string actual;
     try {
-      actual = sha256_file(path);
+      actual = sha256_file(target);
     } catch (const std::exception& e) {
       return fail(LoadFailure::missing_file, fmt::format("plugin {}: {}", file, e.what()));
     }
@@ -110,9 +104,7 @@ LoadResult load_plugin(const fs::path& path, const LoadOptions& options) {
 
   // Read the symbol table before running any of the library's code.
   try {
-    boost::dll::library_info info(path, /*throw_if_not_native=*/true);
-    auto symbols = info.symbols();
-    if (std::find(symbols.begin(), symbols.end(), CORRAL_PLUGIN_ENTRY_SYMBOL) == symbols.end())
+    if (!elf_exports(target, CORRAL_PLUGIN_ENTRY_SYMBOL))
       return fail(LoadFailure::missing_entry_point,
                   fmt::format("plugin {}: does not export '{}'; is it a corral plugin built with "
                               "CORRAL_PLUGIN(...)?",
@@ -124,7 +116,7 @@ LoadResult load_plugin(const fs::path& path, const LoadOptions& options) {
 
   boost::dll::shared_library library;
   try {
-    library.load(path, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
+    library.load(target, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
   } catch (const std::exception& e) {
     return fail(LoadFailure::load_failed, fmt::format("plugin {}: cannot be loaded: {}", file, e.what()));
   }

@@ -26,8 +26,12 @@ enum class LoadFailure {
   bad_descriptor,
   bad_spec,
   missing_primitive,
+  crashed,  // the probe child died while loading it (a signal or an exit)
+  hung,     // the probe child was still loading it at the deadline and was killed
 };
 std::string_view to_string(LoadFailure cause);
+// The cause named `text` (as to_string writes it), or nullopt.
+std::optional<LoadFailure> parse_load_failure(std::string_view text);
 
 struct LoadError {
   LoadFailure cause;
@@ -62,14 +66,12 @@ struct LoadResult {
   std::optional<LoadError> error;
 };
 
-// Verifies `path` (exists, trusted, pinned checksum, exports the entry point), then loads
-// it with RTLD_NOW | RTLD_LOCAL and checks the ABI version, the spec and that every
-// advertised feature has its primitives. Never throws.
+// Verifies `path` (exists, trusted along its whole path, pinned checksum, exports the
+// entry point), then loads the file it resolves to with RTLD_NOW | RTLD_LOCAL and checks
+// the ABI version, the spec and that every advertised feature has its primitives. This
+// runs the plugin's code in this process: see plugin_probe.hpp for doing it at arm's
+// length. Never throws.
 LoadResult load_plugin(const std::filesystem::path& path, const LoadOptions& options);
-
-// Why `path` must not be trusted (group- or world-writable, or owned by someone other than
-// root or the current user, itself or its folder), or nullopt when it is fine.
-std::optional<std::string> untrusted_reason(const std::filesystem::path& path);
 
 // The primitives (descriptor member names) a feature needs besides create/destroy/exec.
 std::vector<std::string> required_primitives(Feature feature);

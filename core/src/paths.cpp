@@ -25,6 +25,7 @@ fs::path xdg(const char* var, const char* fallback) {
 }  // namespace
 
 fs::path state_dir() { return xdg("XDG_STATE_HOME", ".local/state") / "corral"; }
+fs::path cache_dir() { return xdg("XDG_CACHE_HOME", ".cache") / "corral"; }
 fs::path config_dir() { return xdg("XDG_CONFIG_HOME", ".config") / "corral"; }
 
 fs::path etc_dir() {

@@ -7,6 +7,8 @@ namespace corral::paths {
 
 // $XDG_STATE_HOME/corral (default ~/.local/state/corral): claims and local sandboxes.
 std::filesystem::path state_dir();
+// $XDG_CACHE_HOME/corral (default ~/.cache/corral): what can be recomputed, e.g. plugin specs.
+std::filesystem::path cache_dir();
 // $XDG_CONFIG_HOME/corral (default ~/.config/corral): user config and registries.
 std::filesystem::path config_dir();
 // $CORRAL_ETC_DIR or /etc/corral: system-wide registries.

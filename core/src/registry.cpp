@@ -7,7 +7,13 @@
 #include <cstdlib>
 #include <map>
 
+#include "corral/errors.hpp"
+#include "corral/json.hpp"
+#include "hash.hpp"
 #include "paths.hpp"
+#include "plugin_probe.hpp"
+#include "spec_cache.hpp"
+#include "trusted_path.hpp"
 
 namespace fs = std::filesystem;
 
@@ -35,24 +41,101 @@ ProviderEntry broken(const RegistrySource& source, fs::path library, LoadFailure
   return e;
 }
 
-// The entries one registry file lists, each loaded (or with its load error).
-std::vector<ProviderEntry> read_registry(const RegistrySource& source) {
+ProbeResult failed(LoadFailure cause, std::string message) {
+  ProbeResult r;
+  r.error = LoadError{cause, std::move(message)};
+  return r;
+}
+
+// What the plugin at `library` is, as its probe found it: from the cache when the file
+// is the one probed before, else from a fresh probe. Never runs the plugin's code here.
+ProbeResult inspect(const fs::path& library, const std::string& pin, const SpecCache& cache) {
+  const std::string file = library.string();
+  std::error_code ec;
+  if (!fs::is_regular_file(library, ec)) return failed(LoadFailure::missing_file, fmt::format("plugin {}: no such file", file));
+  // Untrusted files are not even probed: a child process still runs their code as you.
+  TrustCheck trust = check_trusted_path(library);
+  if (trust.distrust)
+    return failed(LoadFailure::untrusted_file,
+                  fmt::format("plugin {}: refused because {}", file, trust.distrust->describe()));
+  const fs::path& real = trust.resolved;
+  std::optional<FileStamp> stamp = stamp_of(real);
+  if (!stamp) return failed(LoadFailure::missing_file, fmt::format("plugin {}: no such file", file));
+  std::optional<CachedProbe> cached = cache.get(real);
+  if (cached && cached->stamp != *stamp) cached.reset();
+  std::string sha;
+  try {
+    sha = cached ? cached->sha256 : sha256_file(real);
+  } catch (const std::exception& e) {
+    return failed(LoadFailure::missing_file, fmt::format("plugin {}: {}", file, e.what()));
+  }
+  if (!pin.empty() && pin != sha)
+    return failed(LoadFailure::checksum_mismatch,
+                  fmt::format("plugin {}: sha256 mismatch: the registry pins {}, the file has {}", file, pin, sha));
+  if (cached) return cached->result;
+
+  ProbeResult result = probe_plugin(real, probe_deadline());
+  if (result.error && result.error->cause == LoadFailure::hung)
+    result.error->message += fmt::format("; it is not tried again until the file changes or {} is removed",
+                                         cache.file_for(real).string());
+  // A plugin that could not be loaded for want of another library may load once that is
+  // installed, without its own file changing: probe it again next time.
+  const bool lasting = result.ok() || result.error->cause != LoadFailure::load_failed;
+  if (lasting && stamp_of(real) == stamp) cache.put(real, {*stamp, sha, result});
+  return result;
+}
+
+// One entry of a registry file and the sha256 it pins ("" when none).
+struct Listed {
+  ProviderEntry entry;
+  std::string pin;
+};
+
+// The entry of the plugin at `library`, working or with its load error.
+Listed list_plugin(const RegistrySource& source, const fs::path& library, const std::string& pin,
+                   const SpecCache& cache) {
+  ProbeResult probed = inspect(library, pin, cache);
+  if (probed.error) return {broken(source, library, probed.error->cause, probed.error->message), pin};
+  ProviderSpec spec;
+  try {
+    spec = json::spec_from_json(probed.spec_json);
+  } catch (const Error& e) {
+    return {broken(source, library, LoadFailure::bad_spec,
+                   fmt::format("plugin {}: invalid provider spec: {}", library.string(), e.what())),
+            pin};
+  }
+  ProviderEntry e;
+  e.name = spec.name;
+  e.library = library;
+  e.source = source;
+  e.spec = std::make_shared<const ProviderSpec>(std::move(spec));
+  e.plugin_version = probed.plugin_version;
+  e.abi_version = probed.abi_version;
+  return {std::move(e), pin};
+}
+
+// The entries one registry file lists, each inspected (or with its error).
+std::vector<Listed> read_registry(const RegistrySource& source, const SpecCache& cache) {
   const std::string file = source.file.string();
-  if (auto reason = untrusted_reason(source.file))
-    return {broken(source, {}, LoadFailure::untrusted_file,
-                   fmt::format("registry {}: refused because {} (fix with: chmod go-w)", file, *reason))};
+  TrustCheck trust = check_trusted_path(source.file);
+  if (trust.distrust)
+    return {{broken(source, {}, LoadFailure::untrusted_file,
+                    fmt::format("registry {}: refused because {}", file, trust.distrust->describe())),
+             ""}};
   YAML::Node root;
   try {
-    root = YAML::LoadFile(file);
+    root = YAML::LoadFile(trust.resolved.string());
   } catch (const YAML::Exception& e) {
-    return {broken(source, {}, LoadFailure::bad_spec, fmt::format("registry {}: {}", file, e.what()))};
+    return {{broken(source, {}, LoadFailure::bad_spec, fmt::format("registry {}: {}", file, e.what())), ""}};
   }
   if (root.IsNull()) return {};
   YAML::Node plugins = root.IsMap() ? root["plugins"] : YAML::Node();
   if (!plugins || !plugins.IsSequence())
-    return {broken(source, {}, LoadFailure::bad_spec,
-                   fmt::format("registry {}: expected a top-level 'plugins:' list of {{path: ..., sha256: ...}}", file))};
-  std::vector<ProviderEntry> out;
+    return {{broken(source, {}, LoadFailure::bad_spec,
+                    fmt::format("registry {}: expected a top-level 'plugins:' list of {{path: ..., sha256: ...}}",
+                                file)),
+             ""}};
+  std::vector<Listed> out;
   for (const YAML::Node& item : plugins) {
     std::string path_text, sha;
     try {
@@ -62,28 +145,19 @@ std::vector<ProviderEntry> read_registry(const RegistrySource& source) {
         sha = item["sha256"] ? item["sha256"].as<std::string>() : "";
       }
     } catch (const YAML::Exception& e) {
-      out.push_back(broken(source, {}, LoadFailure::bad_spec, fmt::format("registry {}: {}", file, e.what())));
+      out.push_back({broken(source, {}, LoadFailure::bad_spec, fmt::format("registry {}: {}", file, e.what())), ""});
       continue;
     }
     if (path_text.empty()) {
-      out.push_back(broken(source, {}, LoadFailure::bad_spec,
-                           fmt::format("registry {}: a plugin entry has no 'path'", file)));
+      out.push_back({broken(source, {}, LoadFailure::bad_spec,
+                            fmt::format("registry {}: a plugin entry has no 'path'", file)),
+                     ""});
       continue;
     }
     std::transform(sha.begin(), sha.end(), sha.begin(), [](unsigned char c) { return std::tolower(c); });
     fs::path library = path_text;
     if (library.is_relative()) library = (source.file.parent_path() / library).lexically_normal();
-    LoadResult loaded = load_plugin(library, LoadOptions{sha, true});
-    if (!loaded.plugin) {
-      out.push_back(broken(source, library, loaded.error->cause, loaded.error->message));
-      continue;
-    }
-    ProviderEntry e;
-    e.name = loaded.plugin->spec().name;
-    e.library = library;
-    e.source = source;
-    e.plugin = std::move(loaded.plugin);
-    out.push_back(std::move(e));
+    out.push_back(list_plugin(source, library, sha, cache));
   }
   return out;
 }
@@ -117,49 +191,93 @@ std::vector<RegistrySource> Registry::default_sources() {
 Registry Registry::load(const std::vector<RegistrySource>& sources) {
   Registry r;
   r.sources_ = sources;
-  std::map<std::string, ProviderEntry> by_name;
-  std::vector<ProviderEntry> broken_entries;
+  const SpecCache cache = SpecCache::standard();
+  std::map<std::string, Listed> by_name;
+  std::vector<Listed> broken_entries;
   for (const RegistrySource& source : sources) {
     std::error_code ec;
     if (!fs::exists(source.file, ec)) {
-      broken_entries.push_back(broken(source, {}, LoadFailure::missing_file,
-                                      fmt::format("registry {}: no such file", source.file.string())));
+      broken_entries.push_back({broken(source, {}, LoadFailure::missing_file,
+                                       fmt::format("registry {}: no such file", source.file.string())),
+                                ""});
       continue;
     }
-    for (ProviderEntry& e : read_registry(source)) {
+    for (Listed& listed : read_registry(source, cache)) {
+      ProviderEntry& e = listed.entry;
       if (!e.ok()) {
-        broken_entries.push_back(std::move(e));
+        broken_entries.push_back(std::move(listed));
         continue;
       }
       if (auto it = by_name.find(e.name); it != by_name.end()) {
-        e.overridden = it->second.overridden;
-        e.overridden.push_back(it->second.source.file.string());
+        e.overridden = it->second.entry.overridden;
+        e.overridden.push_back(it->second.entry.source.file.string());
       }
-      by_name.insert_or_assign(e.name, std::move(e));
+      by_name.insert_or_assign(e.name, std::move(listed));
     }
   }
-  for (auto& [_, e] : by_name) r.entries_.push_back(std::move(e));
-  for (auto& e : broken_entries) r.entries_.push_back(std::move(e));
+  for (auto& [_, listed] : by_name) {
+    r.entries_.push_back(std::move(listed.entry));
+    r.pins_.push_back(std::move(listed.pin));
+  }
+  for (auto& listed : broken_entries) {
+    r.entries_.push_back(std::move(listed.entry));
+    r.pins_.push_back(std::move(listed.pin));
+  }
+  r.plugins_.resize(r.entries_.size());
   return r;
 }
 
 const ProviderEntry* Registry::find(std::string_view name) const {
-  for (const ProviderEntry& e : entries_)
-    if (e.ok() && e.plugin->spec().name == name) return &e;
-  for (const ProviderEntry& e : entries_)
-    if (e.ok() && e.plugin->spec().answers_to(name)) return &e;
+  for (const ProviderEntry& e : entries())
+    if (e.ok() && e.spec->name == name) return &e;
+  for (const ProviderEntry& e : entries())
+    if (e.ok() && e.spec->answers_to(name)) return &e;
   return nullptr;
 }
 
 const ProviderEntry* Registry::find_broken(std::string_view name) const {
-  for (const ProviderEntry& e : entries_)
+  for (const ProviderEntry& e : entries())
     if (!e.ok() && !e.library.empty() && e.library.filename().string().find(name) != std::string::npos) return &e;
   return nullptr;
 }
 
+std::shared_ptr<const Plugin> Registry::plugin(const ProviderEntry& entry) const {
+  size_t i = 0;
+  if (&entry >= entries_.data() && &entry < entries_.data() + entries_.size()) {
+    i = static_cast<size_t>(&entry - entries_.data());
+  } else {  // a copy of one of ours
+    auto same = [&](const ProviderEntry& e) {
+      return e.name == entry.name && e.library == entry.library && e.source.file == entry.source.file;
+    };
+    i = static_cast<size_t>(std::find_if(entries_.begin(), entries_.end(), same) - entries_.begin());
+    if (i == entries_.size())
+      throw Error(ErrorCode::internal, fmt::format("provider entry '{}' is not from this registry", entry.name));
+  }
+  if (plugins_[i]) return plugins_[i];
+  const ProviderEntry& e = entries_[i];
+  const char* const kListHint = "`corral providers` shows every registry entry and its status";
+  if (!e.ok())
+    throw ConfigError(fmt::format("provider '{}' could not be loaded: {}", e.name, e.error->message), kListHint);
+  LoadResult loaded = load_plugin(e.library, LoadOptions{pins_[i], true});
+  if (!loaded.plugin) throw ConfigError(loaded.error->message, kListHint);
+  // Names, options and secrets were decided from the probe's spec: the code that runs
+  // must be the code that was probed.
+  const char* changed = json::to_json(loaded.plugin->spec()) != json::to_json(*e.spec) ? "provider spec"
+                        : loaded.plugin->version() != e.plugin_version                 ? "plugin version"
+                        : loaded.plugin->table().abi_version != e.abi_version          ? "ABI version"
+                                                                                       : nullptr;
+  if (changed)
+    throw ConfigError(fmt::format("plugin {}: its {} in this process differs from the one its probe reported",
+                                  e.library.string(), changed),
+                      "a plugin must describe itself the same way every time; if the file was just replaced, "
+                      "run the command again");
+  plugins_[i] = std::move(loaded.plugin);
+  return plugins_[i];
+}
+
 std::vector<std::string> Registry::names() const {
   std::vector<std::string> out;
-  for (const ProviderEntry& e : entries_)
+  for (const ProviderEntry& e : entries())
     if (e.ok()) out.push_back(e.name);
   return out;
 }

@@ -1,8 +1,9 @@
-// Finds provider plugins through YAML registry files and loads them. Later registries
-// override earlier ones by provider name; a broken entry is kept with its error so the
-// rest of corral stays usable.
+// Finds provider plugins through YAML registry files. Later registries override earlier
+// ones by provider name; a broken entry is kept with its error so the rest of corral
+// stays usable.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -20,36 +21,49 @@ struct RegistrySource {
 };
 
 struct ProviderEntry {
-  std::string name;                 // the provider name; for broken entries the file name
-  std::filesystem::path library;    // the plugin library (empty for a broken registry file)
-  RegistrySource source;            // the registry that listed it
-  std::shared_ptr<const Plugin> plugin;
+  std::string name;               // the provider name; for broken entries the file name
+  std::filesystem::path library;  // the plugin library (empty for a broken registry file)
+  RegistrySource source;          // the registry that listed it
+  std::shared_ptr<const ProviderSpec> spec;  // set when ok(): what the plugin's probe reported
+  std::string plugin_version;
+  std::uint32_t abi_version = 0;
   std::optional<LoadError> error;
   std::vector<std::string> overridden;  // registries whose entry of the same name this replaced
-  bool ok() const { return plugin != nullptr; }
+  bool ok() const { return spec != nullptr; }
 };
 
+// Entries know their plugin's spec without its code running in this process: each plugin
+// file is probed once in a child process and its spec cached (spec_cache.hpp); only the
+// plugin a command opens is loaded here, by plugin(), which caches without a lock.
 class Registry {
  public:
   // The standard search order: shipped, /etc/corral/providers.d, the user's
   // providers.d, then each path of $CORRAL_REGISTRY (files or folders of *.yaml).
   static std::vector<RegistrySource> default_sources();
-  // Reads every source in order and loads each listed plugin.
+  // Reads every source in order and learns each listed plugin's spec, probing only the
+  // plugin files the spec cache does not know in their current form.
   static Registry load(const std::vector<RegistrySource>& sources);
 
-  // Effective entries: loaded providers by name, then broken entries.
+  // Effective entries: providers by name, then broken entries.
   const std::vector<ProviderEntry>& entries() const { return entries_; }
-  // The loaded provider called `name` or having it as an alias, or nullptr.
+  // The working provider called `name` or having it as an alias, or nullptr.
   const ProviderEntry* find(std::string_view name) const;
   // A broken entry whose file name suggests `name` (to explain why it is not loaded).
   const ProviderEntry* find_broken(std::string_view name) const;
-  // Names of the loaded providers, sorted.
+  // Names of the working providers, sorted.
   std::vector<std::string> names() const;
   const std::vector<RegistrySource>& sources() const { return sources_; }
+
+  // Loads the entry's library into this process, verifying it again (trust, checksum,
+  // ABI, and that its spec is the probed one); throws corral::ConfigError with the
+  // precise reason. Loaded once per entry.
+  std::shared_ptr<const Plugin> plugin(const ProviderEntry& entry) const;
 
  private:
   std::vector<RegistrySource> sources_;
   std::vector<ProviderEntry> entries_;
+  std::vector<std::string> pins_;  // entries_[i]'s sha256 pin, "" when not pinned
+  mutable std::vector<std::shared_ptr<const Plugin>> plugins_;  // entries_[i]'s, once loaded
 };
 
 }  // namespace corral

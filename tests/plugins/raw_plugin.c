@@ -1,6 +1,11 @@
 /* Hand-written C plugins that are broken in one precise way each, to check that the
- * loader refuses them with the right cause. RAW_VARIANT selects the defect. */
+ * loader refuses them with the right cause. RAW_VARIANT selects the defect:
+ *   0 none, 1 no entry point, 2 ABI from the future, 3 feature without its primitive,
+ *   4 unknown feature, 5 its ELF constructor segfaults, 6 its entry point segfaults,
+ *   7 its entry point never returns.
+ * 5 to 7 must only ever be loaded in a probe child: they take down whoever loads them. */
 #include <stddef.h>
+#include <unistd.h>
 
 #include "corral/plugin_abi.h"
 
@@ -43,9 +48,26 @@ static const corral_plugin_v1 kDescriptor = {
     NULL, /* url: missing although variant 3 advertises url-bridge */
     NULL, NULL};
 
+#if RAW_VARIANT == 5 || RAW_VARIANT == 6
+/* Volatile, so the compiler cannot prove the write faults and drop or reorder it. */
+static int* volatile nowhere;
+#endif
+
+#if RAW_VARIANT == 5
+/* Runs at dlopen, before the host can look at anything. */
+__attribute__((constructor)) static void crash_on_load(void) { *nowhere = 1; }
+#endif
+
 #if RAW_VARIANT == 1
 /* No entry point: a library that is not a corral plugin. */
 CORRAL_PLUGIN_EXPORT const corral_plugin_v1* some_other_symbol(void) { return &kDescriptor; }
 #else
-CORRAL_PLUGIN_EXPORT const corral_plugin_v1* corral_plugin_entry_v1(void) { return &kDescriptor; }
+CORRAL_PLUGIN_EXPORT const corral_plugin_v1* corral_plugin_entry_v1(void) {
+#if RAW_VARIANT == 6
+  *nowhere = 1;
+#elif RAW_VARIANT == 7
+  for (;;) pause();
+#endif
+  return &kDescriptor;
+}
 #endif

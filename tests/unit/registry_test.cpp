@@ -1,17 +1,44 @@
 #include <doctest/doctest.h>
 #include <sys/stat.h>
 
+#include <cstdlib>
+#include <fstream>
+
 #include "cli.hpp"
+#include "corral/errors.hpp"
+#include "hash.hpp"
 #include "registry.hpp"
+#include "spec_cache.hpp"
 
 namespace fs = std::filesystem;
 using namespace corral;
 
 namespace {
 const std::string kDir = CORRAL_TEST_PLUGIN_DIR;
+
+// Points $XDG_CACHE_HOME at a fresh folder for one test, so probes are cached there.
+class CacheHome {
+ public:
+  CacheHome() { ::setenv("XDG_CACHE_HOME", dir_.str().c_str(), 1); }
+  ~CacheHome() { ::unsetenv("XDG_CACHE_HOME"); }
+  SpecCache cache() const { return SpecCache(dir_.path() / "corral" / "specs"); }
+
+ private:
+  test::TempDir dir_;
+};
+
+// The inode and mtime of a cache file: a re-probe replaces the file (a new inode).
+std::pair<ino_t, std::int64_t> identity(const fs::path& file) {
+  struct stat st {};
+  REQUIRE(::stat(file.c_str(), &st) == 0);
+  return {st.st_ino, std::int64_t{st.st_mtim.tv_sec} * 1'000'000'000 + st.st_mtim.tv_nsec};
 }
 
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+}  // namespace
+
 TEST_CASE("relative plugin paths resolve against the registry's folder") {
+  CacheHome cache;
   test::TempDir t;
   fs::copy_file(kDir + "/libcorral-testbox.so", t.path() / "libcorral-testbox.so");
   fs::path reg = t.write("providers.yaml", "plugins:\n  - path: libcorral-testbox.so\n");
@@ -22,6 +49,7 @@ TEST_CASE("relative plugin paths resolve against the registry's folder") {
 }
 
 TEST_CASE("a later registry overrides an earlier one by provider name") {
+  CacheHome cache;
   test::TempDir t;
   fs::create_directories(t.path() / "a");
   fs::create_directories(t.path() / "b");
@@ -38,6 +66,7 @@ TEST_CASE("a later registry overrides an earlier one by provider name") {
 }
 
 TEST_CASE("broken entries are kept with their errors and never hide good ones") {
+  CacheHome cache;
   test::TempDir t;
   fs::path reg = t.write("r.yaml", "plugins:\n"
                                    "  - path: " + kDir + "/libcorral-raw2.so\n"
@@ -57,6 +86,7 @@ TEST_CASE("broken entries are kept with their errors and never hide good ones") 
 }
 
 TEST_CASE("a writable registry file is refused whole") {
+  CacheHome cache;
   test::TempDir t;
   fs::path reg = t.write("r.yaml", "plugins:\n  - path: " + kDir + "/libcorral-testbox.so\n");
   ::chmod(reg.c_str(), 0666);
@@ -67,27 +97,143 @@ TEST_CASE("a writable registry file is refused whole") {
   CHECK(r.entries()[0].error->message.find("world-writable") != std::string::npos);
 }
 
-TEST_CASE("default sources follow the documented order") {
+TEST_CASE("a registry file under a world-writable folder is refused, naming the folder") {
+  CacheHome cache;
   test::TempDir t;
-  fs::path etc = t.path() / "etc";
-  fs::path cfg = t.path() / "cfg";
-  t.write("etc/providers.d/20-b.yaml", "plugins: []\n");
-  t.write("etc/providers.d/10-a.yaml", "plugins: []\n");
-  t.write("cfg/corral/providers.d/x.yml", "plugins: []\n");
-  fs::path extra = t.write("extra.yaml", "plugins: []\n");
-  ::setenv("CORRAL_ETC_DIR", etc.c_str(), 1);
-  ::setenv("XDG_CONFIG_HOME", cfg.c_str(), 1);
-  ::setenv("CORRAL_REGISTRY", extra.c_str(), 1);
-  auto sources = Registry::default_sources();
-  ::unsetenv("CORRAL_ETC_DIR");
-  ::unsetenv("XDG_CONFIG_HOME");
-  ::unsetenv("CORRAL_REGISTRY");
-  std::vector<std::string> origins, names;
-  for (const auto& s : sources) {
-    if (s.origin == "shipped") continue;
-    origins.push_back(s.origin);
-    names.push_back(s.file.filename().string());
+  fs::path reg = t.write("open/sub/r.yaml", "plugins:\n  - path: " + kDir + "/libcorral-testbox.so\n");
+  ::chmod((t.path() / "open/sub").c_str(), 0755);
+  ::chmod((t.path() / "open").c_str(), 0777);
+  Registry r = Registry::load({{reg, "test"}});
+  CHECK_FALSE(r.find("testbox"));
+  REQUIRE(r.entries().size() == 1);
+  CHECK(r.entries()[0].error->cause == LoadFailure::untrusted_file);
+  CHECK(contains(r.entries()[0].error->message, "fix with: chmod go-w " + (t.path() / "open").string()));
+}
+
+TEST_CASE("entries carry the probed spec and version; only plugin() loads code, once") {
+  CacheHome cache;
+  test::TempDir t;
+  fs::path reg = t.write("r.yaml", "plugins:\n  - path: " + kDir + "/libcorral-testbox.so\n");
+  Registry r = Registry::load({{reg, "test"}});
+  const ProviderEntry* e = r.find("tb");
+  REQUIRE(e);
+  CHECK(e->spec->name == "testbox");
+  CHECK(e->plugin_version == "1.0.0");
+  CHECK(e->abi_version == CORRAL_ABI_VERSION);
+  std::shared_ptr<const Plugin> p = r.plugin(*e);
+  REQUIRE(p);
+  CHECK(p->spec().name == "testbox");
+  CHECK(r.plugin(*e) == p);
+  ProviderEntry copy = *e;
+  CHECK(r.plugin(copy) == p);
+}
+
+TEST_CASE("plugin() verifies again and throws a ConfigError with the reason") {
+  CacheHome cache;
+  test::TempDir t;
+  fs::copy_file(kDir + "/libcorral-testbox.so", t.path() / "libcorral-testbox.so");
+  fs::path lib = t.path() / "libcorral-testbox.so";
+  fs::path reg = t.write("r.yaml", "plugins:\n  - path: libcorral-testbox.so\n  - path: " + kDir + "/libcorral-raw5.so\n");
+  SUBCASE("a broken entry") {
+    Registry r = Registry::load({{reg, "test"}});
+    const ProviderEntry* b = r.find_broken("raw5");
+    REQUIRE(b);
+    CHECK_THROWS_AS(r.plugin(*b), ConfigError);
   }
-  CHECK(origins == std::vector<std::string>{"system", "system", "user", "CORRAL_REGISTRY"});
-  CHECK(names == std::vector<std::string>{"10-a.yaml", "20-b.yaml", "x.yml", "extra.yaml"});
+  SUBCASE("a file made writable since it was probed") {
+    Registry r = Registry::load({{reg, "test"}});
+    REQUIRE(r.find("testbox"));
+    ::chmod(lib.c_str(), 0777);
+    try {
+      r.plugin(*r.find("testbox"));
+      FAIL("plugin() loaded a world-writable file");
+    } catch (const ConfigError& e) {
+      CHECK(contains(e.what(), lib.string() + " is world-writable"));
+    }
+  }
+  SUBCASE("a spec that differs from the probed one") {
+    // Stand in for a plugin that describes itself differently in each process: the
+    // cached probe says its alias is "tx".
+    Registry::load({{reg, "test"}});
+    std::optional<CachedProbe> entry = cache.cache().get(fs::canonical(lib));
+    REQUIRE(entry);
+    REQUIRE(contains(entry->result.spec_json, "\"tb\""));
+    entry->result.spec_json.replace(entry->result.spec_json.find("\"tb\""), 4, "\"tx\"");
+    REQUIRE(cache.cache().put(fs::canonical(lib), *entry));
+    Registry r = Registry::load({{reg, "test"}});
+    REQUIRE(r.find("tx"));
+    try {
+      r.plugin(*r.find("tx"));
+      FAIL("plugin() accepted a spec that is not the probed one");
+    } catch (const ConfigError& e) {
+      CHECK(contains(e.what(), "its provider spec in this process differs from the one its probe reported"));
+    }
+  }
+}
+
+TEST_CASE("a plugin that crashes or hangs while loading is a broken entry with that cause") {
+  CacheHome cache;
+  ::setenv("CORRAL_PLUGIN_PROBE_TIMEOUT", "0.5", 1);
+  test::TempDir t;
+  fs::path reg = t.write("r.yaml", "plugins:\n"
+                                   "  - path: " + kDir + "/libcorral-raw5.so\n"
+                                   "  - path: " + kDir + "/libcorral-raw6.so\n"
+                                   "  - path: " + kDir + "/libcorral-raw7.so\n"
+                                   "  - path: " + kDir + "/libcorral-testbox.so\n");
+  Registry r = Registry::load({{reg, "test"}});
+  ::unsetenv("CORRAL_PLUGIN_PROBE_TIMEOUT");
+  CHECK(r.names() == std::vector<std::string>{"testbox"});
+  REQUIRE(r.find_broken("raw5"));
+  CHECK(r.find_broken("raw5")->error->cause == LoadFailure::crashed);
+  CHECK(contains(r.find_broken("raw5")->error->message, "crashed while loading (SIGSEGV)"));
+  REQUIRE(r.find_broken("raw6"));
+  CHECK(r.find_broken("raw6")->error->cause == LoadFailure::crashed);
+  REQUIRE(r.find_broken("raw7"));
+  CHECK(r.find_broken("raw7")->error->cause == LoadFailure::hung);
+  CHECK(contains(r.find_broken("raw7")->error->message, "not tried again until the file changes"));
+}
+
+TEST_CASE("a probe is cached by the file's identity, and redone when the file changes") {
+  CacheHome cache;
+  test::TempDir t;
+  fs::copy_file(kDir + "/libcorral-testbox.so", t.path() / "libcorral-testbox.so");
+  fs::path lib = t.path() / "libcorral-testbox.so";
+  fs::path reg = t.write("r.yaml", "plugins: [libcorral-testbox.so]\n");
+  REQUIRE(Registry::load({{reg, "test"}}).find("testbox"));
+  const fs::path entry = cache.cache().file_for(fs::canonical(lib));
+  REQUIRE(fs::exists(entry));
+  CHECK((fs::status(entry).permissions() & fs::perms::all) == (fs::perms::owner_read | fs::perms::owner_write));
+  auto first = identity(entry);
+
+  REQUIRE(Registry::load({{reg, "test"}}).find("testbox"));
+  CHECK(identity(entry) == first);  // reused: no probe wrote it again
+
+  fs::last_write_time(lib, fs::last_write_time(lib) + std::chrono::seconds(5));
+  REQUIRE(Registry::load({{reg, "test"}}).find("testbox"));
+  CHECK(identity(entry) != first);  // re-probed: the entry was replaced
+
+  SUBCASE("a corrupt entry is probed again") {
+    std::ofstream(entry, std::ios::trunc) << "{\"format\": 1, \"sta";
+    REQUIRE(Registry::load({{reg, "test"}}).find("testbox"));
+    CHECK(cache.cache().get(fs::canonical(lib)));
+  }
+  SUBCASE("an entry others can write is not believed") {
+    ::chmod(entry.c_str(), 0666);
+    CHECK_FALSE(cache.cache().get(fs::canonical(lib)));
+  }
+}
+
+TEST_CASE("a pin is checked against the cached checksum without probing again") {
+  CacheHome cache;
+  test::TempDir t;
+  fs::path lib = kDir + "/libcorral-testbox.so";
+  const std::string sha = sha256_file(lib);
+  fs::path good = t.write("good.yaml", "plugins:\n  - path: " + lib.string() + "\n    sha256: " + sha + "\n");
+  fs::path bad = t.write("bad.yaml", "plugins:\n  - path: " + lib.string() + "\n    sha256: " + std::string(64, 'a') + "\n");
+  REQUIRE(Registry::load({{good, "test"}}).find("testbox"));
+  Registry r = Registry::load({{bad, "test"}});
+  CHECK_FALSE(r.find("testbox"));
+  REQUIRE(r.find_broken("testbox"));
+  CHECK(r.find_broken("testbox")->error->cause == LoadFailure::checksum_mismatch);
+  CHECK(contains(r.find_broken("testbox")->error->message, sha));
 }
