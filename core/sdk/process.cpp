@@ -1,7 +1,9 @@
 #include "corral/sdk/process.hpp"
 
 #include <fcntl.h>
+#include <grp.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/stat.h>
@@ -42,6 +44,103 @@ struct Pipe {
   }
 };
 
+// The signals the child gets back at their default disposition, whatever corral set.
+sigset_t default_signals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGPIPE);
+  return set;
+}
+
+// Starts `program` with posix_spawn, stdout/stderr on the given pipe ends, in its own
+// process group (so a stop reaches the whole tree); returns its pid or throws.
+pid_t spawn_child(const ProcessSpec& spec, const std::string& program, int out_fd, int err_fd) {
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, spec.stdin_path.c_str(), O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, out_fd, 1);
+  posix_spawn_file_actions_adddup2(&actions, err_fd, 2);
+  // dup2 onto itself clears close-on-exec in the child only (POSIX 2024, glibc >= 2.29).
+  for (int fd : spec.inherit_fds) posix_spawn_file_actions_adddup2(&actions, fd, fd);
+  if (!spec.cwd.empty()) posix_spawn_file_actions_addchdir_np(&actions, spec.cwd.c_str());
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t defaults = default_signals();
+  sigset_t none;
+  sigemptyset(&none);
+  posix_spawnattr_setsigdefault(&attr, &defaults);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setpgroup(&attr, 0);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+
+  auto argv = c_strings(spec.argv);
+  std::vector<char*> envp;
+  if (spec.env) envp = c_strings(*spec.env);
+  pid_t pid = 0;
+  int rc = posix_spawn(&pid, program.c_str(), &actions, &attr, argv.data(), spec.env ? envp.data() : environ);
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  if (rc != 0)
+    throw Error(ErrorCode::unavailable, "cannot start '" + spec.argv[0] + "': " + std::strerror(rc));
+  return pid;
+}
+
+// The same as spawn_child, by fork and exec, for what posix_spawn cannot do (join a
+// mount namespace, drop the supplementary groups, change identity). The child makes only
+// async-signal-safe calls; an exec failure comes back as its errno over a close-on-exec pipe.
+pid_t fork_child(const ProcessSpec& spec, const std::string& program, int out_fd, int err_fd) {
+  auto argv = c_strings(spec.argv);
+  std::vector<char*> envp;
+  if (spec.env) envp = c_strings(*spec.env);
+  char** env = spec.env ? envp.data() : environ;
+  sigset_t defaults = default_signals();
+  Pipe report;
+  pid_t pid = ::fork();
+  if (pid < 0) throw Error(ErrorCode::unavailable, "cannot start '" + spec.argv[0] + "': " + std::strerror(errno));
+  if (pid == 0) {
+    auto fail = [&] {
+      int e = errno;
+      (void)!::write(report.fd[1], &e, sizeof e);
+      ::_exit(127);
+    };
+    ::setpgid(0, 0);
+    struct sigaction dfl {};
+    dfl.sa_handler = SIG_DFL;
+    for (int sig = 1; sig < NSIG; ++sig)
+      if (sigismember(&defaults, sig) == 1) ::sigaction(sig, &dfl, nullptr);
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    int in = ::open(spec.stdin_path.c_str(), O_RDONLY);
+    if (in < 0 || ::dup2(in, 0) < 0 || ::dup2(out_fd, 1) < 0 || ::dup2(err_fd, 2) < 0) fail();
+    if (in > 2) ::close(in);
+    for (int fd : spec.inherit_fds)
+      if (::fcntl(fd, F_SETFD, 0) != 0) fail();
+    if (spec.mount_ns_fd >= 0 && ::setns(spec.mount_ns_fd, CLONE_NEWNS) != 0) fail();
+    if (!spec.cwd.empty() && ::chdir(spec.cwd.c_str()) != 0) fail();
+    bool drop = spec.uid >= 0 || spec.gid >= 0;
+    if ((spec.clear_groups || drop) && ::setgroups(0, nullptr) != 0) fail();
+    // gid first: once the uid is dropped the gid can no longer change.
+    if (spec.gid >= 0 && ::setresgid(spec.gid, spec.gid, spec.gid) != 0) fail();
+    if (spec.uid >= 0 && ::setresuid(spec.uid, spec.uid, spec.uid) != 0) fail();
+    ::execve(program.c_str(), argv.data(), env);
+    fail();
+  }
+  report.close_end(1);
+  int child_errno = 0;
+  ssize_t got;
+  do got = ::read(report.fd[0], &child_errno, sizeof child_errno);
+  while (got < 0 && errno == EINTR);
+  if (got > 0) {
+    int status;
+    ::waitpid(pid, &status, 0);
+    throw Error(ErrorCode::unavailable, "cannot start '" + spec.argv[0] + "': " + std::strerror(child_errno));
+  }
+  return pid;
+}
+
 }  // namespace
 
 std::string find_program(const std::string& program) {
@@ -70,36 +169,9 @@ ProcessOutcome run_process(const ProcessSpec& spec, const OutputFn& on_stdout, c
     throw Error(ErrorCode::not_found, "cannot find '" + spec.argv[0] + "' on PATH");
 
   Pipe out, err;
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, spec.stdin_path.c_str(), O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&actions, out.fd[1], 1);
-  posix_spawn_file_actions_adddup2(&actions, err.fd[1], 2);
-  if (!spec.cwd.empty()) posix_spawn_file_actions_addchdir_np(&actions, spec.cwd.c_str());
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  // Own process group, so a stop reaches the whole tree; default signal dispositions.
-  sigset_t defaults;
-  sigemptyset(&defaults);
-  sigaddset(&defaults, SIGINT);
-  sigaddset(&defaults, SIGTERM);
-  sigaddset(&defaults, SIGPIPE);
-  sigset_t none;
-  sigemptyset(&none);
-  posix_spawnattr_setsigdefault(&attr, &defaults);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setpgroup(&attr, 0);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
-
-  auto argv = c_strings(spec.argv);
-  std::vector<char*> envp;
-  if (spec.env) envp = c_strings(*spec.env);
-  pid_t pid = 0;
-  int rc = posix_spawn(&pid, program.c_str(), &actions, &attr, argv.data(), spec.env ? envp.data() : environ);
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
-  if (rc != 0)
-    throw Error(ErrorCode::unavailable, "cannot start '" + spec.argv[0] + "': " + std::strerror(rc));
+  bool needs_fork = spec.clear_groups || spec.mount_ns_fd >= 0 || spec.uid >= 0 || spec.gid >= 0;
+  pid_t pid = needs_fork ? fork_child(spec, program, out.fd[1], err.fd[1])
+                         : spawn_child(spec, program, out.fd[1], err.fd[1]);
   out.close_end(1);
   err.close_end(1);
 

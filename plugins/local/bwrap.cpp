@@ -22,24 +22,35 @@ void add_system_dirs(std::vector<std::string>& argv) {
   }
 }
 
-}  // namespace
-
-// Namespaces and privileges every jail drops. --cap-drop ALL matters when corral runs
-// as root (CI containers), where bwrap makes no user namespace and would keep every
-// capability; --new-session keeps the command from typing into the user's terminal.
-std::vector<std::string> base_argv(const std::string& bwrap) {
-  return {bwrap, "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--unshare-pid", "--unshare-ipc",
-          "--unshare-uts"};
+// Namespaces and privileges every jail drops. Always a user namespace: as root, one
+// whose only mapping is an unprivileged host user (else bwrap makes none and the command
+// is the host's root); otherwise bwrap's own, asked for explicitly so a setuid bwrap
+// makes one too. --cap-drop ALL drops what the namespace grants; --new-session keeps the
+// command from typing into the user's terminal.
+std::vector<std::string> base_argv(const JailSpec& jail) {
+  std::vector<std::string> argv = {jail.bwrap, "--die-with-parent", "--new-session"};
+  if (jail.userns_fd >= 0) {
+    argv.insert(argv.end(), {"--userns", std::to_string(jail.userns_fd), "--uid", std::to_string(jail.user.uid),
+                             "--gid", std::to_string(jail.user.gid)});
+  } else {
+    argv.push_back("--unshare-user");
+  }
+  if (jail.status_fd >= 0) argv.insert(argv.end(), {"--json-status-fd", std::to_string(jail.status_fd)});
+  argv.insert(argv.end(), {"--cap-drop", "ALL", "--unshare-pid", "--unshare-ipc", "--unshare-uts"});
+  return argv;
 }
 
+}  // namespace
+
 std::vector<std::string> jail_argv(const JailSpec& jail, const Command& command) {
-  std::vector<std::string> argv = base_argv(jail.bwrap);
+  std::vector<std::string> argv = base_argv(jail);
   if (!jail.network) argv.push_back("--unshare-net");
   add_system_dirs(argv);
   argv.insert(argv.end(), {"--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/run"});
-  argv.insert(argv.end(), {"--bind", jail.workspace_dir, jail.workdir});
-  std::string cwd = join_workspace_path(jail.workdir, command.cwd);
-  argv.insert(argv.end(), {"--chdir", cwd});
+  if (!jail.workspace_dir.empty()) {
+    argv.insert(argv.end(), {"--bind", jail.workspace_dir, jail.workdir});
+    argv.insert(argv.end(), {"--chdir", join_workspace_path(jail.workdir, command.cwd)});
+  }
   if (!jail.hostname.empty()) argv.insert(argv.end(), {"--hostname", jail.hostname});
   argv.push_back("--");
   if (!command.argv.empty()) {
@@ -61,13 +72,6 @@ std::vector<std::string> jail_env(const Command& command) {
   std::vector<std::string> out;
   for (const auto& [name, value] : env) out.push_back(name + "=" + value);
   return out;
-}
-
-std::vector<std::string> probe_argv(const std::string& bwrap) {
-  std::vector<std::string> argv = base_argv(bwrap);
-  add_system_dirs(argv);
-  argv.insert(argv.end(), {"--proc", "/proc", "--dev", "/dev", "--", "true"});
-  return argv;
 }
 
 }  // namespace corral::local

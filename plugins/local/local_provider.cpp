@@ -8,6 +8,9 @@
 #include "bwrap.hpp"
 #include "corral/sdk.hpp"
 #include "corral/sdk/process.hpp"
+#include "corral/sdk/sync.hpp"
+#include "corral/wire.hpp"
+#include "jail_process.hpp"
 #include "sandbox_store.hpp"
 
 namespace fs = std::filesystem;
@@ -26,9 +29,9 @@ constexpr const char* kSpec = R"json({
     {"name": "network", "type": "string", "default": "shared", "choices": ["shared", "none"],
      "env": ["CORRAL_LOCAL_NETWORK"],
      "help": "shared: the command uses this machine's network; none: only a private loopback"},
-    {"name": "bwrap", "type": "string", "default": "bwrap", "env": ["CORRAL_BWRAP"], "trusted": true,
+    {"name": "bwrap", "type": "program", "default": "bwrap", "env": ["CORRAL_BWRAP"], "trusted": true,
      "help": "the bubblewrap executable"},
-    {"name": "dir", "type": "string", "env": ["CORRAL_LOCAL_DIR"], "trusted": true,
+    {"name": "dir", "type": "path", "env": ["CORRAL_LOCAL_DIR"], "trusted": true,
      "help": "where sandbox folders live (default: $XDG_STATE_HOME/corral/local)"},
     {"name": "workdir", "type": "string", "default": "/workspace", "env": ["CORRAL_LOCAL_WORKDIR"],
      "help": "the workspace's path inside the sandbox"}
@@ -49,19 +52,10 @@ std::string default_dir() {
   return (base / "corral" / "local").string();
 }
 
-// Why bwrap failed to start a jail, as a hint the user can act on.
-std::string namespace_hint(const std::string& stderr_text) {
-  if (stderr_text.find("ermission") != std::string::npos || stderr_text.find("namespace") != std::string::npos)
-    return "unprivileged user namespaces look disabled: enable them with `sysctl -w kernel.unprivileged_userns_clone=1` "
-           "(Debian) or `sysctl -w kernel.apparmor_restrict_unprivileged_userns=0` (Ubuntu 24.04+), or pick another "
-           "provider with --provider";
-  return "run `corral doctor --provider local` for details";
-}
-
 class LocalProvider : public sdk::Provider {
  public:
   explicit LocalProvider(const sdk::Options& options)
-      : store_(options.get("dir").empty() ? default_dir() : options.get("dir")),
+      : store_(options.get("dir").empty() ? default_dir() : options.get("dir"), jail_user()),
         bwrap_(options.get("bwrap", "bwrap")),
         network_(options.get("network", "shared") != "none"),
         workdir_(options.get("workdir", "/workspace")) {
@@ -76,10 +70,18 @@ class LocalProvider : public sdk::Provider {
     checks.push_back({"bubblewrap installed", !path.empty(), path.empty() ? "'" + bwrap_ + "' not found on PATH" : path,
                       path.empty() ? "install it: sudo apt-get install -y bubblewrap (or set CORRAL_BWRAP)" : ""});
     if (!path.empty()) {
-      sdk::CapturedProcess probe = sdk::capture_process({probe_argv(path)}, 30);
-      bool ok = probe.exit_code == 0;
-      checks.push_back({"user namespaces usable", ok, ok ? "bwrap can create a jail" : trim(probe.err),
-                        ok ? "" : namespace_hint(probe.err)});
+      // The one place bwrap is probed: a run reports a jail that fails to start anyway.
+      try {
+        Command probe;
+        probe.argv = {"true"};
+        probe.timeout_seconds = 30;
+        sdk::ProcessOutcome o = run_jailed(jail_spec(path, ""), "", store_.owner(), probe, {}, {}, {}, 30);
+        bool ok = o.exit_code == 0;
+        checks.push_back({"user namespaces usable", ok, ok ? jail_identity() : "the probe jail exited with " + std::to_string(o.exit_code),
+                          ok ? "" : "run the same with `bwrap --unshare-user --dev /dev true` to see why"});
+      } catch (const Error& e) {
+        checks.push_back({"user namespaces usable", false, e.what(), e.hint()});
+      }
     }
     std::error_code ec;
     fs::create_directories(store_.root(), ec);
@@ -90,7 +92,7 @@ class LocalProvider : public sdk::Provider {
   }
 
   Sandbox create(const CreateRequest& request, const sdk::Host&) override {
-    ensure_jail_works();
+    ensure_bwrap_installed();
     LocalSandbox s = store_.create(request.slug, request.labels);
     return to_sandbox(s);
   }
@@ -103,14 +105,8 @@ class LocalProvider : public sdk::Provider {
 
   std::vector<Sandbox> list(const StringMap& labels, const sdk::Host&) override {
     std::vector<Sandbox> out;
-    for (const LocalSandbox& s : store_.all()) {
-      bool match = true;
-      for (const auto& [k, v] : labels) {
-        auto it = s.labels.find(k);
-        match = match && it != s.labels.end() && it->second == v;
-      }
-      if (match) out.push_back(to_sandbox(s));
-    }
+    for (const LocalSandbox& s : store_.all())
+      if (wire::labels_match(s.labels, labels)) out.push_back(to_sandbox(s));
     return out;
   }
 
@@ -119,27 +115,20 @@ class LocalProvider : public sdk::Provider {
   void upload(const Sandbox& sandbox, const UploadRequest& request, const sdk::Host&) override {
     if (!store_.find(sandbox.id)) throw Error(ErrorCode::not_found, "local sandbox " + sandbox.id + " does not exist");
     store_.unpack(sandbox.id, request.archive_path);
+    sdk::remove_paths_under(store_.workspace_of(sandbox.id), request.removed);
   }
 
   ExecResult exec(const Sandbox& sandbox, const Command& command, const sdk::Host& host) override {
     auto s = store_.find(sandbox.id);
     if (!s) throw Error(ErrorCode::not_found, "local sandbox " + sandbox.id + " does not exist");
-    JailSpec jail;
-    jail.bwrap = bwrap_;
-    jail.workspace_dir = store_.workspace_of(sandbox.id).string();
-    jail.workdir = workdir_;
-    jail.hostname = "corral-" + s->slug;
-    jail.network = network_;
     if (!command.cwd.empty() && !fs::is_directory(store_.workspace_of(sandbox.id) / command.cwd))
       throw Error(ErrorCode::invalid_argument, "the folder '" + command.cwd + "' is not in the synced workspace",
                   "run corral from a folder that holds at least one file corral syncs");
-    sdk::ProcessSpec spec;
-    spec.argv = jail_argv(jail, command);
-    spec.env = jail_env(command);
-    sdk::ProcessOutcome outcome = sdk::run_process(
-        spec, [&](std::string_view d) { host.emit(CORRAL_STDOUT, d); },
-        [&](std::string_view d) { host.emit(CORRAL_STDERR, d); }, [&] { return host.cancelled(); },
-        command.timeout_seconds);
+    store_.require_workspace(sandbox.id);
+    sdk::ProcessOutcome outcome = run_jailed(
+        jail_spec(bwrap_, "corral-" + s->slug), store_.workspace_of(sandbox.id).string(), store_.owner(), command,
+        [&](std::string_view d) { host.emit(CORRAL_STDOUT, d); }, [&](std::string_view d) { host.emit(CORRAL_STDERR, d); },
+        [&] { return host.cancelled(); }, command.timeout_seconds);
     if (outcome.cancelled) throw Error(ErrorCode::cancelled, "the command was stopped");
     if (outcome.timed_out)
       throw Error(ErrorCode::timeout,
@@ -157,24 +146,31 @@ class LocalProvider : public sdk::Provider {
   }
 
  private:
-  static std::string trim(std::string s) {
-    while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
-    return s;
+  // The identity jails run as when it differs from corral's own: corral as root.
+  static std::optional<JailUser> jail_user() { return running_as_root() ? std::optional(kNobody) : std::nullopt; }
+
+  std::string jail_identity() const {
+    if (!store_.owner()) return "bwrap can create a jail (in its own user namespace, as you)";
+    return "bwrap can create a jail (as uid " + std::to_string(store_.owner()->uid) +
+           " in its own user namespace: root outside is not root inside)";
   }
 
-  // Fails with guidance when bwrap is missing or cannot make a jail here, before a
-  // sandbox exists, so a command's own failure is never mistaken for it.
-  void ensure_jail_works() {
-    if (jail_checked_) return;
-    std::string path = sdk::find_program(bwrap_);
-    if (path.empty())
+  JailSpec jail_spec(const std::string& bwrap, const std::string& hostname) const {
+    JailSpec jail;
+    jail.bwrap = bwrap;
+    jail.workdir = workdir_;
+    jail.hostname = hostname;
+    jail.network = network_;
+    return jail;
+  }
+
+  // Fails with guidance when bwrap is missing, before a sandbox exists. Whether it can
+  // make a jail here shows at the first command (or in `corral doctor`), with the same
+  // error and hint, so no run pays for a probe jail.
+  void ensure_bwrap_installed() const {
+    if (sdk::find_program(bwrap_).empty())
       throw Error(ErrorCode::unavailable, "bubblewrap ('" + bwrap_ + "') is not installed",
                   "install it with `sudo apt-get install -y bubblewrap`, or set CORRAL_BWRAP to its path");
-    sdk::CapturedProcess probe = sdk::capture_process({probe_argv(path)}, 30);
-    if (probe.exit_code != 0)
-      throw Error(ErrorCode::unavailable, "bubblewrap cannot create a sandbox here: " + trim(probe.err),
-                  namespace_hint(probe.err));
-    jail_checked_ = true;
   }
 
   Sandbox to_sandbox(const LocalSandbox& s) const {
@@ -193,7 +189,6 @@ class LocalProvider : public sdk::Provider {
   std::string bwrap_;
   bool network_;
   std::string workdir_;
-  bool jail_checked_ = false;
 };
 
 }  // namespace

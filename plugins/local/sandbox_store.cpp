@@ -3,8 +3,11 @@
 #include <archive.h>
 #include <archive_entry.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <ctime>
 #include <fstream>
 #include <memory>
@@ -12,6 +15,7 @@
 #include <sstream>
 
 #include "corral/json.hpp"
+#include "run_as.hpp"
 
 namespace fs = std::filesystem;
 
@@ -42,6 +46,48 @@ void make_removable(const fs::path& dir) {
   }
 }
 
+// Empties `dir` (made removable first); for the owner, working below the workspace.
+void clear_folder(const fs::path& dir) {
+  make_removable(dir);
+  for (const auto& e : fs::directory_iterator(dir)) fs::remove_all(e.path());
+}
+
+// Unpacks the .tar.gz open at `archive_fd` below `prefix` (empty: the current folder).
+void extract(int archive_fd, const fs::path& prefix) {
+  std::unique_ptr<archive, decltype(&archive_read_free)> in(archive_read_new(), archive_read_free);
+  archive_read_support_format_tar(in.get());
+  archive_read_support_filter_gzip(in.get());
+  std::unique_ptr<archive, decltype(&archive_write_free)> out(archive_write_disk_new(), archive_write_free);
+  // Refuse entries that would escape the workspace: '..' or writing through a symlink
+  // the archive itself planted (absolute names are refused below).
+  archive_write_disk_set_options(out.get(), ARCHIVE_EXTRACT_TIME | ARCHIVE_EXTRACT_PERM |
+                                                ARCHIVE_EXTRACT_SECURE_NODOTDOT | ARCHIVE_EXTRACT_SECURE_SYMLINKS);
+  auto fail = [&](archive* a, const std::string& what) {
+    return Error(ErrorCode::internal, "cannot unpack the workspace (" + what + "): " +
+                                          (archive_error_string(a) ? archive_error_string(a) : "unknown error"));
+  };
+  if (archive_read_open_fd(in.get(), archive_fd, 1 << 16) != ARCHIVE_OK) throw fail(in.get(), "open");
+  archive_entry* entry = nullptr;
+  while (true) {
+    int rc = archive_read_next_header(in.get(), &entry);
+    if (rc == ARCHIVE_EOF) break;
+    if (rc < ARCHIVE_WARN) throw fail(in.get(), "read");
+    std::string name = archive_entry_pathname(entry);
+    if (name.empty() || name[0] == '/')
+      throw Error(ErrorCode::invalid_argument, "workspace archive entry '" + name + "' is an absolute path");
+    std::string target = prefix.empty() ? name : (prefix / name).string();
+    archive_entry_set_pathname(entry, target.c_str());
+    if (archive_write_header(out.get(), entry) < ARCHIVE_WARN) throw fail(out.get(), archive_entry_pathname(entry));
+    const void* block;
+    size_t size;
+    la_int64_t offset;
+    while ((rc = archive_read_data_block(in.get(), &block, &size, &offset)) == ARCHIVE_OK)
+      if (archive_write_data_block(out.get(), block, size, offset) < ARCHIVE_WARN) throw fail(out.get(), "write");
+    if (rc < ARCHIVE_WARN) throw fail(in.get(), "read");
+  }
+  if (archive_write_close(out.get()) < ARCHIVE_WARN) throw fail(out.get(), "close");
+}
+
 }  // namespace
 
 fs::path SandboxStore::dir_of(const std::string& id) const {
@@ -64,6 +110,10 @@ LocalSandbox SandboxStore::create(const std::string& slug, const StringMap& labe
   }
   fs::permissions(dir_of(s.id), fs::perms::owner_all, fs::perm_options::replace);
   fs::create_directory(workspace_of(s.id));
+  // The jail's identity owns its workspace, and nothing else of the sandbox folder.
+  if (owner_ && ::chown(workspace_of(s.id).c_str(), owner_->uid, owner_->gid) != 0)
+    throw Error(ErrorCode::internal, "cannot hand " + workspace_of(s.id).string() + " to uid " +
+                                         std::to_string(owner_->uid) + ": " + std::strerror(errno));
   rapidjson::StringBuffer buffer;
   json::Writer w(buffer);
   w.StartObject();
@@ -107,6 +157,9 @@ void SandboxStore::remove(const std::string& id) const {
   fs::path dir = dir_of(id);
   std::error_code ec;
   if (!fs::exists(dir, ec)) return;
+  // What the jail made is emptied as the jail's identity, so a symlink it planted (or
+  // swaps in meanwhile) never steers root; a workspace from before owners falls to root.
+  if (owner_ && workspace_owned(id)) run_as(*owner_, workspace_of(id), [] { clear_folder("."); });
   make_removable(dir);
   fs::remove_all(dir, ec);
   if (ec) throw Error(ErrorCode::internal, "cannot remove " + dir.string() + ": " + ec.message());
@@ -116,41 +169,37 @@ void SandboxStore::unpack(const std::string& id, const fs::path& archive_path) c
   // Unpacked over what is there: files the sandbox made (build output, caches) survive
   // a re-sync of a reused sandbox, which is what makes reuse fast.
   fs::path ws = workspace_of(id);
-  fs::create_directories(ws);
-  ws = fs::canonical(ws);  // no symlinks in the prefix, so SECURE_SYMLINKS judges only the archive's
-
-  std::unique_ptr<archive, decltype(&archive_read_free)> in(archive_read_new(), archive_read_free);
-  archive_read_support_format_tar(in.get());
-  archive_read_support_filter_gzip(in.get());
-  std::unique_ptr<archive, decltype(&archive_write_free)> out(archive_write_disk_new(), archive_write_free);
-  // Refuse entries that would escape the workspace: '..' or writing through a symlink
-  // the archive itself planted (absolute names are refused below).
-  archive_write_disk_set_options(out.get(), ARCHIVE_EXTRACT_TIME | ARCHIVE_EXTRACT_PERM |
-                                                ARCHIVE_EXTRACT_SECURE_NODOTDOT | ARCHIVE_EXTRACT_SECURE_SYMLINKS);
-  auto fail = [&](archive* a, const std::string& what) {
-    return Error(ErrorCode::internal, "cannot unpack the workspace (" + what + "): " +
-                                          (archive_error_string(a) ? archive_error_string(a) : "unknown error"));
-  };
-  if (archive_read_open_filename(in.get(), archive_path.c_str(), 1 << 16) != ARCHIVE_OK) throw fail(in.get(), "open");
-  archive_entry* entry = nullptr;
-  while (true) {
-    int rc = archive_read_next_header(in.get(), &entry);
-    if (rc == ARCHIVE_EOF) break;
-    if (rc < ARCHIVE_WARN) throw fail(in.get(), "read");
-    std::string name = archive_entry_pathname(entry);
-    if (name.empty() || name[0] == '/')
-      throw Error(ErrorCode::invalid_argument, "workspace archive entry '" + name + "' is an absolute path");
-    std::string target = (ws / name).string();
-    archive_entry_set_pathname(entry, target.c_str());
-    if (archive_write_header(out.get(), entry) < ARCHIVE_WARN) throw fail(out.get(), archive_entry_pathname(entry));
-    const void* block;
-    size_t size;
-    la_int64_t offset;
-    while ((rc = archive_read_data_block(in.get(), &block, &size, &offset)) == ARCHIVE_OK)
-      if (archive_write_data_block(out.get(), block, size, offset) < ARCHIVE_WARN) throw fail(out.get(), "write");
-    if (rc < ARCHIVE_WARN) throw fail(in.get(), "read");
+  if (!owner_) fs::create_directories(ws);
+  require_workspace(id);
+  // Opened here: the archive may be readable only by the caller, not by the owner.
+  int fd = ::open(archive_path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    throw Error(ErrorCode::internal, "cannot open the workspace archive " + archive_path.string() + ": " + std::strerror(errno));
+  try {
+    if (owner_) {
+      run_as(*owner_, ws, [fd] { extract(fd, {}); });
+    } else {
+      extract(fd, fs::canonical(ws));  // no symlinks in the prefix, so SECURE_SYMLINKS judges only the archive's
+    }
+  } catch (...) {
+    ::close(fd);
+    throw;
   }
-  if (archive_write_close(out.get()) < ARCHIVE_WARN) throw fail(out.get(), "close");
+  ::close(fd);
+}
+
+bool SandboxStore::workspace_owned(const std::string& id) const {
+  struct stat st {};
+  if (::lstat(workspace_of(id).c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return false;
+  return !owner_ || (st.st_uid == owner_->uid && st.st_gid == owner_->gid);
+}
+
+void SandboxStore::require_workspace(const std::string& id) const {
+  if (workspace_owned(id)) return;
+  throw Error(ErrorCode::unavailable,
+              "local sandbox " + id + "'s workspace is missing or not owned by the jail's user (uid " +
+                  std::to_string(owner_ ? owner_->uid : ::getuid()) + "); it was probably made by an older corral",
+              "remove it with `corral stop --id " + id + "` and run again");
 }
 
 }  // namespace corral::local

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "corral/types.hpp"
+#include "jail_user.hpp"
 
 namespace corral::local {
 
@@ -20,22 +21,33 @@ struct LocalSandbox {
 
 class SandboxStore {
  public:
-  explicit SandboxStore(std::filesystem::path root) : root_(std::move(root)) {}
+  // `owner`: the identity jails run as when it is not the caller's own (corral is root).
+  // Workspaces then belong to it, and everything done inside one is done as it.
+  explicit SandboxStore(std::filesystem::path root, std::optional<JailUser> owner = std::nullopt)
+      : root_(std::move(root)), owner_(owner) {}
   const std::filesystem::path& root() const { return root_; }
+  const std::optional<JailUser>& owner() const { return owner_; }
   // Creates a new sandbox folder and its metadata; returns it with a fresh id.
   LocalSandbox create(const std::string& slug, const StringMap& labels) const;
   // The sandbox with `id`, or nullopt when its folder or metadata is gone.
   std::optional<LocalSandbox> find(const std::string& id) const;
   std::vector<LocalSandbox> all() const;
-  // Removes the sandbox's folder, including files the command made read-only.
+  // Removes the sandbox's folder, including files the command made read-only; the
+  // workspace's contents as the owner when there is one.
   void remove(const std::string& id) const;
   std::filesystem::path dir_of(const std::string& id) const;
   std::filesystem::path workspace_of(const std::string& id) const { return dir_of(id) / "workspace"; }
-  // Unpacks the .tar.gz at `archive` over the workspace (the archive's files win).
+  // Unpacks the .tar.gz at `archive` over the workspace (the archive's files win), as
+  // the owner when there is one.
   void unpack(const std::string& id, const std::filesystem::path& archive) const;
+  // True when the workspace is a real folder owned by the owner (any, without one).
+  bool workspace_owned(const std::string& id) const;
+  // Throws Error(unavailable) with a way out unless workspace_owned(id).
+  void require_workspace(const std::string& id) const;
 
  private:
   std::filesystem::path root_;
+  std::optional<JailUser> owner_;
 };
 
 }  // namespace corral::local

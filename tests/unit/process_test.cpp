@@ -1,5 +1,10 @@
 #include <doctest/doctest.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include "corral/sdk/process.hpp"
@@ -34,4 +39,86 @@ TEST_CASE("a missing program is a not-found error, not a crash") {
   CHECK_THROWS_AS(run_process({{"no-such-program-corral"}}, {}, {}), corral::Error);
   CHECK(find_program("sh").find("/sh") != std::string::npos);
   CHECK(find_program("no-such-program-corral").empty());
+}
+
+TEST_CASE("inherit_fds reach the child at the same number; other close-on-exec fds do not") {
+  int kept[2], closed[2];
+  REQUIRE(::pipe2(kept, O_CLOEXEC) == 0);
+  REQUIRE(::pipe2(closed, O_CLOEXEC) == 0);
+  for (bool fork_path : {false, true}) {
+    CAPTURE(fork_path);
+    if (fork_path && ::geteuid() != 0) continue;  // clear_groups needs root
+    ProcessSpec spec;
+    spec.argv = {"sh", "-c", "echo via-kept >&" + std::to_string(kept[1]) + " && { echo leaked >&" +
+                                 std::to_string(closed[1]) + "; } 2>/dev/null; echo done"};
+    spec.inherit_fds = {kept[1]};
+    spec.clear_groups = fork_path;
+    auto o = capture_process(spec, 10);
+    CHECK(o.exit_code == 0);
+    CHECK(o.out == "done\n");
+    char buffer[64] = {};
+    ::fcntl(kept[0], F_SETFL, O_NONBLOCK);
+    ::fcntl(closed[0], F_SETFL, O_NONBLOCK);
+    CHECK(std::string(buffer, std::max<ssize_t>(0, ::read(kept[0], buffer, sizeof buffer))) == "via-kept\n");
+    CHECK(::read(closed[0], buffer, sizeof buffer) < 0);  // nothing arrived: the fd was not there
+    // Still close-on-exec in this process.
+    CHECK((::fcntl(kept[1], F_GETFD) & FD_CLOEXEC) != 0);
+  }
+  for (int fd : {kept[0], kept[1], closed[0], closed[1]}) ::close(fd);
+}
+
+TEST_CASE("clear_groups starts the child with no supplementary groups") {
+  if (::geteuid() != 0) return;  // needs CAP_SETGID
+  std::vector<gid_t> saved(static_cast<size_t>(std::max(0, ::getgroups(0, nullptr))));
+  REQUIRE(::getgroups(static_cast<int>(saved.size()), saved.data()) >= 0);
+  gid_t extra[] = {0, 4};
+  REQUIRE(::setgroups(2, extra) == 0);
+  ProcessSpec spec;
+  spec.argv = {"sh", "-c", "grep '^Groups:' /proc/self/status"};
+  auto plain = capture_process(spec, 10);
+  spec.clear_groups = true;
+  auto cleared = capture_process(spec, 10);
+  ::setgroups(saved.size(), saved.data());
+  CHECK(plain.out.find("0 4") != std::string::npos);  // without it the groups pass on
+  CHECK(cleared.out.rfind("Groups:", 0) == 0);
+  CHECK(cleared.out.find_first_of("0123456789") == std::string::npos);
+  CHECK(cleared.exit_code == 0);
+}
+
+TEST_CASE("the fork path keeps run_process's contract: cwd, env, stdin, exit codes, start failures") {
+  if (::geteuid() != 0) return;
+  int ns = ::open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
+  REQUIRE(ns >= 0);
+  ProcessSpec spec;
+  spec.argv = {"sh", "-c", "pwd; echo $ONLY; cat; exit 3"};
+  spec.env = std::vector<std::string>{"ONLY=this", "PATH=/usr/bin:/bin"};
+  spec.cwd = "/usr";
+  spec.mount_ns_fd = ns;  // this process's own: joining it changes nothing but the path taken
+  auto o = capture_process(spec, 10);
+  ::close(ns);
+  CHECK(o.exit_code == 3);
+  CHECK(o.out == "/usr\nthis\n");  // stdin is /dev/null
+  // Executable but not a program: execve fails in the child and run_process says so.
+  char path[] = "/tmp/corral-noexec-XXXXXX";
+  int fd = ::mkstemp(path);
+  REQUIRE(fd >= 0);
+  REQUIRE(::write(fd, "\x7f" "ELF?", 5) == 5);
+  ::close(fd);
+  ::chmod(path, 0755);
+  ProcessSpec broken;
+  broken.argv = {path};
+  broken.clear_groups = true;
+  CHECK_THROWS_AS(run_process(broken, {}, {}), corral::Error);
+  ::unlink(path);
+}
+
+TEST_CASE("uid and gid start the child as that identity, without root's groups") {
+  if (::geteuid() != 0) return;  // needs CAP_SETUID
+  ProcessSpec spec;
+  spec.argv = {"sh", "-c", "id -u; id -g; grep -c '^CapEff:.0000000000000000' /proc/self/status"};
+  spec.uid = 65534;
+  spec.gid = 65534;
+  auto o = capture_process(spec, 10);
+  CHECK(o.exit_code == 0);
+  CHECK(o.out == "65534\n65534\n1\n");  // and no capabilities left
 }

@@ -15,6 +15,20 @@ struct ProcessSpec {
   std::optional<std::vector<std::string>> env;  // "NAME=value" entries; nullopt inherits
   std::string cwd;                              // empty = inherit
   std::string stdin_path = "/dev/null";
+  // Descriptors the child keeps at the same numbers, although they are close-on-exec here
+  // (e.g. a namespace fd for bwrap --userns); others follow their own close-on-exec flag.
+  std::vector<int> inherit_fds;
+  // Start the child with no supplementary groups: a root parent handing the child to a
+  // less trusted identity must not leave it root's groups (setns/setuid keep them).
+  // Needs CAP_SETGID: the start fails otherwise.
+  bool clear_groups = false;
+  // A mount namespace (nsfs fd) the child joins before it execs; `cwd` is then looked
+  // up there, and without one the child starts at its root. Needs CAP_SYS_ADMIN. -1: stay.
+  int mount_ns_fd = -1;
+  // Start the child as this uid/gid (after joining mount_ns_fd, with no supplementary
+  // groups): root handing a tool to an unprivileged identity. Needs CAP_SETUID/SETGID. -1: keep.
+  long uid = -1;
+  long gid = -1;
 };
 
 struct ProcessOutcome {

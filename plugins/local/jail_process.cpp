@@ -1,0 +1,131 @@
+#include "jail_process.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "jail_namespaces.hpp"
+
+namespace corral::local {
+namespace {
+
+// A pipe whose ends close with it.
+struct StatusPipe {
+  int fd[2] = {-1, -1};
+  StatusPipe() {
+    if (::pipe2(fd, O_CLOEXEC) != 0) throw Error(ErrorCode::internal, std::string("pipe: ") + std::strerror(errno));
+  }
+  ~StatusPipe() {
+    for (int f : fd)
+      if (f >= 0) ::close(f);
+  }
+  // Everything written, once every writer is gone (call after closing the write end).
+  std::string drain() {
+    ::close(fd[1]);
+    fd[1] = -1;
+    ::fcntl(fd[0], F_SETFL, O_NONBLOCK);  // a stray writer must not hang us
+    std::string text;
+    char buffer[4096];
+    for (ssize_t got; (got = ::read(fd[0], buffer, sizeof buffer)) != 0;) {
+      if (got > 0) text.append(buffer, static_cast<size_t>(got));
+      else if (errno != EINTR) break;
+    }
+    return text;
+  }
+};
+
+// Holds back stderr while it could still be bwrap's own one-line complaint (bwrap prints
+// nothing else before the command runs), so a jail that fails to start is reported once,
+// as corral's error, not also as the command's output.
+class StderrGate {
+ public:
+  explicit StderrGate(const sdk::OutputFn& sink) : sink_(sink) {}
+  void operator()(std::string_view data) {
+    if (open_) return emit(data);
+    held_.append(data);
+    static constexpr std::string_view kPrefix = "bwrap: ";
+    bool maybe_bwrap = held_.compare(0, kPrefix.size(), kPrefix.substr(0, std::min(held_.size(), kPrefix.size()))) == 0;
+    if (!maybe_bwrap || held_.size() > 4096) release();
+  }
+  // Passes on what was held and everything after it.
+  void release() {
+    open_ = true;
+    if (!held_.empty()) emit(held_);
+    held_.clear();
+  }
+  const std::string& held() const { return held_; }
+
+ private:
+  void emit(std::string_view data) {
+    if (sink_) sink_(data);
+  }
+  const sdk::OutputFn& sink_;
+  std::string held_;
+  bool open_ = false;
+};
+
+std::string trim(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  if (s.rfind("bwrap: ", 0) == 0) s.erase(0, 7);
+  return s;
+}
+
+// What to do when bwrap could not make the jail.
+std::string namespace_hint(const std::string& bwrap_error, bool as_root) {
+  if (as_root)
+    return "as root, corral maps the jail to an unprivileged user in its own user namespace: check that "
+           "user.max_user_namespaces is above 0 and, in a container, that unshare is allowed; "
+           "`corral doctor --provider local` checks this";
+  if (bwrap_error.find("ermission") != std::string::npos || bwrap_error.find("namespace") != std::string::npos)
+    return "unprivileged user namespaces look disabled: enable them with `sysctl -w kernel.unprivileged_userns_clone=1` "
+           "(Debian) or `sysctl -w kernel.apparmor_restrict_unprivileged_userns=0` (Ubuntu 24.04+), or pick another "
+           "provider with --provider";
+  return "run `corral doctor --provider local` for details";
+}
+
+}  // namespace
+
+sdk::ProcessOutcome run_jailed(JailSpec jail, const std::string& workspace, const std::optional<JailUser>& as_user,
+                               const Command& command, const sdk::OutputFn& on_stdout, const sdk::OutputFn& on_stderr,
+                               const std::function<bool()>& cancelled, long timeout_seconds) {
+  StatusPipe status;
+  sdk::ProcessSpec spec;
+  jail.status_fd = status.fd[1];
+  jail.workspace_dir = workspace;
+  std::optional<JailNamespaces> namespaces;
+  if (as_user) {
+    namespaces.emplace(JailNamespaces::create(*as_user, workspace));
+    jail.userns_fd = namespaces->userns_fd();
+    jail.user = *as_user;
+    if (!workspace.empty()) jail.workspace_dir = workspace_mount_point();
+    spec.mount_ns_fd = namespaces->mountns_fd();
+    // bwrap itself runs as the jail's user, without root's groups: it owns the namespace,
+    // so it may join it, and no process of the jail is ever the host's root.
+    spec.uid = as_user->uid;
+    spec.gid = as_user->gid;
+    spec.clear_groups = true;
+    spec.inherit_fds = {jail.userns_fd, jail.status_fd};
+  } else {
+    spec.inherit_fds = {jail.status_fd};
+  }
+  spec.argv = jail_argv(jail, command);
+  spec.env = jail_env(command);
+  StderrGate gate(on_stderr);
+  sdk::ProcessOutcome outcome =
+      sdk::run_process(spec, on_stdout, [&](std::string_view d) { gate(d); }, cancelled, timeout_seconds);
+  // bwrap writes {"exit-code": N} only when the command was really executed.
+  bool started = status.drain().find("\"exit-code\"") != std::string::npos;
+  bool exec_failed = gate.held().find("bwrap: execvp ") != std::string::npos;
+  if (started || exec_failed || outcome.cancelled || outcome.timed_out || outcome.exit_code == 0) {
+    gate.release();
+    return outcome;
+  }
+  std::string why = trim(gate.held());
+  throw Error(ErrorCode::unavailable, "bubblewrap cannot create a sandbox here: " + (why.empty() ? "it exited with status " + std::to_string(outcome.exit_code) : why),
+              namespace_hint(why, as_user.has_value()));
+}
+
+}  // namespace corral::local

@@ -1,0 +1,17 @@
+// Doing file work inside a folder the jail's identity controls, as that identity: root
+// never follows a path a jailed command could have swapped for a symlink.
+#pragma once
+
+#include <filesystem>
+#include <functional>
+
+#include "jail_user.hpp"
+
+namespace corral::local {
+
+// Runs `work` in a forked child that enters `dir` (as root), then becomes `user` with no
+// supplementary groups; relative paths in `work` are below `dir`. Open what only root may
+// read before calling. Rethrows the child's Error (code, message, hint) in the caller.
+void run_as(const JailUser& user, const std::filesystem::path& dir, const std::function<void()>& work);
+
+}  // namespace corral::local

@@ -1,0 +1,263 @@
+// The local jail as a trust boundary: whoever runs corral (root in CI, or a user), the
+// command is never the host's root and can write only its workspace.
+#include <doctest/doctest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <sstream>
+
+#include "cli.hpp"
+#include "corral/json.hpp"
+#include "corral/sdk/process.hpp"
+
+namespace fs = std::filesystem;
+using corral::test::CliEnv;
+using corral::test::CliResult;
+using corral::test::read_file;
+
+namespace {
+
+constexpr uid_t kNobody = 65534;
+const fs::path kSwappiness = "/proc/sys/vm/swappiness";
+
+bool as_root() { return ::geteuid() == 0; }
+
+std::string trimmed(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+// Runs corral with `prefix` before it on the command line (setpriv to change identity).
+CliResult run_with(const CliEnv& env, const std::vector<std::string>& prefix, const std::vector<std::string>& args) {
+  corral::sdk::ProcessSpec spec;
+  spec.argv = prefix;
+  spec.argv.push_back(corral::test::corral_binary());
+  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+  spec.env = env.environment();
+  spec.cwd = env.workspace().string();
+  auto p = corral::sdk::capture_process(spec, 300);
+  return {p.exit_code, p.out, p.err};
+}
+
+// corral as the unprivileged user nobody, owning the test's HOME and XDG folders.
+CliResult run_as_nobody(const CliEnv& env, const std::vector<std::string>& args) {
+  return run_with(env, {"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"}, args);
+}
+
+// Hands the test's whole folder (HOME, XDG dirs, working tree) to nobody.
+void give_to_nobody(const CliEnv& env) {
+  auto r = corral::sdk::capture_process({{"chown", "-R", "65534:65534", env.root().str()}}, 30);
+  REQUIRE(r.exit_code == 0);
+}
+
+// Every "inside outside count" line of a uid_map/gid_map text.
+struct MapLine {
+  unsigned long inside, outside, count;
+};
+std::vector<MapLine> map_lines(const std::string& text) {
+  std::vector<MapLine> out;
+  std::istringstream in(text);
+  MapLine l{};
+  while (in >> l.inside >> l.outside >> l.count) out.push_back(l);
+  return out;
+}
+
+// The outputs of a command, separated by lines of "--".
+std::vector<std::string> sections(const std::string& out) {
+  std::vector<std::string> parts(1);
+  std::istringstream in(out);
+  for (std::string line; std::getline(in, line);) {
+    if (line == "--") parts.emplace_back();
+    else parts.back() += line + "\n";
+  }
+  return parts;
+}
+
+// A probe of everything the jail must not be able to do, plus its identity. Sections:
+// uid_map, gid_map, id -u, the Groups line, the user namespace, swappiness write, shadow.
+std::string probe_script(const std::string& value) {
+  return "cat /proc/self/uid_map; echo --; cat /proc/self/gid_map; echo --; id -u; echo --; "
+         "grep '^Groups:' /proc/self/status; echo --; readlink /proc/self/ns/user; echo --; "
+         "(echo " + value + " > /proc/sys/vm/swappiness) 2>/dev/null && echo wrote || echo write-refused; echo --; "
+         "cat /etc/shadow >/dev/null 2>&1 && echo read || echo read-refused";
+}
+
+// Checks the probe's output: its own user namespace, no mapping to host root (when
+// `direct_map`: the namespace's parent is the host's, as when corral is root; bwrap's
+// own nests one more, so its map names the middle namespace's ids), no root groups,
+// and both escapes refused.
+void check_isolated(const std::string& out, uid_t expected_uid, bool direct_map = true) {
+  auto s = sections(out);
+  REQUIRE_MESSAGE(s.size() == 7, out);
+  auto uid_map = map_lines(s[0]), gid_map = map_lines(s[1]);
+  if (!direct_map) uid_map = gid_map = {{expected_uid, expected_uid, 1}};
+  CHECK_MESSAGE(!uid_map.empty(), s[0]);
+  for (const auto& l : uid_map) CHECK_MESSAGE(l.outside != 0, "uid_map maps host root: ", s[0]);
+  for (const auto& l : gid_map) CHECK_MESSAGE(l.outside != 0, "gid_map maps host root: ", s[1]);
+  // Exactly one id each way: the jail's user is all the namespace knows.
+  REQUIRE(uid_map.size() == 1);
+  REQUIRE(gid_map.size() == 1);
+  CHECK((uid_map[0].inside == expected_uid && uid_map[0].outside == expected_uid && uid_map[0].count == 1));
+  CHECK((gid_map[0].outside == expected_uid && gid_map[0].count == 1));
+  CHECK(trimmed(s[2]) == std::to_string(expected_uid));
+  std::string groups = trimmed(s[3]).substr(std::string("Groups:").size());
+  std::istringstream g(groups);
+  for (std::string id; g >> id;) CHECK_MESSAGE(id == std::to_string(expected_uid), "supplementary group ", id);
+  CHECK(trimmed(s[4]) != trimmed(fs::read_symlink("/proc/self/ns/user").string()));
+  CHECK(trimmed(s[5]) == "write-refused");
+  CHECK(trimmed(s[6]) == "read-refused");
+}
+
+// A swappiness value other than the current one, so a successful write would show.
+std::string other_swappiness(const std::string& now) { return trimmed(now) == "61" ? "62" : "61"; }
+
+// Restores the host's swappiness if a broken jail let the command change it.
+struct SwappinessGuard {
+  std::string before = read_file(kSwappiness);
+  ~SwappinessGuard() {
+    if (as_root() && read_file(kSwappiness) != before)
+      corral::sdk::capture_process({{"sh", "-c", "echo " + trimmed(before) + " > " + kSwappiness.string()}}, 10);
+  }
+};
+
+bool shadow_private() {
+  struct stat st {};
+  return ::stat("/etc/shadow", &st) == 0 && !(st.st_mode & S_IROTH);
+}
+
+}  // namespace
+
+TEST_CASE("as root, the jailed command is not root: no host sysctl, no /etc/shadow, no root mapping") {
+  if (!as_root() || !shadow_private()) return;  // the unprivileged case is below
+  CliEnv env;
+  SwappinessGuard guard;
+  std::string value = other_swappiness(guard.before);
+  auto r = env.run({"run", "--", "sh", "-c", probe_script(value)});
+  CHECK_MESSAGE(r.exit_code == 0, r.err);
+  check_isolated(r.out, kNobody);
+  CHECK(read_file(kSwappiness) == guard.before);
+}
+
+TEST_CASE("as root, root's supplementary groups do not reach the jail") {
+  if (!as_root()) return;
+  CliEnv env;
+  // corral started with groups root(0) and adm(4), as a root login shell may have.
+  auto r = run_with(env, {"setpriv", "--groups=0,4", "--"}, {"run", "--", "grep", "^Groups:", "/proc/self/status"});
+  CHECK_MESSAGE(r.exit_code == 0, r.err);
+  std::istringstream g(trimmed(r.out).substr(std::string("Groups:").size()));
+  for (std::string id; g >> id;) CHECK_MESSAGE(id == std::to_string(kNobody), "supplementary group ", id);
+}
+
+TEST_CASE("as root, the workspace is the jail's: files made, changed and kept across --id reuse") {
+  if (!as_root()) return;
+  CliEnv env;
+  env.root().write("work/src/a.txt", "one");
+  fs::path h = env.root().path() / "handle.json";
+  auto r = env.run({"run", "--keep", "--lease-output", h.string(), "--", "sh", "-c",
+                    "echo made > made.txt && mkdir -p out/deep && echo x > out/deep/f && echo changed >> src/a.txt && "
+                    "chmod 500 out && cat src/a.txt"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(r.out == "onechanged\n");
+  CHECK(read_file(env.workspace() / "src/a.txt") == "one");  // the user's tree is untouched
+  std::string slug = corral::json::parse(read_file(h), "handle")["slug"].GetString();
+
+  // On the host the workspace and what the jail made belong to nobody, the folder around it to root.
+  fs::path local = env.state_dir() / "corral" / "local";
+  std::vector<fs::path> dirs;
+  for (auto& e : fs::directory_iterator(local)) dirs.push_back(e.path());
+  REQUIRE(dirs.size() == 1);
+  struct stat ws {}, made {}, dir {};
+  REQUIRE(::stat((dirs[0] / "workspace").c_str(), &ws) == 0);
+  REQUIRE(::stat((dirs[0] / "workspace/made.txt").c_str(), &made) == 0);
+  REQUIRE(::stat(dirs[0].c_str(), &dir) == 0);
+  CHECK(ws.st_uid == kNobody);
+  CHECK(made.st_uid == kNobody);
+  CHECK(dir.st_uid == 0);
+  CHECK((dir.st_mode & 0777) == 0700);
+
+  // Reused: a re-sync lands as nobody too, and the jail can change it and its own files.
+  env.root().write("work/src/a.txt", "two");
+  env.root().write("work/src/new.txt", "new");
+  auto again = env.run({"run", "--id", slug, "--", "sh", "-c",
+                        "cat made.txt src/a.txt src/new.txt && echo && echo more >> src/new.txt && rm made.txt && "
+                        "chmod 700 out && rm -r out && ls"});
+  CHECK_MESSAGE(again.exit_code == 0, again.err);
+  CHECK(again.out == "made\ntwonew\nsrc\n");
+  struct stat synced {};
+  REQUIRE(::stat((dirs[0] / "workspace/src/new.txt").c_str(), &synced) == 0);
+  CHECK(synced.st_uid == kNobody);
+
+  // Stop removes everything, including what the jail made read-only.
+  CHECK(env.run({"run", "--id", slug, "--", "sh", "-c", "mkdir ro && touch ro/f && chmod 500 ro"}).exit_code == 0);
+  auto stop = env.run({"stop", "--id", slug});
+  CHECK_MESSAGE(stop.exit_code == 0, stop.err);
+  CHECK_FALSE(fs::exists(dirs[0]));
+}
+
+TEST_CASE("as root, doctor checks the jail root would use") {
+  if (!as_root()) return;
+  CliEnv env;
+  auto r = env.run({"doctor", "--provider", "local"});
+  CHECK_MESSAGE(r.out.find("[ok] user namespaces usable") != std::string::npos, (r.out + r.err));
+  CHECK(r.out.find("as uid 65534") != std::string::npos);
+}
+
+TEST_CASE("a jail that cannot start is one clear error with a hint, not the command's failure") {
+  CliEnv env;
+  // As root, bwrap runs as the jail's user, which must be able to reach it.
+  fs::permissions(env.root().path(), fs::perms::group_exec | fs::perms::others_exec, fs::perm_options::add);
+  fs::path fake = env.root().write("tools/bwrap", "#!/bin/sh\necho 'bwrap: Creating new namespace failed: Operation not permitted' >&2\nexit 1\n");
+  fs::permissions(fake, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec | fs::perms::others_read |
+                           fs::perms::others_exec, fs::perm_options::replace);
+  env.env["CORRAL_BWRAP"] = fake.string();
+  auto r = env.run({"run", "--", "true"});
+  CHECK(r.exit_code == 69);
+  CHECK_MESSAGE(r.err.find("bubblewrap cannot create a sandbox here: Creating new namespace failed") != std::string::npos,
+                r.err);
+  // Reported once, as corral's error: bwrap's own line is not passed on as the command's.
+  CHECK(r.err.find("bwrap: Creating") == std::string::npos);
+  CHECK(r.err.find("namespace") != std::string::npos);
+  std::error_code ec;
+  CHECK(fs::is_empty(env.state_dir() / "corral" / "local", ec));
+}
+
+TEST_CASE("a command that cannot be executed is still the command's failure") {
+  CliEnv env;
+  auto r = env.run({"run", "--", "/no/such/program"});
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("execvp /no/such/program") != std::string::npos);
+  CHECK(r.err.find("cannot create a sandbox") == std::string::npos);
+}
+
+TEST_CASE("as an unprivileged user the jail is a user namespace, isolated, with a writable workspace") {
+  if (!as_root() || !shadow_private() || corral::sdk::find_program("setpriv").empty()) return;
+  CliEnv env;
+  env.root().write("work/a.txt", "one");
+  give_to_nobody(env);
+  SwappinessGuard guard;
+  fs::path h = env.root().path() / "handle.json";
+  auto r = run_as_nobody(env, {"run", "--keep", "--lease-output", h.string(), "--", "sh", "-c",
+                               probe_script(other_swappiness(guard.before)) + "; echo made > made.txt"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  check_isolated(r.out, kNobody, false);
+  CHECK(read_file(kSwappiness) == guard.before);
+  // What it made belongs to the caller on the host.
+  std::string slug = corral::json::parse(read_file(h), "handle")["slug"].GetString();
+  fs::path local = env.state_dir() / "corral" / "local";
+  for (auto& e : fs::directory_iterator(local)) {
+    struct stat made {};
+    REQUIRE(::stat((e.path() / "workspace/made.txt").c_str(), &made) == 0);
+    CHECK(made.st_uid == kNobody);
+  }
+
+  env.root().write("work/a.txt", "two");
+  give_to_nobody(env);
+  auto again = run_as_nobody(env, {"run", "--id", slug, "--", "sh", "-c", "cat made.txt a.txt; echo >> made.txt"});
+  CHECK_MESSAGE(again.exit_code == 0, again.err);
+  CHECK(again.out == "made\ntwo");
+  auto doctor = run_as_nobody(env, {"doctor"});
+  CHECK(doctor.out.find("[ok] user namespaces usable") != std::string::npos);
+  auto stop = run_as_nobody(env, {"stop", "--id", slug});
+  CHECK_MESSAGE(stop.exit_code == 0, stop.err);
+}
