@@ -9,20 +9,29 @@
 
 #include "claims.hpp"
 #include "config.hpp"
-#include "engine.hpp"
+#include "fleet.hpp"
+#include "lease.hpp"
+#include "providers.hpp"
 #include "registry.hpp"
 #include "terminal.hpp"
 
 namespace corral::cli {
 
-// What every command may need, built once per invocation.
+// What every command may need, built once per invocation. The registry is read on
+// first use, so `version` and `--help` load no plugin.
 struct Context {
   Context(bool verbose, const Config& cfg);
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+  const Registry& registry();
   TerminalUi ui;
-  Registry registry;
-  ClaimStore claims;
   Config config;
-  Engine engine;
+  ClaimStore claims;
+  Providers providers;
+  LeaseContext leases;
+
+ private:
+  std::optional<Registry> registry_;
 };
 
 struct RunArgs {
@@ -41,9 +50,15 @@ struct RunArgs {
 int run_command(Context& ctx, const RunArgs& args);
 int warmup_command(Context& ctx, const RunArgs& args);
 
-int list_command(Context& ctx, bool json, bool remote, const ProviderChoice& choice);
+int list_command(Context& ctx, bool json, bool remote, bool all_hosts, const ProviderChoice& choice);
 int status_command(Context& ctx, const std::string& id, bool json, const ProviderChoice& choice);
-int stop_command(Context& ctx, const std::string& id, bool all, bool orphans, const ProviderChoice& choice);
+struct StopArgs {
+  std::string id;
+  bool all = false;
+  bool orphans = false;
+  bool all_hosts = false;
+};
+int stop_command(Context& ctx, const StopArgs& args, const ProviderChoice& choice);
 int url_command(Context& ctx, const std::string& id, int port, const ProviderChoice& choice);
 int extend_command(Context& ctx, const std::string& id, const std::string& by, const ProviderChoice& choice);
 

@@ -13,7 +13,7 @@
 #include "docs_blocks.hpp"
 #include "docs_matrix.hpp"
 #include "docs_page.hpp"
-#include "exit_codes.hpp"
+#include "corral/errors.hpp"
 
 namespace fs = std::filesystem;
 
@@ -117,15 +117,15 @@ std::string matrix_file_text(const std::optional<std::string>& existing, const s
 }
 
 const ProviderEntry& find_provider(Context& ctx, const std::string& name) {
-  if (const ProviderEntry* e = ctx.registry.find(name)) return *e;
-  if (const ProviderEntry* b = ctx.registry.find_broken(name))
-    throw ConfigError(ErrorCode::unavailable, fmt::format("provider '{}' could not be loaded: {}", name, b->error->message));
-  throw Error(ErrorCode::not_found, fmt::format("unknown provider '{}'", name),
-              fmt::format("available providers: {}", fmt::join(ctx.registry.names(), ", ")));
+  if (const ProviderEntry* e = ctx.registry().find(name)) return *e;
+  if (const ProviderEntry* b = ctx.registry().find_broken(name))
+    throw ConfigError(fmt::format("provider '{}' could not be loaded: {}", name, b->error->message));
+  throw Error(ErrorCode::invalid_argument, fmt::format("unknown provider '{}'", name),
+              fmt::format("available providers: {}", fmt::join(ctx.registry().names(), ", ")));
 }
 
 int matrix_command(Context& ctx, const DocsArgs& args) {
-  const std::vector<ProviderSpec> specs = docs::documented_specs(ctx.registry.entries());
+  const std::vector<ProviderSpec> specs = docs::documented_specs(ctx.registry().entries());
   const bool json = args.format == "json";
   const std::string generated = json ? docs::matrix_json(specs) : docs::matrix_markdown(specs);
   const fs::path file = args.check.empty() ? args.write : args.check;
@@ -141,7 +141,7 @@ int matrix_command(Context& ctx, const DocsArgs& args) {
 
 int provider_command(Context& ctx, const DocsArgs& args) {
   const ProviderEntry& e = find_provider(ctx, args.name);
-  const ProviderSpec& spec = e.plugin->spec();
+  const ProviderSpec& spec = *e.spec;
   docs::require_documented(spec, e.library);
   const fs::path file = args.check.empty() ? args.write : args.check;
   if (file.empty()) {
@@ -170,7 +170,7 @@ std::vector<fs::path> orphan_pages(const fs::path& dir, const std::vector<Provid
 }
 
 int all_command(Context& ctx, const DocsArgs& args) {
-  const std::vector<ProviderSpec> specs = docs::documented_specs(ctx.registry.entries());
+  const std::vector<ProviderSpec> specs = docs::documented_specs(ctx.registry().entries());
   const fs::path dir = args.dir;
   // The committed docs must come from the built-in providers only: scripts/docs.sh runs
   // this hermetically, so a developer's private registries never leak into them.

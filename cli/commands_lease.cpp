@@ -1,97 +1,138 @@
-// Commands on leases: list, status, stop, url, extend.
+// Commands on leases: list, status, stop, url, extend. Each asks core (lease.hpp,
+// fleet.hpp) and formats the answer; no lease rule lives here.
 #include <fmt/format.h>
-
-#include <set>
 
 #include "commands.hpp"
 #include "corral/json.hpp"
+#include "corral/wire.hpp"
 #include "handle.hpp"
+#include "printable.hpp"
 #include "table.hpp"
 
 namespace corral::cli {
 namespace {
 
-void write_claim(json::Writer& w, const Claim& c) {
+void write_lease(json::Writer& w, const LeaseRow& row) {
   w.StartObject();
-  write_claim_fields(w, c);
-  json::write_string(w, "cleanupCommand", cleanup_command(c.provider, c.lease_id));
+  if (row.file.claim) {
+    write_claim_fields(w, *row.file.claim);
+    json::write_string(w, "cleanupCommand", cleanup_command(row.file.claim->provider, row.file.lease_id));
+  } else {
+    json::write_string(w, "leaseId", row.file.lease_id);
+    json::write_string(w, "provider", row.file.provider);
+    json::write_string(w, "sandboxId", row.file.sandbox_id);
+    json::write_string(w, "problem", row.file.problem);
+    json::write_string(w, "cleanupCommand", "corral stop --id " + shell_quote(row.file.lease_id));
+  }
+  json::write_string(w, "state", to_string(row.state));
   w.EndObject();
 }
 
-// The sandbox ids that leases on this machine claim.
-std::set<std::string> claimed_sandboxes(Context& ctx) {
-  std::set<std::string> claimed;
-  for (const Claim& c : ctx.claims.all()) claimed.insert(c.sandbox_id);
-  return claimed;
+std::string json_line(const std::function<void(json::Writer&)>& body) {
+  rapidjson::StringBuffer buffer;
+  json::Writer w(buffer);
+  body(w);
+  return std::string(buffer.GetString(), buffer.GetSize()) + "\n";
+}
+
+// Reports stop outcomes; the exit status of the first failure, else 0.
+int report(Context& ctx, const std::vector<StopOutcome>& outcomes) {
+  int status = 0;
+  for (const StopOutcome& o : outcomes) {
+    if (o.error) {
+      ctx.ui.error(fmt::format("{}: {}", o.what, o.error->what()), o.error->hint());
+      if (status == 0) status = o.error->exit_code();
+    } else {
+      ctx.ui.note("stopped " + o.what);
+    }
+  }
+  return status;
 }
 
 }  // namespace
 
-int list_command(Context& ctx, bool as_json, bool remote, const ProviderChoice& choice) {
+int list_command(Context& ctx, bool as_json, bool remote, bool all_hosts, const ProviderChoice& choice) {
   if (remote) {
-    std::string name = ctx.engine.resolve_provider(choice);
-    auto session = ctx.engine.open(name, choice);
-    Engine::require(session->spec(), Feature::cleanup, "listing a provider's sandboxes (--remote)");
-    std::vector<Sandbox> sandboxes = session->list({{"corral-owner", "corral"}});
-    std::set<std::string> claimed = claimed_sandboxes(ctx);
+    auto session = ctx.providers.open(ctx.providers.resolve(choice), choice);
+    std::vector<RemoteRow> rows = list_remote(ctx.leases, *session);
+    if (!all_hosts)
+      std::erase_if(rows, [](const RemoteRow& r) {
+        return r.owner == RemoteOwner::other_host || r.owner == RemoteOwner::unknown_host;
+      });
     if (as_json) {
-      rapidjson::StringBuffer buffer;
-      json::Writer w(buffer);
-      w.StartArray();
-      for (const Sandbox& s : sandboxes) {
-        w.StartObject();
-        json::write_string(w, "sandboxId", s.id);
-        json::write_string(w, "state", s.state);
-        json::write_map(w, "labels", s.labels);
-        w.Key("claimed");
-        w.Bool(claimed.count(s.id) != 0);
-        w.EndObject();
-      }
-      w.EndArray();
-      ctx.ui.out(std::string(buffer.GetString()) + "\n");
+      ctx.ui.out(json_line([&](json::Writer& w) {
+        w.StartArray();
+        for (const RemoteRow& r : rows) {
+          w.StartObject();
+          json::write_string(w, "sandboxId", r.sandbox.id);
+          json::write_string(w, "state", r.sandbox.state);
+          json::write_map(w, "labels", r.sandbox.labels);
+          json::write_string(w, "owner", to_string(r.owner));
+          w.Key("claimed");
+          w.Bool(r.owner == RemoteOwner::claimed);
+          w.EndObject();
+        }
+        w.EndArray();
+      }));
       return 0;
     }
-    Table t({"SANDBOX", "STATE", "SLUG", "CLAIMED HERE"});
-    for (const Sandbox& s : sandboxes) {
-      auto slug = s.labels.count("corral-slug") ? s.labels.at("corral-slug") : "";
-      t.add({s.id, s.state, slug, claimed.count(s.id) ? "yes" : "no (orphan)"});
+    Table t({"SANDBOX", "STATE", "SLUG", "OWNER"});
+    for (const RemoteRow& r : rows) {
+      auto slug = r.sandbox.labels.find(wire::kSlugLabel);
+      t.add({r.sandbox.id, r.sandbox.state, slug == r.sandbox.labels.end() ? "" : slug->second,
+             std::string(to_string(r.owner))});
     }
     ctx.ui.out(t.empty() ? fmt::format("no corral sandboxes at {}\n", session->spec().name) : t.str());
     return 0;
   }
-  std::vector<Claim> claims = ctx.claims.all();
+  std::vector<LeaseRow> rows = list_leases(ctx.claims);
   if (as_json) {
-    rapidjson::StringBuffer buffer;
-    json::Writer w(buffer);
-    w.StartArray();
-    for (const Claim& c : claims) write_claim(w, c);
-    w.EndArray();
-    ctx.ui.out(std::string(buffer.GetString()) + "\n");
+    ctx.ui.out(json_line([&](json::Writer& w) {
+      w.StartArray();
+      for (const LeaseRow& r : rows) write_lease(w, r);
+      w.EndArray();
+    }));
     return 0;
   }
-  if (claims.empty()) {
+  if (rows.empty()) {
     ctx.ui.note("no leases; `corral run --keep -- CMD` keeps a sandbox for reuse");
     return 0;
   }
-  Table t({"SLUG", "LEASE", "PROVIDER", "SANDBOX", "CREATED", "WORKSPACE"});
-  for (const Claim& c : claims) t.add({c.slug, c.lease_id, c.provider, c.sandbox_id, c.created_at, c.workspace});
+  Table t({"SLUG", "LEASE", "STATE", "PROVIDER", "SANDBOX", "CREATED", "WORKSPACE"});
+  bool stale = false;
+  for (const LeaseRow& r : rows) {
+    stale = stale || r.state == LeaseState::abandoned || r.state == LeaseState::corrupt;
+    if (r.file.claim) {
+      const Claim& c = *r.file.claim;
+      t.add({c.slug, c.lease_id, std::string(to_string(r.state)), c.provider, c.sandbox_id, c.created_at,
+             c.workspace});
+    } else {
+      t.add({"?", r.file.lease_id, "corrupt", r.file.provider, r.file.sandbox_id, "", r.file.problem});
+    }
+  }
   ctx.ui.out(t.str());
+  if (stale)
+    ctx.ui.note("abandoned leases were left by a corral that died; `corral stop --orphans` removes them, "
+                "`corral stop --id LEASE` removes one (corrupt ones too)");
   return 0;
 }
 
 int status_command(Context& ctx, const std::string& id, bool as_json, const ProviderChoice& choice) {
-  auto [claim, session] = ctx.engine.open_lease(id, choice);
-  Sandbox sandbox = session->get(claim.sandbox_id);
+  Lease lease = Lease::attach(ctx.leases, id, choice, Lease::Access::observe);
+  const Claim& claim = lease.claim();
+  const Sandbox& sandbox = lease.live();
   if (as_json) {
-    rapidjson::StringBuffer buffer;
-    json::Writer w(buffer);
-    w.StartObject();
-    w.Key("lease");
-    write_claim(w, claim);
-    w.Key("sandbox");
-    json::write_sandbox(w, sandbox, /*include_secrets=*/false);
-    w.EndObject();
-    ctx.ui.out(std::string(buffer.GetString()) + "\n");
+    ctx.ui.out(json_line([&](json::Writer& w) {
+      w.StartObject();
+      w.Key("lease");
+      w.StartObject();
+      write_claim_fields(w, claim);
+      json::write_string(w, "cleanupCommand", cleanup_command(claim.provider, claim.lease_id));
+      w.EndObject();
+      w.Key("sandbox");
+      json::write_sandbox(w, sandbox, /*include_secrets=*/false);
+      w.EndObject();
+    }));
     return 0;
   }
   Table t({"FIELD", "VALUE"});
@@ -108,74 +149,39 @@ int status_command(Context& ctx, const std::string& id, bool as_json, const Prov
   return 0;
 }
 
-int stop_command(Context& ctx, const std::string& id, bool all, bool orphans, const ProviderChoice& choice) {
-  if (orphans) {
-    std::string name = ctx.engine.resolve_provider(choice);
-    auto session = ctx.engine.open(name, choice);
-    Engine::require(session->spec(), Feature::cleanup, "stop --orphans");
-    // Listed before the claims are read, and skipped while their lease is locked, so a
-    // run that is creating its sandbox right now is never mistaken for an orphan.
-    std::vector<Sandbox> sandboxes = session->list({{"corral-owner", "corral"}});
-    std::set<std::string> claimed = claimed_sandboxes(ctx);
-    int stopped = 0;
-    for (const Sandbox& s : sandboxes) {
-      if (claimed.count(s.id)) continue;
-      auto lease = s.labels.find("corral-lease");
-      bool in_use = false;
-      try {
-        in_use = lease != s.labels.end() && !ctx.claims.try_lock(lease->second);
-      } catch (const Error&) {
-        // Not a lease id corral makes, so no run here can hold it.
-      }
-      if (in_use) continue;
-      session->destroy(s);
-      ctx.ui.note(fmt::format("stopped orphan sandbox {}", s.id));
-      ++stopped;
-    }
-    ctx.ui.note(fmt::format("{} orphan sandbox{} stopped at {}", stopped, stopped == 1 ? "" : "es", session->spec().name));
-    return 0;
-  }
-  if (all) {
-    int failures = 0;
-    for (const Claim& c : ctx.claims.all()) {
-      try {
-        ctx.engine.stop(c.lease_id, {});
-        ctx.ui.note(fmt::format("stopped {} ({})", c.slug, c.provider));
-      } catch (const Error& e) {
-        ctx.ui.error(fmt::format("{}: {}", c.slug, e.what()), e.hint());
-        ++failures;
-      }
-    }
-    return failures ? 69 : 0;
-  }
-  if (id.empty())
-    throw Error(ErrorCode::invalid_argument, "stop needs --id LEASE, --all, or --orphans",
+int stop_command(Context& ctx, const StopArgs& args, const ProviderChoice& choice) {
+  int modes = (args.orphans ? 1 : 0) + (args.all ? 1 : 0) + (args.id.empty() ? 0 : 1);
+  if (modes != 1)
+    throw Error(ErrorCode::invalid_argument, "stop needs exactly one of --id LEASE, --all or --orphans",
                 "`corral list` shows your leases");
-  Claim claim = ctx.claims.resolve(id);
-  ctx.engine.stop(id, choice);
-  ctx.ui.note(fmt::format("stopped {} ({})", claim.slug, claim.provider));
-  return 0;
+  if (args.all_hosts && !args.orphans)
+    throw Error(ErrorCode::invalid_argument, "--all-hosts goes with --orphans");
+  if (args.orphans) {
+    OrphanScope scope;
+    scope.all_hosts = args.all_hosts;
+    scope.all_providers_abandoned = choice.provider.empty();
+    std::vector<StopOutcome> outcomes = stop_orphans(ctx.leases, choice, scope);
+    int status = report(ctx, outcomes);
+    if (outcomes.empty()) ctx.ui.note("nothing to stop: no abandoned leases or orphan sandboxes");
+    return status;
+  }
+  if (args.all) return report(ctx, stop_all(ctx.leases));
+  return report(ctx, {stop_lease(ctx.leases, args.id, choice)});
 }
 
 int url_command(Context& ctx, const std::string& id, int port, const ProviderChoice& choice) {
-  if (port < 1 || port > 65535)
-    throw Error(ErrorCode::invalid_argument, fmt::format("--port {} is not a TCP port", port), "use 1-65535");
-  auto [claim, session] = ctx.engine.open_lease(id, choice);
-  Engine::require(session->spec(), Feature::url_bridge, "corral url");
-  Sandbox sandbox = session->get(claim.sandbox_id);
-  ctx.ui.out(session->url(sandbox, port) + "\n");
+  Lease lease = Lease::attach(ctx.leases, id, choice, Lease::Access::observe);
+  ctx.ui.out(printable(lease.url(port)) + "\n");
   return 0;
 }
 
 int extend_command(Context& ctx, const std::string& id, const std::string& by, const ProviderChoice& choice) {
   std::int64_t seconds = parse_duration(by);
-  if (seconds <= 0) throw Error(ErrorCode::invalid_argument, "--by must be a positive duration", "e.g. --by 30m");
-  auto [claim, session] = ctx.engine.open_lease(id, choice);
-  Engine::require(session->spec(), Feature::keep_alive, "corral extend");
-  Sandbox sandbox = session->get(claim.sandbox_id);
-  Sandbox updated = session->extend(sandbox, seconds);
-  std::string until = updated.details.count("endAt") ? " (until " + updated.details.at("endAt") + ")" : "";
-  ctx.ui.note(fmt::format("extended {} by {}{}", claim.slug, format_duration(seconds), until));
+  Lease lease = Lease::attach(ctx.leases, id, choice, Lease::Access::observe);
+  Sandbox updated = lease.extend(seconds);
+  auto end = updated.details.find("endAt");
+  ctx.ui.note(fmt::format("extended {} by {}{}", lease.claim().slug, format_duration(seconds),
+                          end == updated.details.end() ? "" : " (until " + end->second + ")"));
   return 0;
 }
 

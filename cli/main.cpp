@@ -7,7 +7,7 @@
 
 #include "commands.hpp"
 #include "corral/plugin_abi.h"
-#include "exit_codes.hpp"
+#include "corral/errors.hpp"
 #include "provider_flags.hpp"
 #include "workspace.hpp"
 
@@ -19,17 +19,36 @@ namespace corral::cli {
 
 Context::Context(bool verbose, const Config& cfg)
     : ui(verbose),
-      registry(Registry::load(Registry::default_sources())),
-      claims(ClaimStore::standard()),
       config(cfg),
-      engine(registry, claims, config, ui, process_env) {}
+      claims(ClaimStore::standard()),
+      providers([this]() -> const Registry& { return registry(); }, config, ui, process_env),
+      leases{claims, providers} {}
+
+const Registry& Context::registry() {
+  if (!registry_) registry_.emplace(Registry::load(Registry::default_sources()));
+  return *registry_;
+}
 
 namespace {
 
 // corral's own long flags, which a provider's option flag may never shadow.
 const std::vector<std::string> kReservedFlags = {
     "provider", "id", "keep", "keep-on-failure", "lease-output", "env", "timeout", "max-workspace", "shell",
-    "json", "verbose", "help", "port", "by", "all", "orphans", "remote", "feature", "kind", "version"};
+    "json", "verbose", "help", "port", "by", "all", "orphans", "remote", "feature", "kind", "version", "all-hosts"};
+
+// True when the command needs neither settings nor plugins (`version`, `--help`), so it
+// works whatever state the user's config or registries are in.
+bool needs_nothing(const std::vector<std::string>& args) {
+  for (const std::string& a : args) {
+    if (a == "--") return false;
+    if (a == "-h" || a == "--help" || a == "--help-all") return true;
+  }
+  for (const std::string& a : args) {
+    if (a.empty() || a[0] == '-') continue;
+    return a == "version";
+  }
+  return args.empty();
+}
 
 int main_impl(int argc, char** argv) {
   install_signal_handlers();
@@ -43,18 +62,24 @@ int main_impl(int argc, char** argv) {
   TerminalUi early_ui(verbose);
   std::unique_ptr<Context> ctx;
   StringMap option_flags;
+  const bool bare = needs_nothing(args);
   try {
-    Config config = Config::load(find_workspace_root(std::filesystem::current_path()));
+    Config config = bare ? Config::from(std::nullopt, std::nullopt)
+                         : Config::load(find_workspace_root(std::filesystem::current_path()));
     ctx = std::make_unique<Context>(verbose, config);
   } catch (const Error& e) {
     early_ui.error(e);
     return kExitConfig;  // a settings file corral could not use
+  } catch (const std::exception& e) {
+    early_ui.error(fmt::format("cannot read corral's settings: {}", e.what()),
+                   "check ~/.config/corral/config.yaml and the repository's corral.yaml");
+    return kExitConfig;
   }
   try {
-    option_flags = take_provider_flags(args, ctx->registry, kReservedFlags);
+    if (!bare) option_flags = take_provider_flags(args, ctx->registry(), kReservedFlags);
   } catch (const Error& e) {
     ctx->ui.error(e);
-    return kExitUsage;
+    return e.exit_code();
   }
 
   CLI::App app{"corral: run a command from your working tree in a sandbox from any provider"};
@@ -62,10 +87,12 @@ int main_impl(int argc, char** argv) {
   app.require_subcommand(1);
   app.fallthrough();  // -v works after the subcommand too
   app.add_flag("-v,--verbose", verbose, "Show what corral is doing on stderr");
-  app.footer(
+  app.footer(fmt::format(
       "Provider options are flags too: --<provider>-<option> VALUE (see `corral providers describe NAME`).\n"
-      "Exit status: the command's own; corral's failures use 64 usage, 66 not found, 69 unavailable,\n"
-      "70 internal, 75 quota, 77 auth, 78 config, 124 timeout, 130 interrupted.");
+      "Exit status: the command's own; corral's failures use {} usage, {} not found, {} unavailable,\n"
+      "{} internal, {} quota, {} auth, {} config, {} timeout, {} interrupted (docs/exit-codes.md).",
+      kExitUsage, kExitNotFound, kExitUnavailable, kExitInternal, kExitQuota, kExitAuth, kExitConfig, kExitTimeout,
+      kExitCancelled));
 
   RunArgs run;
   auto add_choice = [](CLI::App* sub, ProviderChoice& choice) {
@@ -94,13 +121,15 @@ int main_impl(int argc, char** argv) {
   bool json = false;
   std::string id;
   ProviderChoice choice;
-  bool all = false, orphans = false, remote = false;
+  StopArgs stop;
+  bool all_hosts = false, remote = false;
   int port = 0;
   std::string by;
 
   CLI::App* list_cmd = app.add_subcommand("list", "List kept leases (or a provider's corral sandboxes)");
   list_cmd->add_flag("--json", json, "Machine-readable output");
   list_cmd->add_flag("--remote", remote, "Ask the provider for every corral-owned sandbox");
+  list_cmd->add_flag("--all-hosts", all_hosts, "With --remote: also other machines' sandboxes");
   add_choice(list_cmd, choice);
 
   CLI::App* status_cmd = app.add_subcommand("status", "Show a lease and its sandbox's state");
@@ -109,9 +138,11 @@ int main_impl(int argc, char** argv) {
   add_choice(status_cmd, choice);
 
   CLI::App* stop_cmd = app.add_subcommand("stop", "Stop a kept sandbox and forget its lease");
-  stop_cmd->add_option("--id", id, "Lease id or slug");
-  stop_cmd->add_flag("--all", all, "Stop every lease on this machine");
-  stop_cmd->add_flag("--orphans", orphans, "Stop the provider's corral sandboxes that no lease here claims");
+  stop_cmd->add_option("--id", stop.id, "Lease id or slug");
+  stop_cmd->add_flag("--all", stop.all, "Stop every lease on this machine");
+  stop_cmd->add_flag("--orphans", stop.orphans,
+                     "Remove abandoned leases and the provider's sandboxes made here that no lease claims");
+  stop_cmd->add_flag("--all-hosts", stop.all_hosts, "With --orphans: also other machines' sandboxes (careful)");
   add_choice(stop_cmd, choice);
 
   CLI::App* url_cmd = app.add_subcommand("url", "Print the URL of a port inside a kept sandbox");
@@ -189,9 +220,9 @@ int main_impl(int argc, char** argv) {
     Context& c = *ctx;
     if (run_cmd->parsed()) return run_command(c, run);
     if (warmup_cmd->parsed()) return warmup_command(c, run);
-    if (list_cmd->parsed()) return list_command(c, json, remote, choice);
+    if (list_cmd->parsed()) return list_command(c, json, remote, all_hosts, choice);
     if (status_cmd->parsed()) return status_command(c, id, json, choice);
-    if (stop_cmd->parsed()) return stop_command(c, id, all, orphans, choice);
+    if (stop_cmd->parsed()) return stop_command(c, stop, choice);
     if (url_cmd->parsed()) return url_command(c, id, port, choice);
     if (extend_cmd->parsed()) return extend_command(c, id, by, choice);
     if (doctor_cmd->parsed()) return doctor_command(c, choice, doctor_all, json);
@@ -200,12 +231,9 @@ int main_impl(int argc, char** argv) {
     if (docs_cmd->parsed()) return docs_command(c, docs);
     std::cout << "corral " << CORRAL_VERSION << " (plugin ABI " << CORRAL_ABI_VERSION << ")\n";
     return 0;
-  } catch (const ConfigError& e) {
-    ctx->ui.error(e);
-    return kExitConfig;
   } catch (const Error& e) {
     ctx->ui.error(e);
-    return exit_code_for(e.code());
+    return e.exit_code();
   } catch (const std::exception& e) {
     ctx->ui.error(fmt::format("unexpected failure: {}", e.what()), "please report this as a bug");
     return kExitInternal;

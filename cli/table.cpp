@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "printable.hpp"
+
 namespace corral::cli {
 namespace {
 
@@ -11,6 +13,11 @@ size_t width(const std::string& s) {
 }
 
 }  // namespace
+
+void Table::add(std::vector<std::string> row) {
+  for (std::string& cell : row) cell = printable(cell);
+  rows_.push_back(std::move(row));
+}
 
 std::string Table::str() const {
   std::vector<size_t> widths;

@@ -9,7 +9,8 @@ namespace corral::cli {
 class Table {
  public:
   explicit Table(std::vector<std::string> headers) : rows_{std::move(headers)} {}
-  void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  // Adds a row; control characters in cells (text from providers) are escaped.
+  void add(std::vector<std::string> row);
   bool empty() const { return rows_.size() == 1; }
   // The table with columns padded to their widest cell, header first.
   std::string str() const;

@@ -7,6 +7,8 @@
 #include <cerrno>
 #include <cstdlib>
 
+#include "printable.hpp"
+
 namespace corral::cli {
 namespace {
 
@@ -77,22 +79,22 @@ void TerminalUi::err(std::string_view data) {
 void TerminalUi::info(const std::string& message) {
   if (!verbose_) return;
   clear_progress();
-  write_all(2, "corral: " + message + "\n");
+  write_all(2, "corral: " + printable(message, true) + "\n");
 }
 
 void TerminalUi::warn(const std::string& message) {
   clear_progress();
-  write_all(2, std::string(color_ ? "\033[33mcorral: warning:\033[0m " : "corral: warning: ") + message + "\n");
+  write_all(2, std::string(color_ ? "\033[33mcorral: warning:\033[0m " : "corral: warning: ") + printable(message, true) + "\n");
 }
 
 void TerminalUi::progress(const std::string& message) {
   if (!tty_) {
-    if (verbose_ && !message.empty()) write_all(2, "corral: " + message + "\n");
+    if (verbose_ && !message.empty()) write_all(2, "corral: " + printable(message) + "\n");
     return;
   }
   clear_progress();
   if (message.empty()) return;
-  write_all(2, std::string(color_ ? "\033[2m" : "") + "corral: " + message + "…" + (color_ ? "\033[0m" : ""));
+  write_all(2, std::string(color_ ? "\033[2m" : "") + "corral: " + printable(message) + "…" + (color_ ? "\033[0m" : ""));
   progress_shown_ = true;
 }
 
@@ -102,14 +104,14 @@ void TerminalUi::error(const Error& e) { error(e.what(), e.hint()); }
 
 void TerminalUi::error(const std::string& message, const std::string& hint) {
   clear_progress();
-  std::string text = std::string(color_ ? "\033[31mcorral: error:\033[0m " : "corral: error: ") + message + "\n";
-  if (!hint.empty()) text += "  hint: " + hint + "\n";
+  std::string text = std::string(color_ ? "\033[31mcorral: error:\033[0m " : "corral: error: ") + printable(message, true) + "\n";
+  if (!hint.empty()) text += "  hint: " + printable(hint, true) + "\n";
   write_all(2, text);
 }
 
 void TerminalUi::note(const std::string& message) {
   clear_progress();
-  write_all(2, "corral: " + message + "\n");
+  write_all(2, "corral: " + printable(message, true) + "\n");
 }
 
 }  // namespace corral::cli

@@ -1,4 +1,4 @@
-// The terminal side of the engine's Ui: command output passed through byte for byte,
+// The terminal side of core's Ui: command output passed through byte for byte,
 // corral's own messages on stderr, progress only when stderr is a terminal, and the
 // Ctrl-C flag that stops a run cleanly.
 #pragma once
@@ -6,11 +6,12 @@
 #include <string>
 #include <string_view>
 
-#include "engine.hpp"
+#include "corral/errors.hpp"
+#include "ui.hpp"
 
 namespace corral::cli {
 
-class TerminalUi : public Ui {
+class TerminalUi : public corral::Ui {
  public:
   explicit TerminalUi(bool verbose);
   void out(std::string_view data) override;

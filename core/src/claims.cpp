@@ -82,21 +82,17 @@ fs::path ClaimStore::path_of(const std::string& lease_id) const {
   return dir_ / (lease_id + ".json");
 }
 
-void ClaimStore::write(const Claim& claim) const {
-  std::error_code ec;
-  fs::create_directories(dir_, ec);
-  ::chmod(dir_.c_str(), 0700);
-  const fs::path target = path_of(claim.lease_id);
-  const fs::path temp = dir_ / fmt::format(".{}.{}.tmp", claim.lease_id, random_hex(4));
-  const std::string text = claim_to_json(claim);
+void write_file_atomically(const fs::path& target, std::string_view text, int mode, const std::string& what) {
+  const fs::path dir = target.parent_path();
+  const fs::path temp = dir / fmt::format(".{}.{}.tmp", target.filename().string(), random_hex(4));
   auto failure = [&](const char* step) {
     int err = errno;
     ::unlink(temp.c_str());
     return Error(ErrorCode::internal,
-                 fmt::format("cannot write lease claim {}: {} failed: {}", target.string(), step, std::strerror(err)),
+                 fmt::format("cannot write {} {}: {} failed: {}", what, target.string(), step, std::strerror(err)),
                  "check that the state directory is writable and the disk is not full");
   };
-  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode);
   if (fd < 0) throw failure("create");
   size_t done = 0;
   while (done < text.size()) {
@@ -115,16 +111,29 @@ void ClaimStore::write(const Claim& claim) const {
   ::close(fd);
   if (::rename(temp.c_str(), target.c_str()) != 0) throw failure("rename");
   // Make the rename itself durable.
-  int dfd = ::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dfd >= 0) {
     ::fsync(dfd);
     ::close(dfd);
   }
 }
 
-std::optional<Claim> ClaimStore::read(const std::string& lease_id) const {
-  const fs::path p = path_of(lease_id);
-  int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
+void ClaimStore::write(const Claim& claim) const {
+  ensure_dir();
+  write_file_atomically(path_of(claim.lease_id), claim_to_json(claim), 0600, "lease claim");
+}
+
+void ClaimStore::ensure_dir() const {
+  std::error_code ec;
+  fs::create_directories(dir_, ec);
+  ::chmod(dir_.c_str(), 0700);
+}
+
+namespace {
+
+// The whole file, or nullopt when it does not exist.
+std::optional<std::string> read_small_file(const fs::path& p) {
+  int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
   if (fd < 0) {
     if (errno == ENOENT) return std::nullopt;
     throw Error(ErrorCode::internal, fmt::format("cannot read {}: {}", p.string(), std::strerror(errno)));
@@ -134,7 +143,71 @@ std::optional<Claim> ClaimStore::read(const std::string& lease_id) const {
   ssize_t n;
   while ((n = ::read(fd, buf, sizeof buf)) > 0) text.append(buf, static_cast<size_t>(n));
   ::close(fd);
-  return claim_from_json(text, "lease claim " + p.string());
+  return text;
+}
+
+// The string value of `"key":"..."` in possibly truncated JSON text, or empty.
+std::string salvage(const std::string& text, const std::string& key) {
+  std::string needle = "\"" + key + "\":\"";
+  size_t at = text.find(needle);
+  if (at == std::string::npos) return {};
+  at += needle.size();
+  size_t end = text.find('"', at);
+  if (end == std::string::npos) return {};
+  std::string value = text.substr(at, end - at);
+  // Only plain ids are trusted out of a broken file.
+  if (value.empty() || value.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.:") !=
+                           std::string::npos)
+    return {};
+  return value;
+}
+
+}  // namespace
+
+std::optional<Claim> ClaimStore::read(const std::string& lease_id) const {
+  const fs::path p = path_of(lease_id);
+  std::optional<std::string> text = read_small_file(p);
+  if (!text) return std::nullopt;
+  try {
+    return claim_from_json(*text, "lease claim " + p.string());
+  } catch (const Error& e) {
+    throw Error(ErrorCode::config, fmt::format("the lease claim {} is corrupt: {}", p.string(), e.what()),
+                fmt::format("`corral stop --id {}` removes it (and its sandbox, when its id can be read)", lease_id));
+  }
+}
+
+std::optional<ClaimFile> ClaimStore::inspect(const std::string& lease_id) const {
+  const fs::path p = path_of(lease_id);
+  std::optional<std::string> text = read_small_file(p);
+  if (!text) return std::nullopt;
+  ClaimFile f;
+  f.lease_id = lease_id;
+  try {
+    f.claim = claim_from_json(*text, "lease claim " + p.string());
+    f.provider = f.claim->provider;
+    f.sandbox_id = f.claim->sandbox_id;
+  } catch (const Error& e) {
+    f.problem = e.what();
+    f.provider = salvage(*text, "provider");
+    f.sandbox_id = salvage(*text, "sandboxId");
+  }
+  return f;
+}
+
+std::vector<ClaimFile> ClaimStore::scan() const {
+  std::vector<ClaimFile> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir_, ec)) {
+    const fs::path& p = e.path();
+    if (p.extension() != ".json" || p.filename().string()[0] == '.') continue;
+    try {
+      if (auto f = inspect(p.stem().string())) out.push_back(std::move(*f));
+    } catch (const Error& err) {
+      out.push_back({p.stem().string(), std::nullopt, err.what(), {}, {}});
+    }
+  }
+  std::sort(out.begin(), out.end(), [](const ClaimFile& a, const ClaimFile& b) { return a.lease_id < b.lease_id; });
+  return out;
 }
 
 std::vector<Claim> ClaimStore::all() const {
@@ -146,7 +219,7 @@ std::vector<Claim> ClaimStore::all() const {
     try {
       if (auto c = read(p.stem().string())) out.push_back(std::move(*c));
     } catch (const Error&) {
-      // A corrupt claim is reported by `corral list`'s caller through read(); skip here.
+      // Corrupt claims are reported by scan(), which `list` and `doctor` use.
     }
   }
   std::sort(out.begin(), out.end(), [](const Claim& a, const Claim& b) {
@@ -157,7 +230,63 @@ std::vector<Claim> ClaimStore::all() const {
 
 void ClaimStore::remove(const std::string& lease_id) const {
   ::unlink(path_of(lease_id).c_str());
+  ::unlink((dir_ / (lease_id + ".files")).c_str());
   ::unlink((dir_ / (lease_id + ".lock")).c_str());
+}
+
+std::vector<std::string> ClaimStore::synced_files(const std::string& lease_id) const {
+  path_of(lease_id);  // validates the id
+  std::optional<std::string> text;
+  try {
+    text = read_small_file(dir_ / (lease_id + ".files"));
+  } catch (const Error&) {
+    return {};  // an unreadable list only costs the removal of deleted files
+  }
+  std::vector<std::string> files;
+  if (!text) return files;
+  std::string_view rest = *text;
+  while (!rest.empty()) {
+    size_t nul = rest.find('\0');
+    if (nul == std::string_view::npos) break;  // a torn last entry is dropped
+    files.emplace_back(rest.substr(0, nul));
+    rest.remove_prefix(nul + 1);
+  }
+  return files;
+}
+
+void ClaimStore::write_synced_files(const std::string& lease_id, const std::vector<std::string>& files) const {
+  path_of(lease_id);
+  ensure_dir();
+  std::string text;
+  for (const std::string& f : files) {
+    text += f;
+    text += '\0';
+  }
+  write_file_atomically(dir_ / (lease_id + ".files"), text, 0600, "synced file list");
+}
+
+std::string ClaimStore::host_id() const {
+  // Beside the leases folder, not in it: it belongs to the whole state, not to a lease.
+  ensure_dir();
+  const fs::path p = dir_.parent_path() / "host-id";
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    if (auto text = read_small_file(p)) {
+      std::string id = text->substr(0, text->find('\n'));
+      if (id.size() == 12 && id.find_first_not_of("0123456789abcdef") == std::string::npos) return id;
+      ::unlink(p.c_str());  // damaged: make a new one
+    }
+    // O_EXCL: when two corrals start at once, one id wins and both read it.
+    std::string id = random_hex(6);
+    int fd = ::open(p.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0) continue;
+    std::string line = id + "\n";
+    bool ok = ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size()) && ::fsync(fd) == 0;
+    ::close(fd);
+    if (ok) return id;
+    ::unlink(p.c_str());
+  }
+  throw Error(ErrorCode::internal, fmt::format("cannot create {}", p.string()),
+              "check that the state directory is writable and the disk is not full");
 }
 
 Claim ClaimStore::resolve(const std::string& id) const {
@@ -167,6 +296,10 @@ Claim ClaimStore::resolve(const std::string& id) const {
   std::vector<Claim> claims = all();
   for (const Claim& c : claims)
     if (c.slug == id) matches.push_back(c);
+  if (matches.empty() && id.find_first_of("/\\") == std::string::npos && !id.empty() && id[0] != '.')
+    if (auto f = inspect(id); f && !f->claim)
+      throw Error(ErrorCode::config, fmt::format("the lease claim of '{}' is corrupt: {}", id, f->problem),
+                  fmt::format("`corral stop --id {}` removes it (and its sandbox, when its id can be read)", id));
   if (matches.size() == 1) return matches.front();
   if (matches.size() > 1)
     throw Error(ErrorCode::invalid_argument, fmt::format("'{}' names {} leases", id, matches.size()),
@@ -208,6 +341,17 @@ LeaseLock ClaimStore::lock(const std::string& lease_id, const std::function<void
     ::usleep(50'000);
   }
   return lock;
+}
+
+bool ClaimStore::in_use(const std::string& lease_id) const {
+  const fs::path p = dir_ / (lease_id + ".lock");
+  path_of(lease_id);
+  // Opening an existing lock file read-only: looking must not create lock files.
+  int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) return false;
+  bool held = ::flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+  ::close(fd);
+  return held;
 }
 
 std::optional<LeaseLock> ClaimStore::try_lock(const std::string& lease_id) const {

@@ -42,6 +42,15 @@ class LeaseLock {
   int fd_ = -1;
 };
 
+// One claim file as found on disk: readable, or corrupt with what could be salvaged.
+struct ClaimFile {
+  std::string lease_id;       // from the file name
+  std::optional<Claim> claim;  // set when the file is a valid claim
+  std::string problem;        // why it is not, when it is not
+  std::string provider;       // salvaged from a corrupt file when readable, else empty
+  std::string sandbox_id;     // likewise
+};
+
 class ClaimStore {
  public:
   explicit ClaimStore(std::filesystem::path dir) : dir_(std::move(dir)) {}
@@ -56,8 +65,22 @@ class ClaimStore {
   std::optional<Claim> read(const std::string& lease_id) const;
   // Every readable claim, sorted by creation time; unreadable files are skipped.
   std::vector<Claim> all() const;
-  // Removes the claim (and its lock file); missing is fine.
+  // Every claim file, corrupt ones included, sorted by lease id.
+  std::vector<ClaimFile> scan() const;
+  // The claim file of `lease_id` as scan() would report it, or nullopt when absent.
+  std::optional<ClaimFile> inspect(const std::string& lease_id) const;
+  // Removes the claim (and its lock and file list); missing is fine.
   void remove(const std::string& lease_id) const;
+
+  // The paths of the last workspace synced into the lease's sandbox (empty when none
+  // was recorded), kept beside the claim so a re-sync can remove what was deleted.
+  std::vector<std::string> synced_files(const std::string& lease_id) const;
+  // Records `files` as the lease's synced paths (atomically, mode 0600).
+  void write_synced_files(const std::string& lease_id, const std::vector<std::string>& files) const;
+
+  // This claim store's host id: random, made once, labelled on every sandbox created
+  // from here so orphan cleanup never touches another machine's sandboxes.
+  std::string host_id() const;
   // The claim whose lease id or slug is `id`; throws not-found (listing what exists).
   Claim resolve(const std::string& id) const;
 
@@ -67,11 +90,18 @@ class ClaimStore {
                  const std::function<bool()>& cancelled = {}) const;
   // Takes the lock only if free.
   std::optional<LeaseLock> try_lock(const std::string& lease_id) const;
+  // True when another process holds the lease's lock right now.
+  bool in_use(const std::string& lease_id) const;
 
  private:
   std::filesystem::path path_of(const std::string& lease_id) const;
+  void ensure_dir() const;
   std::filesystem::path dir_;
 };
+
+// Writes `text` to `target` atomically: a temp file in the same folder with `mode`,
+// fsync, rename, fsync of the folder. Throws internal naming `what` and the failed step.
+void write_file_atomically(const std::filesystem::path& target, std::string_view text, int mode, const std::string& what);
 
 std::string claim_to_json(const Claim& claim);
 Claim claim_from_json(std::string_view text, const std::string& what);

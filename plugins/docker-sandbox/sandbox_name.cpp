@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <cstdio>
 
+#include "corral/wire.hpp"
+
 namespace corral::docker_sandbox {
 namespace {
 
@@ -58,16 +60,16 @@ std::optional<NameParts> parse_sandbox_name(std::string_view name) {
 }
 
 StringMap labels_of(const NameParts& parts) {
-  return {{"corral-owner", "corral"}, {"corral-slug", parts.slug}};
+  return {{wire::kOwnerLabel, wire::kOwnerValue}, {wire::kSlugLabel, parts.slug}};
 }
 
 bool name_matches(const NameParts& parts, const StringMap& wanted) {
   for (const auto& [key, value] : wanted) {
-    if (key == "corral-owner") {
-      if (value != "corral") return false;
-    } else if (key == "corral-slug") {
+    if (key == wire::kOwnerLabel) {
+      if (value != wire::kOwnerValue) return false;
+    } else if (key == wire::kSlugLabel) {
       if (clean_slug(value) != parts.slug) return false;
-    } else if (key == "corral-lease") {
+    } else if (key == wire::kLeaseLabel) {
       if (lease_tag(value) != parts.tag) return false;
     } else {
       return false;

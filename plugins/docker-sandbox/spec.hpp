@@ -12,7 +12,7 @@ inline constexpr const char kSpecJson[] = R"JSON({
   "targets": ["linux"],
   "features": ["run-session", "workspace-mount", "cleanup"],
   "options": [
-    {"name": "cli", "type": "string", "default": "sbx", "env": ["CORRAL_SBX_CLI"], "trusted": true,
+    {"name": "cli", "type": "program", "default": "sbx", "env": ["CORRAL_SBX_CLI"], "trusted": true,
      "help": "the sbx executable: a name looked up on PATH or a path"},
     {"name": "template", "type": "string", "env": ["CORRAL_SBX_TEMPLATE"],
      "help": "container image the sandbox starts from (sbx create --template); default: sbx's shell image"},

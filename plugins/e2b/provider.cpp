@@ -2,6 +2,8 @@
 
 #include <chrono>
 
+#include "corral/sdk/sync.hpp"
+#include "corral/wire.hpp"
 #include "spec.hpp"
 
 namespace corral::e2b {
@@ -83,7 +85,7 @@ std::vector<DoctorCheck> E2bProvider::doctor(const sdk::Host& host) {
   if (!key.ok) return checks;
   DoctorCheck api{"E2B control plane", false, "", ""};
   try {
-    auto owned = control_.list({{"corral-owner", "corral"}}, host);
+    auto owned = control_.list({{wire::kOwnerLabel, wire::kOwnerValue}}, host);
     api.ok = true;
     api.detail = settings_.api_url + " accepts the key; " + std::to_string(owned.size()) +
                  " corral sandbox(es) alive";
@@ -98,9 +100,9 @@ std::vector<DoctorCheck> E2bProvider::doctor(const sdk::Host& host) {
 Sandbox E2bProvider::create(const CreateRequest& request, const sdk::Host& host) {
   StringMap metadata = request.labels;
   // The marks `corral list` / cleanup rely on, whatever the engine passed.
-  metadata["corral-owner"] = "corral";
-  if (!request.lease_id.empty()) metadata["corral-lease"] = request.lease_id;
-  if (!request.slug.empty()) metadata["corral-slug"] = request.slug;
+  metadata[wire::kOwnerLabel] = wire::kOwnerValue;
+  if (!request.lease_id.empty()) metadata[wire::kLeaseLabel] = request.lease_id;
+  if (!request.slug.empty()) metadata[wire::kSlugLabel] = request.slug;
   SandboxInfo info;
   try {
     info = control_.create(metadata, host);
@@ -121,7 +123,7 @@ Sandbox E2bProvider::create(const CreateRequest& request, const sdk::Host& host)
 
 void E2bProvider::remove_strays(const std::string& lease_id, const sdk::Host& host) {
   try {
-    for (const Sandbox& stray : list({{"corral-lease", lease_id}}, host)) control_.kill(stray.id);
+    for (const Sandbox& stray : list({{wire::kLeaseLabel, lease_id}}, host)) control_.kill(stray.id);
   } catch (const Error& e) {
     host.warn("E2B may have created a sandbox for lease " + lease_id + " that corral could not remove (" +
               e.what() + "); check with `corral list --remote --provider e2b` and remove it with "
@@ -140,17 +142,11 @@ Sandbox E2bProvider::get(const std::string& id, const sdk::Host& host) {
 
 std::vector<Sandbox> E2bProvider::list(const StringMap& labels, const sdk::Host& host) {
   StringMap filter = labels;
-  filter["corral-owner"] = "corral";
+  filter[wire::kOwnerLabel] = wire::kOwnerValue;
   std::vector<Sandbox> out;
-  for (const SandboxInfo& info : control_.list(filter, host)) {
-    // Filter again here: a sandbox is only ours when every label matches exactly.
-    bool match = true;
-    for (const auto& [k, v] : filter) {
-      auto it = info.metadata.find(k);
-      match = match && it != info.metadata.end() && it->second == v;
-    }
-    if (match) out.push_back(to_sandbox(info));
-  }
+  // Filtered again here: a sandbox is only ours when every label matches exactly.
+  for (const SandboxInfo& info : control_.list(filter, host))
+    if (wire::labels_match(info.metadata, filter)) out.push_back(to_sandbox(info));
   return out;
 }
 
@@ -235,6 +231,18 @@ void E2bProvider::upload(const Sandbox& sandbox, const UploadRequest& request, c
                     std::to_string(code) + ")" + (errors.empty() ? "" : ": " + errors),
                 "the template needs sh, tar and gzip, and user '" + settings_.user + "' must be able to write " +
                     parent + "; see --e2b-workdir and --e2b-user");
+  }
+  // Files deleted locally since the last sync leave the sandbox too.
+  for (const std::vector<std::string>& batch : sdk::removal_batches(request.removed)) {
+    std::vector<std::string> args = {"-c", sdk::kRemovePathsScript, "sh"};
+    args.insert(args.end(), batch.begin(), batch.end());
+    ProcessRequest remove{"/bin/sh", std::move(args), {{"CORRAL_DIR", name}}, parent};
+    errors.clear();
+    int rc = envd.run(remove, hooks, "remove deleted files from " + workdir);
+    if (rc != 0)
+      throw Error(ErrorCode::unavailable,
+                  "removing files deleted locally from " + workdir + " in E2B sandbox " + sandbox.id + " failed (exit " +
+                      std::to_string(rc) + ")" + (errors.empty() ? "" : ": " + errors));
   }
 }
 

@@ -165,6 +165,16 @@ TEST_CASE("--keep keeps the sandbox; status, url, extend, reuse with --id and st
   CHECK(t.server.calls("connect") == 1);  // the reuse resumed and extended it once
   CHECK(t.alive() == std::vector<std::string>{id});
 
+  // A file deleted locally leaves the sandbox on the next sync (its emptied folder too);
+  // a file the sandbox made itself stays.
+  REQUIRE(t.run_script("echo built > made.txt", {"--id", slug}).exit_code == 0);
+  std::filesystem::remove_all(t.cli.workspace() / "src");
+  CliResult synced = t.run_script("ls -a; test ! -e src", {"--id", slug});
+  CHECK(synced.exit_code == 0);
+  CHECK(synced.out.find("made.txt") != std::string::npos);
+  CHECK(synced.out.find("hello.txt") != std::string::npos);
+  CHECK(synced.out.find("src") == std::string::npos);
+
   CliResult stop = t.run({"stop", "--id", lease});
   CHECK(stop.exit_code == 0);
   CHECK(t.alive().empty());
@@ -469,19 +479,39 @@ TEST_CASE("stop --orphans removes corral sandboxes no local lease claims, and on
   E2bCli t;
   REQUIRE(t.run_script("true", {"--keep"}).exit_code == 0);
   const std::string kept = str(t.handle(), "sandboxId");
-  // An orphan: corral-owned, but its lease is not on this machine; and a foreign sandbox.
-  std::string orphan = t.server.with([](auto& st) {
-    auto& sb = st.add_sandbox("base", true, 600);
-    sb.metadata = {{"corral-owner", "corral"}, {"corral-lease", "elsewhere"}, {"corral-slug", "lost-lamb"}};
-    return sb.id;
-  });
+  // The kept sandbox carries this machine's host label.
+  std::string host = read_file(t.cli.state_dir() / "corral" / "host-id");
+  host = host.substr(0, host.find('\n'));
+  REQUIRE(host.size() == 12);
+  CHECK(t.server.with([&](auto& st) { return st.sandboxes.at(kept).metadata.at("corral-host"); }) == host);
+  // An orphan: made here, but no lease here claims it; another machine's; an unlabelled
+  // one from an older corral; and a sandbox corral never made.
+  auto add = [&](const std::string& lease, const std::string& host_label) {
+    return t.server.with([&](auto& st) {
+      auto& sb = st.add_sandbox("base", true, 600);
+      sb.metadata = {{"corral-owner", "corral"}, {"corral-lease", lease}, {"corral-slug", "lost-lamb"}};
+      if (!host_label.empty()) sb.metadata["corral-host"] = host_label;
+      return sb.id;
+    });
+  };
+  std::string orphan = add("elsewhere", host);
+  std::string other_host = add("theirs", "0123456789ab");
+  std::string unlabelled = add("old", "");
   std::string foreign = t.server.with([](auto& st) { return st.add_sandbox("base", true, 600).id; });
   CliResult r = t.run({"stop", "--orphans", "--provider", "e2b"});
   CHECK(r.exit_code == 0);
   auto left = t.alive();
-  CHECK(std::find(left.begin(), left.end(), orphan) == left.end());
-  CHECK(std::find(left.begin(), left.end(), kept) != left.end());
-  CHECK(std::find(left.begin(), left.end(), foreign) != left.end());
+  auto alive = [&](const std::string& id) { return std::find(left.begin(), left.end(), id) != left.end(); };
+  CHECK_FALSE(alive(orphan));
+  CHECK(alive(kept));
+  CHECK(alive(other_host));
+  CHECK(alive(unlabelled));
+  CHECK(alive(foreign));
+  CHECK(t.run({"stop", "--orphans", "--provider", "e2b", "--all-hosts"}).exit_code == 0);
+  left = t.alive();
+  CHECK_FALSE(alive(other_host));
+  CHECK_FALSE(alive(unlabelled));
+  CHECK(alive(kept));
   t.run({"stop", "--all"});
   CHECK(t.alive() == std::vector<std::string>{foreign});
 }

@@ -54,7 +54,7 @@ TEST_CASE("providers describe shows every setting with its flag and env var") {
   CHECK(doc["name"].GetString() == std::string("local"));
   CHECK(doc["options"][0]["flag"].GetString() == std::string("--local-network"));
   auto unknown = env.run({"providers", "describe", "nope"});
-  CHECK(unknown.exit_code == 66);
+  CHECK(unknown.exit_code == 64);
   CHECK(unknown.err.find("available providers: ") != std::string::npos);
   CHECK(unknown.err.find("local") != std::string::npos);
 }
@@ -103,7 +103,7 @@ TEST_CASE("a repository config cannot point the local provider at another bwrap"
   env.root().write("work/evil.sh", "#!/bin/sh\necho pwned\n");
   env.root().write("work/corral.yaml", "local:\n  bwrap: ./evil.sh\n");
   auto r = env.run({"run", "--", "true"});
-  CHECK(r.exit_code == 64);
+  CHECK(r.exit_code == 78);
   CHECK(r.out.find("pwned") == std::string::npos);
   CHECK(r.err.find("may not be set by a repository") != std::string::npos);
 }

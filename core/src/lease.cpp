@@ -1,0 +1,353 @@
+#include "lease.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include "corral/wire.hpp"
+#include "hash.hpp"
+#include "paths.hpp"
+#include "slug.hpp"
+#include "staging.hpp"
+
+namespace fs = std::filesystem;
+
+namespace corral {
+namespace {
+
+class PhaseClock {
+ public:
+  // Ends the current phase (if any) and starts `phase`.
+  void start(std::string phase, std::vector<PhaseTiming>& into) {
+    stop(into);
+    phase_ = std::move(phase);
+    started_ = std::chrono::steady_clock::now();
+  }
+  void stop(std::vector<PhaseTiming>& into) {
+    if (phase_.empty()) return;
+    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started_);
+    into.push_back({phase_, ms.count()});
+    phase_.clear();
+  }
+
+ private:
+  std::string phase_;
+  std::chrono::steady_clock::time_point started_;
+};
+
+// The lease's lock, waiting (and saying so) while another corral holds it.
+LeaseLock lock_lease(LeaseContext& ctx, const Claim& claim) {
+  return ctx.claims.lock(
+      claim.lease_id, [&] { ctx.ui().note(fmt::format("waiting for lease {}: another corral is using it", claim.slug)); },
+      [&] { return ctx.ui().cancelled(); });
+}
+
+// The paths of `previous` that `current` (both sorted) no longer has.
+std::vector<std::string> removed_paths(std::vector<std::string> previous, const Workspace& ws) {
+  std::vector<std::string> current;
+  current.reserve(ws.files.size());
+  for (const WorkspaceFile& f : ws.files) current.push_back(f.path);
+  std::sort(previous.begin(), previous.end());
+  std::vector<std::string> removed;
+  std::set_difference(previous.begin(), previous.end(), current.begin(), current.end(), std::back_inserter(removed));
+  // The list came from our own state folder, but it names paths in a sandbox: keep only
+  // what a workspace file list could hold.
+  std::erase_if(removed, [](const std::string& p) {
+    return p.empty() || p[0] == '/' || p == ".." || p.rfind("../", 0) == 0 || p.find("/../") != std::string::npos ||
+           (p.size() >= 3 && p.compare(p.size() - 3, 3, "/..") == 0);
+  });
+  return removed;
+}
+
+std::vector<std::string> paths_of(const Workspace& ws) {
+  std::vector<std::string> out;
+  out.reserve(ws.files.size());
+  for (const WorkspaceFile& f : ws.files) out.push_back(f.path);
+  return out;
+}
+
+}  // namespace
+
+Lease::Lease(LeaseContext& ctx, Claim claim, std::unique_ptr<ProviderSession> session, LeaseLock lock, bool reused)
+    : ctx_(&ctx), claim_(std::move(claim)), session_(std::move(session)), lock_(std::move(lock)), reused_(reused) {}
+Lease::Lease(Lease&&) noexcept = default;
+Lease& Lease::operator=(Lease&&) noexcept = default;
+Lease::~Lease() = default;
+
+Lease Lease::create(LeaseContext& ctx, std::unique_ptr<ProviderSession> session, const std::string& workspace_root) {
+  std::vector<Claim> existing = ctx.claims.all();
+  Claim claim;
+  claim.lease_id = random_hex(6);
+  claim.slug = make_slug([&](const std::string& s) {
+    return std::any_of(existing.begin(), existing.end(), [&](const Claim& c) { return c.slug == s; });
+  });
+  claim.provider = session->spec().name;
+  claim.workspace = workspace_root;
+  claim.created_at = now_rfc3339();
+  // Locked before the sandbox exists: `stop --orphans` skips a lease whose lock is held,
+  // so a sandbox being created right now is never taken for an orphan.
+  LeaseLock lock = ctx.claims.lock(claim.lease_id);
+  ctx.ui().progress(fmt::format("creating a {} sandbox", claim.provider));
+  Sandbox sandbox;
+  try {
+    sandbox = session->create(
+        {claim.lease_id, claim.slug, wire::owner_labels(claim.lease_id, claim.slug, ctx.claims.host_id()),
+         workspace_root});
+  } catch (const Error&) {
+    ctx.claims.remove(claim.lease_id);  // only the lock file exists so far
+    throw;
+  }
+  claim.sandbox_id = sandbox.id;
+  claim.details = sandbox.details;
+  try {
+    ctx.claims.write(claim);
+  } catch (const Error&) {
+    // An unrecorded sandbox would be a leak: remove it before reporting.
+    try {
+      session->destroy(sandbox);
+    } catch (const Error& destroy_error) {
+      ctx.ui().warn(fmt::format("could not remove sandbox {} after its claim failed: {}", sandbox.id,
+                                destroy_error.what()));
+    }
+    ctx.claims.remove(claim.lease_id);
+    throw;
+  }
+  Lease lease(ctx, std::move(claim), std::move(session), std::move(lock), /*reused=*/false);
+  lease.sandbox_ = std::move(sandbox);
+  return lease;
+}
+
+Lease Lease::attach(LeaseContext& ctx, const std::string& id, const ProviderChoice& choice, Access access) {
+  return attach(ctx, ctx.claims.resolve(id), choice, access);
+}
+
+Lease Lease::attach(LeaseContext& ctx, const Claim& claim, const ProviderChoice& choice, Access access) {
+  if (!choice.provider.empty() && ctx.providers.spec(choice.provider).name != claim.provider)
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("lease '{}' belongs to provider '{}', not '{}'", claim.slug, claim.provider,
+                            choice.provider),
+                "drop --provider: --id alone finds the lease's provider");
+  LeaseLock lock;
+  Claim current = claim;
+  if (access == Access::exclusive) {
+    lock = lock_lease(ctx, claim);
+    // Another corral may have changed or stopped it while we waited.
+    auto fresh = ctx.claims.read(claim.lease_id);
+    if (!fresh) throw Error(ErrorCode::not_found, fmt::format("lease '{}' was stopped while waiting for it", claim.slug));
+    current = std::move(*fresh);
+  }
+  auto session = ctx.providers.open(current.provider, choice);
+  return Lease(ctx, std::move(current), std::move(session), std::move(lock), /*reused=*/true);
+}
+
+const Sandbox& Lease::live() {
+  if (sandbox_) return *sandbox_;
+  if (!spec().features.has(Feature::run_session)) {
+    // Without get() the claim's record is all there is.
+    Sandbox s;
+    s.id = claim_.sandbox_id;
+    s.details = claim_.details;
+    return sandbox_.emplace(std::move(s));
+  }
+  try {
+    Sandbox s = session_->get(claim_.sandbox_id);
+    // What create() reported stays true for the sandbox's life; a provider whose get()
+    // knows less (say, an undocumented listing) must not lose it.
+    for (const auto& [key, value] : claim_.details) s.details.try_emplace(key, value);
+    return sandbox_.emplace(std::move(s));
+  } catch (const Error& e) {
+    if (e.code() != ErrorCode::not_found) throw;
+    throw Error(ErrorCode::not_found,
+                fmt::format("the sandbox of lease '{}' ({}) no longer exists at {}; it may have passed its "
+                            "lifetime cap",
+                            claim_.slug, claim_.sandbox_id, claim_.provider),
+                fmt::format("start a new one with `corral run --keep ...`, and forget this lease with `{}`",
+                            cleanup_command(claim_.provider, claim_.lease_id)));
+  }
+}
+
+void Lease::sync(const Workspace& ws, const std::function<bool()>& cancelled) {
+  if (!spec().features.has(Feature::archive_sync)) return;  // a mounted tree is always current
+  Ui& ui = ctx_->ui();
+  if (reused_ && claim_.fingerprint == ws.fingerprint) {
+    ui.info("workspace unchanged since the last sync; not uploading");
+    return;
+  }
+  const Sandbox& sandbox = live();
+  std::vector<std::string> previous = reused_ ? ctx_->claims.synced_files(claim_.lease_id) : std::vector<std::string>{};
+  UploadRequest upload;
+  upload.removed = removed_paths(previous, ws);
+  std::vector<std::string> current = paths_of(ws);
+  // Until the upload is known to be complete the sandbox may hold either tree: record
+  // both, so a later sync still removes whatever of them is deleted locally.
+  std::vector<std::string> either;
+  std::set_union(previous.begin(), previous.end(), current.begin(), current.end(), std::back_inserter(either));
+  ctx_->claims.write_synced_files(claim_.lease_id, either);
+
+  StagedArchive archive(paths::state_dir() / "tmp");
+  ui.progress(fmt::format("packing {} files ({})", ws.files.size(), format_size(ws.total_bytes)));
+  upload.archive_path = archive.path().string();
+  upload.size = write_archive(ws, archive.path(), cancelled);
+  ui.progress(fmt::format("uploading the workspace ({})", format_size(upload.size)));
+  session_->upload(sandbox, upload);
+  ctx_->claims.write_synced_files(claim_.lease_id, current);
+  claim_.fingerprint = ws.fingerprint;
+  ctx_->claims.write(claim_);
+}
+
+int Lease::exec(const Command& command) {
+  const Sandbox& sandbox = live();
+  ctx_->ui().progress("");
+  return session_->exec(sandbox, command);
+}
+
+void Lease::keep() {
+  if (claim_.kept) return;
+  claim_.kept = true;
+  ctx_->claims.write(claim_);
+}
+
+void Lease::release() {
+  try {
+    session_->destroy(sandbox_ ? *sandbox_ : live());
+  } catch (const Error& e) {
+    if (e.code() != ErrorCode::not_found) throw;  // already gone: just forget it
+  }
+  ctx_->claims.remove(claim_.lease_id);
+}
+
+std::string Lease::url(int port) {
+  if (port < 1 || port > 65535)
+    throw Error(ErrorCode::invalid_argument, fmt::format("--port {} is not a TCP port", port), "use 1-65535");
+  Providers::require(spec(), Feature::url_bridge, "corral url");
+  return session_->url(live(), port);
+}
+
+Sandbox Lease::extend(std::int64_t seconds) {
+  if (seconds <= 0) throw Error(ErrorCode::invalid_argument, "--by must be a positive duration", "e.g. --by 30m");
+  Providers::require(spec(), Feature::keep_alive, "corral extend");
+  sandbox_ = session_->extend(live(), seconds);
+  return *sandbox_;
+}
+
+SessionHandle Lease::handle() const {
+  SessionHandle h = handle_for(claim_);
+  h.reused = reused_;
+  return h;
+}
+
+RunResult run(LeaseContext& ctx, const RunRequest& request) {
+  RunResult result;
+  std::vector<PhaseTiming> timings;
+  PhaseClock clock;
+  clock.start("prepare", timings);
+  Ui& ui = ctx.ui();
+  auto cancelled = [&] { return ui.cancelled(); };
+
+  // Everything that can be refused is refused here, before anything is created.
+  std::optional<Lease> reused;
+  std::unique_ptr<ProviderSession> session;
+  if (!request.lease.empty()) {
+    reused.emplace(Lease::attach(ctx, request.lease, request.choice, Lease::Access::exclusive));
+  } else {
+    session = ctx.providers.open(ctx.providers.resolve(request.choice), request.choice);
+  }
+  const ProviderSpec& spec = reused ? reused->spec() : session->spec();
+  if (request.keep) Providers::require(spec, Feature::run_session, "--keep");
+  if (request.keep_on_failure) Providers::require(spec, Feature::run_session, "--keep-on-failure");
+  if (reused) Providers::require(spec, Feature::run_session, "--id");
+  Command command = request.command;
+  command.env = ctx.providers.forwarded_env(request.env_names);
+
+  Workspace ws = scan_workspace(request.cwd, cancelled);
+  command.cwd = ws.subdir;
+  if (spec.features.has(Feature::archive_sync)) check_workspace_size(ws, request.max_workspace);
+  // A mounted tree cannot be swapped: running from another checkout would silently use
+  // the old one (an uploading provider simply syncs the new tree).
+  if (reused && spec.features.has(Feature::workspace_mount) && !reused->claim().workspace.empty() &&
+      reused->claim().workspace != ws.root.string())
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("lease '{}' mounts {}, not this working tree ({})", reused->claim().slug,
+                            reused->claim().workspace, ws.root.string()),
+                fmt::format("run from {}, or start a new sandbox without --id", reused->claim().workspace));
+  if (ui.cancelled()) throw Error(ErrorCode::cancelled, "interrupted before anything was created");
+
+  clock.start("acquire", timings);
+  Lease lease = reused ? std::move(*reused) : Lease::create(ctx, std::move(session), ws.root.string());
+  SessionHandle handle = lease.handle();
+
+  bool failed = false;
+  try {
+    lease.live();
+    if (ui.cancelled()) throw Error(ErrorCode::cancelled, "interrupted");
+    clock.start("sync", timings);
+    lease.sync(ws, cancelled);
+    if (ui.cancelled()) throw Error(ErrorCode::cancelled, "interrupted");
+    clock.start("exec", timings);
+    int code = lease.exec(command);
+    handle.exit_code = code;
+    result.exit_code = code;
+    failed = code != 0;
+  } catch (const Error& e) {
+    failed = true;
+    result.error = e;
+    result.exit_code = e.exit_code();
+  } catch (const std::exception& e) {
+    failed = true;
+    result.error = Error(ErrorCode::internal, e.what());
+    result.exit_code = kExitInternal;
+  }
+
+  clock.start("cleanup", timings);
+  if (lease.reused()) {
+    handle.kept = true;  // a reused lease is never stopped by `run`
+  } else if (request.keep || (request.keep_on_failure && failed)) {
+    handle.kept = true;
+    try {
+      lease.keep();
+    } catch (const Error& e) {
+      ui.warn(e.what());
+    }
+  } else {
+    try {
+      lease.release();
+    } catch (const Error& e) {
+      handle.kept = true;
+      ui.warn(fmt::format("could not stop sandbox {}: {}; stop it later with `{}`", lease.claim().sandbox_id,
+                          e.what(), handle.cleanup_command));
+    }
+  }
+  clock.stop(timings);
+  handle.timings = std::move(timings);
+  handle.error = result.error;
+  result.handle = std::move(handle);
+  return result;
+}
+
+SessionHandle warmup(LeaseContext& ctx, const RunRequest& request) {
+  Ui& ui = ctx.ui();
+  auto cancelled = [&] { return ui.cancelled(); };
+  auto session = ctx.providers.open(ctx.providers.resolve(request.choice), request.choice);
+  Providers::require(session->spec(), Feature::run_session, "warmup");
+  Workspace ws = scan_workspace(request.cwd, cancelled);
+  if (session->spec().features.has(Feature::archive_sync)) check_workspace_size(ws, request.max_workspace);
+  Lease lease = Lease::create(ctx, std::move(session), ws.root.string());
+  try {
+    lease.sync(ws, cancelled);
+    lease.keep();
+  } catch (const Error&) {
+    try {
+      lease.release();
+    } catch (const Error& e) {
+      ui.warn(fmt::format("could not stop sandbox {}: {}; stop it with `{}`", lease.claim().sandbox_id, e.what(),
+                          lease.handle().cleanup_command));
+    }
+    throw;
+  }
+  SessionHandle handle = lease.handle();
+  handle.kept = true;
+  return handle;
+}
+
+}  // namespace corral

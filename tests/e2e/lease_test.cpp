@@ -1,0 +1,359 @@
+// The lease lifecycle and the trust boundary around it, end to end through the CLI on the
+// local provider: exact sync on reuse, abandoned and corrupt leases, per-host orphans,
+// output files that must not be replaced, hostile provider data, one exit code per cause.
+#include <doctest/doctest.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <functional>
+#include <set>
+#include <thread>
+
+#include "cli.hpp"
+#include "corral/json.hpp"
+
+namespace fs = std::filesystem;
+using corral::test::CliEnv;
+using corral::test::read_file;
+
+namespace {
+
+corral::json::Document parse(const std::string& text) { return corral::json::parse(text, "corral output"); }
+
+// The lease id of the only claim in `env`.
+std::string only_lease(const CliEnv& env) {
+  auto claims = env.claims();
+  REQUIRE(claims.size() == 1);
+  return claims.front().stem().string();
+}
+
+fs::path local_dir(const CliEnv& env) { return env.state_dir() / "corral" / "local"; }
+
+size_t count_sandboxes(const fs::path& dir) {
+  size_t n = 0;
+  std::error_code ec;
+  for (auto& e : fs::directory_iterator(dir, ec)) n += e.is_directory() ? 1 : 0;
+  return n;
+}
+
+// Waits (bounded) until `done` holds.
+bool eventually(const std::function<bool()>& done) {
+  for (int i = 0; i < 200; ++i) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return done();
+}
+
+// The state string `list --json` gives lease `id`.
+std::string state_of(const CliEnv& env, const std::string& id) {
+  auto r = env.run({"list", "--json"});
+  REQUIRE(r.exit_code == 0);
+  auto doc = parse(r.out);
+  for (const auto& l : doc.GetArray())
+    if (corral::json::get_string(l, "leaseId") == id) return corral::json::get_string(l, "state");
+  return "";
+}
+
+// Words that, in an option's name, say it names an endpoint, a host, a file or a program.
+const std::set<std::string> kDestinationWords = {"url",  "domain", "host", "endpoint", "dir", "path",
+                                                 "file", "cli",    "bwrap", "bin",     "socket", "server"};
+
+// The '-'-separated words of an option name.
+std::vector<std::string> words_of(const std::string& name) {
+  std::vector<std::string> words;
+  size_t start = 0;
+  for (size_t dash; (dash = name.find('-', start)) != std::string::npos; start = dash + 1)
+    words.push_back(name.substr(start, dash - start));
+  words.push_back(name.substr(start));
+  return words;
+}
+
+}  // namespace
+
+TEST_CASE("a reused sandbox loses the files deleted locally and keeps what it made itself") {
+  CliEnv env;
+  env.root().write("work/keep.txt", "k");
+  env.root().write("work/gone.txt", "g");
+  env.root().write("work/old/deep/file.txt", "d");
+  REQUIRE(env.run({"run", "--keep", "--", "sh", "-c", "echo made > made-here.txt"}).exit_code == 0);
+  const std::string lease = only_lease(env);
+
+  fs::remove(env.workspace() / "gone.txt");
+  fs::remove_all(env.workspace() / "old");
+  auto r = env.run({"run", "--id", lease, "--", "sh", "-c", "find . -type f -o -type d | sort"});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("./keep.txt") != std::string::npos);
+  CHECK(r.out.find("./made-here.txt") != std::string::npos);  // the sandbox's own file survives
+  CHECK(r.out.find("gone.txt") == std::string::npos);
+  CHECK(r.out.find("old") == std::string::npos);  // its emptied folders too
+
+  // A file brought back locally comes back in the sandbox.
+  env.root().write("work/gone.txt", "again");
+  r = env.run({"run", "--id", lease, "--", "cat", "gone.txt"});
+  CHECK(r.out == "again");
+  CHECK(env.run({"stop", "--id", lease}).exit_code == 0);
+}
+
+TEST_CASE("a lease whose corral was killed is shown as abandoned and removed by stop --orphans") {
+  CliEnv env;
+  env.root().write("work/f.txt", "x");
+  auto bg = env.start({"run", "--", "sleep", "30"});
+  REQUIRE(eventually([&] { return env.claims().size() == 1 && count_sandboxes(local_dir(env)) == 1; }));
+  const std::string lease = only_lease(env);
+  CHECK(eventually([&] { return state_of(env, lease) == "in use"; }));
+  ::kill(bg.pid, SIGKILL);
+  bg.wait();
+
+  CHECK(state_of(env, lease) == "abandoned");
+  auto human = env.run({"list"});
+  CHECK(human.out.find("abandoned") != std::string::npos);
+  CHECK(human.err.find("stop --orphans") != std::string::npos);
+
+  auto r = env.run({"stop", "--orphans"});
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(r.err.find("abandoned lease") != std::string::npos);
+  CHECK(env.claims().empty());
+  CHECK(count_sandboxes(local_dir(env)) == 0);
+}
+
+TEST_CASE("a kept lease is never taken for abandoned") {
+  CliEnv env;
+  REQUIRE(env.run({"run", "--keep", "--", "true"}).exit_code == 0);
+  const std::string lease = only_lease(env);
+  CHECK(state_of(env, lease) == "kept");
+  CHECK(env.run({"stop", "--orphans"}).exit_code == 0);
+  CHECK(env.claims().size() == 1);
+  CHECK(count_sandboxes(local_dir(env)) == 1);
+  CHECK(env.run({"stop", "--id", lease}).exit_code == 0);
+}
+
+TEST_CASE("a corrupt claim is visible, blocks nothing else, and stop removes it with its sandbox") {
+  for (const bool stop_all : {false, true}) {
+    CAPTURE(stop_all);
+    CliEnv env;
+    REQUIRE(env.run({"run", "--keep", "--", "true"}).exit_code == 0);
+    const std::string lease = only_lease(env);
+    fs::path claim = env.claims().front();
+    std::string text = read_file(claim);
+    // Truncated mid-write (the atomic writer never does this, a full disk or an editor may).
+    std::ofstream(claim, std::ios::trunc) << text.substr(0, text.find("\"details\""));
+
+    auto listed = env.run({"list", "--json"});
+    REQUIRE(listed.exit_code == 0);
+    auto doc = parse(listed.out);
+    REQUIRE(doc.GetArray().Size() == 1);
+    CHECK(corral::json::get_string(doc[0], "state") == std::string("corrupt"));
+    CHECK(!corral::json::get_string(doc[0], "sandboxId").empty());
+    CHECK(env.run({"list"}).out.find("corrupt") != std::string::npos);
+    auto doctor = env.run({"doctor"});
+    CHECK(doctor.out.find("corrupt claim") != std::string::npos);
+    CHECK(doctor.exit_code != 0);
+
+    auto reuse = env.run({"run", "--id", lease, "--", "true"});
+    CHECK(reuse.exit_code == 78);
+    CHECK(reuse.err.find("corrupt") != std::string::npos);
+    CHECK(reuse.err.find("corral stop --id " + lease) != std::string::npos);
+
+    // Orphan cleanup must not take the sandbox a corrupt claim still names.
+    CHECK(env.run({"stop", "--orphans"}).exit_code == 0);
+    CHECK(count_sandboxes(local_dir(env)) == 1);
+
+    auto r = stop_all ? env.run({"stop", "--all"}) : env.run({"stop", "--id", lease});
+    INFO(r.err);
+    CHECK(r.exit_code == 0);
+    CHECK(env.claims().empty());
+    CHECK(count_sandboxes(local_dir(env)) == 0);
+  }
+}
+
+TEST_CASE("orphans are per host: one machine never stops another's sandboxes on a shared account") {
+  CliEnv a, b;
+  const fs::path shared = a.root().path() / "shared-local";
+  fs::create_directories(shared);
+  a.env["CORRAL_LOCAL_DIR"] = b.env["CORRAL_LOCAL_DIR"] = shared.string();
+  REQUIRE(b.run({"run", "--keep", "--", "true"}).exit_code == 0);  // b's live, kept sandbox
+  REQUIRE(a.run({"run", "--keep", "--", "true"}).exit_code == 0);
+  // a forgets its lease without stopping it: now an orphan of host a.
+  for (const fs::path& c : a.claims()) fs::remove(c);
+  REQUIRE(count_sandboxes(shared) == 2);
+
+  auto listed = a.run({"list", "--remote", "--json"});
+  REQUIRE(listed.exit_code == 0);
+  auto doc = parse(listed.out);
+  REQUIRE(doc.GetArray().Size() == 1);  // b's is not a's business
+  CHECK(corral::json::get_string(doc[0], "owner") == "orphan");
+  auto everyone = parse(a.run({"list", "--remote", "--json", "--all-hosts"}).out);
+  CHECK(everyone.GetArray().Size() == 2);
+
+  auto r = a.run({"stop", "--orphans"});
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(count_sandboxes(shared) == 1);  // only a's orphan went
+  CHECK(b.run({"run", "--id", only_lease(b), "--", "true"}).exit_code == 0);
+
+  CHECK(a.run({"stop", "--orphans", "--all-hosts"}).exit_code == 0);
+  CHECK(count_sandboxes(shared) == 0);
+}
+
+TEST_CASE("partial workspace archives of a killed run are swept, live ones are not") {
+  CliEnv env;
+  env.root().write("work/f.txt", "x");
+  fs::path tmp = env.state_dir() / "corral" / "tmp";
+  fs::create_directories(tmp);
+  fs::path stale = tmp / "workspace-999999-deadbeef.tar.gz";
+  fs::path live = tmp / "workspace-999998-cafebabe.tar.gz";
+  std::ofstream(stale) << "partial";
+  std::ofstream(live) << "in progress";
+  int live_fd = ::open(live.c_str(), O_RDONLY);
+  REQUIRE(live_fd >= 0);
+  REQUIRE(::flock(live_fd, LOCK_EX) == 0);  // as its builder holds it
+  auto old = fs::file_time_type::clock::now() - std::chrono::hours(2);
+  fs::last_write_time(stale, old);
+  fs::last_write_time(live, old);
+
+  REQUIRE(env.run({"run", "--", "true"}).exit_code == 0);
+  CHECK_FALSE(fs::exists(stale));
+  CHECK(fs::exists(live));
+  ::close(live_fd);
+  size_t left = 0;
+  for (auto& e : fs::directory_iterator(tmp)) left += e.path() != live ? 1 : 0;
+  CHECK(left == 0);  // the run's own archive is gone too
+}
+
+TEST_CASE("--lease-output writes through devices, FIFOs and /dev/stdout instead of replacing them") {
+  CliEnv env;
+  SUBCASE("/dev/stdout") {
+    auto r = env.run({"run", "--lease-output", "/dev/stdout", "--", "true"});
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.out.find("\"leaseId\"") != std::string::npos);
+    struct stat st {};
+    REQUIRE(::stat("/dev/stdout", &st) == 0);
+  }
+  SUBCASE("a FIFO") {
+    fs::path fifo = env.root().path() / "handle.fifo";
+    REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+    std::string got;
+    std::thread reader([&] { got = read_file(fifo); });
+    auto r = env.run({"run", "--lease-output", fifo.string(), "--", "true"});
+    reader.join();
+    CHECK(r.exit_code == 0);
+    CHECK(got.find("\"exitCode\":0") != std::string::npos);
+    struct stat st {};
+    REQUIRE(::lstat(fifo.c_str(), &st) == 0);
+    CHECK(S_ISFIFO(st.st_mode));
+  }
+  SUBCASE("a character device, as root") {
+    if (::geteuid() != 0) return;  // mknod needs root; CI runs as root
+    fs::path dev = env.root().path() / "null";
+    REQUIRE(::mknod(dev.c_str(), S_IFCHR | 0666, makedev(1, 3)) == 0);
+    auto r = env.run({"run", "--lease-output", dev.string(), "--", "true"});
+    CHECK(r.exit_code == 0);
+    struct stat st {};
+    REQUIRE(::lstat(dev.c_str(), &st) == 0);
+    CHECK(S_ISCHR(st.st_mode));
+  }
+  SUBCASE("a regular file is replaced atomically and a symlink to one stays a symlink") {
+    fs::path target = env.root().path() / "handle.json";
+    fs::path link = env.root().path() / "link.json";
+    std::ofstream(target) << "old";
+    fs::create_symlink(target, link);
+    REQUIRE(env.run({"run", "--lease-output", link.string(), "--", "true"}).exit_code == 0);
+    CHECK(fs::is_symlink(link));
+    CHECK(read_file(target).find("\"leaseId\"") != std::string::npos);
+  }
+}
+
+TEST_CASE("control characters from a provider never reach the terminal raw, and JSON stays valid") {
+  CliEnv env;
+  // A sandbox of the local provider with hostile labels, as a compromised store would hold.
+  fs::path box = local_dir(env) / "local-hostile";
+  fs::create_directories(box / "workspace");
+  std::ofstream(box / "sandbox.json")
+      << R"({"id":"local-hostile","slug":"x\u001b]0;pwned\u0007","createdAt":"now",)"
+      << R"("labels":{"corral-owner":"corral","corral-slug":"evil\u001b[2J\u009b31m","corral-lease":"\u0000\n"}})";
+
+  auto human = env.run({"list", "--remote"});
+  INFO(human.err);
+  REQUIRE(human.exit_code == 0);
+  CHECK(human.out.find("local-hostile") != std::string::npos);
+  CHECK(human.out.find('\x1b') == std::string::npos);
+  CHECK(human.out.find("\xc2\x9b") == std::string::npos);
+  CHECK(human.out.find("\\x1b[2J") != std::string::npos);
+
+  auto js = env.run({"list", "--remote", "--json"});
+  REQUIRE(js.exit_code == 0);
+  auto doc = parse(js.out);  // throws on invalid JSON
+  REQUIRE(doc.GetArray().Size() == 1);
+  CHECK(corral::json::get_map(doc[0], "labels").at("corral-slug") == "evil\x1b[2J\xc2\x9b" "31m");
+
+  CHECK(env.run({"stop", "--orphans"}).exit_code == 0);
+  CHECK_FALSE(fs::exists(box));
+}
+
+TEST_CASE("a repository's corral.yaml cannot set where credentials go or what runs, for any built-in provider") {
+  CliEnv env;
+  auto listed = env.run({"providers", "--json"});
+  REQUIRE(listed.exit_code == 0);
+  auto providers = parse(listed.out);
+  int checked = 0;
+  for (const auto& p : providers.GetArray()) {
+    std::string name = corral::json::get_string(p, "name");
+    auto described = env.run({"providers", "describe", name, "--json"});
+    REQUIRE(described.exit_code == 0);
+    auto spec = parse(described.out);
+    const auto& options = spec.HasMember("spec") ? spec["spec"]["options"] : spec["options"];
+    for (const auto& o : options.GetArray()) {
+      std::string option = corral::json::get_string(o, "name");
+      std::string type = corral::json::get_string(o, "type");
+      bool trusted = corral::json::get_bool(o, "trusted") || corral::json::get_bool(o, "secret");
+      CAPTURE(name);
+      CAPTURE(option);
+      // Anything that names an endpoint, host, file or program must be typed as one, so
+      // the loader can insist it is trusted.
+      bool destination = corral::is_option_type(type) && corral::decides_destination(type);
+      for (const std::string& word : words_of(option))
+        if (kDestinationWords.count(word) && words_of(option).back() != "timeout")
+          CHECK_MESSAGE(destination, "option looks like a destination but is typed '" << type << "'");
+      if (!trusted) continue;
+      env.root().write("work/corral.yaml", "provider: " + name + "\n" + name + ":\n  " + option + ": http://127.0.0.1:9/\n");
+      auto r = env.run({"run", "--", "true"});
+      CHECK(r.exit_code == 78);
+      CHECK(r.err.find("may not be set by a repository's config") != std::string::npos);
+      CHECK(env.claims().empty());
+      ++checked;
+    }
+  }
+  fs::remove(env.workspace() / "corral.yaml");
+  CHECK(checked >= 5);  // local bwrap+dir, e2b api-url+domain+sandbox-url, docker-sandbox cli, ...
+}
+
+TEST_CASE("the same failure has the same exit code on every command") {
+  CliEnv env;
+  CHECK(env.run({"run", "--provider", "nosuch", "--", "true"}).exit_code == 64);
+  CHECK(env.run({"providers", "describe", "nosuch"}).exit_code == 64);
+  CHECK(env.run({"doctor", "--provider", "nosuch"}).exit_code == 64);
+  CHECK(env.run({"list", "--remote", "--provider", "nosuch"}).exit_code == 64);
+  CHECK(env.run({"status", "--id", "nosuch"}).exit_code == 66);
+  CHECK(env.run({"stop", "--id", "nosuch"}).exit_code == 66);
+  CHECK(env.run({"url", "--id", "nosuch", "--port", "80"}).exit_code == 66);
+}
+
+TEST_CASE("--help and version work whatever state the user's config is in") {
+  CliEnv env;
+  env.root().write("config/corral/config.yaml", "env: [[a, b]]\nprovider: {x: 1}\n");
+  CHECK(env.run({"version"}).exit_code == 0);
+  CHECK(env.run({"--help"}).exit_code == 0);
+  CHECK(env.run({"run", "--help"}).exit_code == 0);
+  auto r = env.run({"run", "--", "true"});
+  CHECK(r.exit_code == 78);
+  CHECK(r.err.find("config.yaml") != std::string::npos);
+}
