@@ -1,0 +1,52 @@
+// The SDK's WebSocket client for providers that stream over a WebSocket upgrade (Daytona's
+// log follow, ...): Boost.Beast over Asio, TLS through OpenSSL with peer and host-name
+// verification. It follows one server stream to its end; sending is limited to the
+// handshake, pongs and the closing frame. The safety rules of the HTTP client hold here
+// too: plain ws only to loopback hosts, no header value ever in an error.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "corral/types.hpp"
+
+namespace corral::sdk::websocket {
+
+struct Request {
+  // http(s):// or ws(s):// URL; http maps to ws and https to wss.
+  std::string url;
+  // Sent with the upgrade request. Values may be secrets: never logged or put in errors.
+  std::vector<std::pair<std::string, std::string>> headers;
+  long connect_timeout_seconds = 10;  // TCP, TLS and the upgrade together
+  long idle_timeout_seconds = 0;      // no message for this long ends with unavailable; 0 = none
+  // Polled about ten times a second; returning true closes the connection and throws
+  // Error(cancelled).
+  std::function<bool()> cancelled;
+  // Names the stream in error messages ("Daytona follow the command's output").
+  std::string what;
+};
+
+// Called with each complete message; `binary` is false for text frames. Throwing ends
+// the stream; the exception reaches the caller of follow().
+using MessageFn = std::function<void(std::string_view data, bool binary)>;
+
+// How a followed stream ended.
+struct Ending {
+  // True when the server sent a close frame (any code); false when the connection broke
+  // without one (a dropped stream).
+  bool closed = false;
+  int close_code = 0;
+  std::string close_reason;
+};
+
+// Connects, upgrades and passes every message to `on_message` until the stream ends.
+// Throws Error: invalid-argument for a bad URL; the HTTP status's code (see
+// http::code_for_status) when the server declines the upgrade, with its message; cancelled;
+// unavailable for connection, TLS and idle failures before or while following. A broken
+// connection after the upgrade is not an error: it is reported as Ending{closed = false}.
+Ending follow(const Request& request, const MessageFn& on_message);
+
+}  // namespace corral::sdk::websocket

@@ -1,0 +1,259 @@
+#include "corral/sdk/websocket.hpp"
+
+#include <curl/curl.h>
+#include <openssl/ssl.h>
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/ssl.hpp>
+#include <boost/beast/websocket.hpp>
+#include <boost/beast/websocket/ssl.hpp>
+#include <chrono>
+#include <optional>
+
+#include "corral/sdk/http.hpp"
+
+namespace corral::sdk::websocket {
+namespace {
+
+namespace net = boost::asio;
+namespace beast = boost::beast;
+namespace ws = boost::beast::websocket;
+using tcp = net::ip::tcp;
+using Clock = std::chrono::steady_clock;
+
+// Where a ws(s) URL points.
+struct Target {
+  bool tls = false;
+  std::string host;  // without brackets for IPv6 literals
+  std::string port;
+  std::string host_header;  // host[:port] as the Host header carries it
+  std::string path;         // path and query
+  std::string http_url;     // the same URL with an http(s) scheme, for the URL rules
+};
+
+std::string part(CURLU* u, CURLUPart which, unsigned flags = 0) {
+  char* value = nullptr;
+  std::string out;
+  if (curl_url_get(u, which, &value, flags) == CURLUE_OK && value) out = value;
+  curl_free(value);
+  return out;
+}
+
+// Parses and checks `url`; throws invalid-argument for anything but an absolute
+// http(s)/ws(s) URL, and for plain ws to a host that is not loopback.
+Target target_of(const std::string& url, const std::string& what) {
+  std::string http_url = url;
+  if (url.rfind("ws://", 0) == 0) http_url = "http://" + url.substr(5);
+  else if (url.rfind("wss://", 0) == 0) http_url = "https://" + url.substr(6);
+  http::check_url(http_url, what + " URL");
+  CURLU* u = curl_url();
+  if (!u) throw Error(ErrorCode::internal, "out of memory parsing a URL");
+  Target t;
+  if (curl_url_set(u, CURLUPART_URL, http_url.c_str(), 0) == CURLUE_OK) {
+    t.tls = part(u, CURLUPART_SCHEME) == "https";
+    t.host = part(u, CURLUPART_HOST);
+    t.port = part(u, CURLUPART_PORT, CURLU_DEFAULT_PORT);
+    const std::string explicit_port = part(u, CURLUPART_PORT);
+    t.host_header = t.host + (explicit_port.empty() ? "" : ":" + explicit_port);
+    t.path = part(u, CURLUPART_PATH);
+    const std::string query = part(u, CURLUPART_QUERY);
+    if (!query.empty()) t.path += "?" + query;
+  }
+  curl_url_cleanup(u);
+  if (t.host.empty() || t.port.empty()) throw Error(ErrorCode::invalid_argument, what + ": cannot parse its URL");
+  if (t.path.empty()) t.path = "/";
+  if (t.host.size() > 2 && t.host.front() == '[' && t.host.back() == ']') t.host = t.host.substr(1, t.host.size() - 2);
+  t.http_url = http_url;
+  return t;
+}
+
+// Runs asynchronous operations in slices of 100 ms so that cancellation and deadlines are
+// noticed promptly; `stop` closes the socket, which completes any pending operation.
+class Driver {
+ public:
+  Driver(net::io_context& ioc, const Request& request, std::function<void()> stop)
+      : ioc_(ioc), request_(request), stop_(std::move(stop)) {}
+
+  using Deadline = std::function<std::optional<Clock::time_point>()>;
+
+  // Runs until `done` is true. Returns normally; sets cancelled()/expired() when the
+  // socket had to be closed because of them. `deadline` is asked again each slice, so it
+  // may move (an idle deadline moves with every message).
+  void until(const bool& done, const Deadline& deadline) {
+    while (!done) {
+      if (ioc_.stopped()) ioc_.restart();
+      ioc_.run_for(std::chrono::milliseconds(100));
+      if (done) break;
+      std::optional<Clock::time_point> due = deadline ? deadline() : std::nullopt;
+      if (!cancelled_ && request_.cancelled && request_.cancelled()) {
+        cancelled_ = true;
+        stop_();
+      } else if (!expired_ && due && Clock::now() >= *due) {
+        expired_ = true;
+        stop_();
+      }
+    }
+  }
+  bool cancelled() const { return cancelled_; }
+  bool expired() const { return expired_; }
+
+ private:
+  net::io_context& ioc_;
+  const Request& request_;
+  std::function<void()> stop_;
+  bool cancelled_ = false;
+  bool expired_ = false;
+};
+
+Error stream_error(const std::string& what, const std::string& detail) {
+  return Error(ErrorCode::unavailable, what + ": " + detail, "check the network and the provider's URL setting");
+}
+
+// The upgrade request carries the caller's headers; Beast adds the WebSocket ones.
+template <class Stream>
+void decorate(Stream& stream, const Request& request) {
+  stream.set_option(ws::stream_base::decorator([&request](ws::request_type& req) {
+    for (const auto& [name, value] : request.headers) req.set(name, value);
+    req.set(beast::http::field::user_agent, "corral");
+  }));
+}
+
+// Upgrades and follows the stream; `stream`'s transport is already connected.
+template <class Stream>
+Ending handshake_and_follow(Stream& stream, net::io_context& ioc, const Target& target, const Request& request,
+                            const std::string& what, Clock::time_point connect_deadline, const MessageFn& on_message) {
+  auto stop = [&stream] {
+    beast::error_code ignored;
+    beast::get_lowest_layer(stream).socket().close(ignored);
+  };
+  Driver driver(ioc, request, stop);
+  decorate(stream, request);
+  ws::response_type response;
+  beast::error_code ec;
+  bool done = false;
+  stream.async_handshake(response, target.host_header, target.path, [&](beast::error_code e) {
+    ec = e;
+    done = true;
+  });
+  driver.until(done, [&] { return std::optional(connect_deadline); });
+  if (driver.cancelled()) throw Error(ErrorCode::cancelled, what + ": cancelled");
+  if (driver.expired())
+    throw stream_error(what, "no WebSocket upgrade from " + http::origin_of(target.http_url) + " within " +
+                                 std::to_string(request.connect_timeout_seconds) + " s");
+  if (ec) {
+    if (response.result_int() != 0 && response.result_int() != 101) {
+      http::Response r;
+      r.status = response.result_int();
+      r.body = response.body();
+      throw http::status_error(r, what);
+    }
+    throw stream_error(what, "WebSocket upgrade failed: " + ec.message());
+  }
+
+  // Following: every message resets the idle clock, and so do pings (Beast answers them).
+  Clock::time_point last_activity = Clock::now();
+  stream.control_callback([&](ws::frame_type, beast::string_view) { last_activity = Clock::now(); });
+  beast::flat_buffer buffer;
+  for (;;) {
+    done = false;
+    stream.async_read(buffer, [&](beast::error_code e, std::size_t) {
+      ec = e;
+      done = true;
+    });
+    driver.until(done, [&]() -> std::optional<Clock::time_point> {
+      if (request.idle_timeout_seconds <= 0) return std::nullopt;
+      return last_activity + std::chrono::seconds(request.idle_timeout_seconds);
+    });
+    if (driver.cancelled()) throw Error(ErrorCode::cancelled, what + ": cancelled");
+    if (driver.expired())
+      throw Error(ErrorCode::unavailable,
+                  what + ": no data from " + http::origin_of(target.http_url) + " for " +
+                      std::to_string(request.idle_timeout_seconds) + " s; the connection looks stalled",
+                  "check the network; the provider may be overloaded");
+    if (ec == ws::error::closed) {
+      Ending end;
+      end.closed = true;
+      end.close_code = static_cast<int>(stream.reason().code);
+      end.close_reason = std::string(stream.reason().reason.c_str());
+      return end;
+    }
+    if (ec) return Ending{};  // broken without a close frame
+    last_activity = Clock::now();
+    const auto data = buffer.data();
+    on_message(std::string_view(static_cast<const char*>(data.data()), data.size()), stream.got_binary());
+    buffer.consume(buffer.size());
+  }
+}
+
+}  // namespace
+
+Ending follow(const Request& request, const MessageFn& on_message) {
+  const std::string what = request.what.empty() ? "WebSocket stream" : request.what;
+  const Target target = target_of(request.url, what);
+  const std::string origin = http::origin_of(target.http_url);
+  const auto connect_deadline = Clock::now() + std::chrono::seconds(request.connect_timeout_seconds);
+  net::io_context ioc;
+
+  // Name resolution and the TCP connection, bounded by the connect deadline.
+  tcp::resolver resolver(ioc);
+  tcp::resolver::results_type endpoints;
+  beast::error_code ec;
+  bool done = false;
+  resolver.async_resolve(target.host, target.port, [&](beast::error_code e, tcp::resolver::results_type r) {
+    ec = e;
+    endpoints = std::move(r);
+    done = true;
+  });
+  Driver resolving(ioc, request, [&resolver] { resolver.cancel(); });
+  resolving.until(done, [&] { return std::optional(connect_deadline); });
+  if (resolving.cancelled()) throw Error(ErrorCode::cancelled, what + ": cancelled");
+  if (resolving.expired() || ec) throw stream_error(what, "cannot resolve " + origin);
+
+  auto connect = [&](beast::tcp_stream& tcp_stream) {
+    done = false;
+    tcp_stream.async_connect(endpoints, [&](beast::error_code e, const tcp::endpoint&) {
+      ec = e;
+      done = true;
+    });
+    Driver connecting(ioc, request, [&tcp_stream] { tcp_stream.close(); });
+    connecting.until(done, [&] { return std::optional(connect_deadline); });
+    if (connecting.cancelled()) throw Error(ErrorCode::cancelled, what + ": cancelled");
+    if (connecting.expired())
+      throw stream_error(what, "cannot connect to " + origin + " within " +
+                                   std::to_string(request.connect_timeout_seconds) + " s");
+    if (ec) throw stream_error(what, "cannot connect to " + origin + ": " + ec.message());
+  };
+
+  if (!target.tls) {
+    ws::stream<beast::tcp_stream> stream(ioc);
+    connect(beast::get_lowest_layer(stream));
+    return handshake_and_follow(stream, ioc, target, request, what, connect_deadline, on_message);
+  }
+
+  net::ssl::context tls(net::ssl::context::tls_client);
+  tls.set_default_verify_paths();
+  tls.set_verify_mode(net::ssl::verify_peer);
+  ws::stream<beast::ssl_stream<beast::tcp_stream>> stream(ioc, tls);
+  connect(beast::get_lowest_layer(stream));
+  // SNI, and the certificate must name the host we meant to reach.
+  if (!SSL_set_tlsext_host_name(stream.next_layer().native_handle(), target.host.c_str()))
+    throw stream_error(what, "cannot set the TLS server name for " + origin);
+  stream.next_layer().set_verify_callback(net::ssl::host_name_verification(target.host));
+  done = false;
+  stream.next_layer().async_handshake(net::ssl::stream_base::client, [&](beast::error_code e) {
+    ec = e;
+    done = true;
+  });
+  Driver securing(ioc, request, [&stream] { beast::get_lowest_layer(stream).close(); });
+  securing.until(done, [&] { return std::optional(connect_deadline); });
+  if (securing.cancelled()) throw Error(ErrorCode::cancelled, what + ": cancelled");
+  if (securing.expired()) throw stream_error(what, "no TLS handshake with " + origin + " in time");
+  if (ec) throw stream_error(what, "TLS handshake with " + origin + " failed: " + ec.message());
+  return handshake_and_follow(stream, ioc, target, request, what, connect_deadline, on_message);
+}
+
+}  // namespace corral::sdk::websocket

@@ -1,0 +1,40 @@
+// The shell text a Daytona session runs for one corral command. Daytona runs session
+// commands in the session's shell, so the text is built for safety and fidelity:
+//  - every value is single-quoted, never spliced into shell syntax;
+//  - the command runs in a child `sh -c`, so an `exit` in it cannot end the session shell;
+//  - argv is started with exec semantics (`exec "$@"` in a subshell), stdin is /dev/null;
+//  - the environment comes from a file the wrapper sources and deletes at once, so no
+//    value appears in the command text Daytona records;
+//  - each stream ends with the end marker (see end_marker.hpp).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "corral/types.hpp"
+
+namespace corral::daytona {
+
+// `text` as one single-quoted shell word.
+std::string shell_quote(const std::string& text);
+
+// Throws invalid-argument unless `name` is a shell variable name ([A-Za-z_][A-Za-z0-9_]*).
+void check_env_name(const std::string& name);
+
+// The content of an env file for `env`: one `export NAME='value'` line per variable.
+std::string env_file_content(const StringMap& env);
+
+struct WrappedCommand {
+  std::vector<std::string> argv;  // the program and its arguments (not empty)
+  std::string cwd;                // absolute folder in the sandbox
+  std::string env_file;           // absolute path of the env file to source, or empty
+  std::string marker;             // printed as the last line of stdout and stderr
+};
+
+// The session command text for `command`; its exit status is the program's.
+std::string wrapper_text(const WrappedCommand& command);
+
+// argv of `command`: its argv, or /bin/sh -c SHELL; throws invalid-argument when empty.
+std::vector<std::string> argv_of(const Command& command);
+
+}  // namespace corral::daytona

@@ -1,0 +1,245 @@
+#include "control_plane.hpp"
+
+#include <chrono>
+#include <thread>
+
+#include "errors.hpp"
+
+namespace corral::daytona {
+namespace {
+
+namespace http = sdk::http;
+using Clock = std::chrono::steady_clock;
+
+constexpr long kCreateTimeout = 120;
+constexpr long kCallTimeout = 30;
+constexpr int kMaxPages = 1000;  // a server that never stops paging is a bug, not a list
+constexpr const char* kPageLimit = "100";
+
+std::int64_t number_or(const json::Value& v, const char* key, std::int64_t fallback) {
+  auto it = v.FindMember(key);
+  if (it == v.MemberEnd() || it->value.IsNull()) return fallback;
+  if (!it->value.IsNumber()) throw Error(ErrorCode::invalid_argument, std::string("'") + key + "' is not a number");
+  return static_cast<std::int64_t>(it->value.GetDouble());
+}
+
+SandboxInfo fields_of(const json::Value& v) {
+  SandboxInfo s;
+  s.id = json::get_string(v, "id");
+  s.name = json::get_string(v, "name");
+  s.state = json::get_string(v, "state");
+  s.error_reason = json::get_string(v, "errorReason");
+  s.snapshot = json::get_string(v, "snapshot");
+  s.user = json::get_string(v, "user");
+  s.target = json::get_string(v, "target");
+  s.toolbox_proxy_url = json::get_string(v, "toolboxProxyUrl");
+  s.created_at = json::get_string(v, "createdAt");
+  s.auto_stop_minutes = number_or(v, "autoStopInterval", -1);
+  s.labels = json::get_map(v, "labels");
+  return s;
+}
+
+SandboxInfo info_of(const http::Response& response, const std::string& what) {
+  json::Document doc = http::parse_body(response, what);
+  SandboxInfo s = sandbox_info_from(doc, what);
+  if (s.id.empty()) throw http::unexpected_answer(what, "the answer has no sandbox id");
+  return s;
+}
+
+std::string create_body(const Settings& settings, const StringMap& labels) {
+  rapidjson::StringBuffer buffer;
+  json::Writer w(buffer);
+  w.StartObject();
+  if (!settings.snapshot.empty()) json::write_string(w, "snapshot", settings.snapshot);
+  if (!settings.image.empty()) {
+    // As the official SDK does for an image name: a one-line Dockerfile Daytona builds.
+    w.Key("buildInfo");
+    w.StartObject();
+    json::write_string(w, "dockerfileContent", "FROM " + settings.image + "\n");
+    w.EndObject();
+  }
+  if (!settings.user.empty()) json::write_string(w, "user", settings.user);
+  if (!settings.target.empty()) json::write_string(w, "target", settings.target);
+  json::write_map(w, "labels", labels);
+  w.Key("env");
+  w.StartObject();
+  w.EndObject();
+  // Resources only when asked: Daytona's defaults (or the snapshot's) apply otherwise.
+  for (const auto& [key, value] : {std::pair{"cpu", settings.cpu}, std::pair{"memory", settings.memory_gib},
+                                   std::pair{"disk", settings.disk_gib}}) {
+    if (value <= 0) continue;
+    w.Key(key);
+    w.Int64(value);
+  }
+  w.Key("autoStopInterval");
+  w.Int64(settings.auto_stop_minutes);
+  w.EndObject();
+  return {buffer.GetString(), buffer.GetSize()};
+}
+
+bool failed_state(const std::string& state) { return state == "error" || state == "build_failed"; }
+
+}  // namespace
+
+SandboxInfo sandbox_info_from(const json::Value& v, const std::string& what) {
+  if (!v.IsObject()) throw http::unexpected_answer(what, "a sandbox is not a JSON object");
+  try {
+    return fields_of(v);
+  } catch (const Error& e) {
+    throw http::unexpected_answer(what, e.what());
+  }
+}
+
+std::string ControlPlane::sandbox_path(const std::string& id) const {
+  return settings_.api_url + "/sandbox/" + http::url_encode(id);
+}
+
+SandboxInfo ControlPlane::create(const StringMap& labels) {
+  const std::string what = "Daytona create sandbox";
+  http::Response response = api_.send("POST", settings_.api_url + "/sandbox", create_body(settings_, labels), what,
+                                      kCreateTimeout, Retry::never);
+  if (response.status == 404) {
+    const std::string which = !settings_.image.empty()      ? "image '" + settings_.image + "'"
+                              : !settings_.snapshot.empty() ? "snapshot '" + settings_.snapshot + "'"
+                                                            : "default snapshot";
+    throw Error(ErrorCode::not_found, "Daytona " + which + " was not found (" + error_message(response.body) + ")",
+                "pick an existing snapshot with --daytona-snapshot (CORRAL_DAYTONA_SNAPSHOT), see "
+                "https://app.daytona.io/dashboard/snapshots");
+  }
+  if (!response.ok()) throw api_error(response, what);
+  return info_of(response, what);
+}
+
+SandboxInfo ControlPlane::get(const std::string& id, const sdk::Host& host) {
+  const std::string what = "Daytona get sandbox " + id;
+  http::Response response = api_.send("GET", sandbox_path(id), "", what, kCallTimeout, Retry::idempotent,
+                                      [&host] { return host.cancelled(); });
+  if (response.status == 404) throw sandbox_gone(id);
+  if (!response.ok()) throw api_error(response, what);
+  return info_of(response, what);
+}
+
+SandboxInfo ControlPlane::wait_started(SandboxInfo info, const sdk::Host& host, long limit_seconds) {
+  const auto deadline = Clock::now() + std::chrono::seconds(limit_seconds);
+  auto delay = std::chrono::milliseconds(100);
+  while (info.state != "started") {
+    if (failed_state(info.state))
+      throw Error(ErrorCode::unavailable,
+                  "Daytona sandbox " + info.id + " failed to start (state " + info.state + ")" +
+                      (info.error_reason.empty() ? "" : ": " + info.error_reason),
+                  info.state == "build_failed" ? "check the image (--daytona-image) and its build logs in the Daytona dashboard"
+                                               : "check the sandbox in the Daytona dashboard; retry, or pick another snapshot");
+    if (Clock::now() >= deadline)
+      throw Error(ErrorCode::unavailable,
+                  "Daytona sandbox " + info.id + " did not start within " + format_duration(limit_seconds) +
+                      " (state " + info.state + ")",
+                  "Daytona may be busy or still pulling the snapshot; retry in a moment");
+    host.progress("waiting for Daytona sandbox " + info.id + " to start (" + info.state + ")");
+    for (auto slept = std::chrono::milliseconds(0); slept < delay; slept += std::chrono::milliseconds(50)) {
+      if (host.cancelled()) throw Error(ErrorCode::cancelled, "waiting for Daytona sandbox " + info.id + ": cancelled");
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    delay = std::min(std::chrono::milliseconds(2000), delay * 3 / 2);
+    info = get(info.id, host);
+  }
+  return info;
+}
+
+SandboxInfo ControlPlane::start(const std::string& id, const sdk::Host& host, long limit_seconds) {
+  const std::string what = "Daytona start sandbox " + id;
+  http::Response response = api_.send("POST", sandbox_path(id) + "/start", "", what, kCallTimeout, Retry::idempotent);
+  if (response.status == 404) throw sandbox_gone(id);
+  if (!response.ok()) throw api_error(response, what);
+  return wait_started(info_of(response, what), host, limit_seconds);
+}
+
+bool ControlPlane::remove(const std::string& id) {
+  const std::string what = "Daytona delete sandbox " + id;
+  http::Response response = api_.send("DELETE", sandbox_path(id), "", what, kCallTimeout, Retry::idempotent);
+  if (response.status == 404) return false;
+  if (!response.ok()) throw api_error(response, what);
+  return true;
+}
+
+std::vector<SandboxInfo> ControlPlane::list(const StringMap& labels, const sdk::Host& host) {
+  const std::string what = "Daytona list sandboxes";
+  rapidjson::StringBuffer filter;
+  {
+    json::Writer w(filter);
+    w.StartObject();
+    for (const auto& [k, v] : labels) json::write_string(w, k.c_str(), v);
+    w.EndObject();
+  }
+  std::vector<SandboxInfo> out;
+  std::string cursor;
+  for (int page = 0; page < kMaxPages; ++page) {
+    std::string url = settings_.api_url + "/sandbox?limit=" + kPageLimit + "&labels=" + http::url_encode(filter.GetString());
+    if (!cursor.empty()) url += "&cursor=" + http::url_encode(cursor);
+    http::Response response = api_.send("GET", url, "", what, kCallTimeout, Retry::idempotent,
+                                        [&host] { return host.cancelled(); });
+    if (!response.ok()) throw api_error(response, what);
+    json::Document doc = http::parse_body(response, what);
+    if (!doc.IsObject() || !doc.HasMember("items") || !doc["items"].IsArray())
+      throw http::unexpected_answer(what, "the answer has no list of items");
+    for (const json::Value& v : doc["items"].GetArray()) out.push_back(sandbox_info_from(v, what));
+    std::string next;
+    try {
+      next = json::get_string(doc, "nextCursor");
+    } catch (const Error& e) {
+      throw http::unexpected_answer(what, e.what());
+    }
+    if (next.empty() || next == cursor) return out;
+    cursor = next;
+  }
+  throw Error(ErrorCode::unavailable, what + ": the list did not end after " + std::to_string(kMaxPages) + " pages");
+}
+
+PreviewUrl ControlPlane::preview_url(const std::string& id, int port, const sdk::Host& host) {
+  const std::string what = "Daytona preview URL of port " + std::to_string(port) + " of sandbox " + id;
+  http::Response response = api_.send("GET", sandbox_path(id) + "/ports/" + std::to_string(port) + "/preview-url", "",
+                                      what, kCallTimeout, Retry::idempotent, [&host] { return host.cancelled(); });
+  if (response.status == 404) throw sandbox_gone(id);
+  if (!response.ok()) throw api_error(response, what);
+  json::Document doc = http::parse_body(response, what);
+  PreviewUrl p;
+  try {
+    if (!doc.IsObject()) throw Error(ErrorCode::invalid_argument, "not a JSON object");
+    p.url = json::get_string(doc, "url");
+    p.token = json::get_string(doc, "token");
+  } catch (const Error& e) {
+    throw http::unexpected_answer(what, e.what());
+  }
+  if (p.url.empty()) throw http::unexpected_answer(what, "the answer has no url");
+  return p;
+}
+
+void ControlPlane::set_auto_stop(const std::string& id, std::int64_t minutes) {
+  const std::string what = "Daytona set the auto-stop interval of sandbox " + id;
+  http::Response response = api_.send("POST", sandbox_path(id) + "/autostop/" + std::to_string(minutes), "", what,
+                                      kCallTimeout, Retry::idempotent);
+  if (response.status == 404) throw sandbox_gone(id);
+  if (!response.ok()) throw api_error(response, what);
+}
+
+std::string ControlPlane::toolbox_url(const SandboxInfo& info, const sdk::Host& host) {
+  std::string url = info.toolbox_proxy_url;
+  if (url.empty()) {
+    const std::string what = "Daytona toolbox URL of sandbox " + info.id;
+    http::Response response = api_.send("GET", sandbox_path(info.id) + "/toolbox-proxy-url", "", what, kCallTimeout,
+                                        Retry::idempotent, [&host] { return host.cancelled(); });
+    if (response.status == 404) throw sandbox_gone(info.id);
+    if (!response.ok()) throw api_error(response, what);
+    json::Document doc = http::parse_body(response, what);
+    try {
+      url = doc.IsObject() ? json::get_string(doc, "url") : "";
+    } catch (const Error& e) {
+      throw http::unexpected_answer(what, e.what());
+    }
+  }
+  while (!url.empty() && url.back() == '/') url.pop_back();
+  // The toolbox receives the API key too: it must pass the same URL rules as the API.
+  http::check_url(url, "the toolbox URL Daytona reported for sandbox " + info.id);
+  return url + "/" + http::url_encode(info.id);
+}
+
+}  // namespace corral::daytona

@@ -1,0 +1,292 @@
+#include "provider.hpp"
+
+#include <chrono>
+
+#include "command_line.hpp"
+#include "local_temp_file.hpp"
+#include "errors.hpp"
+#include "session_run.hpp"
+#include "spec.hpp"
+
+namespace corral::daytona {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Creating from a snapshot takes seconds; building an image can take minutes.
+constexpr long kStartLimitSeconds = 600;
+
+// Sandbox IDs become URL path segments; refuse anything that is not a plain ID.
+void check_sandbox_id(const std::string& id) {
+  bool ok = !id.empty() && id.size() <= 128;
+  for (char c : id) ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_');
+  if (!ok) throw Error(ErrorCode::invalid_argument, "'" + id + "' is not a Daytona sandbox ID");
+}
+
+// Unpacks the archive ($2) into the workdir ($1) over what is there: files the sandbox
+// made survive a re-sync. Then removes the paths listed in file $3 (one per line, relative
+// to the workdir): files deleted locally since the last sync. Paths arrive as arguments
+// or file lines, never spliced into the script.
+constexpr const char* kUnpackScript =
+    "set -e\n"
+    "trap 'rm -f -- \"$2\" ${3:+\"$3\"}' EXIT\n"
+    "mkdir -p -- \"$1\"\n"
+    "tar -xzf \"$2\" -C \"$1\"\n"
+    "if [ -n \"$3\" ]; then while IFS= read -r p; do rm -rf -- \"$1/$p\"; done < \"$3\"; fi\n";
+
+// The removed paths as lines of a file; a path with a newline cannot be a line and is
+// left to `separately`. Every path is checked to stay inside the workdir.
+std::string removal_list(const std::vector<std::string>& removed, const std::string& workdir,
+                         std::vector<std::string>& separately) {
+  std::string lines;
+  for (const std::string& path : removed) {
+    const std::string full = join_workspace_path(workdir, path);  // refuses absolute and ".." paths
+    if (full == workdir) continue;                                // never the workdir itself
+    if (path.find('\n') != std::string::npos) separately.push_back(full);
+    else lines += path + "\n";
+  }
+  return lines;
+}
+
+std::string megabytes(std::uint64_t bytes) { return std::to_string((bytes + 512 * 1024) / (1024 * 1024)) + " MB"; }
+
+bool needs_start(const std::string& state) {
+  return state == "stopped" || state == "archived" || state == "paused";
+}
+
+}  // namespace
+
+DaytonaProvider::DaytonaProvider(const sdk::Options& options)
+    : settings_(Settings::from(options)), api_(client_, settings_), control_(api_, settings_) {}
+
+Sandbox DaytonaProvider::to_sandbox(const SandboxInfo& info) const {
+  Sandbox s;
+  s.id = info.id;
+  s.state = info.state.empty() ? "unknown" : info.state;
+  s.labels = info.labels;
+  if (!info.snapshot.empty()) s.details["snapshot"] = info.snapshot;
+  if (!info.target.empty()) s.details["target"] = info.target;
+  if (!info.user.empty()) s.details["user"] = info.user;
+  if (!info.created_at.empty()) s.details["createdAt"] = info.created_at;
+  if (info.auto_stop_minutes >= 0) s.details["autoStopMinutes"] = std::to_string(info.auto_stop_minutes);
+  if (!info.error_reason.empty()) s.details["errorReason"] = info.error_reason;
+  s.details["workdir"] = settings_.workdir;
+  return s;
+}
+
+std::vector<DoctorCheck> DaytonaProvider::doctor(const sdk::Host& host) {
+  std::vector<DoctorCheck> checks;
+  DoctorCheck key{"Daytona API key", !settings_.api_key.empty(), "", ""};
+  key.detail = key.ok ? "DAYTONA_API_KEY is set" : "DAYTONA_API_KEY is not set";
+  if (!key.ok) key.hint = "export DAYTONA_API_KEY with a key from https://app.daytona.io/dashboard/keys";
+  checks.push_back(key);
+  if (!key.ok) return checks;
+  DoctorCheck api{"Daytona API", false, "", ""};
+  try {
+    auto owned = control_.list({{"corral-owner", "corral"}}, host);
+    api.ok = true;
+    api.detail = settings_.api_url + " accepts the key; " + std::to_string(owned.size()) + " corral sandbox(es)";
+  } catch (const Error& e) {
+    api.detail = e.what();
+    api.hint = e.hint();
+  }
+  checks.push_back(api);
+  return checks;
+}
+
+Sandbox DaytonaProvider::create(const CreateRequest& request, const sdk::Host& host) {
+  StringMap labels = request.labels;
+  // The marks `corral list` / cleanup rely on, whatever the engine passed.
+  labels["corral-owner"] = "corral";
+  if (!request.lease_id.empty()) labels["corral-lease"] = request.lease_id;
+  if (!request.slug.empty()) labels["corral-slug"] = request.slug;
+  SandboxInfo info;
+  try {
+    host.progress("creating a Daytona sandbox");
+    info = control_.create(labels);
+  } catch (const Error& e) {
+    // A create cut by a timeout, a broken connection or a garbled answer may still have
+    // made a sandbox that nobody would own: find it by its lease and delete it.
+    if (e.code() == ErrorCode::unavailable && !request.lease_id.empty()) remove_strays(request.lease_id, host);
+    throw;
+  }
+  try {
+    info = control_.wait_started(info, host, kStartLimitSeconds);
+  } catch (const Error&) {
+    // Core never learns of a sandbox whose create failed: it must not outlive the call.
+    try {
+      control_.remove(info.id);
+    } catch (const Error& e) {
+      host.warn("could not delete Daytona sandbox " + info.id + " that failed to start (" + e.what() +
+                "); remove it with `corral stop --orphans --provider daytona`");
+    }
+    throw;
+  }
+  if (info.labels.empty()) info.labels = labels;
+  Live& live = live_[info.id];
+  live.started = true;
+  live.toolbox_url = control_.toolbox_url(info, host);
+  return to_sandbox(info);
+}
+
+void DaytonaProvider::remove_strays(const std::string& lease_id, const sdk::Host& host) {
+  try {
+    for (const Sandbox& stray : list({{"corral-lease", lease_id}}, host)) control_.remove(stray.id);
+  } catch (const Error& e) {
+    host.warn("Daytona may have created a sandbox for lease " + lease_id + " that corral could not remove (" +
+              e.what() + "); check with `corral list --remote --provider daytona` and remove it with "
+              "`corral stop --orphans --provider daytona`");
+  }
+}
+
+Sandbox DaytonaProvider::get(const std::string& id, const sdk::Host& host) {
+  check_sandbox_id(id);
+  return to_sandbox(control_.get(id, host));
+}
+
+std::vector<Sandbox> DaytonaProvider::list(const StringMap& labels, const sdk::Host& host) {
+  StringMap filter = labels;
+  filter["corral-owner"] = "corral";
+  std::vector<Sandbox> out;
+  for (const SandboxInfo& info : control_.list(filter, host)) {
+    // Filter again here: a sandbox is only ours when every label matches exactly.
+    bool match = true;
+    for (const auto& [k, v] : filter) {
+      auto it = info.labels.find(k);
+      match = match && it != info.labels.end() && it->second == v;
+    }
+    if (match) out.push_back(to_sandbox(info));
+  }
+  return out;
+}
+
+void DaytonaProvider::destroy(const Sandbox& sandbox, const sdk::Host&) {
+  check_sandbox_id(sandbox.id);
+  control_.remove(sandbox.id);  // already gone counts as success
+  live_.erase(sandbox.id);
+}
+
+Toolbox DaytonaProvider::toolbox_for(const Sandbox& sandbox, const sdk::Host& host) {
+  check_sandbox_id(sandbox.id);
+  Live& live = live_[sandbox.id];
+  if (!live.started) {
+    SandboxInfo info = control_.get(sandbox.id, host);
+    if (needs_start(info.state)) {
+      host.progress("starting Daytona sandbox " + sandbox.id + " (it was " + info.state + ")");
+      info = control_.start(sandbox.id, host, kStartLimitSeconds);
+    } else {
+      info = control_.wait_started(info, host, kStartLimitSeconds);
+    }
+    live.toolbox_url = control_.toolbox_url(info, host);
+    live.started = true;
+  }
+  return Toolbox(api_, live.toolbox_url, sandbox.id);
+}
+
+std::string DaytonaProvider::workdir_of(const Sandbox& sandbox, Toolbox& toolbox, const sdk::Host& host) {
+  Live& live = live_[sandbox.id];
+  if (live.home.empty()) live.home = toolbox.home_dir([&host] { return host.cancelled(); });
+  return resolve_workdir(settings_.workdir, live.home);
+}
+
+ExecResult DaytonaProvider::exec(const Sandbox& sandbox, const Command& command, const sdk::Host& host) {
+  Toolbox toolbox = toolbox_for(sandbox, host);
+  SessionCommand c;
+  c.argv = argv_of(command);
+  c.cwd = join_workspace_path(workdir_of(sandbox, toolbox, host), command.cwd);
+  c.home = live_[sandbox.id].home;
+  c.env = command.env;
+  for (const auto& [name, value] : c.env) check_env_name(name);
+  const bool has_deadline = command.timeout_seconds > 0;
+  const auto deadline = Clock::now() + std::chrono::seconds(command.timeout_seconds);
+  bool timed_out = false;
+  SessionHooks hooks;
+  hooks.on_stdout = [&](std::string_view d) { host.emit(CORRAL_STDOUT, d); };
+  hooks.on_stderr = [&](std::string_view d) { host.emit(CORRAL_STDERR, d); };
+  hooks.warn = [&](const std::string& w) { host.warn(w); };
+  hooks.stop = [&] {
+    if (host.cancelled()) return true;
+    if (has_deadline && Clock::now() >= deadline) timed_out = true;
+    return timed_out;
+  };
+  try {
+    return ExecResult{run_in_session(toolbox, c, hooks, "run the command")};
+  } catch (const Error& e) {
+    if (e.code() == ErrorCode::cancelled && timed_out)
+      throw Error(ErrorCode::timeout,
+                  "the command did not finish within " + format_duration(command.timeout_seconds) +
+                      "; it was stopped in Daytona sandbox " + sandbox.id,
+                  "raise --timeout, or run without one");
+    throw;
+  }
+}
+
+void DaytonaProvider::upload(const Sandbox& sandbox, const UploadRequest& request, const sdk::Host& host) {
+  Toolbox toolbox = toolbox_for(sandbox, host);
+  const std::string workdir = workdir_of(sandbox, toolbox, host);
+  const size_t slash = workdir.rfind('/');
+  const std::string parent = slash == 0 ? "/" : workdir.substr(0, slash);
+  const std::string archive = parent + (parent == "/" ? "" : "/") + "." + workdir.substr(slash + 1) +
+                              ".corral-upload.tar.gz";
+  std::vector<std::string> remove_separately;
+  const std::string removals = removal_list(request.removed, workdir, remove_separately);
+  host.progress("uploading the workspace (" + megabytes(request.size) + ") to Daytona sandbox " + sandbox.id);
+  toolbox.upload(request.archive_path, archive, [&host] { return host.cancelled(); });
+  std::string removal_file;
+  if (!removals.empty()) {
+    removal_file = archive.substr(0, archive.size() - std::string(".tar.gz").size()) + ".removed";
+    LocalTempFile list(removals);
+    toolbox.upload(list.path(), removal_file, [&host] { return host.cancelled(); });
+  }
+
+  SessionCommand unpack;
+  unpack.argv = {"/bin/sh", "-c", kUnpackScript, "corral-unpack", workdir, archive, removal_file};
+  unpack.cwd = live_[sandbox.id].home;
+  unpack.home = live_[sandbox.id].home;
+  std::string errors;  // the first few KiB explain a failure; the rest is noise
+  SessionHooks hooks;
+  hooks.on_stdout = [](std::string_view) {};
+  hooks.on_stderr = [&](std::string_view d) {
+    if (errors.size() < 4096) errors.append(d.substr(0, 4096 - errors.size()));
+  };
+  hooks.stop = [&] { return host.cancelled(); };
+  hooks.warn = [&](const std::string& w) { host.warn(w); };
+  int code = run_in_session(toolbox, unpack, hooks, "unpack the workspace into " + workdir);
+  if (code != 0) {
+    while (!errors.empty() && (errors.back() == '\n' || errors.back() == ' ')) errors.pop_back();
+    throw Error(ErrorCode::unavailable,
+                "unpacking the workspace into " + workdir + " in Daytona sandbox " + sandbox.id + " failed (exit " +
+                    std::to_string(code) + ")" + (errors.empty() ? "" : ": " + errors),
+                "the snapshot needs sh, tar and gzip, and its user must be able to write " + parent +
+                    "; see --daytona-workdir and --daytona-user");
+  }
+  for (const std::string& path : remove_separately) toolbox.remove_path(path);
+}
+
+Sandbox DaytonaProvider::extend(const Sandbox& sandbox, std::int64_t seconds, const sdk::Host& host) {
+  check_sandbox_id(sandbox.id);
+  if (seconds <= 0 || seconds > 2147483647)
+    throw Error(ErrorCode::invalid_argument, "a Daytona auto-stop extension must be positive");
+  // Daytona has no lifetime to push back: a sandbox lives until it has been idle for its
+  // auto-stop interval. Extending means asking for at least `seconds` of idleness.
+  const std::int64_t minutes = (seconds + 59) / 60;
+  control_.set_auto_stop(sandbox.id, minutes);
+  host.info("Daytona sandbox " + sandbox.id + " now stops after " + format_duration(minutes * 60) +
+            " without activity");
+  return get(sandbox.id, host);
+}
+
+std::string DaytonaProvider::url(const Sandbox& sandbox, int port, const sdk::Host& host) {
+  check_sandbox_id(sandbox.id);
+  if (port < 1 || port > 65535)
+    throw Error(ErrorCode::invalid_argument, "port " + std::to_string(port) + " is not between 1 and 65535");
+  PreviewUrl preview = control_.preview_url(sandbox.id, port, host);
+  if (!preview.token.empty())
+    host.warn("this Daytona preview is private: send the header 'X-Daytona-Preview-Token: " + preview.token +
+              "' with each request (e.g. curl -H 'X-Daytona-Preview-Token: " + preview.token + "' URL)");
+  return preview.url;
+}
+
+}  // namespace corral::daytona
+
+CORRAL_PLUGIN(corral::daytona::DaytonaProvider, "0.1.0", corral::daytona::kSpecJson)

@@ -1,0 +1,57 @@
+// The Daytona provider: corral's sandbox primitives on top of Daytona's control plane and
+// each sandbox's toolbox.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "api.hpp"
+#include "control_plane.hpp"
+#include "corral/sdk.hpp"
+#include "corral/sdk/http.hpp"
+#include "settings.hpp"
+#include "toolbox.hpp"
+
+namespace corral::daytona {
+
+class DaytonaProvider : public sdk::Provider {
+ public:
+  // Validates every setting before anything touches the network.
+  explicit DaytonaProvider(const sdk::Options& options);
+
+  std::vector<DoctorCheck> doctor(const sdk::Host& host) override;
+  Sandbox create(const CreateRequest& request, const sdk::Host& host) override;
+  Sandbox get(const std::string& id, const sdk::Host& host) override;
+  std::vector<Sandbox> list(const StringMap& labels, const sdk::Host& host) override;
+  void destroy(const Sandbox& sandbox, const sdk::Host& host) override;
+  ExecResult exec(const Sandbox& sandbox, const Command& command, const sdk::Host& host) override;
+  void upload(const Sandbox& sandbox, const UploadRequest& request, const sdk::Host& host) override;
+  Sandbox extend(const Sandbox& sandbox, std::int64_t seconds, const sdk::Host& host) override;
+  std::string url(const Sandbox& sandbox, int port, const sdk::Host& host) override;
+
+ private:
+  // What this process learned about a sandbox it works in.
+  struct Live {
+    bool started = false;      // seen `started` (or started by us) in this process
+    std::string toolbox_url;   // {toolboxProxyUrl}/{id}
+    std::string home;          // the sandbox user's home folder; empty until asked
+  };
+  // The toolbox of a started sandbox: a stopped or archived one is started first (a
+  // reused sandbox may have been auto-stopped), one still starting is waited for.
+  Toolbox toolbox_for(const Sandbox& sandbox, const sdk::Host& host);
+  // The absolute workdir in the sandbox (a relative setting is below the user's home).
+  std::string workdir_of(const Sandbox& sandbox, Toolbox& toolbox, const sdk::Host& host);
+  Sandbox to_sandbox(const SandboxInfo& info) const;
+  // Deletes the sandboxes of lease `lease_id` (after a create that may have half
+  // succeeded); warns instead of throwing when it cannot.
+  void remove_strays(const std::string& lease_id, const sdk::Host& host);
+
+  Settings settings_;
+  sdk::http::Client client_;
+  Api api_;
+  ControlPlane control_;
+  std::map<std::string, Live> live_;
+};
+
+}  // namespace corral::daytona

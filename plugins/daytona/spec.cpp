@@ -1,0 +1,50 @@
+#include "spec.hpp"
+
+namespace corral::daytona {
+
+// The credentials and endpoint use the official Daytona SDK's environment variables, so
+// an existing Daytona setup just works.
+const char* const kSpecJson = R"json({
+  "name": "daytona",
+  "family": "daytona",
+  "kind": "delegated-run",
+  "targets": ["linux"],
+  "features": ["run-session", "url-bridge", "archive-sync", "keep-alive", "cleanup"],
+  "options": [
+    {"name": "api-key", "type": "string", "env": ["DAYTONA_API_KEY"], "secret": true,
+     "help": "Daytona API key (from https://app.daytona.io/dashboard/keys), sent as Authorization: Bearer"},
+    {"name": "api-url", "type": "url", "default": "https://app.daytona.io/api", "env": ["DAYTONA_API_URL"],
+     "trusted": true,
+     "help": "Daytona API URL, with its /api prefix; plain http only for loopback hosts"},
+    {"name": "organization-id", "type": "string", "env": ["DAYTONA_ORGANIZATION_ID"], "trusted": true,
+     "help": "organization to act in (X-Daytona-Organization-ID); default: the API key's own"},
+    {"name": "target", "type": "string", "env": ["DAYTONA_TARGET"],
+     "help": "region to create sandboxes in (e.g. us, eu); default: the organization's default"},
+    {"name": "snapshot", "type": "string", "env": ["CORRAL_DAYTONA_SNAPSHOT"],
+     "help": "snapshot (ID or name) to create sandboxes from; default: Daytona's default snapshot"},
+    {"name": "image", "type": "string", "env": ["CORRAL_DAYTONA_IMAGE"],
+     "help": "container image to build sandboxes from instead of a snapshot (e.g. python:3.12-slim); the first create builds it"},
+    {"name": "user", "type": "string", "env": ["CORRAL_DAYTONA_USER"],
+     "help": "sandbox user that runs commands; default: the snapshot's user (daytona)"},
+    {"name": "workdir", "type": "string", "default": "workspace", "env": ["CORRAL_DAYTONA_WORKDIR"],
+     "help": "folder in the sandbox that receives the workspace: absolute, or relative to the user's home; every sync unpacks over it, so files made in the sandbox stay"},
+    {"name": "auto-stop", "type": "int", "default": "60", "env": ["CORRAL_DAYTONA_AUTO_STOP"],
+     "help": "minutes without activity before Daytona stops the sandbox (0 = never); a running command keeps it active, and a reused sandbox is started again"},
+    {"name": "cpu", "type": "int", "env": ["CORRAL_DAYTONA_CPU"],
+     "help": "CPU cores of new sandboxes (with --daytona-image); default: Daytona's"},
+    {"name": "memory", "type": "int", "env": ["CORRAL_DAYTONA_MEMORY"],
+     "help": "memory of new sandboxes in GiB (with --daytona-image); default: Daytona's"},
+    {"name": "disk", "type": "int", "env": ["CORRAL_DAYTONA_DISK"],
+     "help": "disk of new sandboxes in GiB (with --daytona-image); default: Daytona's"}
+  ],
+  "docs": {
+    "category": "cloud sandbox",
+    "location": "cloud",
+    "gpu": "no",
+    "cleanupOwner": "corral; Daytona stops idle sandboxes after the auto-stop interval",
+    "bestFit": "cloud sandboxes from Daytona snapshots or images, output streamed live, kept and reused across runs",
+    "caveat": "output travels line by line: NUL bytes are lost, and an idle kept sandbox is stopped (corral starts it again on reuse)"
+  }
+})json";
+
+}  // namespace corral::daytona

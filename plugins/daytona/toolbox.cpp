@@ -1,0 +1,155 @@
+#include "toolbox.hpp"
+
+#include "errors.hpp"
+
+namespace corral::daytona {
+namespace {
+
+namespace http = sdk::http;
+
+constexpr long kCallTimeout = 30;
+// Asks the toolbox for the log split into stdout and stderr (prefixed chunks) instead of
+// the combined text it gives clients that send no SDK version.
+constexpr const char* kSplitOutputHeader = "X-Daytona-Split-Output";
+
+}  // namespace
+
+Error Toolbox::failure(const http::Response& response, const std::string& what) const {
+  // The proxy answers 404 for a sandbox that is gone, and 502/503 for one not running.
+  return api_error(response, what);
+}
+
+std::string Toolbox::command_path(const std::string& session_id, const std::string& command_id) const {
+  return base_ + "/process/session/" + http::url_encode(session_id) + "/command/" + http::url_encode(command_id);
+}
+
+std::string Toolbox::home_dir(const std::function<bool()>& cancelled) {
+  const std::string what = "Daytona sandbox " + sandbox_id_ + ": find the user's home folder";
+  http::Response response = api_.send("GET", base_ + "/user-home-dir", "", what, kCallTimeout, Retry::idempotent, cancelled);
+  if (!response.ok()) throw failure(response, what);
+  json::Document doc = http::parse_body(response, what);
+  std::string dir;
+  try {
+    dir = doc.IsObject() ? json::get_string(doc, "dir") : "";
+  } catch (const Error& e) {
+    throw http::unexpected_answer(what, e.what());
+  }
+  if (dir.empty() || dir.front() != '/') throw http::unexpected_answer(what, "the home folder is not an absolute path");
+  return dir;
+}
+
+void Toolbox::upload(const std::string& local_path, const std::string& remote_path,
+                     const std::function<bool()>& cancelled) {
+  const std::string what = "Daytona upload to sandbox " + sandbox_id_;
+  http::Request r;
+  r.method = "POST";
+  r.url = base_ + "/files/upload-v2?path=" + http::url_encode(remote_path);
+  r.file = http::FilePart{"file", local_path, remote_path.substr(remote_path.rfind('/') + 1), "application/octet-stream"};
+  r.timeout_seconds = 0;  // size-dependent; the idle guard catches stalls
+  r.idle_timeout_seconds = 60;
+  r.cancelled = cancelled;
+  r.what = what;
+  http::Response response = api_.send(std::move(r));
+  if (!response.ok()) throw failure(response, what);
+}
+
+void Toolbox::remove_path(const std::string& remote_path) {
+  const std::string what = "Daytona sandbox " + sandbox_id_ + ": delete " + remote_path;
+  http::Response response = api_.send("DELETE", base_ + "/files?recursive=true&path=" + http::url_encode(remote_path),
+                                      "", what, kCallTimeout, Retry::idempotent);
+  if (response.status == 404) return;
+  if (!response.ok()) throw failure(response, what);
+}
+
+void Toolbox::create_session(const std::string& session_id) {
+  const std::string what = "Daytona sandbox " + sandbox_id_ + ": create a process session";
+  rapidjson::StringBuffer buffer;
+  json::Writer w(buffer);
+  w.StartObject();
+  json::write_string(w, "sessionId", session_id);
+  w.EndObject();
+  // A repeat after 429 is safe: the session id is ours and new.
+  http::Response response = api_.send("POST", base_ + "/process/session", buffer.GetString(), what, kCallTimeout,
+                                      Retry::idempotent);
+  if (!response.ok()) throw failure(response, what);
+}
+
+bool Toolbox::delete_session(const std::string& session_id) {
+  const std::string what = "Daytona sandbox " + sandbox_id_ + ": delete process session " + session_id;
+  try {
+    http::Response response = api_.send("DELETE", base_ + "/process/session/" + http::url_encode(session_id), "",
+                                        what, kCallTimeout, Retry::idempotent);
+    return response.ok() || response.status == 404;
+  } catch (const Error&) {
+    return false;
+  }
+}
+
+std::string Toolbox::run_async(const std::string& session_id, const std::string& command) {
+  const std::string what = "Daytona sandbox " + sandbox_id_ + ": start the command";
+  rapidjson::StringBuffer buffer;
+  json::Writer w(buffer);
+  w.StartObject();
+  json::write_string(w, "command", command);
+  w.Key("runAsync");
+  w.Bool(true);
+  w.EndObject();
+  http::Response response = api_.send("POST", base_ + "/process/session/" + http::url_encode(session_id) + "/exec",
+                                      buffer.GetString(), what, kCallTimeout, Retry::never);
+  if (!response.ok()) throw failure(response, what);
+  json::Document doc = http::parse_body(response, what);
+  std::string id;
+  try {
+    id = doc.IsObject() ? json::get_string(doc, "cmdId") : "";
+  } catch (const Error& e) {
+    throw http::unexpected_answer(what, e.what());
+  }
+  if (id.empty()) throw http::unexpected_answer(what, "the answer has no cmdId");
+  return id;
+}
+
+std::optional<int> Toolbox::exit_code(const std::string& session_id, const std::string& command_id) {
+  const std::string what = "Daytona sandbox " + sandbox_id_ + ": read the command's exit code";
+  http::Response response = api_.send("GET", command_path(session_id, command_id), "", what, kCallTimeout,
+                                      Retry::idempotent);
+  if (!response.ok()) throw failure(response, what);
+  json::Document doc = http::parse_body(response, what);
+  if (!doc.IsObject()) throw http::unexpected_answer(what, "the command is not a JSON object");
+  auto it = doc.FindMember("exitCode");
+  if (it == doc.MemberEnd() || it->value.IsNull()) return std::nullopt;
+  if (!it->value.IsInt()) throw http::unexpected_answer(what, "exitCode is not an integer");
+  return it->value.GetInt();
+}
+
+std::pair<std::string, std::string> Toolbox::logs(const std::string& session_id, const std::string& command_id) {
+  const std::string what = "Daytona sandbox " + sandbox_id_ + ": read the command's output";
+  http::Request r;
+  r.method = "GET";
+  r.url = command_path(session_id, command_id) + "/logs";
+  r.headers = {{kSplitOutputHeader, "true"}, {"Accept", "application/json"}};
+  r.timeout_seconds = 120;
+  r.what = what;
+  http::Response response = api_.send(std::move(r));
+  if (!response.ok()) throw failure(response, what);
+  json::Document doc = http::parse_body(response, what);
+  try {
+    if (!doc.IsObject()) throw Error(ErrorCode::invalid_argument, "not a JSON object");
+    return {json::get_string(doc, "stdout"), json::get_string(doc, "stderr")};
+  } catch (const Error& e) {
+    throw http::unexpected_answer(what, e.what());
+  }
+}
+
+sdk::websocket::Ending Toolbox::follow_logs(const std::string& session_id, const std::string& command_id,
+                                            const std::function<void(std::string_view)>& on_bytes,
+                                            const std::function<bool()>& cancelled) {
+  sdk::websocket::Request r;
+  r.url = command_path(session_id, command_id) + "/logs?follow=true";
+  r.headers = api_.headers();
+  r.headers.emplace_back(kSplitOutputHeader, "true");
+  r.cancelled = cancelled;
+  r.what = "Daytona sandbox " + sandbox_id_ + ": follow the command's output";
+  return sdk::websocket::follow(r, [&](std::string_view data, bool) { on_bytes(data); });
+}
+
+}  // namespace corral::daytona

@@ -1,0 +1,612 @@
+// `corral --provider daytona` end to end against the stand-in Daytona: every behaviour
+// issue 9 lists, each test checking afterwards which sandboxes are left and that the API
+// key never leaked into output, claims or handles.
+#include <doctest/doctest.h>
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <thread>
+
+#include "cli.hpp"
+#include "corral/json.hpp"
+#include "corral/sdk/process.hpp"
+#include "server.hpp"
+
+using namespace corral;
+using namespace corral::test;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+struct DaytonaCli {
+  daytona::standin::StandIn server;
+  CliEnv cli;
+  std::vector<std::string> seen;  // everything corral printed or stored, checked for the key
+
+  DaytonaCli() {
+    cli.env["DAYTONA_API_KEY"] = server.api_key();
+    cli.env["DAYTONA_API_URL"] = server.api_url();
+    cli.root().write("work/hello.txt", "hello from the workspace\n");
+    cli.root().write("work/src/main.c", "int main(void) { return 0; }\n");
+  }
+
+  ~DaytonaCli() {
+    for (const auto& c : cli.claims()) seen.push_back(read_file(c));
+    for (const auto& text : seen) CHECK_MESSAGE(text.find(server.api_key()) == std::string::npos, "the API key leaked");
+  }
+
+  CliResult run(std::vector<std::string> args, const std::string& cwd = {}) {
+    CliResult r = cli.run(args, cwd);
+    seen.push_back(r.out);
+    seen.push_back(r.err);
+    return r;
+  }
+  std::vector<std::string> script_args(const std::string& script, std::vector<std::string> flags = {}) {
+    std::vector<std::string> args = {"run", "--provider", "daytona", "--lease-output", handle_path()};
+    args.insert(args.end(), flags.begin(), flags.end());
+    args.insert(args.end(), {"--", "sh", "-c", script});
+    return args;
+  }
+  // `corral run --provider daytona [flags] --lease-output H -- sh -c SCRIPT`.
+  CliResult run_script(const std::string& script, std::vector<std::string> flags = {}) {
+    return run(script_args(script, std::move(flags)));
+  }
+  std::string handle_path() const { return (cli.root().path() / "handle.json").string(); }
+  json::Document handle() {
+    std::string text = read_file(handle_path());
+    seen.push_back(text);
+    REQUIRE_MESSAGE(!text.empty(), "no session handle was written");
+    return json::parse(text, "handle");
+  }
+  std::vector<std::string> alive() { return server.sandbox_ids(); }
+  template <class F>
+  void fault(F&& f) {
+    server.with([&](auto& st) {
+      f(st.faults);
+      return 0;
+    });
+  }
+  std::filesystem::path workdir(const std::string& id) {
+    return server.with([&](auto& st) { return daytona::standin::State::home_of(st.sandboxes.at(id)); }) / "workspace";
+  }
+};
+
+std::string str(const json::Value& v, const char* key) { return json::get_string(v, key); }
+
+bool process_alive(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(in, line)) return false;
+  const size_t close = line.rfind(')');
+  return close != std::string::npos && close + 2 < line.size() && line[close + 2] != 'Z';
+}
+
+// Waits up to five seconds for `pid` to be gone; true when it is.
+bool gone_soon(pid_t pid) {
+  for (int i = 0; i < 50 && process_alive(pid); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  return !process_alive(pid);
+}
+
+pid_t pid_written(DaytonaCli& t, const std::string& id, const std::string& file) {
+  std::ifstream in(t.workdir(id) / file);
+  pid_t pid = 0;
+  in >> pid;
+  return pid;
+}
+
+// Waits up to 30 s for `b` to end (then kills it) and returns its exit code.
+int wait_bounded(Background& b) {
+  for (int i = 0; i < 600; ++i) {
+    int status = 0;
+    if (::waitpid(b.pid, &status, WNOHANG) == b.pid)
+      return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ::kill(b.pid, SIGKILL);
+  b.wait();
+  FAIL("corral did not end within 30 s");
+  return -1;
+}
+
+// True once any command runs in any session of the stand-in.
+bool command_running(DaytonaCli& t) {
+  return t.server.with([](auto& st) {
+    for (const auto& [id, sb] : st.sandboxes)
+      for (const auto& [sid, session] : sb.sessions)
+        for (const auto& [cid, cmd] : session.commands)
+          if (!cmd->exit_code && cmd->command.find("started") != std::string::npos) return true;
+    return false;
+  });
+}
+
+}  // namespace
+
+TEST_CASE("providers describe daytona lists its settings with the official SDK's variable names") {
+  DaytonaCli t;
+  CliResult r = t.run({"providers", "describe", "daytona"});
+  REQUIRE(r.exit_code == 0);
+  for (const char* s : {"DAYTONA_API_KEY", "DAYTONA_API_URL", "DAYTONA_ORGANIZATION_ID", "DAYTONA_TARGET",
+                        "https://app.daytona.io/api", "--daytona-snapshot", "--daytona-image", "--daytona-user",
+                        "--daytona-workdir", "--daytona-auto-stop", "--daytona-cpu", "--daytona-memory",
+                        "--daytona-disk", "run-session", "url-bridge", "archive-sync", "keep-alive", "cleanup"})
+    CHECK_MESSAGE(r.out.find(s) != std::string::npos, s);
+}
+
+TEST_CASE("a plain run passes output byte for byte, keeps stdout and stderr apart, returns the exit code and deletes its sandbox") {
+  DaytonaCli t;
+  CliResult r = t.run_script("cat hello.txt; cat src/main.c >&2; printf 'no newline'; printf 'err tail' >&2; exit 7");
+  CHECK(r.exit_code == 7);
+  CHECK(r.out == "hello from the workspace\nno newline");
+  CHECK(r.err.find("int main(void) { return 0; }\nerr tail") != std::string::npos);
+  CHECK(r.err.find("hello from the workspace") == std::string::npos);
+  auto h = t.handle();
+  CHECK(str(h, "provider") == "daytona");
+  CHECK(json::get_bool(h, "kept") == false);
+  CHECK(str(h, "cleanupCommand") == "corral stop --provider daytona --id " + str(h, "leaseId"));
+  // Created labelled as corral's, with the auto-stop default, then deleted.
+  auto bodies = t.server.with([](auto& st) { return st.create_bodies; });
+  REQUIRE(bodies.size() == 1);
+  json::Document body = json::parse(bodies[0], "create body");
+  auto labels = json::get_map(body, "labels");
+  CHECK(labels["corral-owner"] == "corral");
+  CHECK(labels["corral-lease"] == str(h, "leaseId"));
+  CHECK(labels["corral-slug"] == str(h, "slug"));
+  CHECK(json::get_int(body, "autoStopInterval") == 60);
+  CHECK(t.server.calls("delete") == 1);
+  CHECK(t.alive().empty());
+}
+
+TEST_CASE("output is followed live: the first line arrives seconds before the command ends") {
+  DaytonaCli t;
+  Background b = t.cli.start(t.script_args("echo first; sleep 3; echo second"));
+  const auto begin = Clock::now();
+  std::optional<Clock::duration> first_at;
+  while (Clock::now() - begin < std::chrono::seconds(20)) {
+    if (!first_at && read_file(b.out).find("first\n") != std::string::npos) first_at = Clock::now() - begin;
+    int status = 0;
+    if (::waitpid(b.pid, &status, WNOHANG) == b.pid) {
+      const auto ended_at = Clock::now() - begin;
+      REQUIRE(first_at.has_value());
+      CHECK(ended_at - *first_at > std::chrono::milliseconds(2000));
+      CHECK(WIFEXITED(status));
+      CHECK(WEXITSTATUS(status) == 0);
+      CHECK(read_file(b.out) == "first\nsecond\n");
+      CHECK(t.alive().empty());
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ::kill(b.pid, SIGKILL);
+  b.wait();
+  FAIL("corral did not finish within 20 s");
+}
+
+TEST_CASE("--keep keeps the sandbox; status, url, extend, list, reuse with --id and stop work on it") {
+  DaytonaCli t;
+  CliResult r = t.run_script("cat hello.txt; echo made > made.txt", {"--keep"});
+  REQUIRE(r.exit_code == 0);
+  auto h = t.handle();
+  const std::string lease = str(h, "leaseId"), slug = str(h, "slug"), id = str(h, "sandboxId");
+  CHECK(json::get_bool(h, "kept"));
+  REQUIRE(t.alive() == std::vector<std::string>{id});
+  // Finished commands leave no process session behind in a kept sandbox.
+  CHECK(t.server.with([&](auto& st) { return st.sandboxes.at(id).sessions.size(); }) == 0);
+
+  CliResult status = t.run({"status", "--id", lease, "--json"});
+  CHECK(status.exit_code == 0);
+  CHECK(status.out.find("started") != std::string::npos);
+
+  CliResult url = t.run({"url", "--id", lease, "--port", "3000"});
+  CHECK(url.exit_code == 0);
+  CHECK(url.out == "https://3000-" + id + ".proxy.standin.daytona.test\n");
+  auto tokens = t.server.with([](auto& st) { return st.issued_tokens; });
+  REQUIRE(tokens.size() == 1);
+  CHECK(url.err.find("X-Daytona-Preview-Token: " + tokens[0]) != std::string::npos);
+
+  CliResult ext = t.run({"extend", "--id", lease, "--by", "3h"});
+  CHECK(ext.exit_code == 0);
+  CHECK(t.server.with([&](auto& st) { return st.sandboxes.at(id).auto_stop_minutes; }) == 180);
+
+  CliResult remote = t.run({"list", "--remote", "--provider", "daytona", "--json"});
+  CHECK(remote.exit_code == 0);
+  CHECK(remote.out.find(id) != std::string::npos);
+  auto filters = t.server.with([](auto& st) { return st.list_label_filters; });
+  REQUIRE_FALSE(filters.empty());
+  CHECK(json::get_string(json::parse(filters.back(), "filter"), "corral-owner") == "corral");
+
+  // The workspace changed: a reuse syncs it again over the old copy (made.txt stays) and
+  // never deletes the sandbox, even when the command fails.
+  t.cli.root().write("work/hello.txt", "changed\n");
+  CliResult again = t.run_script("cat hello.txt made.txt; exit 1", {"--id", slug});
+  CHECK(again.exit_code == 1);
+  CHECK(again.out == "changed\nmade\n");
+  auto h2 = t.handle();
+  CHECK(json::get_bool(h2, "reused"));
+  CHECK(str(h2, "sandboxId") == id);
+  CHECK(t.alive() == std::vector<std::string>{id});
+
+  CliResult stop = t.run({"stop", "--id", lease});
+  CHECK(stop.exit_code == 0);
+  CHECK(t.alive().empty());
+  CHECK(t.cli.claims().empty());
+}
+
+TEST_CASE("a public preview URL needs no token and gets no warning") {
+  DaytonaCli t;
+  REQUIRE(t.run_script("true", {"--keep"}).exit_code == 0);
+  auto h = t.handle();
+  t.fault([](auto& f) { f.public_preview = true; });
+  CliResult url = t.run({"url", "--id", str(h, "leaseId"), "--port", "8080"});
+  CHECK(url.exit_code == 0);
+  CHECK(url.err.find("X-Daytona-Preview-Token") == std::string::npos);
+  CHECK(t.run({"stop", "--id", str(h, "leaseId")}).exit_code == 0);
+  CHECK(t.alive().empty());
+}
+
+TEST_CASE("a kept sandbox that Daytona stopped is started again on reuse") {
+  DaytonaCli t;
+  REQUIRE(t.run_script("echo one > state.txt", {"--keep"}).exit_code == 0);
+  auto h = t.handle();
+  const std::string id = str(h, "sandboxId");
+  t.server.with([&](auto& st) { return st.sandboxes.at(id).state = "stopped"; });  // auto-stopped
+  CliResult r = t.run_script("cat state.txt", {"--id", str(h, "leaseId")});
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == "one\n");
+  CHECK(t.server.calls("start") == 1);
+  CHECK(t.server.with([&](auto& st) { return st.sandboxes.at(id).state; }) == "started");
+  CHECK(t.run({"stop", "--id", str(h, "leaseId")}).exit_code == 0);
+  CHECK(t.alive().empty());
+}
+
+TEST_CASE("--keep-on-failure keeps only a failed run's sandbox") {
+  DaytonaCli t;
+  CHECK(t.run_script("true", {"--keep-on-failure"}).exit_code == 0);
+  CHECK(json::get_bool(t.handle(), "kept") == false);
+  CHECK(t.alive().empty());
+  CHECK(t.run_script("exit 2", {"--keep-on-failure"}).exit_code == 2);
+  auto h = t.handle();
+  CHECK(json::get_bool(h, "kept"));
+  CHECK(t.alive() == std::vector<std::string>{str(h, "sandboxId")});
+  CHECK(t.run({"stop", "--id", str(h, "leaseId")}).exit_code == 0);
+  CHECK(t.alive().empty());
+}
+
+TEST_CASE("a kept sandbox deleted behind corral's back says so, and the handle is still written") {
+  DaytonaCli t;
+  REQUIRE(t.run_script("true", {"--keep"}).exit_code == 0);
+  auto h = t.handle();
+  const std::string lease = str(h, "leaseId"), id = str(h, "sandboxId");
+  t.server.with([&](auto& st) {
+    st.remove(id);
+    return 0;
+  });
+  std::filesystem::remove(t.handle_path());
+  CliResult r = t.run_script("true", {"--id", lease});
+  CHECK(r.exit_code == 66);
+  CHECK(r.err.find(id) != std::string::npos);
+  auto h2 = t.handle();
+  CHECK(str(h2, "leaseId") == lease);
+  t.run({"stop", "--id", lease});
+  CHECK(t.alive().empty());
+}
+
+TEST_CASE("authentication, quota and rate limits map to corral's exit codes") {
+  DaytonaCli t;
+  SUBCASE("401") {
+    t.fault([](auto& f) { f.reject_api_key = true; });
+    CliResult r = t.run_script("true");
+    CHECK(r.exit_code == 77);
+    CHECK(r.err.find("DAYTONA_API_KEY") != std::string::npos);
+  }
+  SUBCASE("no key at all") {
+    t.cli.env["DAYTONA_API_KEY"] = "";
+    CliResult r = t.run_script("true");
+    CHECK(r.exit_code == 77);
+    CHECK(r.err.find("DAYTONA_API_KEY is not set") != std::string::npos);
+    CHECK(t.server.calls("create") == 0);
+  }
+  SUBCASE("quota refusal (400)") {
+    t.fault([](auto& f) { f.quota_message = "Total CPU limit exceeded. Maximum allowed: 4"; });
+    CliResult r = t.run_script("true");
+    CHECK(r.exit_code == 75);
+    CHECK(r.err.find("Total CPU limit exceeded") != std::string::npos);
+  }
+  SUBCASE("429 on create is not retried") {
+    t.fault([](auto& f) {
+      f.rate_limit_route = "create";
+      f.rate_limit_count = 1;
+    });
+    CHECK(t.run_script("true").exit_code == 75);
+    CHECK(t.server.calls("create") == 1);
+  }
+  SUBCASE("429 on a read is retried with backoff") {
+    t.fault([](auto& f) {
+      f.rate_limit_route = "delete";
+      f.rate_limit_count = 2;
+    });
+    CliResult r = t.run_script("echo ok");
+    CHECK(r.exit_code == 0);
+    CHECK(r.out == "ok\n");
+    CHECK(t.server.calls("delete") == 3);
+  }
+  SUBCASE("429 on starting a command is not retried") {
+    t.fault([](auto& f) {
+      f.rate_limit_route = "exec";
+      f.rate_limit_count = 5;
+    });
+    CliResult r = t.run_script("echo never");
+    CHECK(r.exit_code == 75);
+    CHECK(r.out.empty());
+    CHECK(t.server.with([](auto& st) { return st.faults.rate_limit_count; }) == 4);  // one refusal only
+  }
+  CHECK(t.alive().empty());
+}
+
+TEST_CASE("a sandbox that ends in error or build_failed fails at once with Daytona's reason and is deleted") {
+  DaytonaCli t;
+  SUBCASE("error") { t.fault([](auto& f) { f.fail_state = "error"; }); }
+  SUBCASE("build_failed") { t.fault([](auto& f) { f.fail_state = "build_failed"; }); }
+  auto begin = Clock::now();
+  CliResult r = t.run_script("echo never");
+  CHECK(r.exit_code == 69);
+  CHECK(r.out.empty());
+  CHECK(r.err.find("failed to start") != std::string::npos);
+  CHECK(r.err.find("the stand-in was told to fail this sandbox") != std::string::npos);
+  CHECK(Clock::now() - begin < std::chrono::seconds(10));
+  CHECK(t.alive().empty());
+}
+
+TEST_CASE("a slow start is waited for with a bounded, backed-off poll") {
+  DaytonaCli t;
+  t.fault([](auto& f) { f.start_delay_ms = 2500; });
+  CliResult r = t.run_script("echo ready");
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == "ready\n");
+  const int polls = t.server.calls("get");
+  CHECK(polls >= 3);
+  CHECK(polls <= 15);  // backed off: not a poll every 100 ms for 2.5 s
+  CHECK(t.alive().empty());
+}
+
+TEST_CASE("a log stream that drops mid-command is followed again without losing or repeating output") {
+  DaytonaCli t;
+  t.fault([](auto& f) { f.drop_log_streams = 3; });
+  CliResult r = t.run_script("for i in 1 2 3 4 5; do echo line $i; echo err $i >&2; sleep 0.2; done; exit 4");
+  CHECK(r.exit_code == 4);
+  CHECK(r.out == "line 1\nline 2\nline 3\nline 4\nline 5\n");
+  CHECK(r.err.find("err 1\nerr 2\nerr 3\nerr 4\nerr 5\n") != std::string::npos);
+  CHECK(t.alive().empty());
+}
+
+TEST_CASE("a log stream that keeps dropping fails with unavailable and stops the command") {
+  DaytonaCli t;
+  t.fault([](auto& f) { f.drop_log_streams = 100; });
+  CliResult r = t.run_script("echo started; sleep 60");
+  CHECK(r.exit_code == 69);
+  CHECK(r.err.find("output stream broke") != std::string::npos);
+  CHECK(t.alive().empty());
+}
+
+TEST_CASE("prefixes split across one-byte WebSocket messages still separate the streams") {
+  DaytonaCli t;
+  t.fault([](auto& f) { f.max_frame_bytes = 1; });
+  CliResult r = t.run_script("echo out; echo err >&2; echo out2");
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == "out\nout2\n");
+  CHECK(r.err.find("err\n") != std::string::npos);
+  CHECK(r.err.find("out") == std::string::npos);
+  CHECK(t.alive().empty());
+}
+
+TEST_CASE("large output streams through unchanged") {
+  DaytonaCli t;
+  CliResult r = t.run_script("seq 1 200000");
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.size() == 1288895);
+  CHECK(r.out.substr(r.out.size() - 7) == "200000\n");
+  CHECK(t.alive().empty());
+}
+
+TEST_CASE("only the forwarded environment reaches the command, and never through the command text") {
+  DaytonaCli t;
+  t.cli.env["CORRAL_TEST_FORWARDED"] = "it's a \"secret\" $value";
+  t.cli.env["CORRAL_TEST_NOT_FORWARDED"] = "hidden";
+  CliResult r = t.run_script("printf '%s|%s' \"$CORRAL_TEST_FORWARDED\" \"${CORRAL_TEST_NOT_FORWARDED-unset}\"",
+                             {"--env", "CORRAL_TEST_FORWARDED"});
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == "it's a \"secret\" $value|unset");
+  auto texts = t.server.with([](auto& st) { return st.exec_commands; });
+  for (const auto& text : texts) CHECK(text.find("secret") == std::string::npos);
+  CHECK(r.err.find(t.server.api_key()) == std::string::npos);
+  CHECK(t.alive().empty());
+}
+
+TEST_CASE("the command runs in the sandbox's copy of the folder corral was started in") {
+  DaytonaCli t;
+  // A git checkout: the workspace is its top level, wherever corral starts.
+  auto git = sdk::capture_process({{"git", "init", "-q"}, std::nullopt, t.cli.workspace().string()}, 30);
+  REQUIRE(git.exit_code == 0);
+  CliResult r = t.run({"run", "--provider", "daytona", "--", "sh", "-c", "pwd; ls"},
+                      (t.cli.workspace() / "src").string());
+  CHECK(r.exit_code == 0);
+  INFO(r.out, r.err);
+  CHECK(r.out.find("/home/daytona/workspace/src\nmain.c\n") != std::string::npos);
+  CHECK(t.alive().empty());
+}
+
+TEST_CASE("--timeout stops the remote command with its children and exits 124") {
+  DaytonaCli t;
+  auto begin = Clock::now();
+  CliResult r = t.run_script("sleep 60 & echo $! > bg.pid; wait", {"--timeout", "1s", "--keep"});
+  CHECK(r.exit_code == 124);
+  CHECK(Clock::now() - begin < std::chrono::seconds(15));
+  auto h = t.handle();
+  const pid_t bg = pid_written(t, str(h, "sandboxId"), "bg.pid");
+  REQUIRE(bg > 0);
+  CHECK(gone_soon(bg));  // the sandbox was kept: only deleting the session can have ended it
+  CHECK(t.run({"stop", "--id", str(h, "leaseId")}).exit_code == 0);
+  CHECK(t.alive().empty());
+}
+
+namespace {
+
+// Starts a long run in the background, waits until its command runs in the stand-in,
+// then sends SIGINT like Ctrl-C; returns corral's exit code.
+int interrupt_run(DaytonaCli& t, std::vector<std::string> flags,
+                  const std::string& script = "echo started; sleep 60") {
+  Background b = t.cli.start(t.script_args(script, std::move(flags)));
+  for (int i = 0; i < 200 && !command_running(t); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  REQUIRE(command_running(t));
+  for (int i = 0; i < 100 && read_file(b.out).empty(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ::kill(b.pid, SIGINT);
+  int code = wait_bounded(b);
+  t.seen.push_back(read_file(b.out));
+  t.seen.push_back(read_file(b.err));
+  CHECK(read_file(b.out) == "started\n");
+  return code;
+}
+
+}  // namespace
+
+TEST_CASE("Ctrl-C stops the remote command, then applies the keep rules") {
+  DaytonaCli t;
+  SUBCASE("plain run: deleted") {
+    CHECK(interrupt_run(t, {}) == 130);
+    CHECK(t.alive().empty());
+  }
+  SUBCASE("--keep: kept, with its background child stopped too") {
+    CHECK(interrupt_run(t, {"--keep"}, "sleep 60 & echo $! > bg.pid; echo started; wait") == 130);
+    auto h = t.handle();
+    CHECK(json::get_bool(h, "kept"));
+    const std::string id = str(h, "sandboxId");
+    REQUIRE(t.alive() == std::vector<std::string>{id});
+    const pid_t bg = pid_written(t, id, "bg.pid");
+    REQUIRE(bg > 0);
+    CHECK(gone_soon(bg));
+    CHECK(t.run({"stop", "--id", str(h, "leaseId")}).exit_code == 0);
+    CHECK(t.alive().empty());
+  }
+}
+
+TEST_CASE("settings are validated before any API call") {
+  DaytonaCli t;
+  const std::vector<std::vector<std::string>> bad = {{"--daytona-workdir", "../up"},
+                                                     {"--daytona-workdir", "/"},
+                                                     {"--daytona-workdir", "/home/daytona"},
+                                                     {"--daytona-user", "a/b"},
+                                                     {"--daytona-auto-stop", "99999999"}};
+  for (const auto& flags : bad) {
+    CliResult r = t.run_script("true", flags);
+    INFO(flags[0], " ", flags[1]);
+    CHECK(r.exit_code == 64);
+    CHECK(r.err.find("hint:") != std::string::npos);
+  }
+  t.cli.env["DAYTONA_API_URL"] = "http://api.example.com/api";
+  CliResult r = t.run_script("true");
+  CHECK(r.exit_code == 64);
+  CHECK(r.err.find("plain http") != std::string::npos);
+  CHECK(t.server.calls("create") == 0);
+  CHECK(t.alive().empty());
+}
+
+TEST_CASE("snapshot, region, organization and resources reach the API as the SDK sends them") {
+  DaytonaCli t;
+  t.cli.env["DAYTONA_ORGANIZATION_ID"] = "org-123";
+  t.cli.env["DAYTONA_TARGET"] = "eu";
+  CliResult r = t.run_script("true", {"--daytona-snapshot", "my-snap", "--daytona-cpu", "2", "--daytona-memory", "4",
+                                      "--daytona-disk", "8", "--daytona-auto-stop", "0"});
+  CHECK(r.exit_code == 0);
+  auto bodies = t.server.with([](auto& st) { return st.create_bodies; });
+  REQUIRE(bodies.size() == 1);
+  json::Document body = json::parse(bodies[0], "create body");
+  CHECK(json::get_string(body, "snapshot") == "my-snap");
+  CHECK(json::get_string(body, "target") == "eu");
+  CHECK(json::get_int(body, "cpu") == 2);
+  CHECK(json::get_int(body, "memory") == 4);
+  CHECK(json::get_int(body, "disk") == 8);
+  CHECK(json::get_int(body, "autoStopInterval") == 0);
+  auto orgs = t.server.with([](auto& st) { return st.header_values["X-Daytona-Organization-ID"]; });
+  REQUIRE_FALSE(orgs.empty());
+  CHECK(std::all_of(orgs.begin(), orgs.end(), [](const std::string& o) { return o == "org-123"; }));
+  CHECK(t.alive().empty());
+
+  CliResult missing = t.run_script("true", {"--daytona-snapshot", "missing-snapshot"});
+  CHECK(missing.exit_code == 66);
+  CHECK(missing.err.find("missing-snapshot") != std::string::npos);
+  CHECK(t.alive().empty());
+}
+
+TEST_CASE("stop --orphans removes corral sandboxes no local lease claims, and only those; listing pages") {
+  DaytonaCli t;
+  t.server.with([](auto& st) { return st.page_size = 2; });  // several pages
+  REQUIRE(t.run_script("true", {"--keep"}).exit_code == 0);
+  const std::string kept = str(t.handle(), "sandboxId");
+  std::vector<std::string> orphans, foreign;
+  t.server.with([&](auto& st) {
+    // Orphans: corral's, from this host (the label core puts on every sandbox), but no
+    // local lease claims them. Foreign: not corral's, or another host's.
+    const std::string host = st.sandboxes.at(kept).labels.at("corral-host");
+    auto& other_host = st.add_sandbox();
+    other_host.state = "started";
+    other_host.labels = {{"corral-owner", "corral"}, {"corral-lease", "x"}, {"corral-host", "another-host"}};
+    foreign.push_back(other_host.id);
+    for (int i = 0; i < 3; ++i) {
+      auto& o = st.add_sandbox();
+      o.state = "started";
+      o.labels = {{"corral-owner", "corral"}, {"corral-lease", "elsewhere" + std::to_string(i)},
+                  {"corral-slug", "lost"}, {"corral-host", host}};
+      orphans.push_back(o.id);
+      auto& f = st.add_sandbox();
+      f.state = "started";
+      foreign.push_back(f.id);
+    }
+    return 0;
+  });
+  CliResult r = t.run({"stop", "--orphans", "--provider", "daytona"});
+  INFO(r.out, r.err);
+  CHECK(r.exit_code == 0);
+  auto left = t.alive();
+  for (const auto& o : orphans) CHECK(std::find(left.begin(), left.end(), o) == left.end());
+  CHECK(std::find(left.begin(), left.end(), kept) != left.end());
+  for (const auto& f : foreign) CHECK(std::find(left.begin(), left.end(), f) != left.end());
+  t.run({"stop", "--all"});
+  left = t.alive();
+  std::sort(left.begin(), left.end());
+  std::sort(foreign.begin(), foreign.end());
+  CHECK(left == foreign);
+}
+
+TEST_CASE("doctor checks the key and the API") {
+  DaytonaCli t;
+  CliResult ok = t.run({"doctor", "--provider", "daytona"});
+  CHECK(ok.out.find("[ok] Daytona API key") != std::string::npos);
+  CHECK(ok.out.find("[ok] Daytona API") != std::string::npos);
+  t.fault([](auto& f) { f.reject_api_key = true; });
+  CliResult bad = t.run({"doctor", "--provider", "daytona"});
+  CHECK(bad.exit_code != 0);
+  CHECK(bad.out.find("[FAIL] Daytona API") != std::string::npos);
+  CHECK((bad.out + bad.err).find("DAYTONA_API_KEY") != std::string::npos);
+}
+
+TEST_CASE("a re-sync removes files deleted locally and keeps what the sandbox made") {
+  DaytonaCli t;
+  t.cli.root().write("work/old/gone.txt", "soon gone\n");
+  REQUIRE(t.run_script("echo made > made.txt", {"--keep"}).exit_code == 0);
+  auto h = t.handle();
+  const std::string id = str(h, "sandboxId");
+  REQUIRE(std::filesystem::exists(t.workdir(id) / "old/gone.txt"));
+  std::filesystem::remove_all(t.cli.workspace() / "old");
+  std::filesystem::remove(t.cli.workspace() / "src/main.c");
+  CliResult r = t.run_script("ls -R", {"--id", str(h, "leaseId")});
+  CHECK(r.exit_code == 0);
+  INFO(r.out);
+  CHECK(r.out.find("gone.txt") == std::string::npos);
+  CHECK(r.out.find("main.c") == std::string::npos);
+  CHECK(r.out.find("made.txt") != std::string::npos);
+  CHECK(r.out.find("hello.txt") != std::string::npos);
+  CHECK(t.run({"stop", "--id", str(h, "leaseId")}).exit_code == 0);
+  CHECK(t.alive().empty());
+}

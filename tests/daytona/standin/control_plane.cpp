@@ -1,0 +1,309 @@
+// The stand-in's control plane: POST/GET /sandbox, GET/DELETE /sandbox/{id}, start, stop,
+// autostop, preview URLs and the toolbox proxy URL, with Daytona's JSON error bodies.
+#include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include "server.hpp"
+
+namespace corral::daytona::standin {
+namespace {
+
+// Not rapidjson::Writer<StringBuffer>: with RAPIDJSON_SSE2 that specialization leaves the
+// control bytes 0x1A-0x1F unescaped (RapidJSON 1.1.0), and command output may hold them.
+using Writer = rapidjson::Writer<rapidjson::StringBuffer, rapidjson::UTF8<>, rapidjson::UTF8<>,
+                                 rapidjson::CrtAllocator, rapidjson::kWriteNanAndInfFlag>;
+
+const char* reason_of(int status) {
+  switch (status) {
+    case 400: return "Bad Request";
+    case 401: return "Unauthorized";
+    case 404: return "Not Found";
+    case 429: return "Too Many Requests";
+    default: return "Error";
+  }
+}
+
+void fail(httplib::Response& res, int status, const std::string& message, const std::string& path) {
+  res.status = status;
+  res.set_content(error_body(status, message, path), "application/json");
+}
+
+void write_map(Writer& w, const char* key, const std::map<std::string, std::string>& m) {
+  w.Key(key);
+  w.StartObject();
+  for (const auto& [k, v] : m) {
+    w.Key(k.c_str());
+    w.String(v.c_str());
+  }
+  w.EndObject();
+}
+
+void write_sandbox(Writer& w, const FakeSandbox& sb, const std::string& toolbox_url) {
+  w.StartObject();
+  auto str = [&](const char* k, const std::string& v) {
+    w.Key(k);
+    w.String(v.c_str());
+  };
+  str("id", sb.id);
+  str("organizationId", "standin-org");
+  str("name", sb.name);
+  str("snapshot", sb.snapshot.empty() ? "daytonaio/sandbox:standin" : sb.snapshot);
+  str("user", sb.user);
+  w.Key("env");
+  w.StartObject();
+  w.EndObject();
+  write_map(w, "labels", sb.labels);
+  w.Key("public");
+  w.Bool(false);
+  w.Key("networkBlockAll");
+  w.Bool(false);
+  str("target", sb.target);
+  w.Key("cpu");
+  w.Double(sb.cpu);
+  w.Key("gpu");
+  w.Int(0);
+  w.Key("memory");
+  w.Double(sb.memory);
+  w.Key("disk");
+  w.Double(sb.disk);
+  str("state", sb.state);
+  str("desiredState", sb.state == "stopped" ? "stopped" : "started");
+  if (!sb.error_reason.empty()) str("errorReason", sb.error_reason);
+  w.Key("autoStopInterval");
+  w.Int64(sb.auto_stop_minutes);
+  w.Key("autoArchiveInterval");
+  w.Int(10080);
+  w.Key("autoDeleteInterval");
+  w.Int(-1);
+  str("createdAt", rfc3339(sb.created_at));
+  str("updatedAt", rfc3339(Clock::now()));
+  str("toolboxProxyUrl", toolbox_url);
+  w.EndObject();
+}
+
+bool authorized(State& st, const httplib::Request& req) {
+  return !st.faults.reject_api_key && req.get_header_value("Authorization") == "Bearer " + st.api_key();
+}
+
+// Runs `body` with the state locked after the checks every route shares: the key, the
+// 429 fault of `route`, and a malformed answer when asked.
+void guarded(State& st, const std::string& route, const httplib::Request& req, httplib::Response& res,
+             const std::function<void()>& body) {
+  std::lock_guard lock(st.mutex());
+  ++st.calls[route];
+  for (const char* h : {"Authorization", "X-Daytona-Organization-ID", "X-Daytona-Source"})
+    if (req.has_header(h)) st.header_values[h].push_back(req.get_header_value(h));
+  if (!authorized(st, req)) return fail(res, 401, "Invalid credentials", req.path);
+  if (st.take_rate_limit(route)) {
+    res.set_header("Retry-After", "1");
+    return fail(res, 429, "ThrottlerException: Too Many Requests", req.path);
+  }
+  body();
+  if (res.status < 300 && st.faults.malformed_route == route) res.set_content("<html>not json</html>", "text/html");
+}
+
+FakeSandbox* find(State& st, const std::string& id) {
+  auto it = st.sandboxes.find(id);
+  if (it == st.sandboxes.end()) return nullptr;
+  st.settle(it->second);
+  return &it->second;
+}
+
+void answer(State& st, httplib::Response& res, const FakeSandbox& sb) {
+  res.set_content(sandbox_json(sb, st.toolbox_url), "application/json");
+}
+
+}  // namespace
+
+std::string error_body(int status, const std::string& message, const std::string& path) {
+  rapidjson::StringBuffer b;
+  Writer w(b);
+  w.StartObject();
+  w.Key("statusCode");
+  w.Int(status);
+  w.Key("error");
+  w.String(reason_of(status));
+  w.Key("message");
+  w.String(message.c_str());
+  w.Key("path");
+  w.String(path.c_str());
+  w.Key("timestamp");
+  w.String(rfc3339(Clock::now()).c_str());
+  w.EndObject();
+  return b.GetString();
+}
+
+std::string sandbox_json(const FakeSandbox& sb, const std::string& toolbox_url) {
+  rapidjson::StringBuffer b;
+  Writer w(b);
+  write_sandbox(w, sb, toolbox_url);
+  return b.GetString();
+}
+
+void register_control_plane(httplib::Server& server, State& st) {
+  server.Post("/api/sandbox", [&st](const httplib::Request& req, httplib::Response& res) {
+    guarded(st, "create", req, res, [&] {
+      st.create_bodies.push_back(req.body);
+      if (!st.faults.quota_message.empty()) return fail(res, 400, st.faults.quota_message, req.path);
+      rapidjson::Document body;
+      body.Parse(req.body.c_str());
+      if (body.HasParseError() || !body.IsObject()) return fail(res, 400, "invalid JSON body", req.path);
+      if (body.HasMember("snapshot") && body["snapshot"].IsString() &&
+          std::string(body["snapshot"].GetString()) == "missing-snapshot")
+        return fail(res, 404, "Snapshot missing-snapshot not found", req.path);
+      FakeSandbox& sb = st.add_sandbox();
+      if (body.HasMember("labels") && body["labels"].IsObject())
+        for (auto& m : body["labels"].GetObject())
+          if (m.value.IsString()) sb.labels[m.name.GetString()] = m.value.GetString();
+      if (body.HasMember("snapshot") && body["snapshot"].IsString()) sb.snapshot = body["snapshot"].GetString();
+      if (body.HasMember("user") && body["user"].IsString()) sb.user = body["user"].GetString();
+      if (body.HasMember("target") && body["target"].IsString()) sb.target = body["target"].GetString();
+      if (body.HasMember("autoStopInterval") && body["autoStopInterval"].IsInt())
+        sb.auto_stop_minutes = body["autoStopInterval"].GetInt();
+      if (body.HasMember("cpu") && body["cpu"].IsNumber()) sb.cpu = body["cpu"].GetDouble();
+      if (body.HasMember("memory") && body["memory"].IsNumber()) sb.memory = body["memory"].GetDouble();
+      if (body.HasMember("disk") && body["disk"].IsNumber()) sb.disk = body["disk"].GetDouble();
+      std::filesystem::create_directories(State::home_of(sb));
+      answer(st, res, sb);
+    });
+  });
+
+  server.Get("/api/sandbox", [&st](const httplib::Request& req, httplib::Response& res) {
+    guarded(st, "list", req, res, [&] {
+      std::map<std::string, std::string> filter;
+      if (req.has_param("labels")) {
+        const std::string text = req.get_param_value("labels");
+        st.list_label_filters.push_back(text);
+        rapidjson::Document labels;
+        labels.Parse(text.c_str());
+        if (labels.HasParseError() || !labels.IsObject()) return fail(res, 400, "labels must be a JSON object", req.path);
+        for (auto& m : labels.GetObject())
+          if (m.value.IsString()) filter[m.name.GetString()] = m.value.GetString();
+      }
+      int limit = req.has_param("limit") ? std::stoi(req.get_param_value("limit")) : 100;
+      limit = std::min(limit, st.page_size);
+      const std::string cursor = req.has_param("cursor") ? req.get_param_value("cursor") : "";
+      rapidjson::StringBuffer b;
+      Writer w(b);
+      w.StartObject();
+      w.Key("items");
+      w.StartArray();
+      int n = 0;
+      std::string last;
+      bool more = false;
+      for (auto& [id, sb] : st.sandboxes) {  // ordered by id: the cursor is the last id sent
+        if (!cursor.empty() && id <= cursor) continue;
+        bool match = true;
+        for (const auto& [k, v] : filter) {
+          auto it = sb.labels.find(k);
+          match = match && it != sb.labels.end() && it->second == v;
+        }
+        if (!match) continue;
+        if (n == limit) {
+          more = true;
+          break;
+        }
+        st.settle(sb);
+        write_sandbox(w, sb, st.toolbox_url);
+        last = id;
+        ++n;
+      }
+      w.EndArray();
+      w.Key("nextCursor");
+      if (more) w.String(last.c_str());
+      else w.Null();
+      w.EndObject();
+      res.set_content(b.GetString(), "application/json");
+    });
+  });
+
+  server.Get(R"(/api/sandbox/([^/]+))", [&st](const httplib::Request& req, httplib::Response& res) {
+    guarded(st, "get", req, res, [&] {
+      FakeSandbox* sb = find(st, req.matches[1]);
+      if (!sb) return fail(res, 404, "Sandbox with ID or name " + std::string(req.matches[1]) + " not found", req.path);
+      answer(st, res, *sb);
+    });
+  });
+
+  server.Delete(R"(/api/sandbox/([^/]+))", [&st](const httplib::Request& req, httplib::Response& res) {
+    guarded(st, "delete", req, res, [&] {
+      FakeSandbox* sb = find(st, req.matches[1]);
+      if (!sb) return fail(res, 404, "Sandbox with ID or name " + std::string(req.matches[1]) + " not found", req.path);
+      FakeSandbox copy = *sb;
+      copy.state = "destroying";
+      st.remove(req.matches[1]);
+      answer(st, res, copy);
+    });
+  });
+
+  server.Post(R"(/api/sandbox/([^/]+)/start)", [&st](const httplib::Request& req, httplib::Response& res) {
+    guarded(st, "start", req, res, [&] {
+      FakeSandbox* sb = find(st, req.matches[1]);
+      if (!sb) return fail(res, 404, "Sandbox not found", req.path);
+      if (sb->state == "stopped" || sb->state == "archived") {
+        sb->state = "starting";
+        sb->ready_at = Clock::now() + std::chrono::milliseconds(st.faults.start_delay_ms);
+      }
+      answer(st, res, *sb);
+    });
+  });
+
+  server.Post(R"(/api/sandbox/([^/]+)/stop)", [&st](const httplib::Request& req, httplib::Response& res) {
+    guarded(st, "stop", req, res, [&] {
+      FakeSandbox* sb = find(st, req.matches[1]);
+      if (!sb) return fail(res, 404, "Sandbox not found", req.path);
+      st.stop_processes(*sb);
+      sb->state = "stopped";
+      answer(st, res, *sb);
+    });
+  });
+
+  server.Post(R"(/api/sandbox/([^/]+)/autostop/(-?\d+))", [&st](const httplib::Request& req, httplib::Response& res) {
+    guarded(st, "autostop", req, res, [&] {
+      FakeSandbox* sb = find(st, req.matches[1]);
+      if (!sb) return fail(res, 404, "Sandbox not found", req.path);
+      long minutes = std::stol(req.matches[2]);
+      if (minutes < 0) return fail(res, 400, "Auto-stop interval must be a non-negative integer", req.path);
+      sb->auto_stop_minutes = minutes;
+      answer(st, res, *sb);
+    });
+  });
+
+  server.Get(R"(/api/sandbox/([^/]+)/ports/(\d+)/preview-url)", [&st](const httplib::Request& req, httplib::Response& res) {
+    guarded(st, "preview-url", req, res, [&] {
+      FakeSandbox* sb = find(st, req.matches[1]);
+      if (!sb) return fail(res, 404, "Sandbox not found", req.path);
+      const int port = std::stoi(req.matches[2]);
+      if (port < 1 || port > 65535) return fail(res, 400, "Invalid port", req.path);
+      std::string token = st.faults.public_preview ? "" : random_id(30);
+      if (!token.empty()) st.issued_tokens.push_back(token);
+      rapidjson::StringBuffer b;
+      Writer w(b);
+      w.StartObject();
+      w.Key("sandboxId");
+      w.String(sb->id.c_str());
+      w.Key("url");
+      w.String(("https://" + std::to_string(port) + "-" + sb->id + ".proxy.standin.daytona.test").c_str());
+      w.Key("token");
+      w.String(token.c_str());
+      w.EndObject();
+      res.set_content(b.GetString(), "application/json");
+    });
+  });
+
+  server.Get(R"(/api/sandbox/([^/]+)/toolbox-proxy-url)", [&st](const httplib::Request& req, httplib::Response& res) {
+    guarded(st, "toolbox-proxy-url", req, res, [&] {
+      if (!find(st, req.matches[1])) return fail(res, 404, "Sandbox not found", req.path);
+      rapidjson::StringBuffer b;
+      Writer w(b);
+      w.StartObject();
+      w.Key("url");
+      w.String(st.toolbox_url.c_str());
+      w.EndObject();
+      res.set_content(b.GetString(), "application/json");
+    });
+  });
+}
+
+}  // namespace corral::daytona::standin

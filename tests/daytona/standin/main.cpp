@@ -1,0 +1,35 @@
+// Runs the stand-in Daytona on its own (for the official SDK check and manual tries):
+//   daytona-standin [--api-port N] [--toolbox-port N] [--key KEY]
+// prints "DAYTONA_API_URL=..." and serves until SIGINT or SIGTERM.
+#include <signal.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+
+#include "server.hpp"
+
+int main(int argc, char** argv) {
+  int api_port = 0, toolbox_port = 0;
+  std::string key = "dtn_standin_secret_key_0123456789abcdef";
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (!std::strcmp(argv[i], "--api-port")) api_port = std::atoi(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--toolbox-port")) toolbox_port = std::atoi(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--key")) key = argv[i + 1];
+    else {
+      std::cerr << "usage: daytona-standin [--api-port N] [--toolbox-port N] [--key KEY]\n";
+      return 64;
+    }
+  }
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);  // the server threads inherit the mask
+  signal(SIGPIPE, SIG_IGN);
+  corral::daytona::standin::StandIn standin(key, api_port, toolbox_port);
+  std::cout << "DAYTONA_API_URL=" << standin.api_url() << std::endl;
+  int sig = 0;
+  sigwait(&set, &sig);
+  return 0;
+}

@@ -1,0 +1,174 @@
+#include "state.hpp"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <random>
+#include <stdexcept>
+
+namespace corral::daytona::standin {
+
+namespace fs = std::filesystem;
+
+std::string rfc3339(Clock::time_point t) {
+  std::time_t tt = Clock::to_time_t(t);
+  std::tm tm{};
+  gmtime_r(&tt, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S.000Z", &tm);
+  return buf;
+}
+
+std::string random_id(size_t length) {
+  static thread_local std::mt19937_64 rng{std::random_device{}()};
+  static const char* alphabet = "abcdef0123456789";
+  std::string out;
+  for (size_t i = 0; i < length; ++i) out += alphabet[rng() % 16];
+  return out;
+}
+
+FakeSandbox& State::add_sandbox() {
+  FakeSandbox sb;
+  sb.id = random_id(8) + "-" + random_id(4) + "-" + random_id(4) + "-" + random_id(4) + "-" + random_id(12);
+  sb.name = sb.id;
+  sb.created_at = Clock::now();
+  sb.ready_at = sb.created_at + std::chrono::milliseconds(faults.start_delay_ms);
+  if (!faults.fail_state.empty()) sb.settles_to = faults.fail_state;
+  sb.root = root_ / sb.id;
+  fs::create_directories(home_of(sb));
+  fs::create_directories(sb.root / "tmp");
+  return sandboxes[sb.id] = std::move(sb);
+}
+
+void State::settle(FakeSandbox& sb) {
+  if ((sb.state == "creating" || sb.state == "starting") && Clock::now() >= sb.ready_at) {
+    sb.state = sb.settles_to;
+    if (sb.state != "started") sb.error_reason = "the stand-in was told to fail this sandbox (" + sb.state + ")";
+  }
+}
+
+bool State::take_rate_limit(const std::string& route) {
+  if (faults.rate_limit_route != route || faults.rate_limit_count <= 0) return false;
+  --faults.rate_limit_count;
+  return true;
+}
+
+void State::stop_processes(FakeSandbox& sb) {
+  for (auto& [sid, session] : sb.sessions)
+    for (auto& [cid, cmd] : session.commands)
+      if (!cmd->exit_code && cmd->pid > 0) ::kill(-cmd->pid, SIGKILL);
+  sb.sessions.clear();
+}
+
+void State::remove(const std::string& id) {
+  auto it = sandboxes.find(id);
+  if (it == sandboxes.end()) return;
+  stop_processes(it->second);
+  std::error_code ec;
+  fs::remove_all(it->second.root, ec);
+  sandboxes.erase(it);
+}
+
+namespace {
+
+// Copies `fd` into the log line by line, each line prefixed, as the daemon's read loop
+// does: a line reaches the log only once complete; a last partial line gets a newline.
+void pump(int fd, const char* prefix, const fs::path& log) {
+  int out = ::open(log.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+  std::string pending;
+  char buf[65536];
+  auto write_line = [&](std::string_view line) {
+    std::string record = std::string(prefix, 3);
+    for (char c : line)
+      if (c != '\0') record += c;  // NUL bytes do not survive a shell read loop
+    record += '\n';
+    (void)!::write(out, record.data(), record.size());
+  };
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    pending.append(buf, static_cast<size_t>(n));
+    size_t start = 0, nl;
+    while ((nl = pending.find('\n', start)) != std::string::npos) {
+      write_line(std::string_view(pending).substr(start, nl - start));
+      start = nl + 1;
+    }
+    pending.erase(0, start);
+  }
+  if (!pending.empty()) write_line(pending);
+  ::close(out);
+  ::close(fd);
+}
+
+}  // namespace
+
+std::shared_ptr<FakeCommand> State::start_command(FakeSandbox& sb, FakeSession& session, const std::string& command) {
+  auto cmd = std::make_shared<FakeCommand>();
+  cmd->id = random_id(8) + "-" + random_id(4) + "-" + random_id(4) + "-" + random_id(4) + "-" + random_id(12);
+  cmd->command = command;
+  fs::create_directories(sb.root / ".daytona" / "sessions" / session.id);
+  cmd->log = sb.root / ".daytona" / "sessions" / session.id / (cmd->id + ".log");
+  { int fd = ::open(cmd->log.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600); if (fd >= 0) ::close(fd); }
+  const std::string home = home_of(sb).string();
+  std::vector<std::string> env_s = {"HOME=" + home, "USER=" + sb.user, "PATH=" + std::string(getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin")};
+  std::vector<char*> envp;
+  for (auto& e : env_s) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  std::string sh = "/bin/sh", dash_c = "-c", text = command;
+  char* argv[] = {sh.data(), dash_c.data(), text.data(), nullptr};
+  int out[2], err[2];
+  if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) throw std::runtime_error("pipe failed");
+  pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error("fork failed");
+  if (pid == 0) {
+    setpgid(0, 0);  // the session's commands form a group, so deleting the session ends them all
+    int devnull = open("/dev/null", O_RDONLY);
+    dup2(devnull, 0);
+    dup2(out[1], 1);
+    dup2(err[1], 2);
+    if (chdir(home.c_str()) != 0) _exit(127);
+    execve(argv[0], argv, envp.data());
+    _exit(127);
+  }
+  setpgid(pid, pid);
+  ::close(out[1]);
+  ::close(err[1]);
+  cmd->pid = pid;
+  session.commands[cmd->id] = cmd;
+  const int out_fd = out[0], err_fd = err[0];
+  std::lock_guard workers(workers_mutex_);
+  workers_.emplace_back([this, cmd, out_fd, err_fd] {
+    auto drained = std::make_shared<std::atomic<int>>(0);
+    std::thread a([=] { pump(out_fd, "\x01\x01\x01", cmd->log); ++*drained; });
+    std::thread b([=] { pump(err_fd, "\x02\x02\x02", cmd->log); ++*drained; });
+    int status = 0;
+    while (waitpid(cmd->pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    // Give the copy loops a moment to take the last output (children may hold the pipes).
+    for (int i = 0; i < 50 && *drained < 2; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    {
+      std::lock_guard lock(mutex_);
+      cmd->exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    }
+    a.join();
+    b.join();
+  });
+  return cmd;
+}
+
+void State::join_workers() {
+  std::vector<std::thread> workers;
+  {
+    std::lock_guard lock(workers_mutex_);
+    workers.swap(workers_);
+  }
+  for (auto& w : workers) w.join();
+}
+
+}  // namespace corral::daytona::standin

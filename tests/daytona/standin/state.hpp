@@ -1,0 +1,121 @@
+// The stand-in Daytona's world: sandboxes (each a real folder on this machine), their
+// process sessions and commands (real local processes whose output is appended to a log
+// as it is produced, in Daytona's split format), the fault switches tests flip, and what
+// clients sent.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace corral::daytona::standin {
+
+using Clock = std::chrono::system_clock;
+
+// One session command: a process group on this machine and its log file.
+struct FakeCommand {
+  std::string id;
+  std::string command;
+  pid_t pid = -1;  // its process group too
+  std::filesystem::path log;
+  std::optional<int> exit_code;  // recorded once the process ended and its output is in
+};
+
+struct FakeSession {
+  std::string id;
+  std::map<std::string, std::shared_ptr<FakeCommand>> commands;
+};
+
+struct FakeSandbox {
+  std::string id;
+  std::string name;
+  std::string snapshot;
+  std::string user = "daytona";
+  std::string target = "us";
+  std::map<std::string, std::string> labels;
+  std::string state = "creating";  // creating | starting | started | stopped | error | build_failed
+  std::string error_reason;
+  Clock::time_point created_at;
+  Clock::time_point ready_at;      // when creating/starting turns into started (or the failure)
+  std::string settles_to = "started";
+  long auto_stop_minutes = 15;
+  double cpu = 1, memory = 1, disk = 3;
+  std::filesystem::path root;      // the sandbox's files on this machine
+  std::map<std::string, FakeSession> sessions;
+};
+
+// Fault switches; tests set them between runs.
+struct Faults {
+  bool reject_api_key = false;    // every call answers 401
+  std::string quota_message;      // non-empty: create answers 400 with this message
+  std::string rate_limit_route;   // "create", "get", "list", "exec", "delete", ...: answers 429 ...
+  int rate_limit_count = 0;       // ... this many times
+  std::string fail_state;         // "error" or "build_failed": new sandboxes end there
+  int start_delay_ms = 150;       // creating/starting lasts this long
+  int drop_log_streams = 0;       // this many log follows break (no close frame) after their first bytes
+  int max_frame_bytes = 0;        // > 0: log messages carry at most this many bytes
+  bool hold_log_streams = false;  // log follows never close, even after the command ended
+  bool public_preview = false;    // preview URLs come without a token
+  std::string malformed_route;    // "create", "get", "list": a 2xx answer that is not JSON
+};
+
+class State {
+ public:
+  State(std::filesystem::path root, std::string api_key) : root_(std::move(root)), api_key_(std::move(api_key)) {}
+
+  const std::string& api_key() const { return api_key_; }
+  std::string toolbox_url;  // set by the server once its port is known
+
+  // Everything below is guarded by mutex().
+  std::mutex& mutex() { return mutex_; }
+  Faults faults;
+  std::map<std::string, FakeSandbox> sandboxes;
+  std::map<std::string, int> calls;               // per route
+  std::vector<std::string> create_bodies;          // bodies of POST /sandbox
+  std::vector<std::string> exec_commands;          // command texts of session exec calls
+  std::vector<std::string> list_label_filters;     // `labels` parameters of list calls
+  std::map<std::string, std::vector<std::string>> header_values;  // per header name, all values seen
+  int page_size = 100;
+  std::vector<std::string> issued_tokens;          // preview tokens handed out
+
+  // A new sandbox and its home folder; caller holds the mutex.
+  FakeSandbox& add_sandbox();
+  // creating/starting sandboxes whose time has come become started (or their failure).
+  void settle(FakeSandbox& sb);
+  // Kills what the sandbox runs; caller holds the mutex.
+  void stop_processes(FakeSandbox& sb);
+  // Deletes a sandbox (processes and folder); caller holds the mutex.
+  void remove(const std::string& id);
+  // The sandbox user's home folder on this machine.
+  static std::filesystem::path home_of(const FakeSandbox& sb) { return sb.root / "home" / sb.user; }
+  // Consumes one 429 for `route` when that fault is armed; caller holds the mutex.
+  bool take_rate_limit(const std::string& route);
+
+  // Starts `command` in `session` of `sb` as sh -c in the user's home; its output is
+  // copied into the log line by line with Daytona's prefixes. Caller holds the mutex.
+  std::shared_ptr<FakeCommand> start_command(FakeSandbox& sb, FakeSession& session, const std::string& command);
+  // Threads that pump output and wait for processes; joined when the stand-in stops.
+  void join_workers();
+
+ private:
+  std::filesystem::path root_;
+  std::string api_key_;
+  std::mutex mutex_;
+  std::mutex workers_mutex_;
+  std::vector<std::thread> workers_;
+};
+
+std::string rfc3339(Clock::time_point t);
+std::string random_id(size_t length);
+
+}  // namespace corral::daytona::standin
