@@ -7,6 +7,17 @@
 
 namespace corral::sdk {
 
+CommandDeadline::CommandDeadline(const Host& host, std::int64_t timeout_seconds)
+    : host_(host),
+      has_deadline_(timeout_seconds > 0),
+      deadline_(std::chrono::steady_clock::now() + std::chrono::seconds(timeout_seconds)) {}
+
+bool CommandDeadline::stop() {
+  if (host_.cancelled()) return true;
+  if (has_deadline_ && std::chrono::steady_clock::now() >= deadline_) timed_out_ = true;
+  return timed_out_;
+}
+
 std::string Options::get(const std::string& name, const std::string& fallback) const {
   auto it = values_.find(name);
   return it == values_.end() ? fallback : it->second;

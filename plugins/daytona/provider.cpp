@@ -11,7 +11,6 @@
 namespace corral::daytona {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 
 // Creating from a snapshot takes seconds; building an image can take minutes.
 constexpr long kStartLimitSeconds = 600;
@@ -197,22 +196,16 @@ ExecResult DaytonaProvider::exec(const Sandbox& sandbox, const Command& command,
   c.home = live_[sandbox.id].home;
   c.env = command.env;
   for (const auto& [name, value] : c.env) check_env_name(name);
-  const bool has_deadline = command.timeout_seconds > 0;
-  const auto deadline = Clock::now() + std::chrono::seconds(command.timeout_seconds);
-  bool timed_out = false;
+  sdk::CommandDeadline deadline(host, command.timeout_seconds);
   SessionHooks hooks;
   hooks.on_stdout = [&](std::string_view d) { host.emit(CORRAL_STDOUT, d); };
   hooks.on_stderr = [&](std::string_view d) { host.emit(CORRAL_STDERR, d); };
   hooks.warn = [&](const std::string& w) { host.warn(w); };
-  hooks.stop = [&] {
-    if (host.cancelled()) return true;
-    if (has_deadline && Clock::now() >= deadline) timed_out = true;
-    return timed_out;
-  };
+  hooks.stop = [&] { return deadline.stop(); };
   try {
     return ExecResult{run_in_session(toolbox, c, hooks, "run the command")};
   } catch (const Error& e) {
-    if (e.code() == ErrorCode::cancelled && timed_out)
+    if (e.code() == ErrorCode::cancelled && deadline.timed_out())
       throw Error(ErrorCode::timeout,
                   "the command did not finish within " + format_duration(command.timeout_seconds) +
                       "; it was stopped in Daytona sandbox " + sandbox.id,

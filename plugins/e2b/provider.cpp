@@ -9,7 +9,6 @@
 namespace corral::e2b {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 
 // Sandbox IDs become part of host names; refuse anything that could change the host.
 void check_sandbox_id(const std::string& id) {
@@ -180,22 +179,16 @@ ExecResult E2bProvider::exec(const Sandbox& sandbox, const Command& command, con
   ProcessRequest process = process_for(command, settings_.workdir);
   process.timeout_seconds = command.timeout_seconds;
   Envd envd = envd_for(sandbox, host);
-  const bool has_deadline = command.timeout_seconds > 0;
-  const auto deadline = Clock::now() + std::chrono::seconds(command.timeout_seconds);
-  bool timed_out = false;
+  sdk::CommandDeadline deadline(host, command.timeout_seconds);
   ProcessHooks hooks;
   hooks.on_stdout = [&](std::string_view d) { host.emit(CORRAL_STDOUT, d); };
   hooks.on_stderr = [&](std::string_view d) { host.emit(CORRAL_STDERR, d); };
   hooks.warn = [&](const std::string& w) { host.warn(w); };
-  hooks.stop = [&] {
-    if (host.cancelled()) return true;
-    if (has_deadline && Clock::now() >= deadline) timed_out = true;
-    return timed_out;
-  };
+  hooks.stop = [&] { return deadline.stop(); };
   try {
     return ExecResult{envd.run(process, hooks, "run the command")};
   } catch (const Error& e) {
-    if (e.code() == ErrorCode::cancelled && timed_out)
+    if (e.code() == ErrorCode::cancelled && deadline.timed_out())
       throw Error(ErrorCode::timeout,
                   "the command did not finish within " + format_duration(command.timeout_seconds) +
                       "; it was stopped in E2B sandbox " + sandbox.id,

@@ -4,6 +4,7 @@
 // crosses the boundary and every failure arrives at the host as {code, message, hint}.
 #pragma once
 
+#include <chrono>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -33,6 +34,22 @@ class Host {
  private:
   const corral_host_v1* host_;
   void* call_;
+};
+
+// When a remote command must stop: the user asked (Ctrl-C) or its --timeout passed.
+// Poll stop() from the output loop; afterwards timed_out() says which of the two it was.
+class CommandDeadline {
+ public:
+  // `timeout_seconds` 0 means no deadline.
+  CommandDeadline(const Host& host, std::int64_t timeout_seconds);
+  bool stop();
+  bool timed_out() const { return timed_out_; }
+
+ private:
+  const Host& host_;
+  bool has_deadline_;
+  std::chrono::steady_clock::time_point deadline_;
+  bool timed_out_ = false;
 };
 
 // The resolved values of a provider's options (strings as given; typed getters validate).
