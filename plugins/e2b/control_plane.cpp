@@ -45,7 +45,15 @@ SandboxInfo info_of(const http::Response& response, const std::string& what) {
   return s;
 }
 
-std::string timeout_body(std::int64_t seconds) { return "{\"timeout\":" + std::to_string(seconds) + "}"; }
+std::string timeout_body(std::int64_t seconds) {
+  rapidjson::StringBuffer buffer;
+  json::Writer w(buffer);
+  w.StartObject();
+  w.Key("timeout");
+  w.Int64(seconds);
+  w.EndObject();
+  return {buffer.GetString(), buffer.GetSize()};
+}
 
 }  // namespace
 
