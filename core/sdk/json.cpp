@@ -2,6 +2,8 @@
 
 #include <rapidjson/error/en.h>
 
+#include <algorithm>
+
 namespace corral::json {
 namespace {
 
@@ -50,6 +52,19 @@ bool is_valid_utf8(std::string_view text) {
   for (unsigned char c : text)
     if (c >= 0x80) return valid_utf8(text) == text;
   return true;
+}
+
+// Refuses a member of `object` that is not in `known`: a typo such as "featurez" or
+// "bestfit" must fail loudly at load, not leave a feature or a docs line silently empty.
+void check_keys(const Value& object, std::initializer_list<std::string_view> known, const std::string& where) {
+  for (const auto& m : object.GetObject()) {
+    std::string_view key(m.name.GetString(), m.name.GetStringLength());
+    if (std::find(known.begin(), known.end(), key) != known.end()) continue;
+    std::string list;
+    for (std::string_view k : known) list += (list.empty() ? "" : ", ") + std::string(k);
+    throw Error(ErrorCode::invalid_argument, where + " has an unknown field '" + std::string(key) + "'",
+                "the fields are: " + list);
+  }
 }
 
 }  // namespace
@@ -207,6 +222,7 @@ ProviderSpec spec_from_json(std::string_view text) {
   Document doc = parse(text, "provider spec");
   if (!doc.IsObject())
     throw Error(ErrorCode::invalid_argument, "provider spec must be a JSON object");
+  check_keys(doc, {"name", "aliases", "family", "kind", "targets", "features", "options", "docs"}, "provider spec");
   ProviderSpec spec;
   spec.name = get_string(doc, "name");
   if (spec.name.empty())
@@ -240,6 +256,9 @@ ProviderSpec spec_from_json(std::string_view text) {
     if (!it->value.IsArray())
       throw Error(ErrorCode::invalid_argument, "field 'options' must be a list");
     for (const Value& o : it->value.GetArray()) {
+      if (!o.IsObject()) throw Error(ErrorCode::invalid_argument, "an entry of 'options' is not an object");
+      check_keys(o, {"name", "type", "default", "env", "help", "secret", "trusted", "choices"},
+                 "option '" + get_string(o, "name") + "'");
       OptionSpec opt;
       opt.name = get_string(o, "name");
       if (opt.name.empty())
@@ -268,6 +287,8 @@ ProviderSpec spec_from_json(std::string_view text) {
   }
   if (auto it = doc.FindMember("docs"); it != doc.MemberEnd() && it->value.IsObject()) {
     const Value& d = it->value;
+    check_keys(d, {"category", "location", "gpu", "cleanupOwner", "bestFit", "caveat", "authentication"},
+               "field 'docs'");
     spec.docs.category = get_string(d, "category");
     spec.docs.location = get_string(d, "location");
     spec.docs.gpu = get_string(d, "gpu");

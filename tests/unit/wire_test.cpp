@@ -165,3 +165,21 @@ TEST_CASE("removal batches stay under the argument limit and keep every path") {
   CHECK(total == paths.size());
   CHECK(sdk::removal_batches({}).empty());
 }
+
+TEST_CASE("a spec with a misspelt field is refused, naming the field") {
+  const std::string good = R"({"name":"p","kind":"delegated-run","features":[],"docs":{"bestFit":"x"},)"
+                           R"("options":[{"name":"o","help":"h"}]})";
+  CHECK_NOTHROW(json::spec_from_json(good));
+  for (auto [from, to] : std::vector<std::pair<std::string, std::string>>{
+           {"\"features\"", "\"featurez\""}, {"\"bestFit\"", "\"bestfit\""}, {"\"help\"", "\"hepl\""}}) {
+    std::string bad = good;
+    bad.replace(bad.find(from), from.size(), to);
+    CAPTURE(bad);
+    try {
+      json::spec_from_json(bad);
+      FAIL("a misspelt field loaded");
+    } catch (const Error& e) {
+      CHECK(std::string(e.what()).find(to.substr(1, to.size() - 2)) != std::string::npos);
+    }
+  }
+}
