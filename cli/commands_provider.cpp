@@ -131,6 +131,7 @@ int describe_command(Context& ctx, const std::string& name, bool as_json) {
       o.AddMember("flag", rapidjson::Value(flag.c_str(), alloc), alloc);
     }
     doc.AddMember("version", rapidjson::Value(e->plugin_version.c_str(), alloc), alloc);
+    doc.AddMember("abiVersion", rapidjson::Value(e->abi_version), alloc);
     doc.AddMember("library", rapidjson::Value(e->library.string().c_str(), alloc), alloc);
     doc.AddMember("registry", rapidjson::Value(e->source.file.string().c_str(), alloc), alloc);
     ctx.ui.out(json::dump(doc) + "\n");
@@ -150,12 +151,14 @@ int describe_command(Context& ctx, const std::string& name, bool as_json) {
     std::string def = o.default_value ? *o.default_value : "";
     std::string help = o.help;
     if (o.secret) help = "(secret) " + help;
+    else if (o.trusted) help = "(user only: never from a repository's corral.yaml) " + help;
     if (!o.choices.empty()) help += fmt::format(" [{}]", fmt::join(o.choices, "|"));
     t.add({fmt::format("{}.{}", s.name, o.name), o.secret ? "(env or config only)" : s.flag(o),
            fmt::format("{}", fmt::join(o.env, ", ")), def, help});
   }
   text += t.empty() ? "  none\n" : t.str();
-  text += fmt::format("\nLoaded from {} (listed in {})\n", e->library.string(), e->source.file.string());
+  text += fmt::format("\nLoaded from {} (listed in {}), built for plugin ABI version {}\n", e->library.string(),
+                      e->source.file.string(), e->abi_version);
   ctx.ui.out(text);
   return 0;
 }

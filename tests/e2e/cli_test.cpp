@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include "cli.hpp"
+#include "corral/plugin_abi.h"
 #include "corral/json.hpp"
 
 using corral::test::CliEnv;
@@ -53,6 +54,10 @@ TEST_CASE("providers describe shows every setting with its flag and env var") {
   auto doc = corral::json::parse(j.out, "describe");
   CHECK(doc["name"].GetString() == std::string("local"));
   CHECK(doc["options"][0]["flag"].GetString() == std::string("--local-network"));
+  CHECK(doc["abiVersion"].GetUint() == CORRAL_ABI_VERSION);
+  auto text = env.run({"providers", "describe", "local"});
+  CHECK(text.out.find("built for plugin ABI version 1") != std::string::npos);
+  CHECK(text.out.find("(user only: never from a repository's corral.yaml)") != std::string::npos);
   auto unknown = env.run({"providers", "describe", "nope"});
   CHECK(unknown.exit_code == 64);
   CHECK(unknown.err.find("available providers: ") != std::string::npos);
