@@ -12,7 +12,9 @@
 
 #include <cerrno>
 #include <chrono>
+#include <algorithm>
 #include <cstring>
+#include <map>
 
 #include "corral/types.hpp"
 
@@ -27,6 +29,20 @@ std::vector<char*> c_strings(const std::vector<std::string>& items) {
   for (const auto& s : items) out.push_back(const_cast<char*>(s.c_str()));
   out.push_back(nullptr);
   return out;
+}
+
+// The environment the child of `spec` gets (see ProcessSpec::env and ::inherit).
+std::vector<std::string> child_environment(const ProcessSpec& spec) {
+  if (spec.env) return *spec.env;
+  if (std::find(spec.inherit.begin(), spec.inherit.end(), "*") != spec.inherit.end()) {
+    std::vector<std::string> all;
+    for (char** e = environ; *e; ++e) all.emplace_back(*e);
+    return all;
+  }
+  std::map<std::string, std::string> chosen;
+  for (const std::string& name : spec.inherit)
+    if (const char* value = std::getenv(name.c_str())) chosen[name] = value;
+  return command_environment(chosen);
 }
 
 struct Pipe {
@@ -76,10 +92,10 @@ pid_t spawn_child(const ProcessSpec& spec, const std::string& program, int out_f
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
 
   auto argv = c_strings(spec.argv);
-  std::vector<char*> envp;
-  if (spec.env) envp = c_strings(*spec.env);
+  const std::vector<std::string> environment = child_environment(spec);
+  std::vector<char*> envp = c_strings(environment);
   pid_t pid = 0;
-  int rc = posix_spawn(&pid, program.c_str(), &actions, &attr, argv.data(), spec.env ? envp.data() : environ);
+  int rc = posix_spawn(&pid, program.c_str(), &actions, &attr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
   if (rc != 0)
@@ -92,9 +108,9 @@ pid_t spawn_child(const ProcessSpec& spec, const std::string& program, int out_f
 // async-signal-safe calls; an exec failure comes back as its errno over a close-on-exec pipe.
 pid_t fork_child(const ProcessSpec& spec, const std::string& program, int out_fd, int err_fd) {
   auto argv = c_strings(spec.argv);
-  std::vector<char*> envp;
-  if (spec.env) envp = c_strings(*spec.env);
-  char** env = spec.env ? envp.data() : environ;
+  const std::vector<std::string> environment = child_environment(spec);
+  std::vector<char*> envp = c_strings(environment);
+  char** env = envp.data();
   sigset_t defaults = default_signals();
   Pipe report;
   pid_t pid = ::fork();
@@ -142,6 +158,22 @@ pid_t fork_child(const ProcessSpec& spec, const std::string& program, int out_fd
 }
 
 }  // namespace
+
+std::vector<std::string> baseline_environment() { return command_environment({}); }
+
+std::vector<std::string> command_environment(const std::map<std::string, std::string>& env) {
+  std::map<std::string, std::string> merged = {
+      {"PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"},
+      {"HOME", "/tmp"},
+      {"LANG", "C.UTF-8"},
+      {"CORRAL_SANDBOX", "1"},
+  };
+  for (const auto& [name, value] : env) merged[name] = value;
+  std::vector<std::string> out;
+  out.reserve(merged.size());
+  for (const auto& [name, value] : merged) out.push_back(name + "=" + value);
+  return out;
+}
 
 std::string find_program(const std::string& program) {
   if (program.empty()) return {};

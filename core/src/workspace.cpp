@@ -55,6 +55,7 @@ sdk::CapturedProcess run_git(const sdk::ProcessSpec& spec, long timeout_seconds,
 fs::path git_toplevel(const fs::path& cwd, const CancelFn& cancelled = {}) {
   if (sdk::find_program("git").empty()) return {};
   sdk::ProcessSpec spec{{"git", "rev-parse", "--show-toplevel"}, std::nullopt, cwd.string()};
+  spec.inherit = {"*"};  // git reads the user's own config, as when they run it
   sdk::CapturedProcess p = run_git(spec, 30, cancelled);
   if (p.exit_code != 0) return {};
   std::string out = p.out;
@@ -66,6 +67,7 @@ fs::path git_toplevel(const fs::path& cwd, const CancelFn& cancelled = {}) {
 std::vector<std::string> git_files(const fs::path& root, const CancelFn& cancelled) {
   sdk::ProcessSpec spec{{"git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"}, std::nullopt,
                         root.string()};
+  spec.inherit = {"*"};
   sdk::CapturedProcess p = run_git(spec, 120, cancelled);
   if (p.exit_code != 0)
     throw Error(ErrorCode::internal, fmt::format("git ls-files failed in {}: {}", root.string(), p.err));

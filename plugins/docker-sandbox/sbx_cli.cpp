@@ -20,6 +20,7 @@ std::vector<std::string> SbxCli::argv(const std::vector<std::string>& args) cons
 SbxResult SbxCli::capture(const std::vector<std::string>& args, const std::function<bool()>& cancelled) const {
   sdk::ProcessSpec spec;
   spec.argv = argv(args);
+  spec.inherit = {"*"};  // sbx acts as the user: it needs their login, Docker context and PATH
   SbxResult r;
   sdk::ProcessOutcome o = sdk::run_process(
       spec, [&](std::string_view d) { r.out.append(d); }, [&](std::string_view d) { r.err.append(d); }, cancelled,
@@ -42,6 +43,7 @@ sdk::ProcessOutcome SbxCli::stream(const std::vector<std::string>& args, const s
                                    long timeout_seconds) const {
   sdk::ProcessSpec spec;
   spec.argv = argv(args);
+  spec.inherit = {"*"};  // as above; the command's own variables travel in sbx's env file
   return sdk::run_process(spec, on_stdout, on_stderr, cancelled, timeout_seconds, 3);
 }
 

@@ -1,5 +1,7 @@
 #include "bwrap.hpp"
 
+#include "corral/sdk/process.hpp"
+
 #include <filesystem>
 
 namespace fs = std::filesystem;
@@ -61,17 +63,6 @@ std::vector<std::string> jail_argv(const JailSpec& jail, const Command& command)
   return argv;
 }
 
-std::vector<std::string> jail_env(const Command& command) {
-  StringMap env = {
-      {"PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"},
-      {"HOME", "/tmp"},
-      {"LANG", "C.UTF-8"},
-      {"CORRAL_SANDBOX", "1"},
-  };
-  for (const auto& [name, value] : command.env) env[name] = value;
-  std::vector<std::string> out;
-  for (const auto& [name, value] : env) out.push_back(name + "=" + value);
-  return out;
-}
+std::vector<std::string> jail_env(const Command& command) { return sdk::command_environment(command.env); }
 
 }  // namespace corral::local

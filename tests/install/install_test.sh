@@ -32,6 +32,10 @@ cd "$work/ws"
 out=$("$work/moved/bin/corral" run --provider acme -- cat hello.txt)
 [ "$out" = "from the workspace" ] || { echo "unexpected output: $out"; exit 1; }
 "$work/moved/bin/corral" providers describe acme | grep -q "ACME_ROOT"
+# A secret in corral's environment never reaches a private provider's command.
+leaked=$(E2B_API_KEY=planted-secret-1234 "$work/moved/bin/corral" run --provider acme -- sh -c 'echo "${E2B_API_KEY:-unset}"; env')
+case "$leaked" in *planted-secret-1234*) echo "the host's secret reached the command"; exit 1 ;; esac
+[ "$(printf '%s\n' "$leaked" | head -n1)" = "unset" ] || { echo "unexpected output: $leaked"; exit 1; }
 set +e
 "$work/moved/bin/corral" run --provider acme -- sh -c 'exit 9'
 rc=$?

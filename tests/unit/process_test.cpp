@@ -122,3 +122,26 @@ TEST_CASE("uid and gid start the child as that identity, without root's groups")
   CHECK(o.exit_code == 0);
   CHECK(o.out == "65534\n65534\n1\n");  // and no capabilities left
 }
+
+TEST_CASE("a child gets the baseline environment, never the host's unless named") {
+  ::setenv("CORRAL_TEST_PLANTED_SECRET", "s3cret-planted", 1);
+  ProcessSpec plain{{"sh", "-c", "env"}};
+  auto p = capture_process(plain, 30);
+  REQUIRE(p.exit_code == 0);
+  CHECK(p.out.find("s3cret-planted") == std::string::npos);
+  CHECK(p.out.find("CORRAL_SANDBOX=1") != std::string::npos);
+  CHECK(p.out.find("PATH=/usr/local/sbin:") != std::string::npos);
+
+  ProcessSpec named{{"sh", "-c", "echo \"$CORRAL_TEST_PLANTED_SECRET\""}};
+  named.inherit = {"CORRAL_TEST_PLANTED_SECRET"};
+  CHECK(capture_process(named, 30).out == "s3cret-planted\n");
+
+  ProcessSpec all{{"sh", "-c", "echo \"$CORRAL_TEST_PLANTED_SECRET\""}};
+  all.inherit = {"*"};
+  CHECK(capture_process(all, 30).out == "s3cret-planted\n");
+
+  CHECK(command_environment({{"A", "1"}, {"HOME", "/w"}}) ==
+        std::vector<std::string>{"A=1", "CORRAL_SANDBOX=1", "HOME=/w", "LANG=C.UTF-8",
+                                 "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"});
+  ::unsetenv("CORRAL_TEST_PLANTED_SECRET");
+}

@@ -53,6 +53,9 @@ class AcmeProvider : public corral::sdk::Provider {
     corral::sdk::ProcessSpec spec;
     spec.argv = c.argv.empty() ? std::vector<std::string>{"sh", "-c", c.shell} : c.argv;
     spec.cwd = (root_ / s.id / c.cwd).string();
+    // Exactly the variables the user allowed (--env) on top of the SDK's baseline: never
+    // corral's own environment, which holds the user's credentials.
+    spec.env = corral::sdk::command_environment(c.env);
     auto outcome = corral::sdk::run_process(
         spec, [&](std::string_view d) { host.emit(CORRAL_STDOUT, d); },
         [&](std::string_view d) { host.emit(CORRAL_STDERR, d); }, [&] { return host.cancelled(); },

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -10,9 +11,19 @@
 
 namespace corral::sdk {
 
+// The environment every command starts from: PATH (the usual system folders), HOME=/tmp,
+// LANG=C.UTF-8 and CORRAL_SANDBOX=1. Nothing of the host's environment is in it.
+std::vector<std::string> baseline_environment();
+// baseline_environment() plus `env` (a command's allow-listed variables, which win):
+// what a plugin passes as ProcessSpec::env to run a user's command.
+std::vector<std::string> command_environment(const std::map<std::string, std::string>& env);
+
 struct ProcessSpec {
-  std::vector<std::string> argv;                // argv[0] is looked up on PATH
-  std::optional<std::vector<std::string>> env;  // "NAME=value" entries; nullopt inherits
+  std::vector<std::string> argv;  // argv[0] is looked up on PATH
+  // "NAME=value" entries: exactly these. nullopt: baseline_environment() plus the host
+  // variables named in `inherit` — never the host's whole environment by accident, so a
+  // plugin that forgets to set it cannot hand the user's secrets to a command.
+  std::optional<std::vector<std::string>> env;
   std::string cwd;                              // empty = inherit
   std::string stdin_path = "/dev/null";
   // Descriptors the child keeps at the same numbers, although they are close-on-exec here
@@ -29,6 +40,10 @@ struct ProcessSpec {
   // groups): root handing a tool to an unprivileged identity. Needs CAP_SETUID/SETGID. -1: keep.
   long uid = -1;
   long gid = -1;
+  // Host variables passed on by name when `env` is nullopt ("HOME", "DOCKER_HOST"). "*"
+  // passes the whole host environment: only for a host tool acting as the user (git on
+  // the user's checkout, a provider's own CLI), never for the user's command.
+  std::vector<std::string> inherit;
 };
 
 struct ProcessOutcome {
