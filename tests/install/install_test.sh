@@ -42,4 +42,16 @@ rc=$?
 set -e
 [ "$rc" = 9 ] || { echo "exit code $rc, expected 9"; exit 1; }
 [ -z "$(ls -A "$ACME_ROOT")" ] || { echo "sandbox left behind: $(ls "$ACME_ROOT")"; exit 1; }
-echo "install test: 1 passed, 0 failed"
+
+# The same plugin built without CMake, through the installed corral-sdk.pc.
+export PKG_CONFIG_PATH=$work/moved/lib/pkgconfig
+pkg-config --exists corral-sdk
+mkdir -p "$work/acme-pc"
+c++ -std=c++20 -shared -fPIC -fvisibility=hidden "$source_dir/docs/examples/acme-plugin/acme_provider.cpp" \
+  $(pkg-config --cflags --libs corral-sdk) -Wl,--exclude-libs,ALL -Wl,-z,defs -o "$work/acme-pc/libacme-corral.so"
+printf 'plugins:\n  - path: %s\n' "$work/acme-pc/libacme-corral.so" > "$work/acme-pc.yaml"
+out=$(CORRAL_REGISTRY=$work/acme-pc.yaml "$work/moved/bin/corral" run --provider acme -- cat hello.txt)
+[ "$out" = "from the workspace" ] || { echo "pkg-config build: unexpected output: $out"; exit 1; }
+CORRAL_REGISTRY=$work/acme-pc.yaml "$work/moved/bin/corral" providers describe acme | grep -q "$work/acme-pc/libacme-corral.so" \
+  || { echo "the pkg-config build was not the one loaded"; exit 1; }
+echo "install test: 2 passed, 0 failed"
