@@ -13,18 +13,6 @@ std::string without_trailing_slash(std::string s) {
   return s;
 }
 
-std::vector<std::string> components(const std::string& path) {
-  std::vector<std::string> out;
-  size_t start = path.empty() || path.front() != '/' ? 0 : 1;
-  while (start <= path.size()) {
-    size_t end = path.find('/', start);
-    if (end == std::string::npos) end = path.size();
-    out.push_back(path.substr(start, end - start));
-    start = end + 1;
-  }
-  return out;
-}
-
 Error bad_workdir(const std::string& path, const std::string& why) {
   return Error(ErrorCode::invalid_argument, "Daytona workdir '" + path + "' " + why,
                "set --daytona-workdir (or CORRAL_DAYTONA_WORKDIR) to a dedicated folder such as 'workspace' "
@@ -56,16 +44,7 @@ std::int64_t positive_or_unset(const sdk::Options& options, const std::string& n
 }  // namespace
 
 void validate_workdir(const std::string& path) {
-  if (path.empty()) throw bad_workdir(path, "is empty");
-  std::vector<std::string> parts = components(path);
-  for (const std::string& p : parts) {
-    if (p.empty() || p == "." || p == "..") throw bad_workdir(path, "is not a normalised path (empty, '.' or '..' parts)");
-    if (p.front() == '-') throw bad_workdir(path, "has a part that starts with '-'");
-    if (has_control(p)) throw bad_workdir(path, "contains control characters");
-  }
-  if (path.front() != '/') return;  // below the home folder: never the home itself
-  if (parts.size() == 1) throw bad_workdir(path, "is the root or a top-level system folder");
-  if (parts.size() == 2 && (parts[0] == "home" || parts[0] == "root")) throw bad_workdir(path, "is a home folder");
+  if (auto problem = workdir_problem(path, /*relative_ok=*/true)) throw bad_workdir(path, *problem);
 }
 
 void validate_user(const std::string& user) {

@@ -13,18 +13,6 @@ std::string without_trailing_slash(std::string s) {
   return s;
 }
 
-std::vector<std::string> components(const std::string& path) {
-  std::vector<std::string> out;
-  size_t start = 1;
-  while (start <= path.size()) {
-    size_t end = path.find('/', start);
-    if (end == std::string::npos) end = path.size();
-    out.push_back(path.substr(start, end - start));
-    start = end + 1;
-  }
-  return out;
-}
-
 Error bad_workdir(const std::string& path, const std::string& why) {
   return Error(ErrorCode::invalid_argument, "E2B workdir '" + path + "' " + why,
                "set --e2b-workdir (or CORRAL_E2B_WORKDIR) to a dedicated absolute folder such as "
@@ -43,17 +31,7 @@ void validate_domain(const std::string& domain) {
 }  // namespace
 
 void validate_workdir(const std::string& path) {
-  if (path.empty() || path.front() != '/') throw bad_workdir(path, "is not an absolute path");
-  std::vector<std::string> parts = components(path);
-  for (const std::string& p : parts) {
-    if (p.empty() || p == "." || p == "..") throw bad_workdir(path, "is not a normalised path (empty, '.' or '..' parts)");
-    if (p.front() == '-') throw bad_workdir(path, "has a part that starts with '-'");
-    for (char c : p)
-      if (std::iscntrl(static_cast<unsigned char>(c))) throw bad_workdir(path, "contains control characters");
-  }
-  if (parts.size() == 1) throw bad_workdir(path, "is the root or a top-level system folder");
-  if (parts.size() == 2 && (parts[0] == "home" || parts[0] == "root"))
-    throw bad_workdir(path, "is a home folder");
+  if (auto problem = workdir_problem(path, /*relative_ok=*/false)) throw bad_workdir(path, *problem);
 }
 
 void validate_user(const std::string& user) {

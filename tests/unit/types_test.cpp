@@ -92,3 +92,12 @@ TEST_CASE("durations above 100 years are refused, naming the value and the maxim
   CHECK_THROWS_WITH_AS(parse_duration("99999999999999999999x"), doctest::Contains("invalid duration"), Error);
   CHECK_THROWS_WITH_AS(parse_duration("9999999999999999999d30"), doctest::Contains("invalid duration"), Error);
 }
+
+TEST_CASE("a sandbox workdir must be a dedicated, normalised folder") {
+  for (const char* bad : {"", "/", "/etc", "/home/user", "/root", "/a/../b", "/a//b", "/a/./b", "/a/-rf", "/a/b\n"})
+    CHECK_MESSAGE(corral::workdir_problem(bad, false).has_value(), bad);
+  CHECK(corral::workdir_problem("workspace", false) == std::optional<std::string>("is not an absolute path"));
+  CHECK_FALSE(corral::workdir_problem("workspace", true).has_value());
+  CHECK(corral::workdir_problem("../x", true).has_value());
+  CHECK_FALSE(corral::workdir_problem("/home/user/workspace", false).has_value());
+}

@@ -171,6 +171,12 @@ std::string join_workspace_path(const std::string& workdir, const std::string& c
 // The longest duration parse_duration accepts: 100 years. Callers turn seconds into
 // nanosecond clocks and milliseconds headers; int64 nanoseconds end at 292 years.
 inline constexpr std::int64_t kMaxDurationSeconds = 36500LL * 86400;
+// Why `path` cannot be the sandbox folder every sync unpacks over, or nullopt when it can:
+// a part that is empty, "." or "..", starts with '-' or holds a control character; or the
+// root, a top-level folder or a home folder (unpacking over those would clobber a
+// system). `path` is absolute, or relative to the sandbox user's home when `relative_ok`.
+std::optional<std::string> workdir_problem(const std::string& path, bool relative_ok);
+
 // Parses "90", "90s", "15m", "2h", "1h30m", "1d" into seconds; throws invalid-argument,
 // also for a total above kMaxDurationSeconds (rather than overflowing).
 std::int64_t parse_duration(std::string_view text);
