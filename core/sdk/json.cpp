@@ -19,39 +19,44 @@ const Value* member(const Value& object, const char* key) {
   return &it->value;
 }
 
+// The length of the valid UTF-8 sequence at text[i], or 0 when the byte there does not
+// start one (overlong forms, surrogates and code points past U+10FFFF are invalid too).
+size_t utf8_sequence(std::string_view text, size_t i) {
+  const auto c = static_cast<unsigned char>(text[i]);
+  if (c < 0x80) return 1;
+  size_t len = (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+  if (len == 0 || i + len > text.size()) return 0;
+  std::uint32_t cp = c & (0xFF >> (len + 1));
+  for (size_t k = 1; k < len; ++k) {
+    const auto next = static_cast<unsigned char>(text[i + k]);
+    if ((next & 0xC0) != 0x80) return 0;
+    cp = (cp << 6) | (next & 0x3F);
+  }
+  static constexpr std::uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
+  return cp >= kMin[len] && cp <= 0x10FFFF && !(cp >= 0xD800 && cp <= 0xDFFF) ? len : 0;
+}
+
+bool is_valid_utf8(std::string_view text) {
+  for (size_t i = 0, n; i < text.size(); i += n)
+    if ((n = utf8_sequence(text, i)) == 0) return false;
+  return true;
+}
+
 // Bytes as valid UTF-8: each byte of an invalid or truncated sequence becomes U+FFFD, so
 // any text a provider or a file hands us still makes valid JSON.
 std::string valid_utf8(std::string_view text) {
   std::string out;
   out.reserve(text.size());
-  size_t i = 0;
-  while (i < text.size()) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
-    bool ok = len != 0 && i + len <= text.size();
-    for (size_t k = 1; ok && k < len; ++k) ok = (static_cast<unsigned char>(text[i + k]) & 0xC0) == 0x80;
-    if (ok && len > 1) {
-      // Overlong forms, surrogates and code points past U+10FFFF are invalid too.
-      std::uint32_t cp = c & (0xFF >> (len + 1));
-      for (size_t k = 1; k < len; ++k) cp = (cp << 6) | (static_cast<unsigned char>(text[i + k]) & 0x3F);
-      static constexpr std::uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
-      ok = cp >= kMin[len] && cp <= 0x10FFFF && !(cp >= 0xD800 && cp <= 0xDFFF);
-    }
-    if (ok) {
-      out.append(text.substr(i, len));
-      i += len;
+  for (size_t i = 0; i < text.size();) {
+    if (size_t n = utf8_sequence(text, i)) {
+      out.append(text.substr(i, n));
+      i += n;
     } else {
       out += "\xEF\xBF\xBD";
       ++i;
     }
   }
   return out;
-}
-
-bool is_valid_utf8(std::string_view text) {
-  for (unsigned char c : text)
-    if (c >= 0x80) return valid_utf8(text) == text;
-  return true;
 }
 
 // Refuses a member of `object` that is not in `known`: a typo such as "featurez" or

@@ -43,11 +43,16 @@ LeaseLock lock_lease(LeaseContext& ctx, const Claim& claim) {
       [&] { return ctx.ui().cancelled(); });
 }
 
-// The paths of `previous` that `current` (both sorted) no longer has.
-std::vector<std::string> removed_paths(std::vector<std::string> previous, const Workspace& ws) {
-  std::vector<std::string> current;
-  current.reserve(ws.files.size());
-  for (const WorkspaceFile& f : ws.files) current.push_back(f.path);
+// The paths of the workspace, sorted as the scan sorted them.
+std::vector<std::string> paths_of(const Workspace& ws) {
+  std::vector<std::string> out;
+  out.reserve(ws.files.size());
+  for (const WorkspaceFile& f : ws.files) out.push_back(f.path);
+  return out;
+}
+
+// The paths of `previous` that `current` (sorted) no longer has.
+std::vector<std::string> removed_paths(std::vector<std::string> previous, const std::vector<std::string>& current) {
   std::sort(previous.begin(), previous.end());
   std::vector<std::string> removed;
   std::set_difference(previous.begin(), previous.end(), current.begin(), current.end(), std::back_inserter(removed));
@@ -58,13 +63,6 @@ std::vector<std::string> removed_paths(std::vector<std::string> previous, const 
            (p.size() >= 3 && p.compare(p.size() - 3, 3, "/..") == 0);
   });
   return removed;
-}
-
-std::vector<std::string> paths_of(const Workspace& ws) {
-  std::vector<std::string> out;
-  out.reserve(ws.files.size());
-  for (const WorkspaceFile& f : ws.files) out.push_back(f.path);
-  return out;
 }
 
 }  // namespace
@@ -176,9 +174,9 @@ void Lease::sync(const Workspace& ws, const std::function<bool()>& cancelled) {
   }
   const Sandbox& sandbox = live();
   std::vector<std::string> previous = reused_ ? ctx_->claims.synced_files(claim_.lease_id) : std::vector<std::string>{};
-  UploadRequest upload;
-  upload.removed = removed_paths(previous, ws);
   std::vector<std::string> current = paths_of(ws);
+  UploadRequest upload;
+  upload.removed = removed_paths(previous, current);
   // Until the upload is known to be complete the sandbox may hold either tree: record
   // both, so a later sync still removes whatever of them is deleted locally.
   std::vector<std::string> either;
