@@ -18,6 +18,8 @@ bool valid_lease_id(const std::string& id) {
 StopOutcome remove_corrupt(LeaseContext& ctx, const ClaimFile& file) {
   StopOutcome out{fmt::format("corrupt lease {}", file.lease_id), std::nullopt};
   try {
+    // Locked first, like every lease step: two corrals removing it must not both act.
+    LeaseLock lock = ctx.claims.lock(file.lease_id, {}, [&] { return ctx.ui().cancelled(); });
     if (!file.provider.empty() && !file.sandbox_id.empty()) {
       auto session = ctx.providers.open(file.provider, {});
       Sandbox sandbox;
@@ -31,7 +33,6 @@ StopOutcome remove_corrupt(LeaseContext& ctx, const ClaimFile& file) {
     } else {
       ctx.ui().warn(fmt::format("lease claim {} names no readable sandbox; removing the file only", file.lease_id));
     }
-    LeaseLock lock = ctx.claims.lock(file.lease_id, {}, [&] { return ctx.ui().cancelled(); });
     ctx.claims.remove(file.lease_id);
   } catch (const Error& e) {
     out.error = e;
