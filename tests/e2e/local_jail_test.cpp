@@ -29,10 +29,11 @@ std::string trimmed(std::string s) {
 }
 
 // Runs corral with `prefix` before it on the command line (setpriv to change identity).
-CliResult run_with(const CliEnv& env, const std::vector<std::string>& prefix, const std::vector<std::string>& args) {
+CliResult run_with(const CliEnv& env, const std::vector<std::string>& prefix, const std::vector<std::string>& args,
+                   const std::string& corral = corral::test::corral_binary()) {
   corral::sdk::ProcessSpec spec;
   spec.argv = prefix;
-  spec.argv.push_back(corral::test::corral_binary());
+  spec.argv.push_back(corral);
   spec.argv.insert(spec.argv.end(), args.begin(), args.end());
   spec.env = env.environment();
   spec.cwd = env.workspace().string();
@@ -40,9 +41,21 @@ CliResult run_with(const CliEnv& env, const std::vector<std::string>& prefix, co
   return {p.exit_code, p.out, p.err};
 }
 
-// corral as the unprivileged user nobody, owning the test's HOME and XDG folders.
+// The build tree may sit in a folder nobody cannot enter (a private temp dir, root's
+// home): install corral into the test's own folder, as a user would, and run that copy.
+std::string install_for_nobody(const CliEnv& env) {
+  const fs::path build = fs::path(corral::test::corral_binary()).parent_path().parent_path();
+  const fs::path prefix = env.root().path() / "prefix";
+  auto r = corral::sdk::capture_process({{"cmake", "--install", build.string(), "--prefix", prefix.string()}}, 120);
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  return (prefix / "bin" / "corral").string();
+}
+
+// corral, installed in the test's folder, as the unprivileged user nobody, owning the
+// test's HOME and XDG folders.
 CliResult run_as_nobody(const CliEnv& env, const std::vector<std::string>& args) {
-  return run_with(env, {"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"}, args);
+  return run_with(env, {"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"}, args,
+                  (env.root().path() / "prefix" / "bin" / "corral").string());
 }
 
 // Hands the test's whole folder (HOME, XDG dirs, working tree) to nobody.
@@ -234,6 +247,7 @@ TEST_CASE("as an unprivileged user the jail is a user namespace, isolated, with 
   if (!as_root() || !shadow_private() || corral::sdk::find_program("setpriv").empty()) return;
   CliEnv env;
   env.root().write("work/a.txt", "one");
+  install_for_nobody(env);
   give_to_nobody(env);
   SwappinessGuard guard;
   fs::path h = env.root().path() / "handle.json";
