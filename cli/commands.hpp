@@ -69,6 +69,8 @@ struct ProviderFilter {
 int providers_command(Context& ctx, bool json, const ProviderFilter& filter);
 int describe_command(Context& ctx, const std::string& name, bool json);
 int doctor_command(Context& ctx, const ProviderChoice& choice, bool all, bool json);
+// `corral conformance`: one line per check, a summary, exit 1 when any check failed.
+int conformance_command(Context& ctx, const ProviderChoice& choice, bool json);
 
 // `corral docs matrix|provider|all`: generate, write (--write) or check (--check) the
 // provider docs; a stale file under --check exits 1.

@@ -161,6 +161,14 @@ int main_impl(int argc, char** argv) {
   doctor_cmd->add_flag("--all", doctor_all, "Check every installed provider");
   doctor_cmd->add_flag("--json", json, "Machine-readable output");
 
+  CLI::App* conformance_cmd =
+      app.add_subcommand("conformance", "Check that a provider honours corral's run contract (for plugin authors)");
+  add_choice(conformance_cmd, choice);
+  conformance_cmd->add_flag("--json", json, "Machine-readable report");
+  conformance_cmd->footer(
+      "Creates, uses and stops real sandboxes, and removes all of them before it exits.\n"
+      "Exit status: 0 when every check passed or was skipped, 1 when one failed.");
+
   ProviderFilter filter;
   CLI::App* providers_cmd = app.add_subcommand("providers", "List installed providers");
   providers_cmd->add_flag("--json", json, "Machine-readable output");
@@ -207,7 +215,7 @@ int main_impl(int argc, char** argv) {
     (void)_;
     CLI::App* used = app.get_subcommands().front();
     if (used != run_cmd && used != warmup_cmd && used != doctor_cmd && used != list_cmd && used != stop_cmd &&
-        used != status_cmd && used != url_cmd && used != extend_cmd) {
+        used != status_cmd && used != url_cmd && used != extend_cmd && used != conformance_cmd) {
       ctx->ui.error(fmt::format("--{} is a provider option; `corral {}` takes none",
                                 key.substr(0, key.find('.')) + "-" + key.substr(key.find('.') + 1), used->get_name()));
       return kExitUsage;
@@ -226,6 +234,7 @@ int main_impl(int argc, char** argv) {
     if (url_cmd->parsed()) return url_command(c, id, port, choice);
     if (extend_cmd->parsed()) return extend_command(c, id, by, choice);
     if (doctor_cmd->parsed()) return doctor_command(c, choice, doctor_all, json);
+    if (conformance_cmd->parsed()) return conformance_command(c, choice, json);
     if (describe_cmd->parsed()) return describe_command(c, describe_name, json);
     if (providers_cmd->parsed()) return providers_command(c, json, filter);
     if (docs_cmd->parsed()) return docs_command(c, docs);

@@ -3,11 +3,13 @@
 #include <doctest/doctest.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <thread>
 
 #include "cli.hpp"
+#include "conformance_run.hpp"
 #include "corral/json.hpp"
 #include "server.hpp"
 
@@ -527,4 +529,17 @@ TEST_CASE("doctor checks the key and the control plane") {
   CHECK(bad.exit_code != 0);
   CHECK(bad.out.find("[FAIL] E2B control plane") != std::string::npos);
   CHECK((bad.out + bad.err).find("check E2B_API_KEY") != std::string::npos);
+}
+
+TEST_CASE("e2b passes the conformance kit against the stand-in, no sandbox left and no secret shown") {
+  E2bCli t;
+  auto r = conformance_of(t.cli, "e2b");
+  t.seen.push_back(r.cli.out);
+  t.seen.push_back(r.cli.err);
+  INFO(r.failures);
+  CHECK(r.cli.exit_code == 0);
+  CHECK(r.failed.empty());
+  for (const char* id : {"keep-reuse", "sync-deletions", "url", "extend", "listing", "interrupt", "output-large"})
+    CHECK_MESSAGE(std::find(r.passed.begin(), r.passed.end(), id) != r.passed.end(), id);
+  CHECK(t.alive().empty());
 }

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "cli.hpp"
+#include "conformance_run.hpp"
 #include "corral/json.hpp"
 #include "corral/sdk/process.hpp"
 
@@ -296,4 +297,15 @@ TEST_CASE("doctor reports bubblewrap and explains when it is missing") {
   CHECK(run.exit_code == 69);
   CHECK(run.err.find("bubblewrap") != std::string::npos);
   CHECK(sandboxes(env).empty());
+}
+
+TEST_CASE("local passes the conformance kit, every sandbox removed") {
+  CliEnv env;
+  auto r = corral::test::conformance_of(env, "local");
+  INFO(r.failures);
+  CHECK(r.cli.exit_code == 0);
+  CHECK(r.failed.empty());
+  CHECK(r.passed.size() >= 15);  // all but the features local does not advertise
+  CHECK(sandboxes(env).empty());
+  CHECK(env.claims().empty());
 }

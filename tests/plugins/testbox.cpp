@@ -9,6 +9,7 @@
 
 #include "corral/sdk.hpp"
 #include "corral/sdk/process.hpp"
+#include "corral/sdk/sync.hpp"
 
 namespace fs = std::filesystem;
 
@@ -48,7 +49,8 @@ class Testbox : public corral::sdk::Provider {
     maybe_fail("create");
     fs::path d = dir_ / ("tb-" + r.lease_id);
     fs::create_directories(d / "workspace");
-    std::ofstream(d / "labels") << r.labels.at("corral-lease") << "\n" << r.labels.at("corral-slug") << "\n";
+    std::ofstream labels(d / "labels");
+    for (const auto& [key, value] : r.labels) labels << key << "=" << value << "\n";
     std::ofstream(d / "seconds") << 0;
     std::ofstream(d / "mount") << r.workspace;
     return sandbox("tb-" + r.lease_id);
@@ -81,6 +83,7 @@ class Testbox : public corral::sdk::Provider {
     fs::path ws = dir_ / s.id / "workspace";
     auto p = corral::sdk::capture_process({{"tar", "-xzf", r.archive_path, "-C", ws.string()}});
     if (p.exit_code != 0) throw corral::Error(corral::ErrorCode::internal, "tar failed: " + p.err);
+    corral::sdk::remove_paths_under(ws, r.removed);
   }
 
   corral::ExecResult exec(const corral::Sandbox& s, const corral::Command& c, const corral::sdk::Host& host) override {
@@ -128,10 +131,8 @@ class Testbox : public corral::sdk::Provider {
     s.details = {{"dir", (dir_ / id).string()}};
     s.secrets = {{"token", "tok-" + id}};
     std::ifstream in(dir_ / id / "labels");
-    std::string lease, slug;
-    std::getline(in, lease);
-    std::getline(in, slug);
-    s.labels = {{"corral-owner", "corral"}, {"corral-lease", lease}, {"corral-slug", slug}};
+    for (std::string line; std::getline(in, line);)
+      if (auto eq = line.find('='); eq != std::string::npos) s.labels[line.substr(0, eq)] = line.substr(eq + 1);
     return s;
   }
 

@@ -1,0 +1,20 @@
+// Running `corral conformance` from a test: the report parsed, every failure shown.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "cli.hpp"
+
+namespace corral::test {
+
+struct ConformanceRun {
+  CliResult cli;
+  std::vector<std::string> passed, failed, skipped;  // check ids
+  std::string failures;                              // "id: detail" lines, for messages
+};
+
+// `corral conformance --provider NAME --json` in `env`, its report parsed.
+ConformanceRun conformance_of(const CliEnv& env, const std::string& provider, const std::vector<std::string>& extra = {});
+
+}  // namespace corral::test
