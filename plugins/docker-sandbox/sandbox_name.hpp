@@ -1,5 +1,6 @@
 // Names of the sandboxes corral creates: `corral-<slug>-<hex>`. sbx has no labels, so
-// the name alone carries ownership (the prefix), the slug and a tag of the lease id.
+// the name alone carries ownership (the prefix), the slug and the lease id: whole for
+// corral's own 12-hex-digit ids, else an 8-digit fingerprint of it.
 #pragma once
 
 #include <optional>
@@ -14,8 +15,8 @@ namespace corral::docker_sandbox {
 // at most 40 characters; "run" when nothing is left.
 std::string clean_slug(std::string_view slug);
 
-// Eight hex digits derived from the lease id (FNV-1a), so a lease filter can be checked
-// from the name alone.
+// The lease id itself when it is corral's form (12 lower-case hex digits), else eight hex
+// digits derived from it (FNV-1a), so a lease filter can be checked from the name alone.
 std::string lease_tag(std::string_view lease_id);
 
 // `corral-<clean slug>-<lease tag>`.
@@ -29,7 +30,8 @@ struct NameParts {
 // The parts of a corral-made name, or nullopt for any other sandbox.
 std::optional<NameParts> parse_sandbox_name(std::string_view name);
 
-// The corral labels a name proves: corral-owner and corral-slug.
+// The corral labels a name proves: corral-owner, corral-slug, and corral-lease when the
+// name carries the whole lease id.
 StringMap labels_of(const NameParts& parts);
 
 // True when every label in `wanted` is proven by the name. Labels the name cannot carry

@@ -9,6 +9,7 @@
 
 #include "background_corral.hpp"
 #include "cli.hpp"
+#include "conformance_run.hpp"
 #include "corral/json.hpp"
 #include "standin_fixture.hpp"
 
@@ -230,7 +231,7 @@ TEST_CASE_FIXTURE(E2E, "Ctrl-C stops the command inside the sandbox and leaves n
     corral.signal(SIGINT);
     CliResult r = corral.wait(30);
     CHECK(r.exit_code == 130);
-    CHECK_FALSE(sbx_test::process_alive(std::stoi(read_file(pidfile))));
+    CHECK(sbx_test::process_ends(std::stoi(read_file(pidfile))));
     auto h = handle(handle_file);
     CHECK(h["kept"].GetBool() == keep);
     REQUIRE(h.HasMember("error"));
@@ -329,4 +330,13 @@ TEST_CASE_FIXTURE(E2E, "providers describe lists the settings") {
                         "run-session", "cleanup"})
     CHECK_MESSAGE(r.out.find(s) != std::string::npos, s);
   CHECK(r.out.find("url-bridge") == std::string::npos);
+}
+
+TEST_CASE_FIXTURE(E2E, "docker-sandbox passes the conformance kit against the stand-in sbx, nothing left") {
+  auto r = corral::test::conformance_of(env, "docker-sandbox");
+  INFO(r.failures);
+  CHECK(r.cli.exit_code == 0);
+  CHECK(r.failed.empty());
+  CHECK(std::find(r.passed.begin(), r.passed.end(), "keep-reuse") != r.passed.end());
+  CHECK(corral_sandboxes().empty());
 }

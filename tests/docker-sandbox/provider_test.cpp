@@ -162,7 +162,7 @@ TEST_CASE_FIXTURE(Fixture, "exec: cancel stops sbx exec and the command inside t
   ctrl_c.join();
   CHECK(seconds_since(started) < 15);
   int pid = std::stoi(test::read_file(pidfile));
-  CHECK_FALSE(sbx_test::process_alive(pid));
+  CHECK(sbx_test::process_ends(pid));
   CHECK(sbx.calls_of("stop").size() == 1);
   CHECK(sbx.status(s.id) == "stopped");
 }
@@ -181,7 +181,7 @@ TEST_CASE_FIXTURE(Fixture, "exec: timeout stops the command and reports timeout"
     CHECK(std::string(e.what()).find("1s") != std::string::npos);
   }
   CHECK(seconds_since(started) < 15);
-  CHECK_FALSE(sbx_test::process_alive(std::stoi(test::read_file(work.path() / "pid"))));
+  CHECK(sbx_test::process_ends(std::stoi(test::read_file(work.path() / "pid"))));
 }
 
 TEST_CASE_FIXTURE(Fixture, "exec: a stopped sandbox is started again; a vanished one is not-found") {

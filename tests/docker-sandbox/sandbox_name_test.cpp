@@ -42,3 +42,21 @@ TEST_CASE("sandbox names: label filters") {
   CHECK(labels_of(parts).at("corral-owner") == "corral");
   CHECK(labels_of(parts).at("corral-slug") == "web");
 }
+
+TEST_CASE("sandbox names: corral's own lease ids are carried whole and labelled") {
+  const std::string lease = "0123456789ab";
+  std::string n = sandbox_name("web", lease);
+  CHECK(n == "corral-web-0123456789ab");
+  auto parts = parse_sandbox_name(n);
+  REQUIRE(parts);
+  CHECK(parts->slug == "web");
+  CHECK(labels_of(*parts).at("corral-lease") == lease);
+  CHECK(name_matches(*parts, {{"corral-lease", lease}}));
+  CHECK_FALSE(name_matches(*parts, {{"corral-lease", "0123456789ac"}}));
+  // Names made before lease ids were carried whole still parse, without a lease label.
+  auto old = parse_sandbox_name("corral-web-" + lease_tag("lease-1"));
+  REQUIRE(old);
+  CHECK(old->slug == "web");
+  CHECK(labels_of(*old).count("corral-lease") == 0);
+  CHECK(name_matches(*old, {{"corral-lease", "lease-1"}}));
+}

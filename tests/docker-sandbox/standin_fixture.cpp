@@ -1,5 +1,8 @@
 #include "standin_fixture.hpp"
 
+#include <chrono>
+#include <thread>
+
 #include <signal.h>
 
 #include <algorithm>
@@ -88,6 +91,14 @@ bool process_alive(int pid) {
   std::string stat = corral::test::read_file("/proc/" + std::to_string(pid) + "/stat");
   size_t close = stat.rfind(')');
   return close == std::string::npos || close + 2 >= stat.size() || stat[close + 2] != 'Z';
+}
+
+bool process_ends(int pid) {
+  for (int i = 0; i < 50; ++i) {
+    if (!process_alive(pid)) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return false;
 }
 
 }  // namespace sbx_test

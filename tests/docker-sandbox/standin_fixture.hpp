@@ -42,5 +42,8 @@ bool argv_mentions(const std::vector<std::string>& argv, const std::string& need
 
 // True while process `pid` exists and is not a zombie.
 bool process_alive(int pid);
+// True once process `pid` has ended, polling for up to five seconds: a kill is delivered
+// asynchronously, and a loaded machine may take a moment to finish it.
+bool process_ends(int pid);
 
 }  // namespace sbx_test
