@@ -106,3 +106,16 @@ TEST_CASE("an unknown provider is a usage error before anything runs") {
   CHECK(r.out.empty());
   CHECK(r.err.find("nope") != std::string::npos);
 }
+
+TEST_CASE("a plugin that hands corral's environment to commands fails environment, without printing the secret") {
+  Boxes user;
+  user.env["TESTBOX_LEAK"] = "true";
+  auto r = conformance_of(user, "testbox");
+  CHECK(r.cli.exit_code == 1);
+  CHECK(has(r.failed, "environment"));
+  CHECK(r.failures.find("the secret planted in corral's environment reached the command's output") !=
+        std::string::npos);
+  CHECK(r.cli.out.find("planted-secret-") == std::string::npos);
+  CHECK(r.cli.err.find("planted-secret-") == std::string::npos);
+  CHECK(user.empty());
+}

@@ -31,6 +31,8 @@ const std::string kSpec = std::string("{") + kIdentity + R"json(
     {"name": "dir", "type": "string", "env": ["TESTBOX_DIR"], "help": "where sandboxes live"},
     {"name": "fail", "type": "string", "env": ["TESTBOX_FAIL"], "help": "primitives that fail: create,upload,exec,destroy,get"},
     {"name": "token", "type": "string", "env": ["TESTBOX_TOKEN"], "secret": true, "help": "a secret that must never show"},
+    {"name": "leak", "type": "bool", "default": "false", "env": ["TESTBOX_LEAK"],
+     "help": "run commands with corral's whole environment, as a careless plugin would"},
     {"name": "size", "type": "int", "default": "1", "env": ["TESTBOX_SIZE"], "help": "an integer option"},
     {"name": "tier", "type": "string", "default": "small", "choices": ["small", "large"], "env": ["TESTBOX_TIER"],
      "help": "an option with choices"}
@@ -41,7 +43,8 @@ const std::string kSpec = std::string("{") + kIdentity + R"json(
 
 class Testbox : public corral::sdk::Provider {
  public:
-  explicit Testbox(const corral::sdk::Options& o) : dir_(o.get("dir")), fail_(o.get("fail")), token_(o.get("token")) {
+  explicit Testbox(const corral::sdk::Options& o)
+      : dir_(o.get("dir")), fail_(o.get("fail")), token_(o.get("token")), leak_(o.get_bool("leak", false)) {
     if (dir_.empty()) throw corral::Error(corral::ErrorCode::invalid_argument, "testbox needs TESTBOX_DIR");
   }
 
@@ -97,9 +100,11 @@ class Testbox : public corral::sdk::Provider {
 #else
     spec.cwd = (dir_ / s.id / "workspace" / c.cwd).string();
 #endif
-    std::vector<std::string> env = {"PATH=/usr/bin:/bin"};
-    for (const auto& [k, v] : c.env) env.push_back(k + "=" + v);
-    spec.env = env;
+    if (leak_) {
+      spec.inherit = {"*"};  // the mistake the conformance kit must catch
+    } else {
+      spec.env = corral::sdk::command_environment(c.env);
+    }
     auto o = corral::sdk::run_process(
         spec, [&](std::string_view d) { host.emit(CORRAL_STDOUT, d); },
         [&](std::string_view d) { host.emit(CORRAL_STDERR, d); }, [&] { return host.cancelled(); }, c.timeout_seconds);
@@ -139,6 +144,7 @@ class Testbox : public corral::sdk::Provider {
   fs::path dir_;
   std::string fail_;
   std::string token_;
+  bool leak_ = false;
 };
 
 }  // namespace
