@@ -114,6 +114,14 @@ const char* spec_name(const char* spec_json) {
   return names.emplace_back(std::move(name)).c_str();
 }
 
+const char* spec_text(const ProviderSpec& spec) {
+  static std::mutex mutex;
+  static std::deque<std::string> texts;  // stable addresses for the process lifetime
+  std::string text = json::to_json(spec);
+  std::lock_guard lock(mutex);
+  return texts.emplace_back(std::move(text)).c_str();
+}
+
 std::string do_doctor(Provider& p, std::string_view, const Host& h) { return wire::to_json(wire::DoctorResult{p.doctor(h)}); }
 
 std::string do_create(Provider& p, std::string_view r, const Host& h) {

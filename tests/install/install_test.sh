@@ -42,6 +42,11 @@ rc=$?
 set -e
 [ "$rc" = 9 ] || { echo "exit code $rc, expected 9"; exit 1; }
 [ -z "$(ls -A "$ACME_ROOT")" ] || { echo "sandbox left behind: $(ls "$ACME_ROOT")"; exit 1; }
+# The example is what teams copy: it must honour the whole run contract.
+"$work/moved/bin/corral" conformance --provider acme > "$work/conformance.txt" \
+  || { cat "$work/conformance.txt"; echo "the acme example fails the conformance kit"; exit 1; }
+grep -q '^acme: .* 0 failed' "$work/conformance.txt"
+[ -z "$(ls -A "$ACME_ROOT")" ] || { echo "conformance left a sandbox behind: $(ls "$ACME_ROOT")"; exit 1; }
 
 # The same plugin built without CMake, through the installed corral-sdk.pc.
 export PKG_CONFIG_PATH=$work/moved/lib/pkgconfig
@@ -54,4 +59,4 @@ out=$(CORRAL_REGISTRY=$work/acme-pc.yaml "$work/moved/bin/corral" run --provider
 [ "$out" = "from the workspace" ] || { echo "pkg-config build: unexpected output: $out"; exit 1; }
 CORRAL_REGISTRY=$work/acme-pc.yaml "$work/moved/bin/corral" providers describe acme | grep -q "$work/acme-pc/libacme-corral.so" \
   || { echo "the pkg-config build was not the one loaded"; exit 1; }
-echo "install test: 2 passed, 0 failed"
+echo "install test: 3 passed, 0 failed"

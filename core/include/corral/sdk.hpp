@@ -1,5 +1,6 @@
 // The C++ side of the plugin ABI for plugin authors: derive from corral::sdk::Provider,
-// override the primitives you provide, and write CORRAL_PLUGIN(YourClass, version, spec).
+// override the primitives you provide, and write CORRAL_PLUGIN(YourClass, version, spec),
+// where `spec` is a corral::ProviderSpec (typed, checked by the compiler) or its JSON text.
 // The macro generates the C entry point; every call is wrapped so that no exception
 // crosses the boundary and every failure arrives at the host as {code, message, hint}.
 #pragma once
@@ -103,6 +104,9 @@ void* open(const char* config, const corral_host_v1* host, void* call,
 void close(void* instance);
 // The provider name in `spec_json`, kept alive for the descriptor.
 const char* spec_name(const char* spec_json);
+// The JSON text of `spec`, kept alive for the descriptor. Not validated here: the loader
+// validates every spec the same way, and refuses a bad one naming the field.
+const char* spec_text(const ProviderSpec& spec);
 
 std::string do_doctor(Provider&, std::string_view, const Host&);
 std::string do_create(Provider&, std::string_view, const Host&);
@@ -152,13 +156,18 @@ corral_plugin_v1 make_descriptor(const char* version, const char* spec_json) {
   return d;
 }
 
+// The same, for a spec written in C++ (a ProviderSpec) rather than as JSON text.
+template <class T>
+corral_plugin_v1 make_descriptor(const char* version, const ProviderSpec& spec) {
+  return make_descriptor<T>(version, spec_text(spec));
+}
+
 }  // namespace detail
 }  // namespace corral::sdk
 
 // Generates the plugin's exported entry point for provider class `Class`.
-#define CORRAL_PLUGIN(Class, version, spec_json)                                         \
-  extern "C" CORRAL_PLUGIN_EXPORT const corral_plugin_v1* corral_plugin_entry_v1(void) { \
-    static const corral_plugin_v1 descriptor =                                           \
-        ::corral::sdk::detail::make_descriptor<Class>(version, spec_json);               \
-    return &descriptor;                                                                  \
+#define CORRAL_PLUGIN(Class, version, spec)                                                                  \
+  extern "C" CORRAL_PLUGIN_EXPORT const corral_plugin_v1* corral_plugin_entry_v1(void) {                     \
+    static const corral_plugin_v1 descriptor = ::corral::sdk::detail::make_descriptor<Class>(version, spec); \
+    return &descriptor;                                                                                      \
   }

@@ -3,26 +3,36 @@
 // (workspace archive, claims, keep rules, handle, Ctrl-C, exit codes) comes from corral.
 #include <corral/sdk.hpp>
 #include <corral/sdk/process.hpp>
+#include <corral/sdk/sync.hpp>
+#include <corral/wire.hpp>
 
 #include <filesystem>
-#include <random>
+#include <fstream>
 
 namespace fs = std::filesystem;
 
 namespace {
 
-constexpr const char* kSpec = R"json({
-  "name": "acme",
-  "family": "acme",
-  "kind": "delegated-run",
-  "targets": ["linux"],
-  "features": ["archive-sync", "run-session"],
-  "options": [
-    {"name": "root", "env": ["ACME_ROOT"], "trusted": true, "help": "where ACME sandboxes live"}
-  ],
-  "docs": {"category": "internal build farm", "location": "self-hosted", "gpu": "no",
-           "cleanupOwner": "corral", "bestFit": "ACME's internal CI", "caveat": "ACME network only"}
-})json";
+using corral::Feature;
+
+// What corral and its users learn about the provider: typed, so a misspelt field or
+// feature does not compile; the loader still checks the rest (e.g. that a destination
+// option is trusted) and refuses the plugin naming the field.
+const corral::ProviderSpec kSpec = {
+    .name = "acme",
+    .family = "acme",
+    .kind = corral::ProviderKind::delegated_run,
+    .targets = {"linux"},
+    .features = {Feature::run_session, Feature::archive_sync, Feature::cleanup},
+    .options = {{.name = "root", .type = "path", .env = {"ACME_ROOT"}, .help = "where ACME sandboxes live",
+                 .trusted = true}},
+    .docs = {.category = "internal build farm",
+             .location = "self-hosted",
+             .gpu = "no",
+             .cleanup_owner = "corral",
+             .best_fit = "ACME's internal CI",
+             .caveat = "ACME network only"},
+};
 
 class AcmeProvider : public corral::sdk::Provider {
  public:
@@ -31,28 +41,47 @@ class AcmeProvider : public corral::sdk::Provider {
       throw corral::Error(corral::ErrorCode::invalid_argument, "acme needs a root folder", "set ACME_ROOT");
   }
 
+  // A sandbox is a folder holding the workspace copy and the labels corral gave it:
+  // `get` receives only an id, so whatever it must answer is kept with the sandbox.
   corral::Sandbox create(const corral::CreateRequest& request, const corral::sdk::Host&) override {
-    fs::path dir = root_ / ("acme-" + request.lease_id);
-    fs::create_directories(dir);
-    return sandbox(dir.filename().string());
+    const std::string id = "acme-" + request.lease_id;
+    fs::create_directories(root_ / id / "workspace");
+    std::ofstream labels(root_ / id / "labels");
+    for (const auto& [key, value] : request.labels) labels << key << '=' << value << '\n';
+    return sandbox(id);
   }
 
   corral::Sandbox get(const std::string& id, const corral::sdk::Host&) override {
-    if (!fs::exists(root_ / id)) throw corral::Error(corral::ErrorCode::not_found, "no ACME sandbox " + id);
+    if (!fs::is_directory(root_ / id)) throw corral::Error(corral::ErrorCode::not_found, "no ACME sandbox " + id);
     return sandbox(id);
+  }
+
+  // Every sandbox whose labels include all of `labels` (cleanup: `corral list --remote`).
+  std::vector<corral::Sandbox> list(const corral::StringMap& labels, const corral::sdk::Host&) override {
+    std::vector<corral::Sandbox> out;
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(root_, ec)) {
+      corral::Sandbox s = sandbox(entry.path().filename().string());
+      if (corral::wire::labels_match(s.labels, labels)) out.push_back(std::move(s));
+    }
+    return out;
   }
 
   void destroy(const corral::Sandbox& s, const corral::sdk::Host&) override { fs::remove_all(root_ / s.id); }
 
+  // Unpacks the workspace archive over the previous sync, then removes what the user
+  // deleted since (the SDK refuses paths that would leave the folder).
   void upload(const corral::Sandbox& s, const corral::UploadRequest& r, const corral::sdk::Host&) override {
-    auto tar = corral::sdk::capture_process({{"tar", "-xzf", r.archive_path, "-C", (root_ / s.id).string()}});
+    const fs::path workspace = root_ / s.id / "workspace";
+    auto tar = corral::sdk::capture_process({{"tar", "-xzf", r.archive_path, "-C", workspace.string()}});
     if (tar.exit_code != 0) throw corral::Error(corral::ErrorCode::internal, "unpacking failed: " + tar.err);
+    corral::sdk::remove_paths_under(workspace, r.removed);
   }
 
   corral::ExecResult exec(const corral::Sandbox& s, const corral::Command& c, const corral::sdk::Host& host) override {
     corral::sdk::ProcessSpec spec;
     spec.argv = c.argv.empty() ? std::vector<std::string>{"sh", "-c", c.shell} : c.argv;
-    spec.cwd = (root_ / s.id / c.cwd).string();
+    spec.cwd = (root_ / s.id / "workspace" / c.cwd).string();
     // Exactly the variables the user allowed (--env) on top of the SDK's baseline: never
     // corral's own environment, which holds the user's credentials.
     spec.env = corral::sdk::command_environment(c.env);
@@ -70,6 +99,9 @@ class AcmeProvider : public corral::sdk::Provider {
     corral::Sandbox s;
     s.id = id;
     s.state = "running";
+    std::ifstream labels(root_ / id / "labels");
+    for (std::string line; std::getline(labels, line);)
+      if (auto eq = line.find('='); eq != std::string::npos) s.labels[line.substr(0, eq)] = line.substr(eq + 1);
     return s;
   }
   fs::path root_;
