@@ -1,18 +1,51 @@
 #include "command_line.hpp"
 
 #include <cctype>
+#include <string_view>
 
 namespace corral::daytona {
 namespace {
 
-// $1 folder, $2 env file, $3 marker, then the program. The marker starts and ends with
-// the unit separator, made by printf so the command text stays plain ASCII.
+// $1 folder, $2 env file, $3 what to say when tools are missing, then the program. The
+// program runs in a subshell (`run`) whose stdout and stderr each go through `enc`, and
+// its exit status comes back on fd 4 (the command substitution), since a POSIX sh has no
+// pipefail. `enc` copies what arrives in chunks (dd count=1 returns whatever one read
+// gets, so output is passed on as soon as it is written), each as base64 lines, or hex
+// lines from od where base64 is missing (see output_decoder.hpp). The substitution ends
+// only when both encoders have, so everything is written before the wrapper exits. Fd 3
+// is the real stdout; the program gets none of fds 3-5. `run` takes the folder and env
+// file as arguments, not variables, so a forwarded variable named d or e changes neither.
 constexpr const char* kWrapper =
-    "d=$1 e=$2 m=$(printf '\\037')$3$(printf '\\037'); shift 3\n"
-    "if [ -n \"$e\" ]; then . \"$e\"; rm -f -- \"$e\"; fi\n"
-    "if cd -- \"$d\"; then (exec \"$@\") </dev/null; rc=$?; else rc=127; fi\n"
-    "printf '%s\\n' \"$m\"; printf '%s\\n' \"$m\" >&2\n"
-    "exit $rc\n";
+    "d=$1 e=$2 n=$3; shift 3\n"
+    "if ! command -v dd >/dev/null 2>&1 || ! { command -v base64 || command -v od; } >/dev/null 2>&1; then\n"
+    "  [ -z \"$e\" ] || rm -f -- \"$e\"; printf '%s\\n' \"$n\" >&2; exit 127\n"
+    "fi\n"
+    "if command -v base64 >/dev/null 2>&1; then x() { base64; }; else x() { od -An -v -tx1; }; fi\n"
+    "enc() { while c=$(dd bs=65536 count=1 2>/dev/null | x) && [ -n \"$c\" ]; do printf '%s\\n' \"$c\"; done; }\n"
+    "run() {\n"
+    "  cd -- \"$1\" || exit 127\n"
+    "  if [ -n \"$2\" ]; then . \"$2\"; rm -f -- \"$2\"; fi\n"
+    "  shift 2; exec \"$@\" </dev/null\n"
+    "}\n"
+    "exec 3>&1\n"
+    "rc=$({ { { (run \"$d\" \"$e\" \"$@\") 3>&- 4>&-; echo $? >&4; } 2>&1 1>&5 5>&- | enc >&2 5>&-; } 5>&1 | enc >&3; } 4>&1)\n"
+    "exit \"${rc:-1}\"\n";
+
+// Told on stderr when the sandbox lacks the tools `enc` needs, encoded as `enc` would
+// (one od-style hex line), so it arrives as the command's own complaint.
+constexpr const char* kNoTools = "corral: the sandbox needs dd and base64 (or od) to pass output through Daytona\n";
+
+std::string hex_line(std::string_view text) {
+  static const char* digits = "0123456789abcdef";
+  std::string out;
+  for (char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    out += ' ';
+    out += digits[u >> 4];
+    out += digits[u & 15];
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -44,11 +77,8 @@ std::string env_file_content(const StringMap& env) {
 
 std::string wrapper_text(const WrappedCommand& c) {
   if (c.argv.empty()) throw Error(ErrorCode::invalid_argument, "no command to run");
-  // The marker travels without its separators, which the wrapper adds itself.
-  std::string token = c.marker;
-  if (token.size() >= 2 && token.front() == '\x1f' && token.back() == '\x1f') token = token.substr(1, token.size() - 2);
   std::string text = "sh -c " + shell_quote(kWrapper) + " corral " + shell_quote(c.cwd) + " " +
-                     shell_quote(c.env_file) + " " + shell_quote(token);
+                     shell_quote(c.env_file) + " " + shell_quote(hex_line(kNoTools));
   for (const auto& a : c.argv) text += " " + shell_quote(a);
   return text;
 }

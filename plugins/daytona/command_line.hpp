@@ -5,7 +5,10 @@
 //  - argv is started with exec semantics (`exec "$@"` in a subshell), stdin is /dev/null;
 //  - the environment comes from a file the wrapper sources and deletes at once, so no
 //    value appears in the command text Daytona records;
-//  - each stream ends with the end marker (see end_marker.hpp).
+//  - the program's stdout and stderr are each encoded in the sandbox (base64, or od's hex
+//    where base64 is missing) before they reach Daytona's log, which cannot carry NUL
+//    bytes nor output that looks like its stream prefixes (see log_demux.hpp); the
+//    plugin decodes them (output_decoder.hpp), so output arrives byte for byte.
 #pragma once
 
 #include <string>
@@ -28,10 +31,10 @@ struct WrappedCommand {
   std::vector<std::string> argv;  // the program and its arguments (not empty)
   std::string cwd;                // absolute folder in the sandbox
   std::string env_file;           // absolute path of the env file to source, or empty
-  std::string marker;             // printed as the last line of stdout and stderr
 };
 
-// The session command text for `command`; its exit status is the program's.
+// The session command text for `command`; its exit status is the program's (127 when the
+// folder or the program is missing), its stdout and stderr the program's, encoded.
 std::string wrapper_text(const WrappedCommand& command);
 
 // argv of `command`: its argv, or /bin/sh -c SHELL; throws invalid-argument when empty.

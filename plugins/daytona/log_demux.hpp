@@ -2,6 +2,18 @@
 // every stderr chunk by 02 02 02. The log arrives in arbitrary pieces (WebSocket
 // messages), so a prefix may straddle two of them; the demultiplexer holds back at most
 // the two bytes that might begin one.
+//
+// The format itself is lossy and ambiguous for raw output, whoever reads it. The daemon
+// (apps/daemon/pkg/session/execute.go) copies each stream into the log with a shell loop,
+//   while IFS= read -r line || [ -n "$line" ]; do printf '\001\001\001%s\n' "$line"; done
+// so: NUL bytes never reach the log (a shell's `read` drops them); a last line without a
+// newline gets one; and the command's bytes are not escaped, so output holding 01 01 01
+// or 02 02 02 is exactly a prefix: stderr "a\x01\x01\x01b" reads as stderr "a" and stdout
+// "b", here and in the daemon's own DemuxLogBytes. (Its printf may also split a line longer
+// than its stdio buffer over several writes, letting the other stream's lines in between
+// without a prefix.) No reader can undo that, so corral never puts raw output in this
+// log: the command wrapper encodes both streams into short ASCII lines
+// (command_line.hpp, output_decoder.hpp), which hold none of 00, 01 or 02.
 #pragma once
 
 #include <cstdint>

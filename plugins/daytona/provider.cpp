@@ -109,10 +109,13 @@ Sandbox DaytonaProvider::create(const CreateRequest& request, const sdk::Host& h
     if (e.code() == ErrorCode::unavailable && !request.lease_id.empty()) remove_strays(request.lease_id, host);
     throw;
   }
+  // Core never learns of a sandbox whose create failed: until it is returned, any
+  // failure must delete it, or it would outlive the call with nobody owning it.
+  std::string toolbox_url;
   try {
     info = control_.wait_started(info, host, kStartLimitSeconds);
+    toolbox_url = control_.toolbox_url(info, host);
   } catch (const Error&) {
-    // Core never learns of a sandbox whose create failed: it must not outlive the call.
     try {
       control_.remove(info.id);
     } catch (const Error& e) {
@@ -124,7 +127,7 @@ Sandbox DaytonaProvider::create(const CreateRequest& request, const sdk::Host& h
   if (info.labels.empty()) info.labels = labels;
   Live& live = live_[info.id];
   live.started = true;
-  live.toolbox_url = control_.toolbox_url(info, host);
+  live.toolbox_url = std::move(toolbox_url);
   return to_sandbox(info);
 }
 

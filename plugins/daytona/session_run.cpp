@@ -7,8 +7,8 @@
 
 #include "command_line.hpp"
 #include "local_temp_file.hpp"
-#include "end_marker.hpp"
 #include "log_demux.hpp"
+#include "output_decoder.hpp"
 
 namespace corral::daytona {
 namespace {
@@ -48,8 +48,7 @@ int run_in_session(Toolbox& toolbox, const SessionCommand& command, const Sessio
                    const SessionTiming& timing) {
   const std::string what = "Daytona sandbox " + toolbox.sandbox_id() + ": " + step;
   const std::string session = "corral-" + random_suffix();
-  const std::string marker = new_end_marker();
-  WrappedCommand wrapped{command.argv, command.cwd, "", marker};
+  WrappedCommand wrapped{command.argv, command.cwd, ""};
   std::optional<LocalTempFile> env_file;
   if (!command.env.empty()) {
     env_file.emplace(env_file_content(command.env));
@@ -74,9 +73,10 @@ int run_in_session(Toolbox& toolbox, const SessionCommand& command, const Sessio
   }
   env_file.reset();
 
-  EndMarkerFilter out(marker, hooks.on_stdout);
-  EndMarkerFilter err(marker, hooks.on_stderr);
-  std::uint64_t out_fed = 0, err_fed = 0;  // demultiplexed bytes handed on per stream
+  // The log carries each stream encoded by the wrapper: demultiplex, then decode.
+  OutputDecoder out(what + ": stdout", hooks.on_stdout);
+  OutputDecoder err(what + ": stderr", hooks.on_stderr);
+  std::uint64_t out_fed = 0, err_fed = 0;  // demultiplexed (encoded) bytes handed on per stream
   LogDemux demux([&](std::string_view d) { out_fed += d.size(); out.feed(d); },
                  [&](std::string_view d) { err_fed += d.size(); err.feed(d); });
   std::uint64_t delivered = 0;  // raw log bytes handed to the demultiplexer so far
@@ -134,22 +134,22 @@ int run_in_session(Toolbox& toolbox, const SessionCommand& command, const Sessio
       throw Error(ErrorCode::cancelled, what + ": stopped");
     }
   }
-  if (stalled) {
-    // A stream that never closed: what it did not deliver comes from the whole log. Bytes
-    // the demultiplexer held back are either a prefix or counted in neither total.
-    try {
+  try {
+    if (stalled) {
+      // A stream that never closed: what it did not deliver comes from the whole log. Bytes
+      // the demultiplexer held back are either a prefix or counted in neither total.
       auto [all_out, all_err] = toolbox.logs(session, command_id);
       if (all_out.size() > out_fed) out.feed(std::string_view(all_out).substr(static_cast<std::size_t>(out_fed)));
       if (all_err.size() > err_fed) err.feed(std::string_view(all_err).substr(static_cast<std::size_t>(err_fed)));
-    } catch (const Error&) {
-      stop_remote(toolbox, session, hooks);
-      throw;
+    } else {
+      demux.finish();
     }
-  } else {
-    demux.finish();
+    out.finish();
+    err.finish();
+  } catch (const Error&) {
+    stop_remote(toolbox, session, hooks);
+    throw;
   }
-  out.finish();
-  err.finish();
 
   // The stream closes once the exit code is recorded; allow a moment for it to show.
   std::optional<int> code;

@@ -1,7 +1,8 @@
 // One command run through a Daytona process session, output followed live: a fresh
 // session, the wrapped command started with runAsync, its split log followed over the
 // WebSocket (reconnecting after a drop, skipping what was already delivered, as the
-// toolbox replays a log from its start), then the exit code. Whatever way the run ends
+// toolbox replays a log from its start) and each stream decoded from the wrapper's
+// encoding (command_line.hpp), then the exit code. Whatever way the run ends
 // early (stop, broken stream, error), the session is deleted, which ends the command.
 #pragma once
 

@@ -43,7 +43,7 @@ const char* const kSpecJson = R"json({
     "gpu": "no",
     "cleanupOwner": "corral; Daytona stops idle sandboxes after the auto-stop interval",
     "bestFit": "cloud sandboxes from Daytona snapshots or images, output streamed live, kept and reused across runs",
-    "caveat": "output travels line by line: NUL bytes are lost, and an idle kept sandbox is stopped (corral starts it again on reuse)"
+    "caveat": "output passes Daytona's line-based log base64-encoded, so the sandbox needs sh, dd and base64 (or od); an idle kept sandbox is stopped (corral starts it again on reuse)"
   }
 })json";
 

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "cli.hpp"
+#include "conformance_run.hpp"
 #include "corral/json.hpp"
 #include "corral/sdk/process.hpp"
 #include "server.hpp"
@@ -410,6 +411,29 @@ TEST_CASE("large output streams through unchanged") {
   CHECK(t.alive().empty());
 }
 
+TEST_CASE("binary output arrives byte for byte: every byte value, NULs and bytes that look like log prefixes") {
+  // Daytona's log drops NUL bytes and reads 01 01 01 / 02 02 02 in output as stream
+  // prefixes; the wrapper's encoding must carry them all, on both streams.
+  std::string blob;
+  for (int i = 0; i < 256; ++i) blob += static_cast<char>(i);
+  const char lookalikes[] = "\0\0\0\x01\x01\x01stdout?\x02\x02\x02stderr?\n\0";
+  blob.append(lookalikes, sizeof lookalikes - 1);
+  std::uint32_t x = 2463534242u;
+  for (int i = 0; i < 100000; ++i) {
+    x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+    blob += static_cast<char>(x & 0xff);
+  }
+  blob += std::string("\xff\xfe\0", 3);  // ends without a newline
+  DaytonaCli t;
+  t.cli.root().write("work/blob.bin", blob);
+  CliResult r = t.run_script("cat blob.bin; cat blob.bin >&2; exit 3");
+  CHECK(r.exit_code == 3);
+  CHECK(r.out.size() == blob.size());
+  CHECK(r.out == blob);
+  CHECK(r.err.find(blob) != std::string::npos);
+  CHECK(t.alive().empty());
+}
+
 TEST_CASE("only the forwarded environment reaches the command, and never through the command text") {
   DaytonaCli t;
   t.cli.env["CORRAL_TEST_FORWARDED"] = "it's a \"secret\" $value";
@@ -609,4 +633,31 @@ TEST_CASE("a re-sync removes files deleted locally and keeps what the sandbox ma
   CHECK(r.out.find("hello.txt") != std::string::npos);
   CHECK(t.run({"stop", "--id", str(h, "leaseId")}).exit_code == 0);
   CHECK(t.alive().empty());
+}
+
+TEST_CASE("daytona passes the conformance kit against the stand-in, no sandbox left and no key shown") {
+  DaytonaCli t;
+  auto r = conformance_of(t.cli, "daytona");
+  t.seen.push_back(r.cli.out);
+  t.seen.push_back(r.cli.err);
+  INFO(r.failures);
+  CHECK(r.cli.exit_code == 0);
+  CHECK(r.failed.empty());
+  for (const char* id : {"keep-reuse", "sync-deletions", "url", "extend", "listing", "interrupt", "output-large"})
+    CHECK_MESSAGE(std::find(r.passed.begin(), r.passed.end(), id) != r.passed.end(), id);
+}
+
+TEST_CASE("a sandbox whose toolbox URL is refused after it started is deleted, not left behind") {
+  DaytonaCli t;
+  // Plain http to a non-loopback host would carry the API key unencrypted: refused.
+  t.server.with([](auto& st) {
+    st.toolbox_url = "http://toolbox.example.com";
+    return 0;
+  });
+  CliResult r = t.run_script("true");
+  CHECK(r.exit_code == 64);
+  CHECK(r.err.find("credentials would travel unencrypted") != std::string::npos);
+  CHECK(t.server.calls("create") == 1);
+  CHECK(t.alive().empty());
+  CHECK(t.cli.claims().empty());
 }

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <chrono>
+#include <fstream>
 #include <thread>
 
 #include "api.hpp"
@@ -59,6 +60,35 @@ TEST_CASE("a log stream that never closes is noticed by the watch and the rest i
   CHECK(out == "out\ntail");
   CHECK(err == "err\n");
   CHECK(std::chrono::steady_clock::now() - begin < std::chrono::seconds(10));
+}
+
+TEST_CASE("binary output comes back exactly, over the stream and from the whole log when the stream stalls") {
+  // NULs, prefix look-alikes and invalid UTF-8: lost or misread in Daytona's raw log, and
+  // coerced to U+FFFD in its JSON logs answer, so they must travel encoded.
+  std::string blob;
+  for (int i = 0; i < 256; ++i) blob += static_cast<char>(i);
+  const char tail[] = "\x01\x01\x01" "x\x02\x02\x02" "y\0\xc3\n\xff";
+  blob.append(tail, sizeof tail - 1);
+  for (bool hold : {false, true}) {
+    INFO("stream held open: ", hold);
+    Fixture f;
+    f.server.with([&](auto& st) { return st.faults.hold_log_streams = hold; });
+    {
+      std::ofstream(f.home + "/blob.bin", std::ios::binary) << blob;
+    }
+    Toolbox toolbox = f.toolbox();
+    std::string out, err;
+    SessionHooks hooks;
+    hooks.on_stdout = [&](std::string_view d) { out.append(d); };
+    hooks.on_stderr = [&](std::string_view d) { err.append(d); };
+    SessionTiming timing{std::chrono::milliseconds(300), std::chrono::milliseconds(300),
+                         std::chrono::milliseconds(2000)};
+    int code = run_in_session(toolbox, SessionCommand{{"sh", "-c", "cat blob.bin; cat blob.bin >&2"}, f.home, {}, f.home},
+                              hooks, "run", timing);
+    CHECK(code == 0);
+    CHECK(out == blob);
+    CHECK(err == blob);
+  }
 }
 
 TEST_CASE("stop deletes the session, which ends the command") {

@@ -1,7 +1,9 @@
-// The Daytona plugin's pure parts: the log demultiplexer, the end-marker filter, the
-// command wrapper (run through a real local sh), error mapping, settings and retry delays.
+// The Daytona plugin's pure parts: the log demultiplexer, the output decoder, the command
+// wrapper (run through a real local sh, its output decoded), error mapping, settings and
+// retry delays.
 #include <doctest/doctest.h>
 
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -10,9 +12,9 @@
 #include "command_line.hpp"
 #include "corral/sdk/process.hpp"
 #include "api.hpp"
-#include "end_marker.hpp"
 #include "errors.hpp"
 #include "log_demux.hpp"
+#include "output_decoder.hpp"
 #include "settings.hpp"
 
 using namespace corral;
@@ -31,6 +33,48 @@ Split demux(const std::vector<std::string>& pieces) {
   for (const auto& p : pieces) d.feed(p);
   d.finish();
   return s;
+}
+
+// Decodes `pieces` as one stream with an OutputDecoder.
+std::string decode(const std::vector<std::string>& pieces) {
+  std::string got;
+  OutputDecoder d("test", [&](std::string_view b) { got.append(b); });
+  for (const auto& p : pieces) d.feed(p);
+  d.finish();
+  return got;
+}
+
+// Every byte value, then pseudo-random bytes (NULs, 01 01 01, 02 02 02 and invalid UTF-8
+// among them), as the conformance kit's output-binary check prints.
+std::string every_byte(std::size_t size = 4096) {
+  std::string blob(size, '\0');
+  std::uint32_t x = 2463534242u;
+  for (std::size_t i = 0; i < blob.size(); ++i) {
+    x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+    blob[i] = static_cast<char>(i < 256 ? i : x & 0xff);
+  }
+  blob += "\x01\x01\x01" "after a stdout prefix\n\x02\x02\x02" "and a stderr one";
+  return blob + std::string("\0\0\n\0", 4);
+}
+
+// What the wrapper running `argv` in `dir` printed, decoded, and its exit code.
+struct Wrapped {
+  int exit_code = -1;
+  std::string out, err, raw_out, raw_err;
+};
+Wrapped run_wrapped(const WrappedCommand& c, const std::vector<std::string>& env_prefix = {}) {
+  sdk::ProcessSpec spec;
+  spec.argv = env_prefix;
+  for (const char* a : {"/bin/sh", "-c"}) spec.argv.emplace_back(a);
+  spec.argv.push_back(wrapper_text(c));
+  auto p = sdk::capture_process(spec, 30);
+  Wrapped w;
+  w.exit_code = p.exit_code;
+  w.raw_out = p.out;
+  w.raw_err = p.err;
+  w.out = decode({p.out});
+  w.err = decode({p.err});
+  return w;
 }
 
 const std::string kLog = std::string("\x01\x01\x01") + "out 1\n" + "\x02\x02\x02" + "err 1\n" + "\x01\x01\x01" +
@@ -67,36 +111,65 @@ TEST_CASE("lone 01/02 bytes that are no prefix stay output") {
   CHECK(s.err.empty());
 }
 
-TEST_CASE("the end marker is stripped only at the end, and only when complete") {
-  const std::string marker = new_end_marker();
-  CHECK(marker.front() == '\x1f');
-  CHECK(marker != new_end_marker());
-  auto run = [&](const std::vector<std::string>& pieces, bool& complete) {
-    std::string got;
-    EndMarkerFilter f(marker, [&](std::string_view d) { got.append(d); });
-    for (const auto& p : pieces) f.feed(p);
-    complete = f.finish();
-    return got;
-  };
-  bool complete = false;
-  CHECK(run({"abc" + marker + "\n"}, complete) == "abc");  // a last line without newline
-  CHECK(complete);
-  CHECK(run({"abc\n", marker + "\n"}, complete) == "abc\n");
-  CHECK(complete);
-  // Split anywhere, including inside the marker.
-  const std::string all = "line 1\nline 2" + marker + "\n";
-  for (size_t cut = 0; cut <= all.size(); ++cut) {
-    REQUIRE(run({all.substr(0, cut), all.substr(cut)}, complete) == "line 1\nline 2");
-    REQUIRE(complete);
+TEST_CASE("the raw log is ambiguous: output holding a prefix switches streams and loses those bytes") {
+  // Why the wrapper encodes output: Daytona writes the command's bytes into the log as they
+  // are, so a stderr line holding 01 01 01 reads as stderr up to there and stdout after,
+  // exactly as the daemon's own DemuxLogBytes reads it. Nothing in the log tells them apart.
+  Split s = demux({std::string("\x02\x02\x02" "err \x01\x01\x01" "looks like stdout\n")});
+  CHECK(s.err == "err ");
+  CHECK(s.out == "looks like stdout\n");
+}
+
+TEST_CASE("the output decoder reads base64 padded per chunk, cut anywhere") {
+  // "a", "bc", "def" and NUL 01 FF as separate chunks, each padded on its own.
+  const std::string encoded = "YQ==\nYmM=\nZGVm\nAAH/\n";
+  const std::string expected = std::string("abcdef\0\x01\xff", 9);
+  CHECK(decode({encoded}) == expected);
+  for (size_t cut = 0; cut <= encoded.size(); ++cut) {
+    for (size_t cut2 = cut; cut2 <= encoded.size(); ++cut2) {
+      INFO("cuts at ", cut, " and ", cut2);
+      REQUIRE(decode({encoded.substr(0, cut), encoded.substr(cut, cut2 - cut), encoded.substr(cut2)}) == expected);
+    }
   }
-  // Output is held back only while it could still be the marker.
+  // A group may straddle a line break (another wrap width) and lines may be empty.
+  CHECK(decode({"YW\nJj\n\nZA==\n"}) == "abcd");
+  CHECK(decode({""}).empty());
+  // Decoded bytes are passed on at once, not held for a line's end.
   std::string live;
-  EndMarkerFilter f(marker, [&](std::string_view d) { live.append(d); });
-  f.feed("first\n");
-  CHECK(live == "first\n");
-  // A stream cut before its marker keeps everything.
-  CHECK(run({"partial" + marker.substr(0, 5)}, complete) == "partial" + marker.substr(0, 5));
-  CHECK_FALSE(complete);
+  OutputDecoder d("test", [&](std::string_view b) { live.append(b); });
+  d.feed("aGVs");
+  CHECK(live == "hel");
+  d.feed("bG8");
+  CHECK(live == "hel");
+  d.feed("=");
+  CHECK(live == "hello");
+  d.finish();
+}
+
+TEST_CASE("the output decoder reads od's hex lines, which start with a space") {
+  CHECK(decode({" 00 01 ff 41\n 0a\n"}) == std::string("\0\x01\xff" "A\n", 5));
+  CHECK(decode({" 4", "1 4", "2\nQw==\n 44\n"}) == "ABCD");  // cut inside a byte; formats mixed by chunk
+}
+
+TEST_CASE("the output decoder refuses what the wrapper cannot have written") {
+  auto refused = [](const std::vector<std::string>& pieces) {
+    try {
+      decode(pieces);
+    } catch (const Error& e) {
+      CHECK(e.code() == ErrorCode::internal);
+      CHECK(std::string(e.what()).find("test: the output arrived garbled") == 0);
+      return true;
+    }
+    return false;
+  };
+  CHECK(refused({"raw output\n"}));                   // ' ' in a base64 line
+  CHECK(refused({std::string("YQ\0=\n", 5)}));      // a NUL
+  CHECK(refused({"YQ==YQ=a\n"}));                    // data after '='
+  CHECK(refused({"Y===\n"}));                        // '=' too early
+  CHECK(refused({"YWJ"}));                            // ends inside a group
+  CHECK(refused({" 0\n"}));                          // a hex line ends inside a byte
+  CHECK(refused({" 0g\n"}));
+  CHECK(refused({"YW\n 41\n"}));                     // hex inside a base64 group
 }
 
 TEST_CASE("shell quoting survives every byte a shell treats specially") {
@@ -108,34 +181,76 @@ TEST_CASE("shell quoting survives every byte a shell treats specially") {
   CHECK(p.out == nasty);
 }
 
-TEST_CASE("the wrapper runs argv with exec semantics in the folder, with the env file, and ends with the marker") {
+TEST_CASE("the wrapper runs argv with exec semantics in the folder, with the env file, its output encoded") {
   const std::string dir = std::filesystem::temp_directory_path() / "corral-daytona-unit";
   std::filesystem::create_directories(dir + "/sub dir");
   const std::string env_path = dir + "/env-file";
+  std::ofstream(dir + "/keep") << "not the env file";
   {
     std::ofstream env(env_path);
-    env << env_file_content({{"GREETING", "it's \"hi\" $HOME"}, {"EMPTY", ""}});
+    // d and e are the wrapper's own variable names: forwarding them must change nothing.
+    env << env_file_content({{"GREETING", "it's \"hi\" $HOME"}, {"EMPTY", ""}, {"d", "/"}, {"e", dir + "/keep"}});
   }
   WrappedCommand c{{"sh", "-c", "pwd; printf '%s|%s' \"$GREETING\" \"${EMPTY-unset}\"; echo oops >&2; exit 7"},
-                   dir + "/sub dir", env_path, "\x1f" "corral-end-test\x1f"};
-  sdk::ProcessSpec spec;
-  spec.argv = {"/bin/sh", "-c", wrapper_text(c)};
-  auto p = sdk::capture_process(spec, 10);
-  CHECK(p.exit_code == 7);
-  CHECK(p.out == dir + "/sub dir\nit's \"hi\" $HOME|\x1f" "corral-end-test\x1f\n");
-  CHECK(p.err == "oops\n\x1f" "corral-end-test\x1f\n");
+                   dir + "/sub dir", env_path};
+  Wrapped w = run_wrapped(c);
+  CHECK(w.exit_code == 7);
+  CHECK(w.out == dir + "/sub dir\nit's \"hi\" $HOME|");
+  CHECK(w.err == "oops\n");
   CHECK_FALSE(std::filesystem::exists(env_path));  // sourced, then deleted
-  // A shell builtin is not a program: exec semantics give 127, and the marker still comes.
-  WrappedCommand builtin{{"exit", "3"}, dir, "", "\x1f" "m\x1f"};
-  spec.argv = {"/bin/sh", "-c", wrapper_text(builtin)};
-  p = sdk::capture_process(spec, 10);
-  CHECK(p.exit_code == 127);
-  CHECK(p.out == "\x1f" "m\x1f\n");
+  CHECK(std::filesystem::exists(dir + "/keep"));
+  // A shell builtin is not a program: exec semantics give 127, with the shell's complaint.
+  w = run_wrapped({{"exit", "3"}, dir, ""});
+  CHECK(w.exit_code == 127);
+  CHECK(w.out.empty());
+  CHECK(w.err.find("exit") != std::string::npos);
   // A missing folder fails like a missing program.
-  WrappedCommand missing{{"true"}, dir + "/nope", "", "\x1f" "m\x1f"};
-  spec.argv = {"/bin/sh", "-c", wrapper_text(missing)};
-  p = sdk::capture_process(spec, 10);
-  CHECK(p.exit_code == 127);
+  w = run_wrapped({{"true"}, dir + "/nope", ""});
+  CHECK(w.exit_code == 127);
+  CHECK(w.err.find("nope") != std::string::npos);
+  // A signal's status comes back as a shell reports it; no output is no encoded text.
+  w = run_wrapped({{"sh", "-c", "kill -9 $$"}, dir, ""});
+  CHECK(w.exit_code == 137);
+  CHECK(w.raw_out.empty());
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("the wrapper's encoding carries every byte value: base64, and od where base64 is missing") {
+  const std::string dir = std::filesystem::temp_directory_path() / "corral-daytona-unit-bytes";
+  std::filesystem::create_directories(dir);
+  const std::string blob = every_byte(200 * 1024);  // several dd chunks
+  std::ofstream(dir + "/blob.bin", std::ios::binary) << blob;
+  WrappedCommand c{{"sh", "-c", "cat blob.bin; cat blob.bin >&2; printf 'no newline'"}, dir, ""};
+  Wrapped w = run_wrapped(c);
+  CHECK(w.exit_code == 0);
+  CHECK(w.raw_out.find('\0') == std::string::npos);
+  CHECK(w.raw_out.find('\x01') == std::string::npos);
+  CHECK(w.out == blob + "no newline");
+  CHECK(w.err == blob);
+  // A PATH with sh, dd, od and cat but no base64.
+  const std::string bin = dir + "/bin";
+  std::filesystem::create_directories(bin);
+  for (const char* tool : {"sh", "dd", "od", "cat"}) {
+    const char* found = nullptr;
+    for (const char* d : {"/usr/bin/", "/bin/"})
+      if (std::filesystem::exists(std::string(d) + tool)) {
+        found = d;
+        break;
+      }
+    REQUIRE(found);
+    std::filesystem::create_symlink(std::string(found) + tool, bin + "/" + tool);
+  }
+  w = run_wrapped(c, {"/usr/bin/env", "-i", "PATH=" + bin});
+  CHECK(w.exit_code == 0);
+  CHECK(w.raw_out.substr(0, 1) == " ");  // od's hex lines
+  CHECK(w.out == blob + "no newline");
+  CHECK(w.err == blob);
+  // Without od either, the command does not run: output would be lost, so say so instead.
+  std::filesystem::remove(bin + "/od");
+  w = run_wrapped(c, {"/usr/bin/env", "-i", "PATH=" + bin});
+  CHECK(w.exit_code == 127);
+  CHECK(w.out.empty());
+  CHECK(w.err == "corral: the sandbox needs dd and base64 (or od) to pass output through Daytona\n");
   std::filesystem::remove_all(dir);
 }
 

@@ -76,8 +76,13 @@ void State::remove(const std::string& id) {
 
 namespace {
 
-// Copies `fd` into the log line by line, each line prefixed, as the daemon's read loop
-// does: a line reaches the log only once complete; a last partial line gets a newline.
+// Copies `fd` into the log line by line, each line prefixed, as the real daemon does: its
+// session command wrapper (apps/daemon/pkg/session/execute.go, cmdWrapperFormat) runs
+//   while IFS= read -r line || [ -n "$line" ]; do printf '\001\001\001%s\n' "$line"; done
+// per stream in the session's shell. So a line reaches the log only once complete, a last
+// partial line gets a newline, NUL bytes are dropped (a shell's `read` skips them) and
+// every other byte is copied as is: output holding 01 01 01 or 02 02 02 is then
+// indistinguishable from a prefix. Lossy on purpose: corral's wrapper must cope.
 void pump(int fd, const char* prefix, const fs::path& log) {
   int out = ::open(log.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
   std::string pending;

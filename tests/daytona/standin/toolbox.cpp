@@ -30,6 +30,9 @@ using Writer = rapidjson::Writer<rapidjson::StringBuffer, rapidjson::UTF8<>, rap
 using HttpRequest = http::request<http::string_body>;
 using HttpResponse = http::response<http::string_body>;
 
+// The size of the daemon's reads of a log it streams.
+constexpr size_t kDaemonReadBytes = 1024;
+
 // The first SDK version whose log requests get split output.
 constexpr int kSplitVersion[3] = {0, 167, 0};
 
@@ -88,6 +91,39 @@ std::string combined(std::string_view log) {
       continue;
     }
     out += log[i++];
+  }
+  return out;
+}
+
+// `text` as Go's encoding/json puts a string in JSON (the daemon answers with gin's
+// c.JSON): coerced to valid UTF-8, every byte that does not start a valid sequence
+// replaced by U+FFFD, as utf8.DecodeRuneInString reads it. Raw binary output does not
+// survive the logs endpoint's JSON either.
+std::string go_json_text(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  auto in = [&](size_t i, unsigned lo, unsigned hi) {
+    return i < text.size() && static_cast<unsigned char>(text[i]) >= lo && static_cast<unsigned char>(text[i]) <= hi;
+  };
+  for (size_t i = 0; i < text.size();) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    size_t n = 0;  // length of the valid sequence at i, 0 if none
+    if (c < 0x80) n = 1;
+    else if (c >= 0xc2 && c <= 0xdf) n = in(i + 1, 0x80, 0xbf) ? 2 : 0;
+    else if (c >= 0xe0 && c <= 0xef) {
+      const unsigned lo = c == 0xe0 ? 0xa0 : 0x80, hi = c == 0xed ? 0x9f : 0xbf;
+      n = in(i + 1, lo, hi) && in(i + 2, 0x80, 0xbf) ? 3 : 0;
+    } else if (c >= 0xf0 && c <= 0xf4) {
+      const unsigned lo = c == 0xf0 ? 0x90 : 0x80, hi = c == 0xf4 ? 0x8f : 0xbf;
+      n = in(i + 1, lo, hi) && in(i + 2, 0x80, 0xbf) && in(i + 3, 0x80, 0xbf) ? 4 : 0;
+    }
+    if (n == 0) {
+      out += "\xEF\xBF\xBD";
+      ++i;
+    } else {
+      out.append(text.substr(i, n));
+      i += n;
+    }
   }
   return out;
 }
@@ -186,7 +222,10 @@ void follow(websocket::stream<tcp::socket>& ws, State& st, const std::string& sa
       offset += fresh.size();
       quiet = 0;
       std::string payload = split ? fresh : combined(fresh);
-      const size_t frame = max_frame > 0 ? static_cast<size_t>(max_frame) : payload.size();
+      // The daemon reads the log 1024 bytes at a time and sends each read as one binary
+      // message (util.ReadLogWithExitCode, session.GetSessionCommandLogs), so prefixes and
+      // lines straddle messages as a matter of course.
+      const size_t frame = max_frame > 0 ? static_cast<size_t>(max_frame) : kDaemonReadBytes;
       for (size_t i = 0; i < payload.size(); i += frame) {
         beast::error_code ec;
         ws.write(boost::asio::buffer(payload.data() + i, std::min(frame, payload.size() - i)), ec);
@@ -396,8 +435,9 @@ HttpResponse handle(State& st, const HttpRequest& req) {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
       lock.lock();
     }
-    auto [out, err] = split_streams(read_from(cmd->log, 0));
-    const std::string all = combined(read_from(cmd->log, 0));
+    auto [raw_out, raw_err] = split_streams(read_from(cmd->log, 0));
+    const std::string all = go_json_text(combined(read_from(cmd->log, 0)));
+    const std::string out = go_json_text(raw_out), err = go_json_text(raw_err);
     return json_response(req, 200, json_of([&](Writer& w) {
                            w.StartObject();
                            w.Key("cmdId");
@@ -427,8 +467,9 @@ HttpResponse handle(State& st, const HttpRequest& req) {
       res.body() = combined(log);
       return res;
     }
-    auto [out, err] = split_streams(log);
-    const std::string all = combined(log);
+    auto [raw_out, raw_err] = split_streams(log);
+    const std::string all = go_json_text(combined(log));
+    const std::string out = go_json_text(raw_out), err = go_json_text(raw_err);
     return json_response(req, 200, json_of([&](Writer& w) {
                            w.StartObject();
                            w.Key("output");
