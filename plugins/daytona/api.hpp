@@ -1,6 +1,6 @@
 // Authorized calls to Daytona (control plane and toolbox alike): the API key as
-// Authorization: Bearer, the organization header when set, JSON in and out, and bounded
-// retries of 429 answers for calls that are safe to repeat.
+// Authorization: Bearer, the organization header when set, JSON in and out, and the
+// SDK's bounded retries (sdk::http::send_retrying) for calls that are safe to repeat.
 #pragma once
 
 #include <functional>
@@ -11,9 +11,7 @@
 
 namespace corral::daytona {
 
-// Whether a call may be sent again after a 429: reads, deletes and setters are; creating
-// a sandbox or starting a command never is.
-enum class Retry { idempotent, never };
+using Retry = sdk::http::Retry;
 
 class Api {
  public:
@@ -36,9 +34,5 @@ class Api {
   sdk::http::Client& client_;
   const Settings& settings_;
 };
-
-// Seconds to wait before retry `attempt` (0-based) of a 429: the Retry-After header when
-// it is a small number of seconds, else 0.5, 1, 2, 4 s; at most 10 s.
-double retry_delay_seconds(const sdk::http::Response& response, int attempt);
 
 }  // namespace corral::daytona

@@ -58,7 +58,8 @@ std::string timeout_body(std::int64_t seconds) {
 }  // namespace
 
 http::Response ControlPlane::call(const std::string& method, const std::string& path, const std::string& body,
-                                  const std::string& what, long timeout_seconds, const sdk::Host* cancellable) {
+                                  http::Retry retry, const std::string& what, long timeout_seconds,
+                                  const sdk::Host* cancellable) {
   if (settings_.api_key.empty()) throw missing_api_key();
   http::Request r;
   r.method = method;
@@ -68,7 +69,7 @@ http::Response ControlPlane::call(const std::string& method, const std::string& 
   r.timeout_seconds = timeout_seconds;
   r.what = what;
   if (cancellable) r.cancelled = [cancellable] { return cancellable->cancelled(); };
-  return client_.send_json(std::move(r));
+  return http::send_retrying(client_, std::move(r), retry);
 }
 
 http::Response ControlPlane::with_lifetime_cap(std::int64_t seconds, const std::string& setting, const sdk::Host& host,
@@ -98,7 +99,7 @@ SandboxInfo ControlPlane::create(const StringMap& metadata, const sdk::Host& hos
     w.Bool(false);
     json::write_map(w, "metadata", metadata);
     w.EndObject();
-    return call("POST", "/sandboxes", buffer.GetString(), what, kCreateTimeout, nullptr);
+    return call("POST", "/sandboxes", buffer.GetString(), http::Retry::never, what, kCreateTimeout, nullptr);
   });
   if (response.status == 404) throw template_not_found(settings_.template_id, response);
   if (!response.ok()) throw api_error(response, what);
@@ -107,7 +108,8 @@ SandboxInfo ControlPlane::create(const StringMap& metadata, const sdk::Host& hos
 
 SandboxInfo ControlPlane::get(const std::string& id, const sdk::Host& host) {
   const std::string what = "E2B get sandbox " + id;
-  http::Response response = call("GET", "/sandboxes/" + http::url_encode(id), "", what, kCallTimeout, &host);
+  http::Response response =
+      call("GET", "/sandboxes/" + http::url_encode(id), "", http::Retry::idempotent, what, kCallTimeout, &host);
   if (response.status == 404) throw sandbox_gone(id);
   if (!response.ok()) throw api_error(response, what);
   return info_of(response, what);
@@ -116,7 +118,8 @@ SandboxInfo ControlPlane::get(const std::string& id, const sdk::Host& host) {
 SandboxInfo ControlPlane::connect(const std::string& id, const sdk::Host& host) {
   const std::string what = "E2B connect to sandbox " + id;
   http::Response response = with_lifetime_cap(settings_.lifetime_seconds, kLifetimeSetting, host, [&](std::int64_t seconds) {
-    return call("POST", "/sandboxes/" + http::url_encode(id) + "/connect", timeout_body(seconds), what,
+    return call("POST", "/sandboxes/" + http::url_encode(id) + "/connect", timeout_body(seconds),
+                http::Retry::idempotent, what,
                 kCreateTimeout, nullptr);
   });
   if (response.status == 404) throw sandbox_gone(id);
@@ -128,7 +131,8 @@ void ControlPlane::set_timeout(const std::string& id, std::int64_t seconds, cons
                                const sdk::Host& host) {
   const std::string what = "E2B set timeout of sandbox " + id;
   http::Response response = with_lifetime_cap(seconds, setting, host, [&](std::int64_t s) {
-    return call("POST", "/sandboxes/" + http::url_encode(id) + "/timeout", timeout_body(s), what, kCallTimeout,
+    return call("POST", "/sandboxes/" + http::url_encode(id) + "/timeout", timeout_body(s), http::Retry::idempotent,
+                what, kCallTimeout,
                 nullptr);
   });
   if (response.status == 404) throw sandbox_gone(id);
@@ -137,7 +141,8 @@ void ControlPlane::set_timeout(const std::string& id, std::int64_t seconds, cons
 
 bool ControlPlane::kill(const std::string& id) {
   const std::string what = "E2B kill sandbox " + id;
-  http::Response response = call("DELETE", "/sandboxes/" + http::url_encode(id), "", what, kCallTimeout, nullptr);
+  http::Response response =
+      call("DELETE", "/sandboxes/" + http::url_encode(id), "", http::Retry::idempotent, what, kCallTimeout, nullptr);
   if (response.status == 404) return false;
   if (!response.ok()) throw api_error(response, what);
   return true;
@@ -156,7 +161,7 @@ std::vector<SandboxInfo> ControlPlane::list(const StringMap& metadata, const sdk
     std::string path = "/v2/sandboxes?state=running,paused&limit=100";
     if (!filter.empty()) path += "&metadata=" + http::url_encode(filter);
     if (!next.empty()) path += "&nextToken=" + http::url_encode(next);
-    http::Response response = call("GET", path, "", what, kCallTimeout, &host);
+    http::Response response = call("GET", path, "", http::Retry::idempotent, what, kCallTimeout, &host);
     if (!response.ok()) throw api_error(response, what);
     json::Document doc = http::parse_body(response, what);
     if (!doc.IsArray()) throw http::unexpected_answer(what, "the answer is not a list");

@@ -48,10 +48,12 @@ class ControlPlane {
   std::vector<SandboxInfo> list(const StringMap& metadata, const sdk::Host& host);
 
  private:
-  // Sends a control-plane call with the API key; `cancellable` only for calls with no
-  // side effect, so Ctrl-C never leaves a sandbox created behind our back.
+  // Sends a control-plane call with the API key, again on a busy answer when `retry`
+  // allows (never for create: a sandbox could be made twice); `cancellable` only for
+  // calls with no side effect, so Ctrl-C never leaves a sandbox created behind our back.
   sdk::http::Response call(const std::string& method, const std::string& path, const std::string& body,
-                           const std::string& what, long timeout_seconds, const sdk::Host* cancellable);
+                           sdk::http::Retry retry, const std::string& what, long timeout_seconds,
+                           const sdk::Host* cancellable);
   // Runs `attempt(seconds)`; on E2B's lifetime-cap refusal warns (naming `setting`, the
   // option that asks for a specific lifetime) and retries once at the cap.
   sdk::http::Response with_lifetime_cap(std::int64_t seconds, const std::string& setting, const sdk::Host& host,

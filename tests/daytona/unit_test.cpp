@@ -286,18 +286,6 @@ TEST_CASE("Daytona errors: message lists, auth hints and quota refusals") {
   CHECK(api_error(r, "x").code() == ErrorCode::unavailable);
 }
 
-TEST_CASE("429 retries wait for Retry-After when small, else back off, never above 10 s") {
-  sdk::http::Response r;
-  r.status = 429;
-  CHECK(retry_delay_seconds(r, 0) == doctest::Approx(0.5));
-  CHECK(retry_delay_seconds(r, 2) == doctest::Approx(2.0));
-  CHECK(retry_delay_seconds(r, 8) == doctest::Approx(10.0));
-  r.headers["retry-after"] = "3";
-  CHECK(retry_delay_seconds(r, 0) == doctest::Approx(3.0));
-  r.headers["retry-after"] = "3600";
-  CHECK(retry_delay_seconds(r, 0) == doctest::Approx(0.5));
-}
-
 TEST_CASE("settings: defaults, URL rules, workdir and exclusive snapshot/image") {
   Settings s = Settings::from(sdk::Options(StringMap{{"api-key", "k"}}));
   CHECK(s.api_url == "https://app.daytona.io/api");

@@ -267,6 +267,46 @@ TEST_CASE("authentication, rate-limit and server failures map to corral's exit c
     CHECK(r.exit_code == 69);
     CHECK(r.err.find("HTTP 500") != std::string::npos);
   }
+  SUBCASE("a busy create is never sent twice: a second sandbox could be made") {
+    t.fault([](auto& f) { f.fail_route = "create"; f.fail_status = 503; f.fail_times = 1; f.retry_after = "0"; });
+    CHECK(t.run_script("true").exit_code == 69);
+    CHECK(t.server.calls("create") == 1);
+  }
+  CHECK(t.alive().empty());
+}
+
+TEST_CASE("busy answers to calls that are safe to repeat are retried within bounds") {
+  E2bCli t;
+  SUBCASE("a 503, then a 429 with Retry-After, on deleting the sandbox: retried, nothing left") {
+    t.fault([](auto& f) { f.fail_route = "kill"; f.fail_status = 503; f.fail_times = 1; });
+    CliResult r = t.run_script("echo ran");
+    CHECK(r.exit_code == 0);
+    CHECK(r.out == "ran\n");
+    CHECK(t.server.calls("kill") == 2);
+    t.fault([](auto& f) { f.fail_route = "kill"; f.fail_status = 429; f.fail_times = 2; f.retry_after = "1"; });
+    CHECK(t.run_script("true").exit_code == 0);
+    CHECK(t.server.calls("kill") == 5);
+  }
+  SUBCASE("a 429 asking for longer than corral waits is reported at once as a quota problem") {
+    CHECK(t.run_script("true", {"--keep"}).exit_code == 0);
+    const std::string lease = str(t.handle(), "leaseId");
+    t.fault([](auto& f) { f.fail_route = "get"; f.fail_status = 429; f.retry_after = "3600"; });
+    CliResult r = t.run({"status", "--id", lease});
+    CHECK(r.exit_code == 75);
+    CHECK(t.server.calls("get") == 1);
+    t.fault([](auto& f) { f.fail_route.clear(); });
+    CHECK(t.run({"stop", "--id", lease}).exit_code == 0);
+  }
+  SUBCASE("a service that stays busy is given up on after four retries") {
+    CHECK(t.run_script("true", {"--keep"}).exit_code == 0);
+    const std::string lease = str(t.handle(), "leaseId");
+    t.fault([](auto& f) { f.fail_route = "get"; f.fail_status = 502; f.retry_after = "0"; });
+    CliResult r = t.run({"status", "--id", lease});
+    CHECK(r.exit_code == 69);
+    CHECK(t.server.calls("get") == 5);
+    t.fault([](auto& f) { f.fail_route.clear(); });
+    CHECK(t.run({"stop", "--id", lease}).exit_code == 0);
+  }
   CHECK(t.alive().empty());
 }
 

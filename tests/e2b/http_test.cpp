@@ -344,3 +344,93 @@ TEST_CASE("a multipart upload streams a local file") {
   CHECK(res.status == 200);
   CHECK(res.body == "archive.tar.gz:5242880:5242880");
 }
+
+TEST_CASE("send_retrying: a busy answer to an idempotent call is retried within bounds, then returned") {
+  LocalServer s;
+  // Counted in the handlers: the server's logger runs after the answer is sent, so a
+  // count taken there may lag behind the client.
+  std::atomic<int> served{0};
+  std::atomic<int> busy_left{2};
+  s.server.Get("/busy", [&](const httplib::Request&, httplib::Response& res) {
+    ++served;
+    if (busy_left-- > 0) {
+      res.status = 503;
+      res.set_header("Retry-After", "0");
+      res.set_content("{\"message\":\"try later\"}", "application/json");
+      return;
+    }
+    res.set_content("{}", "application/json");
+  });
+  s.server.Get("/always-busy", [&](const httplib::Request&, httplib::Response& res) {
+    ++served;
+    res.status = 429;
+    res.set_header("Retry-After", "0");
+  });
+  s.server.Get("/come-back-tomorrow", [&](const httplib::Request&, httplib::Response& res) {
+    ++served;
+    res.status = 429;
+    res.set_header("Retry-After", "86400");
+  });
+  s.server.Get("/slow-down", [&](const httplib::Request&, httplib::Response& res) {
+    ++served;
+    res.status = 503;
+    res.set_header("Retry-After", "5");
+  });
+  s.start();
+  http::Client client;
+  auto request = [&](const std::string& path) {
+    http::Request r;
+    r.url = s.url(path);
+    r.what = "test call";
+    return r;
+  };
+
+  SUBCASE("retried until it succeeds") {
+    CHECK(http::send_retrying(client, request("/busy"), http::Retry::idempotent).status == 200);
+    CHECK(served == 3);
+  }
+  SUBCASE("never retried when repeating could run something twice") {
+    CHECK(http::send_retrying(client, request("/busy"), http::Retry::never).status == 503);
+    CHECK(served == 1);
+  }
+  SUBCASE("at most max_retries more attempts, then the last answer") {
+    CHECK(http::send_retrying(client, request("/always-busy"), http::Retry::idempotent, {.max_retries = 3}).status ==
+          429);
+    CHECK(served == 4);
+  }
+  SUBCASE("a Retry-After longer than the cap is not waited for") {
+    auto start = std::chrono::steady_clock::now();
+    CHECK(http::send_retrying(client, request("/come-back-tomorrow"), http::Retry::idempotent).status == 429);
+    CHECK(served == 1);
+    CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(5));
+  }
+  SUBCASE("Ctrl-C ends the wait between attempts") {
+    http::Request r = request("/slow-down");
+    auto start = std::chrono::steady_clock::now();
+    r.cancelled = [start] { return std::chrono::steady_clock::now() - start > std::chrono::milliseconds(200); };
+    try {
+      http::send_retrying(client, r, http::Retry::idempotent);
+      FAIL("not cancelled");
+    } catch (const Error& e) {
+      CHECK(e.code() == ErrorCode::cancelled);
+    }
+    CHECK(served == 1);
+  }
+}
+
+TEST_CASE("retry_delay: Retry-After in seconds within the cap, else a doubling backoff") {
+  http::Response r;
+  r.status = 429;
+  CHECK(*http::retry_delay(r, 0) == doctest::Approx(0.5));
+  CHECK(*http::retry_delay(r, 2) == doctest::Approx(2.0));
+  CHECK(*http::retry_delay(r, 8) == doctest::Approx(10.0));
+  r.headers["retry-after"] = "3";
+  CHECK(*http::retry_delay(r, 0) == doctest::Approx(3.0));
+  r.headers["retry-after"] = "3600";
+  CHECK_FALSE(http::retry_delay(r, 0).has_value());
+  r.headers["retry-after"] = "Wed, 21 Oct 2015 07:28:00 GMT";
+  CHECK(*http::retry_delay(r, 1) == doctest::Approx(1.0));
+  CHECK(http::is_retryable_status(502));
+  CHECK_FALSE(http::is_retryable_status(500));  // a server bug: sending it again does not help
+  CHECK_FALSE(http::is_retryable_status(404));
+}

@@ -128,7 +128,7 @@ class Api {
     ++state_.calls[route];
     for (const auto& [name, value] : req.headers) state_.header_values[route].push_back(value);
     state_.expire();
-    const Faults& f = state_.faults;
+    Faults& f = state_.faults;
     if (!f.redirect_to.empty()) {
       res.status = 307;
       res.set_header("Location", f.redirect_to + req.path);
@@ -139,6 +139,8 @@ class Api {
       return false;
     }
     if (f.fail_route == route && f.fail_status > 0) {
+      if (f.fail_times > 0 && --f.fail_times == 0) f.fail_route.clear();
+      if (!f.retry_after.empty()) res.set_header("Retry-After", f.retry_after);
       http_error(res, f.fail_status,
             f.fail_status == 429 ? "Rate limit exceeded, please try again later"
                                  : "stand-in fault: the service is unavailable");

@@ -109,6 +109,31 @@ class Client {
   std::unique_ptr<Impl> impl_;
 };
 
+// Whether a request may be sent again after a "not now" answer: reads, deletes and
+// setters may; creating a sandbox or starting a command never may (it could run twice).
+enum class Retry { idempotent, never };
+
+// Bounds of send_retrying: at most `max_retries` more attempts, each waiting the
+// server's Retry-After (in seconds) or 0.5, 1, 2, 4, ... s, never longer than `max_wait`.
+struct RetryLimits {
+  int max_retries = 4;
+  double max_wait_seconds = 10;
+};
+
+// True for the answers that say "try again later": 429, 502, 503 and 504.
+bool is_retryable_status(long status);
+
+// Seconds to wait before retry `attempt` (0-based) after `response`: its Retry-After
+// when that is whole seconds, else the doubling backoff; nullopt when the server asks
+// for longer than `limits` allow (then waiting is pointless: report the answer).
+std::optional<double> retry_delay(const Response& response, int attempt, const RetryLimits& limits = {});
+
+// Sends `request` as send_json does. An `idempotent` request answered with a retryable
+// status is sent again within `limits`; the last answer is returned either way, so the
+// caller maps it to an error. Waits end early, throwing Error(cancelled), when
+// `request.cancelled` says so.
+Response send_retrying(Client& client, Request request, Retry retry, const RetryLimits& limits = {});
+
 // An Error(unavailable) for an answer of the provider that is not what its API defines
 // (not JSON, a field of the wrong type, ...): "<what>: the provider sent an unexpected
 // answer: <detail>". It is never the user's mistake, so never invalid-argument.

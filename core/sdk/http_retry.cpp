@@ -1,0 +1,49 @@
+// Sending a request again when the server says "not now", within bounds: the one retry
+// rule every plugin's control plane uses.
+#include <chrono>
+#include <thread>
+
+#include "corral/sdk/http.hpp"
+
+namespace corral::sdk::http {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Sleeps `seconds` in slices; false as soon as `cancelled` says so.
+bool pause(double seconds, const std::function<bool()>& cancelled) {
+  const auto until = Clock::now() + std::chrono::milliseconds(static_cast<long>(seconds * 1000));
+  while (Clock::now() < until) {
+    if (cancelled && cancelled()) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return !(cancelled && cancelled());
+}
+
+}  // namespace
+
+bool is_retryable_status(long status) { return status == 429 || status == 502 || status == 503 || status == 504; }
+
+std::optional<double> retry_delay(const Response& response, int attempt, const RetryLimits& limits) {
+  const std::string after = response.header("retry-after");
+  if (!after.empty() && after.size() <= 9 && after.find_first_not_of("0123456789") == std::string::npos) {
+    const double asked = static_cast<double>(std::stol(after));
+    if (asked > limits.max_wait_seconds) return std::nullopt;
+    return asked;
+  }
+  // An HTTP-date or garbage: back off on our own.
+  return std::min(limits.max_wait_seconds, 0.5 * static_cast<double>(1L << std::min(attempt, 20)));
+}
+
+Response send_retrying(Client& client, Request request, Retry retry, const RetryLimits& limits) {
+  for (int attempt = 0;; ++attempt) {
+    Response response = client.send_json(request);
+    if (retry == Retry::never || !is_retryable_status(response.status) || attempt >= limits.max_retries)
+      return response;
+    std::optional<double> delay = retry_delay(response, attempt, limits);
+    if (!delay) return response;
+    if (!pause(*delay, request.cancelled)) throw Error(ErrorCode::cancelled, request.what + ": cancelled");
+  }
+}
+
+}  // namespace corral::sdk::http
