@@ -57,9 +57,12 @@ namespace {
 
 LoadResult fail(LoadFailure cause, std::string message) { return {nullptr, LoadError{cause, std::move(message)}}; }
 
+}  // namespace
+
 const void* primitive(const corral_plugin_v1& t, std::string_view name) {
   if (name == "open") return reinterpret_cast<const void*>(t.open);
   if (name == "close") return reinterpret_cast<const void*>(t.close);
+  if (name == "doctor") return reinterpret_cast<const void*>(t.doctor);
   if (name == "create") return reinterpret_cast<const void*>(t.create);
   if (name == "get") return reinterpret_cast<const void*>(t.get);
   if (name == "list") return reinterpret_cast<const void*>(t.list);
@@ -72,8 +75,6 @@ const void* primitive(const corral_plugin_v1& t, std::string_view name) {
   if (name == "resume") return reinterpret_cast<const void*>(t.resume);
   return nullptr;
 }
-
-}  // namespace
 
 LoadResult load_plugin(const fs::path& path, const LoadOptions& options) {
   const std::string file = path.string();

@@ -73,6 +73,14 @@ struct LoadResult {
 // length. Never throws.
 LoadResult load_plugin(const std::filesystem::path& path, const LoadOptions& options);
 
+// The descriptor's primitives of the corral_call_fn shape, in its order.
+inline constexpr const char* kCallPrimitives[] = {"doctor", "create", "get", "list", "destroy", "exec",
+                                                  "upload", "extend", "url", "pause", "resume"};
+
+// The descriptor member called `name` ("open", "exec", ...), or nullptr when the plugin
+// does not provide it or no member has that name.
+const void* primitive(const corral_plugin_v1& table, std::string_view name);
+
 // The primitives (descriptor member names) a feature needs besides create/destroy/exec.
 std::vector<std::string> required_primitives(Feature feature);
 

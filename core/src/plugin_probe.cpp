@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <fmt/format.h>
 
+#include "child_wait.hpp"
 #include "corral/json.hpp"
 
 namespace fs = std::filesystem;
@@ -29,48 +30,6 @@ ProbeResult failed(LoadFailure cause, std::string message) {
   ProbeResult r;
   r.error = LoadError{cause, std::move(message)};
   return r;
-}
-
-// What the child found, as one JSON object for the pipe.
-std::string report(const LoadResult& loaded) {
-  rapidjson::StringBuffer buffer;
-  json::Writer w(buffer);
-  w.StartObject();
-  w.Key("ok");
-  w.Bool(loaded.plugin != nullptr);
-  if (loaded.plugin) {
-    json::write_string(w, "spec", loaded.plugin->table().spec_json);
-    json::write_string(w, "version", loaded.plugin->version());
-    w.Key("abi");
-    w.Uint(loaded.plugin->table().abi_version);
-  } else {
-    json::write_string(w, "cause", to_string(loaded.error->cause));
-    json::write_string(w, "message", loaded.error->message);
-  }
-  w.EndObject();
-  return {buffer.GetString(), buffer.GetSize()};
-}
-
-// The child's report read back; nullopt when it is not one (the plugin wrote to our pipe,
-// or exited before the report was whole).
-std::optional<ProbeResult> parse_report(std::string_view text) {
-  try {
-    json::Document doc = json::parse(text, "probe report");
-    if (!doc.IsObject()) return std::nullopt;
-    ProbeResult r;
-    if (json::get_bool(doc, "ok")) {
-      r.spec_json = json::get_string(doc, "spec");
-      r.plugin_version = json::get_string(doc, "version");
-      r.abi_version = static_cast<std::uint32_t>(json::get_int(doc, "abi"));
-      return r;
-    }
-    auto cause = parse_load_failure(json::get_string(doc, "cause"));
-    if (!cause) return std::nullopt;
-    r.error = LoadError{*cause, json::get_string(doc, "message")};
-    return r;
-  } catch (const Error&) {
-    return std::nullopt;
-  }
 }
 
 void write_all(int fd, std::string_view data) {
@@ -98,7 +57,7 @@ void write_all(int fd, std::string_view data) {
     for (int fd : {0, 1, 2}) ::dup2(null, fd);
   std::string text;
   try {
-    text = report(load_plugin(library, LoadOptions{"", true}));
+    text = load_report(load_plugin(library, LoadOptions{"", true}));
   } catch (...) {
     ::_exit(3);
   }
@@ -106,22 +65,46 @@ void write_all(int fd, std::string_view data) {
   ::_exit(0);
 }
 
-// Waits for `pid` until `until`; true when it was reaped into `status`.
-bool reap_until(pid_t pid, Clock::time_point until, int& status) {
-  for (;;) {
-    pid_t r = ::waitpid(pid, &status, WNOHANG);
-    if (r == pid || (r < 0 && errno != EINTR)) return r == pid;
-    if (Clock::now() >= until) return false;
-    ::usleep(2000);
+}  // namespace
+
+std::string load_report(const LoadResult& loaded) {
+  rapidjson::StringBuffer buffer;
+  json::Writer w(buffer);
+  w.StartObject();
+  w.Key("ok");
+  w.Bool(loaded.plugin != nullptr);
+  if (loaded.plugin) {
+    json::write_string(w, "spec", loaded.plugin->table().spec_json);
+    json::write_string(w, "version", loaded.plugin->version());
+    w.Key("abi");
+    w.Uint(loaded.plugin->table().abi_version);
+  } else {
+    json::write_string(w, "cause", to_string(loaded.error->cause));
+    json::write_string(w, "message", loaded.error->message);
+  }
+  w.EndObject();
+  return {buffer.GetString(), buffer.GetSize()};
+}
+
+std::optional<ProbeResult> read_load_report(std::string_view text) {
+  try {
+    json::Document doc = json::parse(text, "probe report");
+    if (!doc.IsObject()) return std::nullopt;
+    ProbeResult r;
+    if (json::get_bool(doc, "ok")) {
+      r.spec_json = json::get_string(doc, "spec");
+      r.plugin_version = json::get_string(doc, "version");
+      r.abi_version = static_cast<std::uint32_t>(json::get_int(doc, "abi"));
+      return r;
+    }
+    auto cause = parse_load_failure(json::get_string(doc, "cause"));
+    if (!cause) return std::nullopt;
+    r.error = LoadError{*cause, json::get_string(doc, "message")};
+    return r;
+  } catch (const Error&) {
+    return std::nullopt;
   }
 }
-
-std::string signal_name(int sig) {
-  const char* abbrev = ::sigabbrev_np(sig);
-  return abbrev ? fmt::format("SIG{}", abbrev) : fmt::format("signal {}", sig);
-}
-
-}  // namespace
 
 std::chrono::milliseconds probe_deadline() {
   const char* text = std::getenv("CORRAL_PLUGIN_PROBE_TIMEOUT");
@@ -182,12 +165,7 @@ ProbeResult probe_plugin(const fs::path& library, std::chrono::milliseconds dead
   ::close(fds[0]);
   if (!reaped) reaped = reap_until(pid, until, status);
   const bool killed = !reaped;
-  if (killed) {
-    ::kill(-pid, SIGKILL);
-    ::kill(pid, SIGKILL);
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-  }
+  if (killed) kill_and_reap(pid, status);
   ::kill(-pid, SIGKILL);  // anything the plugin started outlives nothing
 
   if (killed)
@@ -201,7 +179,7 @@ ProbeResult probe_plugin(const fs::path& library, std::chrono::milliseconds dead
   if (WIFEXITED(status) && WEXITSTATUS(status) != 0)
     return failed(LoadFailure::crashed,
                   fmt::format("plugin {}: ended the process with status {} while loading", file, WEXITSTATUS(status)));
-  if (auto result = parse_report(text)) return *result;
+  if (auto result = read_load_report(text)) return *result;
   return failed(LoadFailure::crashed,
                 fmt::format("plugin {}: ended the process while loading, before it could be inspected", file));
 }

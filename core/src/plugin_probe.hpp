@@ -22,6 +22,13 @@ struct ProbeResult {
   bool ok() const { return !error; }
 };
 
+// What load_plugin found, as one JSON object: the descriptor's spec, version and ABI, or
+// the failure's cause and message. The probe child and the isolation helper send it.
+std::string load_report(const LoadResult& loaded);
+// A load_report read back; nullopt when `text` is not one (the plugin wrote to the pipe,
+// or its process ended before the report was whole).
+std::optional<ProbeResult> read_load_report(std::string_view text);
+
 // How long a probe may take: $CORRAL_PLUGIN_PROBE_TIMEOUT seconds (fractions allowed),
 // else 10 s; loading a plugin takes milliseconds, so only a hang comes near it.
 std::chrono::milliseconds probe_deadline();

@@ -52,34 +52,41 @@ const corral_host_v1 kHost = {
 
 }  // namespace
 
-ProviderSession::ProviderSession(std::shared_ptr<const Plugin> plugin, const StringMap& options, HostHooks hooks)
+ProviderSession::ProviderSession(std::unique_ptr<PluginInstance> plugin, const StringMap& options, HostHooks hooks)
     : plugin_(std::move(plugin)), hooks_(std::move(hooks)) {
   for (const OptionSpec& o : plugin_->spec().options)
     if (o.secret)
       if (auto it = options.find(o.name); it != options.end()) redactor_.add(it->second);
   CallState s{&hooks_, &redactor_};
   const std::string config = wire::to_json(wire::OpenRequest{options});
-  instance_ = plugin_->table().open(config.c_str(), &kHost, &s);
-  if (!instance_) {
+  if (!plugin_->open(config, kHost, &s)) {
     if (s.error) throw *s.error;
     throw Error(ErrorCode::internal, fmt::format("provider '{}' failed to start", spec().name));
   }
 }
 
-ProviderSession::~ProviderSession() {
-  if (instance_) plugin_->table().close(instance_);
-}
+ProviderSession::ProviderSession(std::shared_ptr<const Plugin> plugin, const StringMap& options, HostHooks hooks)
+    : ProviderSession(in_process_instance(std::move(plugin)), options, std::move(hooks)) {}
 
-std::string ProviderSession::call(corral_call_fn fn, const char* name, const std::string& request, bool cancellable) {
-  if (!fn)
-    throw Error(ErrorCode::unsupported, fmt::format("provider '{}' does not support '{}'", spec().name, name));
+ProviderSession::~ProviderSession() = default;
+
+std::string ProviderSession::call(const CallSite& site, const std::string& request, bool cancellable) {
+  if (!plugin_->provides(site.primitive))
+    throw Error(ErrorCode::unsupported,
+                fmt::format("provider '{}' does not support '{}'", spec().name, site.primitive));
   CallState s{&hooks_, &redactor_, cancellable};
-  int rc = fn(instance_, request.c_str(), &kHost, &s);
+  int rc = plugin_->call(site, request, kHost, &s);
   if (rc != 0) {
     if (s.error) throw *s.error;
-    throw Error(ErrorCode::internal, fmt::format("provider '{}' failed in '{}' without saying why", spec().name, name));
+    throw Error(ErrorCode::internal,
+                fmt::format("provider '{}' failed in '{}' without saying why", spec().name, site.primitive));
   }
   return s.result.empty() ? "{}" : s.result;
+}
+
+std::string ProviderSession::lease_of(const Sandbox& sandbox) const {
+  if (auto it = sandbox.labels.find(wire::kLeaseLabel); it != sandbox.labels.end()) return it->second;
+  return sandbox.id == created_.first ? created_.second : "";
 }
 
 template <class Result>
@@ -98,7 +105,7 @@ Sandbox ProviderSession::remember(Sandbox sandbox) {
 }
 
 std::vector<DoctorCheck> ProviderSession::doctor() {
-  auto result = answer<wire::DoctorResult>(call(plugin_->table().doctor, "doctor", "{}"), "doctor");
+  auto result = answer<wire::DoctorResult>(call({"doctor"}, "{}"), "doctor");
   for (DoctorCheck& c : result.checks) {
     c.detail = redactor_.apply(c.detail);
     c.hint = redactor_.apply(c.hint);
@@ -107,44 +114,45 @@ std::vector<DoctorCheck> ProviderSession::doctor() {
 }
 
 Sandbox ProviderSession::create(const CreateRequest& request) {
-  Sandbox sandbox = remember(answer<Sandbox>(call(plugin_->table().create, "create", wire::to_json(request)), "create"));
+  Sandbox sandbox = remember(answer<Sandbox>(call({"create"}, wire::to_json(request)), "create"));
   if (sandbox.id.empty())
     throw Error(ErrorCode::internal, fmt::format("provider '{}' created a sandbox without an id", spec().name),
                 "this is a bug in the provider plugin; report it to its authors");
+  created_ = {sandbox.id, request.lease_id};
   return sandbox;
 }
 
 Sandbox ProviderSession::get(const std::string& id) {
-  return remember(answer<Sandbox>(call(plugin_->table().get, "get", wire::to_json(wire::GetRequest{id})), "get"));
+  return remember(answer<Sandbox>(call({"get"}, wire::to_json(wire::GetRequest{id})), "get"));
 }
 
 std::vector<Sandbox> ProviderSession::list(const StringMap& labels) {
-  return answer<wire::ListResult>(call(plugin_->table().list, "list", wire::to_json(wire::ListRequest{labels})), "list")
-      .sandboxes;
+  return answer<wire::ListResult>(call({"list"}, wire::to_json(wire::ListRequest{labels})), "list").sandboxes;
 }
 
 void ProviderSession::destroy(const Sandbox& sandbox) {
   // Destroying is cleanup: it runs after the Ctrl-C that asked for it and is never cut short by it.
-  call(plugin_->table().destroy, "destroy", wire::to_json(wire::SandboxRequest{sandbox}), /*cancellable=*/false);
+  call({"destroy", lease_of(sandbox)}, wire::to_json(wire::SandboxRequest{sandbox}), /*cancellable=*/false);
 }
 
 int ProviderSession::exec(const Sandbox& sandbox, const Command& command) {
-  return answer<ExecResult>(call(plugin_->table().exec, "exec", wire::to_json(wire::ExecRequest{sandbox, command})),
+  return answer<ExecResult>(call({"exec", lease_of(sandbox), command.timeout_seconds},
+                                 wire::to_json(wire::ExecRequest{sandbox, command})),
                             "exec")
       .exit_code;
 }
 
 void ProviderSession::upload(const Sandbox& sandbox, const UploadRequest& request) {
-  call(plugin_->table().upload, "upload", wire::to_json(wire::UploadCall{sandbox, request}));
+  call({"upload", lease_of(sandbox)}, wire::to_json(wire::UploadCall{sandbox, request}));
 }
 
 Sandbox ProviderSession::extend(const Sandbox& sandbox, std::int64_t seconds) {
   return remember(answer<Sandbox>(
-      call(plugin_->table().extend, "extend", wire::to_json(wire::ExtendRequest{sandbox, seconds})), "extend"));
+      call({"extend", lease_of(sandbox)}, wire::to_json(wire::ExtendRequest{sandbox, seconds})), "extend"));
 }
 
 std::string ProviderSession::url(const Sandbox& sandbox, int port) {
-  return answer<wire::UrlResult>(call(plugin_->table().url, "url", wire::to_json(wire::UrlRequest{sandbox, port})),
+  return answer<wire::UrlResult>(call({"url", lease_of(sandbox)}, wire::to_json(wire::UrlRequest{sandbox, port})),
                                  "url")
       .url;
 }

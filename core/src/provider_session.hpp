@@ -1,5 +1,7 @@
 // The host side of the plugin ABI: an opened provider instance whose primitives are
-// called with C++ types, JSON on the wire, errors rethrown as corral::Error.
+// called with C++ types, JSON on the wire, errors rethrown as corral::Error. Whether the
+// plugin runs in this process or in a helper (plugin_instance.hpp), this is the one place
+// that turns its JSON into types, redacts it and maps its errors.
 #pragma once
 
 #include <functional>
@@ -10,6 +12,7 @@
 
 #include "corral/types.hpp"
 #include "loader.hpp"
+#include "plugin_instance.hpp"
 #include "redact.hpp"
 
 namespace corral {
@@ -26,6 +29,8 @@ class ProviderSession {
  public:
   // Opens an instance with resolved `options`; secret option values are registered with
   // the redactor so they never show in errors or logs. Throws corral::Error.
+  ProviderSession(std::unique_ptr<PluginInstance> plugin, const StringMap& options, HostHooks hooks);
+  // The same for a plugin loaded into this process.
   ProviderSession(std::shared_ptr<const Plugin> plugin, const StringMap& options, HostHooks hooks);
   ~ProviderSession();
   ProviderSession(const ProviderSession&) = delete;
@@ -46,18 +51,21 @@ class ProviderSession {
   std::string url(const Sandbox& sandbox, int port);
 
  private:
-  // Calls primitive `fn` (named `name` for errors) and returns its JSON result. A call
-  // that is not `cancellable` never sees the user's Ctrl-C.
-  std::string call(corral_call_fn fn, const char* name, const std::string& request, bool cancellable = true);
+  // Calls the primitive `site` names and returns its JSON result. A call that is not
+  // `cancellable` never sees the user's Ctrl-C.
+  std::string call(const CallSite& site, const std::string& request, bool cancellable = true);
   // Reads a primitive's answer; a malformed one is the plugin's bug (internal).
   template <class Result>
   Result answer(const std::string& text, const char* primitive);
   Sandbox remember(Sandbox sandbox);
+  // The lease `sandbox` works for, for crash reports: its corral-lease label, or the lease
+  // this session created it for (not every provider reports labels); "" when unknown.
+  std::string lease_of(const Sandbox& sandbox) const;
 
-  std::shared_ptr<const Plugin> plugin_;
+  std::unique_ptr<PluginInstance> plugin_;
   HostHooks hooks_;
   Redactor redactor_;
-  void* instance_ = nullptr;
+  std::pair<std::string, std::string> created_;  // the sandbox id create() returned, and its lease
 };
 
 }  // namespace corral

@@ -10,6 +10,7 @@
 #include "corral/errors.hpp"
 #include "corral/json.hpp"
 #include "hash.hpp"
+#include "isolated_plugin.hpp"
 #include "paths.hpp"
 #include "plugin_probe.hpp"
 #include "spec_cache.hpp"
@@ -114,6 +115,37 @@ Listed list_plugin(const RegistrySource& source, const fs::path& library, const 
   return {std::move(e), pin};
 }
 
+// A duration key of a registry entry (call-timeout, cancel-grace), or `fallback`; throws
+// ConfigError for anything but a positive duration.
+std::chrono::milliseconds read_limit(const YAML::Node& item, const char* key, const std::string& where,
+                                     std::chrono::milliseconds fallback) {
+  if (!item[key]) return fallback;
+  const std::string text = item[key].as<std::string>();
+  std::int64_t secs = 0;
+  try {
+    secs = parse_duration(text);
+  } catch (const Error& e) {
+    throw ConfigError(fmt::format("{}: {}: {}", where, key, e.what()), "e.g. 30s, 5m");
+  }
+  if (secs <= 0) throw ConfigError(fmt::format("{}: {} must be above zero, not '{}'", where, key, text));
+  return std::chrono::seconds(secs);
+}
+
+// The isolation keys of a registry entry (`where` names it for errors); throws
+// ConfigError for a value outside their allowed set.
+IsolationSettings read_isolation(const YAML::Node& item, const std::string& where) {
+  IsolationSettings s;
+  if (item["isolation"]) {
+    const std::string mode = item["isolation"].as<std::string>();
+    if (mode == to_string(Isolation::process)) s.mode = Isolation::process;
+    else if (mode != to_string(Isolation::in_process))
+      throw ConfigError(fmt::format("{}: isolation '{}' is not one of: in-process, process", where, mode));
+  }
+  s.call_timeout = read_limit(item, "call-timeout", where, s.call_timeout);
+  s.cancel_grace = read_limit(item, "cancel-grace", where, s.cancel_grace);
+  return s;
+}
+
 // The entries one registry file lists, each inspected (or with its error).
 std::vector<Listed> read_registry(const RegistrySource& source, const SpecCache& cache) {
   const std::string file = source.file.string();
@@ -138,14 +170,19 @@ std::vector<Listed> read_registry(const RegistrySource& source, const SpecCache&
   std::vector<Listed> out;
   for (const YAML::Node& item : plugins) {
     std::string path_text, sha;
+    IsolationSettings isolation;
     try {
       if (item.IsScalar()) path_text = item.as<std::string>();
       else if (item.IsMap()) {
         path_text = item["path"] ? item["path"].as<std::string>() : "";
         sha = item["sha256"] ? item["sha256"].as<std::string>() : "";
+        isolation = read_isolation(item, fmt::format("registry {}: the entry for {}", file, path_text));
       }
     } catch (const YAML::Exception& e) {
       out.push_back({broken(source, {}, LoadFailure::bad_spec, fmt::format("registry {}: {}", file, e.what())), ""});
+      continue;
+    } catch (const Error& e) {
+      out.push_back({broken(source, path_text, LoadFailure::bad_spec, e.what()), ""});
       continue;
     }
     if (path_text.empty()) {
@@ -158,6 +195,7 @@ std::vector<Listed> read_registry(const RegistrySource& source, const SpecCache&
     fs::path library = path_text;
     if (library.is_relative()) library = (source.file.parent_path() / library).lexically_normal();
     out.push_back(list_plugin(source, library, sha, cache));
+    out.back().entry.isolation = isolation;
   }
   return out;
 }
@@ -241,38 +279,71 @@ const ProviderEntry* Registry::find_broken(std::string_view name) const {
   return nullptr;
 }
 
-std::shared_ptr<const Plugin> Registry::plugin(const ProviderEntry& entry) const {
-  size_t i = 0;
-  if (&entry >= entries_.data() && &entry < entries_.data() + entries_.size()) {
-    i = static_cast<size_t>(&entry - entries_.data());
-  } else {  // a copy of one of ours
-    auto same = [&](const ProviderEntry& e) {
-      return e.name == entry.name && e.library == entry.library && e.source.file == entry.source.file;
-    };
-    i = static_cast<size_t>(std::find_if(entries_.begin(), entries_.end(), same) - entries_.begin());
-    if (i == entries_.size())
-      throw Error(ErrorCode::internal, fmt::format("provider entry '{}' is not from this registry", entry.name));
-  }
-  if (plugins_[i]) return plugins_[i];
-  const ProviderEntry& e = entries_[i];
-  const char* const kListHint = "`corral providers` shows every registry entry and its status";
+size_t Registry::index_of(const ProviderEntry& entry) const {
+  if (&entry >= entries_.data() && &entry < entries_.data() + entries_.size())
+    return static_cast<size_t>(&entry - entries_.data());
+  auto same = [&](const ProviderEntry& e) {  // a copy of one of ours
+    return e.name == entry.name && e.library == entry.library && e.source.file == entry.source.file;
+  };
+  size_t i = static_cast<size_t>(std::find_if(entries_.begin(), entries_.end(), same) - entries_.begin());
+  if (i == entries_.size())
+    throw Error(ErrorCode::internal, fmt::format("provider entry '{}' is not from this registry", entry.name));
+  return i;
+}
+
+namespace {
+
+const char* const kListHint = "`corral providers` shows every registry entry and its status";
+
+// Throws unless the entry's probe found a working plugin.
+void require_ok(const ProviderEntry& e) {
   if (!e.ok())
     throw ConfigError(fmt::format("provider '{}' could not be loaded: {}", e.name, e.error->message), kListHint);
-  LoadResult loaded = load_plugin(e.library, LoadOptions{pins_[i], true});
-  if (!loaded.plugin) throw ConfigError(loaded.error->message, kListHint);
-  // Names, options and secrets were decided from the probe's spec: the code that runs
-  // must be the code that was probed.
-  const char* changed = json::to_json(loaded.plugin->spec()) != json::to_json(*e.spec) ? "provider spec"
-                        : loaded.plugin->version() != e.plugin_version                 ? "plugin version"
-                        : loaded.plugin->table().abi_version != e.abi_version          ? "ABI version"
-                                                                                       : nullptr;
+}
+
+// Names, options and secrets were decided from the probe's spec: the code that runs must
+// be the code that was probed. Throws ConfigError when `where` describes it otherwise.
+void require_as_probed(const ProviderEntry& e, const ProviderSpec& spec, const std::string& version,
+                       std::uint32_t abi, const char* where) {
+  const char* changed = json::to_json(spec) != json::to_json(*e.spec) ? "provider spec"
+                        : version != e.plugin_version                 ? "plugin version"
+                        : abi != e.abi_version                        ? "ABI version"
+                                                                      : nullptr;
   if (changed)
-    throw ConfigError(fmt::format("plugin {}: its {} in this process differs from the one its probe reported",
-                                  e.library.string(), changed),
+    throw ConfigError(fmt::format("plugin {}: its {} in {} differs from the one its probe reported",
+                                  e.library.string(), changed, where),
                       "a plugin must describe itself the same way every time; if the file was just replaced, "
                       "run the command again");
+}
+
+}  // namespace
+
+std::shared_ptr<const Plugin> Registry::plugin(const ProviderEntry& entry) const {
+  const size_t i = index_of(entry);
+  if (plugins_[i]) return plugins_[i];
+  const ProviderEntry& e = entries_[i];
+  require_ok(e);
+  LoadResult loaded = load_plugin(e.library, LoadOptions{pins_[i], true});
+  if (!loaded.plugin) throw ConfigError(loaded.error->message, kListHint);
+  require_as_probed(e, loaded.plugin->spec(), loaded.plugin->version(), loaded.plugin->table().abi_version,
+                    "this process");
   plugins_[i] = std::move(loaded.plugin);
   return plugins_[i];
+}
+
+std::unique_ptr<PluginInstance> Registry::instance(const ProviderEntry& entry) const {
+  const size_t i = index_of(entry);
+  const ProviderEntry& e = entries_[i];
+  if (e.isolation.mode == Isolation::in_process) return in_process_instance(plugin(e));
+  require_ok(e);
+  // The checks the registry made when it listed the entry, made again now that the
+  // helper is about to start: the file may have changed since (the helper checks too).
+  ProbeResult now = inspect(e.library, pins_[i], SpecCache::standard());
+  if (now.error) throw ConfigError(now.error->message, kListHint);
+  HelperHello hello;
+  std::unique_ptr<PluginInstance> instance = isolated_instance(e.library, pins_[i], e.isolation, hello);
+  require_as_probed(e, instance->spec(), hello.plugin_version, hello.abi_version, "its helper process");
+  return instance;
 }
 
 std::vector<std::string> Registry::names() const {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "loader.hpp"
+#include "plugin_instance.hpp"
 
 namespace corral {
 
@@ -29,6 +30,7 @@ struct ProviderEntry {
   std::uint32_t abi_version = 0;
   std::optional<LoadError> error;
   std::vector<std::string> overridden;  // registries whose entry of the same name this replaced
+  IsolationSettings isolation;          // the entry's isolation, call-timeout and cancel-grace
   bool ok() const { return spec != nullptr; }
 };
 
@@ -59,9 +61,17 @@ class Registry {
   // precise reason. Loaded once per entry.
   std::shared_ptr<const Plugin> plugin(const ProviderEntry& entry) const;
 
+  // An unopened instance of the entry's plugin, run the way its entry asks: loaded here
+  // (plugin()), or in a helper process that loads it with the same checks and must
+  // describe it as its probe did. Throws corral::ConfigError with the precise reason.
+  std::unique_ptr<PluginInstance> instance(const ProviderEntry& entry) const;
+
  private:
   std::vector<RegistrySource> sources_;
   std::vector<ProviderEntry> entries_;
+  // The index of `entry` (one of ours, or a copy of one) in entries_; throws if neither.
+  size_t index_of(const ProviderEntry& entry) const;
+
   std::vector<std::string> pins_;  // entries_[i]'s sha256 pin, "" when not pinned
   mutable std::vector<std::shared_ptr<const Plugin>> plugins_;  // entries_[i]'s, once loaded
 };

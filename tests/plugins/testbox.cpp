@@ -1,11 +1,18 @@
 // testbox: a provider for testing the run engine through the real loader and ABI. Its
 // sandboxes are folders; commands run unjailed in them. TESTBOX_FAIL makes a named
-// primitive fail, so every failure path of the run contract can be exercised.
+// primitive fail, so every failure path of the run contract can be exercised; TESTBOX_CRASH
+// makes one crash, throw past every catch, exit or hang, for crash isolation.
 // Built with TESTBOX_MOUNT it is "mountbox": it mounts (uses) the user's tree in place
 // instead of receiving an archive, like the workspace-mount providers.
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdlib>
 #include <fstream>
 #include <filesystem>
 #include <sstream>
+#include <stdexcept>
+#include <thread>
 
 #include "corral/sdk.hpp"
 #include "corral/sdk/process.hpp"
@@ -30,6 +37,8 @@ const std::string kSpec = std::string("{") + kIdentity + R"json(
   "options": [
     {"name": "dir", "type": "string", "env": ["TESTBOX_DIR"], "help": "where sandboxes live"},
     {"name": "fail", "type": "string", "env": ["TESTBOX_FAIL"], "help": "primitives that fail: create,upload,exec,destroy,get"},
+    {"name": "crash", "type": "string", "env": ["TESTBOX_CRASH"],
+     "help": "PRIMITIVE:HOW pairs (segv, orphan-segv, abort, throw, exit, hang), e.g. exec:segv; open is one too"},
     {"name": "token", "type": "string", "env": ["TESTBOX_TOKEN"], "secret": true, "help": "a secret that must never show"},
     {"name": "leak", "type": "bool", "default": "false", "env": ["TESTBOX_LEAK"],
      "help": "run commands with corral's whole environment, as a careless plugin would"},
@@ -44,7 +53,9 @@ const std::string kSpec = std::string("{") + kIdentity + R"json(
 class Testbox : public corral::sdk::Provider {
  public:
   explicit Testbox(const corral::sdk::Options& o)
-      : dir_(o.get("dir")), fail_(o.get("fail")), token_(o.get("token")), leak_(o.get_bool("leak", false)) {
+      : dir_(o.get("dir")), fail_(o.get("fail")), crash_(o.get("crash")), token_(o.get("token")),
+        leak_(o.get_bool("leak", false)) {
+    maybe_fail("open");
     if (dir_.empty()) throw corral::Error(corral::ErrorCode::invalid_argument, "testbox needs TESTBOX_DIR");
   }
 
@@ -52,8 +63,10 @@ class Testbox : public corral::sdk::Provider {
     maybe_fail("create");
     fs::path d = dir_ / ("tb-" + r.lease_id);
     fs::create_directories(d / "workspace");
-    std::ofstream labels(d / "labels");
-    for (const auto& [key, value] : r.labels) labels << key << "=" << value << "\n";
+    {
+      std::ofstream labels(d / "labels");
+      for (const auto& [key, value] : r.labels) labels << key << "=" << value << "\n";
+    }  // closed, so sandbox() below reads them back
     std::ofstream(d / "seconds") << 0;
     std::ofstream(d / "mount") << r.workspace;
     return sandbox("tb-" + r.lease_id);
@@ -124,9 +137,40 @@ class Testbox : public corral::sdk::Provider {
 
  private:
   void maybe_fail(const std::string& primitive) const {
+    maybe_crash(primitive);
     if (("," + fail_ + ",").find("," + primitive + ",") != std::string::npos)
       throw corral::Error(corral::ErrorCode::unavailable,
                           "testbox " + primitive + " failed as asked (token " + token_ + ")", "unset TESTBOX_FAIL");
+  }
+
+  // Crashes the way TESTBOX_CRASH asks for `primitive`, if it does.
+  void maybe_crash(const std::string& primitive) const {
+    std::stringstream items(crash_);
+    for (std::string item; std::getline(items, item, ',');) {
+      if (item.rfind(primitive + ":", 0) != 0) continue;
+      const std::string how = item.substr(primitive.size() + 1);
+      if (how == "segv") {
+        volatile int* volatile nowhere = nullptr;
+        *nowhere = 42;
+      } else if (how == "abort") {
+        std::abort();
+      } else if (how == "throw") {
+        // A plugin thread's exception reaches no catch of the SDK's: std::terminate.
+        std::thread([] { throw std::runtime_error("testbox: a runaway exception"); }).join();
+      } else if (how == "orphan-segv") {
+        // A child that keeps every descriptor of the plugin's process open outlives it.
+        if (::fork() == 0) {
+          ::sleep(30);
+          ::_exit(0);
+        }
+        volatile int* volatile nowhere = nullptr;
+        *nowhere = 42;
+      } else if (how == "exit") {
+        std::_Exit(3);
+      } else if (how == "hang") {
+        for (;;) ::pause();  // deaf to cancelled(), like a plugin stuck in a blocking call
+      }
+    }
   }
 
   corral::Sandbox sandbox(const std::string& id) const {
@@ -143,6 +187,7 @@ class Testbox : public corral::sdk::Provider {
 
   fs::path dir_;
   std::string fail_;
+  std::string crash_;
   std::string token_;
   bool leak_ = false;
 };

@@ -116,8 +116,19 @@ int Background::wait() {
 }
 
 void CliEnv::add_registry(const std::string& name, const std::vector<std::string>& libraries) const {
+  // CORRAL_TEST_ISOLATION=process runs a whole suite's plugins in corral's helper process.
+  const char* isolation = std::getenv("CORRAL_TEST_ISOLATION");
+  if (isolation && *isolation) add_registry(name, libraries, {{"isolation", isolation}});
+  else add_registry(name, libraries, {});
+}
+
+void CliEnv::add_registry(const std::string& name, const std::vector<std::string>& libraries,
+                          const std::map<std::string, std::string>& keys) const {
   std::string text = "plugins:\n";
-  for (const auto& l : libraries) text += "  - path: " + l + "\n";
+  for (const auto& l : libraries) {
+    text += "  - path: " + l + "\n";
+    for (const auto& [key, value] : keys) text += "    " + key + ": " + value + "\n";
+  }
   root_.write("config/corral/providers.d/" + name + ".yaml", text);
 }
 

@@ -61,8 +61,12 @@ class CliEnv {
   std::filesystem::path config_dir() const { return root_.path() / "config"; }
   // The lease claim files currently present.
   std::vector<std::filesystem::path> claims() const;
-  // Writes a registry under the user's providers.d listing `libraries`.
+  // Writes a registry under the user's providers.d listing `libraries`, with the isolation
+  // $CORRAL_TEST_ISOLATION names when set.
   void add_registry(const std::string& name, const std::vector<std::string>& libraries) const;
+  // The same with `keys` (e.g. {"isolation", "process"}) on every entry.
+  void add_registry(const std::string& name, const std::vector<std::string>& libraries,
+                    const std::map<std::string, std::string>& keys) const;
   // The full environment each run gets ("NAME=value").
   std::vector<std::string> environment() const;
 
