@@ -11,10 +11,17 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdint>
+#include <condition_variable>
 #include <cstring>
+#include <deque>
 #include <fstream>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <sstream>
+#include <stdexcept>
+#include <system_error>
+#include <thread>
 
 #include "corral/sdk/process.hpp"
 #include "corral/types.hpp"
@@ -105,18 +112,43 @@ std::vector<std::string> walk_files(const fs::path& root, const IgnoreRules& rul
   return files;
 }
 
+// git's answer in find_workspace_root, kept for the scan_workspace of the same folder
+// that follows it in one corral command (the settings need the root first, the run then
+// scans it), so a run asks git once. Taken by the first scan, whatever its folder: any
+// other scan asks git itself.
+struct ToplevelMemo {
+  std::mutex mutex;
+  std::optional<std::pair<fs::path, fs::path>> start_and_top;
+};
+ToplevelMemo& toplevel_memo() {
+  static ToplevelMemo memo;
+  return memo;
+}
+
 }  // namespace
 
 fs::path find_workspace_root(const fs::path& cwd) {
   fs::path start = fs::weakly_canonical(cwd);
   fs::path top = git_toplevel(start);
+  {
+    ToplevelMemo& memo = toplevel_memo();
+    std::lock_guard lock(memo.mutex);
+    memo.start_and_top.emplace(start, top);
+  }
   return top.empty() ? start : fs::weakly_canonical(top);
 }
 
 Workspace scan_workspace(const fs::path& cwd, const CancelFn& cancelled) {
   Workspace ws;
   fs::path start = fs::weakly_canonical(cwd);
-  fs::path top = git_toplevel(start, cancelled);
+  std::optional<fs::path> known;
+  {
+    ToplevelMemo& memo = toplevel_memo();
+    std::lock_guard lock(memo.mutex);
+    if (memo.start_and_top && memo.start_and_top->first == start) known = memo.start_and_top->second;
+    memo.start_and_top.reset();
+  }
+  fs::path top = known ? *known : git_toplevel(start, cancelled);
   ws.git = !top.empty();
   ws.root = ws.git ? fs::weakly_canonical(top) : start;
   std::string sub = start.lexically_relative(ws.root).generic_string();
@@ -171,18 +203,229 @@ void check_workspace_size(const Workspace& ws, std::uint64_t limit) {
 
 namespace {
 
+// gzip at its fastest level: the archive is packed for every sync and crosses a network
+// or a local copy once, so packing time matters more than the last few percent of size.
+constexpr const char* kGzipLevel = "1";
+// A workspace at least this large is compressed on several threads, in members of
+// kMemberBytes of tar each (gzip -d and tar -xzf read concatenated members as one stream).
+constexpr std::uint64_t kParallelFrom = 4u << 20;
+constexpr std::size_t kMemberBytes = 1u << 20;
+
+using ArchivePtr = std::unique_ptr<archive, decltype(&archive_write_free)>;
+
+// `in` as one complete gzip member (libarchive's raw format through its gzip filter).
+std::string gzip_member(const std::string& in) {
+  std::string out;
+  out.reserve(in.size() / 2 + 1024);
+  ArchivePtr a(archive_write_new(), archive_write_free);
+  auto fail = [&](const char* what) {
+    const char* why = archive_error_string(a.get());
+    return std::runtime_error(fmt::format("gzip {}: {}", what, why ? why : "unknown error"));
+  };
+  if (archive_write_set_format_raw(a.get()) != ARCHIVE_OK || archive_write_add_filter_gzip(a.get()) != ARCHIVE_OK ||
+      archive_write_set_filter_option(a.get(), "gzip", "compression-level", kGzipLevel) < ARCHIVE_WARN ||
+      archive_write_set_bytes_per_block(a.get(), 0) != ARCHIVE_OK)  // no padding after the member
+    throw fail("setup");
+  auto append = [](archive*, void* to, const void* data, size_t size) -> la_ssize_t {
+    static_cast<std::string*>(to)->append(static_cast<const char*>(data), size);
+    return static_cast<la_ssize_t>(size);
+  };
+  if (archive_write_open2(a.get(), &out, nullptr, append, nullptr, nullptr) != ARCHIVE_OK) throw fail("open");
+  std::unique_ptr<archive_entry, decltype(&archive_entry_free)> entry(archive_entry_new(), archive_entry_free);
+  archive_entry_set_pathname(entry.get(), "tar");
+  archive_entry_set_filetype(entry.get(), AE_IFREG);
+  archive_entry_set_size(entry.get(), static_cast<la_int64_t>(in.size()));
+  if (archive_write_header(a.get(), entry.get()) < ARCHIVE_WARN) throw fail("header");
+  for (std::size_t done = 0; done < in.size();) {
+    la_ssize_t n = archive_write_data(a.get(), in.data() + done, in.size() - done);
+    if (n <= 0) throw fail("write");
+    done += static_cast<std::size_t>(n);
+  }
+  if (archive_write_close(a.get()) != ARCHIVE_OK) throw fail("close");
+  return out;
+}
+
+// Takes the tar stream in order, compresses it on `workers` threads in members of
+// kMemberBytes, and writes the members to `fd` in order, holding a few in flight.
+// Destroying it before finish() (an error, a cancel) stops and joins the workers.
+class ParallelGzip {
+ public:
+  ParallelGzip(int fd, unsigned workers) : fd_(fd), max_in_flight_(2 * workers + 1) {
+    try {
+      for (unsigned i = 0; i < workers; ++i) threads_.emplace_back([this] { work(); });
+    } catch (const std::system_error&) {
+      // Out of threads: the ones started do the work, or with none submit() does it.
+    }
+  }
+  ~ParallelGzip() {
+    {
+      std::lock_guard lock(mutex_);
+      stop_ = true;
+    }
+    work_cv_.notify_all();
+    for (std::thread& t : threads_) t.join();
+  }
+  ParallelGzip(const ParallelGzip&) = delete;
+  ParallelGzip& operator=(const ParallelGzip&) = delete;
+
+  void write(const char* data, std::size_t size) {
+    while (size > 0) {
+      const std::size_t n = std::min(size, kMemberBytes - pending_.size());
+      pending_.append(data, n);
+      data += n;
+      size -= n;
+      if (pending_.size() == kMemberBytes) submit();
+    }
+  }
+  // Compresses what is left and writes every member; throws std::runtime_error.
+  void finish() {
+    if (!pending_.empty()) submit();
+    while (write_next(true)) {
+    }
+  }
+
+ private:
+  struct Job {
+    std::string data;  // tar in, gzip member out
+    bool done = false;
+    std::string error;
+  };
+
+  void submit() {
+    auto job = std::make_shared<Job>();
+    job->data.swap(pending_);
+    pending_.reserve(kMemberBytes);
+    if (threads_.empty()) {
+      job->data = gzip_member(job->data);
+      job->done = true;
+    }
+    {
+      std::lock_guard lock(mutex_);
+      if (!job->done) queue_.push_back(job);
+      in_flight_.push_back(job);
+    }
+    work_cv_.notify_one();
+    while (write_next(false)) {  // what is ready already
+    }
+    std::size_t flying;
+    {
+      std::lock_guard lock(mutex_);
+      flying = in_flight_.size();
+    }
+    if (flying >= max_in_flight_) write_next(true);  // bounded memory: wait for the oldest
+  }
+
+  // Writes the oldest member when it is done (or, with `wait`, once it is); false when
+  // there is none to write.
+  bool write_next(bool wait) {
+    std::shared_ptr<Job> job;
+    {
+      std::unique_lock lock(mutex_);
+      if (in_flight_.empty()) return false;
+      if (wait) done_cv_.wait(lock, [&] { return in_flight_.front()->done; });
+      if (!in_flight_.front()->done) return false;
+      job = in_flight_.front();
+      in_flight_.pop_front();
+    }
+    if (!job->error.empty()) throw std::runtime_error(job->error);
+    for (std::size_t done = 0; done < job->data.size();) {
+      ssize_t n = ::write(fd_, job->data.data() + done, job->data.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) throw std::runtime_error(std::strerror(errno));
+      done += static_cast<std::size_t>(n);
+    }
+    return true;
+  }
+
+  void work() {
+    for (;;) {
+      std::shared_ptr<Job> job;
+      {
+        std::unique_lock lock(mutex_);
+        work_cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+        if (stop_) return;
+        job = queue_.front();
+        queue_.pop_front();
+      }
+      std::string error;
+      try {
+        job->data = gzip_member(job->data);
+      } catch (const std::exception& e) {
+        error = e.what();
+      }
+      {
+        std::lock_guard lock(mutex_);
+        job->error = std::move(error);
+        job->done = true;
+      }
+      done_cv_.notify_all();
+    }
+  }
+
+  const int fd_;
+  const std::size_t max_in_flight_;
+  std::string pending_;
+  std::mutex mutex_;
+  std::condition_variable work_cv_, done_cv_;
+  std::deque<std::shared_ptr<Job>> queue_;      // waiting for a worker
+  std::deque<std::shared_ptr<Job>> in_flight_;  // submitted, not yet written, oldest first
+  bool stop_ = false;
+  std::vector<std::thread> threads_;
+};
+
+// How many threads compress `ws`: one (the single-stream path) for a small workspace or
+// a one-core machine, else one per core up to four.
+unsigned compression_threads(const Workspace& ws) {
+  if (ws.total_bytes < kParallelFrom) return 1;
+  return std::min(4u, std::max(1u, std::thread::hardware_concurrency()));
+}
+
+// Where the parallel path's tar stream goes, for libarchive's write callback.
+struct GzipSink {
+  std::optional<ParallelGzip> gzip;
+  std::string error;  // what the writer threw inside the callback
+};
+
 // write_archive without the clean-up of a cancelled archive.
 std::uint64_t write_archive_file(const Workspace& ws, const fs::path& archive_path, const CancelFn& cancelled) {
-  std::unique_ptr<archive, decltype(&archive_write_free)> a(archive_write_new(), archive_write_free);
+  const unsigned threads = compression_threads(ws);
+  // Declared before the archive, so they outlive it: freeing an archive that was not
+  // closed (a cancel, an error) flushes it through the callback into the sink and fd.
+  int out_fd = -1;
+  std::unique_ptr<int, void (*)(int*)> out_closer(&out_fd, [](int* fd) {
+    if (*fd >= 0) ::close(*fd);
+  });
+  GzipSink sink;
+  ArchivePtr a(archive_write_new(), archive_write_free);
   archive_write_set_format_pax_restricted(a.get());
-  archive_write_add_filter_gzip(a.get());
-  archive_write_set_filter_option(a.get(), "gzip", "compression-level", "1");
   auto check = [&](int rc, const char* what) {
     if (rc < ARCHIVE_WARN)
-      throw Error(ErrorCode::internal, fmt::format("cannot write workspace archive {} ({}): {}", archive_path.string(),
-                                                   what, archive_error_string(a.get())));
+      throw Error(ErrorCode::internal,
+                  fmt::format("cannot write workspace archive {} ({}): {}", archive_path.string(), what,
+                              !sink.error.empty() ? sink.error.c_str() : archive_error_string(a.get())));
   };
-  check(archive_write_open_filename(a.get(), archive_path.c_str()), "open");
+  if (threads <= 1) {
+    archive_write_add_filter_gzip(a.get());
+    archive_write_set_filter_option(a.get(), "gzip", "compression-level", kGzipLevel);
+    check(archive_write_open_filename(a.get(), archive_path.c_str()), "open");
+  } else {
+    out_fd = ::open(archive_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (out_fd < 0)
+      throw Error(ErrorCode::internal,
+                  fmt::format("cannot write workspace archive {}: {}", archive_path.string(), std::strerror(errno)));
+    sink.gzip.emplace(out_fd, threads);
+    auto to_gzip = [](archive*, void* to, const void* data, size_t size) -> la_ssize_t {
+      GzipSink* s = static_cast<GzipSink*>(to);
+      try {
+        s->gzip->write(static_cast<const char*>(data), size);
+        return static_cast<la_ssize_t>(size);
+      } catch (const std::exception& e) {
+        s->error = e.what();
+        return -1;
+      }
+    };
+    check(archive_write_open2(a.get(), &sink, nullptr, to_gzip, nullptr, nullptr), "open");
+  }
   std::unique_ptr<archive_entry, decltype(&archive_entry_free)> entry(archive_entry_new(), archive_entry_free);
   std::vector<char> buffer(1 << 16);
   std::size_t files_done = 0, buffers_done = 0;
@@ -229,6 +472,14 @@ std::uint64_t write_archive_file(const Workspace& ws, const fs::path& archive_pa
     }
   }
   check(archive_write_close(a.get()), "close");
+  if (sink.gzip) {
+    try {
+      sink.gzip->finish();
+    } catch (const std::exception& e) {
+      sink.error = e.what();
+      check(ARCHIVE_FATAL, "compress");
+    }
+  }
   std::error_code ec;
   return fs::file_size(archive_path, ec);
 }

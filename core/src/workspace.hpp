@@ -39,7 +39,9 @@ Workspace scan_workspace(const std::filesystem::path& cwd, const std::function<b
 // Throws invalid-argument when the workspace is larger than `limit` bytes (0 = no limit).
 void check_workspace_size(const Workspace& workspace, std::uint64_t limit);
 
-// Writes the workspace's files as a gzip-compressed tar to `archive`; returns its size.
+// Writes the workspace's files as a gzip-compressed tar to `archive` (gzip's fastest
+// level; a workspace of a few MiB or more is compressed on several threads as a series of
+// gzip members, which gzip -d, tar -xzf and libarchive read as one stream); returns its size.
 // Throws cancelled once `cancelled` says so (polled every few hundred files or MiB),
 // removing the partial archive.
 std::uint64_t write_archive(const Workspace& workspace, const std::filesystem::path& archive,

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <memory>
@@ -89,6 +91,61 @@ TEST_CASE("a git checkout sends tracked and untracked files but not ignored ones
   CHECK(names == std::vector<std::string>{".corralignore", ".gitignore", "sub/untracked.txt", "tracked.c"});
 }
 
+TEST_CASE("finding the root and then scanning the same folder asks git for the top level once") {
+  TempDir t;
+  git(t.path(), {"init", "-q"});
+  t.write("a.txt", "a");
+  t.write("sub/b.txt", "b");
+  // A git on PATH that counts `rev-parse` calls and runs the real one.
+  const std::string real_git = corral::sdk::find_program("git");
+  REQUIRE_FALSE(real_git.empty());
+  TempDir tools;  // outside the checkout, so the log does not change its fingerprint
+  const fs::path log = tools.path() / "git-calls.log";
+  const fs::path bin = tools.path() / "bin";
+  fs::create_directories(bin);
+  const fs::path wrapper = bin / "git";
+  {
+    std::ofstream out(wrapper);
+    out << "#!/bin/sh\n[ \"$1\" = rev-parse ] && echo x >>'" << log.string() << "'\nexec '" << real_git
+        << "' \"$@\"\n";
+  }
+  ::chmod(wrapper.c_str(), 0755);
+  const std::string old_path = std::getenv("PATH") ? std::getenv("PATH") : "";
+  ::setenv("PATH", (bin.string() + ":" + old_path).c_str(), 1);
+  std::unique_ptr<const std::string, void (*)(const std::string*)> restore(
+      &old_path, [](const std::string* p) { ::setenv("PATH", p->c_str(), 1); });
+  auto rev_parses = [&] {
+    std::string text = corral::test::read_file(log);
+    return std::count(text.begin(), text.end(), '\n');
+  };
+
+  const fs::path root = corral::find_workspace_root(t.path() / "sub");
+  corral::Workspace ws = corral::scan_workspace(t.path() / "sub");
+  const auto after_pair = rev_parses();
+  // Any later scan (another folder or the same one) asks git itself.
+  corral::Workspace again = corral::scan_workspace(t.path() / "sub");
+  const auto after_again = rev_parses();
+
+  CHECK(after_pair == 1);
+  CHECK(after_again == 2);
+  CHECK(root == fs::weakly_canonical(t.path()));
+  CHECK(ws.git);
+  CHECK(ws.root == root);
+  CHECK(ws.subdir == "sub");
+  CHECK(again.root == root);
+  CHECK(again.fingerprint == ws.fingerprint);
+}
+
+TEST_CASE("a root found for one folder is not used for scanning another") {
+  TempDir repo, plain;
+  git(repo.path(), {"init", "-q"});
+  plain.write("x.txt", "x");
+  corral::find_workspace_root(repo.path());
+  corral::Workspace ws = corral::scan_workspace(plain.path());
+  CHECK_FALSE(ws.git);
+  CHECK(ws.root == fs::weakly_canonical(plain.path()));
+}
+
 TEST_CASE("the fingerprint changes with content, mode and names, and only then") {
   TempDir t;
   t.write("a.txt", "one");
@@ -101,6 +158,35 @@ TEST_CASE("the fingerprint changes with content, mode and names, and only then")
   CHECK(corral::scan_workspace(t.path()).fingerprint != second);
   t.write("b.txt", "");
   CHECK(corral::scan_workspace(t.path()).fingerprint != second);
+}
+
+TEST_CASE("a workspace of several MiB, compressed on several threads, reads back as one archive") {
+  TempDir t;
+  // Enough data for many gzip members; text that compresses, each file different.
+  std::map<std::string, std::string> expected;
+  for (int i = 0; i < 24; ++i) {
+    std::string content;
+    for (int line = 0; content.size() < 300'000 + 1'000 * static_cast<std::size_t>(i); ++line)
+      content += "file " + std::to_string(i) + " line " + std::to_string(line * 7919 % 10007) + "\n";
+    const std::string name = "dir" + std::to_string(i % 3) + "/f" + std::to_string(i) + ".txt";
+    t.write(name, content);
+    expected[name] = content;
+  }
+  t.write("empty", "");
+  expected["empty"] = "";
+  corral::Workspace ws = corral::scan_workspace(t.path());
+  REQUIRE(ws.total_bytes > (4u << 20));
+  TempDir out;
+  const fs::path archive = out.path() / "ws.tar.gz";
+  const std::uint64_t size = corral::write_archive(ws, archive);
+  CHECK(size == fs::file_size(archive));
+  CHECK(read_archive(archive) == expected);
+  // What the remote sandboxes run: tar -xzf (through gzip).
+  if (!corral::sdk::find_program("tar").empty() && !corral::sdk::find_program("gzip").empty()) {
+    auto p = corral::sdk::capture_process({{"tar", "-xzf", archive.string(), "-C", out.path().string()}, std::nullopt, ""});
+    REQUIRE_MESSAGE(p.exit_code == 0, p.err);
+    for (const auto& [name, content] : expected) CHECK(corral::test::read_file(out.path() / name) == content);
+  }
 }
 
 TEST_CASE("a workspace above the limit is refused with the largest files named") {
