@@ -7,7 +7,7 @@ packages=(
   build-essential cmake ninja-build pkg-config git ccache
   libcurl4-openssl-dev libssl-dev rapidjson-dev libfmt-dev libyaml-cpp-dev doctest-dev
   libboost-dev libcli11-dev libarchive-dev libcpp-httplib-dev
-  bubblewrap curl time jq
+  bubblewrap curl time jq openssh-server openssh-client
 )
 
 missing=()
