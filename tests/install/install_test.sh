@@ -20,8 +20,9 @@ test -f "$work/prefix/include/corral/plugin_abi.h"
 mv "$work/prefix" "$work/moved"
 "$work/moved/bin/corral" providers --json | grep -q '"name":"local","ok":true'
 
+# Teams copy the example: it must build warning-free with their strictest flags.
 cmake -S "$source_dir/docs/examples/acme-plugin" -B "$work/acme" -G Ninja \
-  -DCMAKE_PREFIX_PATH="$work/moved" >/dev/null
+  -DCMAKE_PREFIX_PATH="$work/moved" -DCMAKE_CXX_FLAGS="-Wall -Wextra -Werror" >/dev/null
 cmake --build "$work/acme" >/dev/null
 printf 'plugins:\n  - path: %s\n' "$work/acme/libacme-corral.so" > "$work/acme.yaml"
 export CORRAL_REGISTRY=$work/acme.yaml ACME_ROOT=$work/acme-root
@@ -52,7 +53,7 @@ grep -q '^acme: .* 0 failed' "$work/conformance.txt"
 export PKG_CONFIG_PATH=$work/moved/lib/pkgconfig
 pkg-config --exists corral-sdk
 mkdir -p "$work/acme-pc"
-c++ -std=c++20 -shared -fPIC -fvisibility=hidden "$source_dir/docs/examples/acme-plugin/acme_provider.cpp" \
+c++ -std=c++20 -Wall -Wextra -Werror -shared -fPIC -fvisibility=hidden "$source_dir/docs/examples/acme-plugin/acme_provider.cpp" \
   $(pkg-config --cflags --libs corral-sdk) -Wl,--exclude-libs,ALL -Wl,-z,defs -o "$work/acme-pc/libacme-corral.so"
 printf 'plugins:\n  - path: %s\n' "$work/acme-pc/libacme-corral.so" > "$work/acme-pc.yaml"
 out=$(CORRAL_REGISTRY=$work/acme-pc.yaml "$work/moved/bin/corral" run --provider acme -- cat hello.txt)

@@ -63,22 +63,26 @@ std::optional<ProviderKind> parse_kind(std::string_view name);
 // One line of help per provider kind, for legends and `providers describe`.
 std::string_view describe(ProviderKind kind);
 
+// OptionSpec, DocsMeta and ProviderSpec give every member an initializer: plugins write
+// specs with designated initializers, and GCC's -Wextra warns about each member left out
+// that has none.
+
 // One setting a provider accepts.
 struct OptionSpec {
-  std::string name;                   // kebab-case; flag is --<provider>-<name>
+  std::string name{};                 // kebab-case; flag is --<provider>-<name>
   // string | int | bool | duration, or a destination: url (an endpoint), host (a domain
   // or address), path (a file or folder on this machine), program (an executable).
   // Destination options must be `trusted`; the loader refuses a spec where one is not.
   std::string type = "string";
-  std::optional<std::string> default_value;
-  std::vector<std::string> env;       // environment variables, first wins
-  std::string help;
+  std::optional<std::string> default_value{};
+  std::vector<std::string> env{};     // environment variables, first wins
+  std::string help{};
   bool secret = false;                // never printed, logged or forwarded
   // Only a flag, the environment or the user's own config may set it, never a
   // repository's corral.yaml (endpoints: a repository must not redirect credentials).
   // Secret options are always treated so.
   bool trusted = false;
-  std::vector<std::string> choices;   // allowed values, empty = any
+  std::vector<std::string> choices{}; // allowed values, empty = any
 };
 
 // True for the option types a spec may use.
@@ -88,24 +92,24 @@ bool decides_destination(std::string_view type);
 
 // What the capability matrix says about a provider; every field is required.
 struct DocsMeta {
-  std::string category;       // e.g. "local sandbox", "cloud microVM"
-  std::string location;       // local | cloud | self-hosted
-  std::string gpu;            // e.g. "no", "yes (A100, H100)"
-  std::string cleanup_owner;  // who removes what corral leaves: "corral", "provider TTL", ...
-  std::string best_fit;
-  std::string caveat;
-  std::string authentication;  // optional: credentials the provider holds outside corral
+  std::string category{};     // e.g. "local sandbox", "cloud microVM"
+  std::string location{};     // local | cloud | self-hosted
+  std::string gpu{};          // e.g. "no", "yes (A100, H100)"
+  std::string cleanup_owner{}; // who removes what corral leaves: "corral", "provider TTL", ...
+  std::string best_fit{};
+  std::string caveat{};
+  std::string authentication{}; // optional: credentials the provider holds outside corral
 };
 
 struct ProviderSpec {
-  std::string name;
-  std::vector<std::string> aliases;
-  std::string family;
+  std::string name{};
+  std::vector<std::string> aliases{};
+  std::string family{};
   ProviderKind kind = ProviderKind::delegated_run;
-  std::vector<std::string> targets;
-  FeatureSet features;
-  std::vector<OptionSpec> options;
-  DocsMeta docs;
+  std::vector<std::string> targets{};
+  FeatureSet features{};
+  std::vector<OptionSpec> options{};
+  DocsMeta docs{};
 
   // The option named `name`, or nullptr.
   const OptionSpec* find_option(std::string_view option_name) const;

@@ -46,8 +46,10 @@ class AcmeProvider : public corral::sdk::Provider {
   corral::Sandbox create(const corral::CreateRequest& request, const corral::sdk::Host&) override {
     const std::string id = "acme-" + request.lease_id;
     fs::create_directories(root_ / id / "workspace");
-    std::ofstream labels(root_ / id / "labels");
-    for (const auto& [key, value] : request.labels) labels << key << '=' << value << '\n';
+    {
+      std::ofstream labels(root_ / id / "labels");
+      for (const auto& [key, value] : request.labels) labels << key << '=' << value << '\n';
+    }  // closed, so sandbox() below reads them back
     return sandbox(id);
   }
 
@@ -73,7 +75,9 @@ class AcmeProvider : public corral::sdk::Provider {
   // deleted since (the SDK refuses paths that would leave the folder).
   void upload(const corral::Sandbox& s, const corral::UploadRequest& r, const corral::sdk::Host&) override {
     const fs::path workspace = root_ / s.id / "workspace";
-    auto tar = corral::sdk::capture_process({{"tar", "-xzf", r.archive_path, "-C", workspace.string()}});
+    corral::sdk::ProcessSpec unpack;
+    unpack.argv = {"tar", "-xzf", r.archive_path, "-C", workspace.string()};
+    auto tar = corral::sdk::capture_process(unpack);
     if (tar.exit_code != 0) throw corral::Error(corral::ErrorCode::internal, "unpacking failed: " + tar.err);
     corral::sdk::remove_paths_under(workspace, r.removed);
   }
