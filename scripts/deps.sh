@@ -9,6 +9,7 @@ packages=(
   libboost-dev libcli11-dev libarchive-dev libcpp-httplib-dev
   bubblewrap curl time jq openssh-server openssh-client
 )
+packages+=("$@")  # what a script needs besides (scripts/test-sanitized.sh: clang)
 
 missing=()
 for p in "${packages[@]}"; do
