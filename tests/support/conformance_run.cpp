@@ -2,6 +2,8 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 #include "corral/json.hpp"
 
 namespace corral::test {
@@ -27,6 +29,14 @@ ConformanceRun conformance_of(const CliEnv& env, const std::string& provider, co
   }
   CHECK(json::get_int(doc, "failed") == static_cast<std::int64_t>(r.failed.size()));
   return r;
+}
+
+void check_passed(const ConformanceRun& run, const std::vector<std::string>& ids) {
+  INFO(run.failures);
+  CHECK(run.cli.exit_code == 0);
+  CHECK(run.failed.empty());
+  for (const std::string& id : ids)
+    CHECK_MESSAGE(std::find(run.passed.begin(), run.passed.end(), id) != run.passed.end(), id);
 }
 
 }  // namespace corral::test

@@ -17,4 +17,8 @@ struct ConformanceRun {
 // `corral conformance --provider NAME --json` in `env`, its report parsed.
 ConformanceRun conformance_of(const CliEnv& env, const std::string& provider, const std::vector<std::string>& extra = {});
 
+// Checks that `run` exited 0 with no failed check and that each of `ids` passed (was
+// neither skipped nor failed), naming the failures otherwise.
+void check_passed(const ConformanceRun& run, const std::vector<std::string>& ids);
+
 }  // namespace corral::test
