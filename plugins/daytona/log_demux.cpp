@@ -10,9 +10,12 @@ bool marks(char b) { return b == '\x01' || b == '\x02'; }
 
 }  // namespace
 
-void LogDemux::deliver(std::string_view bytes) {
-  if (bytes.empty()) return;
-  (to_stderr_ ? err_ : out_)(bytes);
+void LogDemux::deliver(std::string_view bytes) { gathered_.append(bytes); }
+
+void LogDemux::flush() {
+  if (gathered_.empty()) return;
+  (to_stderr_ ? err_ : out_)(gathered_);
+  gathered_.clear();
 }
 
 void LogDemux::feed(std::string_view piece) {
@@ -35,6 +38,7 @@ void LogDemux::feed(std::string_view piece) {
     while (n < kPrefixLength && i + n < data.size() && data[i + n] == b) ++n;
     if (n == kPrefixLength) {
       deliver(data.substr(start, i - start));
+      if (to_stderr_ != (b == '\x02')) flush();  // the other stream starts here
       to_stderr_ = b == '\x02';
       i += kPrefixLength;
       start = i;
@@ -42,18 +46,21 @@ void LogDemux::feed(std::string_view piece) {
       // The piece ends inside what may be a prefix: wait for the next one.
       deliver(data.substr(start, i - start));
       held_ = std::string(data.substr(i));
+      flush();
       return;
     } else {
       i += n;
     }
   }
   deliver(data.substr(start));
+  flush();
 }
 
 void LogDemux::finish() {
   std::string rest;
   rest.swap(held_);
   deliver(rest);
+  flush();
 }
 
 }  // namespace corral::daytona

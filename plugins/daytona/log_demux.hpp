@@ -29,17 +29,22 @@ class LogDemux {
   LogDemux(Sink on_stdout, Sink on_stderr) : out_(std::move(on_stdout)), err_(std::move(on_stderr)) {}
 
   // Feeds the next piece of the log; passes every byte that is surely output on to the
-  // stream its last prefix named (stdout before any prefix).
+  // stream its last prefix named (stdout before any prefix). The bytes of one stream
+  // within a piece go to its sink in one call: the daemon prefixes every line, and a
+  // call per line would cost a write per line downstream.
   void feed(std::string_view piece);
   // Ends the log: bytes held back as a possible prefix were output after all.
   void finish();
 
  private:
   void deliver(std::string_view bytes);
+  // Passes what deliver() gathered for the current stream to its sink.
+  void flush();
 
   Sink out_, err_;
   bool to_stderr_ = false;
   std::string held_;  // up to 2 bytes that may be the start of a prefix
+  std::string gathered_;  // output of the current stream not yet passed on
 };
 
 }  // namespace corral::daytona
