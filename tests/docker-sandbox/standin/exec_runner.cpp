@@ -90,13 +90,20 @@ int run_exec(const State& state, const Record& record, const ExecRequest& reques
   int out_fd = ::open(out_path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   int err_fd = ::open(err_path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   int ready[2];
-  if (out_fd < 0 || err_fd < 0 || ::pipe2(ready, O_CLOEXEC) != 0) {
+  // `go` holds the child back until its pid is registered, so `sbx stop` can always find
+  // and kill a command that has started (as stopping a real sandbox's VM would).
+  int go[2];
+  if (out_fd < 0 || err_fd < 0 || ::pipe2(ready, O_CLOEXEC) != 0 || ::pipe2(go, O_CLOEXEC) != 0) {
     std::cerr << "ERROR: stand-in cannot set up exec: " << std::strerror(errno) << "\n";
     return 125;
   }
 
   pid_t pid = ::fork();
   if (pid == 0) {
+    ::close(go[1]);
+    char released = 0;
+    while (::read(go[0], &released, 1) < 0 && errno == EINTR) {
+    }
     ::setsid();
     ::dup2(out_fd, 1);
     ::dup2(err_fd, 2);
@@ -121,7 +128,9 @@ int run_exec(const State& state, const Record& record, const ExecRequest& reques
     fail(127, "OCI runtime exec failed: exec: \"" + request.command[0] + "\": executable file not found in $PATH");
   }
   ::close(ready[1]);
+  ::close(go[0]);
   state.add_pid(record.name, pid);
+  ::close(go[1]);  // registered: let it run
   std::string runtime_error;
   char buf[512];
   for (ssize_t n; (n = ::read(ready[0], buf, sizeof buf)) > 0;) runtime_error.append(buf, static_cast<size_t>(n));
