@@ -14,12 +14,6 @@
 namespace corral::docs {
 namespace {
 
-constexpr std::array kLocations = {"local", "cloud", "self-hosted"};
-
-bool blank(std::string_view s) {
-  return std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isspace(c); });
-}
-
 std::string provider_cell(const ProviderSpec& s) {
   std::string text = fmt::format("[{}]({})", s.name, page_file(s));
   if (!s.aliases.empty()) text += fmt::format(" (aliases: {})", fmt::join(s.aliases, ", "));
@@ -30,23 +24,6 @@ std::string provider_cell(const ProviderSpec& s) {
 
 std::string page_file(const ProviderSpec& spec) { return spec.name + ".md"; }
 
-std::vector<std::string> spec_problems(const ProviderSpec& spec) {
-  std::vector<std::string> problems;
-  const std::pair<const char*, const std::string*> fields[] = {
-      {"docs.category", &spec.docs.category}, {"docs.location", &spec.docs.location},
-      {"docs.gpu", &spec.docs.gpu},           {"docs.cleanupOwner", &spec.docs.cleanup_owner},
-      {"docs.bestFit", &spec.docs.best_fit},  {"docs.caveat", &spec.docs.caveat},
-  };
-  for (const auto& [name, value] : fields)
-    if (blank(*value)) problems.push_back(fmt::format("{} is missing", name));
-  if (!blank(spec.docs.location) &&
-      std::find(kLocations.begin(), kLocations.end(), spec.docs.location) == kLocations.end())
-    problems.push_back(fmt::format("docs.location is '{}', not one of {}", spec.docs.location, fmt::join(kLocations, ", ")));
-  if (spec.targets.empty()) problems.push_back("targets is missing");
-  for (const OptionSpec& o : spec.options)
-    if (blank(o.help)) problems.push_back(fmt::format("options '{}': help is missing", o.name));
-  return problems;
-}
 
 namespace {
 

@@ -16,10 +16,6 @@ namespace corral::docs {
 // The page a provider's row links to, relative to the matrix file ("e2b.md").
 std::string page_file(const ProviderSpec& spec);
 
-// What the docs need but `spec` lacks, each naming the spec field ("docs.caveat is
-// missing"); empty when the provider can be documented.
-std::vector<std::string> spec_problems(const ProviderSpec& spec);
-
 // Throws ConfigError naming the provider, its plugin `library` and each field of
 // spec_problems(), when there are any.
 void require_documented(const ProviderSpec& spec, const std::filesystem::path& library);

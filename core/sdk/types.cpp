@@ -116,6 +116,28 @@ bool decides_destination(std::string_view type) {
   return type == "url" || type == "host" || type == "path" || type == "program";
 }
 
+std::vector<std::string> spec_problems(const ProviderSpec& spec) {
+  static constexpr std::string_view kLocations[] = {"local", "cloud", "self-hosted"};
+  auto blank = [](std::string_view s) {
+    return std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isspace(c); });
+  };
+  std::vector<std::string> problems;
+  const std::pair<const char*, const std::string*> fields[] = {
+      {"docs.category", &spec.docs.category}, {"docs.location", &spec.docs.location},
+      {"docs.gpu", &spec.docs.gpu},           {"docs.cleanupOwner", &spec.docs.cleanup_owner},
+      {"docs.bestFit", &spec.docs.best_fit},  {"docs.caveat", &spec.docs.caveat},
+  };
+  for (const auto& [name, value] : fields)
+    if (blank(*value)) problems.push_back(std::string(name) + " is missing");
+  if (!blank(spec.docs.location) &&
+      std::find(std::begin(kLocations), std::end(kLocations), spec.docs.location) == std::end(kLocations))
+    problems.push_back("docs.location is '" + spec.docs.location + "', not one of local, cloud, self-hosted");
+  if (spec.targets.empty()) problems.push_back("targets is missing");
+  for (const OptionSpec& o : spec.options)
+    if (blank(o.help)) problems.push_back("options '" + o.name + "': help is missing");
+  return problems;
+}
+
 const OptionSpec* ProviderSpec::find_option(std::string_view option_name) const {
   for (const OptionSpec& o : options)
     if (o.name == option_name) return &o;

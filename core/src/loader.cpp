@@ -147,6 +147,12 @@ LoadResult load_plugin(const fs::path& path, const LoadOptions& options) {
     return fail(LoadFailure::bad_spec, fmt::format("plugin {}: invalid provider spec: {}{}", file, e.what(),
                                                    e.hint().empty() ? "" : " (" + e.hint() + ")"));
   }
+  if (std::vector<std::string> problems = spec_problems(spec); !problems.empty())
+    return fail(LoadFailure::bad_spec,
+                fmt::format("plugin {}: provider '{}' has an incomplete spec: {} (complete the \"docs\" object: "
+                            "category, location, gpu, cleanupOwner, bestFit, caveat; \"targets\"; each option's "
+                            "\"help\")",
+                            file, spec.name, fmt::join(problems, "; ")));
   if (spec.name != table.name)
     return fail(LoadFailure::bad_descriptor,
                 fmt::format("plugin {}: descriptor name '{}' differs from spec name '{}'", file, table.name,

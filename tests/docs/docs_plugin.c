@@ -52,7 +52,7 @@ static const char kSpec[] =
     "\"docs\":{\"category\":\"hybrid\",\"location\":\"cloud\",\"gpu\":\"no\",\"cleanupOwner\":\"provider TTL\","
     "\"bestFit\":\"mixed workloads\",\"caveat\":\"two sync paths\"}}";
 #elif defined(DOCS_VARIANT_INCOMPLETE)
-/* Loads fine, but its docs lack the GPU and caveat fields and an option has no help. */
+/* Its docs lack the GPU and caveat fields and an option has no help: the loader refuses it. */
 #define NAME "incomplete"
 static const char kSpec[] =
     "{\"name\":\"incomplete\",\"kind\":\"delegated-run\",\"targets\":[\"linux\"],\"features\":[\"run-session\"],"

@@ -122,8 +122,8 @@ TEST_CASE("the JSON matrix carries the same facts, with every option") {
 
 TEST_CASE("a plugin missing docs fields fails the generator, naming the plugin and each field") {
   const std::string message = failure({"cloudbox", "incomplete", "mountbox"});
-  CHECK(message.find("provider 'incomplete' (plugin ") != std::string::npos);
-  CHECK(message.find("libcorral-docs-incomplete.so): docs.gpu is missing") != std::string::npos);
+  CHECK(message.find("registry entry 'libcorral-docs-incomplete.so' did not load") != std::string::npos);
+  CHECK(message.find("provider 'incomplete' has an incomplete spec: docs.gpu is missing") != std::string::npos);
   CHECK(message.find("docs.caveat is missing") != std::string::npos);
   CHECK(message.find("options 'mystery': help is missing") != std::string::npos);
   CHECK(message.find("docs.category") == std::string::npos);  // present fields are not blamed
@@ -148,14 +148,14 @@ TEST_CASE("spec problems: blank fields, an unknown location, no targets") {
   spec.name = "x";
   spec.docs = {"cat", "mars", "no", "corral", "fit", "  "};
   spec.options.push_back({.name = "o", .help = ""});
-  auto problems = docs::spec_problems(spec);
+  auto problems = corral::spec_problems(spec);
   CHECK(problems == std::vector<std::string>{"docs.caveat is missing",
                                              "docs.location is 'mars', not one of local, cloud, self-hosted",
                                              "targets is missing", "options 'o': help is missing"});
   spec.docs = {"cat", "self-hosted", "no", "corral", "fit", "caveat"};
   spec.targets = {"linux"};
   spec.options[0].help = "what o does";
-  CHECK(docs::spec_problems(spec).empty());
+  CHECK(corral::spec_problems(spec).empty());
   CHECK_NOTHROW(docs::require_documented(spec, "/x.so"));
   spec.docs.gpu = "";
   CHECK_THROWS_WITH_AS(docs::require_documented(spec, "/x.so"),

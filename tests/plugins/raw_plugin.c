@@ -11,6 +11,8 @@
 
 static const char kSpec[] =
     "{\"name\":\"raw\",\"kind\":\"delegated-run\",\"targets\":[\"linux\"],"
+    "\"docs\":{\"category\":\"test\",\"location\":\"local\",\"gpu\":\"no\",\"cleanupOwner\":\"corral\","
+    "\"bestFit\":\"tests\",\"caveat\":\"broken on purpose\"},"
 #if RAW_VARIANT == 3
     "\"features\":[\"run-session\",\"url-bridge\"]}";
 #elif RAW_VARIANT == 4

@@ -120,6 +120,13 @@ struct ProviderSpec {
   std::string flag(const OptionSpec& option) const { return "--" + name + "-" + option.name; }
 };
 
+// What `spec` lacks that every provider must give (the capability matrix and `describe`
+// show them), each naming the field: "docs.caveat is missing", "targets is missing",
+// "options 'region': help is missing", an unknown docs.location. Empty when complete;
+// the loader refuses a plugin whose spec has any.
+std::vector<std::string> spec_problems(const ProviderSpec& spec);
+
+
 using StringMap = std::map<std::string, std::string>;
 
 // A provider's sandbox as core sees it. `secrets` travel from a plugin back into the
