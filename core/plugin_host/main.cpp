@@ -109,7 +109,7 @@ int main(int argc, char** argv) {
   std::string names;
   if (loaded.plugin)
     for (const char* p : corral::kCallPrimitives)
-      if (corral::primitive(loaded.plugin->table(), p)) names += std::string(names.empty() ? "" : " ") + p;
+      if (corral::provides(loaded.plugin->table(), p)) names += std::string(names.empty() ? "" : " ") + p;
   send(channel::Kind::hello, names + '\0', corral::load_report(loaded));
   if (!loaded.plugin) return 0;
   const corral_plugin_v1& table = loaded.plugin->table();
@@ -132,7 +132,7 @@ int main(int argc, char** argv) {
         size_t nul = f.payload.find('\0');
         std::string name(f.payload.substr(0, nul));
         std::string request(nul == std::string_view::npos ? "{}" : f.payload.substr(nul + 1));
-        auto fn = reinterpret_cast<corral_call_fn>(corral::primitive(table, name));
+        corral_call_fn fn = corral::call_primitive(table, name);
         done(fn && instance ? fn(instance, request.c_str(), &kHost, nullptr) : 1);
         break;
       }

@@ -59,21 +59,25 @@ LoadResult fail(LoadFailure cause, std::string message) { return {nullptr, LoadE
 
 }  // namespace
 
-const void* primitive(const corral_plugin_v1& t, std::string_view name) {
-  if (name == "open") return reinterpret_cast<const void*>(t.open);
-  if (name == "close") return reinterpret_cast<const void*>(t.close);
-  if (name == "doctor") return reinterpret_cast<const void*>(t.doctor);
-  if (name == "create") return reinterpret_cast<const void*>(t.create);
-  if (name == "get") return reinterpret_cast<const void*>(t.get);
-  if (name == "list") return reinterpret_cast<const void*>(t.list);
-  if (name == "destroy") return reinterpret_cast<const void*>(t.destroy);
-  if (name == "exec") return reinterpret_cast<const void*>(t.exec);
-  if (name == "upload") return reinterpret_cast<const void*>(t.upload);
-  if (name == "extend") return reinterpret_cast<const void*>(t.extend);
-  if (name == "url") return reinterpret_cast<const void*>(t.url);
-  if (name == "pause") return reinterpret_cast<const void*>(t.pause);
-  if (name == "resume") return reinterpret_cast<const void*>(t.resume);
+corral_call_fn call_primitive(const corral_plugin_v1& t, std::string_view name) {
+  if (name == "doctor") return t.doctor;
+  if (name == "create") return t.create;
+  if (name == "get") return t.get;
+  if (name == "list") return t.list;
+  if (name == "destroy") return t.destroy;
+  if (name == "exec") return t.exec;
+  if (name == "upload") return t.upload;
+  if (name == "extend") return t.extend;
+  if (name == "url") return t.url;
+  if (name == "pause") return t.pause;
+  if (name == "resume") return t.resume;
   return nullptr;
+}
+
+bool provides(const corral_plugin_v1& t, std::string_view name) {
+  if (name == "open") return t.open != nullptr;
+  if (name == "close") return t.close != nullptr;
+  return call_primitive(t, name) != nullptr;
 }
 
 LoadResult load_plugin(const fs::path& path, const LoadOptions& options) {
@@ -159,14 +163,14 @@ LoadResult load_plugin(const fs::path& path, const LoadOptions& options) {
                             spec.name));
 
   for (const char* required : {"open", "close", "create", "destroy", "exec"})
-    if (!primitive(table, required))
+    if (!provides(table, required))
       return fail(LoadFailure::missing_primitive,
                   fmt::format("plugin {}: provider '{}' does not provide the required primitive '{}'", file,
                               spec.name, required));
   for (Feature feature : kAllFeatures) {
     if (!spec.features.has(feature)) continue;
     for (const std::string& needed : required_primitives(feature))
-      if (!primitive(table, needed))
+      if (!provides(table, needed))
         return fail(LoadFailure::missing_primitive,
                     fmt::format("plugin {}: provider '{}' advertises feature '{}' but does not provide its "
                                 "primitive '{}'",

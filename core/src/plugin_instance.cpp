@@ -32,7 +32,7 @@ class InProcess final : public PluginInstance {
     if (instance_) plugin_->table().close(instance_);
   }
   const ProviderSpec& spec() const override { return plugin_->spec(); }
-  bool provides(std::string_view name) const override { return primitive(plugin_->table(), name) != nullptr; }
+  bool provides(std::string_view name) const override { return corral::provides(plugin_->table(), name); }
 
   bool open(const std::string& config, const corral_host_v1& host, void* call) override {
     CrashGuard guard(what("open"), crash_hint(""));
@@ -41,7 +41,7 @@ class InProcess final : public PluginInstance {
   }
 
   int call(const CallSite& site, const std::string& request, const corral_host_v1& host, void* call) override {
-    auto fn = reinterpret_cast<corral_call_fn>(const_cast<void*>(primitive(plugin_->table(), site.primitive)));
+    corral_call_fn fn = call_primitive(plugin_->table(), site.primitive);
     CrashGuard guard(what(site.primitive), crash_hint(site.lease));
     return fn(instance_, request.c_str(), &host, call);
   }
