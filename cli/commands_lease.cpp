@@ -4,6 +4,7 @@
 
 #include "commands.hpp"
 #include "corral/json.hpp"
+#include "corral/sdk/shell.hpp"
 #include "corral/wire.hpp"
 #include "handle.hpp"
 #include "printable.hpp"
@@ -22,7 +23,7 @@ void write_lease(json::Writer& w, const LeaseRow& row) {
     json::write_string(w, "provider", row.file.provider);
     json::write_string(w, "sandboxId", row.file.sandbox_id);
     json::write_string(w, "problem", row.file.problem);
-    json::write_string(w, "cleanupCommand", "corral stop --id " + shell_quote(row.file.lease_id));
+    json::write_string(w, "cleanupCommand", "corral stop --id " + sdk::shell_quote(row.file.lease_id));
   }
   json::write_string(w, "state", to_string(row.state));
   w.EndObject();

@@ -67,6 +67,9 @@ void Provider::upload(const Sandbox&, const UploadRequest&, const Host&) { throw
 Sandbox Provider::extend(const Sandbox&, std::int64_t, const Host&) { throw unsupported("extend"); }
 std::string Provider::url(const Sandbox&, int, const Host&) { throw unsupported("url"); }
 Sandbox Provider::pause(const Sandbox&, const Host&) { throw unsupported("pause"); }
+DownloadResult Provider::download(const Sandbox&, const DownloadRequest&, const Host&) {
+  throw unsupported("download");
+}
 Sandbox Provider::resume(const Sandbox&, const Host&) { throw unsupported("resume"); }
 
 namespace detail {
@@ -168,6 +171,11 @@ std::string do_pause(Provider& p, std::string_view r, const Host& h) {
 
 std::string do_resume(Provider& p, std::string_view r, const Host& h) {
   return wire::to_json(p.resume(wire::read<wire::SandboxRequest>(r, "resume request").sandbox, h));
+}
+
+std::string do_download(Provider& p, std::string_view r, const Host& h) {
+  wire::DownloadCall m = wire::read<wire::DownloadCall>(r, "download request");
+  return wire::to_json(p.download(m.sandbox, m.download, h));
 }
 
 }  // namespace detail

@@ -91,6 +91,7 @@ std::string to_json(const CreateRequest& m) {
     json::write_string(w, "slug", m.slug);
     json::write_map(w, "labels", m.labels);
     json::write_string(w, "workspace", m.workspace);
+    if (m.network.mode != NetworkPolicy::Mode::open) json::write_string(w, "network", to_string(m.network));
   });
 }
 
@@ -143,6 +144,25 @@ std::string to_json(const UploadCall& m) {
   });
 }
 
+std::string to_json(const DownloadCall& m) {
+  return object([&](Writer& w) {
+    write_sandbox_member(w, m.sandbox);
+    json::write_string(w, "cwd", m.download.cwd);
+    json::write_strings(w, "patterns", m.download.patterns);
+    json::write_string(w, "archive", m.download.archive_path);
+    w.Key("maxBytes");
+    w.Uint64(m.download.max_bytes);
+  });
+}
+
+std::string to_json(const DownloadResult& m) {
+  return object([&](Writer& w) {
+    w.Key("size");
+    w.Uint64(m.size);
+    if (!m.missing.empty()) json::write_strings(w, "missing", m.missing);
+  });
+}
+
 std::string to_json(const ExtendRequest& m) {
   return object([&](Writer& w) {
     write_sandbox_member(w, m.sandbox);
@@ -190,6 +210,7 @@ CreateRequest read<CreateRequest>(std::string_view text, std::string_view what) 
   r.slug = json::get_string(doc, "slug");
   r.labels = json::get_map(doc, "labels");
   r.workspace = json::get_string(doc, "workspace");
+  if (doc.HasMember("network")) r.network = parse_network_policy(json::get_string(doc, "network"));
   return r;
 }
 
@@ -247,6 +268,29 @@ UploadCall read<UploadCall>(std::string_view text, std::string_view what) {
   m.upload.size = static_cast<std::uint64_t>(json::get_int(doc, "size"));
   m.upload.removed = json::get_strings(doc, "removed");
   return m;
+}
+
+template <>
+DownloadCall read<DownloadCall>(std::string_view text, std::string_view what) {
+  json::Document doc = json::parse(text, what);
+  DownloadCall m;
+  m.sandbox = sandbox_member(doc, what);
+  m.download.cwd = json::get_string(doc, "cwd");
+  m.download.patterns = json::get_strings(doc, "patterns");
+  m.download.archive_path = json::get_string(doc, "archive");
+  m.download.max_bytes = static_cast<std::uint64_t>(json::get_int(doc, "maxBytes"));
+  return m;
+}
+
+template <>
+DownloadResult read<DownloadResult>(std::string_view text, std::string_view what) {
+  json::Document doc = json::parse(text, what);
+  DownloadResult r;
+  std::int64_t size = doc.HasMember("size") ? json::get_int(doc, "size") : 0;
+  if (size < 0) throw Error(ErrorCode::invalid_argument, std::string(what) + ": size is negative");
+  r.size = static_cast<std::uint64_t>(size);
+  r.missing = json::get_strings(doc, "missing");
+  return r;
 }
 
 template <>

@@ -2,23 +2,12 @@
 
 #include "claims.hpp"
 #include "corral/json.hpp"
+#include "corral/sdk/shell.hpp"
 
 namespace corral {
 
-std::string shell_quote(const std::string& word) {
-  if (!word.empty() && word.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:@%+,") ==
-                           std::string::npos)
-    return word;
-  std::string out = "'";
-  for (char c : word) {
-    if (c == '\'') out += "'\\''";
-    else out += c;
-  }
-  return out + "'";
-}
-
 std::string cleanup_command(const std::string& provider, const std::string& lease_id) {
-  return "corral stop --provider " + shell_quote(provider) + " --id " + shell_quote(lease_id);
+  return "corral stop --provider " + sdk::shell_quote(provider) + " --id " + sdk::shell_quote(lease_id);
 }
 
 SessionHandle handle_for(const Claim& claim) {

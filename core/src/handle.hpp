@@ -32,8 +32,6 @@ struct Claim;
 SessionHandle handle_for(const Claim& claim);
 // `corral stop --provider P --id L`, with each word quoted for a POSIX shell as needed.
 std::string cleanup_command(const std::string& provider, const std::string& lease_id);
-// `word` quoted for a POSIX shell when it contains anything but safe characters.
-std::string shell_quote(const std::string& word);
 std::string handle_to_json(const SessionHandle& handle);
 
 }  // namespace corral

@@ -159,7 +159,7 @@ class Isolated final : public PluginInstance {
     const std::string_view primitive = site.primitive;
     std::optional<Clock::time_point> deadline;
     std::string deadline_text;
-    if (primitive != "exec" && primitive != "upload") {
+    if (primitive != "exec" && primitive != "upload" && primitive != "download") {
       deadline = Clock::now() + settings_.call_timeout;
       deadline_text =
           fmt::format("no answer after {:g} s (the registry entry's call-timeout)", seconds(settings_.call_timeout));

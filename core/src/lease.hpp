@@ -83,6 +83,13 @@ class Lease {
   std::optional<Sandbox> sandbox_;  // the live sandbox once known
 };
 
+// What to copy back from the sandbox after the command (--download).
+struct DownloadOptions {
+  std::vector<std::string> patterns;  // globs relative to the command's folder; empty = none
+  std::filesystem::path dir;          // where they land; empty = .corral/runs/<lease-id>/
+  std::uint64_t max_bytes = 256ull << 20;
+};
+
 struct RunRequest {
   ProviderChoice choice;
   std::string lease;  // --id: reuse this lease
@@ -92,6 +99,8 @@ struct RunRequest {
   std::vector<std::string> env_names;  // --env NAME
   std::uint64_t max_workspace = 0;
   std::filesystem::path cwd;
+  DownloadOptions downloads;
+  std::optional<NetworkPolicy> network;  // --network; nullopt = the configured default
 };
 
 struct RunResult {

@@ -49,6 +49,9 @@ std::vector<std::string> required_primitives(Feature feature) {
     case Feature::keep_alive: return {"extend"};
     case Feature::cleanup: return {"list"};
     case Feature::pause_resume: return {"pause", "resume"};
+    case Feature::run_downloads: return {"download"};
+    case Feature::network_policy: return {};  // enforced by create
+    case Feature::network_allowlist: return {};
   }
   return {};
 }
@@ -71,6 +74,7 @@ corral_call_fn call_primitive(const corral_plugin_v1& t, std::string_view name) 
   if (name == "url") return t.url;
   if (name == "pause") return t.pause;
   if (name == "resume") return t.resume;
+  if (name == "download") return t.download;
   return nullptr;
 }
 

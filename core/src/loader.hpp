@@ -75,7 +75,7 @@ LoadResult load_plugin(const std::filesystem::path& path, const LoadOptions& opt
 
 // The descriptor's primitives of the corral_call_fn shape, in its order.
 inline constexpr const char* kCallPrimitives[] = {"doctor", "create", "get", "list", "destroy", "exec",
-                                                  "upload", "extend", "url", "pause", "resume"};
+                                                  "upload", "extend", "url", "pause", "resume", "download"};
 
 // The primitive called `name` (one of kCallPrimitives), or nullptr when the plugin does
 // not provide it or no primitive has that name.

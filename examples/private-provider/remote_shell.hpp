@@ -9,12 +9,8 @@
 
 namespace corral_ssh {
 
-// `word` as one POSIX shell word that the shell reads back as exactly `word`: wrapped in
-// single quotes, each ' written as '\''. Throws invalid-argument for a NUL byte, which
-// no argument can carry.
-std::string quote(std::string_view word);
-
-// `argv` as a command line of quoted words separated by spaces (argv[0] included).
+// `argv` as a command line of words separated by spaces (argv[0] included), each quoted
+// with the SDK's sdk::shell_quote: a NUL byte throws invalid-argument.
 std::string command_line(const std::vector<std::string>& argv);
 
 }  // namespace corral_ssh

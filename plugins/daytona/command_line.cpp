@@ -1,5 +1,7 @@
 #include "command_line.hpp"
 
+#include "corral/sdk/shell.hpp"
+
 #include <cctype>
 #include <string_view>
 
@@ -49,15 +51,6 @@ std::string hex_line(std::string_view text) {
 
 }  // namespace
 
-std::string shell_quote(const std::string& text) {
-  std::string out = "'";
-  for (char c : text) {
-    if (c == '\'') out += "'\\''";
-    else out += c;
-  }
-  return out + "'";
-}
-
 void check_env_name(const std::string& name) {
   bool ok = !name.empty() && (std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_');
   for (char c : name) ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '_');
@@ -70,16 +63,16 @@ std::string env_file_content(const StringMap& env) {
   std::string out;
   for (const auto& [name, value] : env) {
     check_env_name(name);
-    out += "export " + name + "=" + shell_quote(value) + "\n";
+    out += "export " + name + "=" + sdk::shell_quote(value) + "\n";
   }
   return out;
 }
 
 std::string wrapper_text(const WrappedCommand& c) {
   if (c.argv.empty()) throw Error(ErrorCode::invalid_argument, "no command to run");
-  std::string text = "sh -c " + shell_quote(kWrapper) + " corral " + shell_quote(c.cwd) + " " +
-                     shell_quote(c.env_file) + " " + shell_quote(hex_line(kNoTools));
-  for (const auto& a : c.argv) text += " " + shell_quote(a);
+  std::string text = "sh -c " + sdk::shell_quote(kWrapper) + " corral " + sdk::shell_quote(c.cwd) + " " +
+                     sdk::shell_quote(c.env_file) + " " + sdk::shell_quote(hex_line(kNoTools));
+  for (const auto& a : c.argv) text += " " + sdk::shell_quote(a);
   return text;
 }
 

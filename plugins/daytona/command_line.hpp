@@ -18,9 +18,6 @@
 
 namespace corral::daytona {
 
-// `text` as one single-quoted shell word.
-std::string shell_quote(const std::string& text);
-
 // Throws invalid-argument unless `name` is a shell variable name ([A-Za-z_][A-Za-z0-9_]*).
 void check_env_name(const std::string& name);
 

@@ -11,6 +11,7 @@
 
 #include "command_line.hpp"
 #include "corral/sdk/process.hpp"
+#include "corral/sdk/shell.hpp"
 #include "api.hpp"
 #include "errors.hpp"
 #include "log_demux.hpp"
@@ -175,7 +176,7 @@ TEST_CASE("the output decoder refuses what the wrapper cannot have written") {
 TEST_CASE("shell quoting survives every byte a shell treats specially") {
   const std::string nasty = "it's $HOME `id` \"q\" \\ ; | & * ? \n newline ' ''";
   sdk::ProcessSpec spec;
-  spec.argv = {"/bin/sh", "-c", "printf %s " + shell_quote(nasty)};
+  spec.argv = {"/bin/sh", "-c", "printf %s " + sdk::shell_quote(nasty)};
   auto p = sdk::capture_process(spec, 10);
   CHECK(p.exit_code == 0);
   CHECK(p.out == nasty);

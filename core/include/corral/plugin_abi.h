@@ -98,6 +98,11 @@ typedef struct corral_plugin_v1 {
   corral_call_fn url;     /* {"sandbox","port"} -> {"url"} */
   corral_call_fn pause;   /* {"sandbox"} -> Sandbox */
   corral_call_fn resume;  /* {"sandbox"} -> Sandbox */
+  /* Appended: absent when struct_size does not reach it.
+   * {"sandbox","cwd","patterns","archive","maxBytes"} -> {"size","missing"} : writes a
+   * .tar.gz of the files matching the patterns (relative to cwd) to the local path
+   * `archive`, at most maxBytes of it. */
+  corral_call_fn download;
 } corral_plugin_v1;
 
 /* The one symbol a plugin exports. */

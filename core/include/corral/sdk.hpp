@@ -90,6 +90,10 @@ class Provider {
   virtual std::string url(const Sandbox& sandbox, int port, const Host& host);
   virtual Sandbox pause(const Sandbox& sandbox, const Host& host);
   virtual Sandbox resume(const Sandbox& sandbox, const Host& host);
+  // Packs the files matching request.patterns into a .tar.gz at request.archive_path;
+  // write it through sdk::DownloadFile (corral/sdk/download.hpp), which holds the size
+  // bound, and build it in the sandbox with sdk::download_script.
+  virtual DownloadResult download(const Sandbox& sandbox, const DownloadRequest& request, const Host& host);
 };
 
 namespace detail {
@@ -119,6 +123,7 @@ std::string do_extend(Provider&, std::string_view, const Host&);
 std::string do_url(Provider&, std::string_view, const Host&);
 std::string do_pause(Provider&, std::string_view, const Host&);
 std::string do_resume(Provider&, std::string_view, const Host&);
+std::string do_download(Provider&, std::string_view, const Host&);
 
 template <Body B>
 int call(void* instance, const char* request, const corral_host_v1* host, void* c) {
@@ -153,6 +158,7 @@ corral_plugin_v1 make_descriptor(const char* version, const char* spec_json) {
   if constexpr (CORRAL_SDK_OVERRIDES(T, url)) d.url = &call<do_url>;
   if constexpr (CORRAL_SDK_OVERRIDES(T, pause)) d.pause = &call<do_pause>;
   if constexpr (CORRAL_SDK_OVERRIDES(T, resume)) d.resume = &call<do_resume>;
+  if constexpr (CORRAL_SDK_OVERRIDES(T, download)) d.download = &call<do_download>;
   return d;
 }
 

@@ -23,10 +23,14 @@ enum class Feature {
   keep_alive,
   cleanup,
   pause_resume,
+  run_downloads,      // files come back from the sandbox after a run (--download)
+  network_policy,     // --network none: no egress at all
+  network_allowlist,  // --network allow:HOST,...: egress only to the listed hosts
 };
 inline constexpr std::array kAllFeatures = {
-    Feature::run_session, Feature::url_bridge, Feature::archive_sync, Feature::workspace_mount,
-    Feature::keep_alive,  Feature::cleanup,    Feature::pause_resume,
+    Feature::run_session,   Feature::url_bridge,     Feature::archive_sync,      Feature::workspace_mount,
+    Feature::keep_alive,    Feature::cleanup,        Feature::pause_resume,      Feature::run_downloads,
+    Feature::network_policy, Feature::network_allowlist,
 };
 
 // Canonical name of a feature ("run-session").
@@ -151,11 +155,32 @@ struct ExecResult {
   int exit_code = 0;
 };
 
+// What a sandbox may reach on the network, fixed when it is created (--network).
+struct NetworkPolicy {
+  enum class Mode { open, none, allow };
+  Mode mode = Mode::open;
+  // For allow: domains ("example.com", "*.example.com") and IPv4/IPv6 addresses or CIDRs,
+  // each checked by parse_network_policy.
+  std::vector<std::string> allow;
+  bool operator==(const NetworkPolicy&) const = default;
+};
+// Parses "open", "none" or "allow:HOST[,HOST...]"; throws invalid-argument naming the bad
+// part. An allow list holds 1-64 entries, each a domain (optionally "*." in front), an IP
+// address or a CIDR.
+NetworkPolicy parse_network_policy(std::string_view text);
+// The inverse of parse_network_policy ("allow:a.com,10.0.0.0/8").
+std::string to_string(const NetworkPolicy& policy);
+// True when `entry` of an allow list is an IP address or CIDR rather than a domain.
+bool is_ip_or_cidr(std::string_view entry);
+
 struct CreateRequest {
   std::string lease_id;
   std::string slug;
   StringMap labels;
   std::string workspace;  // local path of the working tree (for workspace-mount)
+  // Enforced by the provider from the start; core asks for none or allow only of a
+  // provider whose spec has network-policy or network-allowlist.
+  NetworkPolicy network;
 };
 
 struct UploadRequest {
@@ -165,6 +190,21 @@ struct UploadRequest {
   // were synced before and are gone locally: remove them after unpacking, so a reused
   // sandbox holds exactly the local tree plus what the sandbox itself made.
   std::vector<std::string> removed;
+};
+
+// download: pack the files that match `patterns` into a gzip-compressed tar at the local
+// `archive_path`, writing at most `max_bytes` (the SDK's DownloadFile enforces it).
+struct DownloadRequest {
+  std::string cwd;  // the command's folder, relative to the workspace root; empty = root
+  // Shell globs relative to `cwd` ('*' stays within one path part); core has checked each:
+  // not absolute, no ".." part, no control character.
+  std::vector<std::string> patterns;
+  std::string archive_path;
+  std::uint64_t max_bytes = 0;
+};
+struct DownloadResult {
+  std::uint64_t size = 0;             // bytes written to archive_path; 0 = nothing matched
+  std::vector<std::string> missing;   // patterns that matched nothing
 };
 
 struct DoctorCheck {

@@ -56,6 +56,10 @@ struct UploadCall {
   Sandbox sandbox;
   UploadRequest upload;
 };
+struct DownloadCall {
+  Sandbox sandbox;
+  DownloadRequest download;
+};
 struct ExtendRequest {
   Sandbox sandbox;
   std::int64_t seconds = 0;
@@ -81,6 +85,8 @@ std::string to_json(const Sandbox& m);
 std::string to_json(const ExecRequest& m);
 std::string to_json(const ExecResult& m);
 std::string to_json(const UploadCall& m);
+std::string to_json(const DownloadCall& m);
+std::string to_json(const DownloadResult& m);
 std::string to_json(const ExtendRequest& m);
 std::string to_json(const UrlRequest& m);
 std::string to_json(const UrlResult& m);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include <corral/sdk/process.hpp>
+#include <corral/sdk/shell.hpp>
 
 #include "../lease_record.hpp"
 #include "../remote_scripts.hpp"
@@ -85,7 +86,7 @@ const std::vector<std::string> kHostile = {"",
 
 void test_quote_round_trips(const std::string& shell) {
   for (const std::string& word : kHostile) {
-    std::vector<std::string> got = words_after(shell, corral_ssh::quote(word));
+    std::vector<std::string> got = words_after(shell, corral::sdk::shell_quote(word));
     CHECK(got.size() == 1);
     if (got.size() == 1 && got[0] != word) std::fprintf(stderr, "%s changed %s\n", shell.c_str(), word.c_str());
     CHECK(got.size() == 1 && got[0] == word);
@@ -95,12 +96,12 @@ void test_quote_round_trips(const std::string& shell) {
 }
 
 void test_quote_shape() {
-  CHECK(corral_ssh::quote("") == "''");
-  CHECK(corral_ssh::quote("a b") == "'a b'");
-  CHECK(corral_ssh::quote("it's") == "'it'\\''s'");
+  CHECK(corral::sdk::shell_quote("") == "''");
+  CHECK(corral::sdk::shell_quote("a b") == "'a b'");
+  CHECK(corral::sdk::shell_quote("it's") == "'it'\\''s'");
   bool threw = false;
   try {
-    corral_ssh::quote(std::string("a\0b", 3));
+    corral::sdk::shell_quote(std::string("a\0b", 3));
   } catch (const corral::Error& e) {
     threw = e.code() == corral::ErrorCode::invalid_argument;
   }

@@ -1,0 +1,57 @@
+// The parts every provider's `download` primitive shares: the script that packs the
+// matching files inside the sandbox, the reading of its report, and the local archive
+// file that holds the size bound while the bytes stream in.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "corral/types.hpp"
+
+namespace corral::sdk {
+
+// The exit status of download_script when no pattern matched anything (no archive made).
+inline constexpr int kDownloadNothingMatched = 3;
+
+// A POSIX sh script that, inside the sandbox, goes to `folder` (absolute, or relative to
+// the shell's start), expands each of `patterns` there as a shell glob, and writes a
+// gzip-compressed tar of the matches (folders whole, symlinks as links) to `archive`
+// ("-" = stdout). Each pattern that matched nothing is reported on stderr; the script
+// exits kDownloadNothingMatched when none matched, 2 when `folder` is missing.
+std::string download_script(std::string_view folder, const std::vector<std::string>& patterns,
+                            std::string_view archive);
+
+struct DownloadReport {
+  bool nothing_matched = false;
+  std::vector<std::string> missing;  // patterns that matched nothing
+};
+// What download_script's exit status and stderr say. Throws corral::Error (unavailable)
+// quoting the script's own messages when it failed.
+DownloadReport read_download_report(int exit_code, std::string_view stderr_text);
+
+// The local archive a download primitive writes: created (mode 0600) at
+// request.archive_path, refusing to grow past request.max_bytes.
+class DownloadFile {
+ public:
+  explicit DownloadFile(const DownloadRequest& request);
+  ~DownloadFile();
+  DownloadFile(const DownloadFile&) = delete;
+  DownloadFile& operator=(const DownloadFile&) = delete;
+  // Appends `data`; throws invalid-argument, naming the bound, once the archive would pass
+  // max_bytes, and corral::Error on a write failure (a full disk).
+  void write(std::string_view data);
+  // Bytes written so far.
+  std::uint64_t size() const { return size_; }
+  // Flushes and closes; throws on failure. The result of a primitive that wrote `size()`.
+  DownloadResult finish(std::vector<std::string> missing);
+
+ private:
+  std::string path_;
+  std::uint64_t max_bytes_;
+  std::uint64_t size_ = 0;
+  int fd_ = -1;
+};
+
+}  // namespace corral::sdk

@@ -1,0 +1,105 @@
+#include "corral/sdk/download.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "corral/errors.hpp"
+#include "corral/sdk/shell.hpp"
+
+namespace corral::sdk {
+namespace {
+
+constexpr std::string_view kMissingPrefix = "corral-missing: ";
+
+std::string mebibytes(std::uint64_t bytes) {
+  return std::to_string((bytes + (1 << 20) - 1) >> 20) + " MiB";
+}
+
+}  // namespace
+
+std::string download_script(std::string_view folder, const std::vector<std::string>& patterns,
+                            std::string_view archive) {
+  std::string list;
+  for (const std::string& p : patterns) list += " " + shell_quote(p);
+  // IFS='' keeps an expanded pattern one word while the glob still expands; "./" in front
+  // keeps a match that starts with '-' from being read as an option by tar.
+  return "cd -- " + shell_quote(folder) +
+         " || exit 2\n"
+         "IFS=''\n"
+         "set --\n"
+         "for p in" + list + "; do\n"
+         "  m=0\n"
+         "  for f in ./$p; do\n"
+         "    if [ -e \"$f\" ] || [ -L \"$f\" ]; then set -- \"$@\" \"$f\"; m=1; fi\n"
+         "  done\n"
+         "  [ \"$m\" = 1 ] || printf '" + std::string(kMissingPrefix) + "%s\\n' \"$p\" >&2\n"
+         "done\n"
+         "[ \"$#\" -gt 0 ] || exit " + std::to_string(kDownloadNothingMatched) + "\n"
+         "exec tar -czf " + shell_quote(archive) + " \"$@\"\n";
+}
+
+DownloadReport read_download_report(int exit_code, std::string_view stderr_text) {
+  DownloadReport report;
+  std::string other;
+  size_t start = 0;
+  while (start < stderr_text.size()) {
+    size_t end = stderr_text.find('\n', start);
+    if (end == std::string_view::npos) end = stderr_text.size();
+    std::string_view line = stderr_text.substr(start, end - start);
+    if (line.rfind(kMissingPrefix, 0) == 0) report.missing.emplace_back(line.substr(kMissingPrefix.size()));
+    else if (!line.empty()) other += (other.empty() ? "" : "; ") + std::string(line.substr(0, 500));
+    start = end + 1;
+  }
+  if (exit_code == kDownloadNothingMatched) {
+    report.nothing_matched = true;
+    return report;
+  }
+  if (exit_code == 2)
+    throw Error(ErrorCode::not_found, "the command's folder no longer exists in the sandbox, so nothing was downloaded");
+  if (exit_code != 0)
+    throw Error(ErrorCode::unavailable,
+                "packing the downloads in the sandbox failed (exit " + std::to_string(exit_code) + ")" +
+                    (other.empty() ? "" : ": " + other.substr(0, 2000)),
+                "the sandbox needs tar and gzip on its PATH");
+  return report;
+}
+
+DownloadFile::DownloadFile(const DownloadRequest& request)
+    : path_(request.archive_path), max_bytes_(request.max_bytes) {
+  fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd_ < 0)
+    throw Error(ErrorCode::internal, "cannot write the download archive " + path_ + ": " + std::strerror(errno));
+}
+
+DownloadFile::~DownloadFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void DownloadFile::write(std::string_view data) {
+  if (size_ + data.size() > max_bytes_)
+    throw Error(ErrorCode::invalid_argument,
+                "the downloaded files pass the size bound of " + mebibytes(max_bytes_) + " (--max-download)",
+                "download fewer files, or raise the bound with --max-download");
+  while (!data.empty()) {
+    ssize_t n = ::write(fd_, data.data(), data.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0)
+      throw Error(errno == ENOSPC ? ErrorCode::quota : ErrorCode::internal,
+                  "cannot write the download archive " + path_ + ": " + std::strerror(errno));
+    size_ += static_cast<std::uint64_t>(n);
+    data.remove_prefix(static_cast<size_t>(n));
+  }
+}
+
+DownloadResult DownloadFile::finish(std::vector<std::string> missing) {
+  int fd = fd_;
+  fd_ = -1;
+  if (::close(fd) != 0)
+    throw Error(ErrorCode::internal, "cannot write the download archive " + path_ + ": " + std::strerror(errno));
+  return {size_, std::move(missing)};
+}
+
+}  // namespace corral::sdk
