@@ -45,6 +45,9 @@ struct RunArgs {
   std::string max_workspace = "512M";
   std::string shell;
   std::vector<std::string> command;
+  std::vector<std::string> downloads;
+  std::string download_dir;
+  std::string max_download = "256M";
 };
 
 int run_command(Context& ctx, const RunArgs& args);

@@ -21,6 +21,13 @@ RunRequest to_request(const RunArgs& args) {
   r.env_names = args.env;
   r.max_workspace = parse_size(args.max_workspace);
   r.cwd = fs::current_path();
+  r.downloads.patterns = args.downloads;
+  r.downloads.dir = args.download_dir;
+  r.downloads.max_bytes = parse_size(args.max_download);
+  if (!args.downloads.empty() && r.downloads.max_bytes == 0)
+    throw Error(ErrorCode::invalid_argument, "--max-download must be above 0", "e.g. --max-download 1G");
+  if (args.downloads.empty() && !args.download_dir.empty())
+    throw Error(ErrorCode::invalid_argument, "--download-dir without --download", "add --download PATH_OR_GLOB");
   if (!args.timeout.empty()) r.command.timeout_seconds = parse_duration(args.timeout);
   if (!args.shell.empty() && !args.command.empty())
     throw Error(ErrorCode::invalid_argument, "give either --shell 'COMMAND' or a command after --, not both");

@@ -34,6 +34,7 @@ namespace {
 // corral's own long flags, which a provider's option flag may never shadow.
 const std::vector<std::string> kReservedFlags = {
     "provider", "id", "keep", "keep-on-failure", "lease-output", "env", "timeout", "max-workspace", "shell",
+    "download", "download-dir", "max-download",
     "json", "verbose", "help", "port", "by", "all", "orphans", "remote", "feature", "kind", "version", "all-hosts"};
 
 // True when the command needs neither settings nor plugins (`version`, `--help`), so it
@@ -113,6 +114,13 @@ int main_impl(int argc, char** argv) {
   run_cmd->add_flag("--keep-on-failure", run.keep_on_failure, "Keep the sandbox when the run fails");
   run_cmd->add_option("--timeout", run.timeout, "Stop the command after DURATION (e.g. 10m)");
   run_cmd->add_option("--shell", run.shell, "Run this string with /bin/sh -c instead of an argv");
+  run_cmd->add_option("--download", run.downloads,
+                      "After the command, copy back files matching this path or glob, relative to its folder "
+                      "(repeatable; also when it fails)")
+      ->allow_extra_args(false);
+  run_cmd->add_option("--download-dir", run.download_dir,
+                      "Where downloads land (default: .corral/runs/<lease-id>/ in the working tree)");
+  run_cmd->add_option("--max-download", run.max_download, "Stop a download past SIZE")->capture_default_str();
   run_cmd->add_option("command", run.command, "The command and its arguments");
 
   CLI::App* warmup_cmd = app.add_subcommand("warmup", "Create and sync a sandbox and keep it; prints its handle");

@@ -20,6 +20,32 @@ SessionHandle handle_for(const Claim& claim) {
   return h;
 }
 
+namespace {
+
+void write_error(json::Writer& w, const char* key, const Error& e) {
+  w.Key(key);
+  w.StartObject();
+  json::write_string(w, "code", to_string(e.code()));
+  json::write_string(w, "message", e.what());
+  if (!e.hint().empty()) json::write_string(w, "hint", e.hint());
+  w.EndObject();
+}
+
+void write_downloads(json::Writer& w, const DownloadSummary& d) {
+  w.Key("downloads");
+  w.StartObject();
+  json::write_string(w, "dir", d.dir);
+  json::write_strings(w, "files", d.files);
+  w.Key("bytes");
+  w.Uint64(d.bytes);
+  if (!d.missing.empty()) json::write_strings(w, "missing", d.missing);
+  if (!d.refused.empty()) json::write_strings(w, "refused", d.refused);
+  if (d.error) write_error(w, "error", *d.error);
+  w.EndObject();
+}
+
+}  // namespace
+
 std::string handle_to_json(const SessionHandle& h) {
   rapidjson::StringBuffer buffer;
   json::Writer w(buffer);
@@ -37,14 +63,8 @@ std::string handle_to_json(const SessionHandle& h) {
     w.Key("exitCode");
     w.Int(*h.exit_code);
   }
-  if (h.error) {
-    w.Key("error");
-    w.StartObject();
-    json::write_string(w, "code", to_string(h.error->code()));
-    json::write_string(w, "message", h.error->what());
-    if (!h.error->hint().empty()) json::write_string(w, "hint", h.error->hint());
-    w.EndObject();
-  }
+  if (h.error) write_error(w, "error", *h.error);
+  if (h.downloads) write_downloads(w, *h.downloads);
   w.Key("timingsMs");
   w.StartObject();
   for (const PhaseTiming& t : h.timings) {

@@ -1,6 +1,7 @@
 // The session handle: what a run hands back so the sandbox can be reused or cleaned up.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -10,8 +11,18 @@
 namespace corral {
 
 struct PhaseTiming {
-  std::string phase;  // prepare | acquire | sync | exec | cleanup
+  std::string phase;  // prepare | acquire | sync | exec | download | cleanup
   long long ms = 0;
+};
+
+// What --download brought back.
+struct DownloadSummary {
+  std::string dir;                   // where the files landed
+  std::vector<std::string> files;    // relative to dir
+  std::vector<std::string> missing;  // patterns that matched nothing
+  std::vector<std::string> refused;  // "entry: why" for entries that were not written
+  std::uint64_t bytes = 0;
+  std::optional<Error> error;  // why the download failed; the command's exit code stands
 };
 
 struct SessionHandle {
@@ -25,6 +36,7 @@ struct SessionHandle {
   std::optional<int> exit_code;  // the command's, when it ran to completion
   std::optional<Error> error;    // why the run failed, when it did
   std::vector<PhaseTiming> timings;
+  std::optional<DownloadSummary> downloads;  // set when --download was given and the command ran
 };
 
 struct Claim;

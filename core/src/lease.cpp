@@ -6,6 +6,7 @@
 #include <chrono>
 
 #include "corral/wire.hpp"
+#include "downloads.hpp"
 #include "hash.hpp"
 #include "paths.hpp"
 #include "slug.hpp"
@@ -200,6 +201,40 @@ int Lease::exec(const Command& command) {
   return session_->exec(sandbox, command);
 }
 
+DownloadSummary Lease::download(const DownloadOptions& options, const std::string& cwd, const fs::path& dir,
+                                const std::function<bool()>& cancelled) {
+  DownloadSummary summary;
+  summary.dir = dir.string();
+  Ui& ui = ctx_->ui();
+  try {
+    StagedArchive archive(paths::state_dir() / "tmp");
+    ui.progress("downloading results");
+    DownloadResult got =
+        session_->download(live(), {cwd, options.patterns, archive.path().string(), options.max_bytes});
+    summary.missing = std::move(got.missing);
+    for (const std::string& p : summary.missing) ui.warn(fmt::format("--download '{}' matched nothing", p));
+    std::error_code ec;
+    std::uintmax_t size = fs::file_size(archive.path(), ec);
+    if (got.size == 0 && (ec || size == 0)) return summary;  // nothing matched
+    if (!ec && size > options.max_bytes)
+      throw Error(ErrorCode::internal,
+                  fmt::format("provider '{}' wrote a download archive past the size bound", spec().name),
+                  "this is a bug in the provider plugin; report it to its authors");
+    UnpackedDownload unpacked = unpack_download(archive.path(), dir, options.max_bytes, cancelled);
+    summary.files = std::move(unpacked.files);
+    summary.refused = std::move(unpacked.refused);
+    summary.bytes = unpacked.bytes;
+    for (const std::string& r : summary.refused) ui.warn(fmt::format("download entry refused: {}", r));
+    ui.info(fmt::format("downloaded {} files ({}) to {}", summary.files.size(), format_size(summary.bytes),
+                        summary.dir));
+  } catch (const Error& e) {
+    summary.error = e;
+  } catch (const std::exception& e) {
+    summary.error = Error(ErrorCode::internal, e.what());
+  }
+  return summary;
+}
+
 void Lease::keep() {
   if (claim_.kept) return;
   claim_.kept = true;
@@ -255,6 +290,10 @@ RunResult run(LeaseContext& ctx, const RunRequest& request) {
   if (request.keep) Providers::require(spec, Feature::run_session, "--keep");
   if (request.keep_on_failure) Providers::require(spec, Feature::run_session, "--keep-on-failure");
   if (reused) Providers::require(spec, Feature::run_session, "--id");
+  if (request.downloads.wanted()) {
+    Providers::require(spec, Feature::run_downloads, "--download");
+    check_download_patterns(request.downloads.patterns);
+  }
   Command command = request.command;
   command.env = ctx.providers.forwarded_env(request.env_names);
 
@@ -276,6 +315,7 @@ RunResult run(LeaseContext& ctx, const RunRequest& request) {
   SessionHandle handle = lease.handle();
 
   bool failed = false;
+  bool ran = false;  // the command started: its results may be worth downloading
   try {
     lease.live();
     if (ui.cancelled()) throw Error(ErrorCode::cancelled, "interrupted");
@@ -283,6 +323,7 @@ RunResult run(LeaseContext& ctx, const RunRequest& request) {
     lease.sync(ws, cancelled);
     if (ui.cancelled()) throw Error(ErrorCode::cancelled, "interrupted");
     clock.start("exec", timings);
+    ran = true;
     int code = lease.exec(command);
     handle.exit_code = code;
     result.exit_code = code;
@@ -295,6 +336,20 @@ RunResult run(LeaseContext& ctx, const RunRequest& request) {
     failed = true;
     result.error = Error(ErrorCode::internal, e.what());
     result.exit_code = kExitInternal;
+  }
+
+  // Reports matter most when the command failed: download on every outcome but Ctrl-C.
+  if (request.downloads.wanted() && ran && !ui.cancelled()) {
+    clock.start("download", timings);
+    fs::path dir = request.downloads.dir.empty() ? ws.root / kDownloadsFolder / lease.claim().lease_id
+                                                 : request.cwd / request.downloads.dir;
+    DownloadSummary summary = lease.download(request.downloads, command.cwd, dir, cancelled);
+    if (summary.error) {
+      ui.warn(fmt::format("the download failed: {}{}", summary.error->what(),
+                          summary.error->hint().empty() ? "" : " (" + summary.error->hint() + ")"));
+      if (!result.error) handle.error = summary.error;
+    }
+    handle.downloads = std::move(summary);
   }
 
   clock.start("cleanup", timings);
@@ -318,7 +373,7 @@ RunResult run(LeaseContext& ctx, const RunRequest& request) {
   }
   clock.stop(timings);
   handle.timings = std::move(timings);
-  handle.error = result.error;
+  if (result.error) handle.error = result.error;
   result.handle = std::move(handle);
   return result;
 }

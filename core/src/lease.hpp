@@ -26,6 +26,14 @@ struct LeaseContext {
   Ui& ui() const { return providers.ui(); }
 };
 
+// What to copy back from the sandbox after the command (--download).
+struct DownloadOptions {
+  bool wanted() const { return !patterns.empty(); }
+  std::vector<std::string> patterns;  // globs relative to the command's folder; empty = none
+  std::filesystem::path dir;          // where they land; empty = .corral/runs/<lease-id>/
+  std::uint64_t max_bytes = 256ull << 20;
+};
+
 class Lease {
  public:
   enum class Access {
@@ -61,6 +69,11 @@ class Lease {
   void sync(const Workspace& ws, const std::function<bool()>& cancelled);
   // Runs `command` in the sandbox, streaming its output; returns its exit code.
   int exec(const Command& command);
+  // Copies the files matching `options.patterns` (relative to the command's folder `cwd`)
+  // from the sandbox into `dir` (run-downloads). Never throws: a failure is in the
+  // summary's error, and the command's outcome stands.
+  DownloadSummary download(const DownloadOptions& options, const std::string& cwd, const std::filesystem::path& dir,
+                           const std::function<bool()>& cancelled);
   // Records that the user keeps the sandbox; `corral stop` removes it later.
   void keep();
   // Destroys the sandbox (one already gone counts as destroyed) and forgets the lease.
@@ -81,13 +94,6 @@ class Lease {
   LeaseLock lock_;
   bool reused_ = false;
   std::optional<Sandbox> sandbox_;  // the live sandbox once known
-};
-
-// What to copy back from the sandbox after the command (--download).
-struct DownloadOptions {
-  std::vector<std::string> patterns;  // globs relative to the command's folder; empty = none
-  std::filesystem::path dir;          // where they land; empty = .corral/runs/<lease-id>/
-  std::uint64_t max_bytes = 256ull << 20;
 };
 
 struct RunRequest {

@@ -157,4 +157,9 @@ std::string ProviderSession::url(const Sandbox& sandbox, int port) {
       .url;
 }
 
+DownloadResult ProviderSession::download(const Sandbox& sandbox, const DownloadRequest& request) {
+  return answer<DownloadResult>(
+      call({"download", lease_of(sandbox)}, wire::to_json(wire::DownloadCall{sandbox, request})), "download");
+}
+
 }  // namespace corral

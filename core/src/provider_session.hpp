@@ -49,6 +49,7 @@ class ProviderSession {
   void upload(const Sandbox& sandbox, const UploadRequest& request);
   Sandbox extend(const Sandbox& sandbox, std::int64_t seconds);
   std::string url(const Sandbox& sandbox, int port);
+  DownloadResult download(const Sandbox& sandbox, const DownloadRequest& request);
 
  private:
   // Calls the primitive `site` names and returns its JSON result. A call that is not

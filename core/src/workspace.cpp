@@ -25,6 +25,7 @@
 
 #include "corral/sdk/process.hpp"
 #include "corral/types.hpp"
+#include "downloads.hpp"
 #include "hash.hpp"
 #include "ignore.hpp"
 
@@ -168,6 +169,9 @@ Workspace scan_workspace(const fs::path& cwd, const CancelFn& cancelled) {
     if (++seen % kPollFiles == 0) stop_if_cancelled(cancelled, "scanning the workspace");
     if (name.empty() || rules.ignored(name)) continue;
     if (name == ".git" || name.rfind(".git/", 0) == 0) continue;
+    if (name.size() > kDownloadsFolder.size() && name.compare(0, kDownloadsFolder.size(), kDownloadsFolder) == 0 &&
+        name[kDownloadsFolder.size()] == '/')
+      continue;  // results brought back by --download
     struct stat st {};
     if (::lstat((ws.root / name).c_str(), &st) != 0) continue;  // tracked but deleted
     WorkspaceFile f;

@@ -7,6 +7,7 @@
 
 #include "bwrap.hpp"
 #include "corral/sdk.hpp"
+#include "corral/sdk/download.hpp"
 #include "corral/sdk/process.hpp"
 #include "corral/sdk/sync.hpp"
 #include "corral/wire.hpp"
@@ -24,7 +25,7 @@ constexpr const char* kSpec = R"json({
   "family": "local",
   "kind": "delegated-run",
   "targets": ["linux"],
-  "features": ["run-session", "archive-sync", "url-bridge", "cleanup"],
+  "features": ["run-session", "archive-sync", "url-bridge", "cleanup", "run-downloads"],
   "options": [
     {"name": "network", "type": "string", "default": "shared", "choices": ["shared", "none"],
      "env": ["CORRAL_LOCAL_NETWORK"],
@@ -135,6 +136,38 @@ class LocalProvider : public sdk::Provider {
                   "the command ran longer than " + format_duration(command.timeout_seconds) + " and was stopped",
                   "raise --timeout if it needs longer");
     return {outcome.exit_code};
+  }
+
+  // The archive is made inside the jail, by the sandbox's own view of its files: a link
+  // the command planted cannot make corral read anything of this machine.
+  DownloadResult download(const Sandbox& sandbox, const DownloadRequest& request, const sdk::Host& host) override {
+    auto s = store_.find(sandbox.id);
+    if (!s) throw Error(ErrorCode::not_found, "local sandbox " + sandbox.id + " does not exist");
+    store_.require_workspace(sandbox.id);
+    Command pack;
+    pack.argv = {"/bin/sh", "-c", sdk::download_script(join_workspace_path(workdir_, request.cwd), request.patterns, "-")};
+    sdk::DownloadFile file(request);
+    std::optional<Error> failure;  // the first write error; stops the jail
+    std::string errors;
+    sdk::ProcessOutcome outcome = run_jailed(
+        jail_spec(bwrap_, "corral-" + s->slug), store_.workspace_of(sandbox.id).string(), store_.owner(), pack,
+        [&](std::string_view d) {
+          if (failure) return;
+          try {
+            file.write(d);
+          } catch (const Error& e) {
+            failure = e;
+          }
+        },
+        [&](std::string_view d) {
+          if (errors.size() < 65536) errors.append(d.substr(0, 65536 - errors.size()));
+        },
+        [&] { return failure.has_value() || host.cancelled(); });
+    if (failure) throw *failure;
+    if (outcome.cancelled) throw Error(ErrorCode::cancelled, "the download was stopped");
+    sdk::DownloadReport report = sdk::read_download_report(outcome.exit_code, errors);
+    if (report.nothing_matched) return {0, std::move(report.missing)};
+    return file.finish(std::move(report.missing));
   }
 
   std::string url(const Sandbox& sandbox, int port, const sdk::Host&) override {

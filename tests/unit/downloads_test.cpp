@@ -1,0 +1,197 @@
+// Results back: the pattern checks, the packing script the providers run in a sandbox,
+// the size-bounded archive file, and the unpacking of hostile archives.
+#include <archive.h>
+#include <archive_entry.h>
+#include <doctest/doctest.h>
+#include <sys/stat.h>
+
+#include <fstream>
+#include <memory>
+#include <sstream>
+
+#include "cli.hpp"
+#include "corral/sdk/download.hpp"
+#include "corral/sdk/process.hpp"
+#include "downloads.hpp"
+
+namespace fs = std::filesystem;
+using corral::test::TempDir;
+
+namespace {
+
+struct Entry {
+  std::string name;
+  std::string content;         // for files
+  mode_t type = AE_IFREG;
+  std::string link;            // symlink target, or hard link target when `hard`
+  bool hard = false;
+};
+
+// Writes `entries` as a .tar.gz at `path`, exactly as given (no name cleaning).
+void write_tar(const fs::path& path, const std::vector<Entry>& entries) {
+  std::unique_ptr<archive, decltype(&archive_write_free)> a(archive_write_new(), archive_write_free);
+  archive_write_set_format_pax_restricted(a.get());
+  archive_write_add_filter_gzip(a.get());
+  REQUIRE(archive_write_open_filename(a.get(), path.c_str()) == ARCHIVE_OK);
+  for (const Entry& e : entries) {
+    std::unique_ptr<archive_entry, decltype(&archive_entry_free)> entry(archive_entry_new(), archive_entry_free);
+    archive_entry_set_pathname(entry.get(), e.name.c_str());
+    archive_entry_set_filetype(entry.get(), e.type);
+    archive_entry_set_perm(entry.get(), e.type == AE_IFDIR ? 0755 : 06755);  // setuid bits must not survive
+    if (e.hard) archive_entry_set_hardlink(entry.get(), e.link.c_str());
+    else if (e.type == AE_IFLNK) archive_entry_set_symlink(entry.get(), e.link.c_str());
+    archive_entry_set_size(entry.get(), e.type == AE_IFREG && !e.hard ? static_cast<la_int64_t>(e.content.size()) : 0);
+    REQUIRE(archive_write_header(a.get(), entry.get()) == ARCHIVE_OK);
+    if (e.type == AE_IFREG && !e.hard && !e.content.empty())
+      REQUIRE(archive_write_data(a.get(), e.content.data(), e.content.size()) == static_cast<la_ssize_t>(e.content.size()));
+  }
+  REQUIRE(archive_write_close(a.get()) == ARCHIVE_OK);
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+bool refused_mentions(const corral::UnpackedDownload& d, const std::string& name) {
+  for (const std::string& r : d.refused)
+    if (r.rfind(name + ":", 0) == 0) return true;
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("download patterns: relative globs pass, escapes and junk are refused before anything runs") {
+  CHECK_NOTHROW(corral::check_download_patterns({"reports/*.xml", "out", "a b/c?.txt", "./x"}));
+  for (const std::string& bad :
+       std::vector<std::string>{"", "/etc/passwd", "../up", "a/../../b", "a/..", "a\nb", "t\x01"}) {
+    CAPTURE(bad);
+    CHECK_THROWS_AS(corral::check_download_patterns({bad}), corral::Error);
+  }
+  std::vector<std::string> many(65, "x");
+  CHECK_THROWS_AS(corral::check_download_patterns(many), corral::Error);
+}
+
+TEST_CASE("unpacking keeps files, folders and inside links, and refuses every way out") {
+  TempDir tmp;
+  fs::path tar = tmp.path() / "d.tar.gz";
+  std::string binary("\x00\x01\xff\x7f zero\x00", 10);
+  write_tar(tar, {{"./out", "", AE_IFDIR},
+                  {"./out/report.xml", "<ok/>"},
+                  {"./out/bin", binary},
+                  {"./out/same.xml", "", AE_IFLNK, "report.xml"},
+                  {"./out/up.xml", "", AE_IFLNK, "../out/report.xml"},
+                  {"./out/abs", "", AE_IFLNK, "/etc/passwd"},
+                  {"./out/climb", "", AE_IFLNK, "../../../etc"},
+                  {"/etc/corral-pwned", "x"},
+                  {"../corral-pwned", "x"},
+                  {"out/../../corral-pwned", "x"},
+                  {"./out/hard", "", AE_IFREG, "/etc/passwd", true},
+                  {"./out/fifo", "", AE_IFIFO},
+                  {"./out/dir-link", "", AE_IFLNK, "."},
+                  {"./out/dir-link/through.txt", "written through a link"}});
+  fs::path dir = tmp.path() / "dl";
+  corral::UnpackedDownload d = corral::unpack_download(tar, dir, 1 << 20, {});
+  CHECK(slurp(dir / "out/report.xml") == "<ok/>");
+  CHECK(slurp(dir / "out/bin") == binary);
+  CHECK(fs::read_symlink(dir / "out/same.xml") == "report.xml");
+  CHECK(fs::read_symlink(dir / "out/up.xml") == "../out/report.xml");
+  struct stat st {};
+  REQUIRE(::stat((dir / "out/report.xml").c_str(), &st) == 0);
+  CHECK((st.st_mode & (S_ISUID | S_ISGID)) == 0);
+  CHECK(d.bytes == 5 + binary.size());
+  for (const char* name : {"out/abs", "out/climb", "/etc/corral-pwned", "../corral-pwned", "out/../../corral-pwned",
+                           "out/hard", "out/fifo", "out/dir-link/through.txt"}) {
+    CAPTURE(name);
+    CHECK(refused_mentions(d, name));
+  }
+  CHECK(!fs::exists("/etc/corral-pwned"));
+  CHECK(!fs::exists(tmp.path() / "corral-pwned"));
+  CHECK(!fs::exists(dir / "out/abs"));
+  CHECK(!fs::exists(dir / "out/hard"));
+  CHECK(std::find(d.files.begin(), d.files.end(), "out/report.xml") != d.files.end());
+}
+
+TEST_CASE("unpacking stops at the size bound however well the archive compresses") {
+  TempDir tmp;
+  fs::path tar = tmp.path() / "bomb.tar.gz";
+  write_tar(tar, {{"small", "ok"}, {"zeros", std::string(8 << 20, '\0')}});
+  CHECK(fs::file_size(tar) < (64 << 10));  // a few KiB that unpack to 8 MiB
+  fs::path dir = tmp.path() / "dl";
+  try {
+    corral::unpack_download(tar, dir, 1 << 20, {});
+    FAIL("a download past the bound was unpacked");
+  } catch (const corral::Error& e) {
+    CHECK(e.code() == corral::ErrorCode::invalid_argument);
+    CHECK(std::string(e.what()).find("--max-download") != std::string::npos);
+  }
+  CHECK(slurp(dir / "small") == "ok");
+  CHECK(!fs::exists(dir / "zeros"));
+}
+
+TEST_CASE("a damaged archive is a clear error, and cancelling stops the unpacking") {
+  TempDir tmp;
+  fs::path tar = tmp.path() / "d.tar.gz";
+  write_tar(tar, {{"a", std::string(200000, 'a')}});
+  std::string bytes = slurp(tar);
+  std::ofstream(tmp.path() / "cut.tar.gz", std::ios::binary) << bytes.substr(0, bytes.size() / 2);
+  CHECK_THROWS_AS(corral::unpack_download(tmp.path() / "cut.tar.gz", tmp.path() / "d1", 1 << 20, {}), corral::Error);
+  try {
+    corral::unpack_download(tar, tmp.path() / "d2", 1 << 20, [] { return true; });
+    FAIL("not cancelled");
+  } catch (const corral::Error& e) {
+    CHECK(e.code() == corral::ErrorCode::cancelled);
+  }
+}
+
+TEST_CASE("the packing script expands globs in the folder, reports misses, and keeps odd names intact") {
+  TempDir tmp;
+  tmp.write("work/reports/a.xml", "A");
+  tmp.write("work/reports/b c.xml", "B");
+  tmp.write("work/-rf", "dash");
+  tmp.write("work/it's $HOME.txt", "Q");
+  tmp.write("work/reports/skip.txt", "no");
+  fs::path out = tmp.path() / "out.tar.gz";
+  corral::sdk::ProcessSpec spec;
+  spec.argv = {"/bin/sh", "-c",
+               corral::sdk::download_script((tmp.path() / "work").string(),
+                                            {"reports/*.xml", "-rf", "it's $HOME.txt", "missing/*", "none"},
+                                            out.string())};
+  auto p = corral::sdk::capture_process(spec, 30);
+  corral::sdk::DownloadReport report = corral::sdk::read_download_report(p.exit_code, p.err);
+  CHECK(!report.nothing_matched);
+  CHECK(report.missing == std::vector<std::string>{"missing/*", "none"});
+  corral::UnpackedDownload d = corral::unpack_download(out, tmp.path() / "dl", 1 << 20, {});
+  CHECK(slurp(tmp.path() / "dl/reports/a.xml") == "A");
+  CHECK(slurp(tmp.path() / "dl/reports/b c.xml") == "B");
+  CHECK(slurp(tmp.path() / "dl/-rf") == "dash");
+  CHECK(slurp(tmp.path() / "dl/it's $HOME.txt") == "Q");
+  CHECK(!fs::exists(tmp.path() / "dl/reports/skip.txt"));
+
+  spec.argv = {"/bin/sh", "-c", corral::sdk::download_script((tmp.path() / "work").string(), {"nope*"}, "-")};
+  p = corral::sdk::capture_process(spec, 30);
+  report = corral::sdk::read_download_report(p.exit_code, p.err);
+  CHECK(report.nothing_matched);
+  CHECK(p.out.empty());
+
+  spec.argv = {"/bin/sh", "-c", corral::sdk::download_script((tmp.path() / "gone").string(), {"x"}, "-")};
+  p = corral::sdk::capture_process(spec, 30);
+  CHECK_THROWS_AS(corral::sdk::read_download_report(p.exit_code, p.err), corral::Error);
+}
+
+TEST_CASE("the download file refuses to grow past its bound") {
+  TempDir tmp;
+  corral::DownloadRequest request;
+  request.archive_path = (tmp.path() / "a.tar.gz").string();
+  request.max_bytes = 10;
+  corral::sdk::DownloadFile file(request);
+  file.write("12345");
+  CHECK_THROWS_AS(file.write("123456"), corral::Error);
+  file.write("67890");
+  corral::DownloadResult r = file.finish({"m"});
+  CHECK(r.size == 10);
+  CHECK(r.missing == std::vector<std::string>{"m"});
+  CHECK(slurp(request.archive_path) == "1234567890");
+}
