@@ -10,11 +10,13 @@
 #include <cstdlib>
 #include <fstream>
 #include <filesystem>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
 
 #include "corral/sdk.hpp"
+#include "corral/sdk/download.hpp"
 #include "corral/sdk/process.hpp"
 #include "corral/sdk/sync.hpp"
 
@@ -27,7 +29,7 @@ constexpr const char* kIdentity =
     R"json("name": "mountbox", "aliases": [], "features": ["run-session", "workspace-mount", "cleanup"],)json";
 #else
 constexpr const char* kIdentity = R"json("name": "testbox", "aliases": ["tb"],
-  "features": ["run-session", "archive-sync", "url-bridge", "keep-alive", "cleanup"],)json";
+  "features": ["run-session", "archive-sync", "url-bridge", "keep-alive", "cleanup", "run-downloads"],)json";
 #endif
 
 const std::string kSpec = std::string("{") + kIdentity + R"json(
@@ -125,6 +127,34 @@ class Testbox : public corral::sdk::Provider {
     if (o.timed_out) throw corral::Error(corral::ErrorCode::timeout, "timed out");
     return {o.exit_code};
   }
+
+#ifndef TESTBOX_MOUNT
+  corral::DownloadResult download(const corral::Sandbox& s, const corral::DownloadRequest& r,
+                                  const corral::sdk::Host& host) override {
+    maybe_fail("download");
+    fs::path folder = dir_ / s.id / "workspace" / r.cwd;
+    corral::sdk::ProcessSpec spec;
+    spec.argv = {"/bin/sh", "-c", corral::sdk::download_script(folder.string(), r.patterns, "-")};
+    corral::sdk::DownloadFile file(r);
+    std::optional<corral::Error> failure;
+    std::string errors;
+    auto o = corral::sdk::run_process(
+        spec,
+        [&](std::string_view d) {
+          try {
+            if (!failure) file.write(d);
+          } catch (const corral::Error& e) {
+            failure = e;
+          }
+        },
+        [&](std::string_view d) { errors.append(d); }, [&] { return failure || host.cancelled(); }, 0);
+    if (failure) throw *failure;
+    if (o.cancelled) throw corral::Error(corral::ErrorCode::cancelled, "stopped");
+    corral::sdk::DownloadReport report = corral::sdk::read_download_report(o.exit_code, errors);
+    if (report.nothing_matched) return {0, report.missing};
+    return file.finish(report.missing);
+  }
+#endif
 
   corral::Sandbox extend(const corral::Sandbox& s, std::int64_t seconds, const corral::sdk::Host&) override {
     std::ofstream(dir_ / s.id / "seconds") << seconds;

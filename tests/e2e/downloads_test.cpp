@@ -1,0 +1,175 @@
+// Results back (--download), end to end through the CLI: on the local jail, and on the
+// testbox plugin in-process and isolated, as a user and a CI job would use them.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+
+#include "cli.hpp"
+#include "corral/json.hpp"
+#include "corral/sdk/process.hpp"
+
+namespace fs = std::filesystem;
+using corral::test::CliEnv;
+using corral::test::read_file;
+
+namespace {
+
+std::vector<fs::path> local_sandboxes(const CliEnv& env) {
+  std::vector<fs::path> out;
+  std::error_code ec;
+  for (auto& e : fs::directory_iterator(env.state_dir() / "corral" / "local", ec)) out.push_back(e.path());
+  return out;
+}
+
+corral::json::Document read_handle(const fs::path& p) { return corral::json::parse(read_file(p), p.string()); }
+
+std::vector<std::string> strings(const corral::json::Value& array) {
+  std::vector<std::string> out;
+  for (const auto& v : array.GetArray()) out.emplace_back(v.GetString());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// A command that fails after writing reports, binary output and a link out of the tree.
+const std::vector<std::string> kFailingSuite = {
+    "sh", "-c",
+    "mkdir -p reports && printf '<testsuite failures=\"1\"/>' > reports/unit.xml && "
+    "printf '\\000\\001\\377' > reports/core.bin && ln -s /etc/passwd reports/leak.xml && "
+    "ln -s unit.xml reports/latest.xml && echo suite failed >&2; exit 3"};
+
+}  // namespace
+
+TEST_CASE("reports of a failing command come back; the exit code stands and nothing is left") {
+  CliEnv env;
+  env.root().write("work/src.txt", "source");
+  fs::path h = env.root().path() / "h.json";
+  std::vector<std::string> args = {"run", "--lease-output", h.string(), "--download", "reports/*.xml",
+                                   "--download", "reports/core.bin", "--download", "coverage/*", "--"};
+  args.insert(args.end(), kFailingSuite.begin(), kFailingSuite.end());
+  auto r = env.run(args);
+  CHECK(r.exit_code == 3);
+  auto doc = read_handle(h);
+  REQUIRE(doc.HasMember("downloads"));
+  const auto& d = doc["downloads"];
+  fs::path dir = env.workspace() / ".corral" / "runs" / doc["leaseId"].GetString();
+  CHECK(fs::path(d["dir"].GetString()) == fs::canonical(dir));
+  CHECK(read_file(dir / "reports/unit.xml") == "<testsuite failures=\"1\"/>");
+  CHECK(read_file(dir / "reports/core.bin") == std::string("\x00\x01\xff", 3));
+  CHECK(fs::read_symlink(dir / "reports/latest.xml") == "unit.xml");
+  CHECK(!fs::exists(fs::symlink_status(dir / "reports/leak.xml")));
+  CHECK(strings(d["files"]) == std::vector<std::string>{"reports/core.bin", "reports/latest.xml", "reports/unit.xml"});
+  CHECK(strings(d["missing"]) == std::vector<std::string>{"coverage/*"});
+  REQUIRE(d.HasMember("refused"));
+  CHECK(std::string(d["refused"][0].GetString()).find("reports/leak.xml") == 0);
+  CHECK(r.err.find("'coverage/*' matched nothing") != std::string::npos);
+  CHECK(!doc.HasMember("error"));
+  CHECK(local_sandboxes(env).empty());
+  CHECK(env.claims().empty());
+
+  // The results are never synced back into the next sandbox.
+  auto next = env.run({"run", "--", "sh", "-c", "test -e .corral && echo synced || echo clean"});
+  CHECK(next.out == "clean\n");
+}
+
+TEST_CASE("--download-dir is relative to where corral runs, and files come from the command's folder") {
+  CliEnv env;
+  env.root().write("work/pkg/a/file.txt", "x");
+  REQUIRE(corral::sdk::capture_process({{"git", "init", "-q"}, std::nullopt, env.workspace().string()}).exit_code == 0);
+  fs::path h = env.root().path() / "h.json";
+  auto r = env.run({"run", "--lease-output", h.string(), "--download", "out.txt", "--download-dir", "results", "--",
+                    "sh", "-c", "pwd > out.txt"},
+                   (env.workspace() / "pkg/a").string());
+  CHECK(r.exit_code == 0);
+  CHECK(read_file(env.workspace() / "pkg/a/results/out.txt").find("/pkg/a") != std::string::npos);
+  CHECK(!fs::exists(env.workspace() / "pkg/a/out.txt"));
+}
+
+TEST_CASE("a download past --max-download is stopped, reported, and the command's exit code stands") {
+  CliEnv env;
+  fs::path h = env.root().path() / "h.json";
+  auto r = env.run({"run", "--lease-output", h.string(), "--download", "big", "--max-download", "64k", "--", "sh",
+                    "-c", "head -c 2000000 /dev/urandom > big"});
+  CHECK(r.exit_code == 0);
+  CHECK(r.err.find("--max-download") != std::string::npos);
+  auto doc = read_handle(h);
+  REQUIRE(doc.HasMember("error"));
+  CHECK(std::string(doc["error"]["message"].GetString()).find("size bound") != std::string::npos);
+  CHECK(doc["downloads"].HasMember("error"));
+  CHECK(!fs::exists(fs::path(doc["downloads"]["dir"].GetString()) / "big"));
+  CHECK(local_sandboxes(env).empty());
+  CHECK(env.claims().empty());
+}
+
+TEST_CASE("bad patterns and providers without downloads are refused before anything is created") {
+  CliEnv env;
+  for (const char* bad : {"/etc/passwd", "../outside", "a/../../b"}) {
+    auto r = env.run({"run", "--download", bad, "--", "true"});
+    CHECK(r.exit_code == 64);
+    CHECK(r.err.find("--download") != std::string::npos);
+  }
+  CHECK(env.run({"run", "--download-dir", "x", "--", "true"}).exit_code == 64);
+  CHECK(env.run({"run", "--download", "x", "--max-download", "0", "--", "true"}).exit_code == 64);
+  fs::path boxes = env.root().path() / "boxes";
+  fs::create_directories(boxes);
+  env.add_registry("mountbox", {std::string(CORRAL_TEST_PLUGIN_DIR) + "/libcorral-mountbox.so"});
+  env.env["TESTBOX_DIR"] = boxes.string();
+  auto r = env.run({"run", "--provider", "mountbox", "--download", "x", "--", "true"},
+                   env.workspace().string());
+  CHECK(r.exit_code == 64);
+  CHECK_MESSAGE(r.err.find("run-downloads") != std::string::npos, r.err);
+  CHECK(local_sandboxes(env).empty());
+  CHECK(env.claims().empty());
+  CHECK(fs::is_empty(boxes));
+}
+
+TEST_CASE("a kept lease downloads into its own folder on every run") {
+  CliEnv env;
+  auto first = env.run({"run", "--keep", "--download", "n.txt", "--", "sh", "-c", "echo 1 > n.txt"});
+  REQUIRE(first.exit_code == 0);
+  auto leases = corral::json::parse(env.run({"list", "--json"}).out, "list");
+  std::string lease = leases[0]["leaseId"].GetString();
+  CHECK(read_file(env.workspace() / ".corral/runs" / lease / "n.txt") == "1\n");
+  auto second = env.run({"run", "--id", lease, "--download", "n.txt", "--", "sh", "-c", "echo 2 > n.txt"});
+  CHECK(second.exit_code == 0);
+  CHECK(read_file(env.workspace() / ".corral/runs" / lease / "n.txt") == "2\n");
+  CHECK(env.run({"stop", "--id", lease}).exit_code == 0);
+}
+
+TEST_CASE("a plugin's download works the same isolated, and its failure or crash never costs the result") {
+  for (const char* isolation : {"in-process", "process"}) {
+    CAPTURE(isolation);
+    CliEnv env;
+    fs::path boxes = env.root().path() / "boxes";
+    fs::create_directories(boxes);
+    env.add_registry("testbox", {std::string(CORRAL_TEST_PLUGIN_DIR) + "/libcorral-testbox.so"},
+                     {{"isolation", isolation}});
+    env.env["TESTBOX_DIR"] = boxes.string();
+    env.root().write("work/f.txt", "f");
+    fs::path h = env.root().path() / "h.json";
+    std::vector<std::string> run = {"run", "--provider", "testbox", "--lease-output", h.string(), "--download",
+                                    "reports", "--"};
+    run.insert(run.end(), kFailingSuite.begin(), kFailingSuite.end());
+    auto ok = env.run(run);
+    CHECK(ok.exit_code == 3);
+    auto doc = read_handle(h);
+    fs::path dir = doc["downloads"]["dir"].GetString();
+    CHECK(read_file(dir / "reports/unit.xml") == "<testsuite failures=\"1\"/>");
+    CHECK(!fs::exists(fs::symlink_status(dir / "reports/leak.xml")));
+
+    env.env["TESTBOX_FAIL"] = "download";
+    auto failed = env.run(run);
+    CHECK(failed.exit_code == 3);
+    CHECK(failed.err.find("the download failed: testbox download failed") != std::string::npos);
+    CHECK(read_handle(h)["error"]["code"].GetString() == std::string("unavailable"));
+    CHECK(env.claims().empty());
+    CHECK(fs::is_empty(boxes));
+    env.env.erase("TESTBOX_FAIL");
+
+    if (std::string(isolation) == "process") {
+      env.env["TESTBOX_CRASH"] = "download:segv";
+      auto crashed = env.run(run);
+      CHECK(crashed.exit_code == 3);
+      CHECK(crashed.err.find("crashed during 'download'") != std::string::npos);
+    }
+  }
+}
