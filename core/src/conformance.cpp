@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <optional>
 #include <stdexcept>
 
@@ -71,6 +72,12 @@ std::string blob_bytes() {
     blob[i] = static_cast<char>(i < 256 ? i : x & 0xff);
   }
   return blob;
+}
+
+// The bytes of file `path`, or "" when it cannot be read.
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
 // The workspace every run starts from: a private temp folder with nested, executable,
@@ -144,6 +151,8 @@ struct RunSpec {
   std::int64_t timeout_seconds = 0;
   std::string subdir;         // run from this fixture folder instead of its root
   std::string cancel_marker;  // press Ctrl-C once stdout shows this
+  std::vector<std::string> downloads;  // --download patterns
+  std::uint64_t max_download = 0;      // --max-download; 0 = the default
 };
 
 // What one run did, as the user would have seen it.
@@ -204,6 +213,9 @@ class Kit {
     request.command.timeout_seconds = spec.timeout_seconds;
     request.env_names = spec.env_names;
     request.cwd = spec.subdir.empty() ? fixture_.root() : fixture_.root() / spec.subdir;
+    request.downloads.patterns = spec.downloads;
+    request.downloads.dir = download_dir();
+    if (spec.max_download) request.downloads.max_bytes = spec.max_download;
     Clock::time_point start = Clock::now();
     Observed o;
     o.result = corral::run(ctx, request);
@@ -224,6 +236,9 @@ class Kit {
     expect_no_secret(o);
     return o;
   }
+
+  // Where the kit's downloads land: a fresh folder the workspace scan never syncs.
+  fs::path download_dir() const { return fixture_.root() / ".corral" / "runs" / "conformance"; }
 
   // Fails when the planted secret shows anywhere a run reported.
   void expect_no_secret(const Observed& o) const {
@@ -477,6 +492,35 @@ class Checks {
     kit_.expect_cleaned_up(passed);
   }
 
+  void downloads() {
+    const fs::path dir = kit_.download_dir();
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+    Observed o = kit_.run({.shell = "mkdir -p out && echo '<report/>' > out/r.xml && cp blob.bin out/ && "
+                                    "ln -s /etc/passwd out/escape && exit 4",
+                           .downloads = {"out/*.xml", "out/blob.bin", "out/escape", "absent/*"}});
+    o.expect_exit(4);
+    const SessionHandle& h = o.handle();
+    if (!h.downloads) fail("the handle has no downloads after a run with --download");
+    const DownloadSummary& d = *h.downloads;
+    if (d.error) fail(fmt::format("the download failed: {}", printable(d.error->what())));
+    if (read_text(dir / "out/r.xml") != "<report/>\n") fail("out/r.xml did not come back intact");
+    if (read_text(dir / "out/blob.bin") != blob_bytes()) fail("the binary file did not come back byte for byte");
+    if (fs::exists(fs::symlink_status(dir / "out/escape")) || d.refused.empty())
+      fail("a link pointing out of the download folder was written instead of refused");
+    if (d.missing != std::vector<std::string>{"absent/*"})
+      fail(fmt::format("the pattern that matched nothing was not reported as missing (missing: {})",
+                       fmt::join(d.missing, ", ")));
+    kit_.expect_cleaned_up(o);
+
+    Observed bounded = kit_.run({.shell = "true", .downloads = {"blob.bin"}, .max_download = 4096});
+    bounded.expect_exit(0);
+    if (!bounded.handle().downloads || !bounded.handle().downloads->error)
+      fail("a download past --max-download was not stopped");
+    if (fs::exists(dir / "blob.bin")) fail("a download past --max-download was unpacked");
+    kit_.expect_cleaned_up(bounded);
+  }
+
   void url() {
     std::string got = kit_.with_lease(kept_lease(), Lease::Access::observe, [](Lease& l) { return l.url(8080); });
     bool scheme = got.rfind("http://", 0) == 0 || got.rfind("https://", 0) == 0;
@@ -613,6 +657,8 @@ const std::vector<CheckDef>& check_defs() {
        {F::run_session}, {F::archive_sync, F::workspace_mount}, &Checks::sync_deletions},
       {"keep-on-failure", "--keep-on-failure keeps a failed run's sandbox and not a passing one's", {F::run_session},
        {}, &Checks::keep_on_failure},
+      {"downloads", "--download brings back a failed command's files byte for byte, refuses a link out, holds the bound",
+       {F::run_downloads}, {}, &Checks::downloads},
       {"url", "a kept sandbox's port has an http(s) URL", {F::run_session, F::url_bridge}, {}, &Checks::url},
       {"extend", "a kept sandbox's lifetime can be extended", {F::run_session, F::keep_alive}, {}, &Checks::extend},
       {"listing", "the provider lists corral's sandboxes with their lease and host labels",

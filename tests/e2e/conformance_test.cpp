@@ -41,10 +41,10 @@ TEST_CASE("testbox passes every check; the report lists each with its outcome") 
   INFO(r.failures);
   CHECK(r.cli.exit_code == 0);
   CHECK(r.failed.empty());
-  // testbox advertises run-session, archive-sync, url-bridge, keep-alive and cleanup.
+  // testbox advertises run-session, archive-sync, url-bridge, keep-alive, cleanup and run-downloads.
   for (const char* id : {"lifecycle", "exit-codes", "output-separate", "output-binary", "output-large", "workspace",
                          "workdir", "environment", "timeout", "interrupt", "keep-reuse", "sync-deletions",
-                         "keep-on-failure", "url", "extend", "listing", "stop", "nothing-left"})
+                         "keep-on-failure", "downloads", "url", "extend", "listing", "stop", "nothing-left"})
     CHECK_MESSAGE(has(r.passed, id), id);
   CHECK(user.empty());
   CHECK(user.claims().empty());
@@ -58,6 +58,7 @@ TEST_CASE("a workspace-mount provider passes too; what it does not advertise is 
   CHECK(has(r.passed, "sync-deletions"));  // through the mount
   CHECK(has(r.skipped, "url"));
   CHECK(has(r.skipped, "extend"));
+  CHECK(has(r.skipped, "downloads"));
   CHECK(user.empty());
 }
 
@@ -70,7 +71,7 @@ TEST_CASE("the human report has one line per check and a summary") {
   CHECK(r.out.find("  ok    lifecycle ") != std::string::npos);
   CHECK(r.out.find("  skip  url ") != std::string::npos);
   CHECK(r.out.find("the provider does not advertise url-bridge") != std::string::npos);
-  CHECK(r.out.find("mountbox: 16 passed, 0 failed, 2 skipped\n") != std::string::npos);
+  CHECK(r.out.find("mountbox: 16 passed, 0 failed, 3 skipped\n") != std::string::npos);
 }
 
 TEST_CASE("a plugin whose exec fails fails the checks that run commands, with its reason, and exits 1") {
