@@ -41,6 +41,8 @@ const std::string kSpec = std::string("{") + kIdentity + R"json(
     {"name": "fail", "type": "string", "env": ["TESTBOX_FAIL"], "help": "primitives that fail: create,upload,exec,destroy,get"},
     {"name": "crash", "type": "string", "env": ["TESTBOX_CRASH"],
      "help": "PRIMITIVE:HOW pairs (segv, orphan-segv, abort, throw, exit, hang), e.g. exec:segv; open is one too"},
+    {"name": "pause", "type": "string", "env": ["TESTBOX_PAUSE"],
+     "help": "PRIMITIVE:before|after: write PRIMITIVE to DIR.paused there and wait forever (to SIGKILL corral)"},
     {"name": "token", "type": "string", "env": ["TESTBOX_TOKEN"], "secret": true, "help": "a secret that must never show"},
     {"name": "leak", "type": "bool", "default": "false", "env": ["TESTBOX_LEAK"],
      "help": "run commands with corral's whole environment, as a careless plugin would"},
@@ -55,7 +57,7 @@ const std::string kSpec = std::string("{") + kIdentity + R"json(
 class Testbox : public corral::sdk::Provider {
  public:
   explicit Testbox(const corral::sdk::Options& o)
-      : dir_(o.get("dir")), fail_(o.get("fail")), crash_(o.get("crash")), token_(o.get("token")),
+      : dir_(o.get("dir")), fail_(o.get("fail")), crash_(o.get("crash")), pause_(o.get("pause")), token_(o.get("token")),
         leak_(o.get_bool("leak", false)) {
     maybe_fail("open");
     if (dir_.empty()) throw corral::Error(corral::ErrorCode::invalid_argument, "testbox needs TESTBOX_DIR");
@@ -71,6 +73,7 @@ class Testbox : public corral::sdk::Provider {
     }  // closed, so sandbox() below reads them back
     std::ofstream(d / "seconds") << 0;
     std::ofstream(d / "mount") << r.workspace;
+    maybe_pause("create", "after");
     return sandbox("tb-" + r.lease_id);
   }
 
@@ -92,6 +95,7 @@ class Testbox : public corral::sdk::Provider {
     // A real provider polling cancelled() here would abort cleanup after Ctrl-C.
     if (host.cancelled()) throw corral::Error(corral::ErrorCode::cancelled, "destroy was told to stop");
     fs::remove_all(dir_ / s.id);
+    maybe_pause("destroy", "after");
   }
 
   void upload(const corral::Sandbox& s, const corral::UploadRequest& r, const corral::sdk::Host&) override {
@@ -167,10 +171,18 @@ class Testbox : public corral::sdk::Provider {
 
  private:
   void maybe_fail(const std::string& primitive) const {
+    maybe_pause(primitive, "before");
     maybe_crash(primitive);
     if (("," + fail_ + ",").find("," + primitive + ",") != std::string::npos)
       throw corral::Error(corral::ErrorCode::unavailable,
                           "testbox " + primitive + " failed as asked (token " + token_ + ")", "unset TESTBOX_FAIL");
+  }
+
+  // Stops for good at `primitive`'s `when` if TESTBOX_PAUSE asks, saying so in DIR.paused.
+  void maybe_pause(const std::string& primitive, const std::string& when) const {
+    if (pause_ != primitive + ":" + when) return;
+    std::ofstream(dir_.string() + ".paused") << primitive << "\n";  // beside DIR: list() reads DIR
+    for (;;) ::pause();
   }
 
   // Crashes the way TESTBOX_CRASH asks for `primitive`, if it does.
@@ -218,6 +230,7 @@ class Testbox : public corral::sdk::Provider {
   fs::path dir_;
   std::string fail_;
   std::string crash_;
+  std::string pause_;
   std::string token_;
   bool leak_ = false;
 };

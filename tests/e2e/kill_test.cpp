@@ -1,0 +1,102 @@
+// corral killed with SIGKILL at each phase of a run: nothing the user did not keep may
+// outlive the next `corral stop --orphans`, and no claim may be left unreadable. The
+// testbox plugin stops for good at a chosen point (TESTBOX_PAUSE) so the kill lands
+// exactly in the phase under test.
+#include <doctest/doctest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <thread>
+
+#include "cli.hpp"
+#include "corral/json.hpp"
+
+namespace fs = std::filesystem;
+using corral::test::CliEnv;
+
+namespace {
+
+struct Boxes : CliEnv {
+  fs::path boxes = root().path() / "boxes";
+  fs::path paused = root().path() / "boxes.paused";
+  Boxes() {
+    fs::create_directories(boxes);
+    add_registry("testbox", {std::string(CORRAL_TEST_PLUGIN_DIR) + "/libcorral-testbox.so"});
+    env["TESTBOX_DIR"] = boxes.string();
+    root().write("work/f.txt", "synced");
+  }
+  size_t live() const {
+    size_t n = 0;
+    for (auto& e : fs::directory_iterator(boxes)) n += e.is_directory() ? 1 : 0;
+    return n;
+  }
+  // The states `list --json` gives the leases there are.
+  std::vector<std::string> states() const {
+    auto r = run({"list", "--json"});
+    REQUIRE(r.exit_code == 0);
+    std::vector<std::string> out;
+    corral::json::Document doc = corral::json::parse(r.out, "list");
+    for (const auto& l : doc.GetArray())
+      out.push_back(corral::json::get_string(l, "state"));
+    return out;
+  }
+};
+
+// Waits (bounded) until `done` holds.
+template <class Done>
+bool eventually(Done done) {
+  for (int i = 0; i < 300; ++i) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return done();
+}
+
+struct Phase {
+  const char* name;   // the run phase the kill lands in
+  const char* pause;  // where testbox stops
+  size_t sandboxes;   // sandboxes left right after the kill
+  bool claim;         // whether the lease's claim is left (as abandoned)
+};
+
+}  // namespace
+
+TEST_CASE("SIGKILL at each phase: the next stop --orphans leaves nothing, and corral keeps working") {
+  const Phase phases[] = {
+      {"prepare", "open:before", 0, false},
+      {"acquire (sandbox made, claim not yet written)", "create:after", 1, false},
+      {"sync", "upload:before", 1, true},
+      {"exec", "exec:before", 1, true},
+      {"download", "download:before", 1, true},
+      {"cleanup (sandbox destroyed, claim not yet removed)", "destroy:after", 0, true},
+  };
+  for (const Phase& phase : phases) {
+    CAPTURE(phase.name);
+    Boxes env;
+    env.env["TESTBOX_PAUSE"] = phase.pause;
+    auto bg = env.start({"run", "--provider", "testbox", "--download", "f.txt", "--", "true"});
+    REQUIRE(eventually([&] { return fs::exists(env.paused); }));
+    ::kill(bg.pid, SIGKILL);
+    bg.wait();
+    env.env.erase("TESTBOX_PAUSE");
+
+    CHECK(env.live() == phase.sandboxes);
+    std::vector<std::string> states = env.states();
+    CHECK(states.size() == (phase.claim ? 1u : 0u));
+    for (const std::string& s : states) CHECK(s == "abandoned");
+
+    auto stop = env.run({"stop", "--orphans", "--provider", "testbox"});
+    INFO(stop.err);
+    CHECK(stop.exit_code == 0);
+    CHECK(env.live() == 0);
+    CHECK(env.claims().empty());
+    CHECK(env.states().empty());
+
+    // The state folder is usable: a plain run works and leaves nothing.
+    auto again = env.run({"run", "--provider", "testbox", "--", "cat", "f.txt"});
+    CHECK(again.exit_code == 0);
+    CHECK(again.out == "synced");
+    CHECK(env.live() == 0);
+    CHECK(env.claims().empty());
+  }
+}
