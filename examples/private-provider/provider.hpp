@@ -37,6 +37,10 @@ class SshProvider : public corral::sdk::Provider {
   // files deleted locally.
   void upload(const corral::Sandbox& sandbox, const corral::UploadRequest& request,
               const corral::sdk::Host& host) override;
+  // Packs the matching files on the host with the SDK's script and streams the archive
+  // back over ssh's stdout into the size-bounded local file.
+  corral::DownloadResult download(const corral::Sandbox& sandbox, const corral::DownloadRequest& request,
+                                  const corral::sdk::Host& host) override;
 
  private:
   // The folder of lease `id`; throws invalid-argument for an id that is not a lease id.

@@ -12,7 +12,7 @@ const char* const kSpecJson = R"json({
   "family": "ssh",
   "kind": "ssh-lease",
   "targets": ["linux"],
-  "features": ["run-session", "archive-sync", "cleanup"],
+  "features": ["run-session", "archive-sync", "cleanup", "run-downloads"],
   "options": [
     {"name": "host", "type": "host", "trusted": true, "env": ["CORRAL_SSH_HOST"],
      "help": "the machine to run on: a host name, an address or a Host alias from ~/.ssh/config"},
