@@ -1,9 +1,9 @@
 #include "ssh_command.hpp"
 
 #include <corral/errors.hpp>
+#include <corral/sdk/temp_file.hpp>
 #include <fmt/format.h>
 
-#include "private_temp_file.hpp"
 #include "ssh_errors.hpp"
 
 namespace corral_ssh {
@@ -97,7 +97,7 @@ SshCaptured SshClient::capture(std::string_view action, const std::string& remot
 corral::sdk::ProcessOutcome SshClient::stream(std::string_view action, const std::string& remote_command,
                                               const SshCall& call, const corral::sdk::OutputFn& on_stdout,
                                               const corral::sdk::OutputFn& on_stderr) const {
-  PrivateTempFile log;
+  corral::sdk::TempFile log("ssh");  // ssh -E writes its own diagnostics here, apart from the output
   corral::sdk::ProcessOutcome outcome;
   try {
     outcome = corral::sdk::run_process(spec(remote_command, log.path(), call.stdin_path), on_stdout, on_stderr,

@@ -8,6 +8,7 @@
 #include <chrono>
 
 #include "corral/sdk/process.hpp"
+#include "corral/sdk/temp_file.hpp"
 #include "corral/types.hpp"
 
 using namespace corral::sdk;
@@ -144,4 +145,19 @@ TEST_CASE("a child gets the baseline environment, never the host's unless named"
         std::vector<std::string>{"A=1", "CORRAL_SANDBOX=1", "HOME=/w", "LANG=C.UTF-8",
                                  "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"});
   ::unsetenv("CORRAL_TEST_PLANTED_SECRET");
+}
+
+TEST_CASE("a plugin's temporary file is private, holds what it was given and goes with the object") {
+  std::string path;
+  {
+    corral::sdk::TempFile file("unit", std::string("env\0with nul", 12));
+    path = file.path();
+    struct stat st {};
+    REQUIRE(::stat(path.c_str(), &st) == 0);
+    CHECK((st.st_mode & 0777) == 0600);
+    CHECK(file.read() == std::string("env\0with nul", 12));
+    CHECK(file.read(3) == "env");
+    CHECK(path.find("corral-unit-") != std::string::npos);
+  }
+  CHECK(::access(path.c_str(), F_OK) != 0);
 }
