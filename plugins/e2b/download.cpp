@@ -7,17 +7,10 @@
 namespace corral::e2b {
 
 DownloadPaths download_paths(const std::string& workdir, const std::string& cwd, const std::string& archive_name) {
-  const std::string folder = join_workspace_path(workdir, cwd);
   DownloadPaths p;
   p.run_from = "/tmp";
-  p.folder = ".." + folder;
-  // Back up from the folder to "/" one part at a time (join_workspace_path leaves no "."
-  // or ".." part), then down into /tmp.
-  size_t parts = 0;
-  for (size_t i = 0; i < folder.size(); ++i)
-    if (folder[i] != '/' && (i == 0 || folder[i - 1] == '/')) ++parts;
-  for (size_t i = 0; i < parts; ++i) p.archive += "../";
-  p.archive += "tmp/" + archive_name;
+  p.folder = ".." + join_workspace_path(workdir, cwd);  // the workdir is absolute: "../home/user/..."
+  p.archive = archive_name;  // download_script resolves it from run_from, not from the folder
   p.remote = "/tmp/" + archive_name;
   return p;
 }

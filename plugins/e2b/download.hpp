@@ -1,6 +1,6 @@
 // Where a download's pieces live in an E2B sandbox. The packing script runs from /tmp and
-// reaches the command's folder and its archive by relative paths, so the same request
-// works in E2B and in the stand-in, whose sandboxes are folders on the test machine.
+// reaches the command's folder and its archive by paths relative to it, so the same
+// request works in E2B and in the stand-in, whose sandboxes are folders on the test machine.
 #pragma once
 
 #include <string>
@@ -10,7 +10,7 @@ namespace corral::e2b {
 struct DownloadPaths {
   std::string run_from;  // absolute sandbox folder the script runs in (/tmp)
   std::string folder;    // the command's folder, relative to run_from
-  std::string archive;   // the archive, relative to `folder` (download_script writes it from there)
+  std::string archive;   // the archive's name in run_from
   std::string remote;    // the archive's absolute sandbox path, for envd's file API
 };
 

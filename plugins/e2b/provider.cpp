@@ -256,8 +256,8 @@ DownloadResult E2bProvider::download(const Sandbox& sandbox, const DownloadReque
   hooks.warn = [&](const std::string& w) { host.warn(w); };
   // Removes the sandbox's copy whatever happened; a failure here must not hide the real one.
   auto remove_archive = [&] {
-    // By its name in run_from, like everything the script touched.
-    ProcessRequest rm{"rm", {"-f", "--", paths.remote.substr(paths.remote.rfind('/') + 1)}, {}, paths.run_from, 30};
+    // By its name in run_from, as the script wrote it.
+    ProcessRequest rm{"rm", {"-f", "--", paths.archive}, {}, paths.run_from, 30};
     ProcessHooks quiet;
     quiet.on_stdout = [](std::string_view) {};
     quiet.on_stderr = [](std::string_view) {};

@@ -641,6 +641,16 @@ TEST_CASE("download brings the matching files back byte-exact and removes the sa
   CHECK(fx.server.calls("download") == 1);
   CHECK(leftover_archives(fx, id) == 0);
   check_no_secrets(c, {fx.server.api_key(), token_of(fx, id)});
+
+  // A command folder reached through a symlink packs the same files.
+  REQUIRE(fx.plugin->call(fx.d().exec, exec_request(sb, shell("ln -s sub link"))).ok);
+  PluginCall linked = fx.plugin->call(fx.d().download, download_request(sb, "link", {"data.bin"}, local));
+  INFO(linked.message);
+  REQUIRE(linked.ok);
+  TempDir again;
+  unpack(local, again);
+  CHECK(read_file(again.path() / "data.bin") == data);
+  CHECK(leftover_archives(fx, id) == 0);
   fx.plugin->call(fx.d().destroy, with_sandbox(sb));
 }
 
