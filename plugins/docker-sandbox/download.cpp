@@ -36,7 +36,8 @@ class PrivateDir {
     const char* tmp = std::getenv("TMPDIR");
     std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/corral-sbx-download-XXXXXX";
     if (!::mkdtemp(pattern.data()))
-      throw Error(ErrorCode::internal, "cannot make a temporary folder for the download: " + std::string(std::strerror(errno)),
+      throw Error(ErrorCode::internal,
+                  "cannot make a temporary folder for the download: " + std::string(std::strerror(errno)),
                   "set TMPDIR to a writable folder");
     path_ = pattern;
   }

@@ -367,13 +367,13 @@ void upload(State& state, const httplib::Request& req, httplib::Response& res) {
 
 void download(State& state, const httplib::Request& req, httplib::Response& res) {
   std::lock_guard lock(state.mutex());
+  ++state.calls["download"];  // every GET /files, answered or refused
   FakeSandbox* sb = sandbox_for(state, "files", req, res);
   if (!sb) return;
   std::string user = req.has_param("username") ? req.get_param_value("username") : user_of(req);
   std::string path = req.get_param_value("path");
   auto mapped = State::map_path(*sb, path, user);
   if (!mapped || !fs::is_regular_file(*mapped)) return http_error(res, 404, "path '" + path + "' does not exist");
-  ++state.calls["download"];
   // Streamed from the open file as envd does, so a client that stops reading stops it.
   auto in = std::make_shared<std::ifstream>(*mapped, std::ios::binary);
   const std::uint64_t size = fs::file_size(*mapped);
