@@ -25,8 +25,13 @@ std::string download_script(std::string_view folder, const std::vector<std::stri
   std::string list;
   for (const std::string& p : patterns) list += " " + shell_quote(p);
   // IFS='' keeps an expanded pattern one word while the glob still expands; "./" in front
-  // keeps a match that starts with '-' from being read as an option by tar.
-  return "cd -- " + shell_quote(folder) +
+  // keeps a match that starts with '-' from being read as an option by tar. A relative
+  // archive is made absolute before the cd, so it names a place from where the shell
+  // started, like the folder does, however the folder is reached (symlinks included).
+  return "a=" + shell_quote(archive) +
+         "\n"
+         "case \"$a\" in -|/*) ;; *) a=\"$PWD/$a\" ;; esac\n"
+         "cd -- " + shell_quote(folder) +
          " || exit 2\n"
          "IFS=''\n"
          "set --\n"
@@ -38,7 +43,7 @@ std::string download_script(std::string_view folder, const std::vector<std::stri
          "  [ \"$m\" = 1 ] || printf '" + std::string(kMissingPrefix) + "%s\\n' \"$p\" >&2\n"
          "done\n"
          "[ \"$#\" -gt 0 ] || exit " + std::to_string(kDownloadNothingMatched) + "\n"
-         "exec tar -czf " + shell_quote(archive) + " \"$@\"\n";
+         "exec tar -czf \"$a\" \"$@\"\n";
 }
 
 DownloadReport read_download_report(int exit_code, std::string_view stderr_text) {

@@ -27,6 +27,8 @@ class DaytonaProvider : public sdk::Provider {
   void destroy(const Sandbox& sandbox, const sdk::Host& host) override;
   ExecResult exec(const Sandbox& sandbox, const Command& command, const sdk::Host& host) override;
   void upload(const Sandbox& sandbox, const UploadRequest& request, const sdk::Host& host) override;
+  // download.cpp
+  DownloadResult download(const Sandbox& sandbox, const DownloadRequest& request, const sdk::Host& host) override;
   Sandbox extend(const Sandbox& sandbox, std::int64_t seconds, const sdk::Host& host) override;
   std::string url(const Sandbox& sandbox, int port, const sdk::Host& host) override;
 

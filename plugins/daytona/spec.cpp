@@ -9,7 +9,7 @@ const char* const kSpecJson = R"json({
   "family": "daytona",
   "kind": "delegated-run",
   "targets": ["linux"],
-  "features": ["run-session", "url-bridge", "archive-sync", "keep-alive", "cleanup"],
+  "features": ["run-session", "url-bridge", "archive-sync", "keep-alive", "cleanup", "run-downloads"],
   "options": [
     {"name": "api-key", "type": "string", "env": ["DAYTONA_API_KEY"], "secret": true,
      "help": "Daytona API key (from https://app.daytona.io/dashboard/keys), sent as Authorization: Bearer"},

@@ -53,6 +53,22 @@ void Toolbox::upload(const std::string& local_path, const std::string& remote_pa
   if (!response.ok()) throw failure(response, what);
 }
 
+void Toolbox::download(const std::string& remote_path, const http::BodyFn& on_body,
+                       const std::function<bool()>& cancelled) {
+  const std::string what = "Daytona download from sandbox " + sandbox_id_;
+  http::Request r;
+  r.method = "GET";
+  r.url = base_ + "/files/download?path=" + http::url_encode(remote_path);
+  r.headers.emplace_back("Accept", "application/octet-stream");
+  r.timeout_seconds = 0;  // size-dependent; the idle guard catches stalls
+  r.idle_timeout_seconds = 60;
+  r.on_body = on_body;
+  r.cancelled = cancelled;
+  r.what = what;
+  http::Response response = api_.send(std::move(r));
+  if (!response.ok()) throw failure(response, what);
+}
+
 void Toolbox::remove_path(const std::string& remote_path) {
   const std::string what = "Daytona sandbox " + sandbox_id_ + ": delete " + remote_path;
   http::Response response = api_.send("DELETE", base_ + "/files?recursive=true&path=" + http::url_encode(remote_path),

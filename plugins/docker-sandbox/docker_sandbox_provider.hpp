@@ -7,6 +7,8 @@
 //              a non-zero exit is the command's unless `sbx ls` confirms sbx failed
 //   create failure -> sbx rm -f <name> (whatever create may have registered)
 //   destroy -> sbx rm -f <name>
+//   download -> sbx exec <name> sh -c <pack script>, sbx cp <name>:/tmp/<archive> <local>,
+//              sbx exec <name> rm -f -- /tmp/<archive>
 //   doctor  -> sbx version, sbx diagnose
 #pragma once
 
@@ -32,6 +34,8 @@ class DockerSandboxProvider : public sdk::Provider {
   std::vector<Sandbox> list(const StringMap& labels, const sdk::Host& host) override;
   void destroy(const Sandbox& sandbox, const sdk::Host& host) override;
   ExecResult exec(const Sandbox& sandbox, const Command& command, const sdk::Host& host) override;
+  // download.cpp
+  DownloadResult download(const Sandbox& sandbox, const DownloadRequest& request, const sdk::Host& host) override;
 
  private:
   // Every sandbox `sbx ls --json` reports; `cancelled` empty = not interruptible (cleanup).

@@ -10,7 +10,7 @@ inline constexpr const char kSpecJson[] = R"JSON({
   "family": "docker",
   "kind": "delegated-run",
   "targets": ["linux"],
-  "features": ["run-session", "workspace-mount", "cleanup"],
+  "features": ["run-session", "workspace-mount", "cleanup", "run-downloads"],
   "options": [
     {"name": "cli", "type": "program", "default": "sbx", "env": ["CORRAL_SBX_CLI"], "trusted": true,
      "help": "the sbx executable: a name looked up on PATH or a path"},
@@ -23,7 +23,7 @@ inline constexpr const char kSpecJson[] = R"JSON({
     {"name": "workdir", "type": "string", "env": ["CORRAL_SBX_WORKDIR"],
      "help": "absolute folder inside the sandbox that commands run relative to; default: the workspace path, where sbx mounts the working tree"},
     {"name": "cli-timeout", "type": "duration", "default": "5m", "env": ["CORRAL_SBX_CLI_TIMEOUT"],
-     "help": "longest one sbx control command (create, ls, stop, rm, version, diagnose) may take"}
+     "help": "longest one sbx control command (create, ls, stop, rm, cp, version, diagnose) may take"}
   ],
   "docs": {
     "category": "local microVM",

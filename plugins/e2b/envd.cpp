@@ -313,4 +313,22 @@ void Envd::upload(const std::string& local_path, const std::string& remote_path,
   if (!response.ok()) throw failure(response, what);
 }
 
+void Envd::download(const std::string& remote_path, const http::BodyFn& on_body,
+                    const std::function<bool()>& cancelled) {
+  const std::string what = "E2B download from sandbox " + target_.sandbox_id;
+  http::Request r;
+  r.method = "GET";
+  r.url = target_.base_url + "/files?path=" + http::url_encode(remote_path) +
+          "&username=" + http::url_encode(target_.user);
+  r.headers = headers();
+  r.headers.emplace_back("Accept", "application/octet-stream");
+  r.timeout_seconds = 0;  // size-dependent; the idle guard catches stalls
+  r.idle_timeout_seconds = 60;
+  r.on_body = on_body;
+  r.cancelled = cancelled;
+  r.what = what;
+  http::Response response = client_.send(r);
+  if (!response.ok()) throw failure(response, what);
+}
+
 }  // namespace corral::e2b

@@ -25,6 +25,7 @@ class E2bProvider : public sdk::Provider {
   void destroy(const Sandbox& sandbox, const sdk::Host& host) override;
   ExecResult exec(const Sandbox& sandbox, const Command& command, const sdk::Host& host) override;
   void upload(const Sandbox& sandbox, const UploadRequest& request, const sdk::Host& host) override;
+  DownloadResult download(const Sandbox& sandbox, const DownloadRequest& request, const sdk::Host& host) override;
   Sandbox extend(const Sandbox& sandbox, std::int64_t seconds, const sdk::Host& host) override;
   std::string url(const Sandbox& sandbox, int port, const sdk::Host& host) override;
 

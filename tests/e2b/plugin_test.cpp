@@ -574,3 +574,153 @@ TEST_CASE("secrets travel only in their headers") {
   CHECK_FALSE(contains(headers["start"], fx.server.api_key()));  // the API key never goes to envd
   fx.plugin->call(fx.d().destroy, with_sandbox(sb));
 }
+
+namespace {
+
+std::string download_request(const std::string& sandbox, const std::string& cwd, std::vector<std::string> patterns,
+                             const std::string& archive_path, std::uint64_t max_bytes = 1 << 30) {
+  return wire::to_json(wire::DownloadCall{sandbox_of(sandbox), {cwd, std::move(patterns), archive_path, max_bytes}});
+}
+
+// Every byte value, then a pseudo-random tail that gzip cannot shrink.
+std::string binary_bytes(size_t size) {
+  std::string out;
+  for (int i = 0; i < 256; ++i) out += static_cast<char>(i);
+  std::uint32_t x = 2463534242u;
+  while (out.size() < size) {
+    x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+    out += static_cast<char>(x & 0xff);
+  }
+  return out;
+}
+
+// Unpacks a downloaded .tar.gz into a fresh folder with the system tar.
+void unpack(const std::string& archive_path, const TempDir& into) {
+  sdk::ProcessSpec spec;
+  spec.argv = {"tar", "-xzf", archive_path, "-C", into.str()};
+  REQUIRE(sdk::capture_process(spec, 30).exit_code == 0);
+}
+
+// The download archives left in the sandbox's /tmp.
+int leftover_archives(E2bFixture& fx, const std::string& id) {
+  auto tmp = fx.server.with([&](auto& st) { return st.sandboxes.at(id).root; }) / "tmp";
+  int n = 0;
+  for (const auto& e : std::filesystem::directory_iterator(tmp))
+    if (e.path().filename().string().rfind("corral-download-", 0) == 0) ++n;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("download brings the matching files back byte-exact and removes the sandbox's archive") {
+  E2bFixture fx;
+  TempDir tmp;
+  std::string sb = create(fx);
+  std::string id = id_of(sb);
+  const std::string data = binary_bytes(300000);
+  REQUIRE(upload(fx, sb, archive(tmp, {{"sub/data.bin", data}, {"sub/keep.txt", "not asked for\n"}})).ok);
+  REQUIRE(fx.plugin->call(fx.d().exec, exec_request(sb, shell("mkdir -p reports/deep && echo '<ok/>' > "
+                                                             "reports/deep/a.xml && echo b > 'reports/b c.xml'",
+                                                             "sub")))
+              .ok);
+  const std::string local = (tmp.path() / "out.tar.gz").string();
+  PluginCall c = fx.plugin->call(fx.d().download, download_request(sb, "sub", {"data.bin", "reports", "*.log"}, local));
+  INFO(c.message);
+  REQUIRE(c.ok);
+  INFO(c.result);
+  DownloadResult r = wire::read<DownloadResult>(c.result, "download result");
+  CHECK(r.size == std::filesystem::file_size(local));
+  CHECK(r.size > data.size());  // random bytes do not compress
+  CHECK(r.missing == std::vector<std::string>{"*.log"});
+  TempDir out;
+  unpack(local, out);
+  CHECK(read_file(out.path() / "data.bin") == data);
+  CHECK(read_file(out.path() / "reports/deep/a.xml") == "<ok/>\n");
+  CHECK(read_file(out.path() / "reports/b c.xml") == "b\n");
+  CHECK_FALSE(std::filesystem::exists(out.path() / "keep.txt"));
+  CHECK(fx.server.calls("download") == 1);
+  CHECK(leftover_archives(fx, id) == 0);
+  check_no_secrets(c, {fx.server.api_key(), token_of(fx, id)});
+
+  // A command folder reached through a symlink packs the same files.
+  REQUIRE(fx.plugin->call(fx.d().exec, exec_request(sb, shell("ln -s sub link"))).ok);
+  PluginCall linked = fx.plugin->call(fx.d().download, download_request(sb, "link", {"data.bin"}, local));
+  INFO(linked.message);
+  REQUIRE(linked.ok);
+  TempDir again;
+  unpack(local, again);
+  CHECK(read_file(again.path() / "data.bin") == data);
+  CHECK(leftover_archives(fx, id) == 0);
+  fx.plugin->call(fx.d().destroy, with_sandbox(sb));
+}
+
+TEST_CASE("download of patterns that match nothing fetches nothing") {
+  E2bFixture fx;
+  TempDir tmp;
+  std::string sb = ready(fx);
+  const std::string local = (tmp.path() / "out.tar.gz").string();
+  PluginCall c = fx.plugin->call(fx.d().download, download_request(sb, "", {"*.xml", "no/such"}, local));
+  INFO(c.message);
+  REQUIRE(c.ok);
+  INFO(c.result);
+  DownloadResult r = wire::read<DownloadResult>(c.result, "download result");
+  CHECK(r.size == 0);
+  CHECK(r.missing == std::vector<std::string>{"*.xml", "no/such"});
+  CHECK(fx.server.calls("download") == 0);
+  CHECK_FALSE(std::filesystem::exists(local));
+  CHECK(leftover_archives(fx, id_of(sb)) == 0);
+  fx.plugin->call(fx.d().destroy, with_sandbox(sb));
+}
+
+TEST_CASE("download stops at the size bound, and the sandbox's archive is still removed") {
+  E2bFixture fx;
+  TempDir tmp;
+  std::string sb = create(fx);
+  REQUIRE(upload(fx, sb, archive(tmp, {{"big.bin", binary_bytes(2 << 20)}})).ok);
+  const std::string local = (tmp.path() / "out.tar.gz").string();
+  PluginCall c = fx.plugin->call(fx.d().download, download_request(sb, "", {"big.bin"}, local, 256 * 1024));
+  CHECK_FALSE(c.ok);
+  CHECK(c.code == CORRAL_ERR_INVALID_ARGUMENT);
+  CHECK(c.message.find("--max-download") != std::string::npos);
+  CHECK(std::filesystem::file_size(local) <= 256 * 1024);
+  CHECK(leftover_archives(fx, id_of(sb)) == 0);
+  fx.plugin->call(fx.d().destroy, with_sandbox(sb));
+}
+
+TEST_CASE("Ctrl-C during a download stops the transfer") {
+  E2bFixture fx;
+  TempDir tmp;
+  std::string sb = create(fx);
+  REQUIRE(upload(fx, sb, archive(tmp, {{"big.bin", binary_bytes(4 << 20)}})).ok);
+  fx.server.with([](auto& st) { st.faults.slow_chunk_ms = 100; return 0; });
+  const std::string local = (tmp.path() / "out.tar.gz").string();
+  // Ctrl-C once the first bytes have arrived: 64 slow chunks would take over six seconds.
+  auto started = Clock::now();
+  PluginCall c = fx.plugin->call(fx.d().download, download_request(sb, "", {"big.bin"}, local), [&] {
+    std::error_code ec;
+    return std::filesystem::file_size(local, ec) > 0 && !ec;
+  });
+  CHECK_FALSE(c.ok);
+  CHECK(c.code == CORRAL_ERR_CANCELLED);
+  CHECK(Clock::now() - started < std::chrono::seconds(4));
+  fx.server.with([](auto& st) { st.faults.slow_chunk_ms = 0; return 0; });
+  CHECK(leftover_archives(fx, id_of(sb)) == 0);
+  fx.plugin->call(fx.d().destroy, with_sandbox(sb));
+}
+
+TEST_CASE("download from a vanished sandbox or folder is not-found") {
+  E2bFixture fx;
+  TempDir tmp;
+  std::string sb = ready(fx);
+  const std::string local = (tmp.path() / "out.tar.gz").string();
+  PluginCall folder = fx.plugin->call(fx.d().download, download_request(sb, "gone", {"x"}, local));
+  CHECK(folder.code == CORRAL_ERR_NOT_FOUND);
+  CHECK(folder.message.find("folder") != std::string::npos);
+  std::string id = id_of(sb);
+  fx.server.with([&](auto& st) { st.remove(id); return 0; });
+  PluginCall c = fx.plugin->call(fx.d().download, download_request(sb, "", {"README"}, local));
+  CHECK_FALSE(c.ok);
+  CHECK(c.code == CORRAL_ERR_NOT_FOUND);
+  CHECK(c.message.find(id) != std::string::npos);
+  CHECK(fx.server.calls("download") == 0);
+}

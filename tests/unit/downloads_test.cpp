@@ -180,18 +180,3 @@ TEST_CASE("the packing script expands globs in the folder, reports misses, and k
   p = corral::sdk::capture_process(spec, 30);
   CHECK_THROWS_AS(corral::sdk::read_download_report(p.exit_code, p.err), corral::Error);
 }
-
-TEST_CASE("the download file refuses to grow past its bound") {
-  TempDir tmp;
-  corral::DownloadRequest request;
-  request.archive_path = (tmp.path() / "a.tar.gz").string();
-  request.max_bytes = 10;
-  corral::sdk::DownloadFile file(request);
-  file.write("12345");
-  CHECK_THROWS_AS(file.write("123456"), corral::Error);
-  file.write("67890");
-  corral::DownloadResult r = file.finish({"m"});
-  CHECK(r.size == 10);
-  CHECK(r.missing == std::vector<std::string>{"m"});
-  CHECK(slurp(request.archive_path) == "1234567890");
-}

@@ -269,8 +269,9 @@ std::optional<Route> route_of(std::string_view target) {
   return Route{m[1].str(), m[2].str()};
 }
 
-// Answers one plain HTTP request; caller holds no lock.
-HttpResponse handle(State& st, const HttpRequest& req) {
+// Answers one plain HTTP request; caller holds no lock. For a file download it sets
+// `*stream` to the file, whose bytes the caller streams after the returned head.
+HttpResponse handle(State& st, const HttpRequest& req, fs::path* stream) {
   auto route = route_of(std::string(req.target()));
   if (!route) return error_response(req, 404, "Cannot " + std::string(req.method_string()) + " " + std::string(req.target()));
   const auto query = query_of(std::string(req.target()));
@@ -347,6 +348,19 @@ HttpResponse handle(State& st, const HttpRequest& req) {
                            w.String("file");
                            w.EndObject();
                          }));
+  }
+
+  if (method == "GET" && rest == "files/download") {
+    auto host = query.count("path") ? map_path(sb, query.at("path")) : std::nullopt;
+    if (!host) return error_response(req, 400, "invalid path");
+    std::error_code ec;
+    if (!fs::exists(*host, ec)) return error_response(req, 404, "file not found");
+    if (fs::is_directory(*host, ec)) return error_response(req, 400, "path must be a file");
+    *stream = *host;
+    HttpResponse res{http::status::ok, req.version()};
+    res.set(http::field::content_type, "application/octet-stream");
+    res.set(http::field::content_disposition, "attachment; filename=" + host->filename().string());
+    return res;
   }
 
   if (method == "DELETE" && rest == "files") {
@@ -570,7 +584,20 @@ void ToolboxServer::serve(std::shared_ptr<tcp::socket> socket) {
       follow(ws, state_, route->sandbox_id, m[1], cmd, split, stopping_);
       return;
     }
-    HttpResponse res = handle(state_, req);
+    fs::path stream;
+    HttpResponse res = handle(state_, req, &stream);
+    if (!stream.empty()) {
+      // Sent from disk in pieces, as the daemon does: a client that stops reading stops it.
+      http::response<http::file_body> file{res.result(), res.version()};
+      for (const auto& field : res) file.set(field.name_string(), field.value());
+      file.body().open(stream.c_str(), beast::file_mode::scan, ec);
+      if (ec) return;
+      file.keep_alive(req.keep_alive());
+      file.prepare_payload();
+      http::write(*socket, file, ec);
+      if (ec || !req.keep_alive()) return;
+      continue;
+    }
     res.keep_alive(req.keep_alive());
     res.prepare_payload();
     http::write(*socket, res, ec);

@@ -11,6 +11,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <fstream>
 #include <memory>
 #include <thread>
@@ -365,15 +367,27 @@ void upload(State& state, const httplib::Request& req, httplib::Response& res) {
 
 void download(State& state, const httplib::Request& req, httplib::Response& res) {
   std::lock_guard lock(state.mutex());
+  ++state.calls["download"];  // every GET /files, answered or refused
   FakeSandbox* sb = sandbox_for(state, "files", req, res);
   if (!sb) return;
   std::string user = req.has_param("username") ? req.get_param_value("username") : user_of(req);
   std::string path = req.get_param_value("path");
   auto mapped = State::map_path(*sb, path, user);
   if (!mapped || !fs::is_regular_file(*mapped)) return http_error(res, 404, "path '" + path + "' does not exist");
-  std::ifstream in(*mapped, std::ios::binary);
-  std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  res.set_content(content, "application/octet-stream");
+  // Streamed from the open file as envd does, so a client that stops reading stops it.
+  auto in = std::make_shared<std::ifstream>(*mapped, std::ios::binary);
+  const std::uint64_t size = fs::file_size(*mapped);
+  const int slow_ms = state.faults.slow_chunk_ms;
+  res.set_header("Content-Disposition", "attachment; filename=\"" + mapped->filename().string() + "\"");
+  res.set_content_provider(size, "application/octet-stream",
+                           [in, slow_ms](size_t offset, size_t length, httplib::DataSink& sink) {
+                             if (slow_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(slow_ms));
+                             char buf[65536];
+                             in->seekg(static_cast<std::streamoff>(offset));
+                             in->read(buf, static_cast<std::streamsize>(std::min(length, sizeof buf)));
+                             if (in->gcount() <= 0) return false;
+                             return sink.write(buf, static_cast<size_t>(in->gcount()));
+                           });
 }
 
 }  // namespace

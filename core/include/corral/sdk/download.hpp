@@ -18,8 +18,9 @@ inline constexpr int kDownloadNothingMatched = 3;
 // A POSIX sh script that, inside the sandbox, goes to `folder` (absolute, or relative to
 // the shell's start), expands each of `patterns` there as a shell glob, and writes a
 // gzip-compressed tar of the matches (folders whole, symlinks as links) to `archive`
-// ("-" = stdout). Each pattern that matched nothing is reported on stderr; the script
-// exits kDownloadNothingMatched when none matched, 2 when `folder` is missing.
+// ("-" = stdout; absolute, or relative to the shell's start like `folder`). Each pattern
+// that matched nothing is reported on stderr; the script exits kDownloadNothingMatched
+// when none matched, 2 when `folder` is missing.
 std::string download_script(std::string_view folder, const std::vector<std::string>& patterns,
                             std::string_view archive);
 

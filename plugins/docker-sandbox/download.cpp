@@ -1,0 +1,138 @@
+// DockerSandboxProvider::download: `sbx exec` packs the matches into a temporary archive
+// in the sandbox, `sbx cp` copies it into a private local folder, and from there it is
+// streamed through sdk::DownloadFile (which holds the size bound); both copies are removed
+// whatever happened.
+#include <fcntl.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <random>
+
+#include "corral/sdk/download.hpp"
+#include "docker_sandbox_provider.hpp"
+#include "sbx_errors.hpp"
+
+namespace fs = std::filesystem;
+
+namespace corral::docker_sandbox {
+namespace {
+
+// A name no other download in the sandbox has.
+std::string archive_name() {
+  static thread_local std::mt19937_64 rng{std::random_device{}()};
+  static const char* hex = "0123456789abcdef";
+  std::string out = "corral-download-";
+  for (int i = 0; i < 16; ++i) out += hex[rng() % 16];
+  return out + ".tar.gz";
+}
+
+// A mode-0700 folder in $TMPDIR (or /tmp) that `sbx cp` copies into, removed with the object.
+class PrivateDir {
+ public:
+  PrivateDir() {
+    const char* tmp = std::getenv("TMPDIR");
+    std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/corral-sbx-download-XXXXXX";
+    if (!::mkdtemp(pattern.data()))
+      throw Error(ErrorCode::internal,
+                  "cannot make a temporary folder for the download: " + std::string(std::strerror(errno)),
+                  "set TMPDIR to a writable folder");
+    path_ = pattern;
+  }
+  ~PrivateDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  PrivateDir(const PrivateDir&) = delete;
+  PrivateDir& operator=(const PrivateDir&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// Streams the local file `path` into `file` in pieces, stopping with cancelled on Ctrl-C.
+void copy_into(const std::string& path, sdk::DownloadFile& file, const sdk::Host& host) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0)
+    throw Error(ErrorCode::unavailable, "sbx cp left no archive at " + path + ": " + std::strerror(errno));
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  std::string buffer(1 << 16, '\0');
+  while (true) {
+    if (host.cancelled()) throw Error(ErrorCode::cancelled, "the download was interrupted");
+    ssize_t n = ::read(fd, buffer.data(), buffer.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw Error(ErrorCode::internal, "cannot read the copied archive " + path + ": " + std::strerror(errno));
+    if (n == 0) return;
+    file.write(std::string_view(buffer.data(), static_cast<size_t>(n)));
+  }
+}
+
+}  // namespace
+
+DownloadResult DockerSandboxProvider::download(const Sandbox& sandbox, const DownloadRequest& request,
+                                               const sdk::Host& host) {
+  std::string folder = exec_dir(sandbox, request.cwd);
+  if (folder.empty()) folder = ".";  // sbx's own workdir: the workspace
+  const std::string archive = "/tmp/" + archive_name();
+  std::string errors;  // the script's report (one line per pattern that matched nothing), or sbx's words
+  auto collect = [&](std::string_view d) {
+    if (errors.size() < 65536) errors.append(d.substr(0, 65536 - errors.size()));
+  };
+  // Not interruptible and bounded by the control timeout: cleanup runs after Ctrl-C too.
+  auto remove_archive = [&] {
+    std::string why;
+    try {
+      SbxResult r = cli_.capture({"exec", sandbox.id, "rm", "-f", "--", archive});
+      if (r.exit_code == 0) return;
+      why = gist(r.err + "\n" + r.out);
+    } catch (const Error& e) {
+      why = e.what();
+    }
+    host.warn("could not remove " + archive + " from Docker Sandbox " + sandbox.id + " (" + why +
+              "); it goes when the sandbox does");
+  };
+
+  host.progress("packing the downloads in Docker Sandbox " + sandbox.id);
+  sdk::ProcessOutcome packed =
+      cli_.stream({"exec", sandbox.id, "sh", "-c", sdk::download_script(folder, request.patterns, archive)},
+                  [](std::string_view) {}, collect, [&host] { return host.cancelled(); }, 0);
+  if (packed.cancelled) {
+    remove_archive();
+    throw Error(ErrorCode::cancelled, "the download was interrupted");
+  }
+  const int code = packed.exit_code;
+  if (code != 0 && code != sdk::kDownloadNothingMatched) {
+    // sbx's own failure (the sandbox is gone or cannot start) rather than the script's;
+    // sbx's exit codes overlap the script's, so `sbx ls` decides.
+    if (auto e = exec_failure(sandbox.id, errors.substr(0, 1024), host)) throw *e;
+  }
+  sdk::DownloadReport report;
+  try {
+    report = sdk::read_download_report(code, errors);
+  } catch (const Error& e) {
+    if (e.code() != ErrorCode::not_found) remove_archive();  // tar may have written part of it
+    throw;
+  }
+  if (report.nothing_matched) return {0, std::move(report.missing)};
+  try {
+    PrivateDir local;
+    host.progress("copying the downloads out of Docker Sandbox " + sandbox.id);
+    cli_.run({"cp", sandbox.id + ":" + archive, local.path() + "/"}, [&host] { return host.cancelled(); });
+    sdk::DownloadFile file(request);
+    copy_into(local.path() + "/" + archive.substr(archive.rfind('/') + 1), file, host);
+    DownloadResult result = file.finish(std::move(report.missing));
+    remove_archive();
+    return result;
+  } catch (const Error&) {
+    remove_archive();
+    throw;
+  }
+}
+
+}  // namespace corral::docker_sandbox

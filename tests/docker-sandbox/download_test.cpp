@@ -1,0 +1,175 @@
+// The docker-sandbox plugin's download primitive through its C ABI (as corral loads it)
+// against the stand-in sbx: the archive packed by `sbx exec`, copied out with `sbx cp`
+// and streamed into the bounded local file, both temporary copies removed.
+#include <doctest/doctest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+
+#include "corral/sdk/process.hpp"
+#include "corral/wire.hpp"
+#include "plugin_harness.hpp"
+#include "standin_fixture.hpp"
+
+namespace fs = std::filesystem;
+using namespace corral;
+using namespace corral::test;
+
+namespace {
+
+struct Fixture {
+  sbx_test::StandIn sbx;
+  TempDir work;
+  TempDir tmp;  // the plugin's TMPDIR: its private copy must not outlive a call
+  std::string ws = fs::canonical(work.path()).string();
+  std::unique_ptr<PluginHarness> plugin;
+
+  Fixture() {
+    ::setenv("SBX_STANDIN_STATE", sbx.state().c_str(), 1);
+    ::setenv("TMPDIR", tmp.str().c_str(), 1);
+    plugin = std::make_unique<PluginHarness>(CORRAL_SBX_PLUGIN, std::map<std::string, std::string>{
+                                                                    {"cli", sbx_test::standin_path()},
+                                                                    {"cli-timeout", "30s"}});
+  }
+  ~Fixture() {
+    ::unsetenv("SBX_STANDIN_STATE");
+    ::unsetenv("TMPDIR");
+  }
+  const corral_plugin_v1& d() const { return plugin->descriptor(); }
+  Sandbox create() {
+    CreateRequest r{"lease-1", "dl", {{"corral-owner", "corral"}, {"corral-lease", "lease-1"}}, ws};
+    PluginCall c = plugin->call(d().create, wire::to_json(r));
+    INFO(c.message);
+    REQUIRE(c.ok);
+    return wire::read<Sandbox>(c.result, "sandbox");
+  }
+  PluginCall download(const Sandbox& sb, const std::string& cwd, std::vector<std::string> patterns,
+                      const std::string& archive, std::uint64_t max_bytes = 1 << 30,
+                      std::function<bool()> cancelled = {}) {
+    return plugin->call(d().download,
+                        wire::to_json(wire::DownloadCall{sb, {cwd, std::move(patterns), archive, max_bytes}}),
+                        std::move(cancelled));
+  }
+  // The sandbox paths `sbx cp` copied from.
+  std::vector<std::string> copied() const {
+    std::vector<std::string> out;
+    for (const auto& c : sbx.calls_of("cp")) out.push_back(c.at(2).substr(c.at(2).find(':') + 1));
+    return out;
+  }
+  // The plugin's private copies left in its TMPDIR.
+  int local_leftovers() const {
+    int n = 0;
+    for (const auto& e : fs::directory_iterator(tmp.path()))
+      if (e.path().filename().string().rfind("corral-sbx-download-", 0) == 0) ++n;
+    return n;
+  }
+};
+
+// Every byte value, then a pseudo-random tail that gzip cannot shrink.
+std::string binary_bytes(size_t size) {
+  std::string out;
+  for (int i = 0; i < 256; ++i) out += static_cast<char>(i);
+  std::uint32_t x = 2463534242u;
+  while (out.size() < size) {
+    x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+    out += static_cast<char>(x & 0xff);
+  }
+  return out;
+}
+
+void untar(const std::string& archive, const TempDir& into) {
+  sdk::ProcessSpec spec;
+  spec.argv = {"tar", "-xzf", archive, "-C", into.str()};
+  REQUIRE(sdk::capture_process(spec, 30).exit_code == 0);
+}
+
+}  // namespace
+
+TEST_CASE_FIXTURE(Fixture, "sbx download brings the matching files back byte-exact; both temporary copies go") {
+  const std::string data = binary_bytes(300000);
+  work.write("sub/data.bin", data);
+  work.write("sub/reports/a.xml", "<ok/>\n");
+  work.write("sub/skip.txt", "no\n");
+  Sandbox sb = create();
+  TempDir out;
+  const std::string local = (out.path() / "out.tar.gz").string();
+  PluginCall c = download(sb, "sub", {"data.bin", "reports", "*.log"}, local);
+  INFO(c.message);
+  REQUIRE(c.ok);
+  DownloadResult r = wire::read<DownloadResult>(c.result, "download result");
+  CHECK(r.size == fs::file_size(local));
+  CHECK(r.missing == std::vector<std::string>{"*.log"});
+  TempDir unpacked;
+  untar(local, unpacked);
+  CHECK(read_file(unpacked.path() / "data.bin") == data);
+  CHECK(read_file(unpacked.path() / "reports/a.xml") == "<ok/>\n");
+  CHECK_FALSE(fs::exists(unpacked.path() / "skip.txt"));
+  REQUIRE(copied().size() == 1);
+  CHECK(copied()[0].rfind("/tmp/corral-download-", 0) == 0);
+  CHECK_FALSE(fs::exists(copied()[0]));  // the stand-in's sandboxes share this machine's files
+  CHECK(local_leftovers() == 0);
+  plugin->call(d().destroy, wire::to_json(wire::SandboxRequest{sb}));
+}
+
+TEST_CASE_FIXTURE(Fixture, "sbx download of patterns that match nothing copies nothing") {
+  work.write("README", "hi\n");
+  Sandbox sb = create();
+  TempDir out;
+  const std::string local = (out.path() / "out.tar.gz").string();
+  PluginCall c = download(sb, "", {"*.xml", "no/such"}, local);
+  INFO(c.message);
+  REQUIRE(c.ok);
+  DownloadResult r = wire::read<DownloadResult>(c.result, "download result");
+  CHECK(r.size == 0);
+  CHECK(r.missing == std::vector<std::string>{"*.xml", "no/such"});
+  CHECK(sbx.calls_of("cp").empty());
+  CHECK_FALSE(fs::exists(local));
+  plugin->call(d().destroy, wire::to_json(wire::SandboxRequest{sb}));
+}
+
+TEST_CASE_FIXTURE(Fixture, "sbx download stops at the size bound, and the copies are still removed") {
+  work.write("big.bin", binary_bytes(2 << 20));
+  Sandbox sb = create();
+  TempDir out;
+  const std::string local = (out.path() / "out.tar.gz").string();
+  PluginCall c = download(sb, "", {"big.bin"}, local, 256 * 1024);
+  CHECK_FALSE(c.ok);
+  CHECK(c.code == CORRAL_ERR_INVALID_ARGUMENT);
+  CHECK(c.message.find("--max-download") != std::string::npos);
+  CHECK(fs::file_size(local) <= 256 * 1024);
+  REQUIRE(copied().size() == 1);
+  CHECK_FALSE(fs::exists(copied()[0]));
+  CHECK(local_leftovers() == 0);
+  plugin->call(d().destroy, wire::to_json(wire::SandboxRequest{sb}));
+}
+
+TEST_CASE_FIXTURE(Fixture, "Ctrl-C during an sbx download stops it and removes the copies") {
+  work.write("big.bin", binary_bytes(4 << 20));
+  Sandbox sb = create();
+  TempDir out;
+  const std::string local = (out.path() / "out.tar.gz").string();
+  // Ctrl-C once the archive is being copied out.
+  PluginCall c = download(sb, "", {"big.bin"}, local, 1 << 30, [&] { return !sbx.calls_of("cp").empty(); });
+  CHECK_FALSE(c.ok);
+  CHECK(c.code == CORRAL_ERR_CANCELLED);
+  REQUIRE(copied().size() == 1);
+  CHECK_FALSE(fs::exists(copied()[0]));
+  CHECK(local_leftovers() == 0);
+  plugin->call(d().destroy, wire::to_json(wire::SandboxRequest{sb}));
+}
+
+TEST_CASE_FIXTURE(Fixture, "sbx download from a vanished sandbox or folder is not-found") {
+  work.write("README", "hi\n");
+  Sandbox sb = create();
+  TempDir out;
+  const std::string local = (out.path() / "out.tar.gz").string();
+  PluginCall folder = download(sb, "gone", {"x"}, local);
+  CHECK(folder.code == CORRAL_ERR_NOT_FOUND);
+  CHECK(folder.message.find("folder") != std::string::npos);
+  REQUIRE(sbx.run({"rm", "-f", sb.id}).exit_code == 0);
+  PluginCall c = download(sb, "", {"README"}, local);
+  CHECK_FALSE(c.ok);
+  CHECK(c.code == CORRAL_ERR_NOT_FOUND);
+  CHECK(c.message.find(sb.id) != std::string::npos);
+  CHECK(sbx.calls_of("cp").empty());
+}
