@@ -3,7 +3,7 @@
 #include <chrono>
 
 #include "command_line.hpp"
-#include "local_temp_file.hpp"
+#include "corral/sdk/temp_file.hpp"
 #include "errors.hpp"
 #include "session_run.hpp"
 #include "spec.hpp"
@@ -231,7 +231,7 @@ void DaytonaProvider::upload(const Sandbox& sandbox, const UploadRequest& reques
   std::string removal_file;
   if (!removals.empty()) {
     removal_file = archive.substr(0, archive.size() - std::string(".tar.gz").size()) + ".removed";
-    LocalTempFile list(removals);
+    sdk::TempFile list("daytona", removals);
     toolbox.upload(list.path(), removal_file, [&host] { return host.cancelled(); });
   }
 

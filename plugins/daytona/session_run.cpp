@@ -6,7 +6,7 @@
 #include <thread>
 
 #include "command_line.hpp"
-#include "local_temp_file.hpp"
+#include "corral/sdk/temp_file.hpp"
 #include "log_demux.hpp"
 #include "output_decoder.hpp"
 
@@ -49,9 +49,9 @@ int run_in_session(Toolbox& toolbox, const SessionCommand& command, const Sessio
   const std::string what = "Daytona sandbox " + toolbox.sandbox_id() + ": " + step;
   const std::string session = "corral-" + random_suffix();
   WrappedCommand wrapped{command.argv, command.cwd, ""};
-  std::optional<LocalTempFile> env_file;
+  std::optional<sdk::TempFile> env_file;
   if (!command.env.empty()) {
-    env_file.emplace(env_file_content(command.env));
+    env_file.emplace("daytona", env_file_content(command.env));
     wrapped.env_file = command.home + "/.corral-env-" + random_suffix();
   }
   const std::string text = wrapper_text(wrapped);
