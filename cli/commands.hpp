@@ -45,6 +45,7 @@ struct RunArgs {
   std::string max_workspace = "512M";
   std::string shell;
   std::vector<std::string> command;
+  std::optional<std::string> network;  // --network POLICY
 };
 
 int run_command(Context& ctx, const RunArgs& args);

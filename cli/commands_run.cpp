@@ -21,6 +21,7 @@ RunRequest to_request(const RunArgs& args) {
   r.env_names = args.env;
   r.max_workspace = parse_size(args.max_workspace);
   r.cwd = fs::current_path();
+  if (args.network) r.network = parse_network_policy(*args.network);
   if (!args.timeout.empty()) r.command.timeout_seconds = parse_duration(args.timeout);
   if (!args.shell.empty() && !args.command.empty())
     throw Error(ErrorCode::invalid_argument, "give either --shell 'COMMAND' or a command after --, not both");
