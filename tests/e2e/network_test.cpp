@@ -185,3 +185,20 @@ TEST_CASE("a repository's corral.yaml may tighten the user's network policy but 
   CHECK(tb.network_of(tb.keep({"--network", "open"})) == "open");
   CHECK(tb.run({"stop", "--all"}).exit_code == 0);
 }
+
+TEST_CASE("a provider without network features is refused any policy but open, listing those that have it") {
+  CliEnv env;
+  // Docker Sandboxes' sbx has no network option: the refusal comes before sbx is ever run.
+  const fs::path marker = env.root().path() / "sbx-ran";
+  const fs::path sbx = env.root().write("bin/sbx", "#!/bin/sh\ntouch '" + marker.string() + "'\nexit 1\n");
+  fs::permissions(sbx, fs::perms::owner_all);
+  env.env["CORRAL_SBX_CLI"] = sbx.string();
+  auto r = env.run({"run", "--provider", "docker-sandbox", "--network", "none", "--", "true"});
+  CHECK(r.exit_code == 64);
+  CHECK(r.err.find("network policy 'none' needs the 'network-policy' feature, which provider 'docker-sandbox' does "
+                   "not have") != std::string::npos);
+  CHECK(r.err.find("providers that have it: ") != std::string::npos);
+  for (const char* able : {"daytona", "e2b", "local"}) CHECK(r.err.find(able) != std::string::npos);
+  CHECK(lease_files(env).empty());
+  CHECK_FALSE(fs::exists(marker));
+}
