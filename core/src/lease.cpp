@@ -74,10 +74,10 @@ NetworkPolicy network_policy_for(LeaseContext& ctx, const ProviderSpec& spec, co
   return policy;
 }
 
-// A sandbox's policy was fixed when it was made: a --network that differs is refused
-// rather than silently not applied.
+// A sandbox's policy was fixed when it was made: a --network that differs (other than
+// in the order of its allow list) is refused rather than silently not applied.
 void check_reused_network(const Claim& claim, const std::optional<NetworkPolicy>& flag) {
-  if (!flag || *flag == claim.network) return;
+  if (!flag || (network_within(*flag, claim.network) && network_within(claim.network, *flag))) return;
   throw Error(ErrorCode::invalid_argument,
               fmt::format("lease '{}' was created with --network {}, not {}: a sandbox's network policy is fixed "
                           "when it is created",

@@ -147,8 +147,8 @@ TEST_CASE("the policy reaches the provider's create and is recorded in the claim
   CHECK(std::string(parse(read_file(tb.h))["network"].GetString()) == "allow:pypi.org,10.0.0.0/8");
   auto claim = parse(read_file(tb.state_dir() / "corral" / "leases" / (lease + ".json")));
   CHECK(std::string(claim["network"].GetString()) == "allow:pypi.org,10.0.0.0/8");
-  // A reused lease hands back its recorded policy; the same --network is accepted.
-  auto reuse = tb.run({"run", "--id", lease, "--network", "allow:pypi.org,10.0.0.0/8", "--lease-output", tb.h.string(),
+  // A reused lease hands back its recorded policy; the same --network (in any order) is accepted.
+  auto reuse = tb.run({"run", "--id", lease, "--network", "allow:10.0.0.0/8,pypi.org", "--lease-output", tb.h.string(),
                        "--", "true"});
   CHECK_MESSAGE(reuse.exit_code == 0, reuse.err);
   CHECK(std::string(parse(read_file(tb.h))["network"].GetString()) == "allow:pypi.org,10.0.0.0/8");
