@@ -68,7 +68,8 @@ std::vector<std::string> removed_paths(std::vector<std::string> previous, const 
 
 // The policy a new sandbox of `spec` gets (flag, configs), refused here when the
 // provider cannot enforce it.
-NetworkPolicy network_policy_for(LeaseContext& ctx, const ProviderSpec& spec, const std::optional<NetworkPolicy>& flag) {
+NetworkPolicy network_policy_for(LeaseContext& ctx, const ProviderSpec& spec,
+                                 const std::optional<NetworkPolicy>& flag) {
   NetworkPolicy policy = choose_network_policy(flag, spec, ctx.providers.config(), ctx.ui());
   require_network_policy(spec, policy, ctx.providers.registry());
   return policy;

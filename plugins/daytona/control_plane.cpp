@@ -119,7 +119,8 @@ std::string network_allow_list(const NetworkPolicy& network) {
 
 SandboxInfo ControlPlane::create(const StringMap& labels, const NetworkPolicy& network) {
   const std::string what = "Daytona create sandbox";
-  http::Response response = api_.send("POST", settings_.api_url + "/sandbox", create_body(settings_, labels, network), what,
+  http::Response response = api_.send("POST", settings_.api_url + "/sandbox", create_body(settings_, labels, network),
+                                      what,
                                       kCreateTimeout, Retry::never);
   if (response.status == 404) {
     const std::string which = !settings_.image.empty()      ? "image '" + settings_.image + "'"

@@ -132,7 +132,8 @@ class LocalProvider : public sdk::Provider {
                   "run corral from a folder that holds at least one file corral syncs");
     store_.require_workspace(sandbox.id);
     sdk::ProcessOutcome outcome = run_jailed(
-        jail_spec(bwrap_, "corral-" + s->slug, s->no_network), store_.workspace_of(sandbox.id).string(), store_.owner(), command,
+        jail_spec(bwrap_, "corral-" + s->slug, s->no_network), store_.workspace_of(sandbox.id).string(), store_.owner(),
+        command,
         [&](std::string_view d) { host.emit(CORRAL_STDOUT, d); }, [&](std::string_view d) { host.emit(CORRAL_STDERR, d); },
         [&] { return host.cancelled(); }, command.timeout_seconds);
     if (outcome.cancelled) throw Error(ErrorCode::cancelled, "the command was stopped");

@@ -65,7 +65,8 @@ TEST_CASE("--network none: the command cannot reach a TCP server on this machine
   auto open = env.run({"run", "--", "sh", "-c", server.probe_script()});
   CHECK_MESSAGE(open.exit_code == 0, open.err);
   CHECK(open.out == "reached\n");
-  auto cut = env.run({"run", "--network", "none", "--lease-output", h.string(), "--", "sh", "-c", server.probe_script()});
+  auto cut =
+      env.run({"run", "--network", "none", "--lease-output", h.string(), "--", "sh", "-c", server.probe_script()});
   CHECK_MESSAGE(cut.exit_code == 0, cut.err);
   CHECK(cut.out == "unreachable\n");
   auto handle = parse(read_file(h));

@@ -103,8 +103,8 @@ TEST_CASE("a repository config may tighten the user's network policy but never l
   };
   {
     Recorder ui;
-    CHECK(choose_network_policy(std::nullopt, e2b, with("network: 'allow:a.com,b.com'", "network: 'allow:a.com'"), ui) ==
-          policy("allow:a.com"));
+    Config narrower = with("network: 'allow:a.com,b.com'", "network: 'allow:a.com'");
+    CHECK(choose_network_policy(std::nullopt, e2b, narrower, ui) == policy("allow:a.com"));
     CHECK(choose_network_policy(std::nullopt, e2b, with("network: 'allow:a.com'", "network: none"), ui) ==
           policy("none"));
     CHECK(choose_network_policy(std::nullopt, e2b, with("network: open", "network: none"), ui) == policy("none"));

@@ -244,7 +244,8 @@ class Api {
       }
     std::optional<bool> allow_internet_access;
     if (doc.HasMember("allow_internet_access")) {
-      if (!doc["allow_internet_access"].IsBool()) return http_error(res, 400, "allow_internet_access must be a boolean");
+      if (!doc["allow_internet_access"].IsBool())
+        return http_error(res, 400, "allow_internet_access must be a boolean");
       allow_internet_access = doc["allow_internet_access"].GetBool();
     }
     std::vector<std::string> allow_out, deny_out;
@@ -262,7 +263,8 @@ class Api {
       // "Domain names are not supported for deny rules."
       for (const std::string& entry : deny_out)
         if (!is_address_or_cidr(entry))
-          return http_error(res, 400, "invalid denyOut entry \"" + entry + "\": domain names are not supported for deny rules");
+          return http_error(res, 400,
+                            "invalid denyOut entry \"" + entry + "\": domain names are not supported for deny rules");
     }
     FakeSandbox& sb = state_.add_sandbox(tpl, secure, *timeout);
     sb.metadata = std::move(metadata);
