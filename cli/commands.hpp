@@ -48,6 +48,7 @@ struct RunArgs {
   std::vector<std::string> downloads;
   std::string download_dir;
   std::string max_download = "256M";
+  std::optional<std::string> network;  // --network POLICY
 };
 
 int run_command(Context& ctx, const RunArgs& args);

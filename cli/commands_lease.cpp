@@ -144,6 +144,7 @@ int status_command(Context& ctx, const std::string& id, bool as_json, const Prov
   t.add({"state", sandbox.state});
   t.add({"created", claim.created_at});
   t.add({"workspace", claim.workspace});
+  t.add({"network policy", to_string(claim.network)});
   for (const auto& [k, v] : sandbox.details) t.add({k, v});
   t.add({"stop with", cleanup_command(claim.provider, claim.lease_id)});
   ctx.ui.out(t.str());

@@ -28,6 +28,7 @@ RunRequest to_request(const RunArgs& args) {
     throw Error(ErrorCode::invalid_argument, "--max-download must be above 0", "e.g. --max-download 1G");
   if (args.downloads.empty() && !args.download_dir.empty())
     throw Error(ErrorCode::invalid_argument, "--download-dir without --download", "add --download PATH_OR_GLOB");
+  if (args.network) r.network = parse_network_policy(*args.network);
   if (!args.timeout.empty()) r.command.timeout_seconds = parse_duration(args.timeout);
   if (!args.shell.empty() && !args.command.empty())
     throw Error(ErrorCode::invalid_argument, "give either --shell 'COMMAND' or a command after --, not both");

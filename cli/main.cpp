@@ -35,7 +35,8 @@ namespace {
 const std::vector<std::string> kReservedFlags = {
     "provider", "id", "keep", "keep-on-failure", "lease-output", "env", "timeout", "max-workspace", "shell",
     "download", "download-dir", "max-download",
-    "json", "verbose", "help", "port", "by", "all", "orphans", "remote", "feature", "kind", "version", "all-hosts"};
+    "json", "verbose", "help", "port", "by", "all", "orphans", "remote", "feature", "kind", "version", "all-hosts",
+    "network"};
 
 // True when the command needs neither settings nor plugins (`version`, `--help`), so it
 // works whatever state the user's config or registries are in.
@@ -105,6 +106,8 @@ int main_impl(int argc, char** argv) {
     sub->add_option("--env", run.env, "Forward this environment variable (repeatable)")->allow_extra_args(false);
     sub->add_option("--max-workspace", run.max_workspace, "Refuse a workspace above SIZE (0 = no limit)")
         ->capture_default_str();
+    sub->add_option("--network", run.network,
+                    "What the new sandbox may reach: open, none, or allow:HOST[,HOST...] (domains, IPs, CIDRs)");
   };
 
   CLI::App* run_cmd = app.add_subcommand("run", "Run a command in a sandbox (command after --)");

@@ -24,6 +24,7 @@ struct Claim {
   std::string fingerprint;    // of the last workspace synced into it
   std::string created_at;     // RFC 3339, UTC
   bool kept = false;          // true once the user asked to keep it
+  NetworkPolicy network;      // fixed when the sandbox was created (--network)
 };
 
 // An exclusive lock on one lease, held while a process works with it. Released on

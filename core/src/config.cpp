@@ -66,6 +66,27 @@ YAML::Node provider_section(const ConfigFile& file, const std::string& provider)
   return section;
 }
 
+// The policy `node` holds (named `key` in messages); a ConfigError naming the file when
+// it is not one.
+NetworkPolicy network_value(const ConfigFile& file, const YAML::Node& node, const std::string& key) {
+  std::string text = scalar(node, file, key, "a network policy (open, none or allow:HOST,...)").value_or("");
+  try {
+    return parse_network_policy(text);
+  } catch (const Error& e) {
+    throw ConfigError(fmt::format("{}: '{}': {}", file.path.string(), key, e.what()), e.hint());
+  }
+}
+
+// 'network' is one policy, or a mapping of provider name to policy.
+void check_network(const ConfigFile& file, const YAML::Node& node) {
+  if (!node.IsMap()) {
+    network_value(file, node, "network");
+    return;
+  }
+  for (const auto& kv : node)
+    network_value(file, kv.second, "network." + key_name(kv.first, file, "the provider names under 'network'"));
+}
+
 // Checks the shape of everything a settings file holds that corral knows how to read:
 // a mapping whose keys are names, 'provider' a name, 'env' a list of names, and each
 // mapping below the top a provider section of option: single value.
@@ -85,6 +106,8 @@ void check_shape(const ConfigFile& file) {
       for (std::size_t i = 0; i < kv.second.size(); ++i)
         if (!scalar(kv.second[i], file, fmt::format("env[{}]", i), "a variable name"))
           throw ConfigError(fmt::format("{}: 'env[{}]' must be a variable name, not empty", file.path.string(), i));
+    } else if (key == "network") {
+      check_network(file, kv.second);
     } else if (kv.second.IsMap()) {
       provider_section(file, key);
     }
@@ -163,6 +186,20 @@ std::vector<std::pair<std::string, std::string>> Config::option_keys(const std::
     for (const auto& kv : section) keys.emplace_back(kv.first.Scalar(), (*layer)->path.string());
   }
   return keys;
+}
+
+std::optional<NetworkPolicy> Config::network(const ProviderSpec& spec, bool repository, std::string* from) const {
+  const std::optional<ConfigFile>& layer = repository ? repository_ : user_;
+  if (!layer || !layer->root.IsMap()) return std::nullopt;
+  YAML::Node node = layer->root["network"];
+  if (!node || node.IsNull()) return std::nullopt;
+  if (from) *from = layer->path.string();
+  if (!node.IsMap()) return network_value(*layer, node, "network");
+  for (const auto& kv : node) {
+    const std::string name = key_name(kv.first, *layer, "the provider names under 'network'");
+    if (spec.answers_to(name)) return network_value(*layer, kv.second, "network." + name);
+  }
+  return std::nullopt;
 }
 
 std::vector<std::string> Config::env_names() const {

@@ -42,6 +42,11 @@ class Config {
   std::optional<std::filesystem::path> repository_path() const;
   // Option names set under `<provider>:` in any layer, with the file (to reject typos).
   std::vector<std::pair<std::string, std::string>> option_keys(const std::string& provider) const;
+  // The network policy the user config (or, with `repository`, the repository's) gives
+  // provider `spec`: 'network: POLICY' for every provider, or 'network: {NAME: POLICY}'
+  // by provider name or alias; `from` gets the file. Which layer wins is the caller's
+  // rule (a repository may only tighten), so each is asked for separately.
+  std::optional<NetworkPolicy> network(const ProviderSpec& spec, bool repository, std::string* from = nullptr) const;
   // The user config's 'env:' allow-list (variables forwarded to every run); a
   // repository's config may not name any.
   std::vector<std::string> env_names() const;

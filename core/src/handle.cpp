@@ -17,6 +17,7 @@ SessionHandle handle_for(const Claim& claim) {
   h.slug = claim.slug;
   h.sandbox_id = claim.sandbox_id;
   h.cleanup_command = cleanup_command(claim.provider, claim.lease_id);
+  h.network = claim.network;
   return h;
 }
 
@@ -59,6 +60,7 @@ std::string handle_to_json(const SessionHandle& h) {
   w.Key("kept");
   w.Bool(h.kept);
   json::write_string(w, "cleanupCommand", h.cleanup_command);
+  if (h.network.mode != NetworkPolicy::Mode::open) json::write_string(w, "network", to_string(h.network));
   if (h.exit_code) {
     w.Key("exitCode");
     w.Int(*h.exit_code);

@@ -33,6 +33,7 @@ struct SessionHandle {
   bool reused = false;
   bool kept = false;
   std::string cleanup_command;  // a shell command that stops the sandbox
+  NetworkPolicy network;        // the sandbox's, fixed at creation
   std::optional<int> exit_code;  // the command's, when it ran to completion
   std::optional<Error> error;    // why the run failed, when it did
   std::vector<PhaseTiming> timings;

@@ -8,6 +8,7 @@
 #include "corral/wire.hpp"
 #include "downloads.hpp"
 #include "hash.hpp"
+#include "network_policy.hpp"
 #include "paths.hpp"
 #include "slug.hpp"
 #include "staging.hpp"
@@ -66,6 +67,28 @@ std::vector<std::string> removed_paths(std::vector<std::string> previous, const 
   return removed;
 }
 
+// The policy a new sandbox of `spec` gets (flag, configs), refused here when the
+// provider cannot enforce it.
+NetworkPolicy network_policy_for(LeaseContext& ctx, const ProviderSpec& spec,
+                                 const std::optional<NetworkPolicy>& flag) {
+  NetworkPolicy policy = choose_network_policy(flag, spec, ctx.providers.config(), ctx.ui());
+  require_network_policy(spec, policy, ctx.providers.registry());
+  return policy;
+}
+
+// A sandbox's policy was fixed when it was made: a --network that differs (other than
+// in the order of its allow list) is refused rather than silently not applied.
+void check_reused_network(const Claim& claim, const std::optional<NetworkPolicy>& flag) {
+  if (!flag || (network_within(*flag, claim.network) && network_within(claim.network, *flag))) return;
+  throw Error(ErrorCode::invalid_argument,
+              fmt::format("lease '{}' was created with --network {}, not {}: a sandbox's network policy is fixed "
+                          "when it is created",
+                          claim.slug, to_string(claim.network), to_string(*flag)),
+              fmt::format("drop --network to reuse it as it is, or start a new sandbox with --network {} "
+                          "(without --id)",
+                          to_string(*flag)));
+}
+
 }  // namespace
 
 Lease::Lease(LeaseContext& ctx, Claim claim, std::unique_ptr<ProviderSession> session, LeaseLock lock, bool reused)
@@ -74,7 +97,8 @@ Lease::Lease(Lease&&) noexcept = default;
 Lease& Lease::operator=(Lease&&) noexcept = default;
 Lease::~Lease() = default;
 
-Lease Lease::create(LeaseContext& ctx, std::unique_ptr<ProviderSession> session, const std::string& workspace_root) {
+Lease Lease::create(LeaseContext& ctx, std::unique_ptr<ProviderSession> session, const std::string& workspace_root,
+                    const NetworkPolicy& network) {
   std::vector<Claim> existing = ctx.claims.all();
   Claim claim;
   claim.lease_id = random_hex(6);
@@ -84,6 +108,7 @@ Lease Lease::create(LeaseContext& ctx, std::unique_ptr<ProviderSession> session,
   claim.provider = session->spec().name;
   claim.workspace = workspace_root;
   claim.created_at = now_rfc3339();
+  claim.network = network;
   // Locked before the sandbox exists: `stop --orphans` skips a lease whose lock is held,
   // so a sandbox being created right now is never taken for an orphan.
   LeaseLock lock = ctx.claims.lock(claim.lease_id);
@@ -92,7 +117,7 @@ Lease Lease::create(LeaseContext& ctx, std::unique_ptr<ProviderSession> session,
   try {
     sandbox = session->create(
         {claim.lease_id, claim.slug, wire::owner_labels(claim.lease_id, claim.slug, ctx.claims.host_id()),
-         workspace_root});
+         workspace_root, network});
   } catch (const Error&) {
     ctx.claims.remove(claim.lease_id);  // only the lock file exists so far
     throw;
@@ -294,6 +319,8 @@ RunResult run(LeaseContext& ctx, const RunRequest& request) {
     Providers::require(spec, Feature::run_downloads, "--download");
     check_download_patterns(request.downloads.patterns);
   }
+  const NetworkPolicy network = reused ? reused->claim().network : network_policy_for(ctx, spec, request.network);
+  if (reused) check_reused_network(reused->claim(), request.network);
   Command command = request.command;
   command.env = ctx.providers.forwarded_env(request.env_names);
 
@@ -311,7 +338,7 @@ RunResult run(LeaseContext& ctx, const RunRequest& request) {
   if (ui.cancelled()) throw Error(ErrorCode::cancelled, "interrupted before anything was created");
 
   clock.start("acquire", timings);
-  Lease lease = reused ? std::move(*reused) : Lease::create(ctx, std::move(session), ws.root.string());
+  Lease lease = reused ? std::move(*reused) : Lease::create(ctx, std::move(session), ws.root.string(), network);
   SessionHandle handle = lease.handle();
 
   bool failed = false;
@@ -383,9 +410,10 @@ SessionHandle warmup(LeaseContext& ctx, const RunRequest& request) {
   auto cancelled = [&] { return ui.cancelled(); };
   auto session = ctx.providers.open(ctx.providers.resolve(request.choice), request.choice);
   Providers::require(session->spec(), Feature::run_session, "warmup");
+  const NetworkPolicy network = network_policy_for(ctx, session->spec(), request.network);
   Workspace ws = scan_workspace(request.cwd, cancelled);
   if (session->spec().features.has(Feature::archive_sync)) check_workspace_size(ws, request.max_workspace);
-  Lease lease = Lease::create(ctx, std::move(session), ws.root.string());
+  Lease lease = Lease::create(ctx, std::move(session), ws.root.string(), network);
   try {
     lease.sync(ws, cancelled);
     lease.keep();

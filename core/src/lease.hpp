@@ -43,8 +43,10 @@ class Lease {
 
   // A new sandbox from `session`'s provider, labelled as this host's, its claim written
   // before anything else is done with it; a sandbox whose claim cannot be written is
-  // destroyed before the error is reported. The lease is locked until released.
-  static Lease create(LeaseContext& ctx, std::unique_ptr<ProviderSession> session, const std::string& workspace_root);
+  // destroyed before the error is reported. The lease is locked until released. The
+  // sandbox enforces `network` for its whole life (the caller checked the provider can).
+  static Lease create(LeaseContext& ctx, std::unique_ptr<ProviderSession> session, const std::string& workspace_root,
+                      const NetworkPolicy& network = {});
   // The lease whose id or slug is `id`, resolved once, with its provider opened. Throws
   // not-found (listing the leases there are) or config for a corrupt claim.
   static Lease attach(LeaseContext& ctx, const std::string& id, const ProviderChoice& choice, Access access);

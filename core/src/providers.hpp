@@ -41,6 +41,7 @@ class Providers {
   static void require(const ProviderSpec& spec, Feature feature, std::string_view what);
 
   const Registry& registry() const { return registry_(); }
+  const Config& config() const { return config_; }
   Ui& ui() const { return ui_; }
 
  private:

@@ -46,7 +46,7 @@ SandboxInfo info_of(const http::Response& response, const std::string& what) {
   return s;
 }
 
-std::string create_body(const Settings& settings, const StringMap& labels) {
+std::string create_body(const Settings& settings, const StringMap& labels, const NetworkPolicy& network) {
   rapidjson::StringBuffer buffer;
   json::Writer w(buffer);
   w.StartObject();
@@ -73,6 +73,13 @@ std::string create_body(const Settings& settings, const StringMap& labels) {
   }
   w.Key("autoStopInterval");
   w.Int64(settings.auto_stop_minutes);
+  // Open sends neither field, so the organization's own default applies.
+  if (network.mode == NetworkPolicy::Mode::none) {
+    w.Key("networkBlockAll");
+    w.Bool(true);
+  } else if (network.mode == NetworkPolicy::Mode::allow) {
+    json::write_string(w, "networkAllowList", network_allow_list(network));
+  }
   w.EndObject();
   return {buffer.GetString(), buffer.GetSize()};
 }
@@ -94,9 +101,26 @@ std::string ControlPlane::sandbox_path(const std::string& id) const {
   return settings_.api_url + "/sandbox/" + http::url_encode(id);
 }
 
-SandboxInfo ControlPlane::create(const StringMap& labels) {
+std::string network_allow_list(const NetworkPolicy& network) {
+  std::string out;
+  for (const std::string& entry : network.allow) {
+    if (!is_ip_or_cidr(entry))
+      throw Error(ErrorCode::invalid_argument,
+                  "Daytona cannot allow the domain '" + entry + "': its network allow list takes only IP addresses "
+                  "and CIDRs",
+                  "list the addresses the domain uses (e.g. --network allow:203.0.113.0/24), or use a provider "
+                  "whose allow list takes domains (e2b)");
+    std::string cidr = entry;
+    if (entry.find('/') == std::string::npos) cidr += entry.find(':') == std::string::npos ? "/32" : "/128";
+    out += (out.empty() ? "" : ",") + cidr;
+  }
+  return out;
+}
+
+SandboxInfo ControlPlane::create(const StringMap& labels, const NetworkPolicy& network) {
   const std::string what = "Daytona create sandbox";
-  http::Response response = api_.send("POST", settings_.api_url + "/sandbox", create_body(settings_, labels), what,
+  http::Response response = api_.send("POST", settings_.api_url + "/sandbox", create_body(settings_, labels, network),
+                                      what,
                                       kCreateTimeout, Retry::never);
   if (response.status == 404) {
     const std::string which = !settings_.image.empty()      ? "image '" + settings_.image + "'"

@@ -32,14 +32,20 @@ struct PreviewUrl {
   std::string token;  // empty for a public sandbox
 };
 
+// The CreateSandbox networkAllowList of an allow: policy: its entries comma-separated,
+// a bare address as a one-address CIDR. api.json takes only "CIDR network addresses", so
+// a domain is refused (invalid-argument, naming it) before anything is created.
+std::string network_allow_list(const NetworkPolicy& network);
+
 class ControlPlane {
  public:
   ControlPlane(Api& api, const Settings& settings) : api_(api), settings_(settings) {}
 
   // POST /sandbox labelled `labels`, from the configured snapshot or image, with the
-  // configured resources, region and auto-stop interval. Returns the first answer (the
-  // sandbox is usually still creating).
-  SandboxInfo create(const StringMap& labels);
+  // configured resources, region and auto-stop interval, its egress limited by `network`
+  // (check it with network_allow_list first). Returns the first answer (the sandbox is
+  // usually still creating).
+  SandboxInfo create(const StringMap& labels, const NetworkPolicy& network);
   // GET /sandbox/{id}; Error(not_found) when it is gone.
   SandboxInfo get(const std::string& id, const sdk::Host& host);
   // Polls `info` with backoff until it is started; `error` and `build_failed` fail at once

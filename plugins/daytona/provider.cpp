@@ -94,6 +94,7 @@ std::vector<DoctorCheck> DaytonaProvider::doctor(const sdk::Host& host) {
 }
 
 Sandbox DaytonaProvider::create(const CreateRequest& request, const sdk::Host& host) {
+  network_allow_list(request.network);  // a domain is refused before anything is created
   StringMap labels = request.labels;
   // The marks `corral list` / cleanup rely on, whatever the engine passed.
   labels["corral-owner"] = "corral";
@@ -102,7 +103,7 @@ Sandbox DaytonaProvider::create(const CreateRequest& request, const sdk::Host& h
   SandboxInfo info;
   try {
     host.progress("creating a Daytona sandbox");
-    info = control_.create(labels);
+    info = control_.create(labels, request.network);
   } catch (const Error& e) {
     // A create cut by a timeout, a broken connection or a garbled answer may still have
     // made a sandbox that nobody would own: find it by its lease and delete it.

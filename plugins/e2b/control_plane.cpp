@@ -55,6 +55,23 @@ std::string timeout_body(std::int64_t seconds) {
   return {buffer.GetString(), buffer.GetSize()};
 }
 
+// The NewSandbox fields of `network` (openapi.yml): none is allow_internet_access false
+// ("the same as denyOut 0.0.0.0/0"); allow: denies all and lists the exceptions in
+// allowOut, which takes domains ("*.example.com" too), IPs and CIDRs, and whose entries
+// "always take precedence over denied entries". Open sends neither: E2B's default.
+void write_network(json::Writer& w, const NetworkPolicy& network) {
+  if (network.mode == NetworkPolicy::Mode::none) {
+    w.Key("allow_internet_access");
+    w.Bool(false);
+  } else if (network.mode == NetworkPolicy::Mode::allow) {
+    w.Key("network");
+    w.StartObject();
+    json::write_strings(w, "allowOut", network.allow);
+    json::write_strings(w, "denyOut", {"0.0.0.0/0"});
+    w.EndObject();
+  }
+}
+
 }  // namespace
 
 http::Response ControlPlane::call(const std::string& method, const std::string& path, const std::string& body,
@@ -83,7 +100,7 @@ http::Response ControlPlane::with_lifetime_cap(std::int64_t seconds, const std::
   return attempt(*cap);
 }
 
-SandboxInfo ControlPlane::create(const StringMap& metadata, const sdk::Host& host) {
+SandboxInfo ControlPlane::create(const StringMap& metadata, const NetworkPolicy& network, const sdk::Host& host) {
   const std::string what = "E2B create sandbox";
   http::Response response = with_lifetime_cap(settings_.lifetime_seconds, kLifetimeSetting, host, [&](std::int64_t seconds) {
     rapidjson::StringBuffer buffer;
@@ -98,6 +115,7 @@ SandboxInfo ControlPlane::create(const StringMap& metadata, const sdk::Host& hos
     w.Key("autoPause");
     w.Bool(false);
     json::write_map(w, "metadata", metadata);
+    write_network(w, network);
     w.EndObject();
     return call("POST", "/sandboxes", buffer.GetString(), http::Retry::never, what, kCreateTimeout, nullptr);
   });

@@ -31,9 +31,10 @@ class ControlPlane {
  public:
   ControlPlane(sdk::http::Client& client, const Settings& settings) : client_(client), settings_(settings) {}
 
-  // POST /sandboxes from `template_id` living `lifetime_seconds`, tagged with `metadata`.
-  // A lifetime above the account cap is retried once at the cap, with a warning.
-  SandboxInfo create(const StringMap& metadata, const sdk::Host& host);
+  // POST /sandboxes from `template_id` living `lifetime_seconds`, tagged with `metadata`,
+  // its egress limited by `network`. A lifetime above the account cap is retried once at
+  // the cap, with a warning.
+  SandboxInfo create(const StringMap& metadata, const NetworkPolicy& network, const sdk::Host& host);
   // GET /sandboxes/{id}; Error(not_found) when it is gone.
   SandboxInfo get(const std::string& id, const sdk::Host& host);
   // POST /sandboxes/{id}/connect: resumes a paused sandbox and extends (never shortens)

@@ -106,7 +106,7 @@ Sandbox E2bProvider::create(const CreateRequest& request, const sdk::Host& host)
   if (!request.slug.empty()) metadata[wire::kSlugLabel] = request.slug;
   SandboxInfo info;
   try {
-    info = control_.create(metadata, host);
+    info = control_.create(metadata, request.network, host);
   } catch (const Error& e) {
     // A create cut by a timeout, a broken connection or a garbled answer may still have
     // made a sandbox that nobody would own: find it by its lease and delete it.

@@ -25,11 +25,11 @@ constexpr const char* kSpec = R"json({
   "family": "local",
   "kind": "delegated-run",
   "targets": ["linux"],
-  "features": ["run-session", "archive-sync", "url-bridge", "cleanup", "run-downloads"],
+  "features": ["run-session", "archive-sync", "url-bridge", "cleanup", "run-downloads", "network-policy"],
   "options": [
     {"name": "network", "type": "string", "default": "shared", "choices": ["shared", "none"],
      "env": ["CORRAL_LOCAL_NETWORK"],
-     "help": "shared: the command uses this machine's network; none: only a private loopback"},
+     "help": "shared: the command uses this machine's network; none: only a private loopback (for one sandbox: --network none)"},
     {"name": "bwrap", "type": "program", "default": "bwrap", "env": ["CORRAL_BWRAP"], "trusted": true,
      "help": "the bubblewrap executable"},
     {"name": "dir", "type": "path", "env": ["CORRAL_LOCAL_DIR"], "trusted": true,
@@ -43,7 +43,7 @@ constexpr const char* kSpec = R"json({
     "gpu": "no",
     "cleanupOwner": "corral: a sandbox is a folder, removed at the end of the run or by `corral stop`",
     "bestFit": "fast, free test runs on a Linux machine or CI runner; the default",
-    "caveat": "shares the host kernel and, unless network is none, its network; Linux with user namespaces only"
+    "caveat": "shares the host kernel and, unless --network none, its network; cannot limit it to listed hosts (no --network allow:); Linux with user namespaces only"
   }
 })json";
 
@@ -93,8 +93,14 @@ class LocalProvider : public sdk::Provider {
   }
 
   Sandbox create(const CreateRequest& request, const sdk::Host&) override {
+    // bwrap can only cut the network whole; core refuses allow: already (no
+    // network-allowlist), this keeps a direct caller from getting an open sandbox.
+    if (request.network.mode == NetworkPolicy::Mode::allow)
+      throw Error(ErrorCode::unsupported, "the local provider cannot limit a sandbox to listed hosts",
+                  "use --network none, or a provider with network-allowlist (`corral providers --feature "
+                  "network-allowlist`)");
     ensure_bwrap_installed();
-    LocalSandbox s = store_.create(request.slug, request.labels);
+    LocalSandbox s = store_.create(request.slug, request.labels, request.network.mode == NetworkPolicy::Mode::none);
     return to_sandbox(s);
   }
 
@@ -127,7 +133,8 @@ class LocalProvider : public sdk::Provider {
                   "run corral from a folder that holds at least one file corral syncs");
     store_.require_workspace(sandbox.id);
     sdk::ProcessOutcome outcome = run_jailed(
-        jail_spec(bwrap_, "corral-" + s->slug), store_.workspace_of(sandbox.id).string(), store_.owner(), command,
+        jail_spec(bwrap_, "corral-" + s->slug, s->no_network), store_.workspace_of(sandbox.id).string(), store_.owner(),
+        command,
         [&](std::string_view d) { host.emit(CORRAL_STDOUT, d); }, [&](std::string_view d) { host.emit(CORRAL_STDERR, d); },
         [&] { return host.cancelled(); }, command.timeout_seconds);
     if (outcome.cancelled) throw Error(ErrorCode::cancelled, "the command was stopped");
@@ -171,7 +178,12 @@ class LocalProvider : public sdk::Provider {
   }
 
   std::string url(const Sandbox& sandbox, int port, const sdk::Host&) override {
-    if (!store_.find(sandbox.id)) throw Error(ErrorCode::not_found, "local sandbox " + sandbox.id + " does not exist");
+    auto s = store_.find(sandbox.id);
+    if (!s) throw Error(ErrorCode::not_found, "local sandbox " + sandbox.id + " does not exist");
+    if (s->no_network)
+      throw Error(ErrorCode::unsupported, "local sandbox " + sandbox.id + " was created with --network none: it has "
+                  "no network to reach",
+                  "start a sandbox without --network none to reach its ports");
     if (!network_)
       throw Error(ErrorCode::unsupported, "this local sandbox has no network to reach (network = none)",
                   "use --local-network shared to reach its ports");
@@ -188,12 +200,13 @@ class LocalProvider : public sdk::Provider {
            " in its own user namespace: root outside is not root inside)";
   }
 
-  JailSpec jail_spec(const std::string& bwrap, const std::string& hostname) const {
+  // `no_network`: the sandbox's own policy, which the instance's option cannot reopen.
+  JailSpec jail_spec(const std::string& bwrap, const std::string& hostname, bool no_network = false) const {
     JailSpec jail;
     jail.bwrap = bwrap;
     jail.workdir = workdir_;
     jail.hostname = hostname;
-    jail.network = network_;
+    jail.network = network_ && !no_network;
     return jail;
   }
 
@@ -213,7 +226,7 @@ class LocalProvider : public sdk::Provider {
     out.labels = s.labels;
     out.details = {{"path", store_.dir_of(s.id).string()},
                    {"workdir", workdir_},
-                   {"network", network_ ? "shared" : "none"},
+                   {"network", network_ && !s.no_network ? "shared" : "none"},
                    {"createdAt", s.created_at}};
     return out;
   }

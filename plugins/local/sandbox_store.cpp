@@ -96,11 +96,12 @@ fs::path SandboxStore::dir_of(const std::string& id) const {
   return root_ / id;
 }
 
-LocalSandbox SandboxStore::create(const std::string& slug, const StringMap& labels) const {
+LocalSandbox SandboxStore::create(const std::string& slug, const StringMap& labels, bool no_network) const {
   fs::create_directories(root_);
   LocalSandbox s;
   s.slug = slug;
   s.labels = labels;
+  s.no_network = no_network;
   s.created_at = now_rfc3339();
   for (int attempt = 0;; ++attempt) {
     s.id = random_id();
@@ -121,8 +122,17 @@ LocalSandbox SandboxStore::create(const std::string& slug, const StringMap& labe
   json::write_string(w, "slug", s.slug);
   json::write_string(w, "createdAt", s.created_at);
   json::write_map(w, "labels", s.labels);
+  if (s.no_network) json::write_string(w, "network", "none");
   w.EndObject();
-  std::ofstream(dir_of(s.id) / "sandbox.json") << buffer.GetString() << "\n";
+  // Checked: a sandbox whose "no network" went unrecorded would get one on its next command.
+  std::ofstream out(dir_of(s.id) / "sandbox.json");
+  out << buffer.GetString() << "\n";
+  out.close();
+  if (!out) {
+    std::error_code ec;
+    fs::remove_all(dir_of(s.id), ec);
+    throw Error(ErrorCode::internal, "cannot write the metadata of sandbox " + s.id + " in " + root_.string());
+  }
   return s;
 }
 
@@ -139,6 +149,8 @@ std::optional<LocalSandbox> SandboxStore::find(const std::string& id) const {
     s.slug = json::get_string(doc, "slug");
     s.created_at = json::get_string(doc, "createdAt");
     s.labels = json::get_map(doc, "labels");
+    // Anything but absent means no network: an unreadable value must never open it.
+    s.no_network = doc.HasMember("network");
     return s;
   } catch (const Error&) {
     return std::nullopt;

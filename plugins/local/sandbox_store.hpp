@@ -17,6 +17,7 @@ struct LocalSandbox {
   std::string slug;
   std::string created_at;
   StringMap labels;
+  bool no_network = false;  // created with network policy none: every command without a network
 };
 
 class SandboxStore {
@@ -28,7 +29,7 @@ class SandboxStore {
   const std::filesystem::path& root() const { return root_; }
   const std::optional<JailUser>& owner() const { return owner_; }
   // Creates a new sandbox folder and its metadata; returns it with a fresh id.
-  LocalSandbox create(const std::string& slug, const StringMap& labels) const;
+  LocalSandbox create(const std::string& slug, const StringMap& labels, bool no_network = false) const;
   // The sandbox with `id`, or nullopt when its folder or metadata is gone.
   std::optional<LocalSandbox> find(const std::string& id) const;
   std::vector<LocalSandbox> all() const;

@@ -14,6 +14,7 @@
 #include "conformance_run.hpp"
 #include "corral/json.hpp"
 #include "corral/sdk/process.hpp"
+#include "private_network.hpp"
 #include "server.hpp"
 
 using namespace corral;
@@ -654,6 +655,47 @@ TEST_CASE("a sandbox whose toolbox URL is refused after it started is deleted, n
   CHECK(r.exit_code == 64);
   CHECK(r.err.find("credentials would travel unencrypted") != std::string::npos);
   CHECK(t.server.calls("create") == 1);
+  CHECK(t.alive().empty());
+  CHECK(t.cli.claims().empty());
+}
+
+TEST_CASE("--network none blocks all of the sandbox's network, and its commands reach nothing") {
+  DaytonaCli t;
+  LoopbackListener listener;
+  auto open = t.run_script(listener.probe_script());
+  CHECK_MESSAGE(open.exit_code == 0, open.err);
+  CHECK(open.out == "reached\n");
+  auto body = json::parse(t.server.with([](auto& st) { return st.create_bodies.back(); }), "create");
+  CHECK_FALSE(body.HasMember("networkBlockAll"));  // open: the organization's default, nothing sent
+  CHECK_FALSE(body.HasMember("networkAllowList"));
+
+  auto cut = t.run_script(listener.probe_script(), {"--network", "none"});
+  CHECK_MESSAGE(cut.exit_code == 0, cut.err);
+  CHECK(cut.out == "unreachable\n");
+  body = json::parse(t.server.with([](auto& st) { return st.create_bodies.back(); }), "create");
+  REQUIRE(body.HasMember("networkBlockAll"));
+  CHECK(body["networkBlockAll"].GetBool());
+  CHECK_FALSE(body.HasMember("networkAllowList"));
+  CHECK(str(t.handle(), "network") == "none");
+  CHECK(t.alive().empty());
+}
+
+TEST_CASE("--network allow: sends Daytona's CIDR allow list; a domain is refused before anything is created") {
+  DaytonaCli t;
+  auto r = t.run_script("true", {"--network", "allow:10.0.0.0/8,192.0.2.7,2001:db8::/32"});
+  CHECK_MESSAGE(r.exit_code == 0, r.err);
+  auto body = json::parse(t.server.with([](auto& st) { return st.create_bodies.back(); }), "create");
+  CHECK(str(body, "networkAllowList") == "10.0.0.0/8,192.0.2.7/32,2001:db8::/32");
+  CHECK_FALSE(body.HasMember("networkBlockAll"));
+  CHECK(t.alive().empty());
+
+  const size_t creates = t.server.with([](auto& st) { return st.create_bodies.size(); });
+  auto domain = t.run_script("echo ran", {"--keep", "--network", "allow:10.0.0.0/8,pypi.org"});
+  CHECK(domain.exit_code == 64);
+  CHECK(domain.out.empty());
+  CHECK(domain.err.find("Daytona cannot allow the domain 'pypi.org'") != std::string::npos);
+  CHECK(domain.err.find("only IP addresses and CIDRs") != std::string::npos);
+  CHECK(t.server.with([](auto& st) { return st.create_bodies.size(); }) == creates);  // no create was sent
   CHECK(t.alive().empty());
   CHECK(t.cli.claims().empty());
 }

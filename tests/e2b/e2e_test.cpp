@@ -11,6 +11,7 @@
 #include "cli.hpp"
 #include "conformance_run.hpp"
 #include "corral/json.hpp"
+#include "private_network.hpp"
 #include "server.hpp"
 
 using namespace corral;
@@ -577,5 +578,40 @@ TEST_CASE("e2b passes the conformance kit against the stand-in, no sandbox left 
   t.seen.push_back(r.cli.out);
   t.seen.push_back(r.cli.err);
   check_passed(r, {"keep-reuse", "sync-deletions", "url", "extend", "listing", "interrupt", "output-large"});
+  CHECK(t.alive().empty());
+}
+
+TEST_CASE("--network none creates the sandbox without internet access, and its commands reach nothing") {
+  E2bCli t;
+  LoopbackListener listener;
+  auto open = t.run_script(listener.probe_script());
+  CHECK_MESSAGE(open.exit_code == 0, open.err);
+  CHECK(open.out == "reached\n");
+  auto body = json::parse(t.server.with([](auto& st) { return st.create_bodies.back(); }), "create");
+  CHECK_FALSE(body.HasMember("allow_internet_access"));  // open: E2B's default, nothing sent
+  CHECK_FALSE(body.HasMember("network"));
+
+  auto cut = t.run_script(listener.probe_script(), {"--network", "none"});
+  CHECK_MESSAGE(cut.exit_code == 0, cut.err);
+  CHECK(cut.out == "unreachable\n");
+  body = json::parse(t.server.with([](auto& st) { return st.create_bodies.back(); }), "create");
+  REQUIRE(body.HasMember("allow_internet_access"));
+  CHECK_FALSE(body["allow_internet_access"].GetBool());
+  CHECK_FALSE(body.HasMember("network"));
+  CHECK(str(t.handle(), "network") == "none");
+  CHECK(t.alive().empty());
+}
+
+TEST_CASE("--network allow: denies all egress but the listed domains, addresses and CIDRs") {
+  E2bCli t;
+  auto r = t.run_script("true", {"--network", "allow:pypi.org,*.github.com,10.0.0.0/8,192.0.2.7"});
+  CHECK_MESSAGE(r.exit_code == 0, r.err);
+  auto body = json::parse(t.server.with([](auto& st) { return st.create_bodies.back(); }), "create");
+  CHECK_FALSE(body.HasMember("allow_internet_access"));
+  REQUIRE(body.HasMember("network"));
+  CHECK(json::get_strings(body["network"], "allowOut") ==
+        std::vector<std::string>{"pypi.org", "*.github.com", "10.0.0.0/8", "192.0.2.7"});
+  CHECK(json::get_strings(body["network"], "denyOut") == std::vector<std::string>{"0.0.0.0/0"});
+  CHECK(str(t.handle(), "network") == "allow:pypi.org,*.github.com,10.0.0.0/8,192.0.2.7");
   CHECK(t.alive().empty());
 }

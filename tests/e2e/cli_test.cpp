@@ -20,7 +20,8 @@ TEST_CASE("providers --json lists local with its features") {
     CHECK(p["kind"].GetString() == std::string("delegated-run"));
     std::vector<std::string> features;
     for (auto& f : p["features"].GetArray()) features.push_back(f.GetString());
-    CHECK(features == std::vector<std::string>{"run-session", "url-bridge", "archive-sync", "cleanup", "run-downloads"});
+    CHECK(features == std::vector<std::string>{"run-session", "url-bridge", "archive-sync", "cleanup",
+                                               "run-downloads", "network-policy"});
   }
   CHECK(found);
 }

@@ -3,7 +3,8 @@
 // primitive fail, so every failure path of the run contract can be exercised; TESTBOX_CRASH
 // makes one crash, throw past every catch, exit or hang, for crash isolation.
 // Built with TESTBOX_MOUNT it is "mountbox": it mounts (uses) the user's tree in place
-// instead of receiving an archive, like the workspace-mount providers.
+// instead of receiving an archive, like the workspace-mount providers. Testbox takes every
+// network policy and records it (the file `network` of a sandbox); it enforces none.
 #include <signal.h>
 #include <unistd.h>
 
@@ -29,7 +30,8 @@ constexpr const char* kIdentity =
     R"json("name": "mountbox", "aliases": [], "features": ["run-session", "workspace-mount", "cleanup"],)json";
 #else
 constexpr const char* kIdentity = R"json("name": "testbox", "aliases": ["tb"],
-  "features": ["run-session", "archive-sync", "url-bridge", "keep-alive", "cleanup", "run-downloads"],)json";
+  "features": ["run-session", "archive-sync", "url-bridge", "keep-alive", "cleanup", "run-downloads",
+               "network-policy", "network-allowlist"],)json";
 #endif
 
 const std::string kSpec = std::string("{") + kIdentity + R"json(
@@ -73,6 +75,7 @@ class Testbox : public corral::sdk::Provider {
     }  // closed, so sandbox() below reads them back
     std::ofstream(d / "seconds") << 0;
     std::ofstream(d / "mount") << r.workspace;
+    std::ofstream(d / "network") << corral::to_string(r.network);  // what create was asked to enforce
     maybe_pause("create", "after");
     return sandbox("tb-" + r.lease_id);
   }

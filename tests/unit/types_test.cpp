@@ -101,3 +101,57 @@ TEST_CASE("a sandbox workdir must be a dedicated, normalised folder") {
   CHECK(corral::workdir_problem("../x", true).has_value());
   CHECK_FALSE(corral::workdir_problem("/home/user/workspace", false).has_value());
 }
+
+TEST_CASE("network policies parse open, none and allow lists, and round-trip") {
+  CHECK(parse_network_policy("open") == NetworkPolicy{});
+  CHECK(parse_network_policy("none").mode == NetworkPolicy::Mode::none);
+  NetworkPolicy p = parse_network_policy("allow:pypi.org,*.github.com,10.0.0.0/8,192.0.2.7,2001:db8::/32");
+  CHECK(p.mode == NetworkPolicy::Mode::allow);
+  CHECK(p.allow == std::vector<std::string>{"pypi.org", "*.github.com", "10.0.0.0/8", "192.0.2.7", "2001:db8::/32"});
+  CHECK(to_string(p) == "allow:pypi.org,*.github.com,10.0.0.0/8,192.0.2.7,2001:db8::/32");
+  for (const char* text : {"open", "none", "allow:a.example.com", "allow:10.1.2.3/32,a-b.example"})
+    CHECK(to_string(parse_network_policy(text)) == text);
+  // A repeated entry is kept once.
+  CHECK(parse_network_policy("allow:a.com,a.com").allow == std::vector<std::string>{"a.com"});
+  CHECK(is_ip_or_cidr("10.0.0.0/8"));
+  CHECK(is_ip_or_cidr("::1"));
+  CHECK_FALSE(is_ip_or_cidr("10.0.0.0/33"));
+  CHECK_FALSE(is_ip_or_cidr("example.com"));
+  CHECK_FALSE(is_ip_or_cidr("10.0.0.0/"));
+}
+
+TEST_CASE("a bad network policy is refused naming the bad part, with the accepted forms as hint") {
+  struct Case {
+    const char* text;
+    const char* message;
+  };
+  const Case cases[] = {
+      {"", "unknown network policy ''"},
+      {"closed", "unknown network policy 'closed'"},
+      {"Allow:a.com", "unknown network policy 'Allow:a.com'"},
+      {"allow:", "the network allow list has an empty entry"},
+      {"allow:a.com,,b.com", "the network allow list has an empty entry"},
+      {"allow:a.com,", "the network allow list has an empty entry"},
+      {"allow:http://a.com", "'http://a.com' in the network allow list is neither a domain nor an IP address or CIDR"},
+      {"allow:a.com:443", "'a.com:443' in the network allow list is neither a domain nor an IP address or CIDR"},
+      {"allow:10.0.0.0/40", "'10.0.0.0/40' in the network allow list is neither a domain nor an IP address or CIDR"},
+      {"allow:-a.com", "'-a.com' in the network allow list is neither a domain nor an IP address or CIDR"},
+      {"allow:a..com", "'a..com' in the network allow list is neither a domain nor an IP address or CIDR"},
+      {"allow:a.*.com", "'a.*.com' in the network allow list is neither a domain nor an IP address or CIDR"},
+      {"allow:a b.com", "'a b.com' in the network allow list is neither a domain nor an IP address or CIDR"},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.text);
+    try {
+      parse_network_policy(c.text);
+      FAIL("accepted");
+    } catch (const Error& e) {
+      CHECK(e.code() == ErrorCode::invalid_argument);
+      CHECK(std::string(e.what()) == c.message);
+      CHECK(e.hint().find("--network allow:") != std::string::npos);
+    }
+  }
+  std::string many = "allow:";
+  for (int i = 0; i < 65; ++i) many += (i ? ",h" : "h") + std::to_string(i) + ".example.com";
+  CHECK_THROWS_WITH_AS(parse_network_policy(many), "the network allow list has more than 64 entries", Error);
+}

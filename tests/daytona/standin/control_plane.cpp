@@ -4,6 +4,11 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include <arpa/inet.h>
+
+#include <algorithm>
+#include <optional>
+
 #include "server.hpp"
 
 namespace corral::daytona::standin {
@@ -27,6 +32,24 @@ const char* reason_of(int status) {
 void fail(httplib::Response& res, int status, const std::string& message, const std::string& path) {
   res.status = status;
   res.set_content(error_body(status, message, path), "application/json");
+}
+
+// The first entry of a comma-separated list that is not ADDRESS/PREFIX, or nullopt.
+std::optional<std::string> first_non_cidr(const std::string& list) {
+  size_t start = 0;
+  while (start <= list.size()) {
+    size_t end = std::min(list.find(',', start), list.size());
+    std::string entry = list.substr(start, end - start);
+    size_t slash = entry.find('/');
+    unsigned char buf[16];
+    std::string address = entry.substr(0, slash), prefix = slash == std::string::npos ? "" : entry.substr(slash + 1);
+    bool v4 = inet_pton(AF_INET, address.c_str(), buf) == 1, v6 = inet_pton(AF_INET6, address.c_str(), buf) == 1;
+    bool ok = (v4 || v6) && !prefix.empty() && prefix.size() <= 3 &&
+              prefix.find_first_not_of("0123456789") == std::string::npos && std::stoi(prefix) <= (v4 ? 32 : 128);
+    if (!ok) return entry;
+    start = end + 1;
+  }
+  return std::nullopt;
 }
 
 void write_map(Writer& w, const char* key, const std::map<std::string, std::string>& m) {
@@ -57,7 +80,8 @@ void write_sandbox(Writer& w, const FakeSandbox& sb, const std::string& toolbox_
   w.Key("public");
   w.Bool(false);
   w.Key("networkBlockAll");
-  w.Bool(false);
+  w.Bool(sb.network_block_all);
+  if (!sb.network_allow_list.empty()) str("networkAllowList", sb.network_allow_list);
   str("target", sb.target);
   w.Key("cpu");
   w.Double(sb.cpu);
@@ -152,7 +176,21 @@ void register_control_plane(httplib::Server& server, State& st) {
       if (body.HasMember("snapshot") && body["snapshot"].IsString() &&
           std::string(body["snapshot"].GetString()) == "missing-snapshot")
         return fail(res, 404, "Snapshot missing-snapshot not found", req.path);
+      if (body.HasMember("networkBlockAll") && !body["networkBlockAll"].IsBool())
+        return fail(res, 400, "networkBlockAll must be a boolean value", req.path);
+      std::string allow_list;
+      if (body.HasMember("networkAllowList")) {
+        if (!body["networkAllowList"].IsString())
+          return fail(res, 400, "networkAllowList must be a string", req.path);
+        allow_list = body["networkAllowList"].GetString();
+        // "Comma-separated list of allowed CIDR network addresses".
+        if (auto bad = first_non_cidr(allow_list))
+          return fail(res, 400, "Invalid network allow list: '" + *bad + "' is not a valid CIDR network address",
+                      req.path);
+      }
       FakeSandbox& sb = st.add_sandbox();
+      sb.network_block_all = body.HasMember("networkBlockAll") && body["networkBlockAll"].GetBool();
+      sb.network_allow_list = allow_list;
       if (body.HasMember("labels") && body["labels"].IsObject())
         for (auto& m : body["labels"].GetObject())
           if (m.value.IsString()) sb.labels[m.name.GetString()] = m.value.GetString();

@@ -11,6 +11,8 @@
 #include <random>
 #include <stdexcept>
 
+#include "private_network.hpp"
+
 namespace corral::daytona::standin {
 
 namespace fs = std::filesystem;
@@ -127,6 +129,8 @@ std::shared_ptr<FakeCommand> State::start_command(FakeSandbox& sb, FakeSession& 
   envp.push_back(nullptr);
   std::string sh = "/bin/sh", dash_c = "-c", text = command;
   char* argv[] = {sh.data(), dash_c.data(), text.data(), nullptr};
+  const bool no_network = sb.network_block_all;
+  const test::PrivateNetwork network = test::prepare_private_network();
   int out[2], err[2];
   if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) throw std::runtime_error("pipe failed");
   pid_t pid = fork();
@@ -137,6 +141,13 @@ std::shared_ptr<FakeCommand> State::start_command(FakeSandbox& sb, FakeSession& 
     dup2(devnull, 0);
     dup2(out[1], 1);
     dup2(err[1], 2);
+    // A sandbox with networkBlockAll runs its commands in a network namespace of their
+    // own; one that cannot be made fails the command rather than running it networked.
+    if (no_network && test::enter_private_network(network) != 0) {
+      static const char message[] = "stand-in: cannot make a network namespace for networkBlockAll\n";
+      (void)!write(2, message, sizeof message - 1);
+      _exit(126);
+    }
     if (chdir(home.c_str()) != 0) _exit(127);
     execve(argv[0], argv, envp.data());
     _exit(127);

@@ -50,6 +50,8 @@ struct FakeSandbox {
   std::string settles_to = "started";
   long auto_stop_minutes = 15;
   double cpu = 1, memory = 1, disk = 3;
+  bool network_block_all = false;  // create's networkBlockAll: its commands run without a network
+  std::string network_allow_list;  // create's networkAllowList (recorded, not enforced)
   std::filesystem::path root;      // the sandbox's files on this machine
   std::map<std::string, FakeSession> sessions;
 };

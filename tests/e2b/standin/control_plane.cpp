@@ -4,6 +4,8 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include <arpa/inet.h>
+
 #include <algorithm>
 
 #include "server.hpp"
@@ -87,8 +89,30 @@ void write_listed(Writer& w, const FakeSandbox& sb, bool detail, const std::stri
       w.String(sb.access_token.c_str());
     }
     write_domain(w, domain);
+    // "Null means it was not explicitly set."
+    w.Key("allowInternetAccess");
+    if (sb.allow_internet_access) w.Bool(*sb.allow_internet_access);
+    else w.Null();
+    if (!sb.allow_out.empty() || !sb.deny_out.empty()) {
+      w.Key("network");
+      w.StartObject();
+      for (auto [key, list] : {std::pair{"allowOut", &sb.allow_out}, std::pair{"denyOut", &sb.deny_out}}) {
+        w.Key(key);
+        w.StartArray();
+        for (const std::string& e : *list) w.String(e.c_str());
+        w.EndArray();
+      }
+      w.EndObject();
+    }
   }
   w.EndObject();
+}
+
+// True for an IPv4/IPv6 address, optionally with a /prefix: what a denyOut entry may be.
+bool is_address_or_cidr(const std::string& entry) {
+  std::string address = entry.substr(0, entry.find('/'));
+  unsigned char buf[16];
+  return inet_pton(AF_INET, address.c_str(), buf) == 1 || inet_pton(AF_INET6, address.c_str(), buf) == 1;
 }
 
 std::string percent_decode(const std::string& s) {
@@ -218,8 +242,35 @@ class Api {
         if (!m.value.IsString()) return http_error(res, 400, "metadata values must be strings");
         metadata[m.name.GetString()] = m.value.GetString();
       }
+    std::optional<bool> allow_internet_access;
+    if (doc.HasMember("allow_internet_access")) {
+      if (!doc["allow_internet_access"].IsBool())
+        return http_error(res, 400, "allow_internet_access must be a boolean");
+      allow_internet_access = doc["allow_internet_access"].GetBool();
+    }
+    std::vector<std::string> allow_out, deny_out;
+    if (doc.HasMember("network")) {
+      const rapidjson::Value& network = doc["network"];
+      if (!network.IsObject()) return http_error(res, 400, "network must be a SandboxNetworkConfig object");
+      for (auto [key, into] : {std::pair{"allowOut", &allow_out}, std::pair{"denyOut", &deny_out}}) {
+        if (!network.HasMember(key)) continue;
+        if (!network[key].IsArray()) return http_error(res, 400, std::string("network.") + key + " must be an array");
+        for (const auto& entry : network[key].GetArray()) {
+          if (!entry.IsString()) return http_error(res, 400, std::string("network.") + key + " holds strings");
+          into->push_back(entry.GetString());
+        }
+      }
+      // "Domain names are not supported for deny rules."
+      for (const std::string& entry : deny_out)
+        if (!is_address_or_cidr(entry))
+          return http_error(res, 400,
+                            "invalid denyOut entry \"" + entry + "\": domain names are not supported for deny rules");
+    }
     FakeSandbox& sb = state_.add_sandbox(tpl, secure, *timeout);
     sb.metadata = std::move(metadata);
+    sb.allow_internet_access = allow_internet_access;
+    sb.allow_out = std::move(allow_out);
+    sb.deny_out = std::move(deny_out);
     if (tpl != "base") sb.alias = tpl;
     if (malformed("create", res, 201)) return;  // the sandbox exists all the same
     res.status = 201;

@@ -281,7 +281,7 @@ void start(State& state, const httplib::Request& req, httplib::Response& res) {
   if (run->keepalive_ms <= 0 && req.has_header("Keepalive-Ping-Interval"))
     run->keepalive_ms = std::atoi(req.get_header_value("Keepalive-Ping-Interval").c_str()) * 1000;
   try {
-    run->child = spawn(cmd, args, env, mapped->string(), with_stdin);
+    run->child = spawn(cmd, args, env, mapped->string(), with_stdin, !sb->internet());
   } catch (const std::exception& e) {
     run->reaped = true;
     return stream_error(res, "internal", e.what());

@@ -8,10 +8,14 @@
 
 #include <stdexcept>
 
+#include "private_network.hpp"
+
 namespace corral::e2b::standin {
 
 Child spawn(const std::string& cmd, const std::vector<std::string>& args,
-            const std::map<std::string, std::string>& env, const std::string& cwd, bool with_stdin) {
+            const std::map<std::string, std::string>& env, const std::string& cwd, bool with_stdin,
+            bool no_network) {
+  const test::PrivateNetwork network = test::prepare_private_network();
   // Everything the child needs is prepared before fork: after it, only exec-safe calls.
   std::vector<std::string> argv_s{cmd};
   argv_s.insert(argv_s.end(), args.begin(), args.end());
@@ -37,6 +41,13 @@ Child spawn(const std::string& cmd, const std::vector<std::string>& args,
     dup2(with_stdin ? in[0] : open("/dev/null", O_RDONLY), 0);
     dup2(out[1], 1);
     dup2(err[1], 2);
+    if (no_network) {
+      if (int e = test::enter_private_network(network)) {
+        e = -100000 - e;  // below -100000: entering the network namespace failed
+        (void)!write(status[1], &e, sizeof e);
+        _exit(127);
+      }
+    }
     if (chdir(cwd.c_str()) != 0) {
       int e = -errno;  // negative: chdir, not exec, failed
       (void)!write(status[1], &e, sizeof e);
@@ -59,6 +70,8 @@ Child spawn(const std::string& cmd, const std::vector<std::string>& args,
     close(err[0]);
     if (with_stdin) close(in[1]);
     reap(pid);
+    if (child_errno <= -100000)
+      throw std::runtime_error(std::string("network namespace: ") + strerror(-100000 - child_errno));
     if (child_errno < 0) throw std::runtime_error("chdir " + cwd + ": " + strerror(-child_errno));
     throw std::runtime_error("exec: \"" + cmd + "\": " + strerror(child_errno));
   }

@@ -19,10 +19,12 @@ struct Child {
 };
 
 // Starts `cmd` (looked up on PATH) with `args`, the stand-in's PATH plus `env`, in `cwd`,
-// stdin a pipe kept open by the caller (`with_stdin`, envd's default) or /dev/null.
+// stdin a pipe kept open by the caller (`with_stdin`, envd's default) or /dev/null; with
+// `no_network`, in a network namespace of its own (a sandbox without internet access).
 // Throws std::runtime_error with exec's reason when it cannot start.
 Child spawn(const std::string& cmd, const std::vector<std::string>& args,
-            const std::map<std::string, std::string>& env, const std::string& cwd, bool with_stdin);
+            const std::map<std::string, std::string>& env, const std::string& cwd, bool with_stdin,
+            bool no_network = false);
 
 // Waits for the child; returns its wait status.
 int reap(pid_t pid);

@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <random>
 
 namespace corral::e2b::standin {
@@ -24,6 +25,12 @@ std::string random_id(size_t length) {
   std::string out;
   for (size_t i = 0; i < length; ++i) out += alphabet[rng() % 36];
   return out;
+}
+
+bool FakeSandbox::internet() const {
+  if (allow_internet_access && !*allow_internet_access) return false;
+  bool deny_all = std::find(deny_out.begin(), deny_out.end(), "0.0.0.0/0") != deny_out.end();
+  return !deny_all || !allow_out.empty();
 }
 
 FakeSandbox& State::add_sandbox(const std::string& template_id, bool secure, long timeout_seconds) {

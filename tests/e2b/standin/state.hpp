@@ -31,6 +31,14 @@ struct FakeSandbox {
   std::filesystem::path root;  // the sandbox's "/" on this machine
   std::set<pid_t> processes;   // running processes (pids envd reported)
   std::map<std::string, pid_t> tags;  // StartRequest tags of running processes
+  // What create asked of the network: NewSandbox.allow_internet_access (unset when absent)
+  // and SandboxNetworkConfig's allowOut / denyOut.
+  std::optional<bool> allow_internet_access;
+  std::vector<std::string> allow_out, deny_out;
+  // False when nothing may leave the sandbox (internet access off, or all of 0.0.0.0/0
+  // denied with no exception): its commands then run without a network. An allowOut list
+  // is recorded, not enforced.
+  bool internet() const;
 };
 
 // Fault switches; tests set them between runs.
