@@ -14,10 +14,12 @@ namespace {
 
 constexpr int kFatal[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGSYS, SIGTRAP};
 
-// Prepared before the plugin runs: a signal handler may not allocate or format.
-char g_prefix[1024];
-char g_suffix[1024];
-std::atomic<bool> g_armed{false};
+// Prepared before the plugin runs: a signal handler may not allocate or format. Per thread:
+// a fan-out's shards call plugins at once, and a crash signal (or std::terminate) is
+// handled on the thread that crashed, which names its own call.
+thread_local char g_prefix[1024];
+thread_local char g_suffix[1024];
+thread_local std::atomic<bool> g_armed{false};
 std::terminate_handler g_previous_terminate = nullptr;
 
 void put(const char* text) { (void)!::write(2, text, ::strlen(text)); }
