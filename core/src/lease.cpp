@@ -106,6 +106,12 @@ class CreationSlot {
         slots_ = nullptr;
         throw Error(ErrorCode::cancelled, "interrupted before the sandbox was created");
       }
+    // The fan-out may have stopped while this shard waited: create nothing more then.
+    if (ctx.ui().cancelled()) {
+      slots_->release();
+      slots_ = nullptr;
+      throw Error(ErrorCode::cancelled, "interrupted before the sandbox was created");
+    }
   }
   ~CreationSlot() {
     if (slots_) slots_->release();

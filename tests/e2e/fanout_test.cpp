@@ -276,7 +276,9 @@ TEST_CASE("a quota refusal in the middle of a fan-out stops it and leaves nothin
     REQUIRE(doc["shards"].Size() == 4);
     int started = 0;
     for (auto& s : doc["shards"].GetArray()) started += s.IsNull() ? 0 : 1;
-    CHECK(started <= 2);
+    // A create already under way when the refusal came may still succeed (and is then
+    // stopped and removed); the quota never lets all four start.
+    CHECK(started < 4);
     CHECK(tb.live() == 0);
     CHECK(tb.claims().empty());
   }
