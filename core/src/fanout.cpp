@@ -31,7 +31,8 @@ ShardOutcome run_shard(LeaseContext& ctx, const FanoutRequest& request, int inde
   shard.command = shard_command(request.run.command, index, request.shards);
   shard.extra_env["CORRAL_SHARD_INDEX"] = std::to_string(index);
   shard.extra_env["CORRAL_SHARD_COUNT"] = std::to_string(request.shards);
-  if (!request.run.downloads.dir.empty()) shard.downloads.dir = request.run.downloads.dir / fmt::format("shard-{}", index);
+  if (!request.run.downloads.dir.empty())
+    shard.downloads.dir = request.run.downloads.dir / fmt::format("shard-{}", index);
   shard.shared_workspace = shared;
   ShardOutcome out;
   try {

@@ -79,7 +79,8 @@ TEST_CASE("four local shards each see their own index and count, in the environm
   fs::path h = env.root().path() / "handles.json";
   for (bool shell : {false, true}) {
     CAPTURE(shell);
-    const std::string script = "echo \"sub={shard}/{shards} env=$CORRAL_SHARD_INDEX/$CORRAL_SHARD_COUNT $(cat file.txt)\"";
+    const std::string script =
+        "echo \"sub={shard}/{shards} env=$CORRAL_SHARD_INDEX/$CORRAL_SHARD_COUNT $(cat file.txt)\"";
     std::vector<std::string> args = {"run", "--shards", "4", "--lease-output", h.string()};
     if (shell) args.insert(args.end(), {"--shell", script});
     else args.insert(args.end(), {"--", "sh", "-c", script});
