@@ -9,6 +9,7 @@
 
 #include "claims.hpp"
 #include "config.hpp"
+#include "fanout.hpp"
 #include "fleet.hpp"
 #include "lease.hpp"
 #include "providers.hpp"
@@ -49,6 +50,12 @@ struct RunArgs {
   std::string download_dir;
   std::string max_download = "256M";
   std::optional<std::string> network;  // --network POLICY
+  // Fan-out (fanout.hpp); shards_given says --shards was on the command line.
+  bool shards_given = false;
+  int shards = 0;
+  bool fail_fast = false;
+  int max_parallel = kDefaultMaxParallel;
+  std::string shard_output;
 };
 
 int run_command(Context& ctx, const RunArgs& args);

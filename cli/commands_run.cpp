@@ -4,6 +4,7 @@
 
 #include "commands.hpp"
 #include "corral/errors.hpp"
+#include "fanout.hpp"
 #include "output_file.hpp"
 #include "workspace.hpp"
 
@@ -37,6 +38,40 @@ RunRequest to_request(const RunArgs& args) {
   return r;
 }
 
+// `corral run --shards N`: the fan-out, its handles file and one summary line per failing shard.
+int fanout_command(Context& ctx, const RunArgs& args, RunRequest request) {
+  FanoutRequest fan;
+  fan.run = std::move(request);
+  fan.shards = args.shards;
+  fan.fail_fast = args.fail_fast;
+  fan.max_parallel = args.max_parallel;
+  fan.output_dir = args.shard_output;
+  FanoutResult result = run_fanout(ctx.leases, fan);
+  int exit_code = result.exit_code;
+  if (!args.lease_output.empty()) {
+    std::vector<std::optional<SessionHandle>> handles;
+    for (const ShardOutcome& s : result.shards) handles.push_back(s.result.handle);
+    try {
+      write_output_file(args.lease_output, shard_handles_to_json(handles), "session handles");
+    } catch (const Error& e) {
+      ctx.ui.error(e);
+      if (exit_code == 0) exit_code = kExitInternal;
+    }
+  }
+  const int n = static_cast<int>(result.shards.size());
+  for (int i = 0; i < n; ++i) {
+    const auto& h = result.shards[static_cast<size_t>(i)].result.handle;
+    if (h && h->kept)
+      ctx.ui.note(fmt::format("[{}/{}] kept sandbox {} (lease {}): stop with `{}`", i, n, h->slug, h->lease_id,
+                              h->cleanup_command));
+  }
+  for (const ShardSummary& line : fanout_summary(result)) {
+    if (line.stopped) ctx.ui.note(line.text);
+    else ctx.ui.error(line.text, line.hint);
+  }
+  return exit_code;
+}
+
 }  // namespace
 
 int run_command(Context& ctx, const RunArgs& args) {
@@ -44,6 +79,7 @@ int run_command(Context& ctx, const RunArgs& args) {
     throw Error(ErrorCode::invalid_argument, "no command to run",
                 "write the command after --, e.g. `corral run -- make test`, or use --shell 'make && make test'");
   RunRequest request = to_request(args);
+  if (args.shards_given) return fanout_command(ctx, args, std::move(request));
   RunResult result = run(ctx.leases, request);
   if (result.handle) {
     const SessionHandle& h = *result.handle;

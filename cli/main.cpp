@@ -36,7 +36,7 @@ const std::vector<std::string> kReservedFlags = {
     "provider", "id", "keep", "keep-on-failure", "lease-output", "env", "timeout", "max-workspace", "shell",
     "download", "download-dir", "max-download",
     "json", "verbose", "help", "port", "by", "all", "orphans", "remote", "feature", "kind", "version", "all-hosts",
-    "network"};
+    "network", "shards", "fail-fast", "max-parallel", "shard-output"};
 
 // True when the command needs neither settings nor plugins (`version`, `--help`), so it
 // works whatever state the user's config or registries are in.
@@ -125,6 +125,17 @@ int main_impl(int argc, char** argv) {
                       "Where downloads land (default: .corral/runs/<lease-id>/ in the working tree)");
   run_cmd->add_option("--max-download", run.max_download, "Stop a download past SIZE")->capture_default_str();
   run_cmd->add_option("command", run.command, "The command and its arguments");
+  CLI::Option* shards_opt = run_cmd->add_option(
+      "--shards", run.shards,
+      fmt::format("Run the command in N new sandboxes at once (1-{}); shard i gets CORRAL_SHARD_INDEX=i, "
+                  "CORRAL_SHARD_COUNT=N, {{shard}} and {{shards}} replaced in the command, output lines "
+                  "prefixed [i/N]",
+                  kMaxShards));
+  run_cmd->add_flag("--fail-fast", run.fail_fast, "With --shards: stop every shard once one fails");
+  run_cmd->add_option("--max-parallel", run.max_parallel, "With --shards: create at most M sandboxes at once")
+      ->capture_default_str();
+  run_cmd->add_option("--shard-output", run.shard_output,
+                      "With --shards: write shard i's output to DIR/shard-i.stdout and .stderr instead");
 
   CLI::App* warmup_cmd = app.add_subcommand("warmup", "Create and sync a sandbox and keep it; prints its handle");
   add_run_options(warmup_cmd);
@@ -233,6 +244,13 @@ int main_impl(int argc, char** argv) {
     }
   }
   run.choice.option_flags = option_flags;
+  run.shards_given = shards_opt->count() > 0;
+  if (!run.shards_given && (run.fail_fast || !run.shard_output.empty() ||
+                            run_cmd->get_option("--max-parallel")->count() > 0)) {
+    ctx->ui.error("--fail-fast, --max-parallel and --shard-output only apply to a fan-out",
+                  "add --shards N, e.g. `corral run --shards 4 --fail-fast -- make test`");
+    return kExitUsage;
+  }
   choice.option_flags = option_flags;
 
   try {

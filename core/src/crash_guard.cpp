@@ -15,19 +15,30 @@ namespace {
 constexpr int kFatal[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGSYS, SIGTRAP};
 
 // Prepared before the plugin runs: a signal handler may not allocate or format.
-char g_prefix[1024];
-char g_suffix[1024];
-std::atomic<bool> g_armed{false};
+struct Message {
+  char prefix[1024];
+  char suffix[1024];
+};
+// A fan-out's shards call plugins from several threads at once: a crash signal is handled
+// on the thread that crashed, which names its own call. A crash on a thread the plugin
+// started itself (an exception escaping it) names the call armed last.
+thread_local Message t_message;
+thread_local bool t_armed = false;
+Message g_message;
+std::mutex g_message_mutex;  // writers only: a signal handler cannot lock
+std::atomic<int> g_active{0};
+std::atomic<bool> g_reported{false};
 std::terminate_handler g_previous_terminate = nullptr;
 
 void put(const char* text) { (void)!::write(2, text, ::strlen(text)); }
 
 // Writes the line once (a terminate's abort() must not print it a second time).
 void report(const char* cause) {
-  if (!g_armed.exchange(false)) return;
-  put(g_prefix);
+  const Message* m = t_armed ? &t_message : g_active.load() > 0 ? &g_message : nullptr;
+  if (!m || g_reported.exchange(true)) return;
+  put(m->prefix);
   put(cause);
-  put(g_suffix);
+  put(m->suffix);
 }
 
 const char* name_of(int sig) {
@@ -79,11 +90,19 @@ void copy(char (&to)[1024], const std::string& from) {
 CrashGuard::CrashGuard(const std::string& message, const std::string& hint) {
   install_once();
   size_t slot = std::min(message.find(kCause), message.size());
-  copy(g_prefix, "\ncorral: " + message.substr(0, slot));
-  copy(g_suffix, message.substr(std::min(slot + 1, message.size())) + "; " + hint + "\n");
-  g_armed = true;
+  copy(t_message.prefix, "\ncorral: " + message.substr(0, slot));
+  copy(t_message.suffix, message.substr(std::min(slot + 1, message.size())) + "; " + hint + "\n");
+  {
+    std::lock_guard guard(g_message_mutex);
+    g_message = t_message;
+  }
+  t_armed = true;
+  ++g_active;
 }
 
-CrashGuard::~CrashGuard() { g_armed = false; }
+CrashGuard::~CrashGuard() {
+  t_armed = false;
+  --g_active;
+}
 
 }  // namespace corral

@@ -10,7 +10,9 @@ namespace corral {
 // While a guard lives, a fatal signal (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGSYS,
 // SIGTRAP) or std::terminate first writes one line, "corral: <message>; <hint>", to
 // stderr with write(2), the cause (SIGSEGV, ...) in place of kCause in `message`; then
-// the process dies as it would have, so its exit status stays honest. Guards do not nest: corral calls one plugin primitive at a time.
+// the process dies as it would have, so its exit status stays honest. Guards do not nest
+// within a thread: a thread calls one plugin primitive at a time (a fan-out's shards each
+// call from their own thread).
 class CrashGuard {
  public:
   static constexpr char kCause = '\x1f';

@@ -78,4 +78,19 @@ std::string handle_to_json(const SessionHandle& h) {
   return std::string(buffer.GetString()) + "\n";
 }
 
+std::string shard_handles_to_json(const std::vector<std::optional<SessionHandle>>& handles) {
+  std::string text = "{\"shards\":[";
+  for (size_t i = 0; i < handles.size(); ++i) {
+    if (i > 0) text += ",";
+    if (!handles[i]) {
+      text += "null";
+      continue;
+    }
+    std::string one = handle_to_json(*handles[i]);
+    one.pop_back();  // its newline
+    text += one;
+  }
+  return text + "]}\n";
+}
+
 }  // namespace corral

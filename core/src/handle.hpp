@@ -46,5 +46,8 @@ SessionHandle handle_for(const Claim& claim);
 // `corral stop --provider P --id L`, with each word quoted for a POSIX shell as needed.
 std::string cleanup_command(const std::string& provider, const std::string& lease_id);
 std::string handle_to_json(const SessionHandle& handle);
+// A fan-out's handles, {"shards":[handle,...]} by shard index; null for a shard that never
+// got a sandbox.
+std::string shard_handles_to_json(const std::vector<std::optional<SessionHandle>>& handles);
 
 }  // namespace corral

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <mutex>
+#include <set>
 
 #include "corral/wire.hpp"
 #include "downloads.hpp"
@@ -88,6 +90,61 @@ void check_reused_network(const Claim& claim, const std::optional<NetworkPolicy>
                           "(without --id)",
                           to_string(*flag)));
 }
+// Slugs chosen by creations still under way in this process (a fan-out creates several
+// at once): their claims are not written yet, so ClaimStore::all() cannot see them.
+std::mutex g_pending_mutex;
+std::set<std::string> g_pending_slugs;
+
+// A slug reserved among this process's pending creations until the claim is written.
+class PendingSlug {
+ public:
+  explicit PendingSlug(const std::vector<Claim>& existing) {
+    std::lock_guard guard(g_pending_mutex);
+    slug_ = make_slug([&](const std::string& s) {
+      return g_pending_slugs.count(s) > 0 ||
+             std::any_of(existing.begin(), existing.end(), [&](const Claim& c) { return c.slug == s; });
+    });
+    g_pending_slugs.insert(slug_);
+  }
+  ~PendingSlug() {
+    std::lock_guard guard(g_pending_mutex);
+    g_pending_slugs.erase(slug_);
+  }
+  PendingSlug(const PendingSlug&) = delete;
+  PendingSlug& operator=(const PendingSlug&) = delete;
+  const std::string& slug() const { return slug_; }
+
+ private:
+  std::string slug_;
+};
+
+// One of a fan-out's --max-parallel creation slots, held while a sandbox is being created;
+// waiting for one gives way to Ctrl-C and fail-fast.
+class CreationSlot {
+ public:
+  CreationSlot(LeaseContext& ctx) : slots_(ctx.creations) {
+    if (!slots_) return;
+    while (!slots_->try_acquire_for(std::chrono::milliseconds(50)))
+      if (ctx.ui().cancelled()) {
+        slots_ = nullptr;
+        throw Error(ErrorCode::cancelled, "interrupted before the sandbox was created");
+      }
+    // The fan-out may have stopped while this shard waited: create nothing more then.
+    if (ctx.ui().cancelled()) {
+      slots_->release();
+      slots_ = nullptr;
+      throw Error(ErrorCode::cancelled, "interrupted before the sandbox was created");
+    }
+  }
+  ~CreationSlot() {
+    if (slots_) slots_->release();
+  }
+  CreationSlot(const CreationSlot&) = delete;
+  CreationSlot& operator=(const CreationSlot&) = delete;
+
+ private:
+  std::counting_semaphore<64>* slots_;
+};
 
 }  // namespace
 
@@ -102,9 +159,8 @@ Lease Lease::create(LeaseContext& ctx, std::unique_ptr<ProviderSession> session,
   std::vector<Claim> existing = ctx.claims.all();
   Claim claim;
   claim.lease_id = random_hex(6);
-  claim.slug = make_slug([&](const std::string& s) {
-    return std::any_of(existing.begin(), existing.end(), [&](const Claim& c) { return c.slug == s; });
-  });
+  PendingSlug pending(existing);
+  claim.slug = pending.slug();
   claim.provider = session->spec().name;
   claim.workspace = workspace_root;
   claim.created_at = now_rfc3339();
@@ -112,9 +168,10 @@ Lease Lease::create(LeaseContext& ctx, std::unique_ptr<ProviderSession> session,
   // Locked before the sandbox exists: `stop --orphans` skips a lease whose lock is held,
   // so a sandbox being created right now is never taken for an orphan.
   LeaseLock lock = ctx.claims.lock(claim.lease_id);
-  ctx.ui().progress(fmt::format("creating a {} sandbox", claim.provider));
   Sandbox sandbox;
   try {
+    CreationSlot slot(ctx);
+    ctx.ui().progress(fmt::format("creating a {} sandbox", claim.provider));
     sandbox = session->create(
         {claim.lease_id, claim.slug, wire::owner_labels(claim.lease_id, claim.slug, ctx.claims.host_id()),
          workspace_root, network});
@@ -191,7 +248,7 @@ const Sandbox& Lease::live() {
   }
 }
 
-void Lease::sync(const Workspace& ws, const std::function<bool()>& cancelled) {
+void Lease::sync(const Workspace& ws, const std::function<bool()>& cancelled, const PackedArchive* packed) {
   if (!spec().features.has(Feature::archive_sync)) return;  // a mounted tree is always current
   Ui& ui = ctx_->ui();
   if (reused_ && claim_.fingerprint == ws.fingerprint) {
@@ -209,10 +266,10 @@ void Lease::sync(const Workspace& ws, const std::function<bool()>& cancelled) {
   std::set_union(previous.begin(), previous.end(), current.begin(), current.end(), std::back_inserter(either));
   ctx_->claims.write_synced_files(claim_.lease_id, either);
 
-  StagedArchive archive(paths::state_dir() / "tmp");
-  ui.progress(fmt::format("packing {} files ({})", ws.files.size(), format_size(ws.total_bytes)));
-  upload.archive_path = archive.path().string();
-  upload.size = write_archive(ws, archive.path(), cancelled);
+  std::optional<PackedArchive> own;
+  if (!packed) packed = &own.emplace(pack_archive(ws, ui, cancelled));
+  upload.archive_path = packed->path().string();
+  upload.size = packed->size;
   ui.progress(fmt::format("uploading the workspace ({})", format_size(upload.size)));
   session_->upload(sandbox, upload);
   ctx_->claims.write_synced_files(claim_.lease_id, current);
@@ -323,8 +380,10 @@ RunResult run(LeaseContext& ctx, const RunRequest& request) {
   if (reused) check_reused_network(reused->claim(), request.network);
   Command command = request.command;
   command.env = ctx.providers.forwarded_env(request.env_names);
+  for (const auto& [name, value] : request.extra_env) command.env[name] = value;
 
-  Workspace ws = scan_workspace(request.cwd, cancelled);
+  Workspace ws =
+      request.shared_workspace ? request.shared_workspace->workspace : scan_workspace(request.cwd, cancelled);
   command.cwd = ws.subdir;
   if (spec.features.has(Feature::archive_sync)) check_workspace_size(ws, request.max_workspace);
   // A mounted tree cannot be swapped: running from another checkout would silently use
@@ -347,7 +406,9 @@ RunResult run(LeaseContext& ctx, const RunRequest& request) {
     lease.live();
     if (ui.cancelled()) throw Error(ErrorCode::cancelled, "interrupted");
     clock.start("sync", timings);
-    lease.sync(ws, cancelled);
+    lease.sync(ws, cancelled,
+               request.shared_workspace && request.shared_workspace->archive ? &*request.shared_workspace->archive
+                                                                            : nullptr);
     if (ui.cancelled()) throw Error(ErrorCode::cancelled, "interrupted");
     clock.start("exec", timings);
     ran = true;

@@ -9,11 +9,13 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <semaphore>
 #include <string>
 #include <vector>
 
 #include "claims.hpp"
 #include "handle.hpp"
+#include "packed_workspace.hpp"
 #include "providers.hpp"
 #include "workspace.hpp"
 
@@ -23,6 +25,8 @@ namespace corral {
 struct LeaseContext {
   const ClaimStore& claims;
   Providers& providers;
+  // A fan-out's bound on sandboxes being created at once (--max-parallel); null = none.
+  std::counting_semaphore<64>* creations = nullptr;
   Ui& ui() const { return providers.ui(); }
 };
 
@@ -67,8 +71,8 @@ class Lease {
   const Sandbox& live();
   // Brings the sandbox's workspace to `ws`: nothing for a mounted tree or an unchanged
   // one; else the archive unpacked over the previous sync, with the files deleted
-  // locally since then removed.
-  void sync(const Workspace& ws, const std::function<bool()>& cancelled);
+  // locally since then removed. `packed` is `ws` already packed (a fan-out's); null = pack here.
+  void sync(const Workspace& ws, const std::function<bool()>& cancelled, const PackedArchive* packed = nullptr);
   // Runs `command` in the sandbox, streaming its output; returns its exit code.
   int exec(const Command& command);
   // Copies the files matching `options.patterns` (relative to the command's folder `cwd`)
@@ -109,6 +113,10 @@ struct RunRequest {
   std::filesystem::path cwd;
   DownloadOptions downloads;
   std::optional<NetworkPolicy> network;  // --network; nullopt = the configured default
+  // Set by a fan-out (fanout.hpp) for each shard: the workspace it scanned and packed once
+  // (null = scan and pack here) and variables added to the command's environment.
+  std::shared_ptr<const SharedWorkspace> shared_workspace;
+  StringMap extra_env;
 };
 
 struct RunResult {

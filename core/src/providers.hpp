@@ -43,6 +43,8 @@ class Providers {
   const Registry& registry() const { return registry_(); }
   const Config& config() const { return config_; }
   Ui& ui() const { return ui_; }
+  // The same providers and settings, reporting to `ui` instead (a fan-out's shard).
+  Providers with_ui(Ui& ui) const { return Providers(registry_, config_, ui, env_); }
 
  private:
   const ProviderEntry& entry(const std::string& name) const;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <map>
+#include <mutex>
 
 #include "corral/errors.hpp"
 #include "corral/json.hpp"
@@ -319,6 +320,9 @@ void require_as_probed(const ProviderEntry& e, const ProviderSpec& spec, const s
 }  // namespace
 
 std::shared_ptr<const Plugin> Registry::plugin(const ProviderEntry& entry) const {
+  // A fan-out opens its shards' sessions from several threads: load each plugin once.
+  static std::mutex loading;
+  std::lock_guard guard(loading);
   const size_t i = index_of(entry);
   if (plugins_[i]) return plugins_[i];
   const ProviderEntry& e = entries_[i];

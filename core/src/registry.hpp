@@ -36,7 +36,7 @@ struct ProviderEntry {
 
 // Entries know their plugin's spec without its code running in this process: each plugin
 // file is probed once in a child process and its spec cached (spec_cache.hpp); only the
-// plugin a command opens is loaded here, by plugin(), which caches without a lock.
+// plugin a command opens is loaded here, by plugin(), once even when threads ask at once.
 class Registry {
  public:
   // The standard search order: shipped, /etc/corral/providers.d, the user's

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <string>
@@ -61,6 +62,22 @@ void raise_permitted_caps() {
   (void)::syscall(SYS_capset, &header, data);
 }
 
+// Closes every descriptor from 3 on but `keep_a` and `keep_b` (raw syscalls: async-signal-safe).
+// Another thread may fork its own helper at the same time: this child must not hold that
+// helper's release pipe, or each would wait for the other's end-of-file forever.
+void close_all_but(int keep_a, int keep_b) {
+  const unsigned lo = static_cast<unsigned>(std::min(keep_a, keep_b));
+  const unsigned hi = static_cast<unsigned>(std::max(keep_a, keep_b));
+  auto close_range = [](unsigned first, unsigned last) {
+    if (first > last) return;
+    if (::syscall(SYS_close_range, first, last, 0) == 0) return;
+    for (unsigned fd = first; fd <= last && fd < 65536; ++fd) ::close(static_cast<int>(fd));
+  };
+  close_range(3, lo - 1);
+  close_range(lo + 1, hi - 1);
+  close_range(hi + 1, ~0U);
+}
+
 // The child: a private mount namespace with the workspace bound at the mount point, then
 // a fresh user namespace; reports, then waits until the parent has mapped and opened them.
 // Only async-signal-safe calls: the parent may be multi-threaded.
@@ -70,6 +87,7 @@ void raise_permitted_caps() {
   ::close(ready[0]);
   ::close(release[1]);
   int ready_fd = ready[1], release_fd = release[0];
+  close_all_but(ready_fd, release_fd);
   ChildStatus status;
   if (workspace_source) {
     if (::unshare(CLONE_NEWNS) != 0) status = {1, errno};

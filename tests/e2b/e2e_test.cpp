@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <fstream>
+#include <set>
 #include <thread>
 
 #include "cli.hpp"
@@ -570,6 +571,42 @@ TEST_CASE("doctor checks the key and the control plane") {
   CHECK(bad.exit_code != 0);
   CHECK(bad.out.find("[FAIL] E2B control plane") != std::string::npos);
   CHECK((bad.out + bad.err).find("check E2B_API_KEY") != std::string::npos);
+}
+
+TEST_CASE("four shards on E2B: each its own sandbox, index and count; all deleted afterwards") {
+  E2bCli t;
+  CliResult r = t.run_script("echo \"{shard}/{shards} $CORRAL_SHARD_INDEX/$CORRAL_SHARD_COUNT $(cat hello.txt)\"; "
+                             "[ {shard} != 3 ] || exit 9",
+                             {"--shards", "4"});
+  CHECK(r.exit_code == 9);
+  CHECK(r.err.find("shard 3/4 failed with exit code 9") != std::string::npos);
+  for (int i = 0; i < 4; ++i) {
+    const std::string n = std::to_string(i);
+    CHECK_MESSAGE(r.out.find("[" + n + "/4] " + n + "/4 " + n + "/4 hello from the workspace\n") != std::string::npos,
+                  r.out);
+  }
+  std::string text = read_file(t.handle_path());
+  t.seen.push_back(text);
+  auto doc = json::parse(text, "handles");
+  REQUIRE(doc["shards"].Size() == 4);
+  std::set<std::string> sandboxes;
+  for (auto& s : doc["shards"].GetArray()) sandboxes.insert(str(s, "sandboxId"));
+  CHECK(sandboxes.size() == 4);
+  CHECK(t.server.with([](auto& st) { return st.calls["create"]; }) == 4);
+  CHECK(t.alive().empty());
+  CHECK(t.cli.claims().empty());
+}
+
+TEST_CASE("E2B's concurrent-sandbox limit in the middle of a fan-out: the run fails with nothing left") {
+  E2bCli t;
+  t.fault([](auto& f) { f.max_sandboxes = 2; });
+  CliResult r = t.run_script("sleep 60", {"--shards", "4", "--max-parallel", "1"});
+  CHECK(r.exit_code == 75);
+  CHECK_MESSAGE(r.err.find("could not start") != std::string::npos, r.err);
+  CHECK(r.err.find("maximum number of concurrent E2B sandboxes") != std::string::npos);
+  CHECK(r.err.find("concurrent-sandbox limit") != std::string::npos);  // the plugin's hint
+  CHECK(t.alive().empty());
+  CHECK(t.cli.claims().empty());
 }
 
 TEST_CASE("e2b passes the conformance kit against the stand-in, no sandbox left and no secret shown") {

@@ -5,7 +5,9 @@
 // Built with TESTBOX_MOUNT it is "mountbox": it mounts (uses) the user's tree in place
 // instead of receiving an archive, like the workspace-mount providers. Testbox takes every
 // network policy and records it (the file `network` of a sandbox); it enforces none.
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -48,6 +50,8 @@ const std::string kSpec = std::string("{") + kIdentity + R"json(
     {"name": "token", "type": "string", "env": ["TESTBOX_TOKEN"], "secret": true, "help": "a secret that must never show"},
     {"name": "leak", "type": "bool", "default": "false", "env": ["TESTBOX_LEAK"],
      "help": "run commands with corral's whole environment, as a careless plugin would"},
+    {"name": "quota", "type": "int", "default": "0", "env": ["TESTBOX_QUOTA"],
+     "help": "refuse (quota) a create while this many sandboxes exist; 0 = no limit"},
     {"name": "size", "type": "int", "default": "1", "env": ["TESTBOX_SIZE"], "help": "an integer option"},
     {"name": "tier", "type": "string", "default": "small", "choices": ["small", "large"], "env": ["TESTBOX_TIER"],
      "help": "an option with choices"}
@@ -56,11 +60,27 @@ const std::string kSpec = std::string("{") + kIdentity + R"json(
            "bestFit": "tests", "caveat": "not a sandbox"}
 })json";
 
+// An exclusive flock on `path` (created when missing), held while it lives.
+class QuotaLock {
+ public:
+  explicit QuotaLock(const std::string& path) : fd_(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600)) {
+    if (fd_ >= 0) ::flock(fd_, LOCK_EX);
+  }
+  ~QuotaLock() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  QuotaLock(const QuotaLock&) = delete;
+  QuotaLock& operator=(const QuotaLock&) = delete;
+
+ private:
+  int fd_;
+};
+
 class Testbox : public corral::sdk::Provider {
  public:
   explicit Testbox(const corral::sdk::Options& o)
       : dir_(o.get("dir")), fail_(o.get("fail")), crash_(o.get("crash")), pause_(o.get("pause")), token_(o.get("token")),
-        leak_(o.get_bool("leak", false)) {
+        leak_(o.get_bool("leak", false)), quota_(o.get_int("quota", 0)) {
     maybe_fail("open");
     if (dir_.empty()) throw corral::Error(corral::ErrorCode::invalid_argument, "testbox needs TESTBOX_DIR");
   }
@@ -68,6 +88,18 @@ class Testbox : public corral::sdk::Provider {
   corral::Sandbox create(const corral::CreateRequest& r, const corral::sdk::Host&) override {
     maybe_fail("create");
     fs::path d = dir_ / ("tb-" + r.lease_id);
+    // Counting and creating under one lock (beside the folder: list() reads everything in
+    // it), so creations at once cannot all slip under the quota.
+    QuotaLock lock(dir_.string() + ".quota-lock");
+    if (quota_ > 0) {
+      std::int64_t live = 0;
+      std::error_code ec;
+      for (auto& e : fs::directory_iterator(dir_, ec)) live += e.is_directory() ? 1 : 0;
+      if (live >= quota_)
+        throw corral::Error(corral::ErrorCode::quota,
+                            "testbox quota reached: " + std::to_string(live) + " sandboxes exist",
+                            "stop some, or raise TESTBOX_QUOTA");
+    }
     fs::create_directories(d / "workspace");
     {
       std::ofstream labels(d / "labels");
@@ -236,6 +268,7 @@ class Testbox : public corral::sdk::Provider {
   std::string pause_;
   std::string token_;
   bool leak_ = false;
+  std::int64_t quota_ = 0;
 };
 
 }  // namespace

@@ -233,6 +233,10 @@ class Api {
       return http_error(res, 400, "request body must be a NewSandbox with a templateID");
     std::string tpl = doc["templateID"].GetString();
     if (!state_.templates.count(tpl)) return http_error(res, 404, "template '" + tpl + "' not found");
+    if (state_.faults.max_sandboxes > 0 && static_cast<int>(state_.sandboxes.size()) >= state_.faults.max_sandboxes)
+      return http_error(res, 429,
+                        "You have reached the maximum number of concurrent E2B sandboxes (" +
+                            std::to_string(state_.faults.max_sandboxes) + ")");
     auto timeout = timeout_of(doc, res, 15, false);
     if (!timeout) return;
     bool secure = doc.HasMember("secure") && doc["secure"].IsBool() && doc["secure"].GetBool();

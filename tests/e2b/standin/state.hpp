@@ -59,6 +59,8 @@ struct Faults {
   std::string malformed_route;          // "create", "get", "list" or "start": a 2xx answer
   std::string malformed = "not-json";   // ... that is "not-json", "wrong-types" or (start) "text"
   std::string sandbox_domain;           // non-empty: the `domain` E2B reports for sandboxes
+  int max_sandboxes = 0;                // > 0: create answers 429 while this many sandboxes exist
+                                        // (the team's concurrent-sandbox limit)
 };
 
 class State {
