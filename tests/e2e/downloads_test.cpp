@@ -173,3 +173,24 @@ TEST_CASE("a plugin's download works the same isolated, and its failure or crash
     }
   }
 }
+
+TEST_CASE("each shard of a fan-out brings its results back into its own folder") {
+  CliEnv env;
+  env.root().write("work/f.txt", "f");
+  fs::path h = env.root().path() / "h.json";
+  auto r = env.run({"run", "--shards", "3", "--lease-output", h.string(), "--download", "report-*.txt",
+                    "--download-dir", "results", "--", "sh", "-c",
+                    "echo shard $CORRAL_SHARD_INDEX > report-$CORRAL_SHARD_INDEX.txt; exit $CORRAL_SHARD_INDEX"});
+  CHECK(r.exit_code == 1);  // the lowest failing shard's
+  for (int i = 0; i < 3; ++i) {
+    CAPTURE(i);
+    fs::path dir = env.workspace() / "results" / ("shard-" + std::to_string(i));
+    CHECK(read_file(dir / ("report-" + std::to_string(i) + ".txt")) == "shard " + std::to_string(i) + "\n");
+    CHECK(std::distance(fs::directory_iterator(dir), fs::directory_iterator{}) == 1);
+  }
+  auto doc = read_handle(h);
+  REQUIRE(doc["shards"].Size() == 3);
+  CHECK(strings(doc["shards"][2]["downloads"]["files"]) == std::vector<std::string>{"report-2.txt"});
+  CHECK(local_sandboxes(env).empty());
+  CHECK(env.claims().empty());
+}
