@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <random>
 
 #include "corral/errors.hpp"
 #include "corral/sdk/shell.hpp"
@@ -44,6 +45,14 @@ std::string download_script(std::string_view folder, const std::vector<std::stri
          "done\n"
          "[ \"$#\" -gt 0 ] || exit " + std::to_string(kDownloadNothingMatched) + "\n"
          "exec tar -czf \"$a\" \"$@\"\n";
+}
+
+std::string download_archive_name() {
+  static thread_local std::mt19937_64 rng{std::random_device{}()};
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out = "corral-download-";
+  for (int i = 0; i < 16; ++i) out += kHex[rng() % 16];
+  return out + ".tar.gz";
 }
 
 DownloadReport read_download_report(int exit_code, std::string_view stderr_text) {

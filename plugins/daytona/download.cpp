@@ -1,25 +1,11 @@
 // DaytonaProvider::download: the matches packed by sdk::download_script in a process
 // session, the archive fetched with the toolbox's file API into sdk::DownloadFile (which
 // holds the size bound), then deleted from the sandbox whatever happened.
-#include <random>
-
 #include "corral/sdk/download.hpp"
 #include "provider.hpp"
 #include "session_run.hpp"
 
 namespace corral::daytona {
-namespace {
-
-// A name no other download in the sandbox has.
-std::string archive_name() {
-  static thread_local std::mt19937_64 rng{std::random_device{}()};
-  static const char* hex = "0123456789abcdef";
-  std::string out = ".corral-download-";
-  for (int i = 0; i < 16; ++i) out += hex[rng() % 16];
-  return out + ".tar.gz";
-}
-
-}  // namespace
 
 DownloadResult DaytonaProvider::download(const Sandbox& sandbox, const DownloadRequest& request,
                                          const sdk::Host& host) {
@@ -28,7 +14,7 @@ DownloadResult DaytonaProvider::download(const Sandbox& sandbox, const DownloadR
   const std::string& home = live_[sandbox.id].home;
   // In the user's home rather than /tmp: the toolbox's file API answers for it, as for
   // the upload archive, whatever the snapshot does with /tmp.
-  const std::string archive = home + (home == "/" ? "" : "/") + archive_name();
+  const std::string archive = home + (home == "/" ? "." : "/.") + sdk::download_archive_name();
   SessionCommand pack;
   pack.argv = {"/bin/sh", "-c", sdk::download_script(folder, request.patterns, archive)};
   pack.cwd = home;

@@ -9,7 +9,6 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <random>
 
 #include "corral/sdk/download.hpp"
 #include "docker_sandbox_provider.hpp"
@@ -19,15 +18,6 @@ namespace fs = std::filesystem;
 
 namespace corral::docker_sandbox {
 namespace {
-
-// A name no other download in the sandbox has.
-std::string archive_name() {
-  static thread_local std::mt19937_64 rng{std::random_device{}()};
-  static const char* hex = "0123456789abcdef";
-  std::string out = "corral-download-";
-  for (int i = 0; i < 16; ++i) out += hex[rng() % 16];
-  return out + ".tar.gz";
-}
 
 // A mode-0700 folder in $TMPDIR (or /tmp) that `sbx cp` copies into, removed with the object.
 class PrivateDir {
@@ -79,7 +69,7 @@ DownloadResult DockerSandboxProvider::download(const Sandbox& sandbox, const Dow
                                                const sdk::Host& host) {
   std::string folder = exec_dir(sandbox, request.cwd);
   if (folder.empty()) folder = ".";  // sbx's own workdir: the workspace
-  const std::string archive = "/tmp/" + archive_name();
+  const std::string archive = "/tmp/" + sdk::download_archive_name();
   std::string errors;  // the script's report (one line per pattern that matched nothing), or sbx's words
   auto collect = [&](std::string_view d) {
     if (errors.size() < 65536) errors.append(d.substr(0, 65536 - errors.size()));

@@ -19,7 +19,4 @@ struct DownloadPaths {
 // the workspace.
 DownloadPaths download_paths(const std::string& workdir, const std::string& cwd, const std::string& archive_name);
 
-// A fresh archive name: corral-download-<16 hex digits>.tar.gz.
-std::string download_archive_name();
-
 }  // namespace corral::e2b

@@ -242,7 +242,7 @@ void E2bProvider::upload(const Sandbox& sandbox, const UploadRequest& request, c
 }
 
 DownloadResult E2bProvider::download(const Sandbox& sandbox, const DownloadRequest& request, const sdk::Host& host) {
-  const DownloadPaths paths = download_paths(settings_.workdir, request.cwd, download_archive_name());
+  const DownloadPaths paths = download_paths(settings_.workdir, request.cwd, sdk::download_archive_name());
   Envd envd = envd_for(sandbox, host);
   ProcessRequest pack{"/bin/sh", {"-c", sdk::download_script(paths.folder, request.patterns, paths.archive)}, {},
                       paths.run_from};

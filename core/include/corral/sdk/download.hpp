@@ -24,6 +24,10 @@ inline constexpr int kDownloadNothingMatched = 3;
 std::string download_script(std::string_view folder, const std::vector<std::string>& patterns,
                             std::string_view archive);
 
+// A fresh name for the archive a download leaves in the sandbox until it is fetched:
+// corral-download-<16 random hex digits>.tar.gz, so concurrent downloads never collide.
+std::string download_archive_name();
+
 struct DownloadReport {
   bool nothing_matched = false;
   std::vector<std::string> missing;  // patterns that matched nothing
