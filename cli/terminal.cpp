@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdlib>
 
+#include "corral/sdk/fd_write.hpp"
 #include "printable.hpp"
 
 namespace corral::cli {
@@ -24,19 +25,6 @@ void on_stop_signal(int) {
     (void)!::write(2, msg, sizeof msg - 1);
     ::_exit(130);
   }
-}
-
-// Writes all of `data` to `fd`; false when the reader went away.
-bool write_all(int fd, std::string_view data) {
-  while (!data.empty()) {
-    ssize_t n = ::write(fd, data.data(), data.size());
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return false;
-    }
-    data.remove_prefix(static_cast<size_t>(n));
-  }
-  return true;
 }
 
 }  // namespace
@@ -60,7 +48,7 @@ TerminalUi::TerminalUi(bool verbose) : verbose_(verbose), tty_(::isatty(2) == 1)
 
 void TerminalUi::clear_progress() {
   if (!progress_shown_) return;
-  write_all(2, "\r\033[K");
+  sdk::write_all(2, "\r\033[K");
   progress_shown_ = false;
 }
 
@@ -68,33 +56,33 @@ void TerminalUi::out(std::string_view data) {
   clear_progress();
   if (stdout_closed_) return;
   // A reader that went away (`| head`) must not stop the command: drop the rest.
-  if (!write_all(1, data)) stdout_closed_ = true;
+  if (!sdk::write_all(1, data)) stdout_closed_ = true;
 }
 
 void TerminalUi::err(std::string_view data) {
   clear_progress();
-  write_all(2, data);
+  sdk::write_all(2, data);
 }
 
 void TerminalUi::info(const std::string& message) {
   if (!verbose_) return;
   clear_progress();
-  write_all(2, "corral: " + printable(message, true) + "\n");
+  sdk::write_all(2, "corral: " + printable(message, true) + "\n");
 }
 
 void TerminalUi::warn(const std::string& message) {
   clear_progress();
-  write_all(2, std::string(color_ ? "\033[33mcorral: warning:\033[0m " : "corral: warning: ") + printable(message, true) + "\n");
+  sdk::write_all(2, std::string(color_ ? "\033[33mcorral: warning:\033[0m " : "corral: warning: ") + printable(message, true) + "\n");
 }
 
 void TerminalUi::progress(const std::string& message) {
   if (!tty_) {
-    if (verbose_ && !message.empty()) write_all(2, "corral: " + printable(message) + "\n");
+    if (verbose_ && !message.empty()) sdk::write_all(2, "corral: " + printable(message) + "\n");
     return;
   }
   clear_progress();
   if (message.empty()) return;
-  write_all(2, std::string(color_ ? "\033[2m" : "") + "corral: " + printable(message) + "…" + (color_ ? "\033[0m" : ""));
+  sdk::write_all(2, std::string(color_ ? "\033[2m" : "") + "corral: " + printable(message) + "…" + (color_ ? "\033[0m" : ""));
   progress_shown_ = true;
 }
 
@@ -106,12 +94,12 @@ void TerminalUi::error(const std::string& message, const std::string& hint) {
   clear_progress();
   std::string text = std::string(color_ ? "\033[31mcorral: error:\033[0m " : "corral: error: ") + printable(message, true) + "\n";
   if (!hint.empty()) text += "  hint: " + printable(hint, true) + "\n";
-  write_all(2, text);
+  sdk::write_all(2, text);
 }
 
 void TerminalUi::note(const std::string& message) {
   clear_progress();
-  write_all(2, "corral: " + printable(message, true) + "\n");
+  sdk::write_all(2, "corral: " + printable(message, true) + "\n");
 }
 
 }  // namespace corral::cli

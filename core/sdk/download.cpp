@@ -8,6 +8,7 @@
 #include <random>
 
 #include "corral/errors.hpp"
+#include "corral/sdk/fd_write.hpp"
 #include "corral/sdk/shell.hpp"
 
 namespace corral::sdk {
@@ -97,15 +98,12 @@ void DownloadFile::write(std::string_view data) {
     throw Error(ErrorCode::invalid_argument,
                 "the downloaded files pass the size bound of " + mebibytes(max_bytes_) + " (--max-download)",
                 "download fewer files, or raise the bound with --max-download");
-  while (!data.empty()) {
-    ssize_t n = ::write(fd_, data.data(), data.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0)
-      throw Error(errno == ENOSPC ? ErrorCode::quota : ErrorCode::internal,
-                  "cannot write the download archive " + path_ + ": " + std::strerror(errno));
-    size_ += static_cast<std::uint64_t>(n);
-    data.remove_prefix(static_cast<size_t>(n));
+  if (!write_all(fd_, data)) {
+    const int err = errno;
+    throw Error(err == ENOSPC ? ErrorCode::quota : ErrorCode::internal,
+                "cannot write the download archive " + path_ + ": " + std::strerror(err));
   }
+  size_ += data.size();
 }
 
 DownloadResult DownloadFile::finish(std::vector<std::string> missing) {

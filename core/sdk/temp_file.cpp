@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "corral/errors.hpp"
+#include "corral/sdk/fd_write.hpp"
 
 namespace corral::sdk {
 
@@ -22,17 +23,12 @@ TempFile::TempFile(std::string_view tag, std::string_view content) {
     throw Error(ErrorCode::internal, "cannot create a temporary file in " + dir.string() + ": " + std::strerror(errno),
                 "set TMPDIR to a writable folder");
   path_ = std::move(pattern);
-  while (!content.empty()) {
-    ssize_t n = ::write(fd, content.data(), content.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      int err = errno;
-      ::close(fd);
-      ::unlink(path_.c_str());
-      throw Error(ErrorCode::internal, "cannot write the temporary file " + path_ + ": " + std::strerror(err),
-                  "free some space in " + dir.string() + ", or set TMPDIR to another folder");
-    }
-    content.remove_prefix(static_cast<size_t>(n));
+  if (!write_all(fd, content)) {
+    int err = errno;
+    ::close(fd);
+    ::unlink(path_.c_str());
+    throw Error(ErrorCode::internal, "cannot write the temporary file " + path_ + ": " + std::strerror(err),
+                "free some space in " + dir.string() + ", or set TMPDIR to another folder");
   }
   ::close(fd);
 }

@@ -17,6 +17,7 @@
 
 #include "child_wait.hpp"
 #include "corral/json.hpp"
+#include "corral/sdk/fd_write.hpp"
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
@@ -30,15 +31,6 @@ ProbeResult failed(LoadFailure cause, std::string message) {
   ProbeResult r;
   r.error = LoadError{cause, std::move(message)};
   return r;
-}
-
-void write_all(int fd, std::string_view data) {
-  while (!data.empty()) {
-    ssize_t n = ::write(fd, data.data(), data.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    data.remove_prefix(static_cast<size_t>(n));
-  }
 }
 
 // The child: load the plugin, report, and leave without running corral's exit handlers.
@@ -61,7 +53,7 @@ void write_all(int fd, std::string_view data) {
   } catch (...) {
     ::_exit(3);
   }
-  write_all(report_fd, text);
+  sdk::write_all(report_fd, text);
   ::_exit(0);
 }
 

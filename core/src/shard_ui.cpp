@@ -9,26 +9,11 @@
 #include <cstring>
 
 #include "corral/errors.hpp"
+#include "corral/sdk/fd_write.hpp"
 
 namespace fs = std::filesystem;
 
 namespace corral {
-namespace {
-
-// Writes all of `data` to `fd`; false when it cannot.
-bool write_all(int fd, std::string_view data) {
-  while (!data.empty()) {
-    ssize_t n = ::write(fd, data.data(), data.size());
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return false;
-    }
-    data.remove_prefix(static_cast<size_t>(n));
-  }
-  return true;
-}
-
-}  // namespace
 
 ShardUi::ShardUi(ShardTerminal& terminal, int index, int count, const fs::path& output_dir)
     : terminal_(terminal), prefix_(fmt::format("[{}/{}] ", index, count)) {
@@ -56,7 +41,7 @@ ShardUi::~ShardUi() {
 void ShardUi::write(int stream, std::string_view text) {
   if (fds_[stream] >= 0) {
     // A full disk must not stop the shard's command; say so once.
-    if (!write_all(fds_[stream], text) && !file_failed_) {
+    if (!sdk::write_all(fds_[stream], text) && !file_failed_) {
       file_failed_ = true;
       warn(fmt::format("cannot write this shard's output file: {}", std::strerror(errno)));
     }
