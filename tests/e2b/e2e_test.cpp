@@ -277,6 +277,32 @@ TEST_CASE("authentication, rate-limit and server failures map to corral's exit c
   CHECK(t.alive().empty());
 }
 
+TEST_CASE("a server that echoes the API key or the envd token in its errors never gets them shown or stored") {
+  E2bCli t;
+  // The fixture's destructor checks every output, handle and claim for the key and every
+  // token the stand-in issued; -v adds corral's own diagnostics to what is checked.
+  SUBCASE("control plane: create fails quoting the key") {
+    t.fault([](auto& f) { f.fail_route = "create"; f.fail_status = 500; f.echo_secrets = true; });
+    CliResult r = t.run_script("true", {"-v"});
+    CHECK(r.exit_code == 69);
+    CHECK(r.err.find("X-API-Key: ") != std::string::npos);  // the echo arrived, redacted
+    CHECK(r.err.find(t.server.api_key()) == std::string::npos);
+  }
+  SUBCASE("envd: the upload fails quoting the access token, after the sandbox exists") {
+    t.fault([](auto& f) { f.fail_route = "files"; f.fail_status = 503; f.echo_secrets = true; });
+    CliResult r = t.run_script("true", {"-v", "--keep-on-failure"});
+    CHECK(r.exit_code == 69);
+    CHECK(r.err.find("X-Access-Token: ") != std::string::npos);
+    auto tokens = t.server.with([](auto& st) { return st.issued_tokens; });
+    REQUIRE(!tokens.empty());  // there was a token to leak
+    for (const auto& token : tokens) CHECK(r.err.find(token) == std::string::npos);
+    t.handle();
+    t.fault([](auto& f) { f.fail_route.clear(); });
+    CHECK(t.run({"stop", "--all"}).exit_code == 0);
+  }
+  CHECK(t.alive().empty());
+}
+
 TEST_CASE("busy answers to calls that are safe to repeat are retried within bounds") {
   E2bCli t;
   SUBCASE("a 503, then a 429 with Retry-After, on deleting the sandbox: retried, nothing left") {

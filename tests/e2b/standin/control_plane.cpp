@@ -165,9 +165,11 @@ class Api {
     if (f.fail_route == route && f.fail_status > 0) {
       if (f.fail_times > 0 && --f.fail_times == 0) f.fail_route.clear();
       if (!f.retry_after.empty()) res.set_header("Retry-After", f.retry_after);
-      http_error(res, f.fail_status,
-            f.fail_status == 429 ? "Rate limit exceeded, please try again later"
-                                 : "stand-in fault: the service is unavailable");
+      std::string why = f.fail_status == 429 ? "Rate limit exceeded, please try again later"
+                                             : "stand-in fault: the service is unavailable";
+      // Careless servers quote the request back: a client must not print what they echo.
+      if (f.echo_secrets) why += " (request had X-API-Key: " + req.get_header_value("X-API-Key") + ")";
+      http_error(res, f.fail_status, why);
       return false;
     }
     return true;

@@ -116,7 +116,9 @@ FakeSandbox* sandbox_for(State& state, const std::string& route, const httplib::
     return nullptr;
   }
   if (state.faults.fail_route == route && state.faults.fail_status > 0) {
-    http_error(res, state.faults.fail_status, "stand-in fault on " + route);
+    std::string why = "stand-in fault on " + route;
+    if (state.faults.echo_secrets) why += " (request had X-Access-Token: " + req.get_header_value("X-Access-Token") + ")";
+    http_error(res, state.faults.fail_status, why);
     return nullptr;
   }
   return &sb;

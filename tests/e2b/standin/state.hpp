@@ -50,6 +50,7 @@ struct Faults {
   int fail_status = 0;                  // answered on fail_route instead of the real thing
   int fail_times = 0;                   // > 0: only this many times, then the real thing
   std::string retry_after;              // sent with fail_status when non-empty
+  bool echo_secrets = false;            // error bodies quote the request's API key / access token
   std::string redirect_to;              // control plane answers 307 to this origin
   int cut_streams_from = 0;             // > 0: the Start calls from this one (1-based) on
                                         // stream output, then end without their `end` event
