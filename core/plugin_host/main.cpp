@@ -102,6 +102,9 @@ int main(int argc, char** argv) {
   // Belt and braces with corral's PR_SET_PDEATHSIG: never outlive the corral that started us.
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   ::signal(SIGPIPE, SIG_IGN);
+  // A plugin's crash must end this helper with its signal, which corral names. In a
+  // sanitized build the runtime has its own handlers, which would exit 1 instead.
+  for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGSYS, SIGTRAP}) ::signal(sig, SIG_DFL);
   // The plugin's commands must not hold corral's socket open after this process is gone.
   ::fcntl(kChannel, F_SETFD, FD_CLOEXEC);
 

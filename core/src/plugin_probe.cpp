@@ -43,6 +43,10 @@ ProbeResult failed(LoadFailure cause, std::string message) {
   // A plugin that crashes on load would otherwise drop a core file on every probe.
   struct rlimit no_core {0, 0};
   ::setrlimit(RLIMIT_CORE, &no_core);
+  // A crash must end this child with its signal, which the parent names. A handler
+  // inherited from corral's process would hide it: a sanitizer runtime's exits with
+  // status 1, after a report that may take longer than the deadline to symbolize.
+  for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGSYS, SIGTRAP}) ::signal(sig, SIG_DFL);
   // What a plugin prints while loading must not mix into corral's output (--json).
   int null = ::open("/dev/null", O_RDWR | O_CLOEXEC);
   if (null >= 0)

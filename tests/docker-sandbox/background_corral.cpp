@@ -19,16 +19,8 @@ namespace sbx_test {
 BackgroundCorral::BackgroundCorral(const corral::test::CliEnv& env, const std::vector<std::string>& args,
                                    const corral::test::TempDir& scratch)
     : out_path_((scratch.path() / "corral.out").string()), err_path_((scratch.path() / "corral.err").string()) {
-  // The same environment CliEnv::run builds: PATH, LANG, TMPDIR plus the env's own.
-  std::map<std::string, std::string> merged;
-  for (char** e = environ; *e; ++e) {
-    std::string kv(*e);
-    std::string name = kv.substr(0, kv.find('='));
-    if (name == "PATH" || name == "LANG" || name == "TMPDIR") merged[name] = kv.substr(kv.find('=') + 1);
-  }
-  for (const auto& [k, v] : env.env) merged[k] = v;
-  std::vector<std::string> envs, argv{corral::test::corral_binary()};
-  for (const auto& [k, v] : merged) envs.push_back(k + "=" + v);
+  // The same environment CliEnv::run builds.
+  std::vector<std::string> envs = env.environment(), argv{corral::test::corral_binary()};
   argv.insert(argv.end(), args.begin(), args.end());
   std::vector<char*> cargv, cenv;
   for (auto& a : argv) cargv.push_back(a.data());

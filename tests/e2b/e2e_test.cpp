@@ -450,8 +450,9 @@ TEST_CASE("extend beyond the account cap warns naming --by") {
 
 namespace {
 
-// Starts a long run in the background, waits until its command runs in the stand-in,
-// then sends SIGINT like Ctrl-C; returns corral's exit code.
+// Starts a long run in the background, waits until its command runs in the stand-in and
+// its first line reached corral's output, then sends SIGINT like Ctrl-C; returns corral's
+// exit code.
 int interrupt_run(E2bCli& t, std::vector<std::string> flags,
                   const std::string& script = "echo started; sleep 60") {
   std::vector<std::string> args = {"run", "--provider", "e2b", "--lease-output", t.handle_path()};
@@ -467,7 +468,9 @@ int interrupt_run(E2bCli& t, std::vector<std::string> flags,
   };
   for (int i = 0; i < 200 && !running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
   REQUIRE(running());
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  // Registered is not yet started: under a sanitizer the first line can take longer than
+  // any fixed pause to come back.
+  for (int i = 0; i < 200 && read_file(b.out).empty(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
   ::kill(b.pid, SIGINT);
   int code = b.wait();
   t.seen.push_back(read_file(b.out));

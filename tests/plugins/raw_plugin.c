@@ -51,8 +51,10 @@ static const corral_plugin_v1 kDescriptor = {
     NULL, NULL};
 
 #if RAW_VARIANT == 5 || RAW_VARIANT == 6
-/* Volatile, so the compiler cannot prove the write faults and drop or reorder it. */
-static int* volatile nowhere;
+/* Volatile, so the compiler cannot prove the write faults and drop or reorder it. Not
+ * null: UndefinedBehaviorSanitizer checks stores through null and would end the process
+ * with its report first. Nothing is ever mapped in the zero page, so this faults too. */
+static int* volatile nowhere = (int*)16;
 #endif
 
 #if RAW_VARIANT == 5

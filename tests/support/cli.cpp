@@ -61,8 +61,11 @@ std::vector<std::string> CliEnv::environment() const {
     std::string kv(*e);
     auto eq = kv.find('=');
     std::string name = kv.substr(0, eq);
-    // Keep the caller's PATH and locale; drop anything that would leak into the test.
-    if (name == "PATH" || name == "LANG" || name == "TMPDIR") merged[name] = kv.substr(eq + 1);
+    // Keep the caller's PATH and locale, and in a sanitized build how the runtime reports
+    // (suppressions, halt on error); drop anything that would leak into the test.
+    if (name == "PATH" || name == "LANG" || name == "TMPDIR" || name == "ASAN_OPTIONS" || name == "UBSAN_OPTIONS" ||
+        name == "LSAN_OPTIONS")
+      merged[name] = kv.substr(eq + 1);
   }
   for (const auto& [k, v] : env) merged[k] = v;
   std::vector<std::string> envp;

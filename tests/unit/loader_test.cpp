@@ -1,4 +1,5 @@
 #include <doctest/doctest.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -251,6 +252,19 @@ TEST_CASE("a plugin that crashes or hangs while loading costs a probe child, not
     CHECK(took >= std::chrono::milliseconds(300));
     CHECK(took < std::chrono::seconds(5));
   }
+}
+
+TEST_CASE("a crash is named by its signal even when this process handles that signal") {
+  // As a sanitizer runtime does: its handler ends the process with status 1 instead.
+  struct sigaction exits {}, previous {};
+  exits.sa_handler = [](int) { ::_exit(1); };
+  sigemptyset(&exits.sa_mask);
+  REQUIRE(::sigaction(SIGSEGV, &exits, &previous) == 0);
+  ProbeResult r = probe_plugin(plugin("raw5"), std::chrono::seconds(10));
+  ::sigaction(SIGSEGV, &previous, nullptr);
+  REQUIRE(r.error);
+  CHECK(r.error->cause == LoadFailure::crashed);
+  CHECK(contains(r.error->message, "libcorral-raw5.so: crashed while loading (SIGSEGV)"));
 }
 
 TEST_CASE("the probe deadline comes from CORRAL_PLUGIN_PROBE_TIMEOUT, else 10 s") {
