@@ -8,11 +8,8 @@
 
 #include <chrono>
 #include <filesystem>
-#include <map>
 #include <stdexcept>
 #include <thread>
-
-extern char** environ;
 
 namespace sbx_test {
 
