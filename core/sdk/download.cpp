@@ -114,4 +114,31 @@ DownloadResult DownloadFile::finish(std::vector<std::string> missing) {
   return {size_, std::move(missing)};
 }
 
+DownloadResult download_through_archive(const DownloadRequest& request, std::string_view folder,
+                                        std::string_view archive, const RemoteArchive& remote) {
+  constexpr size_t kKeptStderr = 65536;  // the report is one line per missing pattern
+  std::string errors;
+  DownloadReport report;
+  try {
+    const int code = remote.pack(download_script(folder, request.patterns, archive), [&](std::string_view d) {
+      if (errors.size() < kKeptStderr) errors.append(d.substr(0, kKeptStderr - errors.size()));
+    });
+    report = read_download_report(code, errors);
+  } catch (const Error& e) {
+    if (e.code() != ErrorCode::not_found) remote.remove();  // tar may have written part of it
+    throw;
+  }
+  if (report.nothing_matched) return {0, std::move(report.missing)};
+  try {
+    DownloadFile file(request);
+    remote.fetch([&](std::string_view chunk) { file.write(chunk); });
+    DownloadResult result = file.finish(std::move(report.missing));
+    remote.remove();
+    return result;
+  } catch (const Error&) {
+    remote.remove();
+    throw;
+  }
+}
+
 }  // namespace corral::sdk

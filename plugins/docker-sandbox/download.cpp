@@ -43,8 +43,8 @@ class PrivateDir {
   std::string path_;
 };
 
-// Streams the local file `path` into `file` in pieces, stopping with cancelled on Ctrl-C.
-void copy_into(const std::string& path, sdk::DownloadFile& file, const sdk::Host& host) {
+// Streams the local file `path` to `sink` in pieces, stopping with cancelled on Ctrl-C.
+void copy_into(const std::string& path, const std::function<void(std::string_view)>& sink, const sdk::Host& host) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
   if (fd < 0)
     throw Error(ErrorCode::unavailable, "sbx cp left no archive at " + path + ": " + std::strerror(errno));
@@ -59,7 +59,7 @@ void copy_into(const std::string& path, sdk::DownloadFile& file, const sdk::Host
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) throw Error(ErrorCode::internal, "cannot read the copied archive " + path + ": " + std::strerror(errno));
     if (n == 0) return;
-    file.write(std::string_view(buffer.data(), static_cast<size_t>(n)));
+    sink(std::string_view(buffer.data(), static_cast<size_t>(n)));
   }
 }
 
@@ -70,12 +70,31 @@ DownloadResult DockerSandboxProvider::download(const Sandbox& sandbox, const Dow
   std::string folder = exec_dir(sandbox, request.cwd);
   if (folder.empty()) folder = ".";  // sbx's own workdir: the workspace
   const std::string archive = "/tmp/" + sdk::download_archive_name();
-  std::string errors;  // the script's report (one line per pattern that matched nothing), or sbx's words
-  auto collect = [&](std::string_view d) {
-    if (errors.size() < 65536) errors.append(d.substr(0, 65536 - errors.size()));
+  sdk::RemoteArchive remote;
+  remote.pack = [&](const std::string& script, const std::function<void(std::string_view)>& on_stderr) {
+    host.progress("packing the downloads in Docker Sandbox " + sandbox.id);
+    std::string words;  // sbx's own, should it fail rather than the script
+    sdk::ProcessOutcome packed = cli_.stream(
+        {"exec", sandbox.id, "sh", "-c", script}, [](std::string_view) {},
+        [&](std::string_view d) {
+          on_stderr(d);
+          if (words.size() < 1024) words.append(d.substr(0, 1024 - words.size()));
+        },
+        [&host] { return host.cancelled(); }, 0);
+    if (packed.cancelled) throw Error(ErrorCode::cancelled, "the download was interrupted");
+    // sbx's exit codes overlap the script's, so `sbx ls` decides whose failure it was.
+    if (packed.exit_code != 0 && packed.exit_code != sdk::kDownloadNothingMatched)
+      if (auto e = exec_failure(sandbox.id, words, host)) throw *e;
+    return packed.exit_code;
+  };
+  remote.fetch = [&](const std::function<void(std::string_view)>& sink) {
+    PrivateDir local;
+    host.progress("copying the downloads out of Docker Sandbox " + sandbox.id);
+    cli_.run({"cp", sandbox.id + ":" + archive, local.path() + "/"}, [&host] { return host.cancelled(); });
+    copy_into(local.path() + "/" + archive.substr(archive.rfind('/') + 1), sink, host);
   };
   // Not interruptible and bounded by the control timeout: cleanup runs after Ctrl-C too.
-  auto remove_archive = [&] {
+  remote.remove = [&] {
     std::string why;
     try {
       SbxResult r = cli_.capture({"exec", sandbox.id, "rm", "-f", "--", archive});
@@ -87,42 +106,7 @@ DownloadResult DockerSandboxProvider::download(const Sandbox& sandbox, const Dow
     host.warn("could not remove " + archive + " from Docker Sandbox " + sandbox.id + " (" + why +
               "); it goes when the sandbox does");
   };
-
-  host.progress("packing the downloads in Docker Sandbox " + sandbox.id);
-  sdk::ProcessOutcome packed =
-      cli_.stream({"exec", sandbox.id, "sh", "-c", sdk::download_script(folder, request.patterns, archive)},
-                  [](std::string_view) {}, collect, [&host] { return host.cancelled(); }, 0);
-  if (packed.cancelled) {
-    remove_archive();
-    throw Error(ErrorCode::cancelled, "the download was interrupted");
-  }
-  const int code = packed.exit_code;
-  if (code != 0 && code != sdk::kDownloadNothingMatched) {
-    // sbx's own failure (the sandbox is gone or cannot start) rather than the script's;
-    // sbx's exit codes overlap the script's, so `sbx ls` decides.
-    if (auto e = exec_failure(sandbox.id, errors.substr(0, 1024), host)) throw *e;
-  }
-  sdk::DownloadReport report;
-  try {
-    report = sdk::read_download_report(code, errors);
-  } catch (const Error& e) {
-    if (e.code() != ErrorCode::not_found) remove_archive();  // tar may have written part of it
-    throw;
-  }
-  if (report.nothing_matched) return {0, std::move(report.missing)};
-  try {
-    PrivateDir local;
-    host.progress("copying the downloads out of Docker Sandbox " + sandbox.id);
-    cli_.run({"cp", sandbox.id + ":" + archive, local.path() + "/"}, [&host] { return host.cancelled(); });
-    sdk::DownloadFile file(request);
-    copy_into(local.path() + "/" + archive.substr(archive.rfind('/') + 1), file, host);
-    DownloadResult result = file.finish(std::move(report.missing));
-    remove_archive();
-    return result;
-  } catch (const Error&) {
-    remove_archive();
-    throw;
-  }
+  return sdk::download_through_archive(request, folder, archive, remote);
 }
 
 }  // namespace corral::docker_sandbox

@@ -244,51 +244,34 @@ void E2bProvider::upload(const Sandbox& sandbox, const UploadRequest& request, c
 DownloadResult E2bProvider::download(const Sandbox& sandbox, const DownloadRequest& request, const sdk::Host& host) {
   const DownloadPaths paths = download_paths(settings_.workdir, request.cwd, sdk::download_archive_name());
   Envd envd = envd_for(sandbox, host);
-  ProcessRequest pack{"/bin/sh", {"-c", sdk::download_script(paths.folder, request.patterns, paths.archive)}, {},
-                      paths.run_from};
-  std::string errors;  // the script's report: one line per pattern that matched nothing
-  ProcessHooks hooks;
-  hooks.on_stdout = [](std::string_view) {};
-  hooks.on_stderr = [&](std::string_view d) {
-    if (errors.size() < 65536) errors.append(d.substr(0, 65536 - errors.size()));
+  sdk::RemoteArchive remote;
+  remote.pack = [&](const std::string& script, const std::function<void(std::string_view)>& on_stderr) {
+    host.progress("packing the downloads in E2B sandbox " + sandbox.id);
+    ProcessHooks hooks;
+    hooks.on_stdout = [](std::string_view) {};
+    hooks.on_stderr = on_stderr;
+    hooks.stop = [&] { return host.cancelled(); };
+    hooks.warn = [&](const std::string& w) { host.warn(w); };
+    return envd.run({"/bin/sh", {"-c", script}, {}, paths.run_from}, hooks, "pack the downloads");
   };
-  hooks.stop = [&] { return host.cancelled(); };
-  hooks.warn = [&](const std::string& w) { host.warn(w); };
-  // Removes the sandbox's copy whatever happened; a failure here must not hide the real one.
-  auto remove_archive = [&] {
+  remote.fetch = [&](const std::function<void(std::string_view)>& sink) {
+    host.progress("downloading the files from E2B sandbox " + sandbox.id);
+    envd.download(paths.remote, sink, [&] { return host.cancelled(); });
+  };
+  remote.remove = [&] {
     // By its name in run_from, as the script wrote it.
-    ProcessRequest rm{"rm", {"-f", "--", paths.archive}, {}, paths.run_from, 30};
     ProcessHooks quiet;
     quiet.on_stdout = [](std::string_view) {};
     quiet.on_stderr = [](std::string_view) {};
     try {
-      if (envd.run(rm, quiet, "remove the download archive") != 0) throw Error(ErrorCode::unavailable, "rm failed");
+      if (envd.run({"rm", {"-f", "--", paths.archive}, {}, paths.run_from, 30}, quiet, "remove the download archive") != 0)
+        throw Error(ErrorCode::unavailable, "rm failed");
     } catch (const Error&) {
       host.warn("could not remove " + paths.remote + " from E2B sandbox " + sandbox.id +
                 "; it goes when the sandbox does");
     }
   };
-  host.progress("packing the downloads in E2B sandbox " + sandbox.id);
-  sdk::DownloadReport report;
-  try {
-    const int code = envd.run(pack, hooks, "pack the downloads");  // before `errors` is read
-    report = sdk::read_download_report(code, errors);
-  } catch (const Error& e) {
-    if (e.code() != ErrorCode::not_found) remove_archive();  // tar may have written part of it
-    throw;
-  }
-  if (report.nothing_matched) return {0, std::move(report.missing)};
-  try {
-    sdk::DownloadFile file(request);
-    host.progress("downloading the files from E2B sandbox " + sandbox.id);
-    envd.download(paths.remote, [&](std::string_view chunk) { file.write(chunk); }, [&] { return host.cancelled(); });
-    DownloadResult result = file.finish(std::move(report.missing));
-    remove_archive();
-    return result;
-  } catch (const Error&) {
-    remove_archive();
-    throw;
-  }
+  return sdk::download_through_archive(request, paths.folder, paths.archive, remote);
 }
 
 Sandbox E2bProvider::extend(const Sandbox& sandbox, std::int64_t seconds, const sdk::Host& host) {

@@ -94,3 +94,55 @@ TEST_CASE("DownloadFile refuses to grow past its bound") {
   CHECK(done.size == 10);
   CHECK(fs::file_size(r.archive_path) == 10);
 }
+
+TEST_CASE("download_through_archive: packs for real, fetches into the bounded file, removes the sandbox's copy") {
+  Scratch s;
+  s.write("sandbox/ws/r.xml", "<r/>");
+  const fs::path sandbox_archive = s.root / "sandbox/a.tgz";
+  int removed = 0, fetched = 0;
+  sdk::RemoteArchive remote;  // a "sandbox" that is a folder here, its file API a plain read
+  remote.pack = [&](const std::string& script, const std::function<void(std::string_view)>& on_stderr) {
+    auto [code, err] = sh(script, s.root / "sandbox");
+    on_stderr(err);
+    return code;
+  };
+  remote.fetch = [&](const std::function<void(std::string_view)>& sink) {
+    ++fetched;
+    std::ifstream in(sandbox_archive, std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    sink(bytes);
+  };
+  remote.remove = [&] {
+    ++removed;
+    fs::remove(sandbox_archive);
+  };
+  DownloadRequest r;
+  r.archive_path = (s.root / "local.tgz").string();
+  r.max_bytes = 1 << 20;
+  r.patterns = {"*.xml", "*.log"};
+
+  DownloadResult got = sdk::download_through_archive(r, "ws", sandbox_archive.string(), remote);
+  CHECK(got.size == fs::file_size(r.archive_path));
+  CHECK(got.missing == std::vector<std::string>{"*.log"});
+  CHECK(listing(r.archive_path).find("r.xml") != std::string::npos);
+  CHECK(removed == 1);
+  CHECK_FALSE(fs::exists(sandbox_archive));
+
+  SUBCASE("nothing matched: no fetch") {
+    r.patterns = {"*.none"};
+    CHECK(sdk::download_through_archive(r, "ws", sandbox_archive.string(), remote).size == 0);
+    CHECK(fetched == 1);
+  }
+  SUBCASE("past the bound: the error, and the sandbox's copy still removed") {
+    r.max_bytes = 10;
+    CHECK_THROWS_AS(sdk::download_through_archive(r, "ws", sandbox_archive.string(), remote), Error);
+    CHECK(removed == 2);
+  }
+  SUBCASE("a vanished sandbox: nothing to remove") {
+    remote.pack = [](const std::string&, const std::function<void(std::string_view)>&) -> int {
+      throw Error(ErrorCode::not_found, "gone");
+    };
+    CHECK_THROWS_AS(sdk::download_through_archive(r, "ws", sandbox_archive.string(), remote), Error);
+    CHECK(removed == 1);
+  }
+}

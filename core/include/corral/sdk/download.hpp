@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -58,5 +59,25 @@ class DownloadFile {
   std::uint64_t size_ = 0;
   int fd_ = -1;
 };
+
+// How a provider that fetches files with its own file API takes part in a download: it
+// runs the packing script in the sandbox, streams the archive the script left there, and
+// removes that archive.
+struct RemoteArchive {
+  // Runs `script` in the sandbox (its stdout is nothing) with its stderr passed to
+  // `on_stderr`; returns its exit status. Throws not-found when the sandbox is gone.
+  std::function<int(const std::string& script, const std::function<void(std::string_view)>& on_stderr)> pack;
+  // Streams the archive's bytes to `sink` as they arrive; stops with cancelled on Ctrl-C.
+  std::function<void(const std::function<void(std::string_view)>& sink)> fetch;
+  // Removes the archive from the sandbox. Never throws: it warns, the sandbox's end removes it.
+  std::function<void()> remove;
+};
+
+// The download primitive for such a provider: packs download_script(folder, patterns,
+// archive) with `remote.pack`, fetches the archive into a DownloadFile at
+// request.archive_path, and removes the sandbox's copy on every path but a vanished
+// sandbox. Nothing matched: returns size 0 without fetching.
+DownloadResult download_through_archive(const DownloadRequest& request, std::string_view folder,
+                                        std::string_view archive, const RemoteArchive& remote);
 
 }  // namespace corral::sdk
