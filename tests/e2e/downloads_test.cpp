@@ -14,13 +14,6 @@ using corral::test::read_file;
 
 namespace {
 
-std::vector<fs::path> local_sandboxes(const CliEnv& env) {
-  std::vector<fs::path> out;
-  std::error_code ec;
-  for (auto& e : fs::directory_iterator(env.state_dir() / "corral" / "local", ec)) out.push_back(e.path());
-  return out;
-}
-
 corral::json::Document read_handle(const fs::path& p) { return corral::json::parse(read_file(p), p.string()); }
 
 std::vector<std::string> strings(const corral::json::Value& array) {
@@ -63,7 +56,7 @@ TEST_CASE("reports of a failing command come back; the exit code stands and noth
   CHECK(std::string(d["refused"][0].GetString()).find("reports/leak.xml") == 0);
   CHECK(r.err.find("'coverage/*' matched nothing") != std::string::npos);
   CHECK(!doc.HasMember("error"));
-  CHECK(local_sandboxes(env).empty());
+  CHECK(env.local_sandboxes().empty());
   CHECK(env.claims().empty());
 
   // The results are never synced back into the next sandbox.
@@ -96,7 +89,7 @@ TEST_CASE("a download past --max-download is stopped, reported, and the command'
   CHECK(std::string(doc["error"]["message"].GetString()).find("size bound") != std::string::npos);
   CHECK(doc["downloads"].HasMember("error"));
   CHECK(!fs::exists(fs::path(doc["downloads"]["dir"].GetString()) / "big"));
-  CHECK(local_sandboxes(env).empty());
+  CHECK(env.local_sandboxes().empty());
   CHECK(env.claims().empty());
 }
 
@@ -117,7 +110,7 @@ TEST_CASE("bad patterns and providers without downloads are refused before anyth
                    env.workspace().string());
   CHECK(r.exit_code == 64);
   CHECK_MESSAGE(r.err.find("run-downloads") != std::string::npos, r.err);
-  CHECK(local_sandboxes(env).empty());
+  CHECK(env.local_sandboxes().empty());
   CHECK(env.claims().empty());
   CHECK(fs::is_empty(boxes));
 }
@@ -191,6 +184,6 @@ TEST_CASE("each shard of a fan-out brings its results back into its own folder")
   auto doc = read_handle(h);
   REQUIRE(doc["shards"].Size() == 3);
   CHECK(strings(doc["shards"][2]["downloads"]["files"]) == std::vector<std::string>{"report-2.txt"});
-  CHECK(local_sandboxes(env).empty());
+  CHECK(env.local_sandboxes().empty());
   CHECK(env.claims().empty());
 }

@@ -17,14 +17,6 @@ using corral::test::read_file;
 
 namespace {
 
-// The local provider's sandbox folders that exist now.
-std::vector<fs::path> sandboxes(const CliEnv& env) {
-  std::vector<fs::path> out;
-  std::error_code ec;
-  for (auto& e : fs::directory_iterator(env.state_dir() / "corral" / "local", ec)) out.push_back(e.path());
-  return out;
-}
-
 corral::json::Document handle(const fs::path& p) { return corral::json::parse(read_file(p), p.string()); }
 
 }  // namespace
@@ -35,7 +27,7 @@ TEST_CASE("the command's exit code, stdout and stderr pass through unchanged") {
   CHECK(r.exit_code == 42);
   CHECK(r.out == "to-out\n");
   CHECK(r.err.find("to-err\n") != std::string::npos);
-  CHECK(sandboxes(env).empty());
+  CHECK(env.local_sandboxes().empty());
   CHECK(env.claims().empty());
 }
 
@@ -120,7 +112,7 @@ TEST_CASE("keep, reuse by slug, then stop") {
   CHECK(doc["kept"].GetBool());
   CHECK_FALSE(doc["reused"].GetBool());
   CHECK(std::string(doc["cleanupCommand"].GetString()) == "corral stop --provider local --id " + lease);
-  CHECK(sandboxes(env).size() == 1);
+  CHECK(env.local_sandboxes().size() == 1);
   CHECK(env.claims().size() == 1);
 
   // Reused: state survives; changed files are re-synced; the lease is not stopped.
@@ -134,13 +126,13 @@ TEST_CASE("keep, reuse by slug, then stop") {
   CHECK(reused["leaseId"].GetString() == lease);
   // A failing command in a reused lease does not stop it either.
   CHECK(env.run({"run", "--id", lease, "--", "false"}).exit_code == 1);
-  CHECK(sandboxes(env).size() == 1);
+  CHECK(env.local_sandboxes().size() == 1);
 
   auto list = env.run({"list", "--json"});
   CHECK(list.out.find(slug) != std::string::npos);
   auto stop = env.run({"stop", "--id", slug});
   CHECK_MESSAGE(stop.exit_code == 0, stop.err);
-  CHECK(sandboxes(env).empty());
+  CHECK(env.local_sandboxes().empty());
   CHECK(env.claims().empty());
   auto gone = env.run({"run", "--id", slug, "--", "true"});
   CHECK(gone.exit_code == 66);
@@ -155,7 +147,7 @@ TEST_CASE("warmup keeps a synced sandbox that status describes and run reuses") 
   auto doc = corral::json::parse(w.out, "warmup handle");
   std::string slug = doc["slug"].GetString();
   CHECK(doc["kept"].GetBool());
-  CHECK(sandboxes(env).size() == 1);
+  CHECK(env.local_sandboxes().size() == 1);
   auto status = env.run({"status", "--id", slug, "--json"});
   REQUIRE(status.exit_code == 0);
   auto s = corral::json::parse(status.out, "status");
@@ -165,19 +157,19 @@ TEST_CASE("warmup keeps a synced sandbox that status describes and run reuses") 
   CHECK(r.out == "warm");
   CHECK(r.err.find("workspace unchanged") != std::string::npos);  // synced by warmup, -v after the subcommand
   CHECK(env.run({"stop", "--id", slug}).exit_code == 0);
-  CHECK(sandboxes(env).empty());
+  CHECK(env.local_sandboxes().empty());
 }
 
 TEST_CASE("keep-on-failure keeps only failed runs") {
   CliEnv env;
   CHECK(env.run({"run", "--keep-on-failure", "--", "true"}).exit_code == 0);
-  CHECK(sandboxes(env).empty());
+  CHECK(env.local_sandboxes().empty());
   fs::path h = env.root().path() / "h.json";
   auto r = env.run({"run", "--keep-on-failure", "--lease-output", h.string(), "--", "sh", "-c", "exit 3"});
   CHECK(r.exit_code == 3);
   CHECK(handle(h)["kept"].GetBool());
   CHECK(handle(h)["exitCode"].GetInt() == 3);
-  CHECK(sandboxes(env).size() == 1);
+  CHECK(env.local_sandboxes().size() == 1);
   CHECK(r.err.find("kept sandbox") != std::string::npos);
 }
 
@@ -188,7 +180,7 @@ TEST_CASE("the session handle is written when the command cannot even start") {
   CHECK(r.exit_code != 0);
   auto doc = handle(h);
   CHECK_FALSE(doc["kept"].GetBool());
-  CHECK(sandboxes(env).empty());
+  CHECK(env.local_sandboxes().empty());
 }
 
 TEST_CASE("only allow-listed environment variables reach the command") {
@@ -201,7 +193,7 @@ TEST_CASE("only allow-listed environment variables reach the command") {
   auto missing = env.run({"run", "--env", "CORRAL_TEST_NOT_SET", "--", "true"});
   CHECK(missing.exit_code == 64);
   CHECK(missing.err.find("CORRAL_TEST_NOT_SET is not set") != std::string::npos);
-  CHECK(sandboxes(env).empty());
+  CHECK(env.local_sandboxes().empty());
 }
 
 TEST_CASE("--timeout stops the command with exit code 124 and removes the sandbox") {
@@ -211,7 +203,7 @@ TEST_CASE("--timeout stops the command with exit code 124 and removes the sandbo
   CHECK(r.exit_code == 124);
   CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(20));
   CHECK(r.err.find("longer than 1s") != std::string::npos);
-  CHECK(sandboxes(env).empty());
+  CHECK(env.local_sandboxes().empty());
 }
 
 TEST_CASE("Ctrl-C stops the command and leaves nothing behind unless kept") {
@@ -231,7 +223,7 @@ TEST_CASE("Ctrl-C stops the command and leaves nothing behind unless kept") {
     ::kill(bg.pid, SIGINT);
     CHECK(bg.wait() == 130);
     CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(15));
-    CHECK(sandboxes(env).size() == (keep ? 1u : 0u));
+    CHECK(env.local_sandboxes().size() == (keep ? 1u : 0u));
     CHECK(env.claims().size() == (keep ? 1u : 0u));
   }
 }
@@ -247,7 +239,7 @@ TEST_CASE("Ctrl-C with --keep-on-failure keeps the interrupted sandbox") {
   auto doc = handle(h);
   CHECK(doc["kept"].GetBool());
   CHECK(doc["error"]["code"].GetString() == std::string("cancelled"));
-  CHECK(sandboxes(env).size() == 1);
+  CHECK(env.local_sandboxes().size() == 1);
 }
 
 TEST_CASE("network none cuts the network and url refuses it") {
@@ -280,7 +272,7 @@ TEST_CASE("options needing a missing feature are refused before anything is crea
   CHECK(extend.exit_code == 64);
   CHECK(extend.err.find("'keep-alive'") != std::string::npos);
   env.run({"stop", "--all"});
-  CHECK(sandboxes(env).empty());
+  CHECK(env.local_sandboxes().empty());
 }
 
 TEST_CASE("doctor reports bubblewrap and explains when it is missing") {
@@ -296,7 +288,7 @@ TEST_CASE("doctor reports bubblewrap and explains when it is missing") {
   auto run = env.run({"run", "--", "true"});
   CHECK(run.exit_code == 69);
   CHECK(run.err.find("bubblewrap") != std::string::npos);
-  CHECK(sandboxes(env).empty());
+  CHECK(env.local_sandboxes().empty());
 }
 
 TEST_CASE("local passes the conformance kit, every sandbox removed") {
@@ -306,6 +298,6 @@ TEST_CASE("local passes the conformance kit, every sandbox removed") {
   CHECK(r.cli.exit_code == 0);
   CHECK(r.failed.empty());
   CHECK(r.passed.size() >= 15);  // all but the features local does not advertise
-  CHECK(sandboxes(env).empty());
+  CHECK(env.local_sandboxes().empty());
   CHECK(env.claims().empty());
 }

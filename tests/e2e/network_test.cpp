@@ -15,14 +15,6 @@ using corral::test::read_file;
 
 namespace {
 
-// The local provider's sandbox folders that exist now.
-std::vector<fs::path> local_sandboxes(const CliEnv& env) {
-  std::vector<fs::path> out;
-  std::error_code ec;
-  for (auto& e : fs::directory_iterator(env.state_dir() / "corral" / "local", ec)) out.push_back(e.path());
-  return out;
-}
-
 // Every file in the leases folder (claims, locks, file lists).
 std::vector<fs::path> lease_files(const CliEnv& env) {
   std::vector<fs::path> out;
@@ -74,7 +66,7 @@ TEST_CASE("--network none: the command cannot reach a TCP server on this machine
   // An open sandbox's handle says nothing of the network.
   REQUIRE(env.run({"run", "--network", "open", "--lease-output", h.string(), "--", "true"}).exit_code == 0);
   CHECK_FALSE(parse(read_file(h)).HasMember("network"));
-  CHECK(local_sandboxes(env).empty());
+  CHECK(env.local_sandboxes().empty());
   CHECK(env.claims().empty());
 }
 
@@ -108,7 +100,7 @@ TEST_CASE("a kept --network none sandbox stays cut off for every later command, 
   CHECK(std::string(status["sandbox"]["details"]["network"].GetString()) == "none");
   CHECK(env.run({"status", "--id", lease}).out.find("network policy") != std::string::npos);
   CHECK(env.run({"stop", "--id", lease}).exit_code == 0);
-  CHECK(local_sandboxes(env).empty());
+  CHECK(env.local_sandboxes().empty());
 }
 
 TEST_CASE("allow: on local is refused before anything is created, naming the feature and who has it") {
@@ -123,7 +115,7 @@ TEST_CASE("allow: on local is refused before anything is created, naming the fea
     CHECK(r.err.find("network policy 'allow:example.com' needs the 'network-allowlist' feature, which provider "
                      "'local' does not have") != std::string::npos);
     CHECK(r.err.find("e2b") != std::string::npos);  // the hint names the providers that have it
-    CHECK(local_sandboxes(env).empty());
+    CHECK(env.local_sandboxes().empty());
     CHECK(lease_files(env).empty());  // no claim, not even a lock
   }
 }
@@ -137,7 +129,7 @@ TEST_CASE("a --network that is no policy is a usage error with the accepted form
   auto bad_entry = env.run({"warmup", "--network", "allow:http://x"});
   CHECK(bad_entry.exit_code == 64);
   CHECK(bad_entry.err.find("'http://x'") != std::string::npos);
-  CHECK(local_sandboxes(env).empty());
+  CHECK(env.local_sandboxes().empty());
   CHECK(lease_files(env).empty());
 }
 

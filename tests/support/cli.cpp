@@ -135,6 +135,13 @@ void CliEnv::add_registry(const std::string& name, const std::vector<std::string
   root_.write("config/corral/providers.d/" + name + ".yaml", text);
 }
 
+std::vector<fs::path> CliEnv::local_sandboxes() const {
+  std::vector<fs::path> out;
+  std::error_code ec;
+  for (auto& e : fs::directory_iterator(state_dir() / "corral" / "local", ec)) out.push_back(e.path());
+  return out;
+}
+
 std::vector<fs::path> CliEnv::claims() const {
   std::vector<fs::path> out;
   fs::path dir = state_dir() / "corral" / "leases";

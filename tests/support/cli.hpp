@@ -61,6 +61,8 @@ class CliEnv {
   std::filesystem::path config_dir() const { return root_.path() / "config"; }
   // The lease claim files currently present.
   std::vector<std::filesystem::path> claims() const;
+  // The local provider's sandbox folders that exist now.
+  std::vector<std::filesystem::path> local_sandboxes() const;
   // Writes a registry under the user's providers.d listing `libraries`, with the isolation
   // $CORRAL_TEST_ISOLATION names when set.
   void add_registry(const std::string& name, const std::vector<std::string>& libraries) const;
