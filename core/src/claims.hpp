@@ -14,6 +14,9 @@
 
 namespace corral {
 
+// Whether a write must survive a power loss (fsync) or only a crash of corral itself.
+enum class Durability { power_loss, process_crash };
+
 struct Claim {
   std::string lease_id;
   std::string slug;
@@ -60,8 +63,8 @@ class ClaimStore {
   const std::filesystem::path& dir() const { return dir_; }
 
   // Writes `claim` atomically with mode 0600; throws corral::Error on failure, leaving
-  // any previous version intact.
-  void write(const Claim& claim) const;
+  // any previous version intact. Durable across a power loss unless told otherwise.
+  void write(const Claim& claim, Durability durability = Durability::power_loss) const;
   // The claim with this lease id, or nullopt. A corrupt file throws invalid-argument.
   std::optional<Claim> read(const std::string& lease_id) const;
   // Every readable claim, sorted by creation time; unreadable files are skipped.
@@ -100,9 +103,11 @@ class ClaimStore {
   std::filesystem::path dir_;
 };
 
-// Writes `text` to `target` atomically: a temp file in the same folder with `mode`,
-// fsync, rename, fsync of the folder. Throws internal naming `what` and the failed step.
-void write_file_atomically(const std::filesystem::path& target, std::string_view text, int mode, const std::string& what);
+// Writes `text` to `target` atomically: a temp file in the same folder with `mode`, then
+// rename; with power_loss durability the file and the folder are fsynced too. Throws
+// internal naming `what` and the failed step.
+void write_file_atomically(const std::filesystem::path& target, std::string_view text, int mode, const std::string& what,
+                           Durability durability = Durability::power_loss);
 
 std::string claim_to_json(const Claim& claim);
 Claim claim_from_json(std::string_view text, const std::string& what);

@@ -274,7 +274,9 @@ void Lease::sync(const Workspace& ws, const std::function<bool()>& cancelled, co
   session_->upload(sandbox, upload);
   ctx_->claims.write_synced_files(claim_.lease_id, current);
   claim_.fingerprint = ws.fingerprint;
-  ctx_->claims.write(claim_);
+  // Losing the fingerprint to a power loss costs one upload more, not two fsyncs a run:
+  // the claim as created, which is durable, stays in place.
+  ctx_->claims.write(claim_, Durability::process_crash);
 }
 
 int Lease::exec(const Command& command) {
