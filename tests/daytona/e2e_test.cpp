@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <fstream>
+#include <set>
 #include <thread>
 
 #include "cli.hpp"
@@ -696,6 +697,31 @@ TEST_CASE("--network allow: sends Daytona's CIDR allow list; a domain is refused
   CHECK(domain.err.find("Daytona cannot allow the domain 'pypi.org'") != std::string::npos);
   CHECK(domain.err.find("only IP addresses and CIDRs") != std::string::npos);
   CHECK(t.server.with([](auto& st) { return st.create_bodies.size(); }) == creates);  // no create was sent
+  CHECK(t.alive().empty());
+  CHECK(t.cli.claims().empty());
+}
+
+TEST_CASE("four shards on Daytona: each its own sandbox, index and count; all deleted afterwards") {
+  DaytonaCli t;
+  CliResult r = t.run_script("echo \"{shard}/{shards} $CORRAL_SHARD_INDEX/$CORRAL_SHARD_COUNT $(cat hello.txt)\"; "
+                             "[ {shard} != 2 ] || exit 5",
+                             {"--shards", "4"});
+  CHECK(r.exit_code == 5);
+  CHECK(r.err.find("shard 2/4 failed with exit code 5") != std::string::npos);
+  for (int i = 0; i < 4; ++i) {
+    const std::string n = std::to_string(i);
+    CHECK_MESSAGE(r.out.find("[" + n + "/4] " + n + "/4 " + n + "/4 hello from the workspace\n") != std::string::npos,
+                  r.out);
+  }
+  std::string text = read_file(t.handle_path());
+  t.seen.push_back(text);
+  auto doc = json::parse(text, "handles");
+  REQUIRE(doc["shards"].Size() == 4);
+  std::set<std::string> sandboxes;
+  for (auto& s : doc["shards"].GetArray()) sandboxes.insert(str(s, "sandboxId"));
+  CHECK(sandboxes.size() == 4);
+  CHECK(t.server.with([](auto& st) { return st.create_bodies.size(); }) == 4u);
+  CHECK(t.server.calls("delete") == 4);
   CHECK(t.alive().empty());
   CHECK(t.cli.claims().empty());
 }
