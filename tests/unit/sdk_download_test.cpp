@@ -52,8 +52,9 @@ TEST_CASE("download_script: a relative archive is placed from where the shell st
   fs::create_directory_symlink(s.root / "real/ws", s.root / "link");
   // Reached through the symlink: a path relative to the folder would land elsewhere.
   std::string script = sdk::download_script("../link/sub", {"report.xml", "*.log"}, "out.tar.gz");
-  auto [code, err] = sh(script, s.root / "start");
-  INFO(err);
+  const auto [code, err] = sh(script, s.root / "start");
+  const std::string& shown = err;  // INFO captures by reference, which clang 14 refuses for a binding
+  INFO(shown);
   REQUIRE(code == 0);
   CHECK(fs::exists(s.root / "start/out.tar.gz"));
   CHECK(listing(s.root / "start/out.tar.gz") == "./report.xml\n");
