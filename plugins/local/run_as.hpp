@@ -9,9 +9,10 @@
 
 namespace corral::local {
 
-// Runs `work` in a forked child that enters `dir` (as root), then becomes `user` with no
-// supplementary groups; relative paths in `work` are below `dir`. Open what only root may
-// read before calling. Rethrows the child's Error (code, message, hint) in the caller.
+// Runs `work` on a thread of its own that enters `dir` (as root), then becomes `user` with
+// no supplementary groups; relative paths in `work` are below `dir`. The rest of the
+// process keeps its identity. Open what only root may read before calling. Rethrows what
+// `work` throws.
 void run_as(const JailUser& user, const std::filesystem::path& dir, const std::function<void()>& work);
 
 }  // namespace corral::local
