@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config git ccache
   libcurl4-openssl-dev libssl-dev rapidjson-dev libfmt-dev libyaml-cpp-dev doctest-dev
-  libboost-dev libcli11-dev libarchive-dev libcpp-httplib-dev
+  libboost-dev libcli11-dev libarchive-dev nettle-dev libcpp-httplib-dev
   bubblewrap curl time jq openssh-server openssh-client
 )
 packages+=("$@")  # what a script needs besides (scripts/test-sanitized.sh: clang)

@@ -1,8 +1,9 @@
 #include "hash.hpp"
 
-#include <openssl/evp.h>
-#include <openssl/rand.h>
+#include <nettle/sha2.h>
+#include <sys/random.h>
 
+#include <cerrno>
 #include <fstream>
 #include <vector>
 
@@ -23,21 +24,20 @@ std::string to_hex(const unsigned char* data, size_t len) {
 
 }  // namespace
 
-Sha256::Sha256() : ctx_(EVP_MD_CTX_new()) {
-  EVP_DigestInit_ex(static_cast<EVP_MD_CTX*>(ctx_), EVP_sha256(), nullptr);
-}
+// nettle, not OpenSSL: libarchive loads nettle anyway, and libcrypto's thousands of
+// bind-now relocations were a large part of every corral command's start-up.
+Sha256::Sha256() : ctx_(new sha256_ctx) { sha256_init(static_cast<sha256_ctx*>(ctx_)); }
 
-Sha256::~Sha256() { EVP_MD_CTX_free(static_cast<EVP_MD_CTX*>(ctx_)); }
+Sha256::~Sha256() { delete static_cast<sha256_ctx*>(ctx_); }
 
 void Sha256::update(std::string_view data) {
-  EVP_DigestUpdate(static_cast<EVP_MD_CTX*>(ctx_), data.data(), data.size());
+  sha256_update(static_cast<sha256_ctx*>(ctx_), data.size(), reinterpret_cast<const uint8_t*>(data.data()));
 }
 
 std::string Sha256::hex() {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  EVP_DigestFinal_ex(static_cast<EVP_MD_CTX*>(ctx_), digest, &len);
-  return to_hex(digest, len);
+  uint8_t digest[SHA256_DIGEST_SIZE];
+  sha256_digest(static_cast<sha256_ctx*>(ctx_), sizeof digest, digest);
+  return to_hex(digest, sizeof digest);
 }
 
 std::string sha256_file(const std::filesystem::path& path) {
@@ -54,8 +54,12 @@ std::string sha256_file(const std::filesystem::path& path) {
 
 std::string random_hex(size_t bytes) {
   std::vector<unsigned char> data(bytes);
-  if (RAND_bytes(data.data(), static_cast<int>(bytes)) != 1)
-    throw Error(ErrorCode::internal, "the system random generator failed");
+  for (size_t got = 0; got < bytes;) {
+    ssize_t n = ::getrandom(data.data() + got, bytes - got, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) throw Error(ErrorCode::internal, "the system random generator failed");
+    got += static_cast<size_t>(n);
+  }
   return to_hex(data.data(), bytes);
 }
 
