@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <optional>
 #include <random>
 
 #include "corral/errors.hpp"
@@ -18,6 +19,15 @@ constexpr std::string_view kMissingPrefix = "corral-missing: ";
 
 std::string mebibytes(std::uint64_t bytes) {
   return std::to_string((bytes + (1 << 20) - 1) >> 20) + " MiB";
+}
+
+// A sink that keeps the first 64 KiB of the packing script's stderr in `kept`: its report
+// is one line per missing pattern, and a hostile sandbox must not grow it without end.
+OutputSink keep_bounded(std::string& kept) {
+  return [&kept](std::string_view d) {
+    constexpr size_t kKeptStderr = 65536;
+    if (kept.size() < kKeptStderr) kept.append(d.substr(0, kKeptStderr - kept.size()));
+  };
 }
 
 }  // namespace
@@ -116,13 +126,10 @@ DownloadResult DownloadFile::finish(std::vector<std::string> missing) {
 
 DownloadResult download_through_archive(const DownloadRequest& request, std::string_view folder,
                                         std::string_view archive, const RemoteArchive& remote) {
-  constexpr size_t kKeptStderr = 65536;  // the report is one line per missing pattern
   std::string errors;
   DownloadReport report;
   try {
-    const int code = remote.pack(download_script(folder, request.patterns, archive), [&](std::string_view d) {
-      if (errors.size() < kKeptStderr) errors.append(d.substr(0, kKeptStderr - errors.size()));
-    });
+    const int code = remote.pack(download_script(folder, request.patterns, archive), keep_bounded(errors));
     report = read_download_report(code, errors);
   } catch (const Error& e) {
     if (e.code() != ErrorCode::not_found) remote.remove();  // tar may have written part of it
@@ -139,6 +146,29 @@ DownloadResult download_through_archive(const DownloadRequest& request, std::str
     remote.remove();
     throw;
   }
+}
+
+DownloadResult download_through_stdout(const DownloadRequest& request, std::string_view folder,
+                                       const ScriptRunner& run, const std::function<bool()>& cancelled) {
+  DownloadFile file(request);
+  std::optional<Error> refused;  // the first write error (the bound, a full disk): stops the script
+  std::string errors;
+  const StreamedScript outcome = run(
+      download_script(folder, request.patterns, "-"),
+      [&](std::string_view d) {
+        if (refused) return;
+        try {
+          file.write(d);
+        } catch (const Error& e) {
+          refused = e;
+        }
+      },
+      keep_bounded(errors), [&] { return refused.has_value() || (cancelled && cancelled()); });
+  if (refused) throw *refused;
+  if (outcome.cancelled) throw Error(ErrorCode::cancelled, "the download was stopped");
+  DownloadReport report = read_download_report(outcome.exit_code, errors);
+  if (report.nothing_matched) return {0, std::move(report.missing)};
+  return file.finish(std::move(report.missing));
 }
 
 }  // namespace corral::sdk

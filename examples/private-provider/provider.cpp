@@ -223,30 +223,14 @@ corral::DownloadResult SshProvider::download(const Sandbox& sandbox, const corra
                                             const Host& host) {
   const LeaseFolder lease = folder(sandbox.id);
   const std::string dir = corral::join_workspace_path(lease.workspace(), request.cwd);
-  const std::string script = corral::sdk::download_script(dir, request.patterns, "-");
-  corral::sdk::DownloadFile archive(request);
-  std::optional<Error> refused;  // the bound was passed: stop the transfer
-  std::string errors;
   host.progress(fmt::format("downloading results from {}", settings_.host));
-  corral::sdk::ProcessOutcome outcome = ssh_.stream(
-      "download results", "sh -c " + corral::sdk::shell_quote(script),
-      {"/dev/null", [&] { return refused.has_value() || host.cancelled(); }, 0},
-      [&](std::string_view d) {
-        if (refused) return;
-        try {
-          archive.write(d);
-        } catch (const Error& e) {
-          refused = e;
-        }
-      },
-      [&](std::string_view d) {
-        if (errors.size() < kKeptErrorBytes) errors.append(d.substr(0, kKeptErrorBytes - errors.size()));
-      });
-  if (refused) throw *refused;
-  if (outcome.cancelled) throw Error(ErrorCode::cancelled, "interrupted while downloading results");
-  corral::sdk::DownloadReport report = corral::sdk::read_download_report(outcome.exit_code, errors);
-  if (report.nothing_matched) return {0, std::move(report.missing)};
-  return archive.finish(std::move(report.missing));
+  auto over_ssh = [&](const std::string& script, const corral::sdk::OutputSink& out,
+                      const corral::sdk::OutputSink& err, const std::function<bool()>& stop) {
+    corral::sdk::ProcessOutcome o =
+        ssh_.stream("download results", "sh -c " + corral::sdk::shell_quote(script), {"/dev/null", stop, 0}, out, err);
+    return corral::sdk::StreamedScript{o.exit_code, o.cancelled};
+  };
+  return corral::sdk::download_through_stdout(request, dir, over_ssh, [&] { return host.cancelled(); });
 }
 
 void SshProvider::stop_remote_run(const LeaseFolder& lease, const std::string& run_id, const Host& host) const {

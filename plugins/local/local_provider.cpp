@@ -151,30 +151,16 @@ class LocalProvider : public sdk::Provider {
     auto s = store_.find(sandbox.id);
     if (!s) throw Error(ErrorCode::not_found, "local sandbox " + sandbox.id + " does not exist");
     store_.require_workspace(sandbox.id);
-    Command pack;
-    pack.argv = {"/bin/sh", "-c", sdk::download_script(join_workspace_path(workdir_, request.cwd), request.patterns, "-")};
-    sdk::DownloadFile file(request);
-    std::optional<Error> failure;  // the first write error; stops the jail
-    std::string errors;
-    sdk::ProcessOutcome outcome = run_jailed(
-        jail_spec(bwrap_, "corral-" + s->slug), store_.workspace_of(sandbox.id).string(), store_.owner(), pack,
-        [&](std::string_view d) {
-          if (failure) return;
-          try {
-            file.write(d);
-          } catch (const Error& e) {
-            failure = e;
-          }
-        },
-        [&](std::string_view d) {
-          if (errors.size() < 65536) errors.append(d.substr(0, 65536 - errors.size()));
-        },
-        [&] { return failure.has_value() || host.cancelled(); });
-    if (failure) throw *failure;
-    if (outcome.cancelled) throw Error(ErrorCode::cancelled, "the download was stopped");
-    sdk::DownloadReport report = sdk::read_download_report(outcome.exit_code, errors);
-    if (report.nothing_matched) return {0, std::move(report.missing)};
-    return file.finish(std::move(report.missing));
+    auto in_jail = [&](const std::string& script, const sdk::OutputSink& out, const sdk::OutputSink& err,
+                       const std::function<bool()>& stop) {
+      Command pack;
+      pack.argv = {"/bin/sh", "-c", script};
+      sdk::ProcessOutcome o = run_jailed(jail_spec(bwrap_, "corral-" + s->slug), store_.workspace_of(sandbox.id).string(),
+                                         store_.owner(), pack, out, err, stop);
+      return sdk::StreamedScript{o.exit_code, o.cancelled};
+    };
+    return sdk::download_through_stdout(request, join_workspace_path(workdir_, request.cwd), in_jail,
+                                        [&] { return host.cancelled(); });
   }
 
   std::string url(const Sandbox& sandbox, int port, const sdk::Host&) override {

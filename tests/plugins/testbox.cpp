@@ -172,26 +172,14 @@ class Testbox : public corral::sdk::Provider {
                                   const corral::sdk::Host& host) override {
     maybe_fail("download");
     fs::path folder = dir_ / s.id / "workspace" / r.cwd;
-    corral::sdk::ProcessSpec spec;
-    spec.argv = {"/bin/sh", "-c", corral::sdk::download_script(folder.string(), r.patterns, "-")};
-    corral::sdk::DownloadFile file(r);
-    std::optional<corral::Error> failure;
-    std::string errors;
-    auto o = corral::sdk::run_process(
-        spec,
-        [&](std::string_view d) {
-          try {
-            if (!failure) file.write(d);
-          } catch (const corral::Error& e) {
-            failure = e;
-          }
-        },
-        [&](std::string_view d) { errors.append(d); }, [&] { return failure || host.cancelled(); }, 0);
-    if (failure) throw *failure;
-    if (o.cancelled) throw corral::Error(corral::ErrorCode::cancelled, "stopped");
-    corral::sdk::DownloadReport report = corral::sdk::read_download_report(o.exit_code, errors);
-    if (report.nothing_matched) return {0, report.missing};
-    return file.finish(report.missing);
+    auto run = [](const std::string& script, const corral::sdk::OutputSink& out, const corral::sdk::OutputSink& err,
+                  const std::function<bool()>& stop) {
+      corral::sdk::ProcessSpec spec;
+      spec.argv = {"/bin/sh", "-c", script};
+      auto o = corral::sdk::run_process(spec, out, err, stop, 0);
+      return corral::sdk::StreamedScript{o.exit_code, o.cancelled};
+    };
+    return corral::sdk::download_through_stdout(r, folder.string(), run, [&] { return host.cancelled(); });
   }
 #endif
 

@@ -80,4 +80,23 @@ struct RemoteArchive {
 DownloadResult download_through_archive(const DownloadRequest& request, std::string_view folder,
                                         std::string_view archive, const RemoteArchive& remote);
 
+// How a provider that runs a command and reads its output takes part in a download: the
+// packing script writes the archive to stdout, straight into the bounded local file.
+struct StreamedScript {
+  int exit_code = 0;
+  bool cancelled = false;  // `stop` said so and the script was stopped
+};
+using OutputSink = std::function<void(std::string_view)>;
+// Runs `script` in the sandbox with its stdout to `on_stdout` and stderr to `on_stderr`,
+// stopping it as soon as `stop()` returns true.
+using ScriptRunner = std::function<StreamedScript(const std::string& script, const OutputSink& on_stdout,
+                                                  const OutputSink& on_stderr, const std::function<bool()>& stop)>;
+
+// The download primitive for such a provider: runs download_script(folder, patterns, "-")
+// with `run`, writing its stdout into a DownloadFile at request.archive_path. Stops the
+// script once the bound is passed (rethrowing that error) or `cancelled()` (throwing
+// cancelled). Nothing matched: returns size 0.
+DownloadResult download_through_stdout(const DownloadRequest& request, std::string_view folder,
+                                       const ScriptRunner& run, const std::function<bool()>& cancelled);
+
 }  // namespace corral::sdk
