@@ -128,14 +128,18 @@ Sandbox DockerSandboxProvider::create(const CreateRequest& request, const sdk::H
   if (!memory_.empty()) args.insert(args.end(), {"--memory", memory_});
   args.insert(args.end(), {"shell", workspace});
 
+  cli_.executable();  // a missing sbx made nothing, so there is nothing to remove
   host.progress("creating Docker Sandbox " + name);
+  bool answered = false;  // sbx ended on its own rather than being stopped
   try {
-    SbxResult r = cli_.run(args, interruptible(host));
+    SbxResult r = cli_.capture(args, interruptible(host));
+    answered = true;
+    if (r.exit_code != 0) throw sbx_failed("create", r.exit_code, r.err + "\n" + r.out);
     if (std::string said = gist(r.out + "\n" + r.err); !said.empty()) host.debug("sbx create: " + said);
-  } catch (const Error& e) {
+  } catch (const Error&) {
     // Any failed create (cut short, or sbx failing after registering the name) may have
     // left a sandbox that no claim records; the name is this lease's own, so remove it.
-    remove_failed_create(name, e, host);
+    remove_failed_create(name, !answered, host);
     throw;
   }
 
@@ -151,7 +155,7 @@ Sandbox DockerSandboxProvider::create(const CreateRequest& request, const sdk::H
   return s;
 }
 
-void DockerSandboxProvider::remove_failed_create(const std::string& name, const Error& failure,
+void DockerSandboxProvider::remove_failed_create(const std::string& name, bool cut_short,
                                                  const sdk::Host& host) const {
   std::string why;
   try {
@@ -173,7 +177,6 @@ void DockerSandboxProvider::remove_failed_create(const std::string& name, const 
   } catch (const Error& e) {
     // sbx cannot list either. A create cut short may have got far; one that sbx refused
     // (not signed in, no virtualization) made nothing, and the error already says why.
-    bool cut_short = failure.code() == ErrorCode::timeout || failure.code() == ErrorCode::cancelled;
     std::string text = "cannot tell whether the failed create left Docker Sandbox " + name + " behind (" +
                        e.what() + "); if `sbx ls` shows it" + remove;
     if (cut_short) host.warn(text);

@@ -40,9 +40,10 @@ class DockerSandboxProvider : public sdk::Provider {
  private:
   // Every sandbox `sbx ls --json` reports; `cancelled` empty = not interruptible (cleanup).
   std::vector<SbxEntry> entries(const std::function<bool()>& cancelled) const;
-  // Removes what a failed `sbx create` (error `failure`) may have registered as `name`;
-  // warns when sbx still lists it afterwards. Never throws.
-  void remove_failed_create(const std::string& name, const Error& failure, const sdk::Host& host) const;
+  // Removes what a failed `sbx create` may have registered as `name`; warns when sbx still
+  // lists it afterwards, or when it cannot tell and the create was `cut_short` (timed out
+  // or interrupted rather than refused). Never throws.
+  void remove_failed_create(const std::string& name, bool cut_short, const sdk::Host& host) const;
   // Whether a non-zero `sbx exec` of a command that printed nothing on stdout was sbx
   // failing, confirmed by `sbx ls`: the sandbox is gone (not-found), or it is not running
   // and sbx's first words (`stderr_head`) name a known condition. nullopt = the command's

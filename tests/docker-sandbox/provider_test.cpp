@@ -320,7 +320,7 @@ TEST_CASE_FIXTURE(Fixture, "errors: a hanging sbx create times out and corral re
       p.create(request("lease-1"), fake.host());
       FAIL("hung create returned");
     } catch (const Error& e) {
-      CHECK(e.code() == ErrorCode::timeout);
+      CHECK(e.code() == ErrorCode::unavailable);
       CHECK(e.hint().find("sbx diagnose") != std::string::npos);
     }
     CHECK(seconds_since(started) < 10);
