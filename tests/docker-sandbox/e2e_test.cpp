@@ -574,3 +574,40 @@ TEST_CASE_FIXTURE(E2E, "corral SIGKILLed while sbx is busy: the next stop --orph
   CHECK(sbx.sandboxes().empty());
   CHECK(env.claims().empty());
 }
+
+TEST_CASE_FIXTURE(E2E, "sbx exec dying mid-stream is an error, not the command's exit code; the command is stopped") {
+  env.env["SBX_STANDIN_FAULT"] = "exec-dies";
+  const std::string pidfile = ws + "/command.pid";
+  std::vector<std::string> args{"--lease-output", handle_path("h.json")};
+  bool keep = false;
+  SUBCASE("plain run") {}
+  SUBCASE("--keep") {
+    keep = true;
+    args.push_back("--keep");
+  }
+  args.insert(args.end(), {"--", "sh", "-c", "echo $$ > " + pidfile + "; echo started; exec sleep 60"});
+  CliResult r = run(args);
+  CHECK(r.exit_code == 69);
+  CHECK(r.out == "started\n");  // what came before the break is delivered
+  CHECK(r.err.find("`sbx exec` ended (exit 1) before the command finished") != std::string::npos);
+  CHECK(r.err.find("connection reset by peer") != std::string::npos);
+  auto execs = sbx.calls_of("exec");
+  REQUIRE(execs.size() == 2);  // the command once, then the look for its exit status
+  CHECK(sbx_test::argv_mentions(execs[0], "corral-run"));
+  CHECK(sbx_test::argv_mentions(execs[1], "corral-status"));
+  CHECK(sbx.calls_of("stop").size() == 1);
+  CHECK(sbx_test::process_ends(std::stoi(read_file(pidfile))));
+  auto h = handle("h.json");
+  REQUIRE(h.HasMember("error"));
+  CHECK(std::string(h["error"]["code"].GetString()) == "unavailable");
+  CHECK(h["kept"].GetBool() == keep);
+  if (keep) {
+    CHECK(corral_sandboxes().size() == 1);
+    CHECK(env.claims().size() == 1);
+    env.env.erase("SBX_STANDIN_FAULT");
+    CliResult stop = env.run({"stop", "--id", h["leaseId"].GetString()});
+    CHECK_MESSAGE(stop.exit_code == 0, stop.err);
+  }
+  CHECK(sbx.sandboxes().empty());
+  CHECK(env.claims().empty());
+}

@@ -25,6 +25,7 @@ bool no_virtualization() { return fault("no-virtualization"); }
 bool create_fails_after_register() { return fault("create-fails-after-register"); }
 bool rm_fails() { return fault("rm-fails"); }
 bool ls_garbled() { return fault("ls-garbled"); }
+bool exec_dies() { return fault("exec-dies"); }
 
 void maybe_hang(const State& state, const std::string& command) {
   const char* hang = std::getenv("SBX_STANDIN_HANG");

@@ -5,6 +5,8 @@
 //     create-fails-after-register  create records the sandbox, then fails starting it
 //     rm-fails                     rm fails and removes nothing
 //     ls-garbled                   `ls --json` prints a cut-off document ({"sandboxes":)
+//     exec-dies                    `exec` exits 1 ("connection reset") once the command
+//                                  has printed on stdout, leaving the command running
 //   SBX_STANDIN_HANG=<command>     that command never finishes (e.g. create, ls); a
 //                                  hanging create has already recorded its sandbox. Each
 //                                  hang is logged as "<command> <pid>" in hangs.log.
@@ -21,6 +23,7 @@ bool no_virtualization();
 bool create_fails_after_register();
 bool rm_fails();
 bool ls_garbled();
+bool exec_dies();
 // Blocks forever when SBX_STANDIN_HANG names `command`, once hangs.log records it (so a
 // test can wait for the hang and end the process afterwards).
 void maybe_hang(const State& state, const std::string& command);
