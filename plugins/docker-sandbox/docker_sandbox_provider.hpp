@@ -9,8 +9,8 @@
 //              (`sbx ls` names why when it can) or ended under the command, which is stopped
 //   create failure -> sbx rm -f <name> (whatever create may have registered)
 //   destroy -> sbx rm -f <name>
-//   download -> sbx exec <name> sh -c <pack script>, sbx cp <name>:/tmp/<archive> <local>,
-//              sbx exec <name> rm -f -- /tmp/<archive>
+//   download -> sbx exec <name> sh -c <pack script> (on Ctrl-C, sbx stop <name> ends tar),
+//              sbx cp <name>:/tmp/<archive> <local>, sbx exec <name> rm -f -- /tmp/<archive>
 //   doctor  -> sbx version, sbx diagnose
 #pragma once
 

@@ -85,6 +85,13 @@ std::string StandIn::status(const std::string& name) const {
   return corral::json::get_string(corral::json::parse(corral::test::read_file(p), "record"), "status");
 }
 
+std::vector<int> StandIn::exec_pids(const std::string& name) const {
+  std::vector<int> out;
+  std::istringstream in(corral::test::read_file(dir_.path() / "sandboxes" / (name + ".pids")));
+  for (int pid; in >> pid;) out.push_back(pid);
+  return out;
+}
+
 std::vector<int> StandIn::hung_pids() const {
   std::vector<int> out;
   std::istringstream in(corral::test::read_file(hangs_log()));

@@ -35,6 +35,9 @@ class StandIn {
   std::vector<std::string> sandboxes() const;
   // The status of sandbox `name` ("" when it does not exist).
   std::string status(const std::string& name) const;
+  // The pids of the commands `sbx exec` started in sandbox `name` that still run (each
+  // leads its own process group).
+  std::vector<int> exec_pids(const std::string& name) const;
   // The log a stand-in writes as it starts to hang (SBX_STANDIN_HANG): wait for it.
   std::filesystem::path hangs_log() const { return dir_.path() / "hangs.log"; }
   // The pids of the stand-ins that started to hang, in order.
