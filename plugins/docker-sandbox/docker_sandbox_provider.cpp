@@ -1,7 +1,10 @@
 #include "docker_sandbox_provider.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <optional>
+#include <random>
 #include <regex>
 
 #include "env_file.hpp"
@@ -51,6 +54,22 @@ bool may_be_running(const std::string& status) {
   for (const char* word : {"run", "up", "ready", "active", "healthy"})
     if (status.find(word) != std::string::npos) return true;
   return false;
+}
+
+// Runs "$@" and, when it fails, leaves its exit status in the file $1 names: sbx reports
+// its own failures through the same number, and a client that died mid-stream (the CLI's
+// connection reset) leaves no file, since the command has not finished.
+constexpr char kRecordStatus[] = "s=$1; shift; \"$@\"; c=$?; [ \"$c\" -eq 0 ] || echo \"$c\" > \"$s\"; exit \"$c\"";
+// Prints and removes the status file $1 names; prints nothing when there is none.
+constexpr char kTakeStatus[] = "if [ -f \"$1\" ]; then cat \"$1\"; rm -f \"$1\"; fi";
+
+// A fresh path in the sandbox's /tmp for one command's exit status.
+std::string status_path() {
+  static thread_local std::mt19937_64 rng{std::random_device{}()};
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out = "/tmp/corral-status-";
+  for (int i = 0; i < 16; ++i) out += kHex[rng() % 16];
+  return out;
 }
 
 // The host's Ctrl-C flag as sbx invocations poll it.
@@ -128,14 +147,18 @@ Sandbox DockerSandboxProvider::create(const CreateRequest& request, const sdk::H
   if (!memory_.empty()) args.insert(args.end(), {"--memory", memory_});
   args.insert(args.end(), {"shell", workspace});
 
+  cli_.executable();  // a missing sbx made nothing, so there is nothing to remove
   host.progress("creating Docker Sandbox " + name);
+  bool answered = false;  // sbx ended on its own rather than being stopped
   try {
-    SbxResult r = cli_.run(args, interruptible(host));
+    SbxResult r = cli_.capture(args, interruptible(host));
+    answered = true;
+    if (r.exit_code != 0) throw sbx_failed("create", r.exit_code, r.err + "\n" + r.out);
     if (std::string said = gist(r.out + "\n" + r.err); !said.empty()) host.debug("sbx create: " + said);
-  } catch (const Error& e) {
+  } catch (const Error&) {
     // Any failed create (cut short, or sbx failing after registering the name) may have
     // left a sandbox that no claim records; the name is this lease's own, so remove it.
-    remove_failed_create(name, e, host);
+    remove_failed_create(name, !answered, host);
     throw;
   }
 
@@ -151,7 +174,7 @@ Sandbox DockerSandboxProvider::create(const CreateRequest& request, const sdk::H
   return s;
 }
 
-void DockerSandboxProvider::remove_failed_create(const std::string& name, const Error& failure,
+void DockerSandboxProvider::remove_failed_create(const std::string& name, bool cut_short,
                                                  const sdk::Host& host) const {
   std::string why;
   try {
@@ -173,7 +196,6 @@ void DockerSandboxProvider::remove_failed_create(const std::string& name, const 
   } catch (const Error& e) {
     // sbx cannot list either. A create cut short may have got far; one that sbx refused
     // (not signed in, no virtualization) made nothing, and the error already says why.
-    bool cut_short = failure.code() == ErrorCode::timeout || failure.code() == ErrorCode::cancelled;
     std::string text = "cannot tell whether the failed create left Docker Sandbox " + name + " behind (" +
                        e.what() + "); if `sbx ls` shows it" + remove;
     if (cut_short) host.warn(text);
@@ -249,18 +271,14 @@ ExecResult DockerSandboxProvider::exec(const Sandbox& sandbox, const Command& co
     env_file.emplace(command.env);
     args.insert(args.end(), {"--env-file", env_file->path()});
   }
-  args.push_back(sandbox.id);
+  const std::string status = status_path();
+  args.insert(args.end(), {sandbox.id, "sh", "-c", kRecordStatus, "corral-run", status});
   if (!command.argv.empty()) args.insert(args.end(), command.argv.begin(), command.argv.end());
   else args.insert(args.end(), {"sh", "-c", command.shell});
 
   Head head(1024);
-  bool printed = false;
   sdk::ProcessOutcome o = cli_.stream(
-      args,
-      [&](std::string_view d) {
-        printed = printed || !d.empty();
-        host.emit(CORRAL_STDOUT, d);
-      },
+      args, [&](std::string_view d) { host.emit(CORRAL_STDOUT, d); },
       [&](std::string_view d) {
         host.emit(CORRAL_STDERR, d);
         head.add(d);
@@ -275,10 +293,35 @@ ExecResult DockerSandboxProvider::exec(const Sandbox& sandbox, const Command& co
                   "allow more time with --timeout, or make the command faster");
     throw Error(ErrorCode::cancelled, "the command was interrupted");
   }
-  // Output on stdout means the command ran, so its exit code is its own.
-  if (o.exit_code != 0 && !printed)
-    if (auto e = exec_failure(sandbox.id, head.text(), host)) throw *e;
-  return {o.exit_code};
+  if (o.exit_code == 0) return {0};
+  if (auto own = recorded_status(sandbox.id, status, host)) return {*own};
+  // The command did not finish: sbx could not run it, or sbx exec ended under it.
+  if (auto e = exec_failure(sandbox.id, head.text(), host)) throw *e;
+  stop_quietly(sandbox.id, host);
+  std::string said = gist(head.text());
+  throw Error(ErrorCode::unavailable,
+              "`sbx exec` ended (exit " + std::to_string(o.exit_code) + ") before the command finished" +
+                  (said.empty() ? std::string() : ": " + said),
+              "the connection to the sandbox may have dropped; the command was stopped. Run it again; "
+              "if this keeps happening, run `sbx diagnose`");
+}
+
+std::optional<int> DockerSandboxProvider::recorded_status(const std::string& name, const std::string& path,
+                                                         const sdk::Host& host) const {
+  SbxResult r;
+  try {
+    r = cli_.capture({"exec", name, "sh", "-c", kTakeStatus, "corral-status", path}, interruptible(host));
+  } catch (const Error& e) {
+    if (e.code() == ErrorCode::cancelled) throw;
+    host.debug(std::string("cannot read the command's exit status: ") + e.what());
+    return std::nullopt;
+  }
+  std::string text = r.out;
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.pop_back();
+  if (r.exit_code != 0 || text.empty() || text.size() > 3 ||
+      !std::all_of(text.begin(), text.end(), [](unsigned char c) { return std::isdigit(c); }))
+    return std::nullopt;
+  return std::stoi(text);
 }
 
 std::optional<Error> DockerSandboxProvider::exec_failure(const std::string& name, const std::string& stderr_head,

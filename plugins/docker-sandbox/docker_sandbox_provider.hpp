@@ -2,13 +2,15 @@
 //   create  -> sbx create --name corral-<slug>-<hex> [flags] shell <workspace>
 //   get     -> sbx ls --json (the entry with that name)
 //   list    -> sbx ls --json (only names corral made, matching the labels)
-//   exec    -> sbx exec [-w DIR] [--env-file F] <name> <argv...>, output streamed;
-//              on cancel or timeout `sbx stop <name>` ends what the command left running;
-//              a non-zero exit is the command's unless `sbx ls` confirms sbx failed
+//   exec    -> sbx exec [-w DIR] [--env-file F] <name> sh -c <record status> <argv...>,
+//              output streamed; on cancel or timeout `sbx stop <name>` ends what the
+//              command left running; a non-zero exit is the command's when it left its
+//              status in the sandbox (read back with one more sbx exec), else sbx failed
+//              (`sbx ls` names why when it can) or ended under the command, which is stopped
 //   create failure -> sbx rm -f <name> (whatever create may have registered)
 //   destroy -> sbx rm -f <name>
-//   download -> sbx exec <name> sh -c <pack script>, sbx cp <name>:/tmp/<archive> <local>,
-//              sbx exec <name> rm -f -- /tmp/<archive>
+//   download -> sbx exec <name> sh -c <pack script> (on Ctrl-C, sbx stop <name> ends tar),
+//              sbx cp <name>:/tmp/<archive> <local>, sbx exec <name> rm -f -- /tmp/<archive>
 //   doctor  -> sbx version, sbx diagnose
 #pragma once
 
@@ -40,15 +42,18 @@ class DockerSandboxProvider : public sdk::Provider {
  private:
   // Every sandbox `sbx ls --json` reports; `cancelled` empty = not interruptible (cleanup).
   std::vector<SbxEntry> entries(const std::function<bool()>& cancelled) const;
-  // Removes what a failed `sbx create` (error `failure`) may have registered as `name`;
-  // warns when sbx still lists it afterwards. Never throws.
-  void remove_failed_create(const std::string& name, const Error& failure, const sdk::Host& host) const;
-  // Whether a non-zero `sbx exec` of a command that printed nothing on stdout was sbx
-  // failing, confirmed by `sbx ls`: the sandbox is gone (not-found), or it is not running
-  // and sbx's first words (`stderr_head`) name a known condition. nullopt = the command's
-  // own exit code.
+  // Removes what a failed `sbx create` may have registered as `name`; warns when sbx still
+  // lists it afterwards, or when it cannot tell and the create was `cut_short` (timed out
+  // or interrupted rather than refused). Never throws.
+  void remove_failed_create(const std::string& name, bool cut_short, const sdk::Host& host) const;
+  // Why a non-zero `sbx exec` whose command did not finish failed, confirmed by `sbx ls`:
+  // the sandbox is gone (not-found), or it is not running and sbx's first words
+  // (`stderr_head`) name a known condition. nullopt = no cause sbx shows.
   std::optional<Error> exec_failure(const std::string& name, const std::string& stderr_head,
                                     const sdk::Host& host) const;
+  // The exit status a failed command recorded in `path` inside sandbox `name` (the file is
+  // removed), or nullopt when it recorded none (it did not finish) or sbx cannot read it.
+  std::optional<int> recorded_status(const std::string& name, const std::string& path, const sdk::Host& host) const;
   // The folder `command` runs in inside the sandbox, or "" to leave it to sbx.
   std::string exec_dir(const Sandbox& sandbox, const std::string& cwd) const;
   // Stops the sandbox so nothing a stopped `sbx exec` started keeps running; warns on failure.

@@ -81,7 +81,11 @@ DownloadResult DockerSandboxProvider::download(const Sandbox& sandbox, const Dow
           if (words.size() < 1024) words.append(d.substr(0, 1024 - words.size()));
         },
         [&host] { return host.cancelled(); }, 0);
-    if (packed.cancelled) throw Error(ErrorCode::cancelled, "the download was interrupted");
+    if (packed.cancelled) {
+      // As with exec, ending `sbx exec` leaves tar packing in the sandbox: stop it there.
+      stop_quietly(sandbox.id, host);
+      throw Error(ErrorCode::cancelled, "the download was interrupted");
+    }
     // sbx's exit codes overlap the script's, so `sbx ls` decides whose failure it was.
     if (packed.exit_code != 0 && packed.exit_code != sdk::kDownloadNothingMatched)
       if (auto e = exec_failure(sandbox.id, words, host)) throw *e;

@@ -121,7 +121,8 @@ Error sbx_missing(const std::string& cli) {
 }
 
 Error sbx_timed_out(std::string_view action, long seconds) {
-  return Error(ErrorCode::timeout,
+  // unavailable, not timeout: that cause (exit 124) means the user's command ran too long.
+  return Error(ErrorCode::unavailable,
                "`sbx " + std::string(action) + "` did not finish within " + format_duration(seconds),
                "the sandbox daemon may be stuck: " + std::string(kDiagnose) +
                    ", or allow more time with --docker-sandbox-cli-timeout");

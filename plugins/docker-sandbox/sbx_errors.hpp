@@ -23,7 +23,7 @@ Error sbx_failed(std::string_view action, int exit_code, std::string_view output
 // The sbx executable `cli` cannot be found or run.
 Error sbx_missing(const std::string& cli);
 
-// `sbx <action>` did not finish within `seconds`.
+// `sbx <action>` did not finish within `seconds`: unavailable, the sandbox daemon stuck.
 Error sbx_timed_out(std::string_view action, long seconds);
 
 // The most telling line of sbx's output (the last one mentioning an error, else the

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include "corral/sdk/process.hpp"
 #include "corral/wire.hpp"
@@ -172,4 +173,31 @@ TEST_CASE_FIXTURE(Fixture, "sbx download from a vanished sandbox or folder is no
   CHECK(c.code == CORRAL_ERR_NOT_FOUND);
   CHECK(c.message.find(sb.id) != std::string::npos);
   CHECK(sbx.calls_of("cp").empty());
+}
+
+TEST_CASE_FIXTURE(Fixture, "Ctrl-C while tar packs in the sandbox stops tar there, not only sbx exec") {
+  // A 64 GiB hole: tar reads it and gzip squeezes it for minutes, so it is still packing.
+  std::ofstream(work.path() / "huge.bin").close();
+  fs::resize_file(work.path() / "huge.bin", std::uintmax_t{64} << 30);
+  Sandbox sb = create();
+  TempDir out;
+  int packer = 0;  // the pack script's pid: it ends by exec'ing tar
+  auto packing = [&] {
+    if (packer == 0 && !sbx.exec_pids(sb.id).empty()) packer = sbx.exec_pids(sb.id)[0];
+    return packer != 0;
+  };
+  PluginCall c = download(sb, "", {"huge.bin"}, (out.path() / "out.tar.gz").string(), 1 << 30, packing);
+  CHECK_FALSE(c.ok);
+  CHECK(c.code == CORRAL_ERR_CANCELLED);
+  REQUIRE(packer != 0);
+  CHECK(sbx_test::process_ends(packer));
+  CHECK(sbx.calls_of("stop").size() == 1);
+  CHECK(sbx.calls_of("cp").empty());
+  // The partial archive is still removed (the last exec starts the stopped sandbox again).
+  std::string script = sbx.calls_of("exec").at(0).back();
+  std::string archive = script.substr(2, script.find('\n') - 2);  // a=/tmp/...
+  REQUIRE(archive.rfind("/tmp/corral-download-", 0) == 0);
+  CHECK_FALSE(fs::exists(archive));
+  CHECK(local_leftovers() == 0);
+  plugin->call(d().destroy, wire::to_json(wire::SandboxRequest{sb}));
 }

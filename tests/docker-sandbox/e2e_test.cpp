@@ -296,7 +296,7 @@ TEST_CASE_FIXTURE(E2E, "error guidance: missing sbx, not signed in, no virtualiz
   SUBCASE("sbx create hangs") {
     env.env["SBX_STANDIN_HANG"] = "create";
     CliResult r = run({"--docker-sandbox-cli-timeout", "1s", "--", "true"});
-    CHECK(r.exit_code == 124);
+    CHECK(r.exit_code == 69);  // sbx failing, not the command's --timeout (124)
     CHECK(r.err.find("sbx create") != std::string::npos);
     CHECK(r.err.find("sbx diagnose") != std::string::npos);
     REQUIRE(sbx.calls_of("rm").size() == 1);  // the hung create had registered it; corral removed it
@@ -357,6 +357,257 @@ TEST_CASE_FIXTURE(E2E, "four shards on Docker Sandboxes: each its own sandbox, i
   CHECK(names.size() == 4);
   CHECK(sbx.calls_of("create").size() == 4);
   CHECK(sbx.calls_of("rm").size() == 4);
+  CHECK(sbx.sandboxes().empty());
+  CHECK(env.claims().empty());
+}
+
+namespace {
+
+// The lease id and sandbox name of a kept run's handle.
+struct Kept {
+  std::string lease;
+  std::string sandbox;
+};
+
+// Makes a kept lease with no fault armed.
+Kept keep_one(E2E& t) {
+  CliResult r = t.run({"--keep", "--lease-output", t.handle_path("kept.json"), "--", "true"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  auto h = t.handle("kept.json");
+  return {h["leaseId"].GetString(), h["sandboxId"].GetString()};
+}
+
+// Interrupts `corral` as a user pressing Ctrl-C once a second would, until it exits.
+CliResult press_ctrl_c_until_it_ends(sbx_test::BackgroundCorral& corral) {
+  CliResult r;
+  for (int i = 0; i < 30 && r.exit_code == -1; ++i) {
+    corral.signal(SIGINT);
+    r = corral.wait(1);
+  }
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE_FIXTURE(E2E, "a hanging sbx ls fails after cli-timeout with nothing touched, and Ctrl-C ends it sooner") {
+  Kept kept = keep_one(*this);
+  const size_t execs = sbx.calls_of("exec").size();
+  env.env["SBX_STANDIN_HANG"] = "ls";
+  SUBCASE("stop --orphans") {
+    CliResult r = env.run({"stop", "--orphans", "--provider", "docker-sandbox", "--docker-sandbox-cli-timeout", "1s"});
+    CHECK(r.exit_code == 69);
+    CHECK(r.err.find("`sbx ls` did not finish within 1s") != std::string::npos);
+    CHECK(r.err.find("sbx diagnose") != std::string::npos);
+    CHECK(sbx.calls_of("ls").size() == 1);  // not retried
+  }
+  SUBCASE("reuse by --id") {
+    CliResult r = run({"--id", kept.lease, "--docker-sandbox-cli-timeout", "1s", "--", "true"});
+    CHECK(r.exit_code == 69);
+    CHECK(r.err.find("`sbx ls` did not finish within 1s") != std::string::npos);
+    CHECK(sbx.calls_of("exec").size() == execs);  // the command never ran
+  }
+  SUBCASE("Ctrl-C") {
+    corral::test::TempDir scratch;
+    sbx_test::BackgroundCorral corral(env, {"stop", "--orphans", "--provider", "docker-sandbox"}, scratch);
+    REQUIRE(sbx_test::wait_for_file(sbx.hangs_log().string(), 30));
+    corral.signal(SIGINT);
+    CliResult r = corral.wait(30);
+    CHECK(r.exit_code == 130);
+    REQUIRE(sbx.hung_pids().size() == 1);
+    CHECK(sbx_test::process_ends(sbx.hung_pids()[0]));
+  }
+  CHECK(sbx.calls_of("rm").empty());
+  CHECK(sbx.sandboxes() == std::vector<std::string>{kept.sandbox});
+  CHECK(env.claims().size() == 1);
+  env.env.erase("SBX_STANDIN_HANG");
+  CliResult stop = env.run({"stop", "--id", kept.lease});
+  CHECK_MESSAGE(stop.exit_code == 0, stop.err);
+  CHECK(sbx.sandboxes().empty());
+  CHECK(env.claims().empty());
+}
+
+TEST_CASE_FIXTURE(E2E, "a hanging sbx exec is ended by --timeout or Ctrl-C and leaves nothing") {
+  env.env["SBX_STANDIN_HANG"] = "exec";
+  CliResult r;
+  SUBCASE("--timeout") {
+    r = run({"--timeout", "1s", "--", "true"});
+    CHECK(r.exit_code == 124);
+  }
+  SUBCASE("Ctrl-C") {
+    corral::test::TempDir scratch;
+    sbx_test::BackgroundCorral corral(env, {"run", "--provider", "docker-sandbox", "--", "true"}, scratch);
+    REQUIRE(sbx_test::wait_for_file(sbx.hangs_log().string(), 30));
+    corral.signal(SIGINT);
+    r = corral.wait(30);
+    CHECK(r.exit_code == 130);
+  }
+  CHECK(sbx.calls_of("exec").size() == 1);  // never started again
+  REQUIRE(sbx.hung_pids().size() == 1);
+  CHECK(sbx_test::process_ends(sbx.hung_pids()[0]));
+  CHECK(sbx.calls_of("stop").size() == 1);  // whatever the exec started is stopped
+  CHECK(sbx.calls_of("rm").size() == 1);
+  CHECK(sbx.sandboxes().empty());
+  CHECK(env.claims().empty());
+}
+
+TEST_CASE_FIXTURE(E2E, "sbx rm failing or hanging in a run's cleanup keeps the lease for stop --id; the result stands") {
+  CliResult r;
+  SUBCASE("rm fails") {
+    env.env["SBX_STANDIN_FAULT"] = "rm-fails";
+    r = run({"--lease-output", handle_path("h.json"), "--", "echo", "done"});
+    CHECK(r.exit_code == 0);
+    CHECK(r.err.find("device or resource busy") != std::string::npos);
+    CHECK(sbx.calls_of("ls").size() == 1);  // rm's failure is checked against the list once
+  }
+  SUBCASE("rm hangs past cli-timeout") {
+    env.env["SBX_STANDIN_HANG"] = "rm";
+    r = run({"--docker-sandbox-cli-timeout", "1s", "--lease-output", handle_path("h.json"), "--", "echo", "done"});
+    CHECK(r.exit_code == 0);
+    CHECK(r.err.find("`sbx rm` did not finish within 1s") != std::string::npos);
+  }
+  CHECK(r.out == "done\n");
+  auto h = handle("h.json");
+  CHECK(h["kept"].GetBool());
+  const std::string lease = h["leaseId"].GetString(), sandbox = h["sandboxId"].GetString();
+  CHECK(r.err.find("corral: warning: could not stop sandbox " + sandbox) != std::string::npos);
+  CHECK(r.err.find("corral stop --provider docker-sandbox --id " + lease) != std::string::npos);
+  CHECK(sbx.calls_of("rm").size() == 1);  // not retried
+  CHECK(sbx.sandboxes() == std::vector<std::string>{sandbox});
+  CHECK(env.claims().size() == 1);
+
+  env.env.erase("SBX_STANDIN_FAULT");
+  env.env.erase("SBX_STANDIN_HANG");
+  CliResult stop = env.run({"stop", "--id", lease});
+  CHECK_MESSAGE(stop.exit_code == 0, stop.err);
+  CHECK(sbx.sandboxes().empty());
+  CHECK(env.claims().empty());
+}
+
+TEST_CASE_FIXTURE(E2E, "Ctrl-C ends a run whose cleanup hangs in sbx rm; stop --orphans finishes the job") {
+  env.env["SBX_STANDIN_HANG"] = "rm";
+  corral::test::TempDir scratch;
+  sbx_test::BackgroundCorral corral(
+      env, {"run", "--provider", "docker-sandbox", "--lease-output", handle_path("h.json"), "--", "true"}, scratch);
+  REQUIRE(sbx_test::wait_for_file(sbx.hangs_log().string(), 30));
+  CliResult r = press_ctrl_c_until_it_ends(corral);
+  CHECK(r.exit_code == 130);
+  CHECK(r.err.find("abandoned cleanup") != std::string::npos);
+  CHECK(sbx.calls_of("rm").size() == 1);
+  REQUIRE(corral_sandboxes().size() == 1);
+  REQUIRE(env.claims().size() == 1);
+
+  env.env.erase("SBX_STANDIN_HANG");
+  CliResult orphans = env.run({"stop", "--orphans", "--provider", "docker-sandbox"});
+  CHECK_MESSAGE(orphans.exit_code == 0, orphans.err);
+  CHECK(orphans.err.find("stopped abandoned lease") != std::string::npos);
+  CHECK(sbx.sandboxes().empty());
+  CHECK(env.claims().empty());
+}
+
+TEST_CASE_FIXTURE(E2E, "a garbled sbx ls --json fails list, stop --orphans and reuse with guidance, removing nothing") {
+  Kept kept = keep_one(*this);
+  const size_t execs = sbx.calls_of("exec").size();
+  env.env["SBX_STANDIN_FAULT"] = "ls-garbled";
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"list", "--remote", "--provider", "docker-sandbox"},
+        std::vector<std::string>{"stop", "--orphans", "--provider", "docker-sandbox"},
+        std::vector<std::string>{"run", "--provider", "docker-sandbox", "--id", kept.lease, "--", "true"}}) {
+    CAPTURE(args[0]);
+    CliResult r = env.run(args);
+    CHECK(r.exit_code == 69);
+    CHECK(r.err.find("sbx ls --json") != std::string::npos);
+    CHECK(r.err.find("hint:") != std::string::npos);
+  }
+  CHECK(sbx.calls_of("ls").size() == 3);  // once each, not retried
+  CHECK(sbx.calls_of("exec").size() == execs);
+  CHECK(sbx.calls_of("rm").empty());
+  CHECK(sbx.sandboxes() == std::vector<std::string>{kept.sandbox});
+  CHECK(env.claims().size() == 1);
+
+  env.env.erase("SBX_STANDIN_FAULT");
+  CliResult stop = env.run({"stop", "--id", kept.lease});
+  CHECK_MESSAGE(stop.exit_code == 0, stop.err);
+  CHECK(sbx.sandboxes().empty());
+  CHECK(env.claims().empty());
+}
+
+TEST_CASE_FIXTURE(E2E, "corral SIGKILLed while sbx is busy: the next stop --orphans leaves nothing, and runs work again") {
+  std::vector<std::string> args{"run", "--provider", "docker-sandbox", "--", "true"};
+  std::string wait_for = sbx.hangs_log().string();
+  bool claim = true;  // whether the killed run had written its claim
+  std::string pidfile = ws + "/command.pid";
+  SUBCASE("create") {
+    env.env["SBX_STANDIN_HANG"] = "create";
+    claim = false;
+  }
+  SUBCASE("exec (the command running)") {
+    args = {"run", "--provider", "docker-sandbox", "--", "sh", "-c", "echo $$ > " + pidfile + "; exec sleep 60"};
+    wait_for = pidfile;
+  }
+  SUBCASE("cp (a download)") {
+    env.env["SBX_STANDIN_HANG"] = "cp";
+    args = {"run", "--provider", "docker-sandbox", "--download", "hello.txt", "--", "true"};
+  }
+  SUBCASE("rm (cleanup)") {
+    env.env["SBX_STANDIN_HANG"] = "rm";
+  }
+  {
+    corral::test::TempDir scratch;
+    sbx_test::BackgroundCorral corral(env, args, scratch);
+    REQUIRE(sbx_test::wait_for_file(wait_for, 30));
+    corral.signal(SIGKILL);
+    CHECK(corral.wait(30).exit_code == 128 + SIGKILL);
+  }
+  env.env.erase("SBX_STANDIN_HANG");
+  CHECK(corral_sandboxes().size() == 1);
+  CHECK(env.claims().size() == (claim ? 1u : 0u));
+
+  CliResult orphans = env.run({"stop", "--orphans", "--provider", "docker-sandbox"});
+  CHECK_MESSAGE(orphans.exit_code == 0, orphans.err);
+  CHECK(sbx.sandboxes().empty());
+  CHECK(env.claims().empty());
+  if (fs::exists(pidfile)) CHECK(sbx_test::process_ends(std::stoi(read_file(pidfile))));
+
+  CliResult again = run({"--", "cat", "hello.txt"});
+  CHECK_MESSAGE(again.exit_code == 0, again.err);
+  CHECK(again.out == "hello from the workspace\n");
+  CHECK(sbx.sandboxes().empty());
+  CHECK(env.claims().empty());
+}
+
+TEST_CASE_FIXTURE(E2E, "sbx exec dying mid-stream is an error, not the command's exit code; the command is stopped") {
+  env.env["SBX_STANDIN_FAULT"] = "exec-dies";
+  const std::string pidfile = ws + "/command.pid";
+  std::vector<std::string> args{"--lease-output", handle_path("h.json")};
+  bool keep = false;
+  SUBCASE("plain run") {}
+  SUBCASE("--keep") {
+    keep = true;
+    args.push_back("--keep");
+  }
+  args.insert(args.end(), {"--", "sh", "-c", "echo $$ > " + pidfile + "; echo started; exec sleep 60"});
+  CliResult r = run(args);
+  CHECK(r.exit_code == 69);
+  CHECK(r.out == "started\n");  // what came before the break is delivered
+  CHECK(r.err.find("`sbx exec` ended (exit 1) before the command finished") != std::string::npos);
+  CHECK(r.err.find("connection reset by peer") != std::string::npos);
+  auto execs = sbx.calls_of("exec");
+  REQUIRE(execs.size() == 2);  // the command once, then the look for its exit status
+  CHECK(sbx_test::argv_mentions(execs[0], "corral-run"));
+  CHECK(sbx_test::argv_mentions(execs[1], "corral-status"));
+  CHECK(sbx.calls_of("stop").size() == 1);
+  CHECK(sbx_test::process_ends(std::stoi(read_file(pidfile))));
+  auto h = handle("h.json");
+  REQUIRE(h.HasMember("error"));
+  CHECK(std::string(h["error"]["code"].GetString()) == "unavailable");
+  CHECK(h["kept"].GetBool() == keep);
+  if (keep) {
+    CHECK(corral_sandboxes().size() == 1);
+    CHECK(env.claims().size() == 1);
+    env.env.erase("SBX_STANDIN_FAULT");
+    CliResult stop = env.run({"stop", "--id", h["leaseId"].GetString()});
+    CHECK_MESSAGE(stop.exit_code == 0, stop.err);
+  }
   CHECK(sbx.sandboxes().empty());
   CHECK(env.claims().empty());
 }

@@ -19,6 +19,11 @@ std::string standin_path() { return SBX_STANDIN_PATH; }
 
 StandIn::StandIn() = default;
 
+StandIn::~StandIn() {
+  for (int pid : hung_pids())
+    if (process_alive(pid)) ::kill(pid, SIGKILL);
+}
+
 std::map<std::string, std::string> StandIn::env(const std::map<std::string, std::string>& extra) const {
   std::map<std::string, std::string> e{{"SBX_STANDIN_STATE", dir_.str()}};
   for (const auto& [k, v] : extra) e[k] = v;
@@ -78,6 +83,20 @@ std::string StandIn::status(const std::string& name) const {
   fs::path p = dir_.path() / "sandboxes" / (name + ".json");
   if (!fs::exists(p)) return "";
   return corral::json::get_string(corral::json::parse(corral::test::read_file(p), "record"), "status");
+}
+
+std::vector<int> StandIn::exec_pids(const std::string& name) const {
+  std::vector<int> out;
+  std::istringstream in(corral::test::read_file(dir_.path() / "sandboxes" / (name + ".pids")));
+  for (int pid; in >> pid;) out.push_back(pid);
+  return out;
+}
+
+std::vector<int> StandIn::hung_pids() const {
+  std::vector<int> out;
+  std::istringstream in(corral::test::read_file(hangs_log()));
+  for (std::string command, pid; in >> command >> pid;) out.push_back(std::stoi(pid));
+  return out;
 }
 
 bool argv_mentions(const std::vector<std::string>& argv, const std::string& needle) {

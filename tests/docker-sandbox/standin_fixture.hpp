@@ -16,6 +16,9 @@ std::string standin_path();
 class StandIn {
  public:
   StandIn();
+  ~StandIn();  // kills the stand-ins still hanging: a corral killed mid-call leaves them
+  StandIn(const StandIn&) = delete;
+  StandIn& operator=(const StandIn&) = delete;
   const std::filesystem::path& state() const { return dir_.path(); }
   // The environment the stand-in needs, plus `extra` (e.g. fault switches).
   std::map<std::string, std::string> env(const std::map<std::string, std::string>& extra = {}) const;
@@ -32,6 +35,13 @@ class StandIn {
   std::vector<std::string> sandboxes() const;
   // The status of sandbox `name` ("" when it does not exist).
   std::string status(const std::string& name) const;
+  // The pids of the commands `sbx exec` started in sandbox `name` that still run (each
+  // leads its own process group).
+  std::vector<int> exec_pids(const std::string& name) const;
+  // The log a stand-in writes as it starts to hang (SBX_STANDIN_HANG): wait for it.
+  std::filesystem::path hangs_log() const { return dir_.path() / "hangs.log"; }
+  // The pids of the stand-ins that started to hang, in order.
+  std::vector<int> hung_pids() const;
 
  private:
   corral::test::TempDir dir_;

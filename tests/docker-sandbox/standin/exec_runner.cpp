@@ -12,6 +12,8 @@
 #include <iostream>
 #include <map>
 
+#include "faults.hpp"
+
 namespace sbx_standin {
 namespace {
 
@@ -145,6 +147,11 @@ int run_exec(const State& state, const Record& record, const ExecRequest& reques
     relay(out_fd, out_off, 1);
     relay(err_fd, err_off, 2);
     if (w == pid || (w < 0 && errno != EINTR)) break;
+    if (out_off > 0 && exec_dies()) {
+      // The client loses the sandbox mid-stream; the command runs on, as in a real VM.
+      std::cerr << "ERROR: error reading from the sandbox: read: connection reset by peer\n";
+      return 1;
+    }
     ::usleep(10'000);
   }
   state.remove_pid(record.name, pid);

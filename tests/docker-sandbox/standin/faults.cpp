@@ -24,11 +24,14 @@ bool not_logged_in() { return fault("not-logged-in"); }
 bool no_virtualization() { return fault("no-virtualization"); }
 bool create_fails_after_register() { return fault("create-fails-after-register"); }
 bool rm_fails() { return fault("rm-fails"); }
+bool ls_garbled() { return fault("ls-garbled"); }
+bool exec_dies() { return fault("exec-dies"); }
 
-void maybe_hang(const std::string& command) {
+void maybe_hang(const State& state, const std::string& command) {
   const char* hang = std::getenv("SBX_STANDIN_HANG");
-  if (hang && command == hang)
-    while (true) ::pause();
+  if (!hang || command != hang) return;
+  state.log("hangs.log", command + " " + std::to_string(::getpid()));
+  while (true) ::pause();
 }
 
 int fail_not_logged_in() {

@@ -4,11 +4,17 @@
 //     no-virtualization            a sandbox VM cannot start (create, exec of a stopped one)
 //     create-fails-after-register  create records the sandbox, then fails starting it
 //     rm-fails                     rm fails and removes nothing
+//     ls-garbled                   `ls --json` prints a cut-off document ({"sandboxes":)
+//     exec-dies                    `exec` exits 1 ("connection reset") once the command
+//                                  has printed on stdout, leaving the command running
 //   SBX_STANDIN_HANG=<command>     that command never finishes (e.g. create, ls); a
-//                                  hanging create has already recorded its sandbox
+//                                  hanging create has already recorded its sandbox. Each
+//                                  hang is logged as "<command> <pid>" in hangs.log.
 #pragma once
 
 #include <string>
+
+#include "state.hpp"
 
 namespace sbx_standin {
 
@@ -16,8 +22,11 @@ bool not_logged_in();
 bool no_virtualization();
 bool create_fails_after_register();
 bool rm_fails();
-// Blocks forever when SBX_STANDIN_HANG names `command`.
-void maybe_hang(const std::string& command);
+bool ls_garbled();
+bool exec_dies();
+// Blocks forever when SBX_STANDIN_HANG names `command`, once hangs.log records it (so a
+// test can wait for the hang and end the process afterwards).
+void maybe_hang(const State& state, const std::string& command);
 
 // Exit codes and messages in the style of the real tool (its texts are not documented;
 // these carry the phrases users see: "sbx login", "virtualization").

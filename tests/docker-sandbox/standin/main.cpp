@@ -81,7 +81,7 @@ int exec_main(const State& state, int argc, char** argv) {
     std::cerr << "ERROR: the input device is not a TTY\n";
     return 1;
   }
-  maybe_hang("exec");
+  maybe_hang(state, "exec");
   if (not_logged_in()) return fail_not_logged_in();
   auto record = state.load(rest[0]);
   if (!record) return not_found(rest[0]);
@@ -137,7 +137,7 @@ int do_create(const State& state, std::string name, const std::vector<std::strin
   r.cpus = cpus;
   r.memory = memory;
   state.save(r);  // registered before the VM starts, so a create cut short leaves it behind
-  maybe_hang("create");
+  maybe_hang(state, "create");
   if (create_fails_after_register()) {
     r.status = "stopped";
     state.save(r);
@@ -348,10 +348,14 @@ int main(int argc, char** argv) {
 
   // create hangs only once it has recorded the sandbox (in do_create).
   for (const char* command : {"ls", "rm", "stop", "cp", "version", "diagnose"})
-    if (app.got_subcommand(command)) maybe_hang(command);
+    if (app.got_subcommand(command)) maybe_hang(state, command);
   if (*shell) return do_create(state, name, paths, image, cpus, memory, quiet);
   if (*ls) {
     if (not_logged_in()) return fail_not_logged_in();
+    if (ls_json && ls_garbled()) {
+      std::cout << "{\"sandboxes\":";  // cut off, as a crashing daemon might leave it
+      return 0;
+    }
     print_ls(state.all(), ls_json, ls_quiet);
     return 0;
   }
