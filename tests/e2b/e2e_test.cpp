@@ -95,6 +95,11 @@ bool gone_soon(pid_t pid) {
   return !process_alive(pid);
 }
 
+// Waits (bounded) until nothing runs in sandbox `id` any more; true when so.
+bool idle_soon(E2bCli& t, const std::string& id) {
+  return eventually([&] { return t.server.with([&](auto& st) { return st.sandboxes.at(id).processes.empty(); }); });
+}
+
 }  // namespace
 
 TEST_CASE("providers describe e2b lists its settings with E2B's own variable names") {
@@ -335,7 +340,73 @@ TEST_CASE("busy answers to calls that are safe to repeat are retried within boun
     t.fault([](auto& f) { f.fail_route.clear(); });
     CHECK(t.run({"stop", "--id", lease}).exit_code == 0);
   }
+  SUBCASE("a 503, then 429s, on listing (list --remote, stop --orphans): retried, the kept sandbox stays") {
+    CHECK(t.run_script("true", {"--keep"}).exit_code == 0);
+    const std::string lease = str(t.handle(), "leaseId"), id = str(t.handle(), "sandboxId");
+    t.fault([](auto& f) { f.fail_route = "list"; f.fail_status = 503; f.fail_times = 1; f.retry_after = "0"; });
+    CliResult remote = t.run({"list", "--remote", "--provider", "e2b", "--json"});
+    CHECK(remote.exit_code == 0);
+    CHECK(remote.out.find(id) != std::string::npos);
+    CHECK(t.server.calls("list") == 2);
+    t.fault([](auto& f) { f.fail_route = "list"; f.fail_status = 429; f.fail_times = 2; f.retry_after = "0"; });
+    CHECK(t.run({"stop", "--orphans", "--provider", "e2b"}).exit_code == 0);
+    CHECK(t.server.calls("list") == 5);
+    CHECK(t.alive() == std::vector<std::string>{id});
+    CHECK(t.run({"stop", "--id", lease}).exit_code == 0);
+  }
+  SUBCASE("502s on extending the lifetime (timeout): retried, the new lifetime holds") {
+    CHECK(t.run_script("true", {"--keep"}).exit_code == 0);
+    const std::string lease = str(t.handle(), "leaseId"), id = str(t.handle(), "sandboxId");
+    t.fault([](auto& f) { f.fail_route = "timeout"; f.fail_status = 502; f.fail_times = 2; f.retry_after = "0"; });
+    CHECK(t.run({"extend", "--id", lease, "--by", "2h"}).exit_code == 0);
+    CHECK(t.server.calls("timeout") == 3);
+    auto left = t.server.with([&](auto& st) { return st.sandboxes.at(id).end_at; }) - std::chrono::system_clock::now();
+    CHECK(left > std::chrono::minutes(119));
+    CHECK(t.run({"stop", "--id", lease}).exit_code == 0);
+  }
+  SUBCASE("a 429 with Retry-After, then a 504, on resuming a kept sandbox (connect): retried, the command runs once") {
+    CHECK(t.run_script("echo run >> runs.txt", {"--keep"}).exit_code == 0);
+    const std::string lease = str(t.handle(), "leaseId"), id = str(t.handle(), "sandboxId");
+    t.fault([](auto& f) { f.fail_route = "connect"; f.fail_status = 429; f.fail_times = 1; f.retry_after = "1"; });
+    CliResult r = t.run_script("echo run >> runs.txt; cat runs.txt", {"--id", lease});
+    CHECK(r.exit_code == 0);
+    CHECK(r.out == "run\nrun\n");
+    CHECK(t.server.calls("connect") == 2);
+    t.fault([](auto& f) { f.fail_route = "connect"; f.fail_status = 504; f.fail_times = 1; f.retry_after = "0"; });
+    r = t.run_script("cat runs.txt", {"--id", lease});
+    CHECK(r.exit_code == 0);
+    CHECK(r.out == "run\nrun\n");
+    CHECK(t.server.calls("connect") == 4);
+    CHECK(t.run({"stop", "--id", lease}).exit_code == 0);
+  }
   CHECK(t.alive().empty());
+}
+
+TEST_CASE("a busy answer to starting a command is never retried: the command could run twice") {
+  E2bCli t;
+  CHECK(t.run_script("echo run >> runs.txt", {"--keep"}).exit_code == 0);
+  const std::string lease = str(t.handle(), "leaseId"), id = str(t.handle(), "sandboxId");
+  const int starts = t.server.calls("start");
+  SUBCASE("503") {
+    t.fault([](auto& f) { f.fail_route = "start"; f.fail_status = 503; f.fail_times = 1; f.retry_after = "0"; });
+    CliResult r = t.run_script("echo run >> runs.txt", {"--id", lease});
+    CHECK(r.exit_code == 69);
+    CHECK(r.err.find("HTTP 503") != std::string::npos);
+  }
+  SUBCASE("429") {
+    t.fault([](auto& f) { f.fail_route = "start"; f.fail_status = 429; f.fail_times = 1; f.retry_after = "0"; });
+    CliResult r = t.run_script("echo run >> runs.txt", {"--id", lease});
+    CHECK(r.exit_code == 75);
+    CHECK(r.err.find("HTTP 429") != std::string::npos);
+  }
+  // The workspace did not change, so the only Start was the command's, sent once.
+  CHECK(t.server.calls("start") == starts + 1);
+  auto runs = t.server.with([&](auto& st) { return st.sandboxes.at(id).root; }) / "home/user/workspace/runs.txt";
+  CHECK(read_file(runs) == "run\n");
+  CHECK(t.alive() == std::vector<std::string>{id});  // a reused lease is kept
+  CHECK(t.run({"stop", "--id", lease}).exit_code == 0);
+  CHECK(t.alive().empty());
+  CHECK(t.cli.claims().empty());
 }
 
 TEST_CASE("failures after the sandbox exists still return the handle and clean up") {
@@ -493,12 +564,7 @@ TEST_CASE("Ctrl-C stops the remote process, then applies the keep rules") {
     CHECK(json::get_bool(h, "kept"));
     const std::string id = str(h, "sandboxId");
     REQUIRE(t.alive() == std::vector<std::string>{id});
-    bool idle = false;
-    for (int i = 0; i < 50 && !idle; ++i) {
-      idle = t.server.with([&](auto& st) { return st.sandboxes.at(id).processes.empty(); });
-      if (!idle) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-    CHECK(idle);
+    CHECK(idle_soon(t, id));
     CHECK(t.run({"stop", "--id", str(h, "leaseId")}).exit_code == 0);
     CHECK(t.alive().empty());
   }
