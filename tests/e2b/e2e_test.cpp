@@ -443,6 +443,133 @@ TEST_CASE("failures after the sandbox exists still return the handle and clean u
   CHECK(t.alive().empty());
 }
 
+TEST_CASE("a connection that drops in the middle of an answer is not taken for a result") {
+  E2bCli t;
+  SUBCASE("envd: the command's stream drops while it runs; it is stopped, never run again") {
+    t.fault([](auto& f) { f.cut_streams_from = 2; f.cut_how = "reset"; });  // the first Start unpacks
+    CliResult r = t.run_script("echo $$ > cmd.pid; echo run >> runs.txt; echo partial; sleep 60", {"--keep"});
+    CHECK(r.exit_code == 69);
+    CHECK(r.out == "partial\n");
+    CHECK_MESSAGE(r.err.find("run the command") != std::string::npos, r.err);
+    auto h = t.handle();
+    const std::string id = str(h, "sandboxId");
+    const pid_t cmd = pid_written(t, id, "cmd.pid");
+    REQUIRE(cmd > 0);
+    CHECK(gone_soon(cmd));  // kept: only corral's kill can have ended it
+    CHECK(idle_soon(t, id));
+    auto root = t.server.with([&](auto& st) { return st.sandboxes.at(id).root; });
+    CHECK(read_file(root / "home/user/workspace/runs.txt") == "run\n");
+    t.fault([](auto& f) { f.cut_streams_from = 0; });
+    CHECK(t.run({"stop", "--id", str(h, "leaseId")}).exit_code == 0);
+  }
+  SUBCASE("control plane: create's answer drops midway; the sandbox it made is found by its lease and deleted") {
+    t.fault([](auto& f) { f.reset_route = "create"; });
+    CliResult r = t.run_script("echo never");
+    CHECK(r.exit_code == 69);
+    CHECK(r.out.empty());
+    CHECK_MESSAGE(r.err.find("E2B create sandbox") != std::string::npos, r.err);
+    CHECK(t.server.calls("create") == 1);
+    auto filters = t.server.with([](auto& st) { return st.list_filters; });
+    REQUIRE(filters.size() == 1);
+    CHECK(filters[0].count("corral-lease") == 1);
+  }
+  SUBCASE("control plane: get's answer drops midway; reported, not retried, the lease kept for stop --id") {
+    CHECK(t.run_script("true", {"--keep"}).exit_code == 0);
+    const std::string lease = str(t.handle(), "leaseId");
+    t.fault([](auto& f) { f.reset_route = "get"; });
+    CliResult r = t.run({"status", "--id", lease});
+    CHECK(r.exit_code == 69);
+    CHECK_MESSAGE(r.err.find("E2B get sandbox") != std::string::npos, r.err);
+    CHECK(t.server.calls("get") == 1);
+    t.fault([](auto& f) { f.reset_route.clear(); });
+    CHECK(t.run({"stop", "--id", lease}).exit_code == 0);
+  }
+  CHECK(t.alive().empty());
+  CHECK(t.cli.claims().empty());
+}
+
+TEST_CASE("a truncated JSON answer to create exits 69, and the sandbox it made is deleted") {
+  E2bCli t;
+  t.fault([](auto& f) { f.malformed_route = "create"; f.malformed = "truncated"; });
+  CliResult r = t.run_script("true");
+  CHECK(r.exit_code == 69);
+  CHECK(r.err.find("unexpected answer") != std::string::npos);
+  CHECK(r.err.find("hint:") != std::string::npos);
+  CHECK(t.server.calls("create") == 1);
+  CHECK(t.server.calls("list") == 1);  // the sweep by lease
+  CHECK(t.alive().empty());
+  CHECK(t.cli.claims().empty());
+}
+
+TEST_CASE("a Connect envelope that is oversized or cut is refused end to end, and the command stopped") {
+  E2bCli t;
+  SUBCASE("an envelope header claiming 1 GiB") {
+    t.fault([](auto& f) { f.cut_streams_from = 2; f.cut_how = "oversized"; });
+    CliResult r = t.run_script("echo $$ > cmd.pid; echo started; sleep 60", {"--keep"});
+    CHECK(r.exit_code == 69);
+    CHECK(r.out == "started\n");
+    CHECK_MESSAGE(r.err.find("run the command: the stream sent a message of 1073741824 bytes") != std::string::npos,
+                  r.err);
+    auto h = t.handle();
+    const pid_t cmd = pid_written(t, str(h, "sandboxId"), "cmd.pid");
+    REQUIRE(cmd > 0);
+    CHECK(gone_soon(cmd));
+    t.fault([](auto& f) { f.cut_streams_from = 0; });
+    CHECK(t.run({"stop", "--id", str(h, "leaseId")}).exit_code == 0);
+  }
+  SUBCASE("a stream that ends inside an envelope") {
+    t.fault([](auto& f) { f.cut_streams_from = 2; f.cut_how = "mid-envelope"; });
+    CliResult r = t.run_script("echo done");
+    CHECK(r.exit_code == 69);
+    CHECK(r.out == "done\n");
+    CHECK_MESSAGE(r.err.find("cut in the middle of a message") != std::string::npos, r.err);
+    CHECK(json::get_bool(t.handle(), "kept") == false);
+  }
+  CHECK(t.alive().empty());
+  CHECK(t.cli.claims().empty());
+}
+
+TEST_CASE("a sandbox that E2B deletes during a run is reported as gone, and the next stop --id cleans up") {
+  E2bCli t;
+  SUBCASE("between the sync and the command") {
+    t.fault([](auto& f) { f.hold_route = "start"; f.hold_skip = 1; });  // the first Start unpacks
+    Background b = t.cli.start({"run", "--provider", "e2b", "--lease-output", t.handle_path(), "--", "echo", "never"});
+    REQUIRE(eventually([&] { return t.server.with([](auto& st) { return st.held; }) == 1; }));
+    t.server.with([](auto& st) {
+      st.remove(st.sandboxes.begin()->first);  // as when its lifetime ends
+      st.release();
+      return 0;
+    });
+    CHECK(b.wait() == 66);
+    std::string err = read_file(b.err);
+    t.seen.push_back(err);
+    t.seen.push_back(read_file(b.out));
+    CHECK(read_file(b.out).empty());
+    CHECK_MESSAGE(err.find("no longer exists") != std::string::npos, err);
+    CHECK(err.find("lifetime") != std::string::npos);
+  }
+  SUBCASE("while the command runs") {
+    Background b = t.cli.start({"run", "--provider", "e2b", "--lease-output", t.handle_path(), "--", "sh", "-c",
+                                "echo started; sleep 60"});
+    REQUIRE(eventually([&] { return read_file(b.out) == "started\n"; }));
+    t.server.with([](auto& st) {
+      st.remove(st.sandboxes.begin()->first);
+      return 0;
+    });
+    CHECK(b.wait() == 66);
+    std::string err = read_file(b.err);
+    t.seen.push_back(err);
+    CHECK_MESSAGE(err.find("no longer exists") != std::string::npos, err);
+    CHECK(err.find("lifetime") != std::string::npos);
+  }
+  auto h = t.handle();
+  CHECK(json::get_bool(h, "kept") == false);
+  CHECK(t.alive().empty());
+  // Whatever the run left in the state folder, the next corral clears it.
+  CHECK(t.run({"stop", "--orphans", "--provider", "e2b"}).exit_code == 0);
+  CHECK(t.cli.claims().empty());
+}
+
 TEST_CASE("keepalives and a slow stream deliver the output intact") {
   E2bCli t;
   t.fault([](auto& f) { f.keepalive_ms = 25; f.slow_chunk_ms = 80; });

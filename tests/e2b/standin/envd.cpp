@@ -194,7 +194,7 @@ struct Run {
   bool step(httplib::DataSink& sink) {
     if (!sandbox_alive()) return false;
     if (cut && cut_how == "reset" && sent_output) return false;  // the command runs on
-    if (cut && cut_how == "oversized" && started) {
+    if (cut && cut_how == "oversized" && sent_output) {
       const std::string header{0, 0x40, 0, 0, 0};  // 1 GiB follows, it says
       sink.write(header.data(), header.size());
       sink.write("{\"event\":", 9);

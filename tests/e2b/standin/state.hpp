@@ -58,8 +58,9 @@ struct Faults {
   std::string cut_how = "end";          // how those streams stop: "end" (cleanly, as above),
                                         // "reset" (the connection drops after the first output,
                                         // the command still running), "mid-envelope" (cleanly,
-                                        // inside an envelope) or "oversized" (an envelope
-                                        // header claiming 1 GiB, then the connection drops)
+                                        // inside an envelope) or "oversized" (after the first
+                                        // output, an envelope header claiming 1 GiB, then the
+                                        // connection drops)
   std::string reset_route;              // control plane: the answer's headers, then the
                                         // connection drops inside its body (work done anyway)
   std::string hold_route;               // any route: a call waits here (counted in State::held)
