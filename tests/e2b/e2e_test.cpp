@@ -708,6 +708,74 @@ TEST_CASE("Ctrl-C stops the remote process, then applies the keep rules") {
   CHECK(t.server.calls("signal") == 0);
 }
 
+namespace {
+
+// Where SIGKILL lands: the call E2B holds (none: the command's stream is open), and what
+// the kill leaves.
+struct KillPoint {
+  const char* name;
+  const char* route;  // Faults::hold_route; "" for the running command
+  bool claim;         // the lease's claim is left (as abandoned)
+  bool by_id;         // cleaned up with `stop --id` rather than `stop --orphans`
+};
+
+// The states `list --json` gives the leases there are.
+std::vector<std::string> lease_states(E2bCli& t) {
+  CliResult r = t.run({"list", "--json"});
+  REQUIRE(r.exit_code == 0);
+  std::vector<std::string> out;
+  json::Document doc = json::parse(r.out, "list");
+  for (const auto& l : doc.GetArray()) out.push_back(str(l, "state"));
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("SIGKILL while E2B holds a call: the next stop --orphans or stop --id leaves nothing") {
+  const KillPoint points[] = {
+      {"create (the sandbox is made after corral died)", "create", false, false},
+      {"upload of the workspace", "files", true, false},
+      {"envd exec (the command runs)", "", true, true},
+      {"kill (the sandbox goes after corral died)", "kill", true, false},
+  };
+  for (const KillPoint& point : points) {
+    INFO(point.name);
+    E2bCli t;
+    t.fault([&](auto& f) { f.hold_route = point.route; });
+    const bool running = !*point.route;
+    Background b = t.cli.start({"run", "--provider", "e2b", "--", "sh", "-c", running ? "echo started; sleep 60" : "true"});
+    if (running)
+      REQUIRE(eventually([&] { return read_file(b.out) == "started\n"; }));
+    else
+      REQUIRE(eventually([&] { return t.server.with([](auto& st) { return st.held; }) == 1; }));
+    ::kill(b.pid, SIGKILL);
+    b.wait();
+    t.seen.push_back(read_file(b.out));
+    t.seen.push_back(read_file(b.err));
+    t.server.with([](auto& st) { st.release(); return 0; });  // the held call is served now
+    const size_t left = std::string(point.route) == "kill" ? 0 : 1;
+    REQUIRE(eventually([&] { return t.alive().size() == left; }));
+
+    std::vector<std::string> states = lease_states(t);
+    CHECK(states.size() == (point.claim ? 1u : 0u));
+    for (const std::string& st : states) CHECK(st == "abandoned");
+    CliResult stop;
+    if (point.by_id) {
+      CliResult listed = t.run({"list", "--json"});
+      const std::string lease = str(json::parse(listed.out, "list")[0], "leaseId");
+      stop = t.run({"stop", "--id", lease});
+    } else {
+      stop = t.run({"stop", "--orphans", "--provider", "e2b"});
+    }
+    CHECK_MESSAGE(stop.exit_code == 0, stop.err);
+    CHECK(t.alive().empty());
+    CHECK(t.cli.claims().empty());
+    CHECK(lease_states(t).empty());
+    CHECK(t.run_script("cat hello.txt").out == "hello from the workspace\n");  // corral works on
+    CHECK(t.alive().empty());
+  }
+}
+
 TEST_CASE("workdir, user and URLs are validated before any API call") {
   E2bCli t;
   const std::vector<std::vector<std::string>> bad = {{"--e2b-workdir", "relative/path"},
