@@ -529,7 +529,7 @@ TEST_CASE("a Connect envelope that is oversized or cut is refused end to end, an
   CHECK(t.cli.claims().empty());
 }
 
-TEST_CASE("a sandbox that E2B deletes during a run is reported as gone, and the next stop --id cleans up") {
+TEST_CASE("a sandbox that E2B deletes during a run is reported as gone, and nothing is left") {
   E2bCli t;
   SUBCASE("between the sync and the command") {
     t.fault([](auto& f) { f.hold_route = "start"; f.hold_skip = 1; });  // the first Start unpacks
