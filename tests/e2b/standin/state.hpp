@@ -63,7 +63,8 @@ struct Faults {
                                         // connection drops)
   std::string reset_route;              // control plane: the answer's headers, then the
                                         // connection drops inside its body (work done anyway)
-  std::string hold_route;               // any route: a call waits here (counted in State::held)
+  std::string hold_route;               // any route: a call waits (counted in State::held)
+                                        // until State::release(), then is served
   int hold_skip = 0;                    // ... after this many calls of it were let through
   int keepalive_ms = 0;                 // > 0: keepalive events this often while quiet
   int slow_chunk_ms = 0;                // > 0: pause before every data event
