@@ -198,7 +198,19 @@ http::Response Envd::start(const ProcessRequest& process, const std::string& tag
   connect::Decoder decoder;
   r.on_headers = [&](const http::Response& head) { check_stream_type(head, what); };
   r.on_body = [&](std::string_view chunk) {
-    decoder.feed(chunk, [&](connect::Message& m) { handle_event(m, st, hooks); });
+    bool in_event = false;  // the events' own errors pass as they are
+    try {
+      decoder.feed(chunk, [&](connect::Message& m) {
+        in_event = true;
+        handle_event(m, st, hooks);
+        in_event = false;
+      });
+    } catch (const Error& e) {
+      if (in_event) throw;
+      // The framing is broken: name the stream, as every other envd failure does.
+      throw Error(e.code(), what + ": " + e.what(),
+                  "envd sent a stream corral cannot read; rerun, and report it to E2B if it repeats");
+    }
   };
   http::Response response = client_.send(r);
   if (response.ok()) {

@@ -132,6 +132,14 @@ void E2bProvider::remove_strays(const std::string& lease_id, const sdk::Host& ho
   }
 }
 
+void E2bProvider::throw_if_gone(const std::string& id, const sdk::Host& host) {
+  try {
+    control_.get(id, host);
+  } catch (const Error& e) {
+    if (e.code() == ErrorCode::not_found) throw;
+  }
+}
+
 Sandbox E2bProvider::get(const std::string& id, const sdk::Host& host) {
   check_sandbox_id(id);
   SandboxInfo info = control_.get(id, host);
@@ -195,6 +203,9 @@ ExecResult E2bProvider::exec(const Sandbox& sandbox, const Command& command, con
                   "the command did not finish within " + format_duration(command.timeout_seconds) +
                       "; it was stopped in E2B sandbox " + sandbox.id,
                   "raise --timeout, or run without one");
+    // A stream that broke may mean E2B deleted the sandbox under it (its lifetime ended):
+    // say that, not "the network", when the control plane confirms it.
+    if (e.code() == ErrorCode::unavailable) throw_if_gone(sandbox.id, host);
     throw;
   }
 }

@@ -42,6 +42,9 @@ class E2bProvider : public sdk::Provider {
   // Deletes the sandboxes of lease `lease_id` (after a create that may have half
   // succeeded); warns instead of throwing when it cannot.
   void remove_strays(const std::string& lease_id, const sdk::Host& host);
+  // Throws sandbox_gone when the control plane says sandbox `id` no longer exists; returns
+  // when it is there or the control plane cannot tell.
+  void throw_if_gone(const std::string& id, const sdk::Host& host);
   // The sandbox's domain: what E2B reported for it, else E2B_DOMAIN.
   std::string domain_of(const Sandbox& sandbox) const;
 

@@ -95,6 +95,11 @@ bool gone_soon(pid_t pid) {
   return !process_alive(pid);
 }
 
+// Waits (bounded) until nothing runs in sandbox `id` any more; true when so.
+bool idle_soon(E2bCli& t, const std::string& id) {
+  return eventually([&] { return t.server.with([&](auto& st) { return st.sandboxes.at(id).processes.empty(); }); });
+}
+
 }  // namespace
 
 TEST_CASE("providers describe e2b lists its settings with E2B's own variable names") {
@@ -335,7 +340,73 @@ TEST_CASE("busy answers to calls that are safe to repeat are retried within boun
     t.fault([](auto& f) { f.fail_route.clear(); });
     CHECK(t.run({"stop", "--id", lease}).exit_code == 0);
   }
+  SUBCASE("a 503, then 429s, on listing (list --remote, stop --orphans): retried, the kept sandbox stays") {
+    CHECK(t.run_script("true", {"--keep"}).exit_code == 0);
+    const std::string lease = str(t.handle(), "leaseId"), id = str(t.handle(), "sandboxId");
+    t.fault([](auto& f) { f.fail_route = "list"; f.fail_status = 503; f.fail_times = 1; f.retry_after = "0"; });
+    CliResult remote = t.run({"list", "--remote", "--provider", "e2b", "--json"});
+    CHECK(remote.exit_code == 0);
+    CHECK(remote.out.find(id) != std::string::npos);
+    CHECK(t.server.calls("list") == 2);
+    t.fault([](auto& f) { f.fail_route = "list"; f.fail_status = 429; f.fail_times = 2; f.retry_after = "0"; });
+    CHECK(t.run({"stop", "--orphans", "--provider", "e2b"}).exit_code == 0);
+    CHECK(t.server.calls("list") == 5);
+    CHECK(t.alive() == std::vector<std::string>{id});
+    CHECK(t.run({"stop", "--id", lease}).exit_code == 0);
+  }
+  SUBCASE("502s on extending the lifetime (timeout): retried, the new lifetime holds") {
+    CHECK(t.run_script("true", {"--keep"}).exit_code == 0);
+    const std::string lease = str(t.handle(), "leaseId"), id = str(t.handle(), "sandboxId");
+    t.fault([](auto& f) { f.fail_route = "timeout"; f.fail_status = 502; f.fail_times = 2; f.retry_after = "0"; });
+    CHECK(t.run({"extend", "--id", lease, "--by", "2h"}).exit_code == 0);
+    CHECK(t.server.calls("timeout") == 3);
+    auto left = t.server.with([&](auto& st) { return st.sandboxes.at(id).end_at; }) - std::chrono::system_clock::now();
+    CHECK(left > std::chrono::minutes(119));
+    CHECK(t.run({"stop", "--id", lease}).exit_code == 0);
+  }
+  SUBCASE("a 429 with Retry-After, then a 504, on resuming a kept sandbox (connect): retried, the command runs once") {
+    CHECK(t.run_script("echo run >> runs.txt", {"--keep"}).exit_code == 0);
+    const std::string lease = str(t.handle(), "leaseId"), id = str(t.handle(), "sandboxId");
+    t.fault([](auto& f) { f.fail_route = "connect"; f.fail_status = 429; f.fail_times = 1; f.retry_after = "1"; });
+    CliResult r = t.run_script("echo run >> runs.txt; cat runs.txt", {"--id", lease});
+    CHECK(r.exit_code == 0);
+    CHECK(r.out == "run\nrun\n");
+    CHECK(t.server.calls("connect") == 2);
+    t.fault([](auto& f) { f.fail_route = "connect"; f.fail_status = 504; f.fail_times = 1; f.retry_after = "0"; });
+    r = t.run_script("cat runs.txt", {"--id", lease});
+    CHECK(r.exit_code == 0);
+    CHECK(r.out == "run\nrun\n");
+    CHECK(t.server.calls("connect") == 4);
+    CHECK(t.run({"stop", "--id", lease}).exit_code == 0);
+  }
   CHECK(t.alive().empty());
+}
+
+TEST_CASE("a busy answer to starting a command is never retried: the command could run twice") {
+  E2bCli t;
+  CHECK(t.run_script("echo run >> runs.txt", {"--keep"}).exit_code == 0);
+  const std::string lease = str(t.handle(), "leaseId"), id = str(t.handle(), "sandboxId");
+  const int starts = t.server.calls("start");
+  SUBCASE("503") {
+    t.fault([](auto& f) { f.fail_route = "start"; f.fail_status = 503; f.fail_times = 1; f.retry_after = "0"; });
+    CliResult r = t.run_script("echo run >> runs.txt", {"--id", lease});
+    CHECK(r.exit_code == 69);
+    CHECK(r.err.find("HTTP 503") != std::string::npos);
+  }
+  SUBCASE("429") {
+    t.fault([](auto& f) { f.fail_route = "start"; f.fail_status = 429; f.fail_times = 1; f.retry_after = "0"; });
+    CliResult r = t.run_script("echo run >> runs.txt", {"--id", lease});
+    CHECK(r.exit_code == 75);
+    CHECK(r.err.find("HTTP 429") != std::string::npos);
+  }
+  // The workspace did not change, so the only Start was the command's, sent once.
+  CHECK(t.server.calls("start") == starts + 1);
+  auto runs = t.server.with([&](auto& st) { return st.sandboxes.at(id).root; }) / "home/user/workspace/runs.txt";
+  CHECK(read_file(runs) == "run\n");
+  CHECK(t.alive() == std::vector<std::string>{id});  // a reused lease is kept
+  CHECK(t.run({"stop", "--id", lease}).exit_code == 0);
+  CHECK(t.alive().empty());
+  CHECK(t.cli.claims().empty());
 }
 
 TEST_CASE("failures after the sandbox exists still return the handle and clean up") {
@@ -370,6 +441,133 @@ TEST_CASE("failures after the sandbox exists still return the handle and clean u
   CHECK_FALSE(str(h, "leaseId").empty());
   CHECK(json::get_bool(h, "kept") == false);
   CHECK(t.alive().empty());
+}
+
+TEST_CASE("a connection that drops in the middle of an answer is not taken for a result") {
+  E2bCli t;
+  SUBCASE("envd: the command's stream drops while it runs; it is stopped, never run again") {
+    t.fault([](auto& f) { f.cut_streams_from = 2; f.cut_how = "reset"; });  // the first Start unpacks
+    CliResult r = t.run_script("echo $$ > cmd.pid; echo run >> runs.txt; echo partial; sleep 60", {"--keep"});
+    CHECK(r.exit_code == 69);
+    CHECK(r.out == "partial\n");
+    CHECK_MESSAGE(r.err.find("run the command") != std::string::npos, r.err);
+    auto h = t.handle();
+    const std::string id = str(h, "sandboxId");
+    const pid_t cmd = pid_written(t, id, "cmd.pid");
+    REQUIRE(cmd > 0);
+    CHECK(gone_soon(cmd));  // kept: only corral's kill can have ended it
+    CHECK(idle_soon(t, id));
+    auto root = t.server.with([&](auto& st) { return st.sandboxes.at(id).root; });
+    CHECK(read_file(root / "home/user/workspace/runs.txt") == "run\n");
+    t.fault([](auto& f) { f.cut_streams_from = 0; });
+    CHECK(t.run({"stop", "--id", str(h, "leaseId")}).exit_code == 0);
+  }
+  SUBCASE("control plane: create's answer drops midway; the sandbox it made is found by its lease and deleted") {
+    t.fault([](auto& f) { f.reset_route = "create"; });
+    CliResult r = t.run_script("echo never");
+    CHECK(r.exit_code == 69);
+    CHECK(r.out.empty());
+    CHECK_MESSAGE(r.err.find("E2B create sandbox") != std::string::npos, r.err);
+    CHECK(t.server.calls("create") == 1);
+    auto filters = t.server.with([](auto& st) { return st.list_filters; });
+    REQUIRE(filters.size() == 1);
+    CHECK(filters[0].count("corral-lease") == 1);
+  }
+  SUBCASE("control plane: get's answer drops midway; reported, not retried, the lease kept for stop --id") {
+    CHECK(t.run_script("true", {"--keep"}).exit_code == 0);
+    const std::string lease = str(t.handle(), "leaseId");
+    t.fault([](auto& f) { f.reset_route = "get"; });
+    CliResult r = t.run({"status", "--id", lease});
+    CHECK(r.exit_code == 69);
+    CHECK_MESSAGE(r.err.find("E2B get sandbox") != std::string::npos, r.err);
+    CHECK(t.server.calls("get") == 1);
+    t.fault([](auto& f) { f.reset_route.clear(); });
+    CHECK(t.run({"stop", "--id", lease}).exit_code == 0);
+  }
+  CHECK(t.alive().empty());
+  CHECK(t.cli.claims().empty());
+}
+
+TEST_CASE("a truncated JSON answer to create exits 69, and the sandbox it made is deleted") {
+  E2bCli t;
+  t.fault([](auto& f) { f.malformed_route = "create"; f.malformed = "truncated"; });
+  CliResult r = t.run_script("true");
+  CHECK(r.exit_code == 69);
+  CHECK(r.err.find("unexpected answer") != std::string::npos);
+  CHECK(r.err.find("hint:") != std::string::npos);
+  CHECK(t.server.calls("create") == 1);
+  CHECK(t.server.calls("list") == 1);  // the sweep by lease
+  CHECK(t.alive().empty());
+  CHECK(t.cli.claims().empty());
+}
+
+TEST_CASE("a Connect envelope that is oversized or cut is refused end to end, and the command stopped") {
+  E2bCli t;
+  SUBCASE("an envelope header claiming 1 GiB") {
+    t.fault([](auto& f) { f.cut_streams_from = 2; f.cut_how = "oversized"; });
+    CliResult r = t.run_script("echo $$ > cmd.pid; echo started; sleep 60", {"--keep"});
+    CHECK(r.exit_code == 69);
+    CHECK(r.out == "started\n");
+    CHECK_MESSAGE(r.err.find("run the command: the stream sent a message of 1073741824 bytes") != std::string::npos,
+                  r.err);
+    auto h = t.handle();
+    const pid_t cmd = pid_written(t, str(h, "sandboxId"), "cmd.pid");
+    REQUIRE(cmd > 0);
+    CHECK(gone_soon(cmd));
+    t.fault([](auto& f) { f.cut_streams_from = 0; });
+    CHECK(t.run({"stop", "--id", str(h, "leaseId")}).exit_code == 0);
+  }
+  SUBCASE("a stream that ends inside an envelope") {
+    t.fault([](auto& f) { f.cut_streams_from = 2; f.cut_how = "mid-envelope"; });
+    CliResult r = t.run_script("echo done");
+    CHECK(r.exit_code == 69);
+    CHECK(r.out == "done\n");
+    CHECK_MESSAGE(r.err.find("cut in the middle of a message") != std::string::npos, r.err);
+    CHECK(json::get_bool(t.handle(), "kept") == false);
+  }
+  CHECK(t.alive().empty());
+  CHECK(t.cli.claims().empty());
+}
+
+TEST_CASE("a sandbox that E2B deletes during a run is reported as gone, and nothing is left") {
+  E2bCli t;
+  SUBCASE("between the sync and the command") {
+    t.fault([](auto& f) { f.hold_route = "start"; f.hold_skip = 1; });  // the first Start unpacks
+    Background b = t.cli.start({"run", "--provider", "e2b", "--lease-output", t.handle_path(), "--", "echo", "never"});
+    REQUIRE(eventually([&] { return t.server.with([](auto& st) { return st.held; }) == 1; }));
+    t.server.with([](auto& st) {
+      st.remove(st.sandboxes.begin()->first);  // as when its lifetime ends
+      st.release();
+      return 0;
+    });
+    CHECK(b.wait() == 66);
+    std::string err = read_file(b.err);
+    t.seen.push_back(err);
+    t.seen.push_back(read_file(b.out));
+    CHECK(read_file(b.out).empty());
+    CHECK_MESSAGE(err.find("no longer exists") != std::string::npos, err);
+    CHECK(err.find("lifetime") != std::string::npos);
+  }
+  SUBCASE("while the command runs") {
+    Background b = t.cli.start({"run", "--provider", "e2b", "--lease-output", t.handle_path(), "--", "sh", "-c",
+                                "echo started; sleep 60"});
+    REQUIRE(eventually([&] { return read_file(b.out) == "started\n"; }));
+    t.server.with([](auto& st) {
+      st.remove(st.sandboxes.begin()->first);
+      return 0;
+    });
+    CHECK(b.wait() == 66);
+    std::string err = read_file(b.err);
+    t.seen.push_back(err);
+    CHECK_MESSAGE(err.find("no longer exists") != std::string::npos, err);
+    CHECK(err.find("lifetime") != std::string::npos);
+  }
+  auto h = t.handle();
+  CHECK(json::get_bool(h, "kept") == false);
+  CHECK(t.alive().empty());
+  // Whatever the run left in the state folder, the next corral clears it.
+  CHECK(t.run({"stop", "--orphans", "--provider", "e2b"}).exit_code == 0);
+  CHECK(t.cli.claims().empty());
 }
 
 TEST_CASE("keepalives and a slow stream deliver the output intact") {
@@ -493,12 +691,7 @@ TEST_CASE("Ctrl-C stops the remote process, then applies the keep rules") {
     CHECK(json::get_bool(h, "kept"));
     const std::string id = str(h, "sandboxId");
     REQUIRE(t.alive() == std::vector<std::string>{id});
-    bool idle = false;
-    for (int i = 0; i < 50 && !idle; ++i) {
-      idle = t.server.with([&](auto& st) { return st.sandboxes.at(id).processes.empty(); });
-      if (!idle) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-    CHECK(idle);
+    CHECK(idle_soon(t, id));
     CHECK(t.run({"stop", "--id", str(h, "leaseId")}).exit_code == 0);
     CHECK(t.alive().empty());
   }
@@ -513,6 +706,74 @@ TEST_CASE("Ctrl-C stops the remote process, then applies the keep rules") {
   }
   // The process group went by a second Start of kill; SendSignal was not needed.
   CHECK(t.server.calls("signal") == 0);
+}
+
+namespace {
+
+// Where SIGKILL lands: the call E2B holds (none: the command's stream is open), and what
+// the kill leaves.
+struct KillPoint {
+  const char* name;
+  const char* route;  // Faults::hold_route; "" for the running command
+  bool claim;         // the lease's claim is left (as abandoned)
+  bool by_id;         // cleaned up with `stop --id` rather than `stop --orphans`
+};
+
+// The states `list --json` gives the leases there are.
+std::vector<std::string> lease_states(E2bCli& t) {
+  CliResult r = t.run({"list", "--json"});
+  REQUIRE(r.exit_code == 0);
+  std::vector<std::string> out;
+  json::Document doc = json::parse(r.out, "list");
+  for (const auto& l : doc.GetArray()) out.push_back(str(l, "state"));
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("SIGKILL while E2B holds a call: the next stop --orphans or stop --id leaves nothing") {
+  const KillPoint points[] = {
+      {"create (the sandbox is made after corral died)", "create", false, false},
+      {"upload of the workspace", "files", true, false},
+      {"envd exec (the command runs)", "", true, true},
+      {"kill (the sandbox goes after corral died)", "kill", true, false},
+  };
+  for (const KillPoint& point : points) {
+    INFO(point.name);
+    E2bCli t;
+    t.fault([&](auto& f) { f.hold_route = point.route; });
+    const bool running = !*point.route;
+    Background b = t.cli.start({"run", "--provider", "e2b", "--", "sh", "-c", running ? "echo started; sleep 60" : "true"});
+    if (running)
+      REQUIRE(eventually([&] { return read_file(b.out) == "started\n"; }));
+    else
+      REQUIRE(eventually([&] { return t.server.with([](auto& st) { return st.held; }) == 1; }));
+    ::kill(b.pid, SIGKILL);
+    b.wait();
+    t.seen.push_back(read_file(b.out));
+    t.seen.push_back(read_file(b.err));
+    t.server.with([](auto& st) { st.release(); return 0; });  // the held call is served now
+    const size_t left = std::string(point.route) == "kill" ? 0 : 1;
+    REQUIRE(eventually([&] { return t.alive().size() == left; }));
+
+    std::vector<std::string> states = lease_states(t);
+    CHECK(states.size() == (point.claim ? 1u : 0u));
+    for (const std::string& st : states) CHECK(st == "abandoned");
+    CliResult stop;
+    if (point.by_id) {
+      CliResult listed = t.run({"list", "--json"});
+      const std::string lease = str(json::parse(listed.out, "list")[0], "leaseId");
+      stop = t.run({"stop", "--id", lease});
+    } else {
+      stop = t.run({"stop", "--orphans", "--provider", "e2b"});
+    }
+    CHECK_MESSAGE(stop.exit_code == 0, stop.err);
+    CHECK(t.alive().empty());
+    CHECK(t.cli.claims().empty());
+    CHECK(lease_states(t).empty());
+    CHECK(t.run_script("cat hello.txt").out == "hello from the workspace\n");  // corral works on
+    CHECK(t.alive().empty());
+  }
 }
 
 TEST_CASE("workdir, user and URLs are validated before any API call") {

@@ -308,6 +308,10 @@ TEST_CASE("answers that break the API's schema are provider errors, never usage 
     check_unexpected(fx.plugin->call(fx.d().list, R"({"labels":{}})"));
     fault("list", "not-json");
     check_unexpected(fx.plugin->call(fx.d().list, R"({"labels":{}})"));
+    fault("list", "truncated");
+    check_unexpected(fx.plugin->call(fx.d().list, R"({"labels":{}})"));
+    fault("get", "truncated");
+    check_unexpected(fx.plugin->call(fx.d().get, "{\"id\":\"" + id_of(sb) + "\"}"));
     fault("", "");
     fx.plugin->call(fx.d().destroy, with_sandbox(sb));
   }

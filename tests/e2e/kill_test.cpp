@@ -5,14 +5,12 @@
 #include <doctest/doctest.h>
 #include <signal.h>
 
-#include <chrono>
-#include <thread>
-
 #include "cli.hpp"
 #include "corral/json.hpp"
 
 namespace fs = std::filesystem;
 using corral::test::CliEnv;
+using corral::test::eventually;
 
 namespace {
 
@@ -41,16 +39,6 @@ struct Boxes : CliEnv {
     return out;
   }
 };
-
-// Waits (bounded) until `done` holds.
-template <class Done>
-bool eventually(Done done) {
-  for (int i = 0; i < 300; ++i) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return done();
-}
 
 struct Phase {
   const char* name;   // the run phase the kill lands in

@@ -20,6 +20,7 @@
 
 namespace fs = std::filesystem;
 using corral::test::CliEnv;
+using corral::test::eventually;
 using corral::test::read_file;
 
 namespace {
@@ -40,15 +41,6 @@ size_t count_sandboxes(const fs::path& dir) {
   std::error_code ec;
   for (auto& e : fs::directory_iterator(dir, ec)) n += e.is_directory() ? 1 : 0;
   return n;
-}
-
-// Waits (bounded) until `done` holds.
-bool eventually(const std::function<bool()>& done) {
-  for (int i = 0; i < 200; ++i) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return done();
 }
 
 // The state string `list --json` gives lease `id`.

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -27,6 +28,9 @@ class TempDir {
 
 // The text of a file ("" when missing).
 std::string read_file(const std::filesystem::path& path);
+
+// Waits (bounded, up to 15 s) until `done` holds; its last answer.
+bool eventually(const std::function<bool()>& done);
 
 struct CliResult {
   int exit_code = -1;

@@ -162,8 +162,7 @@ class Api {
       http_error(res, 401, "Invalid API key, please visit https://e2b.dev/docs/api-key for more information.");
       return false;
     }
-    if (f.fail_route == route && f.fail_status > 0) {
-      if (f.fail_times > 0 && --f.fail_times == 0) f.fail_route.clear();
+    if (state_.fails(route)) {
       if (!f.retry_after.empty()) res.set_header("Retry-After", f.retry_after);
       std::string why = f.fail_status == 429 ? "Rate limit exceeded, please try again later"
                                              : "stand-in fault: the service is unavailable";
@@ -211,6 +210,9 @@ class Api {
     res.status = status;
     if (state_.faults.malformed == "wrong-types")
       res.set_content(route == "list" ? R"([{"sandboxID":42,"metadata":"none"}])" : R"({"sandboxID":42,"templateID":["base"]})",
+                      "application/json");
+    else if (state_.faults.malformed == "truncated")  // complete as HTTP, cut as JSON
+      res.set_content(route == "list" ? R"([{"templateID":"base","sandboxID":"i)" : R"({"templateID":"base","sandboxID":"i)",
                       "application/json");
     else
       res.set_content("<html><body>Welcome to the proxy</body></html>", "text/html");
@@ -365,26 +367,41 @@ class Api {
   State& state_;
 };
 
+// The reset_route fault: the headers promise the whole body, half of it goes out, then the
+// connection drops, as when a proxy or the network breaks mid-answer.
+void cut_body(httplib::Response& res) {
+  auto half = std::make_shared<std::string>(res.body.substr(0, res.body.size() / 2));
+  const std::string type = res.get_header_value("Content-Type");
+  const size_t size = std::max<size_t>(res.body.size(), 2);
+  res.body.clear();
+  res.set_content_provider(size, type, [half](size_t, size_t, httplib::DataSink& sink) {
+    if (!half->empty()) sink.write(half->data(), half->size());
+    return false;  // abort: the client never gets the rest
+  });
+}
+
 }  // namespace
 
 void register_control_plane(httplib::Server& server, State& state) {
   auto api = std::make_shared<Api>(state);
-  auto locked = [api, &state](void (Api::*fn)(const httplib::Request&, httplib::Response&)) {
-    return [api, &state, fn](const httplib::Request& req, httplib::Response& res) {
-      std::lock_guard lock(state.mutex());
+  auto locked = [api, &state](const std::string& route, void (Api::*fn)(const httplib::Request&, httplib::Response&)) {
+    return [api, &state, route, fn](const httplib::Request& req, httplib::Response& res) {
+      std::unique_lock lock(state.mutex());
+      state.hold(route, lock);
       ((*api).*fn)(req, res);
+      if (state.faults.reset_route == route) cut_body(res);
     };
   };
-  server.Post("/sandboxes", locked(&Api::create));
+  server.Post("/sandboxes", locked("create", &Api::create));
   // The official JS SDK (2.x) creates through POST /v2/sandboxes, which the pinned spec
   // does not list yet; same body and answer, accepted so that SDK can check this stand-in.
-  server.Post("/v2/sandboxes", locked(&Api::create));
-  server.Get("/v2/sandboxes", locked(&Api::list));
-  server.Get(R"(/sandboxes/([A-Za-z0-9-]+))", locked(&Api::get));
-  server.Delete(R"(/sandboxes/([A-Za-z0-9-]+))", locked(&Api::kill));
-  server.Post(R"(/sandboxes/([A-Za-z0-9-]+)/connect)", locked(&Api::connect));
-  server.Post(R"(/v2/sandboxes/([A-Za-z0-9-]+)/connect)", locked(&Api::connect));  // JS SDK 2.x, as above
-  server.Post(R"(/sandboxes/([A-Za-z0-9-]+)/timeout)", locked(&Api::set_timeout));
+  server.Post("/v2/sandboxes", locked("create", &Api::create));
+  server.Get("/v2/sandboxes", locked("list", &Api::list));
+  server.Get(R"(/sandboxes/([A-Za-z0-9-]+))", locked("get", &Api::get));
+  server.Delete(R"(/sandboxes/([A-Za-z0-9-]+))", locked("kill", &Api::kill));
+  server.Post(R"(/sandboxes/([A-Za-z0-9-]+)/connect)", locked("connect", &Api::connect));
+  server.Post(R"(/v2/sandboxes/([A-Za-z0-9-]+)/connect)", locked("connect", &Api::connect));  // JS SDK 2.x, as above
+  server.Post(R"(/sandboxes/([A-Za-z0-9-]+)/timeout)", locked("timeout", &Api::set_timeout));
   server.Get("/health", [](const httplib::Request&, httplib::Response& res) { res.status = 200; });
 }
 

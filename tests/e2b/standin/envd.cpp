@@ -115,7 +115,8 @@ FakeSandbox* sandbox_for(State& state, const std::string& route, const httplib::
     http_error(res, 401, "unauthorized access, please provide a valid access token");
     return nullptr;
   }
-  if (state.faults.fail_route == route && state.faults.fail_status > 0) {
+  if (state.fails(route)) {
+    if (!state.faults.retry_after.empty()) res.set_header("Retry-After", state.faults.retry_after);
     std::string why = "stand-in fault on " + route;
     if (state.faults.echo_secrets) why += " (request had X-Access-Token: " + req.get_header_value("X-Access-Token") + ")";
     http_error(res, state.faults.fail_status, why);
@@ -136,6 +137,8 @@ struct Run {
   int slow_ms = 0;
   int start_delay_ms = 0;
   bool cut = false;
+  std::string cut_how;  // Faults::cut_how, when `cut`
+  bool sent_output = false;
 
   std::string tag;
 
@@ -180,8 +183,23 @@ struct Run {
 
   static std::string event(const std::string& inner) { return frame("{\"event\":" + inner + "}"); }
 
-  // One step of the stream; false aborts it (the client went away).
+  // False once the sandbox was deleted: its envd, and every stream from it, are gone.
+  bool sandbox_alive() const {
+    std::lock_guard lock(state->mutex());
+    return state->sandboxes.count(sandbox_id) > 0;
+  }
+
+  // One step of the stream; false aborts it (the client went away, or the connection is
+  // to drop).
   bool step(httplib::DataSink& sink) {
+    if (!sandbox_alive()) return false;
+    if (cut && cut_how == "reset" && sent_output) return false;  // the command runs on
+    if (cut && cut_how == "oversized" && sent_output) {
+      const std::string header{0, 0x40, 0, 0, 0};  // 1 GiB follows, it says
+      sink.write(header.data(), header.size());
+      sink.write("{\"event\":", 9);
+      return false;
+    }
     if (!started) {
       started = true;
       if (start_delay_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(start_delay_ms));
@@ -208,10 +226,19 @@ struct Run {
         std::string data = event(std::string("{\"data\":{\"") + (i == 0 ? "stdout" : "stderr") + "\":\"" +
                                  b64(buf, static_cast<size_t>(got)) + "\"}}");
         if (!sink.write(data.data(), data.size())) return false;
+        sent_output = true;
       }
       return true;
     }
     int status = finish(false);
+    if (!sandbox_alive()) return false;  // killed with its sandbox: no end event from envd
+    if (cut && cut_how == "reset") return false;
+    if (cut && cut_how == "mid-envelope") {  // ends cleanly, but inside a message
+      std::string partial = event("{\"end\":{\"exited\":true}}").substr(0, 12);
+      sink.write(partial.data(), partial.size());
+      sink.done();
+      return true;
+    }
     if (cut) {  // the fault: the stream stops without telling how the command ended
       sink.done();
       return true;
@@ -235,6 +262,7 @@ struct Run {
 
 void start(State& state, const httplib::Request& req, httplib::Response& res) {
   std::unique_lock lock(state.mutex());
+  state.hold("start", lock);
   FakeSandbox* sb = sandbox_for(state, "start", req, res);
   if (!sb) return;
   if (req.get_header_value("Content-Type") != "application/connect+json")
@@ -277,6 +305,7 @@ void start(State& state, const httplib::Request& req, httplib::Response& res) {
   run->state = &state;
   run->sandbox_id = sb->id;
   run->cut = state.faults.cut_streams_from > 0 && state.calls["start"] >= state.faults.cut_streams_from;
+  run->cut_how = state.faults.cut_how;
   run->slow_ms = state.faults.slow_chunk_ms;
   run->start_delay_ms = state.faults.start_delay_ms;
   run->keepalive_ms = state.faults.keepalive_ms;
@@ -340,7 +369,8 @@ void send_signal(State& state, const httplib::Request& req, httplib::Response& r
 }
 
 void upload(State& state, const httplib::Request& req, httplib::Response& res) {
-  std::lock_guard lock(state.mutex());
+  std::unique_lock lock(state.mutex());
+  state.hold("files", lock);
   FakeSandbox* sb = sandbox_for(state, "files", req, res);
   if (!sb) return;
   std::string user = req.has_param("username") ? req.get_param_value("username") : user_of(req);

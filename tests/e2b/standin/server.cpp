@@ -55,6 +55,7 @@ StandIn::~StandIn() {
     std::vector<std::string> ids;
     for (const auto& [id, sb] : state_.sandboxes) ids.push_back(id);
     for (const auto& id : ids) state_.remove(id);  // kills whatever still runs
+    state_.release();  // held calls end, so the servers can stop
   }
   api_.stop();
   envd_.stop();

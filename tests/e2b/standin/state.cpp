@@ -33,6 +33,29 @@ bool FakeSandbox::internet() const {
   return !deny_all || !allow_out.empty();
 }
 
+void State::hold(const std::string& route, std::unique_lock<std::mutex>& lock) {
+  if (faults.hold_route != route) return;
+  if (faults.hold_skip > 0) {
+    --faults.hold_skip;
+    return;
+  }
+  ++held;
+  released_.wait(lock, [&] { return faults.hold_route != route; });
+  --held;
+}
+
+void State::release() {
+  faults.hold_route.clear();
+  released_.notify_all();
+}
+
+bool State::fails(const std::string& route) {
+  Faults& f = faults;
+  if (f.fail_route != route || f.fail_status <= 0) return false;
+  if (f.fail_times > 0 && --f.fail_times == 0) f.fail_route.clear();
+  return true;
+}
+
 FakeSandbox& State::add_sandbox(const std::string& template_id, bool secure, long timeout_seconds) {
   FakeSandbox sb;
   sb.id = "i" + random_id(19);

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <filesystem>
 #include <map>
 #include <mutex>
@@ -54,11 +55,23 @@ struct Faults {
   std::string redirect_to;              // control plane answers 307 to this origin
   int cut_streams_from = 0;             // > 0: the Start calls from this one (1-based) on
                                         // stream output, then end without their `end` event
+  std::string cut_how = "end";          // how those streams stop: "end" (cleanly, as above),
+                                        // "reset" (the connection drops after the first output,
+                                        // the command still running), "mid-envelope" (cleanly,
+                                        // inside an envelope) or "oversized" (after the first
+                                        // output, an envelope header claiming 1 GiB, then the
+                                        // connection drops)
+  std::string reset_route;              // control plane: the answer's headers, then the
+                                        // connection drops inside its body (work done anyway)
+  std::string hold_route;               // any route: a call waits (counted in State::held)
+                                        // until State::release(), then is served
+  int hold_skip = 0;                    // ... after this many calls of it were let through
   int keepalive_ms = 0;                 // > 0: keepalive events this often while quiet
   int slow_chunk_ms = 0;                // > 0: pause before every data event
   int start_delay_ms = 0;               // > 0: the process runs this long before its `start` event
   std::string malformed_route;          // "create", "get", "list" or "start": a 2xx answer
-  std::string malformed = "not-json";   // ... that is "not-json", "wrong-types" or (start) "text"
+  std::string malformed = "not-json";   // ... that is "not-json", "wrong-types", "truncated"
+                                        // (a JSON prefix) or (start) "text"
   std::string sandbox_domain;           // non-empty: the `domain` E2B reports for sandboxes
   int max_sandboxes = 0;                // > 0: create answers 429 while this many sandboxes exist
                                         // (the team's concurrent-sandbox limit)
@@ -88,6 +101,16 @@ class State {
   // Every header value clients sent, per route, to check where secrets travel.
   std::map<std::string, std::vector<std::string>> header_values;
 
+  // Calls waiting on Faults::hold_route now.
+  int held = 0;
+  // Waits while `route` is held (see Faults::hold_route); `lock` holds mutex() and is
+  // released while waiting.
+  void hold(const std::string& route, std::unique_lock<std::mutex>& lock);
+  // Lets every held call go on and holds no more (clears hold_route).
+  void release();
+  // True (and counted down) when fail_route answers this call of `route` with fail_status.
+  bool fails(const std::string& route);
+
   // A new sandbox with its folder tree (home/user, tmp); caller holds the mutex.
   FakeSandbox& add_sandbox(const std::string& template_id, bool secure, long timeout_seconds);
   // Deletes expired sandboxes (E2B's lifetime enforcement); caller holds the mutex.
@@ -105,6 +128,7 @@ class State {
   std::filesystem::path root_;
   std::string api_key_;
   std::mutex mutex_;
+  std::condition_variable released_;
 };
 
 // RFC 3339 UTC time, as E2B writes startedAt / endAt.
