@@ -25,6 +25,9 @@ namespace ws = boost::beast::websocket;
 using tcp = net::ip::tcp;
 using Clock = std::chrono::steady_clock;
 
+// The most a read hands to on_message at once.
+constexpr std::size_t kPieceBytes = 64 * 1024;
+
 // Where a ws(s) URL points.
 struct Target {
   bool tls = false;
@@ -157,10 +160,13 @@ Ending handshake_and_follow(Stream& stream, net::io_context& ioc, const Target& 
   // Following: every message resets the idle clock, and so do pings (Beast answers them).
   Clock::time_point last_activity = Clock::now();
   stream.control_callback([&](ws::frame_type, beast::string_view) { last_activity = Clock::now(); });
+  // Messages are read in pieces and handed on as they arrive: a message of any size (a
+  // log sent whole) is neither refused at Beast's 16 MiB limit nor held in memory.
+  stream.read_message_max(0);
   beast::flat_buffer buffer;
   for (;;) {
     done = false;
-    stream.async_read(buffer, [&](beast::error_code e, std::size_t) {
+    stream.async_read_some(buffer, kPieceBytes, [&](beast::error_code e, std::size_t) {
       ec = e;
       done = true;
     });

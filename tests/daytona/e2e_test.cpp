@@ -725,3 +725,362 @@ TEST_CASE("four shards on Daytona: each its own sandbox, index and count; all de
   CHECK(t.alive().empty());
   CHECK(t.cli.claims().empty());
 }
+
+namespace {
+
+// A call safe to repeat, and the corral command that reaches it on a kept lease.
+struct ReadCall {
+  const char* route;  // as the stand-in counts it
+  int calls;          // how often the command makes that call when nothing fails
+};
+const ReadCall kReadCalls[] = {{"get", 1},         {"list", 1},    {"start", 1}, {"autostop", 1},
+                               {"preview-url", 1}, {"toolbox-proxy-url", 1}, {"session", 1}};
+
+// The stand-in's count of `route`, toolbox routes included.
+int calls_of(DaytonaCli& t, const std::string& route) {
+  return t.server.calls(route == "session" ? "toolbox POST process/session" : route);
+}
+
+// Runs the corral command that makes `route`'s call on the kept `lease` (a reuse for the
+// toolbox routes and start, with the sandbox stopped first for start).
+CliResult reach(DaytonaCli& t, const std::string& route, const std::string& lease, const std::string& id) {
+  if (route == "get") return t.run({"status", "--id", lease});
+  if (route == "list") return t.run({"list", "--remote", "--provider", "daytona", "--json"});
+  if (route == "autostop") return t.run({"extend", "--id", lease, "--by", "1h"});
+  if (route == "preview-url") return t.run({"url", "--id", lease, "--port", "3000"});
+  if (route == "start") t.server.with([&](auto& st) { return st.sandboxes.at(id).state = "stopped"; });
+  t.fault([&](auto& f) { f.no_toolbox_proxy_url = route == "toolbox-proxy-url"; });
+  return t.run_script("echo ok", {"--id", lease});
+}
+
+// Arms `times` answers of `status` (with `retry_after`) on `route`.
+void fail_next(DaytonaCli& t, const std::string& route, int status, int times, const std::string& retry_after = "0") {
+  t.fault([&](auto& f) {
+    f.fail_route = route;
+    f.fail_status = status;
+    f.fail_times = times;
+    f.retry_after = retry_after;
+  });
+}
+
+int fails_left(DaytonaCli& t) {
+  return t.server.with([](auto& st) { return st.faults.fail_times; });
+}
+
+// A kept sandbox to aim read faults at: {lease, sandbox id}.
+std::pair<std::string, std::string> kept_lease(DaytonaCli& t) {
+  REQUIRE(t.run_script("true", {"--keep"}).exit_code == 0);
+  auto h = t.handle();
+  return {str(h, "leaseId"), str(h, "sandboxId")};
+}
+
+// Stops the lease and checks that nothing is left at the stand-in or in the claims.
+void stop_and_check_empty(DaytonaCli& t, const std::string& lease) {
+  t.fault([](auto& f) { f = daytona::standin::Faults{}; });
+  CHECK(t.run({"stop", "--id", lease}).exit_code == 0);
+  CHECK(t.alive().empty());
+  CHECK(t.cli.claims().empty());
+}
+
+}  // namespace
+
+TEST_CASE("429 on every call safe to repeat is retried after its Retry-After, then succeeds") {
+  DaytonaCli t;
+  auto [lease, id] = kept_lease(t);
+  for (const ReadCall& c : kReadCalls) {
+    const std::string route = c.route;
+    CAPTURE(route);
+    const int before = calls_of(t, c.route);
+    fail_next(t, c.route, 429, 2);
+    CliResult r = reach(t, c.route, lease, id);
+    INFO(r.err);
+    CHECK(r.exit_code == 0);
+    CHECK(fails_left(t) == 0);
+    CHECK(calls_of(t, c.route) - before == c.calls + 2);
+  }
+  CHECK(t.alive() == std::vector<std::string>{id});
+  stop_and_check_empty(t, lease);
+}
+
+TEST_CASE("502, 503 and 504 on every call safe to repeat are retried, then succeed") {
+  DaytonaCli t;
+  auto [lease, id] = kept_lease(t);
+  int n = 0;
+  for (const ReadCall& c : kReadCalls) {
+    const int status = 502 + n++ % 3;
+    const std::string route = c.route;
+    CAPTURE(route);
+    CAPTURE(status);
+    const int before = calls_of(t, c.route);
+    fail_next(t, c.route, status, 2);
+    CliResult r = reach(t, c.route, lease, id);
+    INFO(r.err);
+    CHECK(r.exit_code == 0);
+    CHECK(fails_left(t) == 0);
+    CHECK(calls_of(t, c.route) - before == c.calls + 2);
+  }
+  CHECK(t.alive() == std::vector<std::string>{id});
+  stop_and_check_empty(t, lease);
+}
+
+TEST_CASE("500 on any call safe to repeat is not retried: exit 69 after one call, the lease still usable") {
+  DaytonaCli t;
+  auto [lease, id] = kept_lease(t);
+  for (const ReadCall& c : kReadCalls) {
+    const std::string route = c.route;
+    CAPTURE(route);
+    const int before = calls_of(t, c.route);
+    fail_next(t, c.route, 500, 5);
+    CliResult r = reach(t, c.route, lease, id);
+    INFO(r.err);
+    CHECK(r.exit_code == 69);
+    CHECK(r.err.find("HTTP 500") != std::string::npos);
+    CHECK(fails_left(t) == 4);
+    CHECK(calls_of(t, c.route) - before == 1);
+  }
+  t.fault([](auto& f) { f = daytona::standin::Faults{}; });
+  CHECK(reach(t, "get", lease, id).exit_code == 0);
+  CHECK(t.alive() == std::vector<std::string>{id});
+  stop_and_check_empty(t, lease);
+}
+
+TEST_CASE("5xx during a plain run: create and exec are sent once, reads and deletes are retried within bounds") {
+  DaytonaCli t;
+  SUBCASE("503 on create: one create, no sandbox") {
+    fail_next(t, "create", 503, 5);
+    CliResult r = t.run_script("echo never");
+    CHECK(r.exit_code == 69);
+    CHECK(r.err.find("HTTP 503") != std::string::npos);
+    CHECK(t.server.calls("create") == 1);
+  }
+  SUBCASE("500 on create: one create, no sandbox") {
+    fail_next(t, "create", 500, 5);
+    CHECK(t.run_script("echo never").exit_code == 69);
+    CHECK(t.server.calls("create") == 1);
+  }
+  SUBCASE("503 on starting a command: sent once, the command never runs, the sandbox is deleted") {
+    fail_next(t, "exec", 503, 5);
+    CliResult r = t.run_script("echo never");
+    CHECK(r.exit_code == 69);
+    CHECK(r.out.empty());
+    CHECK(fails_left(t) == 4);
+    CHECK(t.server.with([](auto& st) { return st.exec_commands.size(); }) == 0u);
+  }
+  SUBCASE("503 on the workspace upload: sent once, the sandbox is deleted") {
+    fail_next(t, "upload", 503, 5);
+    CliResult r = t.run_script("echo never");
+    CHECK(r.exit_code == 69);
+    CHECK(r.out.empty());
+    CHECK(fails_left(t) == 4);
+  }
+  SUBCASE("500 while waiting for the sandbox to start: one get, the sandbox is deleted") {
+    fail_next(t, "get", 500, 5);
+    CHECK(t.run_script("echo never").exit_code == 69);
+    CHECK(t.server.calls("get") == 1);
+    CHECK(t.server.calls("delete") == 1);
+  }
+  SUBCASE("502 twice on get and 504 twice on delete: retried, the run succeeds") {
+    fail_next(t, "get", 502, 2);
+    CliResult r = t.run_script("echo ok");
+    CHECK(r.exit_code == 0);
+    CHECK(r.out == "ok\n");
+    CHECK(fails_left(t) == 0);
+    fail_next(t, "delete", 504, 2);
+    CHECK(t.run_script("echo ok").exit_code == 0);
+    CHECK(fails_left(t) == 0);
+    CHECK(t.server.calls("delete") == 1 + 3);
+  }
+  SUBCASE("503 on every delete: given up after four retries; the lease is kept for stop --id") {
+    fail_next(t, "delete", 503, 100);
+    CliResult r = t.run_script("echo ok");
+    CHECK(r.exit_code == 0);
+    CHECK(r.out == "ok\n");
+    CHECK(r.err.find("corral stop --provider daytona --id") != std::string::npos);
+    CHECK(t.server.calls("delete") == 5);
+    REQUIRE(t.alive().size() == 1u);
+    stop_and_check_empty(t, str(t.handle(), "leaseId"));
+  }
+  CHECK(t.alive().empty());
+  CHECK(t.cli.claims().empty());
+}
+
+TEST_CASE("a Retry-After above corral's 10 s cap is not waited for: the answer is reported at once") {
+  DaytonaCli t;
+  auto [lease, id] = kept_lease(t);
+  SUBCASE("429 on get: exit 75 after one call") {
+    const int before = t.server.calls("get");
+    fail_next(t, "get", 429, 5, "3600");
+    CliResult r = reach(t, "get", lease, id);
+    CHECK(r.exit_code == 75);
+    CHECK(r.err.find("HTTP 429") != std::string::npos);
+    CHECK(t.server.calls("get") - before == 1);
+  }
+  SUBCASE("503 on creating a session: exit 69 after one call") {
+    fail_next(t, "session", 503, 5, "3600");
+    CliResult r = reach(t, "session", lease, id);
+    CHECK(r.exit_code == 69);
+    CHECK(r.out.empty());
+    CHECK(fails_left(t) == 4);
+  }
+  CHECK(t.alive() == std::vector<std::string>{id});
+  stop_and_check_empty(t, lease);
+}
+
+TEST_CASE("answers that are not JSON or cut short are Daytona's fault (exit 69); a garbled create's sandbox is swept") {
+  DaytonaCli t;
+  for (bool cut : {false, true}) {
+    CAPTURE(cut);
+    t.fault([&](auto& f) {
+      f = daytona::standin::Faults{};
+      f.truncate_answer = cut;
+      f.malformed_route = "create";
+    });
+    const int deletes = t.server.calls("delete");
+    std::filesystem::remove(t.handle_path());
+    CliResult r = t.run_script("echo never");
+    CHECK(r.exit_code == 69);
+    CHECK(r.out.empty());
+    CHECK(r.err.find("unexpected answer") != std::string::npos);
+    // The create made a sandbox nobody owns: found by its lease label and deleted.
+    auto filters = t.server.with([](auto& st) { return st.list_label_filters; });
+    REQUIRE_FALSE(filters.empty());
+    CHECK(json::get_string(json::parse(filters.back(), "filter"), "corral-lease").size() > 0);
+    CHECK(t.server.calls("delete") == deletes + 1);
+    CHECK(t.alive().empty());
+    CHECK(t.cli.claims().empty());
+
+    t.fault([](auto& f) { f.malformed_route = "get"; });
+    r = t.run_script("echo never");
+    CHECK(r.exit_code == 69);
+    CHECK(r.err.find("unexpected answer") != std::string::npos);
+    CHECK(t.alive().empty());  // it never started as far as corral knows: deleted
+
+    t.fault([](auto& f) { f.malformed_route = "list"; });
+    r = t.run({"list", "--remote", "--provider", "daytona"});
+    CHECK(r.exit_code == 69);
+    CHECK(r.err.find("unexpected answer") != std::string::npos);
+    CHECK(t.alive().empty());
+    CHECK(t.cli.claims().empty());
+  }
+}
+
+TEST_CASE("a control-plane connection that breaks mid-answer is exit 69, and leaves nothing behind") {
+  DaytonaCli t;
+  SUBCASE("create: its sandbox is found by its lease and deleted") {
+    t.fault([](auto& f) { f.cut_route = "create"; });
+    CliResult r = t.run_script("echo never");
+    CHECK(r.exit_code == 69);
+    CHECK(r.out.empty());
+    CHECK(r.err.find("Daytona create sandbox: request to") != std::string::npos);
+    CHECK(t.server.calls("create") == 1);
+    CHECK(t.server.calls("delete") == 1);
+  }
+  SUBCASE("get while starting: not sent again; the sandbox is deleted") {
+    t.fault([](auto& f) { f.cut_route = "get"; });
+    CHECK(t.run_script("echo never").exit_code == 69);
+    CHECK(t.server.calls("get") == 1);
+    CHECK(t.server.calls("delete") == 1);
+  }
+  SUBCASE("delete: the lease is kept, and stop --id finishes the job") {
+    t.fault([](auto& f) { f.cut_route = "delete"; });
+    CliResult r = t.run_script("echo ok");
+    CHECK(r.exit_code == 0);
+    CHECK(r.out == "ok\n");
+    CHECK(r.err.find("corral stop --provider daytona --id") != std::string::npos);
+    CHECK(t.cli.claims().size() == 1u);
+    stop_and_check_empty(t, str(t.handle(), "leaseId"));
+  }
+  SUBCASE("list") {
+    t.fault([](auto& f) { f.cut_route = "list"; });
+    CHECK(t.run({"list", "--remote", "--provider", "daytona"}).exit_code == 69);
+    CHECK(t.server.calls("list") == 1);
+  }
+  CHECK(t.alive().empty());
+  CHECK(t.cli.claims().empty());
+}
+
+TEST_CASE("a log message over Beast's 16 MiB limit is read in pieces: the output arrives whole, nothing runs twice") {
+  DaytonaCli t;
+  t.fault([](auto& f) { f.whole_log_message = true; });
+  // 17 MiB of output reaches corral as one message (more once encoded by the wrapper).
+  CliResult r = t.run_script("head -c 17825792 /dev/zero | tr '\\0' x; exit 3");
+  INFO(r.err);
+  CHECK(r.exit_code == 3);
+  CHECK(r.out.size() == 17825792u);
+  CHECK(r.out.find_first_not_of('x') == std::string::npos);
+  CHECK(t.server.calls("follow") == 2);  // the workspace unpacking, then the command: never followed again
+  CHECK(t.server.with([](auto& st) { return st.exec_commands.size(); }) == 2u);
+  CHECK(t.alive().empty());
+  CHECK(t.cli.claims().empty());
+}
+
+TEST_CASE("a sandbox deleted while its command runs ends the run with exit 66, naming it; nothing is left") {
+  DaytonaCli t;
+  Background b = t.cli.start(t.script_args("echo started; sleep 60"));
+  for (int i = 0; i < 200 && !command_running(t); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  REQUIRE(command_running(t));
+  const std::string id = t.alive().at(0);
+  t.server.with([&](auto& st) {
+    st.remove(id);
+    return 0;
+  });
+  const int code = wait_bounded(b);
+  const std::string err = read_file(b.err);
+  t.seen.push_back(read_file(b.out));
+  t.seen.push_back(err);
+  INFO(err);
+  CHECK(code == 66);
+  CHECK(err.find(id) != std::string::npos);
+  CHECK(err.find("HTTP 404: Sandbox not found") != std::string::npos);
+  CHECK(t.server.with([](auto& st) { return st.exec_commands.size(); }) == 2u);
+  CHECK(t.alive().empty());
+  CHECK(t.cli.claims().empty());
+}
+
+TEST_CASE("SIGKILL while Daytona holds create, upload or exec: the next stop leaves no sandbox and no claim") {
+  struct Phase {
+    const char* route;    // the call the stand-in holds when corral is killed
+    const char* counted;  // the stand-in's count of that call
+    int skip;             // calls let through first (the workspace unpacking is an exec too)
+    bool claim;           // a claim is left (abandoned)
+    bool by_id;           // cleaned up with stop --id (else stop --orphans)
+  };
+  for (const Phase& p : {Phase{"create", "create", 0, false, false},
+                         Phase{"upload", "toolbox POST files/upload-v2", 0, true, false},
+                         Phase{"exec", "toolbox POST process/session/*/exec", 1, true, true}}) {
+    const std::string route = p.route;
+    CAPTURE(route);
+    DaytonaCli t;
+    t.fault([&](auto& f) {
+      f.hold_route = p.route;
+      f.hold_skip = p.skip;
+    });
+    Background b = t.cli.start(t.script_args("echo started; sleep 60"));
+    for (int i = 0; i < 300 && t.server.calls(p.counted) <= p.skip; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    REQUIRE(t.server.calls(p.counted) == p.skip + 1);
+    if (p.route == std::string("exec")) CHECK(command_running(t));
+    ::kill(b.pid, SIGKILL);
+    b.wait();
+    t.fault([](auto& f) { f.hold_route.clear(); });
+    CHECK(t.alive().size() == 1u);
+    CliResult list = t.run({"list", "--json"});
+    REQUIRE(list.exit_code == 0);
+    json::Document leases = json::parse(list.out, "list");
+    REQUIRE(leases.Size() == (p.claim ? 1u : 0u));
+    std::string lease;
+    for (const auto& l : leases.GetArray()) {
+      CHECK(str(l, "state") == "abandoned");
+      lease = str(l, "leaseId");
+    }
+    CliResult stop = p.by_id ? t.run({"stop", "--id", lease}) : t.run({"stop", "--orphans", "--provider", "daytona"});
+    INFO(stop.out, stop.err);
+    CHECK(stop.exit_code == 0);
+    CHECK(t.alive().empty());
+    CHECK(t.cli.claims().empty());
+    CHECK_FALSE(command_running(t));
+    // corral keeps working afterwards.
+    CHECK(t.run_script("echo again").out == "again\n");
+    CHECK(t.alive().empty());
+  }
+}

@@ -7,6 +7,7 @@
 #include <arpa/inet.h>
 
 #include <algorithm>
+#include <memory>
 #include <optional>
 
 #include "server.hpp"
@@ -25,6 +26,10 @@ const char* reason_of(int status) {
     case 401: return "Unauthorized";
     case 404: return "Not Found";
     case 429: return "Too Many Requests";
+    case 500: return "Internal Server Error";
+    case 502: return "Bad Gateway";
+    case 503: return "Service Unavailable";
+    case 504: return "Gateway Timeout";
     default: return "Error";
   }
 }
@@ -102,7 +107,7 @@ void write_sandbox(Writer& w, const FakeSandbox& sb, const std::string& toolbox_
   w.Int(-1);
   str("createdAt", rfc3339(sb.created_at));
   str("updatedAt", rfc3339(Clock::now()));
-  str("toolboxProxyUrl", toolbox_url);
+  if (!toolbox_url.empty()) str("toolboxProxyUrl", toolbox_url);
   w.EndObject();
 }
 
@@ -110,21 +115,43 @@ bool authorized(State& st, const httplib::Request& req) {
   return !st.faults.reject_api_key && req.get_header_value("Authorization") == "Bearer " + st.api_key();
 }
 
+// Answers with a body cut in the middle and closes the connection: the stream declares
+// the whole length, sends half and fails, as a connection dropped mid-answer looks.
+void cut_answer(httplib::Response& res) {
+  auto body = std::make_shared<std::string>(res.body.empty() ? std::string("{}") : res.body);
+  const std::string type = res.get_header_value("Content-Type");
+  res.body.clear();
+  res.set_content_provider(body->size(), type.empty() ? "application/json" : type.c_str(),
+                           [body](size_t, size_t, httplib::DataSink& sink) {
+                             sink.write(body->data(), body->size() / 2);
+                             return false;
+                           });
+}
+
+// Sets `status` with Daytona's error body and the Retry-After the faults ask for.
+void refuse(State& st, httplib::Response& res, int status, const std::string& message, const std::string& path) {
+  if (!st.faults.retry_after.empty()) res.set_header("Retry-After", st.faults.retry_after);
+  fail(res, status, message, path);
+}
+
 // Runs `body` with the state locked after the checks every route shares: the key, the
-// 429 fault of `route`, and a malformed answer when asked.
+// 429 and fail_status faults of `route`; then garbles, cuts or holds the answer when asked.
 void guarded(State& st, const std::string& route, const httplib::Request& req, httplib::Response& res,
              const std::function<void()>& body) {
-  std::lock_guard lock(st.mutex());
+  std::unique_lock lock(st.mutex());
   ++st.calls[route];
   for (const char* h : {"Authorization", "X-Daytona-Organization-ID", "X-Daytona-Source"})
     if (req.has_header(h)) st.header_values[h].push_back(req.get_header_value(h));
   if (!authorized(st, req)) return fail(res, 401, "Invalid credentials", req.path);
-  if (st.take_rate_limit(route)) {
-    res.set_header("Retry-After", "1");
-    return fail(res, 429, "ThrottlerException: Too Many Requests", req.path);
-  }
+  if (st.take_rate_limit(route)) return refuse(st, res, 429, "ThrottlerException: Too Many Requests", req.path);
+  if (int status = st.take_failure(route)) return refuse(st, res, status, reason_of(status), req.path);
   body();
-  if (res.status < 300 && st.faults.malformed_route == route) res.set_content("<html>not json</html>", "text/html");
+  if (res.status < 300 && st.faults.malformed_route == route) {
+    if (st.faults.truncate_answer) res.body.resize(res.body.size() / 2);  // valid JSON, cut
+    else res.set_content("<html>not json</html>", "text/html");
+  }
+  st.hold_while_asked(route, lock);
+  if (st.faults.cut_route == route) cut_answer(res);
 }
 
 FakeSandbox* find(State& st, const std::string& id) {
@@ -134,8 +161,11 @@ FakeSandbox* find(State& st, const std::string& id) {
   return &it->second;
 }
 
+// The toolbox URL sandboxes carry: none when the fault asks clients to ask for it.
+std::string toolbox_url_of(const State& st) { return st.faults.no_toolbox_proxy_url ? "" : st.toolbox_url; }
+
 void answer(State& st, httplib::Response& res, const FakeSandbox& sb) {
-  res.set_content(sandbox_json(sb, st.toolbox_url), "application/json");
+  res.set_content(sandbox_json(sb, toolbox_url_of(st)), "application/json");
 }
 
 }  // namespace
@@ -243,7 +273,7 @@ void register_control_plane(httplib::Server& server, State& st) {
           break;
         }
         st.settle(sb);
-        write_sandbox(w, sb, st.toolbox_url);
+        write_sandbox(w, sb, toolbox_url_of(st));
         last = id;
         ++n;
       }

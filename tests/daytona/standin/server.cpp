@@ -29,6 +29,7 @@ StandIn::StandIn(std::string api_key, int api_port, int toolbox_port)
 }
 
 StandIn::~StandIn() {
+  state_.stopping = true;
   {
     std::lock_guard lock(state_.mutex());
     std::vector<std::string> ids;

@@ -60,6 +60,25 @@ bool State::take_rate_limit(const std::string& route) {
   return true;
 }
 
+int State::take_failure(const std::string& route) {
+  if (route.empty() || faults.fail_route != route || faults.fail_times <= 0) return 0;
+  --faults.fail_times;
+  return faults.fail_status;
+}
+
+void State::hold_while_asked(const std::string& route, std::unique_lock<std::mutex>& lock) {
+  if (route.empty()) return;
+  if (faults.hold_route == route && faults.hold_skip > 0) {
+    --faults.hold_skip;
+    return;
+  }
+  while (faults.hold_route == route && !stopping) {
+    lock.unlock();
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    lock.lock();
+  }
+}
+
 void State::stop_processes(FakeSandbox& sb) {
   for (auto& [sid, session] : sb.sessions)
     for (auto& [cid, cmd] : session.commands)

@@ -6,6 +6,7 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <filesystem>
@@ -68,7 +69,17 @@ struct Faults {
   int max_frame_bytes = 0;        // > 0: log messages carry at most this many bytes
   bool hold_log_streams = false;  // log follows never close, even after the command ended
   bool public_preview = false;    // preview URLs come without a token
-  std::string malformed_route;    // "create", "get", "list": a 2xx answer that is not JSON
+  std::string malformed_route;    // "create", "get", "list": a 2xx answer that is not JSON ...
+  bool truncate_answer = false;   // ... but the real JSON answer cut in the middle
+  std::string retry_after = "1";  // sent with 429 and fail_status answers; empty: none
+  std::string fail_route;         // as rate_limit_route, or "upload", "session", "exec" on the toolbox: ...
+  int fail_status = 503;          // ... answers this status ...
+  int fail_times = 0;             // ... this many times
+  std::string cut_route;          // a control-plane route whose connection closes mid-answer, its work done
+  std::string hold_route;         // a route ("create", "upload", "exec") that does its work, then hangs until cleared ...
+  int hold_skip = 0;              // ... after letting this many of its calls through
+  bool no_toolbox_proxy_url = false;  // sandboxes come without toolboxProxyUrl: clients ask toolbox-proxy-url
+  bool whole_log_message = false;     // a log follow sends the whole log in one message once the command ended
 };
 
 class State {
@@ -102,6 +113,13 @@ class State {
   static std::filesystem::path home_of(const FakeSandbox& sb) { return sb.root / "home" / sb.user; }
   // Consumes one 429 for `route` when that fault is armed; caller holds the mutex.
   bool take_rate_limit(const std::string& route);
+  // Consumes one fail_status answer for `route` when that fault is armed, returning the
+  // status (0: none); caller holds the mutex.
+  int take_failure(const std::string& route);
+  // Blocks while hold_route names `route` and the stand-in is not stopping; caller holds
+  // `lock` (on mutex()), which is released while waiting.
+  void hold_while_asked(const std::string& route, std::unique_lock<std::mutex>& lock);
+  std::atomic<bool> stopping{false};  // set first when the stand-in shuts down: held calls end
 
   // Starts `command` in `session` of `sb` as sh -c in the user's home; its output is
   // copied into the log line by line with Daytona's prefixes. Caller holds the mutex.

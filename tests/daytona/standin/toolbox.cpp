@@ -202,11 +202,12 @@ std::optional<fs::path> map_path(const FakeSandbox& sb, const std::string& path)
 // (normal close), the session goes away (normal close), or a drop fault cuts it.
 void follow(websocket::stream<tcp::socket>& ws, State& st, const std::string& sandbox_id, const std::string& session_id,
             std::shared_ptr<FakeCommand> cmd, bool split, const std::atomic<bool>& stopping) {
-  bool drop = false, hold = false;
+  bool drop = false, hold = false, whole = false;
   int max_frame = 0;
   {
     std::lock_guard lock(st.mutex());
     hold = st.faults.hold_log_streams;
+    whole = st.faults.whole_log_message;
     if (st.faults.drop_log_streams > 0) {
       --st.faults.drop_log_streams;
       drop = true;
@@ -214,6 +215,20 @@ void follow(websocket::stream<tcp::socket>& ws, State& st, const std::string& sa
     max_frame = st.faults.max_frame_bytes;
   }
   ws.binary(true);
+  if (whole) {  // one message holding all of the log, however large
+    for (;;) {
+      {
+        std::lock_guard lock(st.mutex());
+        if (cmd->exit_code || stopping) break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    const std::string log = read_from(cmd->log, 0);
+    beast::error_code ec;
+    ws.write(boost::asio::buffer(split ? log : combined(log)), ec);
+    if (!ec) ws.close(websocket::close_code::normal, ec);
+    return;
+  }
   std::uint64_t offset = 0;
   int quiet = 0;
   while (!stopping) {
@@ -269,6 +284,18 @@ std::optional<Route> route_of(std::string_view target) {
   return Route{m[1].str(), m[2].str()};
 }
 
+// The name tests give a toolbox call in fail_route and hold_route: "upload", "session"
+// (create one), "exec"; empty for the others.
+std::string fault_route_of(const HttpRequest& req) {
+  auto route = route_of(std::string(req.target()));
+  if (!route || req.method() != http::verb::post) return "";
+  static const std::regex exec_path(R"(process/session/([^/]+)/exec)");
+  if (route->rest == "files/upload-v2" || route->rest == "files/bulk-upload") return "upload";
+  if (route->rest == "process/session") return "session";
+  if (std::regex_match(route->rest, exec_path)) return "exec";
+  return "";
+}
+
 // Answers one plain HTTP request; caller holds no lock. For a file download it sets
 // `*stream` to the file, whose bytes the caller streams after the returned head.
 HttpResponse handle(State& st, const HttpRequest& req, fs::path* stream) {
@@ -290,6 +317,11 @@ HttpResponse handle(State& st, const HttpRequest& req, fs::path* stream) {
   if (sb.state != "started") return error_response(req, 400, "Sandbox is not running (state " + sb.state + ")");
   if (method == "POST" && rest == "process/session" && st.take_rate_limit("session"))
     return error_response(req, 429, "Too Many Requests");
+  if (int status = st.take_failure(fault_route_of(req))) {
+    HttpResponse res = error_response(req, status, "the stand-in was told to fail this call");
+    if (!st.faults.retry_after.empty()) res.set(http::field::retry_after, st.faults.retry_after);
+    return res;
+  }
 
   if (method == "GET" && (rest == "user-home-dir" || rest == "work-dir"))
     return json_response(req, 200, json_of([&](Writer& w) {
@@ -586,6 +618,10 @@ void ToolboxServer::serve(std::shared_ptr<tcp::socket> socket) {
     }
     fs::path stream;
     HttpResponse res = handle(state_, req, &stream);
+    {
+      std::unique_lock lock(state_.mutex());
+      state_.hold_while_asked(fault_route_of(req), lock);
+    }
     if (!stream.empty()) {
       // Sent from disk in pieces, as the daemon does: a client that stops reading stops it.
       http::response<http::file_body> file{res.result(), res.version()};

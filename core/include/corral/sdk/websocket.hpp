@@ -29,7 +29,8 @@ struct Request {
   std::string what;
 };
 
-// Called with each complete message; `binary` is false for text frames. Throwing ends
+// Called with the data of each message as it arrives, a large message in several pieces
+// (at most 64 KiB each); `binary` is false for text frames. Throwing ends
 // the stream; the exception reaches the caller of follow().
 using MessageFn = std::function<void(std::string_view data, bool binary)>;
 
@@ -42,7 +43,7 @@ struct Ending {
   std::string close_reason;
 };
 
-// Connects, upgrades and passes every message to `on_message` until the stream ends.
+// Connects, upgrades and passes every message's data to `on_message` until the stream ends.
 // Throws Error: invalid-argument for a bad URL; the HTTP status's code (see
 // http::code_for_status) when the server declines the upgrade, with its message; cancelled;
 // unavailable for connection, TLS and idle failures before or while following. A broken
