@@ -2,6 +2,7 @@
 // user would, with its own state, config and registry dirs.
 #pragma once
 
+#include <chrono>
 #include <filesystem>
 #include <map>
 #include <string>
@@ -27,6 +28,8 @@ class TempDir {
 
 // The text of a file ("" when missing).
 std::string read_file(const std::filesystem::path& path);
+// `bytes` random bytes: data that does not compress.
+std::string random_bytes(std::size_t bytes);
 
 struct CliResult {
   int exit_code = -1;
@@ -78,5 +81,10 @@ class CliEnv {
 
 // The path of the built corral binary.
 std::string corral_binary();
+
+// True once process `pid` is gone (or a zombie nobody of ours will reap) within `wait`.
+bool gone_within(int pid, std::chrono::milliseconds wait);
+// The live (not zombie) processes whose command line is exactly `argv`.
+std::vector<int> processes_running(const std::vector<std::string>& argv);
 
 }  // namespace corral::test
