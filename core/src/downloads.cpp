@@ -201,10 +201,14 @@ UnpackedDownload unpack_download(const fs::path& archive_path, const fs::path& d
                     "download fewer files, or raise the bound with --max-download");
       // Not just < ARCHIVE_WARN: a failed write(2) (a full disk) is only a warning to libarchive,
       // which then leaves a file of the right size with a hole where the data should be.
-      if (archive_write_data_block(out.get(), block, length, offset) != ARCHIVE_OK)
-        throw Error(sdk::write_error_code(archive_errno(out.get())),
-                    sdk::with_reason(fmt::format("cannot write {}: {}", (base / name).string(), why_of(out.get())),
-                                     archive_errno(out.get())));
+      if (archive_write_data_block(out.get(), block, length, offset) != ARCHIVE_OK) {
+        const int err = archive_errno(out.get());
+        Error failed(sdk::write_error_code(err),
+                     sdk::with_reason(fmt::format("cannot write {}: {}", (base / name).string(), why_of(out.get())), err));
+        std::error_code ignored;
+        fs::remove(base / name, ignored);  // freeing the archive would still give it its full size
+        throw failed;
+      }
     }
     if (rc < ARCHIVE_WARN)
       throw Error(ErrorCode::unavailable, "the downloaded archive is damaged: " + why_of(in.get()),
