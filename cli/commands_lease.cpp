@@ -113,7 +113,8 @@ int list_command(Context& ctx, bool as_json, bool remote, bool all_hosts, const 
   }
   ctx.ui.out(t.str());
   if (stale)
-    ctx.ui.note("abandoned leases were left by a corral that died; `corral stop --orphans` removes them, "
+    ctx.ui.note("abandoned leases were left by a corral that died or could not stop their sandbox; "
+                "`corral stop --orphans` removes them, "
                 "`corral stop --id LEASE` removes one (corrupt ones too)");
   return 0;
 }

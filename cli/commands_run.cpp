@@ -55,7 +55,7 @@ int fanout_command(Context& ctx, const RunArgs& args, RunRequest request) {
       write_output_file(args.lease_output, shard_handles_to_json(handles), "session handles");
     } catch (const Error& e) {
       ctx.ui.error(e);
-      if (exit_code == 0) exit_code = kExitInternal;
+      if (exit_code == 0) exit_code = e.exit_code();
     }
   }
   const int n = static_cast<int>(result.shards.size());
@@ -88,7 +88,7 @@ int run_command(Context& ctx, const RunArgs& args) {
         write_output_file(args.lease_output, handle_to_json(h), "session handle");
       } catch (const Error& e) {
         ctx.ui.error(e);
-        if (!result.error && result.exit_code == 0) result.exit_code = kExitInternal;
+        if (!result.error && result.exit_code == 0) result.exit_code = e.exit_code();
       }
     }
     if (result.error) ctx.ui.error(*result.error);

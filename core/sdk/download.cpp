@@ -110,7 +110,7 @@ void DownloadFile::write(std::string_view data) {
                 "download fewer files, or raise the bound with --max-download");
   if (!write_all(fd_, data)) {
     const int err = errno;
-    throw Error(err == ENOSPC ? ErrorCode::quota : ErrorCode::internal,
+    throw Error(write_error_code(err),
                 "cannot write the download archive " + path_ + ": " + std::strerror(err));
   }
   size_ += data.size();

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 
 namespace corral::sdk {
 
@@ -18,6 +19,17 @@ bool write_all(int fd, std::string_view data) {
     data.remove_prefix(static_cast<size_t>(n));
   }
   return true;
+}
+
+std::string with_reason(std::string message, int err) {
+  if (err == 0) return message;
+  const std::string reason = std::strerror(err);
+  if (message.find(reason) == std::string::npos) message += ": " + reason;
+  return message;
+}
+
+ErrorCode write_error_code(int err) {
+  return err == ENOSPC || err == EDQUOT || err == EFBIG ? ErrorCode::quota : ErrorCode::internal;
 }
 
 }  // namespace corral::sdk

@@ -93,7 +93,7 @@ void write_file_atomically(const fs::path& target, std::string_view text, int mo
   auto failure = [&](const char* step) {
     int err = errno;
     ::unlink(temp.c_str());
-    return Error(ErrorCode::internal,
+    return Error(sdk::write_error_code(err),
                  fmt::format("cannot write {} {}: {} failed: {}", what, target.string(), step, std::strerror(err)),
                  "check that the state directory is writable and the disk is not full");
   };
@@ -271,6 +271,7 @@ std::string ClaimStore::host_id() const {
   // Beside the leases folder, not in it: it belongs to the whole state, not to a lease.
   ensure_dir();
   const fs::path p = dir_.parent_path() / "host-id";
+  int err = 0;  // why the last attempt failed
   for (int attempt = 0; attempt < 2; ++attempt) {
     if (auto text = read_small_file(p)) {
       std::string id = text->substr(0, text->find('\n'));
@@ -280,14 +281,18 @@ std::string ClaimStore::host_id() const {
     // O_EXCL: when two corrals start at once, one id wins and both read it.
     std::string id = random_hex(6);
     int fd = ::open(p.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    if (fd < 0) continue;
+    if (fd < 0) {
+      err = errno;
+      continue;
+    }
     std::string line = id + "\n";
-    bool ok = ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size()) && ::fsync(fd) == 0;
+    bool ok = sdk::write_all(fd, line) && ::fsync(fd) == 0;
+    if (!ok) err = errno;
     ::close(fd);
     if (ok) return id;
     ::unlink(p.c_str());
   }
-  throw Error(ErrorCode::internal, fmt::format("cannot create {}", p.string()),
+  throw Error(sdk::write_error_code(err), fmt::format("cannot create {}: {}", p.string(), std::strerror(err)),
               "check that the state directory is writable and the disk is not full");
 }
 

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "corral/errors.hpp"
+#include "corral/sdk/fd_write.hpp"
 #include "workspace.hpp"
 
 namespace fs = std::filesystem;
@@ -198,8 +199,16 @@ UnpackedDownload unpack_download(const fs::path& archive_path, const fs::path& d
         throw Error(ErrorCode::invalid_argument,
                     fmt::format("the downloaded files pass the size bound of {} (--max-download)", format_size(max_bytes)),
                     "download fewer files, or raise the bound with --max-download");
-      if (archive_write_data_block(out.get(), block, length, offset) < ARCHIVE_WARN)
-        throw Error(ErrorCode::internal, fmt::format("cannot write {}: {}", (base / name).string(), why_of(out.get())));
+      // Not just < ARCHIVE_WARN: a failed write(2) (a full disk) is only a warning to libarchive,
+      // which then leaves a file of the right size with a hole where the data should be.
+      if (archive_write_data_block(out.get(), block, length, offset) != ARCHIVE_OK) {
+        const int err = archive_errno(out.get());
+        Error failed(sdk::write_error_code(err),
+                     sdk::with_reason(fmt::format("cannot write {}: {}", (base / name).string(), why_of(out.get())), err));
+        std::error_code ignored;
+        fs::remove(base / name, ignored);  // freeing the archive would still give it its full size
+        throw failed;
+      }
     }
     if (rc < ARCHIVE_WARN)
       throw Error(ErrorCode::unavailable, "the downloaded archive is damaged: " + why_of(in.get()),

@@ -2,7 +2,7 @@
 // `stop --all` and `stop --orphans` show and do. The rules of ownership live here: a
 // sandbox is this machine's when its host label says so, a lease is in use while a
 // corral holds its lock, and a lease nobody holds that was never kept was abandoned by
-// a corral that died.
+// a corral that died or whose destroy failed.
 #pragma once
 
 #include <optional>
@@ -16,7 +16,7 @@ namespace corral {
 enum class LeaseState {
   in_use,     // a corral process holds it right now
   kept,       // kept by the user, idle
-  abandoned,  // never kept and nobody holds it: the corral that made it died
+  abandoned,  // never kept and nobody holds it: its corral died, or could not stop it
   corrupt,    // the claim file cannot be read
 };
 std::string_view to_string(LeaseState state);

@@ -232,7 +232,7 @@ const Sandbox& Lease::live() {
     return sandbox_.emplace(std::move(s));
   }
   try {
-    Sandbox s = session_->get(claim_.sandbox_id);
+    Sandbox s = session_->get(claim_.sandbox_id, claim_.lease_id);
     // What create() reported stays true for the sandbox's life; a provider whose get()
     // knows less (say, an undocumented listing) must not lose it.
     for (const auto& [key, value] : claim_.details) s.details.try_emplace(key, value);
@@ -450,15 +450,19 @@ RunResult run(LeaseContext& ctx, const RunRequest& request) {
     try {
       lease.keep();
     } catch (const Error& e) {
-      ui.warn(e.what());
+      // The sandbox stays; only its claim still says "not kept".
+      ui.warn(fmt::format("sandbox {} is kept, but its claim could not record it: {}; `corral list` shows lease {} "
+                          "as abandoned, and `corral stop --orphans` would remove it",
+                          lease.claim().sandbox_id, e.what(), lease.claim().slug));
     }
   } else {
     try {
       lease.release();
     } catch (const Error& e) {
       handle.kept = true;
-      ui.warn(fmt::format("could not stop sandbox {}: {}; stop it later with `{}`", lease.claim().sandbox_id,
-                          e.what(), handle.cleanup_command));
+      // Its claim stays "not kept": listed as abandoned, it is `stop --orphans`'s to finish.
+      ui.warn(fmt::format("could not stop sandbox {}: {}; stop it later with `{}` (or `corral stop --orphans`)",
+                          lease.claim().sandbox_id, e.what(), handle.cleanup_command));
     }
   }
   clock.stop(timings);

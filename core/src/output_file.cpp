@@ -57,6 +57,9 @@ void write_output_file(const fs::path& path, std::string_view text, const std::s
   try {
     write_file_atomically(target.has_parent_path() ? target : fs::path(".") / target, text, 0644, what);
   } catch (const Error& e) {
+    // A full disk stays a quota problem: the file named may be fine once there is room.
+    if (e.code() == ErrorCode::quota)
+      throw Error(ErrorCode::quota, e.what(), "free space on its disk, or name a file on another one");
     throw Error(ErrorCode::invalid_argument, e.what(), "name a writable file, a FIFO or /dev/stdout");
   }
 }

@@ -122,8 +122,8 @@ Sandbox ProviderSession::create(const CreateRequest& request) {
   return sandbox;
 }
 
-Sandbox ProviderSession::get(const std::string& id) {
-  return remember(answer<Sandbox>(call({"get"}, wire::to_json(wire::GetRequest{id})), "get"));
+Sandbox ProviderSession::get(const std::string& id, const std::string& lease) {
+  return remember(answer<Sandbox>(call({"get", lease}, wire::to_json(wire::GetRequest{id})), "get"));
 }
 
 std::vector<Sandbox> ProviderSession::list(const StringMap& labels) {

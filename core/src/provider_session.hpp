@@ -42,7 +42,8 @@ class ProviderSession {
 
   std::vector<DoctorCheck> doctor();
   Sandbox create(const CreateRequest& request);
-  Sandbox get(const std::string& id);
+  // `lease`: the lease whose claim records the sandbox, named should the plugin crash.
+  Sandbox get(const std::string& id, const std::string& lease = {});
   std::vector<Sandbox> list(const StringMap& labels);
   void destroy(const Sandbox& sandbox);
   int exec(const Sandbox& sandbox, const Command& command);

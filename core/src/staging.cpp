@@ -12,6 +12,7 @@
 #include <ctime>
 
 #include "corral/errors.hpp"
+#include "corral/sdk/fd_write.hpp"
 #include "hash.hpp"
 
 namespace fs = std::filesystem;
@@ -53,7 +54,7 @@ StagedArchive::StagedArchive(const fs::path& dir) {
   path_ = dir / fmt::format("{}{}-{}.tar.gz", kPrefix, ::getpid(), random_hex(6));
   fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd_ < 0 || ::flock(fd_, LOCK_EX) != 0)
-    throw Error(ErrorCode::internal,
+    throw Error(sdk::write_error_code(errno),
                 fmt::format("cannot create the workspace archive {}: {}", path_.string(), std::strerror(errno)),
                 "check that the state directory is writable and the disk is not full");
 }

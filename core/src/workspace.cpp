@@ -23,6 +23,7 @@
 #include <system_error>
 #include <thread>
 
+#include "corral/sdk/fd_write.hpp"
 #include "corral/sdk/process.hpp"
 #include "corral/types.hpp"
 #include "downloads.hpp"
@@ -281,7 +282,8 @@ class ParallelGzip {
       if (pending_.size() == kMemberBytes) submit();
     }
   }
-  // Compresses what is left and writes every member; throws std::runtime_error.
+  // Compresses what is left and writes every member; throws std::runtime_error, or
+  // std::system_error when writing the file fails.
   void finish() {
     if (!pending_.empty()) submit();
     while (write_next(true)) {
@@ -335,7 +337,7 @@ class ParallelGzip {
     for (std::size_t done = 0; done < job->data.size();) {
       ssize_t n = ::write(fd_, job->data.data() + done, job->data.size() - done);
       if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) throw std::runtime_error(std::strerror(errno));
+      if (n <= 0) throw std::system_error(n < 0 ? errno : EIO, std::generic_category());
       done += static_cast<std::size_t>(n);
     }
     return true;
@@ -388,6 +390,7 @@ unsigned compression_threads(const Workspace& ws) {
 struct GzipSink {
   std::optional<ParallelGzip> gzip;
   std::string error;  // what the writer threw inside the callback
+  int err = 0;        // its errno, when writing the file failed
 };
 
 // write_archive without the clean-up of a cancelled archive.
@@ -403,10 +406,15 @@ std::uint64_t write_archive_file(const Workspace& ws, const fs::path& archive_pa
   ArchivePtr a(archive_write_new(), archive_write_free);
   archive_write_set_format_pax_restricted(a.get());
   auto check = [&](int rc, const char* what) {
-    if (rc < ARCHIVE_WARN)
-      throw Error(ErrorCode::internal,
-                  fmt::format("cannot write workspace archive {} ({}): {}", archive_path.string(), what,
-                              !sink.error.empty() ? sink.error.c_str() : archive_error_string(a.get())));
+    if (rc >= ARCHIVE_WARN) return;
+    const int err = sink.gzip ? sink.err : archive_errno(a.get());
+    const char* why = !sink.error.empty() ? sink.error.c_str() : archive_error_string(a.get());
+    // A full disk is the user's to fix (quota), not a bug in corral.
+    throw Error(sdk::write_error_code(err),
+                sdk::with_reason(fmt::format("cannot write workspace archive {} ({}): {}", archive_path.string(), what,
+                                             why ? why : "unknown error"),
+                                 err),
+                "check that the state directory is writable and the disk is not full");
   };
   if (threads <= 1) {
     archive_write_add_filter_gzip(a.get());
@@ -415,7 +423,7 @@ std::uint64_t write_archive_file(const Workspace& ws, const fs::path& archive_pa
   } else {
     out_fd = ::open(archive_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (out_fd < 0)
-      throw Error(ErrorCode::internal,
+      throw Error(sdk::write_error_code(errno),
                   fmt::format("cannot write workspace archive {}: {}", archive_path.string(), std::strerror(errno)));
     sink.gzip.emplace(out_fd, threads);
     auto to_gzip = [](archive*, void* to, const void* data, size_t size) -> la_ssize_t {
@@ -423,6 +431,10 @@ std::uint64_t write_archive_file(const Workspace& ws, const fs::path& archive_pa
       try {
         s->gzip->write(static_cast<const char*>(data), size);
         return static_cast<la_ssize_t>(size);
+      } catch (const std::system_error& e) {
+        s->error = e.what();
+        s->err = e.code().value();
+        return -1;
       } catch (const std::exception& e) {
         s->error = e.what();
         return -1;
@@ -479,6 +491,10 @@ std::uint64_t write_archive_file(const Workspace& ws, const fs::path& archive_pa
   if (sink.gzip) {
     try {
       sink.gzip->finish();
+    } catch (const std::system_error& e) {
+      sink.error = e.what();
+      sink.err = e.code().value();
+      check(ARCHIVE_FATAL, "compress");
     } catch (const std::exception& e) {
       sink.error = e.what();
       check(ARCHIVE_FATAL, "compress");

@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "corral/json.hpp"
+#include "corral/sdk/fd_write.hpp"
 #include "run_as.hpp"
 
 namespace fs = std::filesystem;
@@ -63,8 +64,15 @@ void extract(int archive_fd, const fs::path& prefix) {
   archive_write_disk_set_options(out.get(), ARCHIVE_EXTRACT_TIME | ARCHIVE_EXTRACT_PERM |
                                                 ARCHIVE_EXTRACT_SECURE_NODOTDOT | ARCHIVE_EXTRACT_SECURE_SYMLINKS);
   auto fail = [&](archive* a, const std::string& what) {
-    return Error(ErrorCode::internal, "cannot unpack the workspace (" + what + "): " +
-                                          (archive_error_string(a) ? archive_error_string(a) : "unknown error"));
+    // A full disk is the user's to fix (quota), not a bug.
+    const ErrorCode code = sdk::write_error_code(archive_errno(a));
+    return Error(code,
+                 sdk::with_reason("cannot unpack the workspace (" + what + "): " +
+                                      (archive_error_string(a) ? archive_error_string(a) : "unknown error"),
+                                  archive_errno(a)),
+                 code == ErrorCode::quota ? "free space on the disk of the sandbox folders (CORRAL_LOCAL_DIR sets "
+                                            "where they are)"
+                                          : "");
   };
   if (archive_read_open_fd(in.get(), archive_fd, 1 << 16) != ARCHIVE_OK) throw fail(in.get(), "open");
   archive_entry* entry = nullptr;
@@ -82,7 +90,9 @@ void extract(int archive_fd, const fs::path& prefix) {
     size_t size;
     la_int64_t offset;
     while ((rc = archive_read_data_block(in.get(), &block, &size, &offset)) == ARCHIVE_OK)
-      if (archive_write_data_block(out.get(), block, size, offset) < ARCHIVE_WARN) throw fail(out.get(), "write");
+      // Not just < ARCHIVE_WARN: a failed write(2) (a full disk) is only a warning to libarchive,
+      // which then leaves a file of the right size with a hole where the data should be.
+      if (archive_write_data_block(out.get(), block, size, offset) != ARCHIVE_OK) throw fail(out.get(), "write");
     if (rc < ARCHIVE_WARN) throw fail(in.get(), "read");
   }
   if (archive_write_close(out.get()) < ARCHIVE_WARN) throw fail(out.get(), "close");

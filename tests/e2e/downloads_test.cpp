@@ -7,6 +7,7 @@
 #include "cli.hpp"
 #include "corral/json.hpp"
 #include "corral/sdk/process.hpp"
+#include "small_disk.hpp"
 
 namespace fs = std::filesystem;
 using corral::test::CliEnv;
@@ -89,6 +90,29 @@ TEST_CASE("a download past --max-download is stopped, reported, and the command'
   CHECK(std::string(doc["error"]["message"].GetString()).find("size bound") != std::string::npos);
   CHECK(doc["downloads"].HasMember("error"));
   CHECK(!fs::exists(fs::path(doc["downloads"]["dir"].GetString()) / "big"));
+  CHECK(env.local_sandboxes().empty());
+  CHECK(env.claims().empty());
+}
+
+TEST_CASE("a download onto a full disk is reported, never left as a file with a hole; the exit code stands") {
+  CliEnv env;
+  const fs::path out = env.root().path() / "out";
+  corral::test::SmallDisk disk(out, 256u << 10);
+  if (!disk.mounted()) {
+    MESSAGE("skipped: a small tmpfs for the downloads needs root");
+    return;
+  }
+  fs::path h = env.root().path() / "h.json";
+  auto r = env.run({"run", "--lease-output", h.string(), "--download", "big.bin", "--download-dir", out.string(), "--",
+                    "sh", "-c", "head -c 1048576 /dev/urandom > big.bin"});
+  CHECK(r.exit_code == 0);  // the command's
+  CHECK_MESSAGE(r.err.find("the download failed") != std::string::npos, r.err);
+  CHECK(r.err.find("No space left on device") != std::string::npos);
+  auto doc = read_handle(h);
+  REQUIRE(doc.HasMember("error"));
+  CHECK(doc["error"]["code"].GetString() == std::string("quota"));
+  // libarchive only warns about a failed write, and would leave the file at full size.
+  CHECK((!fs::exists(out / "big.bin") || fs::file_size(out / "big.bin") < (1u << 20)));
   CHECK(env.local_sandboxes().empty());
   CHECK(env.claims().empty());
 }

@@ -10,6 +10,7 @@
 #include "cli.hpp"
 #include "corral/json.hpp"
 #include "corral/sdk/process.hpp"
+#include "small_disk.hpp"
 
 namespace fs = std::filesystem;
 using corral::test::CliEnv;
@@ -136,9 +137,130 @@ TEST_CASE("when the claim cannot be written the new sandbox is destroyed") {
   spec.cwd = tb.workspace().string();
   auto p = corral::sdk::capture_process(spec, 60);
   corral::test::CliResult r{p.exit_code, p.out, p.err};
-  CHECK(r.exit_code == 70);
+  CHECK(r.exit_code == 75);  // the file size limit is full, like a disk: quota, not a bug
   CHECK(r.err.find("cannot write lease claim") != std::string::npos);
+  CHECK(r.err.find("File too large") != std::string::npos);
   CHECK(tb.live() == 0);
+}
+
+namespace {
+
+// Whether `dir` holds no file (true when it does not exist).
+bool holds_nothing(const fs::path& dir) {
+  std::error_code ec;
+  return !fs::exists(dir, ec) || fs::is_empty(dir, ec);
+}
+
+}  // namespace
+
+TEST_CASE("a full disk under the state folder is a quota error at every write, and leaks nothing") {
+  Testbox tb;
+  const fs::path state = tb.state_dir() / "corral";
+  corral::test::SmallDisk disk(state, 1u << 20);
+  if (!disk.mounted()) {
+    MESSAGE("skipped: a small tmpfs for the state folder needs root");
+    return;
+  }
+  const fs::path filler = state / "filler";
+  // A first run makes the host id and the folders, so each case meets the full disk where it means to.
+  REQUIRE(tb.run_tb({"--", "true"}).exit_code == 0);
+  std::string words;  // what the error must say
+  SUBCASE("the host id") {
+    fs::remove(state / "host-id");
+    disk.fill(filler.filename().string());
+    words = "cannot create " + (state / "host-id").string();
+  }
+  SUBCASE("the claim, once the sandbox exists") {
+    tb.env["TESTBOX_FILL"] = "create:" + filler.string();
+    words = "cannot write lease claim";
+  }
+  SUBCASE("the workspace archive in tmp/, packed in one stream") {
+    tb.root().write("work/big.bin", corral::test::random_bytes(2u << 20));
+    words = "cannot write workspace archive";
+  }
+  SUBCASE("the workspace archive in tmp/, compressed on several threads") {
+    tb.root().write("work/big.bin", corral::test::random_bytes(6u << 20));
+    words = "cannot write workspace archive";
+  }
+  SUBCASE("the synced-files list") {
+    tb.env["TESTBOX_FILL"] = "upload:" + filler.string();
+    words = "cannot write synced file list";
+  }
+  SUBCASE("the claim rewritten after the sync") {
+    // No files: the synced-files list is empty, so still fits; the claim does not.
+    fs::remove(tb.workspace() / "file.txt");
+    tb.env["TESTBOX_FILL"] = "upload:" + filler.string();
+    words = "cannot write lease claim";
+  }
+  auto r = tb.run_tb({"--", "sh", "-c", "echo ran >> " + (tb.root().path() / "ran").string()});
+  CHECK(r.exit_code == 75);
+  CHECK_MESSAGE(r.err.find(words) != std::string::npos, r.err);
+  CHECK(r.err.find("No space left on device") != std::string::npos);
+  CHECK(r.err.find("the disk is not full") != std::string::npos);
+  CHECK_FALSE(fs::exists(tb.root().path() / "ran"));  // the command never ran
+  CHECK(tb.live() == 0);
+  CHECK(tb.claims().empty());
+  CHECK(holds_nothing(state / "tmp"));
+
+  // With room again, the next corral finds nothing to clean and runs.
+  tb.env.erase("TESTBOX_FILL");
+  fs::remove(filler);
+  fs::remove(tb.workspace() / "big.bin");
+  CHECK(tb.run({"stop", "--orphans", "--provider", "testbox"}).exit_code == 0);
+  CHECK(tb.run_tb({"--", "true"}).exit_code == 0);
+  CHECK(tb.live() == 0);
+  CHECK(tb.claims().empty());
+}
+
+TEST_CASE("a full disk when --keep is recorded keeps the sandbox and says how it is listed") {
+  Testbox tb;
+  const fs::path state = tb.state_dir() / "corral";
+  corral::test::SmallDisk disk(state, 1u << 20);
+  if (!disk.mounted()) {
+    MESSAGE("skipped: a small tmpfs for the state folder needs root");
+    return;
+  }
+  tb.env["TESTBOX_FILL"] = "exec:" + (state / "filler").string();
+  auto r = tb.run_tb({"--keep", "--", "sh", "-c", "echo ran >> " + (tb.root().path() / "ran").string()});
+  CHECK(r.exit_code == 0);  // the command's: it ran, once
+  CHECK(read_file(tb.root().path() / "ran") == "ran\n");
+  CHECK_MESSAGE(r.err.find("is kept, but its claim could not record it") != std::string::npos, r.err);
+  CHECK(r.err.find("No space left on device") != std::string::npos);
+  CHECK(r.err.find("`corral stop --orphans` would remove it") != std::string::npos);
+  CHECK(tb.handle()["kept"].GetBool());
+  CHECK(tb.live() == 1);
+  const std::string lease = tb.handle()["leaseId"].GetString();
+  auto listed = tb.run({"list", "--json"});
+  REQUIRE(listed.exit_code == 0);
+  auto doc = corral::json::parse(listed.out, "list");
+  REQUIRE(doc.GetArray().Size() == 1);
+  CHECK(corral::json::get_string(doc[0], "state") == std::string("abandoned"));
+
+  tb.env.erase("TESTBOX_FILL");
+  fs::remove(state / "filler");
+  CHECK(tb.run({"stop", "--id", lease}).exit_code == 0);
+  CHECK(tb.live() == 0);
+  CHECK(tb.claims().empty());
+}
+
+TEST_CASE("a session handle that meets a full disk fails the run as quota, and nothing is left") {
+  Testbox tb;
+  const fs::path out = tb.root().path() / "out";
+  corral::test::SmallDisk disk(out, 64u << 10);
+  if (!disk.mounted()) {
+    MESSAGE("skipped: a small tmpfs for the handle needs root");
+    return;
+  }
+  disk.fill();
+  auto r = tb.run({"run", "--provider", "testbox", "--lease-output", (out / "handle.json").string(), "--", "sh", "-c",
+                   "echo ran >> " + (tb.root().path() / "ran").string()});
+  CHECK(r.exit_code == 75);
+  CHECK_MESSAGE(r.err.find("cannot write session handle") != std::string::npos, r.err);
+  CHECK(r.err.find("No space left on device") != std::string::npos);
+  CHECK(read_file(tb.root().path() / "ran") == "ran\n");  // once
+  CHECK_FALSE(fs::exists(out / "handle.json"));
+  CHECK(tb.live() == 0);
+  CHECK(tb.claims().empty());
 }
 
 TEST_CASE("a sandbox that cannot be destroyed is reported with its cleanup command") {
@@ -153,6 +275,36 @@ TEST_CASE("a sandbox that cannot be destroyed is reported with its cleanup comma
   tb.env.erase("TESTBOX_FAIL");
   CHECK(tb.run({"stop", "--all"}).exit_code == 0);
   CHECK(tb.live() == 0);
+}
+
+TEST_CASE("a sandbox whose destroy failed is listed as abandoned, and stop --orphans finishes the job") {
+  Testbox tb;
+  tb.env["TESTBOX_FAIL"] = "destroy";
+  auto r = tb.run_tb({"--", "true"});
+  CHECK(r.exit_code == 0);
+  CHECK(r.err.find("(or `corral stop --orphans`)") != std::string::npos);
+  CHECK(tb.handle()["kept"].GetBool());  // for the caller: the sandbox still exists
+  const std::string lease = tb.handle()["leaseId"].GetString();
+  // Not kept by the user, and no corral holds it: the orphan sweep's, not the user's, to stop.
+  auto listed = tb.run({"list", "--json"});
+  REQUIRE(listed.exit_code == 0);
+  auto doc = corral::json::parse(listed.out, "list");
+  REQUIRE(doc.GetArray().Size() == 1);
+  CHECK(corral::json::get_string(doc[0], "leaseId") == lease);
+  CHECK(corral::json::get_string(doc[0], "state") == std::string("abandoned"));
+  CHECK(tb.run({"list"}).err.find("could not stop their sandbox") != std::string::npos);
+  CHECK(tb.live() == 1);
+
+  auto still_failing = tb.run({"stop", "--orphans"});
+  CHECK(still_failing.exit_code == 69);
+  CHECK(tb.claims().size() == 1);  // a failed stop forgets nothing
+  tb.env.erase("TESTBOX_FAIL");
+  auto stop = tb.run({"stop", "--orphans"});
+  INFO(stop.err);
+  CHECK(stop.exit_code == 0);
+  CHECK(stop.err.find("abandoned lease") != std::string::npos);
+  CHECK(tb.live() == 0);
+  CHECK(tb.claims().empty());
 }
 
 TEST_CASE("reusing a lease whose sandbox is gone says so and how to recover") {

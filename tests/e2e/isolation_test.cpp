@@ -16,6 +16,7 @@
 
 namespace fs = std::filesystem;
 using corral::test::CliEnv;
+using corral::test::gone_within;
 using corral::test::read_file;
 using Clock = std::chrono::steady_clock;
 
@@ -62,16 +63,6 @@ std::vector<pid_t> children_of(pid_t parent) {
     if (ppid == parent) out.push_back(static_cast<pid_t>(std::stoi(e.path().filename().string())));
   }
   return out;
-}
-
-// True once `pid` is gone (or a zombie nobody of ours will reap) within `wait`.
-bool gone_within(pid_t pid, std::chrono::milliseconds wait) {
-  for (auto until = Clock::now() + wait; Clock::now() < until;) {
-    std::string stat = read_file("/proc/" + std::to_string(pid) + "/stat");
-    if (stat.empty() || stat.find(") Z") != std::string::npos) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return false;
 }
 
 void wait_for_text(const fs::path& file, const std::string& text) {
@@ -162,6 +153,72 @@ TEST_CASE("an isolated plugin that crashes while creating leaves no claim and sa
   CHECK_MESSAGE(r.err.find("provider plugin 'testbox' crashed during 'create' (SIGSEGV)") != std::string::npos, r.err);
   CHECK(r.err.find("corral stop --orphans") != std::string::npos);
   CHECK(tb.claims().empty());
+}
+
+TEST_CASE("a plugin crashing in create, upload, get, destroy or list is named, and the next corral cleans up") {
+  struct Case {
+    const char* mode;
+    const char* primitive;
+    int exit_code;
+  };
+  // An isolated destroy that crashes is a failed cleanup: the command's exit code stands.
+  const Case cases[] = {
+      {"in-process", "create", 128 + SIGSEGV}, {"in-process", "upload", 128 + SIGSEGV},
+      {"in-process", "get", 128 + SIGSEGV},    {"in-process", "destroy", 128 + SIGSEGV},
+      {"process", "upload", 70},               {"process", "get", 70},
+      {"process", "destroy", 0},               {"process", "list", 70},
+  };
+  for (const Case& c : cases) {
+    const std::string mode = c.mode, primitive = c.primitive;
+    CAPTURE(mode);
+    CAPTURE(primitive);
+    Box tb(mode);
+    const fs::path ran = tb.root().path() / "ran";
+    const std::vector<std::string> command = {"--", "sh", "-c", "echo ran >> " + ran.string()};
+    std::string kept;  // get is reached by reusing a kept lease
+    if (primitive == "get") {
+      REQUIRE(tb.run_tb({"--keep", "--", "true"}).exit_code == 0);
+      kept = tb.only_lease();
+    }
+    tb.env["TESTBOX_CRASH"] = primitive + ":segv";
+    corral::test::CliResult r;
+    if (primitive == "list") {
+      r = tb.run({"stop", "--orphans", "--provider", "testbox"});
+    } else if (primitive == "get") {
+      std::vector<std::string> args = {"run", "--id", kept};
+      args.insert(args.end(), command.begin(), command.end());
+      r = tb.run(args);
+    } else {
+      r = tb.run_tb(command);
+    }
+    CHECK(r.exit_code == c.exit_code);
+    CHECK_MESSAGE(r.err.find("provider plugin 'testbox' crashed during '" + primitive + "' (SIGSEGV)") !=
+                      std::string::npos,
+                  r.err);
+    // The command ran only when the crash came after it, and then once.
+    CHECK(read_file(ran) == (primitive == "destroy" ? "ran\n" : ""));
+    if (primitive == "create" || primitive == "list") {
+      CHECK(tb.claims().empty());
+      CHECK(tb.live() == 0);
+      CHECK(r.err.find("corral stop --orphans") != std::string::npos);
+    } else {
+      // The lease outlives the crash, its claim names it, and the sandbox is still there.
+      const std::string lease = tb.only_lease();
+      if (c.exit_code == 0)
+        CHECK(r.err.find("could not stop sandbox tb-" + lease) != std::string::npos);
+      else
+        CHECK(r.err.find("`corral stop --id " + lease + "` cleans up once the plugin is fixed") != std::string::npos);
+      CHECK(tb.run({"list", "--json"}).out.find(lease) != std::string::npos);
+      CHECK(tb.live() == 1);
+    }
+
+    tb.env.erase("TESTBOX_CRASH");  // the plugin is fixed
+    if (!kept.empty()) CHECK(tb.run({"stop", "--id", kept}).exit_code == 0);
+    auto sweep = tb.run({"stop", "--orphans", "--provider", "testbox"});
+    CHECK_MESSAGE(sweep.exit_code == 0, sweep.err);
+    CHECK(tb.live() == 0);
+    CHECK(tb.claims().empty());
+  }
 }
 
 TEST_CASE("an isolated plugin that hangs past its deadline is stopped with a clear error") {

@@ -88,3 +88,29 @@ TEST_CASE("SIGKILL at each phase: the next stop --orphans leaves nothing, and co
     CHECK(env.claims().empty());
   }
 }
+
+TEST_CASE("SIGKILL during a local command: bubblewrap takes the command down with corral") {
+  CliEnv env;  // the local provider, the default
+  env.root().write("work/f.txt", "synced");
+  // A command line no other process has, to find the jailed process by.
+  const std::vector<std::string> command = {"sleep", "3599.25"};
+  auto bg = env.start({"run", "--", "sh", "-c", "echo started; exec sleep 3599.25"});
+  REQUIRE(eventually([&] { return corral::test::read_file(bg.out) == "started\n"; }));
+  REQUIRE(eventually([&] { return corral::test::processes_running(command).size() == 1; }));
+  const int jailed = corral::test::processes_running(command).front();
+  ::kill(bg.pid, SIGKILL);
+  bg.wait();
+
+  // --die-with-parent: bwrap dies with corral, and the jail's pid namespace with it.
+  CHECK(corral::test::gone_within(jailed, std::chrono::seconds(15)));
+  CHECK(corral::test::processes_running(command).empty());
+  for (int pid : corral::test::processes_running(command)) ::kill(pid, SIGKILL);  // never leave it running
+
+  // What the kill left (the lease, its folder) is the next stop --orphans' to remove.
+  REQUIRE(env.claims().size() == 1);
+  auto stop = env.run({"stop", "--orphans"});
+  INFO(stop.err);
+  CHECK(stop.exit_code == 0);
+  CHECK(env.claims().empty());
+  CHECK(env.local_sandboxes().empty());
+}

@@ -10,6 +10,7 @@
 #include "conformance_run.hpp"
 #include "corral/json.hpp"
 #include "corral/sdk/process.hpp"
+#include "small_disk.hpp"
 
 namespace fs = std::filesystem;
 using corral::test::CliEnv;
@@ -298,6 +299,60 @@ TEST_CASE("local passes the conformance kit, every sandbox removed") {
   CHECK(r.cli.exit_code == 0);
   CHECK(r.failed.empty());
   CHECK(r.passed.size() >= 15);  // all but the features local does not advertise
+  CHECK(env.local_sandboxes().empty());
+  CHECK(env.claims().empty());
+}
+
+TEST_CASE("a kept sandbox whose folder was deleted behind corral's back says so, and stop --id forgets it") {
+  CliEnv env;
+  env.root().write("work/a.txt", "one");
+  fs::path h = env.root().path() / "handle.json";
+  REQUIRE(env.run({"run", "--keep", "--lease-output", h.string(), "--", "true"}).exit_code == 0);
+  const std::string lease = handle(h)["leaseId"].GetString();
+  REQUIRE(env.local_sandboxes().size() == 1);
+  fs::remove_all(env.local_sandboxes().front());
+  fs::remove(h);
+
+  auto r = env.run({"run", "--id", lease, "--lease-output", h.string(), "--", "sh", "-c", "echo ran"});
+  CHECK(r.exit_code == 66);
+  CHECK(r.out.empty());  // the command never ran
+  CHECK_MESSAGE(r.err.find("no longer exists") != std::string::npos, r.err);
+  CHECK(r.err.find("corral stop --provider local --id " + lease) != std::string::npos);
+  auto doc = handle(h);
+  CHECK(doc["reused"].GetBool());
+  CHECK(doc["error"]["code"].GetString() == std::string("not-found"));
+  CHECK(env.claims().size() == 1);  // kept until the user says
+
+  auto stop = env.run({"stop", "--id", lease});
+  CHECK_MESSAGE(stop.exit_code == 0, stop.err);
+  CHECK(env.claims().empty());
+  CHECK(env.local_sandboxes().empty());
+}
+
+TEST_CASE("a full disk while the workspace is copied into the sandbox folder is a quota error, and leaves nothing") {
+  CliEnv env;
+  corral::test::SmallDisk disk(env.state_dir() / "corral" / "local", 512u << 10);
+  if (!disk.mounted()) {
+    MESSAGE("skipped: a small tmpfs for the sandbox folders needs root");
+    return;
+  }
+  env.root().write("work/big.bin", corral::test::random_bytes(2u << 20));
+  auto r = env.run({"run", "--", "sh", "-c", "echo ran"});
+  CHECK(r.exit_code == 75);
+  CHECK(r.out.empty());  // the command never ran
+  CHECK_MESSAGE(r.err.find("cannot unpack the workspace") != std::string::npos, r.err);
+  CHECK(r.err.find("No space left on device") != std::string::npos);
+  CHECK(r.err.find("CORRAL_LOCAL_DIR") != std::string::npos);
+  CHECK(env.local_sandboxes().empty());
+  CHECK(env.claims().empty());
+
+  // A workspace that fits runs, and the next corral finds nothing to clean.
+  fs::remove(env.workspace() / "big.bin");
+  env.root().write("work/small.txt", "fits");
+  auto again = env.run({"run", "--", "cat", "small.txt"});
+  CHECK_MESSAGE(again.exit_code == 0, again.err);
+  CHECK(again.out == "fits");
+  CHECK(env.run({"stop", "--orphans"}).exit_code == 0);
   CHECK(env.local_sandboxes().empty());
   CHECK(env.claims().empty());
 }

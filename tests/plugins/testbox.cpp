@@ -1,7 +1,8 @@
 // testbox: a provider for testing the run engine through the real loader and ABI. Its
 // sandboxes are folders; commands run unjailed in them. TESTBOX_FAIL makes a named
 // primitive fail, so every failure path of the run contract can be exercised; TESTBOX_CRASH
-// makes one crash, throw past every catch, exit or hang, for crash isolation.
+// makes one crash, throw past every catch, exit or hang, for crash isolation; TESTBOX_FILL
+// fills a disk once a primitive is done, so the write corral makes next meets a full disk.
 // Built with TESTBOX_MOUNT it is "mountbox": it mounts (uses) the user's tree in place
 // instead of receiving an archive, like the workspace-mount providers. Testbox takes every
 // network policy and records it (the file `network` of a sandbox); it enforces none.
@@ -22,6 +23,7 @@
 #include "corral/sdk/download.hpp"
 #include "corral/sdk/process.hpp"
 #include "corral/sdk/sync.hpp"
+#include "fill_disk.hpp"
 
 namespace fs = std::filesystem;
 
@@ -42,9 +44,11 @@ const std::string kSpec = std::string("{") + kIdentity + R"json(
   "targets": ["linux"],
   "options": [
     {"name": "dir", "type": "string", "env": ["TESTBOX_DIR"], "help": "where sandboxes live"},
-    {"name": "fail", "type": "string", "env": ["TESTBOX_FAIL"], "help": "primitives that fail: create,upload,exec,destroy,get"},
+    {"name": "fail", "type": "string", "env": ["TESTBOX_FAIL"], "help": "primitives that fail: create,upload,exec,destroy,get,list"},
     {"name": "crash", "type": "string", "env": ["TESTBOX_CRASH"],
      "help": "PRIMITIVE:HOW pairs (segv, orphan-segv, abort, throw, exit, hang), e.g. exec:segv; open is one too"},
+    {"name": "fill", "type": "string", "env": ["TESTBOX_FILL"],
+     "help": "PRIMITIVE:PATH: once create, upload or exec is done, write PATH until its disk is full"},
     {"name": "pause", "type": "string", "env": ["TESTBOX_PAUSE"],
      "help": "PRIMITIVE:before|after: write PRIMITIVE to DIR.paused there and wait forever (to SIGKILL corral)"},
     {"name": "token", "type": "string", "env": ["TESTBOX_TOKEN"], "secret": true, "help": "a secret that must never show"},
@@ -79,7 +83,8 @@ class QuotaLock {
 class Testbox : public corral::sdk::Provider {
  public:
   explicit Testbox(const corral::sdk::Options& o)
-      : dir_(o.get("dir")), fail_(o.get("fail")), crash_(o.get("crash")), pause_(o.get("pause")), token_(o.get("token")),
+      : dir_(o.get("dir")), fail_(o.get("fail")), crash_(o.get("crash")), fill_(o.get("fill")), pause_(o.get("pause")),
+        token_(o.get("token")),
         leak_(o.get_bool("leak", false)), quota_(o.get_int("quota", 0)) {
     maybe_fail("open");
     if (dir_.empty()) throw corral::Error(corral::ErrorCode::invalid_argument, "testbox needs TESTBOX_DIR");
@@ -109,6 +114,7 @@ class Testbox : public corral::sdk::Provider {
     std::ofstream(d / "mount") << r.workspace;
     std::ofstream(d / "network") << corral::to_string(r.network);  // what create was asked to enforce
     maybe_pause("create", "after");
+    maybe_fill("create");
     return sandbox("tb-" + r.lease_id);
   }
 
@@ -119,6 +125,7 @@ class Testbox : public corral::sdk::Provider {
   }
 
   std::vector<corral::Sandbox> list(const corral::StringMap&, const corral::sdk::Host&) override {
+    maybe_fail("list");
     std::vector<corral::Sandbox> out;
     std::error_code ec;
     for (auto& e : fs::directory_iterator(dir_, ec)) out.push_back(sandbox(e.path().filename().string()));
@@ -141,6 +148,7 @@ class Testbox : public corral::sdk::Provider {
     auto p = corral::sdk::capture_process({{"tar", "-xzf", r.archive_path, "-C", ws.string()}});
     if (p.exit_code != 0) throw corral::Error(corral::ErrorCode::internal, "tar failed: " + p.err);
     corral::sdk::remove_paths_under(ws, r.removed);
+    maybe_fill("upload");
   }
 
   corral::ExecResult exec(const corral::Sandbox& s, const corral::Command& c, const corral::sdk::Host& host) override {
@@ -164,6 +172,7 @@ class Testbox : public corral::sdk::Provider {
         [&](std::string_view d) { host.emit(CORRAL_STDERR, d); }, [&] { return host.cancelled(); }, c.timeout_seconds);
     if (o.cancelled) throw corral::Error(corral::ErrorCode::cancelled, "stopped");
     if (o.timed_out) throw corral::Error(corral::ErrorCode::timeout, "timed out");
+    maybe_fill("exec");
     return {o.exit_code};
   }
 
@@ -199,6 +208,13 @@ class Testbox : public corral::sdk::Provider {
     if (("," + fail_ + ",").find("," + primitive + ",") != std::string::npos)
       throw corral::Error(corral::ErrorCode::unavailable,
                           "testbox " + primitive + " failed as asked (token " + token_ + ")", "unset TESTBOX_FAIL");
+  }
+
+  // Writes TESTBOX_FILL's path until its disk is full, if it names `primitive`.
+  void maybe_fill(const std::string& primitive) const {
+    if (fill_.rfind(primitive + ":", 0) != 0) return;
+    if (!corral::test::fill_disk(fill_.substr(primitive.size() + 1)))
+      throw corral::Error(corral::ErrorCode::internal, "testbox could not fill the disk of " + fill_);
   }
 
   // Stops for good at `primitive`'s `when` if TESTBOX_PAUSE asks, saying so in DIR.paused.
@@ -253,6 +269,7 @@ class Testbox : public corral::sdk::Provider {
   fs::path dir_;
   std::string fail_;
   std::string crash_;
+  std::string fill_;
   std::string pause_;
   std::string token_;
   bool leak_ = false;

@@ -54,7 +54,44 @@ bool eventually(const std::function<bool()>& done) {
   return done();
 }
 
+std::string random_bytes(std::size_t bytes) {
+  std::string out(bytes, '\0');
+  std::ifstream("/dev/urandom", std::ios::binary).read(out.data(), static_cast<std::streamsize>(bytes));
+  return out;
+}
+
 std::string corral_binary() { return CORRAL_TEST_BINARY; }
+
+namespace {
+
+// True when /proc/PID/stat says the process is a zombie, or it is gone.
+bool dead(const std::string& pid) {
+  std::string stat = read_file("/proc/" + pid + "/stat");
+  return stat.empty() || stat.find(") Z") != std::string::npos;
+}
+
+}  // namespace
+
+bool gone_within(int pid, std::chrono::milliseconds wait) {
+  for (auto until = std::chrono::steady_clock::now() + wait; std::chrono::steady_clock::now() < until;) {
+    if (dead(std::to_string(pid))) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return false;
+}
+
+std::vector<int> processes_running(const std::vector<std::string>& argv) {
+  std::string wanted;
+  for (const std::string& a : argv) wanted += a + '\0';
+  std::vector<int> out;
+  std::error_code ec;
+  for (auto& e : fs::directory_iterator("/proc", ec)) {
+    const std::string pid = e.path().filename().string();
+    if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    if (read_file(e.path() / "cmdline") == wanted && !dead(pid)) out.push_back(std::stoi(pid));
+  }
+  return out;
+}
 
 CliEnv::CliEnv() {
   for (const char* d : {"work", "state", "config", "etc", "home"}) fs::create_directories(root_.path() / d);

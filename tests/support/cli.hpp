@@ -2,6 +2,7 @@
 // user would, with its own state, config and registry dirs.
 #pragma once
 
+#include <chrono>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -28,6 +29,8 @@ class TempDir {
 
 // The text of a file ("" when missing).
 std::string read_file(const std::filesystem::path& path);
+// `bytes` random bytes: data that does not compress.
+std::string random_bytes(std::size_t bytes);
 
 // Waits (bounded, up to 15 s) until `done` holds; its last answer.
 bool eventually(const std::function<bool()>& done);
@@ -82,5 +85,10 @@ class CliEnv {
 
 // The path of the built corral binary.
 std::string corral_binary();
+
+// True once process `pid` is gone (or a zombie nobody of ours will reap) within `wait`.
+bool gone_within(int pid, std::chrono::milliseconds wait);
+// The live (not zombie) processes whose command line is exactly `argv`.
+std::vector<int> processes_running(const std::vector<std::string>& argv);
 
 }  // namespace corral::test
