@@ -53,12 +53,12 @@ std::optional<StreamError> end_stream_error(std::string_view payload) {
   if (payload.empty()) return std::nullopt;
   try {
     json::Document doc = json::parse(payload, "the end-of-stream message");
-    auto it = doc.IsObject() ? doc.FindMember("error") : doc.MemberEnd();
-    if (it == doc.MemberEnd() || it->value.IsNull()) return std::nullopt;
-    if (!it->value.IsObject()) throw Error(ErrorCode::invalid_argument, "its 'error' is not an object");
+    const json::Value* error = json::find(doc, "error");
+    if (!error) return std::nullopt;
+    if (!error->IsObject()) throw Error(ErrorCode::invalid_argument, "its 'error' is not an object");
     StreamError e;
-    e.code = json::get_string(it->value, "code", "unknown");
-    e.message = json::get_string(it->value, "message");
+    e.code = json::get_string(*error, "code", "unknown");
+    e.message = json::get_string(*error, "message");
     return e;
   } catch (const Error& e) {
     throw Error(ErrorCode::unavailable, std::string("the stream ended with an unexpected message: ") + e.what(),

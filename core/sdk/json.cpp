@@ -12,13 +12,6 @@ Error wrong_type(const char* key, const char* expected) {
                std::string("field '") + key + "' must be " + expected);
 }
 
-const Value* member(const Value& object, const char* key) {
-  if (!object.IsObject()) return nullptr;
-  auto it = object.FindMember(key);
-  if (it == object.MemberEnd() || it->value.IsNull()) return nullptr;
-  return &it->value;
-}
-
 // The length of the valid UTF-8 sequence at text[i], or 0 when the byte there does not
 // start one (overlong forms, surrogates and code points past U+10FFFF are invalid too).
 size_t utf8_sequence(std::string_view text, size_t i) {
@@ -74,6 +67,13 @@ void check_keys(const Value& object, std::initializer_list<std::string_view> kno
 
 }  // namespace
 
+const Value* find(const Value& object, const char* key) {
+  if (!object.IsObject()) return nullptr;
+  auto it = object.FindMember(key);
+  if (it == object.MemberEnd() || it->value.IsNull()) return nullptr;
+  return &it->value;
+}
+
 Document parse(std::string_view text, std::string_view what) {
   Document doc;
   doc.Parse(text.data(), text.size());
@@ -93,14 +93,14 @@ std::string dump(const Value& value) {
 }
 
 std::string get_string(const Value& object, const char* key, std::string fallback) {
-  const Value* v = member(object, key);
+  const Value* v = find(object, key);
   if (!v) return fallback;
   if (!v->IsString()) throw wrong_type(key, "a string");
   return {v->GetString(), v->GetStringLength()};
 }
 
 std::int64_t get_int(const Value& object, const char* key, std::int64_t fallback) {
-  const Value* v = member(object, key);
+  const Value* v = find(object, key);
   if (!v) return fallback;
   if (v->IsInt64()) return v->GetInt64();
   if (v->IsUint64()) return static_cast<std::int64_t>(v->GetUint64());
@@ -109,7 +109,7 @@ std::int64_t get_int(const Value& object, const char* key, std::int64_t fallback
 }
 
 bool get_bool(const Value& object, const char* key, bool fallback) {
-  const Value* v = member(object, key);
+  const Value* v = find(object, key);
   if (!v) return fallback;
   if (!v->IsBool()) throw wrong_type(key, "true or false");
   return v->GetBool();
@@ -117,7 +117,7 @@ bool get_bool(const Value& object, const char* key, bool fallback) {
 
 std::vector<std::string> get_strings(const Value& object, const char* key) {
   std::vector<std::string> out;
-  const Value* v = member(object, key);
+  const Value* v = find(object, key);
   if (!v) return out;
   if (!v->IsArray()) throw wrong_type(key, "a list of strings");
   for (const Value& item : v->GetArray()) {
@@ -129,7 +129,7 @@ std::vector<std::string> get_strings(const Value& object, const char* key) {
 
 StringMap get_map(const Value& object, const char* key) {
   StringMap out;
-  const Value* v = member(object, key);
+  const Value* v = find(object, key);
   if (!v) return out;
   if (!v->IsObject()) throw wrong_type(key, "an object of strings");
   for (auto& m : v->GetObject()) {

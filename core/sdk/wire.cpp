@@ -187,10 +187,9 @@ template <>
 DoctorResult read<DoctorResult>(std::string_view text, std::string_view what) {
   json::Document doc = json::parse(text, what);
   DoctorResult r;
-  if (auto it = doc.IsObject() ? doc.FindMember("checks") : doc.MemberEnd();
-      doc.IsObject() && it != doc.MemberEnd()) {
-    if (!it->value.IsArray()) throw Error(ErrorCode::invalid_argument, std::string(what) + ": 'checks' must be a list");
-    for (const Value& c : it->value.GetArray())
+  if (const Value* checks = json::find(doc, "checks")) {
+    if (!checks->IsArray()) throw Error(ErrorCode::invalid_argument, std::string(what) + ": 'checks' must be a list");
+    for (const Value& c : checks->GetArray())
       r.checks.push_back({json::get_string(c, "name"), json::get_bool(c, "ok"), json::get_string(c, "detail"),
                           json::get_string(c, "hint")});
   }

@@ -99,12 +99,12 @@ void handle_event(connect::Message& message, StreamState& st, const ProcessHooks
   doc.ParseInsitu(message.payload.data());
   if (doc.HasParseError())
     throw http::unexpected_answer("envd", "a process event is not valid JSON");
-  auto event = doc.IsObject() ? doc.FindMember("event") : doc.MemberEnd();
-  if (event == doc.MemberEnd() || !event->value.IsObject()) return;
-  const json::Value& e = event->value;
+  const json::Value* event = json::find(doc, "event");
+  if (!event || !event->IsObject()) return;
+  const json::Value& e = *event;
   try {
-    if (auto it = e.FindMember("data"); it != e.MemberEnd() && it->value.IsObject()) {
-      for (auto& m : it->value.GetObject()) {
+    if (const json::Value* data = json::find(e, "data"); data && data->IsObject()) {
+      for (auto& m : data->GetObject()) {
         if (!m.value.IsString()) continue;
         base64_decode(std::string_view(m.value.GetString(), m.value.GetStringLength()), st.decoded);
         std::string_view name(m.name.GetString(), m.name.GetStringLength());
@@ -114,10 +114,10 @@ void handle_event(connect::Message& message, StreamState& st, const ProcessHooks
           hooks.on_stdout(st.decoded);
         }
       }
-    } else if (auto it = e.FindMember("start"); it != e.MemberEnd() && it->value.IsObject()) {
-      st.pid = static_cast<std::uint32_t>(json::get_int(it->value, "pid"));
-    } else if (auto it = e.FindMember("end"); it != e.MemberEnd() && it->value.IsObject()) {
-      st.exit_code = exit_code_of(it->value);
+    } else if (const json::Value* start = json::find(e, "start"); start && start->IsObject()) {
+      st.pid = static_cast<std::uint32_t>(json::get_int(*start, "pid"));
+    } else if (const json::Value* end = json::find(e, "end"); end && end->IsObject()) {
+      st.exit_code = exit_code_of(*end);
       st.ended = true;
     }
   } catch (const Error& err) {

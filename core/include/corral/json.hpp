@@ -27,6 +27,10 @@ Document parse(std::string_view text, std::string_view what);
 // Compact text of `value`.
 std::string dump(const Value& value);
 
+// The member `key` of `object`; nullptr when it is absent or null, or when `object` is
+// not an object at all (RapidJSON's own lookups require one).
+const Value* find(const Value& object, const char* key);
+
 // Typed member reads: the default when absent or null; a member of the wrong type throws
 // invalid-argument naming `key`.
 std::string get_string(const Value& object, const char* key, std::string fallback = {});
