@@ -271,27 +271,34 @@ std::string ClaimStore::host_id() const {
   // Beside the leases folder, not in it: it belongs to the whole state, not to a lease.
   ensure_dir();
   const fs::path p = dir_.parent_path() / "host-id";
+  auto valid = [](const std::string& id) {
+    return id.size() == 12 && id.find_first_not_of("0123456789abcdef") == std::string::npos;
+  };
   int err = 0;  // why the last attempt failed
-  for (int attempt = 0; attempt < 2; ++attempt) {
-    if (auto text = read_small_file(p)) {
-      std::string id = text->substr(0, text->find('\n'));
-      if (id.size() == 12 && id.find_first_not_of("0123456789abcdef") == std::string::npos) return id;
-      ::unlink(p.c_str());  // damaged: make a new one
-    }
-    // O_EXCL: when two corrals start at once, one id wins and both read it.
-    std::string id = random_hex(6);
-    int fd = ::open(p.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    std::optional<std::string> text = read_small_file(p);
+    if (text && valid(text->substr(0, text->find('\n')))) return text->substr(0, text->find('\n'));
+    // The id is written whole to a file of its own, then linked into place: another corral
+    // (or another shard of this one) never reads a half-written id, and when two race,
+    // link() lets one win and the other reads the winner's. A damaged file is replaced.
+    const std::string id = random_hex(6);
+    fs::path temp = p;
+    temp += ".new-" + random_hex(6);
+    int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (fd < 0) {
       err = errno;
       continue;
     }
-    std::string line = id + "\n";
-    bool ok = sdk::write_all(fd, line) && ::fsync(fd) == 0;
-    if (!ok) err = errno;
+    const bool written = sdk::write_all(fd, id + "\n") && ::fsync(fd) == 0;
+    if (!written) err = errno;
     ::close(fd);
-    if (ok) return id;
-    ::unlink(p.c_str());
+    const bool placed = written && (text ? ::rename(temp.c_str(), p.c_str()) : ::link(temp.c_str(), p.c_str())) == 0;
+    if (written && !placed && errno != EEXIST) err = errno;
+    ::unlink(temp.c_str());  // after link() the id lives on under p; after rename() it is gone already
+    if (placed) return id;
   }
+  if (auto text = read_small_file(p); text && valid(text->substr(0, text->find('\n'))))
+    return text->substr(0, text->find('\n'));  // the last race was lost to a complete id
   throw Error(sdk::write_error_code(err), fmt::format("cannot create {}: {}", p.string(), std::strerror(err)),
               "check that the state directory is writable and the disk is not full");
 }

@@ -4,6 +4,9 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <set>
+#include <thread>
+#include <vector>
 
 #include "claims.hpp"
 #include "cli.hpp"
@@ -42,6 +45,26 @@ TEST_CASE("claims are written with mode 0600 and read back") {
   int files = 0;
   for (auto& e : fs::directory_iterator(t.path() / "leases")) files += e.path().extension() == ".json" ? 1 : 100;
   CHECK(files == 1);
+}
+
+TEST_CASE("threads racing for a new host id all get the same one, and a damaged id is replaced") {
+  TempDir t;
+  for (int round = 0; round < 20; ++round) {
+    fs::remove(t.path() / "host-id");
+    std::vector<std::string> ids(8);
+    std::vector<std::thread> threads;
+    for (std::string& id : ids) threads.emplace_back([&] { id = ClaimStore(t.path() / "leases").host_id(); });
+    for (std::thread& th : threads) th.join();
+    CHECK(std::set<std::string>(ids.begin(), ids.end()).size() == 1);
+    CHECK(ids[0].size() == 12);
+  }
+  std::ofstream(t.path() / "host-id") << "not an id\n";
+  const std::string fresh = ClaimStore(t.path() / "leases").host_id();
+  CHECK(fresh.size() == 12);
+  CHECK(ClaimStore(t.path() / "leases").host_id() == fresh);
+  int leftovers = 0;
+  for (auto& e : fs::directory_iterator(t.path())) leftovers += e.path().filename() != "host-id" && e.path().filename() != "leases";
+  CHECK(leftovers == 0);
 }
 
 TEST_CASE("a lease resolves by id or slug, and a miss lists what exists") {
