@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <fstream>
+#include <functional>
 #include <set>
 #include <thread>
 
@@ -784,30 +785,16 @@ void stop_and_check_empty(DaytonaCli& t, const std::string& lease) {
 
 }  // namespace
 
-TEST_CASE("429 on every call safe to repeat is retried after its Retry-After, then succeeds") {
-  DaytonaCli t;
-  auto [lease, id] = kept_lease(t);
-  for (const ReadCall& c : kReadCalls) {
-    const std::string route = c.route;
-    CAPTURE(route);
-    const int before = calls_of(t, c.route);
-    fail_next(t, c.route, 429, 2);
-    CliResult r = reach(t, c.route, lease, id);
-    INFO(r.err);
-    CHECK(r.exit_code == 0);
-    CHECK(fails_left(t) == 0);
-    CHECK(calls_of(t, c.route) - before == c.calls + 2);
-  }
-  CHECK(t.alive() == std::vector<std::string>{id});
-  stop_and_check_empty(t, lease);
-}
+namespace {
 
-TEST_CASE("502, 503 and 504 on every call safe to repeat are retried, then succeed") {
+// Fails each call safe to repeat twice with status_of(its index), then checks corral
+// retried it to success (exactly two calls more) and the lease still ends cleanly.
+void check_retried_then_succeeds(const std::function<int(int)>& status_of) {
   DaytonaCli t;
   auto [lease, id] = kept_lease(t);
   int n = 0;
   for (const ReadCall& c : kReadCalls) {
-    const int status = 502 + n++ % 3;
+    const int status = status_of(n++);
     const std::string route = c.route;
     CAPTURE(route);
     CAPTURE(status);
@@ -821,6 +808,16 @@ TEST_CASE("502, 503 and 504 on every call safe to repeat are retried, then succe
   }
   CHECK(t.alive() == std::vector<std::string>{id});
   stop_and_check_empty(t, lease);
+}
+
+}  // namespace
+
+TEST_CASE("429 on every call safe to repeat is retried after its Retry-After, then succeeds") {
+  check_retried_then_succeeds([](int) { return 429; });
+}
+
+TEST_CASE("502, 503 and 504 on every call safe to repeat are retried, then succeed") {
+  check_retried_then_succeeds([](int n) { return 502 + n % 3; });
 }
 
 TEST_CASE("500 on any call safe to repeat is not retried: exit 69 after one call, the lease still usable") {
