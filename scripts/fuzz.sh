@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Runs every libFuzzer target for a bounded time (default 8 s each, about a minute in
 # all): scripts/fuzz.sh [BUILD_DIR] [SECONDS_PER_TARGET]. The build must be configured
-# with clang and -DCORRAL_FUZZ=ON (scripts/test-sanitized.sh does, in build-fuzz/). Each target starts
-# from its corpus in tests/fuzz/corpus/<name>; inputs it finds are kept in a temporary
-# copy, not in the repository. A crash fails the run and names the input: add it to the
-# corpus folder so the normal test suite replays it from then on.
+# with clang and -DCORRAL_FUZZ=ON (scripts/test-sanitized.sh does, in build-sanitized/).
+# Each target starts from its corpus in tests/fuzz/corpus/<name>; inputs it finds are
+# kept in a temporary copy, not in the repository. A crash fails the run and names the
+# input: add it to the corpus folder so the normal test suite replays it from then on.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-build=${1:-build-fuzz}
+build=${1:-build-sanitized}
 seconds=${2:-8}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1:suppressions=$PWD/tests/sanitizers/ubsan.supp}
 work=$(mktemp -d)
