@@ -36,9 +36,11 @@ void run_as(const JailUser& user, const std::filesystem::path& dir, const std::f
   std::exception_ptr failure;
   std::thread worker([&] {
     try {
-      if (const char* step = enter_as(user, dir))
+      if (const char* step = enter_as(user, dir)) {
+        const int err = errno;  // before building the message, which may allocate
         throw Error(ErrorCode::internal, std::string("cannot enter ") + dir.string() + " as uid " +
-                                             std::to_string(user.uid) + ": " + step + ": " + std::strerror(errno));
+                                             std::to_string(user.uid) + ": " + step + ": " + std::strerror(err));
+      }
       work();
     } catch (...) {
       failure = std::current_exception();
