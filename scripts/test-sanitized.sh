@@ -18,7 +18,13 @@ CC=clang CXX=clang++ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=None \
   -DCMAKE_C_FLAGS="-O1 -gline-tables-only" -DCMAKE_CXX_FLAGS="-O1 -gline-tables-only" \
   -DCORRAL_WERROR=ON -DCORRAL_SANITIZE=address,undefined -DCORRAL_FUZZ=ON >/dev/null
 export ASAN_OPTIONS=abort_on_error=0:halt_on_error=1:detect_stack_use_after_return=1:strict_string_checks=1
-export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:suppressions=$PWD/tests/sanitizers/ubsan.supp
+# The suppressions go where every user can read them: some tests run corral as an
+# unprivileged user, and a checkout in a private folder (mktemp -d) is closed to them.
+supp=$(mktemp /tmp/corral-ubsan-XXXXXX.supp)
+trap 'rm -f "$supp"' EXIT
+cp tests/sanitizers/ubsan.supp "$supp"
+chmod 0644 "$supp"
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:suppressions=$supp
 failed=0
 
 started=$SECONDS
