@@ -157,10 +157,7 @@ TEST_CASE("a full disk under the state folder is a quota error at every write, a
   Testbox tb;
   const fs::path state = tb.state_dir() / "corral";
   corral::test::SmallDisk disk(state, 1u << 20);
-  if (!disk.mounted()) {
-    MESSAGE("skipped: a small tmpfs for the state folder needs root");
-    return;
-  }
+  if (disk.skipped("the state folder")) return;
   const fs::path filler = state / "filler";
   // A first run makes the host id and the folders, so each case meets the full disk where it means to.
   REQUIRE(tb.run_tb({"--", "true"}).exit_code == 0);
@@ -216,10 +213,7 @@ TEST_CASE("a full disk when --keep is recorded keeps the sandbox and says how it
   Testbox tb;
   const fs::path state = tb.state_dir() / "corral";
   corral::test::SmallDisk disk(state, 1u << 20);
-  if (!disk.mounted()) {
-    MESSAGE("skipped: a small tmpfs for the state folder needs root");
-    return;
-  }
+  if (disk.skipped("the state folder")) return;
   tb.env["TESTBOX_FILL"] = "exec:" + (state / "filler").string();
   auto r = tb.run_tb({"--keep", "--", "sh", "-c", "echo ran >> " + (tb.root().path() / "ran").string()});
   CHECK(r.exit_code == 0);  // the command's: it ran, once
@@ -247,10 +241,7 @@ TEST_CASE("a session handle that meets a full disk fails the run as quota, and n
   Testbox tb;
   const fs::path out = tb.root().path() / "out";
   corral::test::SmallDisk disk(out, 64u << 10);
-  if (!disk.mounted()) {
-    MESSAGE("skipped: a small tmpfs for the handle needs root");
-    return;
-  }
+  if (disk.skipped("the handle")) return;
   disk.fill();
   auto r = tb.run({"run", "--provider", "testbox", "--lease-output", (out / "handle.json").string(), "--", "sh", "-c",
                    "echo ran >> " + (tb.root().path() / "ran").string()});

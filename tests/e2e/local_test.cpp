@@ -332,10 +332,7 @@ TEST_CASE("a kept sandbox whose folder was deleted behind corral's back says so,
 TEST_CASE("a full disk while the workspace is copied into the sandbox folder is a quota error, and leaves nothing") {
   CliEnv env;
   corral::test::SmallDisk disk(env.state_dir() / "corral" / "local", 512u << 10);
-  if (!disk.mounted()) {
-    MESSAGE("skipped: a small tmpfs for the sandbox folders needs root");
-    return;
-  }
+  if (disk.skipped("the sandbox folders")) return;
   env.root().write("work/big.bin", corral::test::random_bytes(2u << 20));
   auto r = env.run({"run", "--", "sh", "-c", "echo ran"});
   CHECK(r.exit_code == 75);

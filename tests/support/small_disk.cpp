@@ -5,6 +5,8 @@
 
 #include <string>
 
+#include <doctest/doctest.h>
+
 namespace fs = std::filesystem;
 
 namespace corral::test {
@@ -19,6 +21,12 @@ SmallDisk::SmallDisk(const fs::path& at, std::size_t bytes) : at_(at) {
 
 SmallDisk::~SmallDisk() {
   if (mounted_) ::umount2(at_.c_str(), MNT_DETACH);
+}
+
+bool SmallDisk::skipped(const std::string& for_what) const {
+  if (mounted_) return false;
+  MESSAGE("skipped: a small tmpfs for " << for_what << " needs root");
+  return true;
 }
 
 fs::path SmallDisk::fill(const std::string& name) const {

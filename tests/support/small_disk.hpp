@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <filesystem>
+#include <string>
 
 #include "fill_disk.hpp"
 
@@ -18,6 +19,9 @@ class SmallDisk {
   SmallDisk& operator=(const SmallDisk&) = delete;
   // False when mounting was refused (not root, or no CAP_SYS_ADMIN here).
   bool mounted() const { return mounted_; }
+  // True when it is not mounted, after telling the test's output that a tmpfs for
+  // `for_what` needs root; the test then returns (doctest has no skip).
+  bool skipped(const std::string& for_what) const;
   // Fills it to the last byte with a file named `name`, returned.
   std::filesystem::path fill(const std::string& name = "filler") const;
 
