@@ -144,6 +144,13 @@ struct MimeDeleter {
   void operator()(curl_mime* m) const { curl_mime_free(m); }
 };
 
+// Whether `result` says an open connection broke (reset, closed mid-answer or before any
+// answer), as opposed to never connecting, a TLS or name problem, or a timeout.
+bool broke_after_connecting(CURLcode result) {
+  return result == CURLE_RECV_ERROR || result == CURLE_SEND_ERROR || result == CURLE_GOT_NOTHING ||
+         result == CURLE_PARTIAL_FILE;
+}
+
 }  // namespace
 
 std::string Response::header(const std::string& name) const {
@@ -375,8 +382,10 @@ Response Client::Impl::perform(const Request& request, const std::string& url, c
   if (result != CURLE_OK) {
     std::string detail = errbuf[0] ? errbuf : curl_easy_strerror(result);
     while (!detail.empty() && detail.back() == '\n') detail.pop_back();
-    throw Error(ErrorCode::unavailable, what + ": request to " + origin + " failed: " + detail,
-                "check the network and the provider's URL setting");
+    std::string message = what + ": request to " + origin + " failed: " + detail;
+    std::string hint = "check the network and the provider's URL setting";
+    if (broke_after_connecting(result)) throw ConnectionBroken(ErrorCode::unavailable, std::move(message), std::move(hint));
+    throw Error(ErrorCode::unavailable, std::move(message), std::move(hint));
   }
   if (response.status >= 300 && response.status < 400) {
     char* location = nullptr;

@@ -1,6 +1,9 @@
-// Sending a request again when the server says "not now", within bounds: the one retry
-// rule every plugin's control plane uses.
+// Sending a request again when the server says "not now" or the connection broke, within
+// bounds: the one retry rule every plugin's control plane uses.
+#include <algorithm>
 #include <chrono>
+#include <optional>
+#include <string>
 #include <thread>
 
 #include "corral/sdk/http.hpp"
@@ -20,6 +23,11 @@ bool pause(double seconds, const std::function<bool()>& cancelled) {
   return !(cancelled && cancelled());
 }
 
+// 0.5, 1, 2, 4, ... s before retry `attempt` (0-based), never more than the cap.
+double backoff_seconds(int attempt, const RetryLimits& limits) {
+  return std::min(limits.max_wait_seconds, 0.5 * static_cast<double>(1L << std::min(attempt, 20)));
+}
+
 }  // namespace
 
 bool is_retryable_status(long status) { return status == 429 || status == 502 || status == 503 || status == 504; }
@@ -31,17 +39,26 @@ std::optional<double> retry_delay(const Response& response, int attempt, const R
     if (asked > limits.max_wait_seconds) return std::nullopt;
     return asked;
   }
-  // An HTTP-date or garbage: back off on our own.
-  return std::min(limits.max_wait_seconds, 0.5 * static_cast<double>(1L << std::min(attempt, 20)));
+  return backoff_seconds(attempt, limits);  // an HTTP-date or garbage: back off on our own
 }
 
 Response send_retrying(Client& client, Request request, Retry retry, const RetryLimits& limits) {
   for (int attempt = 0;; ++attempt) {
-    Response response = client.send_json(request);
-    if (retry == Retry::never || !is_retryable_status(response.status) || attempt >= limits.max_retries)
-      return response;
-    std::optional<double> delay = retry_delay(response, attempt, limits);
-    if (!delay) return response;
+    const bool last = retry == Retry::never || attempt >= limits.max_retries;
+    std::optional<double> delay;
+    try {
+      Response response = client.send_json(request);
+      if (last || !is_retryable_status(response.status)) return response;
+      delay = retry_delay(response, attempt, limits);
+      if (!delay) return response;
+    } catch (const ConnectionBroken& e) {
+      if (last) {
+        if (attempt == 0) throw;
+        throw ConnectionBroken(e.code(), std::string(e.what()) + " (sent " + std::to_string(attempt + 1) + " times)",
+                               e.hint());
+      }
+      delay = backoff_seconds(attempt, limits);
+    }
     if (!pause(*delay, request.cancelled)) throw Error(ErrorCode::cancelled, request.what + ": cancelled");
   }
 }

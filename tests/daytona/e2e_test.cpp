@@ -961,7 +961,7 @@ TEST_CASE("answers that are not JSON or cut short are Daytona's fault (exit 69);
   }
 }
 
-TEST_CASE("a control-plane connection that breaks mid-answer is exit 69, and leaves nothing behind") {
+TEST_CASE("a control-plane connection that breaks mid-answer: a call safe to repeat is sent again, else exit 69; nothing is left behind") {
   DaytonaCli t;
   SUBCASE("create: its sandbox is found by its lease and deleted") {
     t.fault([](auto& f) { f.cut_route = "create"; });
@@ -972,13 +972,32 @@ TEST_CASE("a control-plane connection that breaks mid-answer is exit 69, and lea
     CHECK(t.server.calls("create") == 1);
     CHECK(t.server.calls("delete") == 1);
   }
-  SUBCASE("get while starting: not sent again; the sandbox is deleted") {
-    t.fault([](auto& f) { f.cut_route = "get"; });
-    CHECK(t.run_script("echo never").exit_code == 69);
-    CHECK(t.server.calls("get") == 1);
+  SUBCASE("get while starting, once: sent again, and the run goes on") {
+    t.fault([](auto& f) { f.cut_route = "get"; f.cut_times = 1; });
+    CliResult r = t.run_script("echo ran");
+    CHECK_MESSAGE(r.exit_code == 0, r.err);
+    CHECK(r.out == "ran\n");
+    CHECK(t.server.calls("get") >= 2);
     CHECK(t.server.calls("delete") == 1);
   }
-  SUBCASE("delete: the lease is kept, and stop --id finishes the job") {
+  SUBCASE("get while starting, every time: sent 5 times in all, then exit 69; the sandbox is deleted") {
+    t.fault([](auto& f) { f.cut_route = "get"; });
+    CliResult r = t.run_script("echo never");
+    CHECK(r.exit_code == 69);
+    CHECK(r.out.empty());
+    CHECK_MESSAGE(r.err.find("(sent 5 times)") != std::string::npos, r.err);
+    CHECK(t.server.calls("get") == 5);
+    CHECK(t.server.calls("delete") == 1);
+  }
+  SUBCASE("delete, once: sent again, finds the sandbox gone, and the run ends clean") {
+    t.fault([](auto& f) { f.cut_route = "delete"; f.cut_times = 1; });
+    CliResult r = t.run_script("echo ok");
+    CHECK(r.exit_code == 0);
+    CHECK(r.out == "ok\n");
+    CHECK_MESSAGE(r.err.find("could not") == std::string::npos, r.err);
+    CHECK(t.server.calls("delete") == 2);
+  }
+  SUBCASE("delete, every time: the lease is kept, and stop --id finishes the job") {
     t.fault([](auto& f) { f.cut_route = "delete"; });
     CliResult r = t.run_script("echo ok");
     CHECK(r.exit_code == 0);
@@ -987,10 +1006,10 @@ TEST_CASE("a control-plane connection that breaks mid-answer is exit 69, and lea
     CHECK(t.cli.claims().size() == 1u);
     stop_and_check_empty(t, str(t.handle(), "leaseId"));
   }
-  SUBCASE("list") {
-    t.fault([](auto& f) { f.cut_route = "list"; });
-    CHECK(t.run({"list", "--remote", "--provider", "daytona"}).exit_code == 69);
-    CHECK(t.server.calls("list") == 1);
+  SUBCASE("list, once: sent again, and listed") {
+    t.fault([](auto& f) { f.cut_route = "list"; f.cut_times = 1; });
+    CHECK(t.run({"list", "--remote", "--provider", "daytona"}).exit_code == 0);
+    CHECK(t.server.calls("list") == 2);
   }
   CHECK(t.alive().empty());
   CHECK(t.cli.claims().empty());

@@ -473,14 +473,24 @@ TEST_CASE("a connection that drops in the middle of an answer is not taken for a
     REQUIRE(filters.size() == 1);
     CHECK(filters[0].count("corral-lease") == 1);
   }
-  SUBCASE("control plane: get's answer drops midway; reported, not retried, the lease kept for stop --id") {
+  SUBCASE("control plane: get's answer drops midway once; sent again, and the status is right") {
+    CHECK(t.run_script("true", {"--keep"}).exit_code == 0);
+    const std::string lease = str(t.handle(), "leaseId");
+    t.fault([](auto& f) { f.reset_route = "get"; f.reset_times = 1; });
+    CliResult r = t.run({"status", "--id", lease});
+    CHECK_MESSAGE(r.exit_code == 0, r.err);
+    CHECK(t.server.calls("get") == 2);
+    CHECK(t.run({"stop", "--id", lease}).exit_code == 0);
+  }
+  SUBCASE("control plane: get's answer drops every time; sent 5 times in all, then reported, the lease kept") {
     CHECK(t.run_script("true", {"--keep"}).exit_code == 0);
     const std::string lease = str(t.handle(), "leaseId");
     t.fault([](auto& f) { f.reset_route = "get"; });
     CliResult r = t.run({"status", "--id", lease});
     CHECK(r.exit_code == 69);
     CHECK_MESSAGE(r.err.find("E2B get sandbox") != std::string::npos, r.err);
-    CHECK(t.server.calls("get") == 1);
+    CHECK_MESSAGE(r.err.find("(sent 5 times)") != std::string::npos, r.err);
+    CHECK(t.server.calls("get") == 5);
     t.fault([](auto& f) { f.reset_route.clear(); });
     CHECK(t.run({"stop", "--id", lease}).exit_code == 0);
   }

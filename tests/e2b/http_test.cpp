@@ -418,6 +418,70 @@ TEST_CASE("send_retrying: a busy answer to an idempotent call is retried within 
   }
 }
 
+TEST_CASE("send_retrying: a connection that breaks mid-answer is sent again when the call is idempotent") {
+  LocalServer s;
+  std::atomic<int> served{0};
+  std::atomic<int> breaks_left{1};
+  // The headers promise 100 bytes, 10 go out, then the connection closes.
+  auto break_midway = [](httplib::Response& res) {
+    res.set_content_provider(100, "application/json", [](size_t, size_t, httplib::DataSink& sink) {
+      sink.write("{\"partial\"", 10);
+      return false;
+    });
+  };
+  s.server.Get("/breaks-once", [&](const httplib::Request&, httplib::Response& res) {
+    ++served;
+    if (breaks_left-- > 0) return break_midway(res);
+    res.set_content("{}", "application/json");
+  });
+  s.server.Get("/always-breaks", [&](const httplib::Request&, httplib::Response& res) {
+    ++served;
+    break_midway(res);
+  });
+  s.start();
+  http::Client client;
+  auto request = [&](const std::string& url) {
+    http::Request r;
+    r.url = url;
+    r.what = "test call";
+    return r;
+  };
+  const http::RetryLimits quick{.max_retries = 2, .max_wait_seconds = 0.05};
+
+  SUBCASE("sent again, and the second answer counts") {
+    CHECK(http::send_retrying(client, request(s.url("/breaks-once")), http::Retry::idempotent, quick).status == 200);
+    CHECK(served == 2);
+  }
+  SUBCASE("never sent again when repeating could run something twice") {
+    CHECK_THROWS_AS(http::send_retrying(client, request(s.url("/breaks-once")), http::Retry::never, quick),
+                    http::ConnectionBroken);
+    CHECK(served == 1);
+  }
+  SUBCASE("at most max_retries more attempts, then the error says how often it was sent") {
+    try {
+      http::send_retrying(client, request(s.url("/always-breaks")), http::Retry::idempotent, quick);
+      FAIL("no error");
+    } catch (const http::ConnectionBroken& e) {
+      CHECK(e.code() == ErrorCode::unavailable);
+      CHECK_MESSAGE(std::string(e.what()).find("test call: request to http://127.0.0.1") == 0, e.what());
+      CHECK_MESSAGE(std::string(e.what()).find("(sent 3 times)") != std::string::npos, e.what());
+    }
+    CHECK(served == 3);
+  }
+  SUBCASE("a connection never made is not a broken one: reported at once") {
+    const auto start = Clock::now();
+    try {
+      http::send_retrying(client, request("http://127.0.0.1:1/x"), http::Retry::idempotent, quick);
+      FAIL("no error");
+    } catch (const http::ConnectionBroken&) {
+      FAIL("a refused connection was taken for a broken one");
+    } catch (const Error& e) {
+      CHECK(e.code() == ErrorCode::unavailable);
+    }
+    CHECK(Clock::now() - start < std::chrono::seconds(2));
+  }
+}
+
 TEST_CASE("retry_delay: Retry-After in seconds within the cap, else a doubling backoff") {
   http::Response r;
   r.status = 429;

@@ -151,7 +151,10 @@ void guarded(State& st, const std::string& route, const httplib::Request& req, h
     else res.set_content("<html>not json</html>", "text/html");
   }
   st.hold_while_asked(route, lock);
-  if (st.faults.cut_route == route) cut_answer(res);
+  if (st.faults.cut_route == route && st.faults.cut_times != 0) {
+    if (st.faults.cut_times > 0) --st.faults.cut_times;
+    cut_answer(res);
+  }
 }
 
 FakeSandbox* find(State& st, const std::string& id) {

@@ -389,7 +389,10 @@ void register_control_plane(httplib::Server& server, State& state) {
       std::unique_lock lock(state.mutex());
       state.hold(route, lock);
       ((*api).*fn)(req, res);
-      if (state.faults.reset_route == route) cut_body(res);
+      if (state.faults.reset_route == route && state.faults.reset_times != 0) {
+        if (state.faults.reset_times > 0) --state.faults.reset_times;
+        cut_body(res);
+      }
     };
   };
   server.Post("/sandboxes", locked("create", &Api::create));

@@ -63,6 +63,7 @@ struct Faults {
                                         // connection drops)
   std::string reset_route;              // control plane: the answer's headers, then the
                                         // connection drops inside its body (work done anyway)
+  int reset_times = -1;                 // ... this many times, then the real thing; < 0: always
   std::string hold_route;               // any route: a call waits (counted in State::held)
                                         // until State::release(), then is served
   int hold_skip = 0;                    // ... after this many calls of it were let through

@@ -87,6 +87,14 @@ std::string origin_of(const std::string& url);
 std::string url_encode(std::string_view text);
 
 // A reusable client; not thread-safe (one per provider instance is the intended use).
+// Thrown by Client::send when a connection that was made broke before the whole answer
+// came (reset, closed mid-answer, closed with no answer). The server may have acted on the
+// request, so only a request that is safe to repeat may be sent again.
+class ConnectionBroken : public Error {
+ public:
+  using Error::Error;
+};
+
 class Client {
  public:
   Client();
@@ -96,8 +104,9 @@ class Client {
 
   // Performs `request`. Follows redirects only within the same origin (at most 5).
   // Returns the response for every HTTP status (callers decide what is an error); throws
-  // Error for transport failures (unavailable), timeouts (unavailable, saying which
-  // limit), cancellation (cancelled), refused redirects and bad URLs (invalid-argument).
+  // Error for transport failures (unavailable; ConnectionBroken when an open connection
+  // broke), timeouts (unavailable, saying which limit), cancellation (cancelled), refused
+  // redirects and bad URLs (invalid-argument).
   // A non-2xx body is collected (first 64 KiB) even when `on_body` is set.
   Response send(const Request& request);
 
@@ -129,9 +138,9 @@ bool is_retryable_status(long status);
 std::optional<double> retry_delay(const Response& response, int attempt, const RetryLimits& limits = {});
 
 // Sends `request` as send_json does. An `idempotent` request answered with a retryable
-// status is sent again within `limits`; the last answer is returned either way, so the
-// caller maps it to an error. Waits end early, throwing Error(cancelled), when
-// `request.cancelled` says so.
+// status, or whose connection broke (ConnectionBroken), is sent again within `limits`; the
+// last answer is returned, or the last ConnectionBroken thrown, so the caller maps it to an
+// error. Waits end early, throwing Error(cancelled), when `request.cancelled` says so.
 Response send_retrying(Client& client, Request request, Retry retry, const RetryLimits& limits = {});
 
 // An Error(unavailable) for an answer of the provider that is not what its API defines
