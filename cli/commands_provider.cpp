@@ -84,6 +84,7 @@ int providers_command(Context& ctx, bool as_json, const ProviderFilter& filter) 
       json::write_string(w, "registry", e.source.file.string());
       json::write_string(w, "origin", e.source.origin);
       json::write_strings(w, "overrides", e.overridden);
+      json::write_string(w, "isolation", std::string(to_string(e.isolation.mode)));
       w.EndObject();
     }
     w.EndArray();
@@ -102,6 +103,7 @@ int providers_command(Context& ctx, bool as_json, const ProviderFilter& filter) 
     std::string name = s.name + (s.aliases.empty() ? "" : fmt::format(" ({})", fmt::join(s.aliases, ", ")));
     std::string source = e.source.origin + ": " + e.source.file.string();
     if (!e.overridden.empty()) source += fmt::format(" (overrides {})", fmt::join(e.overridden, ", "));
+    if (e.isolation.mode == Isolation::process) source += " [isolation: process]";
     t.add({name, std::string(to_string(s.kind)), fmt::format("{}", fmt::join(s.features.names(), ", ")), source});
   }
   std::string text = t.empty() ? std::string("no providers match\n") : t.str();

@@ -1,6 +1,8 @@
 // The CLI surface: listings, describe, broken plugins, repository config.
 #include <doctest/doctest.h>
 
+#include <map>
+
 #include "cli.hpp"
 #include "corral/plugin_abi.h"
 #include "corral/json.hpp"
@@ -24,6 +26,27 @@ TEST_CASE("providers --json lists local with its features") {
                                                "run-downloads", "network-policy"});
   }
   CHECK(found);
+}
+
+TEST_CASE("providers shows how each plugin runs: in-process, or isolated as its registry entry asks") {
+  CliEnv env;
+  env.add_registry("isolated", {std::string(CORRAL_TEST_PLUGIN_DIR) + "/libcorral-testbox.so"},
+                   {{"isolation", "process"}});
+  auto r = env.run({"providers", "--json"});
+  REQUIRE(r.exit_code == 0);
+  auto doc = corral::json::parse(r.out, "providers");
+  std::map<std::string, std::string> isolation;
+  for (auto& p : doc.GetArray()) isolation[p["name"].GetString()] = p["isolation"].GetString();
+  CHECK(isolation["testbox"] == "process");
+  CHECK(isolation["local"] == "in-process");
+  auto text = env.run({"providers"});
+  REQUIRE(text.exit_code == 0);
+  const auto line_of = [&](const std::string& name) {
+    const auto at = text.out.find("\n" + name);
+    return at == std::string::npos ? std::string() : text.out.substr(at + 1, text.out.find('\n', at + 1) - at - 1);
+  };
+  CHECK_MESSAGE(line_of("testbox").find("[isolation: process]") != std::string::npos, text.out);
+  CHECK_MESSAGE(line_of("local").find("isolation") == std::string::npos, text.out);
 }
 
 TEST_CASE("a broken plugin is listed with its error and never stops the others") {
