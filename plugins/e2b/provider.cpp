@@ -1,6 +1,7 @@
 #include "provider.hpp"
 
 #include <chrono>
+#include <vector>
 
 #include "corral/sdk/download.hpp"
 #include "corral/sdk/sync.hpp"
@@ -193,19 +194,28 @@ ExecResult E2bProvider::exec(const Sandbox& sandbox, const Command& command, con
   ProcessHooks hooks;
   hooks.on_stdout = [&](std::string_view d) { host.emit(CORRAL_STDOUT, d); };
   hooks.on_stderr = [&](std::string_view d) { host.emit(CORRAL_STDERR, d); };
-  hooks.warn = [&](const std::string& w) { host.warn(w); };
+  // Envd warns when it cannot confirm that the command stopped. That is moot when the
+  // sandbox itself is gone, so the warnings wait until the outcome is known.
+  std::vector<std::string> warnings;
+  hooks.warn = [&](const std::string& w) { warnings.push_back(w); };
+  const auto pass_warnings_on = [&] {
+    for (const std::string& w : warnings) host.warn(w);
+  };
   hooks.stop = [&] { return deadline.stop(); };
   try {
-    return ExecResult{envd.run(process, hooks, "run the command")};
+    const int exit_code = envd.run(process, hooks, "run the command");
+    pass_warnings_on();
+    return ExecResult{exit_code};
   } catch (const Error& e) {
+    // A stream that broke may mean E2B deleted the sandbox under it (its lifetime ended):
+    // say that, not "the network", when the control plane confirms it.
+    if (e.code() == ErrorCode::unavailable) throw_if_gone(sandbox.id, host);
+    pass_warnings_on();
     if (e.code() == ErrorCode::cancelled && deadline.timed_out())
       throw Error(ErrorCode::timeout,
                   "the command did not finish within " + format_duration(command.timeout_seconds) +
                       "; it was stopped in E2B sandbox " + sandbox.id,
                   "raise --timeout, or run without one");
-    // A stream that broke may mean E2B deleted the sandbox under it (its lifetime ended):
-    // say that, not "the network", when the control plane confirms it.
-    if (e.code() == ErrorCode::unavailable) throw_if_gone(sandbox.id, host);
     throw;
   }
 }
