@@ -170,8 +170,11 @@ std::vector<std::pair<std::string, std::string>> Envd::headers() const {
 }
 
 Error Envd::failure(const http::Response& response, const std::string& what) const {
-  // E2B's edge answers 502 for a sandbox that is not running any more.
-  if (response.status == 502) return sandbox_gone(target_.sandbox_id);
+  // E2B's edge answers 502 for a sandbox that is not running any more, but a gateway on
+  // the way may too: the provider asks the control plane before it says "gone".
+  if (response.status == 502)
+    return Error(ErrorCode::unavailable, what + ": HTTP 502 from E2B's edge (the sandbox is not running, or the edge failed)",
+                 "check `corral status --id LEASE`; retry in a moment if the sandbox is there");
   if (response.status == 401 || response.status == 403)
     return http::status_error(response, what,
                               "the sandbox refused the access token or the user '" + target_.user +

@@ -228,7 +228,8 @@ void E2bProvider::upload(const Sandbox& sandbox, const UploadRequest& request, c
   const std::string name = workdir.substr(slash + 1);
   const std::string archive = "." + name + ".corral-upload.tar.gz";
   host.progress("uploading the workspace (" + megabytes(request.size) + ") to E2B sandbox " + sandbox.id);
-  envd.upload(request.archive_path, parent + "/" + archive, [&] { return host.cancelled(); });
+  confirming_gone(sandbox.id, host,
+                  [&] { envd.upload(request.archive_path, parent + "/" + archive, [&] { return host.cancelled(); }); });
 
   ProcessRequest unpack{"/bin/sh", {"-c", kUnpackScript}, {{"CORRAL_DIR", name}, {"CORRAL_ARCHIVE", archive}}, parent};
   std::string errors;  // the first few KiB explain a failure; the rest is noise
@@ -239,7 +240,7 @@ void E2bProvider::upload(const Sandbox& sandbox, const UploadRequest& request, c
   };
   hooks.stop = [&] { return host.cancelled(); };
   hooks.warn = [&](const std::string& w) { host.warn(w); };
-  int code = envd.run(unpack, hooks, "unpack the workspace into " + workdir);
+  int code = confirming_gone(sandbox.id, host, [&] { return envd.run(unpack, hooks, "unpack the workspace into " + workdir); });
   if (code != 0) {
     while (!errors.empty() && (errors.back() == '\n' || errors.back() == ' ')) errors.pop_back();
     throw Error(ErrorCode::unavailable,
@@ -273,11 +274,13 @@ DownloadResult E2bProvider::download(const Sandbox& sandbox, const DownloadReque
     hooks.on_stderr = on_stderr;
     hooks.stop = [&] { return host.cancelled(); };
     hooks.warn = [&](const std::string& w) { host.warn(w); };
-    return envd.run({"/bin/sh", {"-c", script}, {}, paths.run_from}, hooks, "pack the downloads");
+    return confirming_gone(sandbox.id, host, [&] {
+      return envd.run({"/bin/sh", {"-c", script}, {}, paths.run_from}, hooks, "pack the downloads");
+    });
   };
   remote.fetch = [&](const std::function<void(std::string_view)>& sink) {
     host.progress("downloading the files from E2B sandbox " + sandbox.id);
-    envd.download(paths.remote, sink, [&] { return host.cancelled(); });
+    confirming_gone(sandbox.id, host, [&] { envd.download(paths.remote, sink, [&] { return host.cancelled(); }); });
   };
   remote.remove = [&] {
     // By its name in run_from, as the script wrote it.

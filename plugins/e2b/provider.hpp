@@ -45,6 +45,17 @@ class E2bProvider : public sdk::Provider {
   // Throws sandbox_gone when the control plane says sandbox `id` no longer exists; returns
   // when it is there or the control plane cannot tell.
   void throw_if_gone(const std::string& id, const sdk::Host& host);
+  // Runs `envd_work`; when it fails as unavailable (a broken stream, envd's 502), says
+  // "gone" instead if the control plane confirms that sandbox `id` no longer exists.
+  template <class Work>
+  auto confirming_gone(const std::string& id, const sdk::Host& host, Work&& envd_work) -> decltype(envd_work()) {
+    try {
+      return envd_work();
+    } catch (const Error& e) {
+      if (e.code() == ErrorCode::unavailable) throw_if_gone(id, host);
+      throw;
+    }
+  }
   // The sandbox's domain: what E2B reported for it, else E2B_DOMAIN.
   std::string domain_of(const Sandbox& sandbox) const;
 

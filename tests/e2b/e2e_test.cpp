@@ -399,6 +399,13 @@ TEST_CASE("a busy answer to starting a command is never retried: the command cou
     CHECK(r.exit_code == 75);
     CHECK(r.err.find("HTTP 429") != std::string::npos);
   }
+  SUBCASE("502 from the edge while the sandbox is alive: unavailable, not taken for a sandbox that is gone") {
+    t.fault([](auto& f) { f.fail_route = "start"; f.fail_status = 502; f.fail_times = 1; f.retry_after = "0"; });
+    CliResult r = t.run_script("echo run >> runs.txt", {"--id", lease});
+    CHECK(r.exit_code == 69);
+    CHECK_MESSAGE(r.err.find("502") != std::string::npos, r.err);
+    CHECK_MESSAGE(r.err.find("no longer exists") == std::string::npos, r.err);
+  }
   // The workspace did not change, so the only Start was the command's, sent once.
   CHECK(t.server.calls("start") == starts + 1);
   auto runs = t.server.with([&](auto& st) { return st.sandboxes.at(id).root; }) / "home/user/workspace/runs.txt";
