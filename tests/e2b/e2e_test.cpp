@@ -1080,3 +1080,48 @@ TEST_CASE("a command's stream silent past --e2b-stall-timeout is given up on; ke
   CHECK(t.cli.claims().empty());
 }
 
+TEST_CASE("a TCP reset (RST) is the provider failing: exit 69, never retried, nothing left") {
+  E2bCli t;
+  SUBCASE("control plane: create's answer is reset; the sandbox it made is found by its lease and deleted") {
+    t.fault([](auto& f) { f.reset_route = "create"; f.reset_with_rst = true; });
+    CliResult r = t.run_script("echo never");
+    CHECK(r.exit_code == 69);
+    CHECK(r.out.empty());
+    CHECK_MESSAGE(says(r.err, {"E2B create sandbox", "Connection reset by peer"}), r.err);
+    CHECK(t.server.calls("create") == 1);
+    CHECK(t.server.calls("start") == 0);
+    auto filters = t.server.with([](auto& st) { return st.list_filters; });
+    REQUIRE(filters.size() == 1);
+    CHECK(filters[0].count("corral-lease") == 1);
+  }
+  SUBCASE("control plane: get's answer is reset (status --id); not retried, the lease kept for stop --id") {
+    CHECK(t.run_script("true", {"--keep"}).exit_code == 0);
+    const std::string lease = str(t.handle(), "leaseId");
+    t.fault([](auto& f) { f.reset_route = "get"; f.reset_with_rst = true; });
+    CliResult r = t.run({"status", "--id", lease});
+    CHECK(r.exit_code == 69);
+    CHECK_MESSAGE(says(r.err, {"E2B get sandbox", "Connection reset by peer"}), r.err);
+    CHECK(t.server.calls("get") == 1);
+    t.fault([](auto& f) { f.reset_route.clear(); });
+    CHECK(t.run({"stop", "--id", lease}).exit_code == 0);
+  }
+  SUBCASE("envd: the command's stream is reset while it runs; it is stopped, never run again") {
+    t.fault([](auto& f) { f.cut_streams_from = 2; f.cut_how = "rst"; });  // the first Start unpacks
+    CliResult r = t.run_script("echo $$ > cmd.pid; echo run >> runs.txt; echo partial; sleep 60", {"--keep"});
+    CHECK(r.exit_code == 69);
+    CHECK(r.out == "partial\n");
+    CHECK_MESSAGE(says(r.err, {"run the command", "Connection reset by peer"}), r.err);
+    auto h = t.handle();
+    const std::string id = str(h, "sandboxId");
+    const pid_t cmd = pid_written(t, id, "cmd.pid");
+    REQUIRE(cmd > 0);
+    CHECK(gone_soon(cmd));
+    CHECK(idle_soon(t, id));
+    auto root = t.server.with([&](auto& st) { return st.sandboxes.at(id).root; });
+    CHECK(read_file(root / "home/user/workspace/runs.txt") == "run\n");
+    t.fault([](auto& f) { f.cut_streams_from = 0; });
+    CHECK(t.run({"stop", "--id", str(h, "leaseId")}).exit_code == 0);
+  }
+  CHECK(t.alive().empty());
+  CHECK(t.cli.claims().empty());
+}
