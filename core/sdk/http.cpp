@@ -151,6 +151,25 @@ bool broke_after_connecting(CURLcode result) {
          result == CURLE_PARTIAL_FILE;
 }
 
+// The setting behind a limit, appended to a timeout's message; in the message rather
+// than the hint because callers that only warn show the message alone.
+std::string limit_note(const Request& request) {
+  if (request.timeout_setting.empty()) return "";
+  return " (" + request.timeout_setting + ")";
+}
+
+// The tail of a timeout's hint, when the limit is a setting.
+std::string raise_hint(const Request& request) {
+  return request.timeout_setting.empty() ? "" : "; raise that limit if it is only slow";
+}
+
+// Seconds libcurl allowed for connecting: the connect limit, or the whole request's
+// when that is shorter (libcurl applies both).
+long connect_limit(const Request& request) {
+  if (request.timeout_seconds > 0) return std::min(request.connect_timeout_seconds, request.timeout_seconds);
+  return request.connect_timeout_seconds;
+}
+
 }  // namespace
 
 std::string Response::header(const std::string& name) const {
@@ -364,20 +383,24 @@ Response Client::Impl::perform(const Request& request, const std::string& url, c
   if (idle)
     throw Error(ErrorCode::unavailable,
                 what + ": no data from " + origin + " for " + std::to_string(request.idle_timeout_seconds) +
-                    " s; the connection looks stalled",
-                "check the network; the provider may be overloaded");
+                    " s" + limit_note(request) + "; the connection looks stalled",
+                "check the network; the provider may be overloaded" + raise_hint(request));
   if (result == CURLE_OPERATION_TIMEDOUT) {
+    // A reused connection has no connect time of its own; a request sent on it shows
+    // that it was connected all the same.
     curl_off_t connected = 0;
+    long sent = 0;
     curl_easy_getinfo(easy, CURLINFO_CONNECT_TIME_T, &connected);
-    if (connected == 0)
+    curl_easy_getinfo(easy, CURLINFO_REQUEST_SIZE, &sent);
+    if (connected == 0 && sent == 0)
       throw Error(ErrorCode::unavailable,
                   what + ": cannot connect to " + origin + " within " +
-                      std::to_string(request.connect_timeout_seconds) + " s",
+                      std::to_string(connect_limit(request)) + " s",
                   "check the network and the provider's URL setting");
     throw Error(ErrorCode::unavailable,
                 what + ": no complete answer from " + origin + " within " +
-                    std::to_string(request.timeout_seconds) + " s",
-                "the provider is slow or unreachable; retry later");
+                    std::to_string(request.timeout_seconds) + " s" + limit_note(request),
+                "the provider is slow or unreachable; retry later" + raise_hint(request));
   }
   if (result != CURLE_OK) {
     std::string detail = errbuf[0] ? errbuf : curl_easy_strerror(result);

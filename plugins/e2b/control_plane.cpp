@@ -7,8 +7,6 @@ namespace {
 
 namespace http = sdk::http;
 
-constexpr long kCreateTimeout = 120;  // a cold template can take a while to boot
-constexpr long kCallTimeout = 30;
 constexpr int kMaxPages = 1000;       // a server that never stops paging is a bug, not a list
 constexpr const char* kLifetimeSetting = "--e2b-lifetime or CORRAL_E2B_LIFETIME";
 
@@ -75,7 +73,7 @@ void write_network(json::Writer& w, const NetworkPolicy& network) {
 }  // namespace
 
 http::Response ControlPlane::call(const std::string& method, const std::string& path, const std::string& body,
-                                  http::Retry retry, const std::string& what, long timeout_seconds,
+                                  http::Retry retry, const std::string& what, const Timeout& timeout,
                                   const sdk::Host* cancellable) {
   if (settings_.api_key.empty()) throw missing_api_key();
   http::Request r;
@@ -83,7 +81,8 @@ http::Response ControlPlane::call(const std::string& method, const std::string& 
   r.url = settings_.api_url + path;
   r.headers.emplace_back("X-API-Key", settings_.api_key);
   r.body = body;
-  r.timeout_seconds = timeout_seconds;
+  r.timeout_seconds = static_cast<long>(timeout.seconds);
+  r.timeout_setting = timeout.setting;
   r.what = what;
   if (cancellable) r.cancelled = [cancellable] { return cancellable->cancelled(); };
   return http::send_retrying(client_, std::move(r), retry);
@@ -117,7 +116,7 @@ SandboxInfo ControlPlane::create(const StringMap& metadata, const NetworkPolicy&
     json::write_map(w, "metadata", metadata);
     write_network(w, network);
     w.EndObject();
-    return call("POST", "/sandboxes", buffer.GetString(), http::Retry::never, what, kCreateTimeout, nullptr);
+    return call("POST", "/sandboxes", buffer.GetString(), http::Retry::never, what, create_timeout(), nullptr);
   });
   if (response.status == 404) throw template_not_found(settings_.template_id, response);
   if (!response.ok()) throw api_error(response, what);
@@ -127,7 +126,7 @@ SandboxInfo ControlPlane::create(const StringMap& metadata, const NetworkPolicy&
 SandboxInfo ControlPlane::get(const std::string& id, const sdk::Host& host) {
   const std::string what = "E2B get sandbox " + id;
   http::Response response =
-      call("GET", "/sandboxes/" + http::url_encode(id), "", http::Retry::idempotent, what, kCallTimeout, &host);
+      call("GET", "/sandboxes/" + http::url_encode(id), "", http::Retry::idempotent, what, request_timeout(), &host);
   if (response.status == 404) throw sandbox_gone(id);
   if (!response.ok()) throw api_error(response, what);
   return info_of(response, what);
@@ -138,7 +137,7 @@ SandboxInfo ControlPlane::connect(const std::string& id, const sdk::Host& host) 
   http::Response response = with_lifetime_cap(settings_.lifetime_seconds, kLifetimeSetting, host, [&](std::int64_t seconds) {
     return call("POST", "/sandboxes/" + http::url_encode(id) + "/connect", timeout_body(seconds),
                 http::Retry::idempotent, what,
-                kCreateTimeout, nullptr);
+                create_timeout(), nullptr);
   });
   if (response.status == 404) throw sandbox_gone(id);
   if (!response.ok()) throw api_error(response, what);
@@ -150,7 +149,7 @@ void ControlPlane::set_timeout(const std::string& id, std::int64_t seconds, cons
   const std::string what = "E2B set timeout of sandbox " + id;
   http::Response response = with_lifetime_cap(seconds, setting, host, [&](std::int64_t s) {
     return call("POST", "/sandboxes/" + http::url_encode(id) + "/timeout", timeout_body(s), http::Retry::idempotent,
-                what, kCallTimeout,
+                what, request_timeout(),
                 nullptr);
   });
   if (response.status == 404) throw sandbox_gone(id);
@@ -160,7 +159,7 @@ void ControlPlane::set_timeout(const std::string& id, std::int64_t seconds, cons
 bool ControlPlane::kill(const std::string& id) {
   const std::string what = "E2B kill sandbox " + id;
   http::Response response =
-      call("DELETE", "/sandboxes/" + http::url_encode(id), "", http::Retry::idempotent, what, kCallTimeout, nullptr);
+      call("DELETE", "/sandboxes/" + http::url_encode(id), "", http::Retry::idempotent, what, request_timeout(), nullptr);
   if (response.status == 404) return false;
   if (!response.ok()) throw api_error(response, what);
   return true;
@@ -179,7 +178,7 @@ std::vector<SandboxInfo> ControlPlane::list(const StringMap& metadata, const sdk
     std::string path = "/v2/sandboxes?state=running,paused&limit=100";
     if (!filter.empty()) path += "&metadata=" + http::url_encode(filter);
     if (!next.empty()) path += "&nextToken=" + http::url_encode(next);
-    http::Response response = call("GET", path, "", http::Retry::idempotent, what, kCallTimeout, &host);
+    http::Response response = call("GET", path, "", http::Retry::idempotent, what, request_timeout(), &host);
     if (!response.ok()) throw api_error(response, what);
     json::Document doc = http::parse_body(response, what);
     if (!doc.IsArray()) throw http::unexpected_answer(what, "the answer is not a list");

@@ -1,5 +1,6 @@
 // E2B's control plane (openapi.yml): create, inspect, list, connect to, extend and kill
-// sandboxes. Every call has a bounded timeout and carries the API key as X-API-Key only.
+// sandboxes. Every call has a bounded timeout (a setting) and carries the API key as
+// X-API-Key only.
 #pragma once
 
 #include <cstdint>
@@ -49,12 +50,21 @@ class ControlPlane {
   std::vector<SandboxInfo> list(const StringMap& metadata, const sdk::Host& host);
 
  private:
+  // A call's time limit and the setting that chose it, which a timeout's message names.
+  struct Timeout {
+    std::int64_t seconds;
+    const char* setting;
+  };
+
   // Sends a control-plane call with the API key, again on a busy answer when `retry`
   // allows (never for create: a sandbox could be made twice); `cancellable` only for
   // calls with no side effect, so Ctrl-C never leaves a sandbox created behind our back.
   sdk::http::Response call(const std::string& method, const std::string& path, const std::string& body,
-                           sdk::http::Retry retry, const std::string& what, long timeout_seconds,
+                           sdk::http::Retry retry, const std::string& what, const Timeout& timeout,
                            const sdk::Host* cancellable);
+  // The limit of create and connect (which may resume a paused sandbox), and of the rest.
+  Timeout create_timeout() const { return {settings_.create_timeout_seconds, kCreateTimeoutSetting}; }
+  Timeout request_timeout() const { return {settings_.request_timeout_seconds, kRequestTimeoutSetting}; }
   // Runs `attempt(seconds)`; on E2B's lifetime-cap refusal warns (naming `setting`, the
   // option that asks for a specific lifetime) and retries once at the cap.
   sdk::http::Response with_lifetime_cap(std::int64_t seconds, const std::string& setting, const sdk::Host& host,

@@ -1,5 +1,6 @@
 #include "envd.hpp"
 
+#include <algorithm>
 #include <map>
 #include <random>
 
@@ -24,10 +25,9 @@ namespace {
 namespace http = sdk::http;
 namespace connect = sdk::connect;
 
-// envd pings a stream this often when asked (the header E2B's SDKs send); a stream silent
-// for three pings is stalled.
-constexpr const char* kKeepaliveSeconds = "50";
-constexpr long kIdleSeconds = 150;
+// envd pings a stream as often as asked; E2B's SDKs ask every 50 s. corral asks for a
+// ping every third of its stall limit, so a quiet command never looks stalled.
+constexpr std::int64_t kMaxKeepaliveSeconds = 50;
 // envd's own deadline (Connect-Timeout-Ms) comes this long after corral's, so corral's
 // timeout normally acts first and envd's only when corral is gone.
 constexpr std::int64_t kDeadlineGraceSeconds = 30;
@@ -36,6 +36,11 @@ constexpr long kKillTimeout = 10;
 // session leader so that its pid names the group a kill has to reach.
 constexpr const char* kSetsid = "/usr/bin/setsid";
 constexpr const char* kKill = "/bin/kill";
+
+// The Keepalive-Ping-Interval (whole seconds) for a stream allowed `stall_seconds` of silence.
+std::string keepalive_interval(std::int64_t stall_seconds) {
+  return std::to_string(std::clamp<std::int64_t>(stall_seconds / 3, 1, kMaxKeepaliveSeconds));
+}
 
 std::string process_json(const ProcessRequest& p, const std::string& tag) {
   rapidjson::StringBuffer buffer;
@@ -190,12 +195,13 @@ http::Response Envd::start(const ProcessRequest& process, const std::string& tag
   r.headers = headers();
   r.headers.emplace_back("Content-Type", connect::kStreamContentType);
   r.headers.emplace_back(connect::kProtocolVersionHeader, "1");
-  r.headers.emplace_back("Keepalive-Ping-Interval", kKeepaliveSeconds);
+  r.headers.emplace_back("Keepalive-Ping-Interval", keepalive_interval(stall_seconds_));
   if (process.timeout_seconds > 0)
     r.headers.emplace_back("Connect-Timeout-Ms", std::to_string((process.timeout_seconds + kDeadlineGraceSeconds) * 1000));
   r.body = connect::envelope(process_json(process, tag));
   r.timeout_seconds = timeout_seconds;  // 0 for commands: they may run for hours
-  r.idle_timeout_seconds = kIdleSeconds;
+  r.idle_timeout_seconds = static_cast<long>(stall_seconds_);
+  if (timeout_seconds == 0) r.timeout_setting = kStallTimeoutSetting;  // the stall limit is the only one
   r.cancelled = hooks.stop;
   r.what = what;
   connect::Decoder decoder;

@@ -54,7 +54,9 @@ struct StreamState;  // what one Start stream has told so far (envd.cpp)
 
 class Envd {
  public:
-  Envd(sdk::http::Client& client, EnvdTarget target) : client_(client), target_(std::move(target)) {}
+  // `stall_seconds`: how long a command's stream may stay silent, with no keep-alive either.
+  Envd(sdk::http::Client& client, EnvdTarget target, std::int64_t stall_seconds)
+      : client_(client), target_(std::move(target)), stall_seconds_(stall_seconds) {}
 
   // Starts `process` in a session of its own (via setsid, so its pid is its process
   // group), streams its output to `hooks` and returns its exit code. Whenever run() ends
@@ -95,6 +97,7 @@ class Envd {
 
   sdk::http::Client& client_;
   EnvdTarget target_;
+  std::int64_t stall_seconds_;
 };
 
 }  // namespace corral::e2b

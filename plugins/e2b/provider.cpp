@@ -183,7 +183,7 @@ Envd E2bProvider::envd_for(const Sandbox& sandbox, const sdk::Host& host) {
   t.base_url = envd_base_url(settings_.sandbox_url, sandbox.id, domain_of(sandbox));
   t.access_token = live.access_token;
   t.user = settings_.user;
-  return Envd(client_, t);
+  return Envd(client_, t, settings_.stall_timeout_seconds);
 }
 
 ExecResult E2bProvider::exec(const Sandbox& sandbox, const Command& command, const sdk::Host& host) {

@@ -11,6 +11,11 @@ namespace corral::e2b {
 
 inline constexpr int kEnvdPort = 49983;
 
+// Where each timeout is set, as hints name it.
+inline constexpr const char* kCreateTimeoutSetting = "--e2b-create-timeout or CORRAL_E2B_CREATE_TIMEOUT";
+inline constexpr const char* kRequestTimeoutSetting = "--e2b-request-timeout or CORRAL_E2B_REQUEST_TIMEOUT";
+inline constexpr const char* kStallTimeoutSetting = "--e2b-stall-timeout or CORRAL_E2B_STALL_TIMEOUT";
+
 struct Settings {
   std::string api_key;      // secret: only ever sent as the X-API-Key header
   std::string api_url;      // control plane, no trailing slash
@@ -20,6 +25,9 @@ struct Settings {
   std::string workdir;      // absolute, normalised, not a system folder
   std::string user;
   std::int64_t lifetime_seconds = 3600;
+  std::int64_t create_timeout_seconds = 120;  // create, and connect (which may resume)
+  std::int64_t request_timeout_seconds = 30;  // every other control-plane call
+  std::int64_t stall_timeout_seconds = 150;   // silence on a command's stream, keep-alives included
 
   // Reads and validates the options; throws Error(invalid_argument) naming the setting.
   static Settings from(const sdk::Options& options);

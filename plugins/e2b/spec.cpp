@@ -26,7 +26,13 @@ const char* const kSpecJson = R"json({
     {"name": "user", "type": "string", "default": "user", "env": ["CORRAL_E2B_USER"],
      "help": "sandbox user that runs commands and owns the synced files"},
     {"name": "lifetime", "type": "duration", "default": "1h", "env": ["CORRAL_E2B_LIFETIME"],
-     "help": "how long a sandbox lives before E2B deletes it (E2B caps it per plan: 1h Hobby, 24h Pro); reuse extends it"}
+     "help": "how long a sandbox lives before E2B deletes it (E2B caps it per plan: 1h Hobby, 24h Pro); reuse extends it"},
+    {"name": "create-timeout", "type": "duration", "default": "2m", "env": ["CORRAL_E2B_CREATE_TIMEOUT"],
+     "help": "how long creating a sandbox, or resuming a kept one, may take before corral gives up (and deletes what the create made); 1s to 1d"},
+    {"name": "request-timeout", "type": "duration", "default": "30s", "env": ["CORRAL_E2B_REQUEST_TIMEOUT"],
+     "help": "how long any other E2B API call (get, list, extend, delete) may take before corral gives up; 1s to 1d"},
+    {"name": "stall-timeout", "type": "duration", "default": "150s", "env": ["CORRAL_E2B_STALL_TIMEOUT"],
+     "help": "how long the command's output stream may stay silent, with no keep-alive either, before corral gives up on the connection; envd is asked for a keep-alive every third of it (at most every 50s); 3s to 1d"}
   ],
   "docs": {
     "category": "cloud microVM",

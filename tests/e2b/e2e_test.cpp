@@ -107,7 +107,8 @@ TEST_CASE("providers describe e2b lists its settings with E2B's own variable nam
   CliResult r = t.run({"providers", "describe", "e2b"});
   REQUIRE(r.exit_code == 0);
   for (const char* s : {"E2B_API_KEY", "E2B_API_URL", "E2B_DOMAIN", "E2B_SANDBOX_URL", "CORRAL_E2B_TEMPLATE",
-                        "--e2b-workdir", "--e2b-user", "--e2b-lifetime", "https://api.e2b.app", "e2b.app",
+                        "--e2b-workdir", "--e2b-user", "--e2b-lifetime", "--e2b-create-timeout",
+                        "CORRAL_E2B_REQUEST_TIMEOUT", "--e2b-stall-timeout", "https://api.e2b.app", "e2b.app",
                         "run-session", "url-bridge", "archive-sync", "keep-alive", "cleanup"})
     CHECK_MESSAGE(r.out.find(s) != std::string::npos, s);
 }
@@ -960,4 +961,184 @@ TEST_CASE("--network allow: denies all egress but the listed domains, addresses 
   CHECK(json::get_strings(body["network"], "denyOut") == std::vector<std::string>{"0.0.0.0/0"});
   CHECK(str(t.handle(), "network") == "allow:pypi.org,*.github.com,10.0.0.0/8,192.0.2.7");
   CHECK(t.alive().empty());
+}
+
+namespace {
+
+// True when `text` holds every one of `parts`.
+bool says(const std::string& text, std::initializer_list<const char*> parts) {
+  for (const char* p : parts)
+    if (text.find(p) == std::string::npos) return false;
+  return true;
+}
+
+// Seconds since `t0`.
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+TEST_CASE("timeout settings out of range are refused naming the flag and the variable, before any API call") {
+  E2bCli t;
+  struct Bad {
+    const char* flag;
+    const char* value;
+    const char* env;
+  };
+  const Bad bad[] = {{"--e2b-create-timeout", "0", "CORRAL_E2B_CREATE_TIMEOUT"},
+                     {"--e2b-create-timeout", "2d", "CORRAL_E2B_CREATE_TIMEOUT"},
+                     {"--e2b-request-timeout", "0", "CORRAL_E2B_REQUEST_TIMEOUT"},
+                     {"--e2b-stall-timeout", "2s", "CORRAL_E2B_STALL_TIMEOUT"}};
+  for (const Bad& b : bad) {
+    CliResult r = t.run_script("true", {b.flag, b.value});
+    INFO(b.flag, " ", b.value, ": ", r.err);
+    CHECK(r.exit_code == 64);
+    CHECK(says(r.err, {"hint:", b.flag, b.env}));
+  }
+  CHECK(t.server.calls("create") == 0);
+  CHECK(t.alive().empty());
+}
+
+TEST_CASE("E2B answering past a timeout setting: exit 69 naming the call and the setting, never retried, nothing left") {
+  E2bCli t;
+  const auto t0 = std::chrono::steady_clock::now();
+  SUBCASE("create (--e2b-create-timeout): the sandbox it made is found by its lease and deleted") {
+    t.cli.env["CORRAL_E2B_CREATE_TIMEOUT"] = "1s";
+    t.fault([](auto& f) { f.delay_route = "create"; f.delay_ms = 20000; });
+    CliResult r = t.run_script("echo never");
+    CHECK(r.exit_code == 69);
+    CHECK(r.out.empty());
+    CHECK_MESSAGE(says(r.err, {"E2B create sandbox", "within 1 s", "--e2b-create-timeout or CORRAL_E2B_CREATE_TIMEOUT"}),
+                  r.err);
+    CHECK(t.server.calls("create") == 1);
+    CHECK(t.server.calls("start") == 0);
+    auto filters = t.server.with([](auto& st) { return st.list_filters; });
+    REQUIRE(filters.size() == 1);  // the sweep by lease found the sandbox the create made
+    CHECK(filters[0].count("corral-lease") == 1);
+    CHECK(t.server.calls("kill") == 1);
+  }
+  SUBCASE("get (--e2b-request-timeout, status --id): reported, the lease kept for stop --id") {
+    CHECK(t.run_script("true", {"--keep"}).exit_code == 0);
+    const std::string lease = str(t.handle(), "leaseId"), id = str(t.handle(), "sandboxId");
+    t.cli.env["CORRAL_E2B_REQUEST_TIMEOUT"] = "1s";
+    t.fault([](auto& f) { f.delay_route = "get"; f.delay_ms = 20000; });
+    CliResult r = t.run({"status", "--id", lease});
+    CHECK(r.exit_code == 69);
+    CHECK_MESSAGE(says(r.err, {"E2B get sandbox", "within 1 s", "--e2b-request-timeout or CORRAL_E2B_REQUEST_TIMEOUT"}),
+                  r.err);
+    CHECK(t.server.calls("get") == 1);
+    CHECK(t.alive() == std::vector<std::string>{id});
+    t.server.with([](auto& st) { st.release(); return 0; });
+    CHECK(t.run({"stop", "--id", lease}).exit_code == 0);
+  }
+  SUBCASE("connect (--e2b-create-timeout, reusing a kept lease): the command never runs, the lease stays") {
+    CHECK(t.run_script("echo run >> runs.txt", {"--keep"}).exit_code == 0);
+    const std::string lease = str(t.handle(), "leaseId"), id = str(t.handle(), "sandboxId");
+    t.cli.env["CORRAL_E2B_CREATE_TIMEOUT"] = "1s";
+    t.fault([](auto& f) { f.delay_route = "connect"; f.delay_ms = 20000; });
+    CliResult r = t.run_script("echo run >> runs.txt", {"--id", lease});
+    CHECK(r.exit_code == 69);
+    CHECK_MESSAGE(says(r.err, {"E2B connect to sandbox", "within 1 s", "--e2b-create-timeout or CORRAL_E2B_CREATE_TIMEOUT"}),
+                  r.err);
+    CHECK(t.server.calls("connect") == 1);
+    auto root = t.server.with([&](auto& st) { return st.sandboxes.at(id).root; });
+    CHECK(read_file(root / "home/user/workspace/runs.txt") == "run\n");
+    CHECK(t.alive() == std::vector<std::string>{id});
+    CHECK(lease_states(t).size() == 1);
+    t.server.with([](auto& st) { st.release(); return 0; });
+    CHECK(t.run({"stop", "--id", lease}).exit_code == 0);
+  }
+  SUBCASE("kill (--e2b-request-timeout, the end of a run): the command's exit code stands, the claim is abandoned") {
+    t.cli.env["CORRAL_E2B_REQUEST_TIMEOUT"] = "1s";
+    t.fault([](auto& f) { f.delay_route = "kill"; f.delay_ms = 20000; });
+    CliResult r = t.run_script("echo ran; exit 3");
+    CHECK(r.exit_code == 3);
+    CHECK(r.out == "ran\n");
+    CHECK_MESSAGE(says(r.err, {"E2B kill sandbox", "within 1 s", "--e2b-request-timeout or CORRAL_E2B_REQUEST_TIMEOUT"}),
+                  r.err);
+    CHECK(t.server.calls("kill") == 1);
+    CHECK(t.server.calls("start") == 2);  // the unpack and the command, once
+    CHECK(lease_states(t) == std::vector<std::string>{"abandoned"});
+    t.server.with([](auto& st) { st.release(); return 0; });
+    CHECK(t.run({"stop", "--orphans", "--provider", "e2b"}).exit_code == 0);
+  }
+  CHECK(seconds_since(t0) < 15);  // the 20 s delays were not waited for
+  CHECK(t.alive().empty());
+  CHECK(t.cli.claims().empty());
+}
+
+TEST_CASE("a command's stream silent past --e2b-stall-timeout is given up on; keep-alives keep a quiet one open") {
+  E2bCli t;
+  t.cli.env["CORRAL_E2B_STALL_TIMEOUT"] = "3s";
+  SUBCASE("stalled (no bytes, no keep-alives): exit 69, the command stopped, never run again") {
+    t.fault([](auto& f) { f.stall_start = 2; });  // the first Start unpacks
+    const auto t0 = std::chrono::steady_clock::now();
+    CliResult r = t.run_script("echo $$ > cmd.pid; echo run >> runs.txt; echo started; sleep 60", {"--keep"});
+    CHECK(r.exit_code == 69);
+    CHECK(r.out == "started\n");
+    CHECK_MESSAGE(says(r.err, {"run the command", "no data from", "for 3 s", "--e2b-stall-timeout or CORRAL_E2B_STALL_TIMEOUT"}),
+                  r.err);
+    CHECK(seconds_since(t0) < 15);
+    auto h = t.handle();
+    const std::string id = str(h, "sandboxId");
+    const pid_t cmd = pid_written(t, id, "cmd.pid");
+    REQUIRE(cmd > 0);
+    CHECK(gone_soon(cmd));  // kept: only corral's kill can have ended it
+    CHECK(idle_soon(t, id));
+    auto root = t.server.with([&](auto& st) { return st.sandboxes.at(id).root; });
+    CHECK(read_file(root / "home/user/workspace/runs.txt") == "run\n");
+    CHECK(t.run({"stop", "--id", str(h, "leaseId")}).exit_code == 0);
+  }
+  SUBCASE("quiet for longer than the limit, with keep-alives: the run succeeds") {
+    CliResult r = t.run_script("sleep 4; echo done");
+    CHECK_MESSAGE(r.exit_code == 0, r.err);
+    CHECK(r.out == "done\n");
+  }
+  CHECK(t.alive().empty());
+  CHECK(t.cli.claims().empty());
+}
+
+TEST_CASE("a TCP reset (RST): a call safe to repeat is sent again, any other is exit 69; nothing left") {
+  E2bCli t;
+  SUBCASE("control plane: create's answer is reset; the sandbox it made is found by its lease and deleted") {
+    t.fault([](auto& f) { f.reset_route = "create"; f.reset_with_rst = true; });
+    CliResult r = t.run_script("echo never");
+    CHECK(r.exit_code == 69);
+    CHECK(r.out.empty());
+    CHECK_MESSAGE(says(r.err, {"E2B create sandbox", "Connection reset by peer"}), r.err);
+    CHECK(t.server.calls("create") == 1);
+    CHECK(t.server.calls("start") == 0);
+    auto filters = t.server.with([](auto& st) { return st.list_filters; });
+    REQUIRE(filters.size() == 1);
+    CHECK(filters[0].count("corral-lease") == 1);
+  }
+  SUBCASE("control plane: get's answer is reset once (status --id); sent again, and the status is right") {
+    CHECK(t.run_script("true", {"--keep"}).exit_code == 0);
+    const std::string lease = str(t.handle(), "leaseId");
+    t.fault([](auto& f) { f.reset_route = "get"; f.reset_with_rst = true; f.reset_times = 1; });
+    CliResult r = t.run({"status", "--id", lease});
+    CHECK_MESSAGE(r.exit_code == 0, r.err);
+    CHECK(t.server.calls("get") == 2);
+    CHECK(t.run({"stop", "--id", lease}).exit_code == 0);
+  }
+  SUBCASE("envd: the command's stream is reset while it runs; it is stopped, never run again") {
+    t.fault([](auto& f) { f.cut_streams_from = 2; f.cut_how = "rst"; });  // the first Start unpacks
+    CliResult r = t.run_script("echo $$ > cmd.pid; echo run >> runs.txt; echo partial; sleep 60", {"--keep"});
+    CHECK(r.exit_code == 69);
+    CHECK(r.out == "partial\n");
+    CHECK_MESSAGE(says(r.err, {"run the command", "Connection reset by peer"}), r.err);
+    auto h = t.handle();
+    const std::string id = str(h, "sandboxId");
+    const pid_t cmd = pid_written(t, id, "cmd.pid");
+    REQUIRE(cmd > 0);
+    CHECK(gone_soon(cmd));
+    CHECK(idle_soon(t, id));
+    auto root = t.server.with([&](auto& st) { return st.sandboxes.at(id).root; });
+    CHECK(read_file(root / "home/user/workspace/runs.txt") == "run\n");
+    t.fault([](auto& f) { f.cut_streams_from = 0; });
+    CHECK(t.run({"stop", "--id", str(h, "leaseId")}).exit_code == 0);
+  }
+  CHECK(t.alive().empty());
+  CHECK(t.cli.claims().empty());
 }

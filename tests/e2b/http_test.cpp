@@ -214,6 +214,24 @@ TEST_CASE("idle guard, total timeout and cancellation end a request promptly") {
       CHECK(std::string(e.what()).find("within 1 s") != std::string::npos);
     }
   }
+  SUBCASE("total, on a reused connection, with the setting behind the limit") {
+    http::Request warm;
+    warm.url = s.url("/json");
+    REQUIRE(c.send(warm).status == 200);  // the connection the slow call reuses
+    http::Request r;
+    r.url = s.url("/slow");
+    r.timeout_seconds = 1;
+    r.timeout_setting = "--x-request-timeout";
+    try {
+      c.send(r);
+      FAIL("expected an error");
+    } catch (const Error& e) {
+      CHECK(e.code() == ErrorCode::unavailable);
+      CHECK_MESSAGE(std::string(e.what()).find("no complete answer") != std::string::npos, e.what());
+      CHECK(std::string(e.what()).find("within 1 s (--x-request-timeout)") != std::string::npos);
+      CHECK(e.hint().find("raise that limit") != std::string::npos);
+    }
+  }
   SUBCASE("cancel") {
     http::Request r;
     r.url = s.url("/stall");

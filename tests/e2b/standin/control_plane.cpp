@@ -368,14 +368,17 @@ class Api {
 };
 
 // The reset_route fault: the headers promise the whole body, half of it goes out, then the
-// connection drops, as when a proxy or the network breaks mid-answer.
-void cut_body(httplib::Response& res) {
+// connection drops (with a TCP RST when `rst`), as when a proxy or the network breaks
+// mid-answer.
+void cut_body(const httplib::Request& req, httplib::Response& res, bool rst) {
   auto half = std::make_shared<std::string>(res.body.substr(0, res.body.size() / 2));
   const std::string type = res.get_header_value("Content-Type");
   const size_t size = std::max<size_t>(res.body.size(), 2);
   res.body.clear();
-  res.set_content_provider(size, type, [half](size_t, size_t, httplib::DataSink& sink) {
+  const int local_port = req.local_port, peer_port = req.remote_port;
+  res.set_content_provider(size, type, [=](size_t, size_t, httplib::DataSink& sink) {
     if (!half->empty()) sink.write(half->data(), half->size());
+    if (rst) reset_connection(local_port, peer_port);
     return false;  // abort: the client never gets the rest
   });
 }
@@ -389,9 +392,10 @@ void register_control_plane(httplib::Server& server, State& state) {
       std::unique_lock lock(state.mutex());
       state.hold(route, lock);
       ((*api).*fn)(req, res);
+      state.delay(route, lock);
       if (state.faults.reset_route == route && state.faults.reset_times != 0) {
         if (state.faults.reset_times > 0) --state.faults.reset_times;
-        cut_body(res);
+        cut_body(req, res, state.faults.reset_with_rst);
       }
     };
   };

@@ -138,7 +138,9 @@ struct Run {
   int start_delay_ms = 0;
   bool cut = false;
   std::string cut_how;  // Faults::cut_how, when `cut`
+  bool stall = false;   // Faults::stall_start picked this call
   bool sent_output = false;
+  int local_port = 0, peer_port = 0;  // the connection, for a TCP reset
 
   std::string tag;
 
@@ -183,6 +185,30 @@ struct Run {
 
   static std::string event(const std::string& inner) { return frame("{\"event\":" + inner + "}"); }
 
+  // The stall fault: reads (and drops) the output for a moment, sending nothing; false
+  // once the process closed its output, which ends the connection.
+  bool stay_silent() {
+    static thread_local char buf[64 * 1024];
+    pollfd fds[2] = {{out_open ? child.out_fd : -1, POLLIN, 0}, {err_open ? child.err_fd : -1, POLLIN, 0}};
+    if (poll(fds, 2, 100) > 0)
+      for (int i = 0; i < 2; ++i)
+        if ((fds[i].revents & (POLLIN | POLLHUP | POLLERR)) && read(fds[i].fd, buf, sizeof buf) <= 0)
+          (i == 0 ? out_open : err_open) = false;
+    return out_open || err_open;
+  }
+
+  // True for the faults that drop the connection: "reset" (FIN) and "rst" (TCP RST).
+  bool drops() const { return cut && (cut_how == "reset" || cut_how == "rst"); }
+  // Drops the connection as the fault says; false, for step() to return.
+  bool drop() {
+    if (cut_how == "rst") {
+      // A reset throws away what is still queued: let the output already written go first.
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      reset_connection(local_port, peer_port);
+    }
+    return false;
+  }
+
   // False once the sandbox was deleted: its envd, and every stream from it, are gone.
   bool sandbox_alive() const {
     std::lock_guard lock(state->mutex());
@@ -193,7 +219,8 @@ struct Run {
   // to drop).
   bool step(httplib::DataSink& sink) {
     if (!sandbox_alive()) return false;
-    if (cut && cut_how == "reset" && sent_output) return false;  // the command runs on
+    if (drops() && sent_output) return drop();  // the command runs on
+    if (stall && sent_output) return stay_silent();
     if (cut && cut_how == "oversized" && sent_output) {
       const std::string header{0, 0x40, 0, 0, 0};  // 1 GiB follows, it says
       sink.write(header.data(), header.size());
@@ -232,7 +259,7 @@ struct Run {
     }
     int status = finish(false);
     if (!sandbox_alive()) return false;  // killed with its sandbox: no end event from envd
-    if (cut && cut_how == "reset") return false;
+    if (drops()) return drop();
     if (cut && cut_how == "mid-envelope") {  // ends cleanly, but inside a message
       std::string partial = event("{\"end\":{\"exited\":true}}").substr(0, 12);
       sink.write(partial.data(), partial.size());
@@ -306,6 +333,9 @@ void start(State& state, const httplib::Request& req, httplib::Response& res) {
   run->sandbox_id = sb->id;
   run->cut = state.faults.cut_streams_from > 0 && state.calls["start"] >= state.faults.cut_streams_from;
   run->cut_how = state.faults.cut_how;
+  run->stall = state.faults.stall_start > 0 && state.calls["start"] == state.faults.stall_start;
+  run->local_port = req.local_port;
+  run->peer_port = req.remote_port;
   run->slow_ms = state.faults.slow_chunk_ms;
   run->start_delay_ms = state.faults.start_delay_ms;
   run->keepalive_ms = state.faults.keepalive_ms;

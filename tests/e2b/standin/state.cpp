@@ -44,8 +44,14 @@ void State::hold(const std::string& route, std::unique_lock<std::mutex>& lock) {
   --held;
 }
 
+void State::delay(const std::string& route, std::unique_lock<std::mutex>& lock) {
+  if (faults.delay_route != route || faults.delay_ms <= 0) return;
+  released_.wait_for(lock, std::chrono::milliseconds(faults.delay_ms), [&] { return faults.delay_route != route; });
+}
+
 void State::release() {
   faults.hold_route.clear();
+  faults.delay_route.clear();
   released_.notify_all();
 }
 

@@ -57,13 +57,21 @@ struct Faults {
                                         // stream output, then end without their `end` event
   std::string cut_how = "end";          // how those streams stop: "end" (cleanly, as above),
                                         // "reset" (the connection drops after the first output,
-                                        // the command still running), "mid-envelope" (cleanly,
+                                        // the command still running), "rst" (the same with a
+                                        // TCP RST instead of a FIN), "mid-envelope" (cleanly,
                                         // inside an envelope) or "oversized" (after the first
                                         // output, an envelope header claiming 1 GiB, then the
                                         // connection drops)
   std::string reset_route;              // control plane: the answer's headers, then the
                                         // connection drops inside its body (work done anyway)
   int reset_times = -1;                 // ... this many times, then the real thing; < 0: always
+  bool reset_with_rst = false;          // ... with a TCP RST instead of a FIN
+  std::string delay_route;              // control plane: the work is done, then the answer
+                                        // waits delay_ms (ended early by State::release())
+  int delay_ms = 0;
+  int stall_start = 0;                  // > 0: that Start call (1-based) goes silent after its
+                                        // first output (no bytes, no keepalives) until its
+                                        // client, its process or its sandbox is gone
   std::string hold_route;               // any route: a call waits (counted in State::held)
                                         // until State::release(), then is served
   int hold_skip = 0;                    // ... after this many calls of it were let through
@@ -107,7 +115,11 @@ class State {
   // Waits while `route` is held (see Faults::hold_route); `lock` holds mutex() and is
   // released while waiting.
   void hold(const std::string& route, std::unique_lock<std::mutex>& lock);
-  // Lets every held call go on and holds no more (clears hold_route).
+  // Waits delay_ms when `route` is Faults::delay_route, or until release(); `lock` holds
+  // mutex() and is released while waiting.
+  void delay(const std::string& route, std::unique_lock<std::mutex>& lock);
+  // Lets every held or delayed call go on and holds or delays no more (clears hold_route
+  // and delay_route).
   void release();
   // True (and counted down) when fail_route answers this call of `route` with fail_status.
   bool fails(const std::string& route);

@@ -53,6 +53,10 @@ struct Request {
   std::function<bool()> cancelled;
   // Names the call in error messages ("E2B create sandbox"); defaults to method + path.
   std::string what;
+  // Names the user's setting behind timeout_seconds and idle_timeout_seconds
+  // ("--e2b-request-timeout or CORRAL_E2B_REQUEST_TIMEOUT"), so a timeout's message says
+  // what to raise; empty when the limits are fixed.
+  std::string timeout_setting;
 };
 
 struct Response {
