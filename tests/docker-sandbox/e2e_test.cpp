@@ -493,6 +493,8 @@ TEST_CASE_FIXTURE(E2E, "Ctrl-C ends a run whose cleanup hangs in sbx rm; stop --
   CHECK(r.exit_code == 130);
   CHECK(r.err.find("abandoned cleanup") != std::string::npos);
   CHECK(sbx.calls_of("rm").size() == 1);
+  REQUIRE(sbx.hung_pids().size() == 1);
+  CHECK(sbx_test::process_ends(sbx.hung_pids()[0]));  // the abandoned `sbx rm` ends with corral
   REQUIRE(corral_sandboxes().size() == 1);
   REQUIRE(env.claims().size() == 1);
 
@@ -561,6 +563,8 @@ TEST_CASE_FIXTURE(E2E, "corral SIGKILLed while sbx is busy: the next stop --orph
   env.env.erase("SBX_STANDIN_HANG");
   CHECK(corral_sandboxes().size() == 1);
   CHECK(env.claims().size() == (claim ? 1u : 0u));
+  // Nothing is left to stop the command in the sandbox: it runs on until the next stop.
+  if (fs::exists(pidfile)) CHECK(sbx_test::process_alive(std::stoi(read_file(pidfile))));
 
   CliResult orphans = env.run({"stop", "--orphans", "--provider", "docker-sandbox"});
   CHECK_MESSAGE(orphans.exit_code == 0, orphans.err);
@@ -571,6 +575,41 @@ TEST_CASE_FIXTURE(E2E, "corral SIGKILLed while sbx is busy: the next stop --orph
   CliResult again = run({"--", "cat", "hello.txt"});
   CHECK_MESSAGE(again.exit_code == 0, again.err);
   CHECK(again.out == "hello from the workspace\n");
+  CHECK(sbx.sandboxes().empty());
+  CHECK(env.claims().empty());
+}
+
+TEST_CASE_FIXTURE(E2E, "a hung sbx dies with a SIGKILLed corral, also when the plugin runs in its helper process") {
+  std::string hang = "exec";
+  bool claim = true;
+  SUBCASE("exec") {}
+  SUBCASE("rm (cleanup)") { hang = "rm"; }
+  SUBCASE("create") {
+    hang = "create";
+    claim = false;
+  }
+  SUBCASE("exec, isolation: process") {
+    // corral, its plugin helper, then sbx: each dies with the one before.
+    env.add_registry("docker-sandbox", {CORRAL_SBX_PLUGIN}, {{"isolation", "process"}});
+  }
+  env.env["SBX_STANDIN_HANG"] = hang;
+  {
+    corral::test::TempDir scratch;
+    sbx_test::BackgroundCorral corral(env, {"run", "--provider", "docker-sandbox", "--", "true"}, scratch);
+    REQUIRE(sbx_test::wait_for_file(sbx.hangs_log().string(), 30));
+    REQUIRE(sbx.hung_pids().size() == 1);
+    const int hung = sbx.hung_pids()[0];
+    REQUIRE(sbx_test::process_alive(hung));
+    corral.signal(SIGKILL);
+    CHECK(corral.wait(30).exit_code == 128 + SIGKILL);
+    CHECK(sbx_test::process_ends(hung));
+  }
+  CHECK(sbx.calls_of(hang).size() == 1);
+  env.env.erase("SBX_STANDIN_HANG");
+  CHECK(corral_sandboxes().size() == 1);
+  CHECK(env.claims().size() == (claim ? 1u : 0u));
+  CliResult orphans = env.run({"stop", "--orphans", "--provider", "docker-sandbox"});
+  CHECK_MESSAGE(orphans.exit_code == 0, orphans.err);
   CHECK(sbx.sandboxes().empty());
   CHECK(env.claims().empty());
 }
