@@ -614,6 +614,40 @@ TEST_CASE_FIXTURE(E2E, "a hung sbx dies with a SIGKILLed corral, also when the p
   CHECK(env.claims().empty());
 }
 
+TEST_CASE_FIXTURE(E2E, "the real docker-sandbox plugin crashing in its helper process during exec is named; stop --id removes the sandbox") {
+  env.add_registry("docker-sandbox", {CORRAL_SBX_PLUGIN}, {{"isolation", "process"}});
+  const std::string pidfile = ws + "/command.pid";
+  corral::test::TempDir scratch;
+  sbx_test::BackgroundCorral corral(
+      env, {"run", "--provider", "docker-sandbox", "--", "sh", "-c", "echo $$ > " + pidfile + "; exec sleep 60"},
+      scratch);
+  REQUIRE(sbx_test::wait_for_file(pidfile, 30));
+  const std::vector<int> helpers = corral::test::children_named(corral.pid(), "corral-plugin-host");
+  REQUIRE(helpers.size() == 1);
+  ::kill(helpers[0], SIGSEGV);
+  CliResult r = corral.wait(30);
+  CHECK(r.exit_code == 70);
+  CHECK_MESSAGE(r.err.find("provider plugin 'docker-sandbox' crashed during 'exec' (SIGSEGV)") != std::string::npos,
+                r.err);
+  CliResult list = env.run({"list", "--json"});
+  REQUIRE(list.exit_code == 0);
+  corral::json::Document leases = corral::json::parse(list.out, "list");
+  REQUIRE(leases.Size() == 1);
+  const std::string lease = corral::json::get_string(leases[0], "leaseId");
+  CHECK(r.err.find("`corral stop --id " + lease + "` cleans up once the plugin is fixed") != std::string::npos);
+  CHECK(corral_sandboxes().size() == 1);
+  const int command = std::stoi(read_file(pidfile));
+  CHECK(sbx_test::process_alive(command));  // the crash took the helper, not the sandbox's command
+  CHECK(sbx.calls_of("exec").size() == 1);
+
+  CliResult stop = env.run({"stop", "--id", lease});
+  CHECK_MESSAGE(stop.exit_code == 0, stop.err);
+  CHECK(sbx.sandboxes().empty());
+  CHECK(sbx_test::process_ends(command));
+  CHECK(env.claims().empty());
+  CHECK(sbx.calls_of("create").size() == 1);
+}
+
 TEST_CASE_FIXTURE(E2E, "sbx exec dying mid-stream is an error, not the command's exit code; the command is stopped") {
   env.env["SBX_STANDIN_FAULT"] = "exec-dies";
   const std::string pidfile = ws + "/command.pid";
