@@ -744,7 +744,8 @@ TEST_CASE("SIGKILL while E2B holds a call: the next stop --orphans or stop --id 
     E2bCli t;
     t.fault([&](auto& f) { f.hold_route = point.route; });
     const bool running = !*point.route;
-    Background b = t.cli.start({"run", "--provider", "e2b", "--", "sh", "-c", running ? "echo started; sleep 60" : "true"});
+    Background b = t.cli.start({"run", "--provider", "e2b", "--", "sh", "-c",
+                                running ? "echo $$ > command.pid; echo started; exec sleep 60" : "true"});
     if (running)
       REQUIRE(eventually([&] { return read_file(b.out) == "started\n"; }));
     else
@@ -756,6 +757,9 @@ TEST_CASE("SIGKILL while E2B holds a call: the next stop --orphans or stop --id 
     t.server.with([](auto& st) { st.release(); return 0; });  // the held call is served now
     const size_t left = std::string(point.route) == "kill" ? 0 : 1;
     REQUIRE(eventually([&] { return t.alive().size() == left; }));
+    // Nothing is left to stop the command: it runs on in the sandbox until the next stop.
+    const pid_t command = running ? pid_written(t, t.alive()[0], "command.pid") : 0;
+    if (running) CHECK(process_alive(command));
 
     std::vector<std::string> states = lease_states(t);
     CHECK(states.size() == (point.claim ? 1u : 0u));
@@ -770,6 +774,7 @@ TEST_CASE("SIGKILL while E2B holds a call: the next stop --orphans or stop --id 
     }
     CHECK_MESSAGE(stop.exit_code == 0, stop.err);
     CHECK(t.alive().empty());
+    if (running) CHECK(gone_soon(command));
     CHECK(t.cli.claims().empty());
     CHECK(lease_states(t).empty());
     CHECK(t.run_script("cat hello.txt").out == "hello from the workspace\n");  // corral works on
