@@ -5,7 +5,7 @@
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
-#include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -14,6 +14,7 @@
 #include <chrono>
 #include <algorithm>
 #include <cstring>
+#include <exception>
 #include <map>
 
 #include "corral/types.hpp"
@@ -70,49 +71,19 @@ sigset_t default_signals() {
   return set;
 }
 
-// Starts `program` with posix_spawn, stdout/stderr on the given pipe ends, in its own
-// process group (so a stop reaches the whole tree); returns its pid or throws.
-pid_t spawn_child(const ProcessSpec& spec, const std::string& program, int out_fd, int err_fd) {
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, spec.stdin_path.c_str(), O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&actions, out_fd, 1);
-  posix_spawn_file_actions_adddup2(&actions, err_fd, 2);
-  // dup2 onto itself clears close-on-exec in the child only (POSIX 2024, glibc >= 2.29).
-  for (int fd : spec.inherit_fds) posix_spawn_file_actions_adddup2(&actions, fd, fd);
-  if (!spec.cwd.empty()) posix_spawn_file_actions_addchdir_np(&actions, spec.cwd.c_str());
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  sigset_t defaults = default_signals();
-  sigset_t none;
-  sigemptyset(&none);
-  posix_spawnattr_setsigdefault(&attr, &defaults);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setpgroup(&attr, 0);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
-
-  auto argv = c_strings(spec.argv);
-  const std::vector<std::string> environment = child_environment(spec);
-  std::vector<char*> envp = c_strings(environment);
-  pid_t pid = 0;
-  int rc = posix_spawn(&pid, program.c_str(), &actions, &attr, argv.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
-  if (rc != 0)
-    throw Error(ErrorCode::unavailable, "cannot start '" + spec.argv[0] + "': " + std::strerror(rc));
-  return pid;
-}
-
-// The same as spawn_child, by fork and exec, for what posix_spawn cannot do (join a
-// mount namespace, drop the supplementary groups, change identity). The child makes only
+// Starts `program` by fork and exec, stdout/stderr on the given pipe ends, in its own
+// process group (so a stop reaches the whole tree), dying with the calling thread; returns
+// its pid or throws. Not posix_spawn: it cannot set a parent-death signal, join a mount
+// namespace, drop the supplementary groups or change identity. The child makes only
 // async-signal-safe calls; an exec failure comes back as its errno over a close-on-exec pipe.
-pid_t fork_child(const ProcessSpec& spec, const std::string& program, int out_fd, int err_fd) {
+pid_t start_child(const ProcessSpec& spec, const std::string& program, int out_fd, int err_fd) {
   auto argv = c_strings(spec.argv);
   const std::vector<std::string> environment = child_environment(spec);
   std::vector<char*> envp = c_strings(environment);
   char** env = envp.data();
   sigset_t defaults = default_signals();
   Pipe report;
+  const pid_t parent = ::getpid();
   pid_t pid = ::fork();
   if (pid < 0) throw Error(ErrorCode::unavailable, "cannot start '" + spec.argv[0] + "': " + std::strerror(errno));
   if (pid == 0) {
@@ -141,6 +112,11 @@ pid_t fork_child(const ProcessSpec& spec, const std::string& program, int out_fd
     // gid first: once the uid is dropped the gid can no longer change.
     if (spec.gid >= 0 && ::setresgid(spec.gid, spec.gid, spec.gid) != 0) fail();
     if (spec.uid >= 0 && ::setresuid(spec.uid, spec.uid, spec.uid) != 0) fail();
+    // After the identity change, which clears it. A SIGKILLed corral cannot stop its tools
+    // (a hung `sbx`, git), so the kernel does. It fires when the *thread* that forked ends:
+    // run_process waits on that thread, so the child never outlives its call that way.
+    if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) fail();
+    if (::getppid() != parent) ::_exit(127);  // the parent died before the prctl took hold
     ::execve(program.c_str(), argv.data(), env);
     fail();
   }
@@ -156,6 +132,25 @@ pid_t fork_child(const ProcessSpec& spec, const std::string& program, int out_fd
   }
   return pid;
 }
+
+// Kills and reaps the child's group when run_process is left by an exception (a callback
+// threw), so no child outlives its call unwaited, to die later with its thread.
+class ReapOnThrow {
+ public:
+  explicit ReapOnThrow(pid_t pid) : pid_(pid) {}
+  ReapOnThrow(const ReapOnThrow&) = delete;
+  ReapOnThrow& operator=(const ReapOnThrow&) = delete;
+  ~ReapOnThrow() {
+    if (std::uncaught_exceptions() <= unwinding_) return;
+    ::kill(-pid_, SIGKILL);
+    while (::waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
+    }
+  }
+
+ private:
+  pid_t pid_;
+  int unwinding_ = std::uncaught_exceptions();
+};
 
 }  // namespace
 
@@ -201,9 +196,8 @@ ProcessOutcome run_process(const ProcessSpec& spec, const OutputFn& on_stdout, c
     throw Error(ErrorCode::not_found, "cannot find '" + spec.argv[0] + "' on PATH");
 
   Pipe out, err;
-  bool needs_fork = spec.clear_groups || spec.mount_ns_fd >= 0 || spec.uid >= 0 || spec.gid >= 0;
-  pid_t pid = needs_fork ? fork_child(spec, program, out.fd[1], err.fd[1])
-                         : spawn_child(spec, program, out.fd[1], err.fd[1]);
+  pid_t pid = start_child(spec, program, out.fd[1], err.fd[1]);
+  ReapOnThrow reap_on_throw(pid);
   out.close_end(1);
   err.close_end(1);
 

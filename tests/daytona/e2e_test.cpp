@@ -1082,6 +1082,8 @@ TEST_CASE("SIGKILL while Daytona holds create, upload or exec: the next stop lea
     b.wait();
     t.fault([](auto& f) { f.hold_route.clear(); });
     CHECK(t.alive().size() == 1u);
+    // Nothing is left to stop the command: it runs on in the sandbox until the next stop.
+    if (p.route == std::string("exec")) CHECK(command_running(t));
     CliResult list = t.run({"list", "--json"});
     REQUIRE(list.exit_code == 0);
     json::Document leases = json::parse(list.out, "list");
@@ -1101,4 +1103,34 @@ TEST_CASE("SIGKILL while Daytona holds create, upload or exec: the next stop lea
     CHECK(t.run_script("echo again").out == "again\n");
     CHECK(t.alive().empty());
   }
+}
+
+TEST_CASE("the real daytona plugin crashing in its helper process during exec is named, and stop --id deletes the sandbox") {
+  DaytonaCli t;
+  t.cli.add_registry("daytona", {CORRAL_DAYTONA_PLUGIN}, {{"isolation", "process"}});
+  Background b = t.cli.start(t.script_args("echo started; sleep 60"));
+  REQUIRE(eventually([&] { return read_file(b.out) == "started\n"; }));  // the log stream is open
+  const std::vector<int> helpers = children_named(b.pid, "corral-plugin-host");
+  REQUIRE(helpers.size() == 1);
+  ::kill(helpers[0], SIGSEGV);
+  CHECK(wait_bounded(b) == 70);
+  const std::string err = read_file(b.err);
+  t.seen.push_back(err);
+  CHECK_MESSAGE(err.find("provider plugin 'daytona' crashed during 'exec' (SIGSEGV)") != std::string::npos, err);
+
+  CliResult list = t.run({"list", "--json"});
+  REQUIRE(list.exit_code == 0);
+  json::Document leases = json::parse(list.out, "list");
+  REQUIRE(leases.Size() == 1);
+  const std::string lease = str(leases[0], "leaseId");
+  CHECK(err.find("`corral stop --id " + lease + "` cleans up once the plugin is fixed") != std::string::npos);
+  CHECK(t.alive().size() == 1u);
+  CHECK(command_running(t));  // the crash took the helper, not the sandbox's command
+
+  CliResult stop = t.run({"stop", "--id", lease});
+  CHECK_MESSAGE(stop.exit_code == 0, stop.err);
+  CHECK(t.alive().empty());
+  CHECK_FALSE(command_running(t));
+  CHECK(t.cli.claims().empty());
+  CHECK(t.server.calls("create") == 1);
 }

@@ -493,6 +493,8 @@ TEST_CASE_FIXTURE(E2E, "Ctrl-C ends a run whose cleanup hangs in sbx rm; stop --
   CHECK(r.exit_code == 130);
   CHECK(r.err.find("abandoned cleanup") != std::string::npos);
   CHECK(sbx.calls_of("rm").size() == 1);
+  REQUIRE(sbx.hung_pids().size() == 1);
+  CHECK(sbx_test::process_ends(sbx.hung_pids()[0]));  // the abandoned `sbx rm` ends with corral
   REQUIRE(corral_sandboxes().size() == 1);
   REQUIRE(env.claims().size() == 1);
 
@@ -561,6 +563,8 @@ TEST_CASE_FIXTURE(E2E, "corral SIGKILLed while sbx is busy: the next stop --orph
   env.env.erase("SBX_STANDIN_HANG");
   CHECK(corral_sandboxes().size() == 1);
   CHECK(env.claims().size() == (claim ? 1u : 0u));
+  // Nothing is left to stop the command in the sandbox: it runs on until the next stop.
+  if (fs::exists(pidfile)) CHECK(sbx_test::process_alive(std::stoi(read_file(pidfile))));
 
   CliResult orphans = env.run({"stop", "--orphans", "--provider", "docker-sandbox"});
   CHECK_MESSAGE(orphans.exit_code == 0, orphans.err);
@@ -573,6 +577,75 @@ TEST_CASE_FIXTURE(E2E, "corral SIGKILLed while sbx is busy: the next stop --orph
   CHECK(again.out == "hello from the workspace\n");
   CHECK(sbx.sandboxes().empty());
   CHECK(env.claims().empty());
+}
+
+TEST_CASE_FIXTURE(E2E, "a hung sbx dies with a SIGKILLed corral, also when the plugin runs in its helper process") {
+  std::string hang = "exec";
+  bool claim = true;
+  SUBCASE("exec") {}
+  SUBCASE("rm (cleanup)") { hang = "rm"; }
+  SUBCASE("create") {
+    hang = "create";
+    claim = false;
+  }
+  SUBCASE("exec, isolation: process") {
+    // corral, its plugin helper, then sbx: each dies with the one before.
+    env.add_registry("docker-sandbox", {CORRAL_SBX_PLUGIN}, {{"isolation", "process"}});
+  }
+  env.env["SBX_STANDIN_HANG"] = hang;
+  {
+    corral::test::TempDir scratch;
+    sbx_test::BackgroundCorral corral(env, {"run", "--provider", "docker-sandbox", "--", "true"}, scratch);
+    REQUIRE(sbx_test::wait_for_file(sbx.hangs_log().string(), 30));
+    REQUIRE(sbx.hung_pids().size() == 1);
+    const int hung = sbx.hung_pids()[0];
+    REQUIRE(sbx_test::process_alive(hung));
+    corral.signal(SIGKILL);
+    CHECK(corral.wait(30).exit_code == 128 + SIGKILL);
+    CHECK(sbx_test::process_ends(hung));
+  }
+  CHECK(sbx.calls_of(hang).size() == 1);
+  env.env.erase("SBX_STANDIN_HANG");
+  CHECK(corral_sandboxes().size() == 1);
+  CHECK(env.claims().size() == (claim ? 1u : 0u));
+  CliResult orphans = env.run({"stop", "--orphans", "--provider", "docker-sandbox"});
+  CHECK_MESSAGE(orphans.exit_code == 0, orphans.err);
+  CHECK(sbx.sandboxes().empty());
+  CHECK(env.claims().empty());
+}
+
+TEST_CASE_FIXTURE(E2E, "the real docker-sandbox plugin crashing in its helper process during exec is named; stop --id removes the sandbox") {
+  env.add_registry("docker-sandbox", {CORRAL_SBX_PLUGIN}, {{"isolation", "process"}});
+  const std::string pidfile = ws + "/command.pid";
+  corral::test::TempDir scratch;
+  sbx_test::BackgroundCorral corral(
+      env, {"run", "--provider", "docker-sandbox", "--", "sh", "-c", "echo $$ > " + pidfile + "; exec sleep 60"},
+      scratch);
+  REQUIRE(sbx_test::wait_for_file(pidfile, 30));
+  const std::vector<int> helpers = corral::test::children_named(corral.pid(), "corral-plugin-host");
+  REQUIRE(helpers.size() == 1);
+  ::kill(helpers[0], SIGSEGV);
+  CliResult r = corral.wait(30);
+  CHECK(r.exit_code == 70);
+  CHECK_MESSAGE(r.err.find("provider plugin 'docker-sandbox' crashed during 'exec' (SIGSEGV)") != std::string::npos,
+                r.err);
+  CliResult list = env.run({"list", "--json"});
+  REQUIRE(list.exit_code == 0);
+  corral::json::Document leases = corral::json::parse(list.out, "list");
+  REQUIRE(leases.Size() == 1);
+  const std::string lease = corral::json::get_string(leases[0], "leaseId");
+  CHECK(r.err.find("`corral stop --id " + lease + "` cleans up once the plugin is fixed") != std::string::npos);
+  CHECK(corral_sandboxes().size() == 1);
+  const int command = std::stoi(read_file(pidfile));
+  CHECK(sbx_test::process_alive(command));  // the crash took the helper, not the sandbox's command
+  CHECK(sbx.calls_of("exec").size() == 1);
+
+  CliResult stop = env.run({"stop", "--id", lease});
+  CHECK_MESSAGE(stop.exit_code == 0, stop.err);
+  CHECK(sbx.sandboxes().empty());
+  CHECK(sbx_test::process_ends(command));
+  CHECK(env.claims().empty());
+  CHECK(sbx.calls_of("create").size() == 1);
 }
 
 TEST_CASE_FIXTURE(E2E, "sbx exec dying mid-stream is an error, not the command's exit code; the command is stopped") {

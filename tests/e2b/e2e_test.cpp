@@ -2,6 +2,7 @@
 // lists, each test checking afterwards which sandboxes are left and that no secret leaked.
 #include <doctest/doctest.h>
 #include <signal.h>
+#include <sys/wait.h>
 
 #include <algorithm>
 #include <chrono>
@@ -763,7 +764,8 @@ TEST_CASE("SIGKILL while E2B holds a call: the next stop --orphans or stop --id 
     E2bCli t;
     t.fault([&](auto& f) { f.hold_route = point.route; });
     const bool running = !*point.route;
-    Background b = t.cli.start({"run", "--provider", "e2b", "--", "sh", "-c", running ? "echo started; sleep 60" : "true"});
+    Background b = t.cli.start({"run", "--provider", "e2b", "--", "sh", "-c",
+                                running ? "echo $$ > command.pid; echo started; exec sleep 60" : "true"});
     if (running)
       REQUIRE(eventually([&] { return read_file(b.out) == "started\n"; }));
     else
@@ -775,6 +777,9 @@ TEST_CASE("SIGKILL while E2B holds a call: the next stop --orphans or stop --id 
     t.server.with([](auto& st) { st.release(); return 0; });  // the held call is served now
     const size_t left = std::string(point.route) == "kill" ? 0 : 1;
     REQUIRE(eventually([&] { return t.alive().size() == left; }));
+    // Nothing is left to stop the command: it runs on in the sandbox until the next stop.
+    const pid_t command = running ? pid_written(t, t.alive()[0], "command.pid") : 0;
+    if (running) CHECK(process_alive(command));
 
     std::vector<std::string> states = lease_states(t);
     CHECK(states.size() == (point.claim ? 1u : 0u));
@@ -789,11 +794,72 @@ TEST_CASE("SIGKILL while E2B holds a call: the next stop --orphans or stop --id 
     }
     CHECK_MESSAGE(stop.exit_code == 0, stop.err);
     CHECK(t.alive().empty());
+    if (running) CHECK(gone_soon(command));
     CHECK(t.cli.claims().empty());
     CHECK(lease_states(t).empty());
     CHECK(t.run_script("cat hello.txt").out == "hello from the workspace\n");  // corral works on
     CHECK(t.alive().empty());
   }
+}
+
+namespace {
+
+// Waits up to 30 s for `b` to end and returns its exit code; kills it and fails if it does not.
+int wait_bounded(Background& b) {
+  for (int i = 0; i < 600; ++i) {
+    int status = 0;
+    if (::waitpid(b.pid, &status, WNOHANG) == b.pid)
+      return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ::kill(b.pid, SIGKILL);
+  b.wait();
+  FAIL("corral did not end within 30 s");
+  return -1;
+}
+
+}  // namespace
+
+TEST_CASE("the real e2b plugin crashing during exec is named, and stop --id deletes the sandbox") {
+  E2bCli t;
+  bool isolated = true;
+  SUBCASE("isolation: process (its helper gets SIGSEGV)") {
+    t.cli.add_registry("e2b", {CORRAL_E2B_PLUGIN}, {{"isolation", "process"}});
+  }
+  SUBCASE("in-process (corral gets SIGSEGV while the plugin streams)") {
+    t.cli.add_registry("e2b", {CORRAL_E2B_PLUGIN}, {{"isolation", "in-process"}});
+    isolated = false;
+  }
+  Background b = t.cli.start({"run", "--provider", "e2b", "--", "sh", "-c",
+                              "echo $$ > command.pid; echo started; exec sleep 60"});
+  REQUIRE(eventually([&] { return read_file(b.out) == "started\n"; }));  // the exec stream is open
+  const int starts = t.server.calls("start");
+  const std::vector<int> helpers = children_named(b.pid, "corral-plugin-host");
+  REQUIRE(helpers.size() == (isolated ? 1u : 0u));
+  ::kill(isolated ? helpers[0] : b.pid, SIGSEGV);
+  CHECK(wait_bounded(b) == (isolated ? 70 : 128 + SIGSEGV));
+  const std::string err = read_file(b.err);
+  t.seen.push_back(read_file(b.out));
+  t.seen.push_back(err);
+  CHECK_MESSAGE(err.find("provider plugin 'e2b' crashed during 'exec' (SIGSEGV)") != std::string::npos, err);
+
+  CliResult listed = t.run({"list", "--json"});
+  REQUIRE(listed.exit_code == 0);
+  json::Document leases = json::parse(listed.out, "list");
+  REQUIRE(leases.Size() == 1);
+  const std::string lease = str(leases[0], "leaseId");
+  CHECK(err.find("`corral stop --id " + lease + "` cleans up once the plugin is fixed") != std::string::npos);
+  REQUIRE(t.alive().size() == 1);
+  const pid_t command = pid_written(t, t.alive()[0], "command.pid");
+  CHECK(process_alive(command));  // the crash took the plugin, not the sandbox's command
+
+  CliResult stop = t.run({"stop", "--id", lease});
+  CHECK_MESSAGE(stop.exit_code == 0, stop.err);
+  CHECK(t.alive().empty());
+  CHECK(gone_soon(command));
+  CHECK(t.cli.claims().empty());
+  CHECK(t.server.calls("create") == 1);
+  CHECK(t.server.calls("start") == starts);  // nothing ran again
 }
 
 TEST_CASE("workdir, user and URLs are validated before any API call") {

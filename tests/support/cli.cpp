@@ -93,6 +93,24 @@ std::vector<int> processes_running(const std::vector<std::string>& argv) {
   return out;
 }
 
+std::vector<int> children_named(int parent, const std::string& name) {
+  std::vector<int> out;
+  std::error_code ec;
+  for (auto& e : fs::directory_iterator("/proc", ec)) {
+    const std::string pid = e.path().filename().string();
+    if (pid.find_first_not_of("0123456789") != std::string::npos || dead(pid)) continue;
+    const std::string stat = read_file(e.path() / "stat");
+    const size_t close = stat.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream rest(stat.substr(close + 2));
+    char state = 0;
+    int ppid = 0;
+    rest >> state >> ppid;
+    if (ppid == parent && read_file(e.path() / "cmdline").find(name) != std::string::npos) out.push_back(std::stoi(pid));
+  }
+  return out;
+}
+
 CliEnv::CliEnv() {
   for (const char* d : {"work", "state", "config", "etc", "home"}) fs::create_directories(root_.path() / d);
   env["HOME"] = (root_.path() / "home").string();

@@ -90,5 +90,8 @@ std::string corral_binary();
 bool gone_within(int pid, std::chrono::milliseconds wait);
 // The live (not zombie) processes whose command line is exactly `argv`.
 std::vector<int> processes_running(const std::vector<std::string>& argv);
+// The live processes whose parent is `parent` and whose command line mentions `name`
+// (e.g. a corral's plugin helper, "corral-plugin-host").
+std::vector<int> children_named(int parent, const std::string& name);
 
 }  // namespace corral::test

@@ -1,15 +1,22 @@
 #include <doctest/doctest.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <poll.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <stdexcept>
+#include <string>
+#include <thread>
 
 #include "corral/sdk/process.hpp"
 #include "corral/sdk/temp_file.hpp"
 #include "corral/types.hpp"
+#include "cli.hpp"
 
 using namespace corral::sdk;
 
@@ -111,6 +118,73 @@ TEST_CASE("the fork path keeps run_process's contract: cwd, env, stdin, exit cod
   broken.clear_groups = true;
   CHECK_THROWS_AS(run_process(broken, {}, {}), corral::Error);
   ::unlink(path);
+}
+
+namespace {
+
+// Forks a process that runs `spec` with run_process (as a plugin helper or corral would),
+// passing the child's stdout on to `report`; returns its pid. It exits when run_process returns.
+pid_t run_in_a_child(const ProcessSpec& spec, int report) {
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    try {
+      run_process(spec, [&](std::string_view d) { (void)!::write(report, d.data(), d.size()); }, {});
+    } catch (...) {
+    }
+    ::_exit(0);
+  }
+  return pid;
+}
+
+// The pid written as a line on `fd`, waiting up to ten seconds for it; 0 when none came.
+pid_t pid_from(int fd) {
+  std::string text;
+  for (int i = 0; i < 200 && text.find('\n') == std::string::npos; ++i) {
+    pollfd p{fd, POLLIN, 0};
+    char buffer[64];
+    if (::poll(&p, 1, 50) > 0) {
+      ssize_t got = ::read(fd, buffer, sizeof buffer);
+      if (got <= 0) break;
+      text.append(buffer, static_cast<size_t>(got));
+    }
+  }
+  return text.find('\n') == std::string::npos ? 0 : static_cast<pid_t>(std::stoi(text));
+}
+
+}  // namespace
+
+TEST_CASE("a child dies with the process that started it, which cannot stop it once SIGKILLed") {
+  ProcessSpec spec{{"sh", "-c", "echo $$; exec sleep 60"}};
+  SUBCASE("as the same user") {}
+  SUBCASE("as another identity (changing it clears a parent-death signal set before)") {
+    if (::geteuid() != 0) return;  // needs CAP_SETUID
+    spec.uid = 65534;
+    spec.gid = 65534;
+  }
+  int report[2];
+  REQUIRE(::pipe2(report, O_CLOEXEC) == 0);
+  const pid_t runner = run_in_a_child(spec, report[1]);
+  ::close(report[1]);
+  REQUIRE(runner > 0);
+  const pid_t child = pid_from(report[0]);
+  ::close(report[0]);
+  ::kill(runner, SIGKILL);
+  ::waitpid(runner, nullptr, 0);
+  REQUIRE(child > 0);
+  CHECK(corral::test::gone_within(child, std::chrono::seconds(5)));
+  ::kill(child, SIGKILL);  // when the check failed: nothing outlives the test
+}
+
+TEST_CASE("a callback that throws leaves no child running: it is killed and reaped first") {
+  pid_t child = 0;
+  auto first_line = [&](std::string_view d) {
+    child = static_cast<pid_t>(std::stoi(std::string(d)));
+    throw std::runtime_error("the sink gave up");
+  };
+  CHECK_THROWS_AS(run_process({{"sh", "-c", "echo $$; exec sleep 60"}}, first_line, {}), std::runtime_error);
+  REQUIRE(child > 0);
+  CHECK(::kill(child, 0) != 0);  // gone and reaped, not a zombie
+  if (::kill(child, 0) == 0) ::kill(child, SIGKILL);
 }
 
 TEST_CASE("uid and gid start the child as that identity, without root's groups") {
