@@ -358,7 +358,8 @@ Response Client::Impl::perform(const Request& request, const std::string& url, c
     throw Error(ErrorCode::unavailable,
                 what + ": no data from " + origin + " for " + std::to_string(request.idle_timeout_seconds) +
                     " s; the connection looks stalled",
-                "check the network; the provider may be overloaded");
+                request.timeout_hint.empty() ? "check the network; the provider may be overloaded"
+                                             : request.timeout_hint);
   if (result == CURLE_OPERATION_TIMEDOUT) {
     curl_off_t connected = 0;
     curl_easy_getinfo(easy, CURLINFO_CONNECT_TIME_T, &connected);
@@ -370,7 +371,8 @@ Response Client::Impl::perform(const Request& request, const std::string& url, c
     throw Error(ErrorCode::unavailable,
                 what + ": no complete answer from " + origin + " within " +
                     std::to_string(request.timeout_seconds) + " s",
-                "the provider is slow or unreachable; retry later");
+                request.timeout_hint.empty() ? "the provider is slow or unreachable; retry later"
+                                             : request.timeout_hint);
   }
   if (result != CURLE_OK) {
     std::string detail = errbuf[0] ? errbuf : curl_easy_strerror(result);

@@ -135,7 +135,8 @@ TEST_CASE("providers describe daytona lists its settings with the official SDK's
   for (const char* s : {"DAYTONA_API_KEY", "DAYTONA_API_URL", "DAYTONA_ORGANIZATION_ID", "DAYTONA_TARGET",
                         "https://app.daytona.io/api", "--daytona-snapshot", "--daytona-image", "--daytona-user",
                         "--daytona-workdir", "--daytona-auto-stop", "--daytona-cpu", "--daytona-memory",
-                        "--daytona-disk", "run-session", "url-bridge", "archive-sync", "keep-alive", "cleanup"})
+                        "--daytona-disk", "--daytona-create-timeout", "CORRAL_DAYTONA_CREATE_TIMEOUT",
+                        "--daytona-request-timeout", "--daytona-start-timeout", "run-session", "url-bridge", "archive-sync", "keep-alive", "cleanup"})
     CHECK_MESSAGE(r.out.find(s) != std::string::npos, s);
 }
 
@@ -524,7 +525,10 @@ TEST_CASE("settings are validated before any API call") {
                                                      {"--daytona-workdir", "/"},
                                                      {"--daytona-workdir", "/home/daytona"},
                                                      {"--daytona-user", "a/b"},
-                                                     {"--daytona-auto-stop", "99999999"}};
+                                                     {"--daytona-auto-stop", "99999999"},
+                                                     {"--daytona-create-timeout", "0"},
+                                                     {"--daytona-request-timeout", "2d"},
+                                                     {"--daytona-start-timeout", "0s"}};
   for (const auto& flags : bad) {
     CliResult r = t.run_script("true", flags);
     INFO(flags[0], " ", flags[1]);

@@ -53,6 +53,9 @@ struct Request {
   std::function<bool()> cancelled;
   // Names the call in error messages ("E2B create sandbox"); defaults to method + path.
   std::string what;
+  // The hint of a timeout (whole request or idle), e.g. naming the setting that allows
+  // more time; empty = a generic one.
+  std::string timeout_hint;
 };
 
 struct Response {
