@@ -361,9 +361,12 @@ Response Client::Impl::perform(const Request& request, const std::string& url, c
                 request.timeout_hint.empty() ? "check the network; the provider may be overloaded"
                                              : request.timeout_hint);
   if (result == CURLE_OPERATION_TIMEDOUT) {
+    // A reused connection reports no connect time: a request that went out was connected.
     curl_off_t connected = 0;
+    long sent = 0;
     curl_easy_getinfo(easy, CURLINFO_CONNECT_TIME_T, &connected);
-    if (connected == 0)
+    curl_easy_getinfo(easy, CURLINFO_REQUEST_SIZE, &sent);
+    if (connected == 0 && sent == 0)
       throw Error(ErrorCode::unavailable,
                   what + ": cannot connect to " + origin + " within " +
                       std::to_string(request.connect_timeout_seconds) + " s",
