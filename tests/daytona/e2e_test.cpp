@@ -1064,6 +1064,21 @@ TEST_CASE("a Daytona call or start past its time limit is exit 69 naming the set
     CHECK(t.server.calls("get") == 1);
     CHECK(t.server.calls("delete") == 1);
   }
+  SUBCASE("a toolbox call (creating a session) past --daytona-request-timeout: not sent again; the sandbox is deleted") {
+    t.fault([](auto& f) {
+      f.slow_route = "session";
+      f.slow_ms = 10000;
+    });
+    CliResult r = t.run_script("echo never", {"--daytona-request-timeout", "1s"});
+    INFO(r.err);
+    CHECK(r.exit_code == 69);
+    CHECK(r.err.find("create a process session: no complete answer") != std::string::npos);
+    CHECK(r.err.find("within 1 s") != std::string::npos);
+    CHECK(names_setting(r.err, "request-timeout"));
+    CHECK(commands_started(t) == 0);
+    CHECK(t.server.calls("toolbox POST process/session") == 1);
+    CHECK(t.server.calls("delete") == 1);
+  }
   SUBCASE("a new sandbox not started within --daytona-start-timeout: deleted") {
     t.fault([](auto& f) { f.start_delay_ms = 30000; });
     CliResult r = t.run_script("echo never", {"--daytona-start-timeout", "1s"});
