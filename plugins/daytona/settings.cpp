@@ -44,6 +44,7 @@ std::int64_t positive_or_unset(const sdk::Options& options, const std::string& n
 // Time limits above a day are a typo, not patience.
 constexpr std::int64_t kMaxTimeoutSeconds = 86400;
 
+// The variable corral reads for its own Daytona option `option` (CORRAL_DAYTONA_...).
 std::string env_of(const std::string& option) {
   std::string env = "CORRAL_DAYTONA_";
   for (char c : option) env += c == '-' ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
