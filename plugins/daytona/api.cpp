@@ -1,5 +1,7 @@
 #include "api.hpp"
 
+#include <algorithm>
+
 #include "errors.hpp"
 
 namespace corral::daytona {
@@ -14,15 +16,19 @@ std::vector<std::pair<std::string, std::string>> Api::headers() const {
 }
 
 http::Response Api::send(const std::string& method, const std::string& url, const std::string& body,
-                         const std::string& what, long timeout_seconds, Retry retry,
+                         const std::string& what, Limit limit, Retry retry,
                          const std::function<bool()>& cancelled) {
   if (settings_.api_key.empty()) throw missing_api_key();
+  const bool create = limit == Limit::create;
   http::Request r;
   r.method = method;
   r.url = url;
   r.headers = headers();
   r.body = body;
-  r.timeout_seconds = timeout_seconds;
+  r.timeout_seconds = create ? settings_.create_timeout_seconds : settings_.request_timeout_seconds;
+  // A connect limit above the whole limit would be reported instead of the one that ran out.
+  r.connect_timeout_seconds = std::min(r.connect_timeout_seconds, r.timeout_seconds);
+  r.timeout_setting = setting_name(create ? "create-timeout" : "request-timeout");
   r.what = what;
   r.cancelled = cancelled;
   return http::send_retrying(client_, std::move(r), retry);

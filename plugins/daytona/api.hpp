@@ -13,6 +13,10 @@ namespace corral::daytona {
 
 using Retry = sdk::http::Retry;
 
+// Which time limit bounds a call: the create call's (--daytona-create-timeout) or every
+// other call's (--daytona-request-timeout).
+enum class Limit { create, request };
+
 class Api {
  public:
   Api(sdk::http::Client& client, const Settings& settings) : client_(client), settings_(settings) {}
@@ -20,15 +24,18 @@ class Api {
   // The headers every Daytona request carries (also the WebSocket upgrade's).
   std::vector<std::pair<std::string, std::string>> headers() const;
 
-  // Sends `method url` with JSON `body` (may be empty). `cancelled`, when set, aborts the
-  // call (only for calls without side effects) and any wait between retries. Throws
-  // missing_api_key() before sending anything when no key is set.
+  // Sends `method url` with JSON `body` (may be empty), bounded by `limit`; a timeout's
+  // hint names the setting to raise. `cancelled`, when set, aborts the call (only for
+  // calls without side effects) and any wait between retries. Throws missing_api_key()
+  // before sending anything when no key is set.
   sdk::http::Response send(const std::string& method, const std::string& url, const std::string& body,
-                           const std::string& what, long timeout_seconds, Retry retry,
+                           const std::string& what, Limit limit, Retry retry,
                            const std::function<bool()>& cancelled = {});
 
   // Sends a prepared request (e.g. an upload) with the headers above, never retried.
   sdk::http::Response send(sdk::http::Request request);
+
+  const Settings& settings() const { return settings_; }
 
  private:
   sdk::http::Client& client_;

@@ -11,8 +11,6 @@ namespace {
 namespace http = sdk::http;
 using Clock = std::chrono::steady_clock;
 
-constexpr long kCreateTimeout = 120;
-constexpr long kCallTimeout = 30;
 constexpr int kMaxPages = 1000;  // a server that never stops paging is a bug, not a list
 constexpr const char* kPageLimit = "100";
 
@@ -121,7 +119,7 @@ SandboxInfo ControlPlane::create(const StringMap& labels, const NetworkPolicy& n
   const std::string what = "Daytona create sandbox";
   http::Response response = api_.send("POST", settings_.api_url + "/sandbox", create_body(settings_, labels, network),
                                       what,
-                                      kCreateTimeout, Retry::never);
+                                      Limit::create, Retry::never);
   if (response.status == 404) {
     const std::string which = !settings_.image.empty()      ? "image '" + settings_.image + "'"
                               : !settings_.snapshot.empty() ? "snapshot '" + settings_.snapshot + "'"
@@ -136,14 +134,15 @@ SandboxInfo ControlPlane::create(const StringMap& labels, const NetworkPolicy& n
 
 SandboxInfo ControlPlane::get(const std::string& id, const sdk::Host& host) {
   const std::string what = "Daytona get sandbox " + id;
-  http::Response response = api_.send("GET", sandbox_path(id), "", what, kCallTimeout, Retry::idempotent,
+  http::Response response = api_.send("GET", sandbox_path(id), "", what, Limit::request, Retry::idempotent,
                                       [&host] { return host.cancelled(); });
   if (response.status == 404) throw sandbox_gone(id);
   if (!response.ok()) throw api_error(response, what);
   return info_of(response, what);
 }
 
-SandboxInfo ControlPlane::wait_started(SandboxInfo info, const sdk::Host& host, long limit_seconds) {
+SandboxInfo ControlPlane::wait_started(SandboxInfo info, const sdk::Host& host) {
+  const long limit_seconds = settings_.start_timeout_seconds;
   const auto deadline = Clock::now() + std::chrono::seconds(limit_seconds);
   auto delay = std::chrono::milliseconds(100);
   while (info.state != "started") {
@@ -157,7 +156,8 @@ SandboxInfo ControlPlane::wait_started(SandboxInfo info, const sdk::Host& host, 
       throw Error(ErrorCode::unavailable,
                   "Daytona sandbox " + info.id + " did not start within " + format_duration(limit_seconds) +
                       " (state " + info.state + ")",
-                  "Daytona may be busy or still pulling the snapshot; retry in a moment");
+                  "Daytona may be busy, pulling the snapshot or building the image; retry in a moment, or " +
+                      allow_more_time("start-timeout"));
     host.progress("waiting for Daytona sandbox " + info.id + " to start (" + info.state + ")");
     for (auto slept = std::chrono::milliseconds(0); slept < delay; slept += std::chrono::milliseconds(50)) {
       if (host.cancelled()) throw Error(ErrorCode::cancelled, "waiting for Daytona sandbox " + info.id + ": cancelled");
@@ -169,17 +169,17 @@ SandboxInfo ControlPlane::wait_started(SandboxInfo info, const sdk::Host& host, 
   return info;
 }
 
-SandboxInfo ControlPlane::start(const std::string& id, const sdk::Host& host, long limit_seconds) {
+SandboxInfo ControlPlane::start(const std::string& id, const sdk::Host& host) {
   const std::string what = "Daytona start sandbox " + id;
-  http::Response response = api_.send("POST", sandbox_path(id) + "/start", "", what, kCallTimeout, Retry::idempotent);
+  http::Response response = api_.send("POST", sandbox_path(id) + "/start", "", what, Limit::request, Retry::idempotent);
   if (response.status == 404) throw sandbox_gone(id);
   if (!response.ok()) throw api_error(response, what);
-  return wait_started(info_of(response, what), host, limit_seconds);
+  return wait_started(info_of(response, what), host);
 }
 
 bool ControlPlane::remove(const std::string& id) {
   const std::string what = "Daytona delete sandbox " + id;
-  http::Response response = api_.send("DELETE", sandbox_path(id), "", what, kCallTimeout, Retry::idempotent);
+  http::Response response = api_.send("DELETE", sandbox_path(id), "", what, Limit::request, Retry::idempotent);
   if (response.status == 404) return false;
   if (!response.ok()) throw api_error(response, what);
   return true;
@@ -199,7 +199,7 @@ std::vector<SandboxInfo> ControlPlane::list(const StringMap& labels, const sdk::
   for (int page = 0; page < kMaxPages; ++page) {
     std::string url = settings_.api_url + "/sandbox?limit=" + kPageLimit + "&labels=" + http::url_encode(filter.GetString());
     if (!cursor.empty()) url += "&cursor=" + http::url_encode(cursor);
-    http::Response response = api_.send("GET", url, "", what, kCallTimeout, Retry::idempotent,
+    http::Response response = api_.send("GET", url, "", what, Limit::request, Retry::idempotent,
                                         [&host] { return host.cancelled(); });
     if (!response.ok()) throw api_error(response, what);
     json::Document doc = http::parse_body(response, what);
@@ -221,7 +221,7 @@ std::vector<SandboxInfo> ControlPlane::list(const StringMap& labels, const sdk::
 PreviewUrl ControlPlane::preview_url(const std::string& id, int port, const sdk::Host& host) {
   const std::string what = "Daytona preview URL of port " + std::to_string(port) + " of sandbox " + id;
   http::Response response = api_.send("GET", sandbox_path(id) + "/ports/" + std::to_string(port) + "/preview-url", "",
-                                      what, kCallTimeout, Retry::idempotent, [&host] { return host.cancelled(); });
+                                      what, Limit::request, Retry::idempotent, [&host] { return host.cancelled(); });
   if (response.status == 404) throw sandbox_gone(id);
   if (!response.ok()) throw api_error(response, what);
   json::Document doc = http::parse_body(response, what);
@@ -240,7 +240,7 @@ PreviewUrl ControlPlane::preview_url(const std::string& id, int port, const sdk:
 void ControlPlane::set_auto_stop(const std::string& id, std::int64_t minutes) {
   const std::string what = "Daytona set the auto-stop interval of sandbox " + id;
   http::Response response = api_.send("POST", sandbox_path(id) + "/autostop/" + std::to_string(minutes), "", what,
-                                      kCallTimeout, Retry::idempotent);
+                                      Limit::request, Retry::idempotent);
   if (response.status == 404) throw sandbox_gone(id);
   if (!response.ok()) throw api_error(response, what);
 }
@@ -249,7 +249,7 @@ std::string ControlPlane::toolbox_url(const SandboxInfo& info, const sdk::Host& 
   std::string url = info.toolbox_proxy_url;
   if (url.empty()) {
     const std::string what = "Daytona toolbox URL of sandbox " + info.id;
-    http::Response response = api_.send("GET", sandbox_path(info.id) + "/toolbox-proxy-url", "", what, kCallTimeout,
+    http::Response response = api_.send("GET", sandbox_path(info.id) + "/toolbox-proxy-url", "", what, Limit::request,
                                         Retry::idempotent, [&host] { return host.cancelled(); });
     if (response.status == 404) throw sandbox_gone(info.id);
     if (!response.ok()) throw api_error(response, what);

@@ -49,10 +49,11 @@ class ControlPlane {
   // GET /sandbox/{id}; Error(not_found) when it is gone.
   SandboxInfo get(const std::string& id, const sdk::Host& host);
   // Polls `info` with backoff until it is started; `error` and `build_failed` fail at once
-  // with Daytona's reason, and so does a sandbox still not started after `limit_seconds`.
-  SandboxInfo wait_started(SandboxInfo info, const sdk::Host& host, long limit_seconds);
+  // with Daytona's reason, and a sandbox still not started after the start timeout fails
+  // naming that setting.
+  SandboxInfo wait_started(SandboxInfo info, const sdk::Host& host);
   // POST /sandbox/{id}/start (a stopped or archived sandbox), then waits until started.
-  SandboxInfo start(const std::string& id, const sdk::Host& host, long limit_seconds);
+  SandboxInfo start(const std::string& id, const sdk::Host& host);
   // DELETE /sandbox/{id}; false when it was already gone.
   bool remove(const std::string& id);
   // GET /sandbox filtered by `labels`, following nextCursor pages.

@@ -12,9 +12,6 @@ namespace corral::daytona {
 namespace {
 
 
-// Creating from a snapshot takes seconds; building an image can take minutes.
-constexpr long kStartLimitSeconds = 600;
-
 // Sandbox IDs become URL path segments; refuse anything that is not a plain ID.
 void check_sandbox_id(const std::string& id) {
   bool ok = !id.empty() && id.size() <= 128;
@@ -114,7 +111,7 @@ Sandbox DaytonaProvider::create(const CreateRequest& request, const sdk::Host& h
   // failure must delete it, or it would outlive the call with nobody owning it.
   std::string toolbox_url;
   try {
-    info = control_.wait_started(info, host, kStartLimitSeconds);
+    info = control_.wait_started(info, host);
     toolbox_url = control_.toolbox_url(info, host);
   } catch (const Error&) {
     try {
@@ -176,9 +173,9 @@ Toolbox DaytonaProvider::toolbox_for(const Sandbox& sandbox, const sdk::Host& ho
     SandboxInfo info = control_.get(sandbox.id, host);
     if (needs_start(info.state)) {
       host.progress("starting Daytona sandbox " + sandbox.id + " (it was " + info.state + ")");
-      info = control_.start(sandbox.id, host, kStartLimitSeconds);
+      info = control_.start(sandbox.id, host);
     } else {
-      info = control_.wait_started(info, host, kStartLimitSeconds);
+      info = control_.wait_started(info, host);
     }
     live.toolbox_url = control_.toolbox_url(info, host);
     live.started = true;

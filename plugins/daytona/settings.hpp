@@ -20,10 +20,21 @@ struct Settings {
   std::string workdir;          // absolute, or relative to the sandbox user's home
   std::int64_t auto_stop_minutes = 60;
   std::int64_t cpu = 0, memory_gib = 0, disk_gib = 0;  // 0 = Daytona's default
+  // Time limits, in seconds: the create call; every other call (control plane and toolbox);
+  // a new or restarted sandbox reaching `started`.
+  long create_timeout_seconds = 120, request_timeout_seconds = 30, start_timeout_seconds = 600;
 
   // Reads and validates the options; throws Error(invalid_argument) naming the setting.
   static Settings from(const sdk::Options& options);
 };
+
+// "--daytona-OPTION or CORRAL_DAYTONA_OPTION": the setting behind a request's time limit,
+// which the shared HTTP client names when the limit runs out (http::Request::timeout_setting).
+std::string setting_name(const std::string& option);
+
+// "allow more time with --daytona-OPTION (or CORRAL_DAYTONA_OPTION)": the end of the hint
+// of a time limit that ran out.
+std::string allow_more_time(const std::string& option);
 
 // Throws invalid-argument unless `path` is a safe folder to unpack workspaces over:
 // normalised (no empty, "." or ".." parts, none starting with '-'), and when absolute

@@ -36,7 +36,13 @@ const char* const kSpecJson = R"json({
     {"name": "memory", "type": "int", "env": ["CORRAL_DAYTONA_MEMORY"],
      "help": "memory of new sandboxes in GiB (with --daytona-image); default: Daytona's"},
     {"name": "disk", "type": "int", "env": ["CORRAL_DAYTONA_DISK"],
-     "help": "disk of new sandboxes in GiB (with --daytona-image); default: Daytona's"}
+     "help": "disk of new sandboxes in GiB (with --daytona-image); default: Daytona's"},
+    {"name": "create-timeout", "type": "duration", "default": "2m", "env": ["CORRAL_DAYTONA_CREATE_TIMEOUT"],
+     "help": "longest wait for Daytona to answer the create call; a create cut short is cleaned up by its lease label"},
+    {"name": "request-timeout", "type": "duration", "default": "30s", "env": ["CORRAL_DAYTONA_REQUEST_TIMEOUT"],
+     "help": "longest wait for any other Daytona call (control plane and the sandbox's toolbox); reading a command's whole log may take longer while data keeps coming"},
+    {"name": "start-timeout", "type": "duration", "default": "10m", "env": ["CORRAL_DAYTONA_START_TIMEOUT"],
+     "help": "longest wait for a new or restarted sandbox to reach started (building an image can take minutes); a new sandbox that does not is deleted"}
   ],
   "docs": {
     "category": "cloud sandbox",

@@ -7,7 +7,6 @@ namespace {
 
 namespace http = sdk::http;
 
-constexpr long kCallTimeout = 30;
 // Asks the toolbox for the log split into stdout and stderr (prefixed chunks) instead of
 // the combined text it gives clients that send no SDK version.
 constexpr const char* kSplitOutputHeader = "X-Daytona-Split-Output";
@@ -25,7 +24,7 @@ std::string Toolbox::command_path(const std::string& session_id, const std::stri
 
 std::string Toolbox::home_dir(const std::function<bool()>& cancelled) {
   const std::string what = "Daytona sandbox " + sandbox_id_ + ": find the user's home folder";
-  http::Response response = api_.send("GET", base_ + "/user-home-dir", "", what, kCallTimeout, Retry::idempotent, cancelled);
+  http::Response response = api_.send("GET", base_ + "/user-home-dir", "", what, Limit::request, Retry::idempotent, cancelled);
   if (!response.ok()) throw failure(response, what);
   json::Document doc = http::parse_body(response, what);
   std::string dir;
@@ -72,7 +71,7 @@ void Toolbox::download(const std::string& remote_path, const http::BodyFn& on_bo
 void Toolbox::remove_path(const std::string& remote_path) {
   const std::string what = "Daytona sandbox " + sandbox_id_ + ": delete " + remote_path;
   http::Response response = api_.send("DELETE", base_ + "/files?recursive=true&path=" + http::url_encode(remote_path),
-                                      "", what, kCallTimeout, Retry::idempotent);
+                                      "", what, Limit::request, Retry::idempotent);
   if (response.status == 404) return;
   if (!response.ok()) throw failure(response, what);
 }
@@ -85,7 +84,7 @@ void Toolbox::create_session(const std::string& session_id) {
   json::write_string(w, "sessionId", session_id);
   w.EndObject();
   // A repeat after 429 is safe: the session id is ours and new.
-  http::Response response = api_.send("POST", base_ + "/process/session", buffer.GetString(), what, kCallTimeout,
+  http::Response response = api_.send("POST", base_ + "/process/session", buffer.GetString(), what, Limit::request,
                                       Retry::idempotent);
   if (!response.ok()) throw failure(response, what);
 }
@@ -94,7 +93,7 @@ bool Toolbox::delete_session(const std::string& session_id) {
   const std::string what = "Daytona sandbox " + sandbox_id_ + ": delete process session " + session_id;
   try {
     http::Response response = api_.send("DELETE", base_ + "/process/session/" + http::url_encode(session_id), "",
-                                        what, kCallTimeout, Retry::idempotent);
+                                        what, Limit::request, Retry::idempotent);
     return response.ok() || response.status == 404;
   } catch (const Error&) {
     return false;
@@ -111,7 +110,7 @@ std::string Toolbox::run_async(const std::string& session_id, const std::string&
   w.Bool(true);
   w.EndObject();
   http::Response response = api_.send("POST", base_ + "/process/session/" + http::url_encode(session_id) + "/exec",
-                                      buffer.GetString(), what, kCallTimeout, Retry::never);
+                                      buffer.GetString(), what, Limit::request, Retry::never);
   if (!response.ok()) throw failure(response, what);
   json::Document doc = http::parse_body(response, what);
   std::string id;
@@ -126,7 +125,7 @@ std::string Toolbox::run_async(const std::string& session_id, const std::string&
 
 std::optional<int> Toolbox::exit_code(const std::string& session_id, const std::string& command_id) {
   const std::string what = "Daytona sandbox " + sandbox_id_ + ": read the command's exit code";
-  http::Response response = api_.send("GET", command_path(session_id, command_id), "", what, kCallTimeout,
+  http::Response response = api_.send("GET", command_path(session_id, command_id), "", what, Limit::request,
                                       Retry::idempotent);
   if (!response.ok()) throw failure(response, what);
   json::Document doc = http::parse_body(response, what);
@@ -143,7 +142,10 @@ std::pair<std::string, std::string> Toolbox::logs(const std::string& session_id,
   r.method = "GET";
   r.url = command_path(session_id, command_id) + "/logs";
   r.headers = {{kSplitOutputHeader, "true"}, {"Accept", "application/json"}};
-  r.timeout_seconds = 120;
+  // The whole log can be large: bounded by its silence, not by its length.
+  r.timeout_seconds = 0;
+  r.idle_timeout_seconds = api_.settings().request_timeout_seconds;
+  r.timeout_setting = setting_name("request-timeout");
   r.what = what;
   http::Response response = api_.send(std::move(r));
   if (!response.ok()) throw failure(response, what);

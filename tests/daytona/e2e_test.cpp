@@ -135,7 +135,8 @@ TEST_CASE("providers describe daytona lists its settings with the official SDK's
   for (const char* s : {"DAYTONA_API_KEY", "DAYTONA_API_URL", "DAYTONA_ORGANIZATION_ID", "DAYTONA_TARGET",
                         "https://app.daytona.io/api", "--daytona-snapshot", "--daytona-image", "--daytona-user",
                         "--daytona-workdir", "--daytona-auto-stop", "--daytona-cpu", "--daytona-memory",
-                        "--daytona-disk", "run-session", "url-bridge", "archive-sync", "keep-alive", "cleanup"})
+                        "--daytona-disk", "--daytona-create-timeout", "CORRAL_DAYTONA_CREATE_TIMEOUT",
+                        "--daytona-request-timeout", "--daytona-start-timeout", "run-session", "url-bridge", "archive-sync", "keep-alive", "cleanup"})
     CHECK_MESSAGE(r.out.find(s) != std::string::npos, s);
 }
 
@@ -524,7 +525,10 @@ TEST_CASE("settings are validated before any API call") {
                                                      {"--daytona-workdir", "/"},
                                                      {"--daytona-workdir", "/home/daytona"},
                                                      {"--daytona-user", "a/b"},
-                                                     {"--daytona-auto-stop", "99999999"}};
+                                                     {"--daytona-auto-stop", "99999999"},
+                                                     {"--daytona-create-timeout", "0"},
+                                                     {"--daytona-request-timeout", "2d"},
+                                                     {"--daytona-start-timeout", "0s"}};
   for (const auto& flags : bad) {
     CliResult r = t.run_script("true", flags);
     INFO(flags[0], " ", flags[1]);
@@ -1009,6 +1013,178 @@ TEST_CASE("a control-plane connection that breaks mid-answer: a call safe to rep
   SUBCASE("list, once: sent again, and listed") {
     t.fault([](auto& f) { f.cut_route = "list"; f.cut_times = 1; });
     CHECK(t.run({"list", "--remote", "--provider", "daytona"}).exit_code == 0);
+    CHECK(t.server.calls("list") == 2);
+  }
+  CHECK(t.alive().empty());
+  CHECK(t.cli.claims().empty());
+}
+
+namespace {
+
+// The state `corral list --json` shows for each lease, in order.
+std::vector<std::string> lease_states(DaytonaCli& t) {
+  CliResult list = t.run({"list", "--json"});
+  REQUIRE(list.exit_code == 0);
+  std::vector<std::string> states;
+  json::Document leases = json::parse(list.out, "list");
+  for (const auto& l : leases.GetArray()) states.push_back(str(l, "state"));
+  return states;
+}
+
+int commands_started(DaytonaCli& t) {
+  return static_cast<int>(t.server.with([](auto& st) { return st.exec_commands.size(); }));
+}
+
+// True when `err` tells the user which setting allows more time, by flag and variable.
+bool names_setting(const std::string& err, const std::string& option) {
+  std::string env = "CORRAL_DAYTONA_";
+  for (char c : option) env += c == '-' ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return err.find("--daytona-" + option) != std::string::npos && err.find(env) != std::string::npos;
+}
+
+}  // namespace
+
+TEST_CASE("a Daytona call or start past its time limit is exit 69 naming the setting to raise; nothing is left") {
+  DaytonaCli t;
+  const auto begin = Clock::now();
+  // Each slow answer comes 10 s late, the sandbox starts after 30 s: the 1 s limits run out
+  // first, and the stand-in ends its late answers when it stops.
+  SUBCASE("create past --daytona-create-timeout: its sandbox is found by its lease and deleted") {
+    t.fault([](auto& f) {
+      f.slow_route = "create";
+      f.slow_ms = 10000;
+    });
+    CliResult r = t.run_script("echo never", {"--daytona-create-timeout", "1s"});
+    INFO(r.err);
+    CHECK(r.exit_code == 69);
+    CHECK(r.out.empty());
+    CHECK(r.err.find("Daytona create sandbox: no complete answer") != std::string::npos);
+    CHECK(r.err.find("within 1 s") != std::string::npos);
+    CHECK(names_setting(r.err, "create-timeout"));
+    CHECK(t.server.calls("create") == 1);
+    CHECK(commands_started(t) == 0);
+    auto filters = t.server.with([](auto& st) { return st.list_label_filters; });
+    REQUIRE(filters.size() == 1u);
+    CHECK(json::get_string(json::parse(filters[0], "filter"), "corral-lease").size() > 0);
+    CHECK(t.server.calls("delete") == 1);
+  }
+  SUBCASE("get while starting past --daytona-request-timeout: not sent again; the sandbox is deleted") {
+    t.fault([](auto& f) {
+      f.slow_route = "get";
+      f.slow_ms = 10000;
+    });
+    CliResult r = t.run_script("echo never", {"--daytona-request-timeout", "1s"});
+    INFO(r.err);
+    CHECK(r.exit_code == 69);
+    CHECK(r.err.find("Daytona get sandbox") != std::string::npos);
+    CHECK(r.err.find("within 1 s") != std::string::npos);
+    CHECK(names_setting(r.err, "request-timeout"));
+    CHECK(commands_started(t) == 0);
+    CHECK(t.server.calls("get") == 1);
+    CHECK(t.server.calls("delete") == 1);
+  }
+  SUBCASE("a toolbox call (creating a session) past --daytona-request-timeout: not sent again; the sandbox is deleted") {
+    t.fault([](auto& f) {
+      f.slow_route = "session";
+      f.slow_ms = 10000;
+    });
+    CliResult r = t.run_script("echo never", {"--daytona-request-timeout", "1s"});
+    INFO(r.err);
+    CHECK(r.exit_code == 69);
+    CHECK(r.err.find("create a process session: no complete answer") != std::string::npos);
+    CHECK(r.err.find("within 1 s") != std::string::npos);
+    CHECK(names_setting(r.err, "request-timeout"));
+    CHECK(commands_started(t) == 0);
+    CHECK(t.server.calls("toolbox POST process/session") == 1);
+    CHECK(t.server.calls("delete") == 1);
+  }
+  SUBCASE("a new sandbox not started within --daytona-start-timeout: deleted") {
+    t.fault([](auto& f) { f.start_delay_ms = 30000; });
+    CliResult r = t.run_script("echo never", {"--daytona-start-timeout", "1s"});
+    INFO(r.err);
+    CHECK(r.exit_code == 69);
+    CHECK(r.err.find("did not start within 1s (state creating)") != std::string::npos);
+    CHECK(names_setting(r.err, "start-timeout"));
+    CHECK(commands_started(t) == 0);
+    CHECK(t.server.calls("create") == 1);
+    CHECK(t.server.calls("delete") == 1);
+  }
+  SUBCASE("delete past --daytona-request-timeout: the result stands; the lease is listed abandoned for stop --id") {
+    t.fault([](auto& f) {
+      f.slow_route = "delete";
+      f.slow_ms = 10000;
+    });
+    CliResult r = t.run_script("echo ok", {"--daytona-request-timeout", "1s"});
+    INFO(r.err);
+    CHECK(r.exit_code == 0);
+    CHECK(r.out == "ok\n");
+    CHECK(r.err.find("corral stop --provider daytona --id") != std::string::npos);
+    CHECK(t.server.calls("delete") == 1);
+    CHECK(lease_states(t) == std::vector<std::string>{"abandoned"});
+    CHECK(commands_started(t) == 2);  // the workspace unpacking, then the command
+    stop_and_check_empty(t, str(t.handle(), "leaseId"));
+  }
+  CHECK(Clock::now() - begin < std::chrono::seconds(8));  // the limits ended it, not the late answers
+  CHECK(t.alive().empty());
+  CHECK(t.cli.claims().empty());
+}
+
+TEST_CASE("a kept sandbox not started again within --daytona-start-timeout stays kept, and stop --id removes it") {
+  DaytonaCli t;
+  auto [lease, id] = kept_lease(t);
+  t.server.with([&](auto& st) { return st.sandboxes.at(id).state = "stopped"; });  // auto-stopped
+  t.fault([](auto& f) { f.start_delay_ms = 30000; });
+  const int commands = commands_started(t);
+  CliResult r = t.run_script("echo never", {"--id", lease, "--daytona-start-timeout", "1s"});
+  INFO(r.err);
+  CHECK(r.exit_code == 69);
+  CHECK(r.err.find("did not start within 1s (state starting)") != std::string::npos);
+  CHECK(names_setting(r.err, "start-timeout"));
+  CHECK(t.server.calls("start") == 1);
+  CHECK(commands_started(t) == commands);
+  CHECK(t.alive() == std::vector<std::string>{id});
+  CHECK(lease_states(t) == std::vector<std::string>{"kept"});
+  stop_and_check_empty(t, lease);
+}
+
+TEST_CASE("a control-plane connection reset (TCP RST): a call safe to repeat is sent again, else exit 69; nothing is left behind") {
+  DaytonaCli t;
+  SUBCASE("create: not sent again; its sandbox is found by its lease and deleted") {
+    t.fault([](auto& f) { f.reset_route = "create"; });
+    CliResult r = t.run_script("echo never");
+    INFO(r.err);
+    CHECK(r.exit_code == 69);
+    CHECK(r.out.empty());
+    CHECK(r.err.find("Daytona create sandbox: request to") != std::string::npos);
+    CHECK(r.err.find("Connection reset by peer") != std::string::npos);
+    CHECK(commands_started(t) == 0);
+    CHECK(t.server.calls("create") == 1);
+    CHECK(t.server.calls("delete") == 1);
+  }
+  SUBCASE("get while starting, once: sent again, and the run goes on") {
+    t.fault([](auto& f) { f.reset_route = "get"; f.reset_times = 1; });
+    CliResult r = t.run_script("echo ran");
+    INFO(r.err);
+    CHECK(r.exit_code == 0);
+    CHECK(r.out == "ran\n");
+    CHECK(t.server.calls("get") >= 2);
+    CHECK(commands_started(t) == 2);  // the workspace unpacking, then the command: once each
+    CHECK(t.server.calls("delete") == 1);
+  }
+  SUBCASE("delete, once: sent again, finds the sandbox gone, and the run ends clean") {
+    t.fault([](auto& f) { f.reset_route = "delete"; f.reset_times = 1; });
+    CliResult r = t.run_script("echo ok");
+    INFO(r.err);
+    CHECK(r.exit_code == 0);
+    CHECK(r.out == "ok\n");
+    CHECK(r.err.find("corral stop") == std::string::npos);
+    CHECK(t.server.calls("delete") == 2);
+    CHECK(commands_started(t) == 2);
+  }
+  SUBCASE("list, once: sent again, and listed") {
+    t.fault([](auto& f) { f.reset_route = "list"; f.reset_times = 1; });
+    CliResult r = t.run({"list", "--remote", "--provider", "daytona"});
+    CHECK_MESSAGE(r.exit_code == 0, r.err);
     CHECK(t.server.calls("list") == 2);
   }
   CHECK(t.alive().empty());

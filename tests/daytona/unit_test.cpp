@@ -306,3 +306,34 @@ TEST_CASE("settings: defaults, URL rules, workdir and exclusive snapshot/image")
   CHECK_THROWS_AS(validate_user("../root"), Error);
   CHECK_NOTHROW(validate_user("daytona"));
 }
+
+TEST_CASE("settings: the time limits default to 2m, 30s and 10m, and take durations between 1s and 1d") {
+  Settings s = Settings::from(sdk::Options(StringMap{}));
+  CHECK(s.create_timeout_seconds == 120);
+  CHECK(s.request_timeout_seconds == 30);
+  CHECK(s.start_timeout_seconds == 600);
+  s = Settings::from(sdk::Options(StringMap{{"create-timeout", "5m"}, {"request-timeout", "1"}, {"start-timeout", "1d"}}));
+  CHECK(s.create_timeout_seconds == 300);
+  CHECK(s.request_timeout_seconds == 1);
+  CHECK(s.start_timeout_seconds == 86400);
+  struct Bad {
+    const char* option;
+    const char* value;
+    const char* env;
+  };
+  for (const Bad& b : {Bad{"create-timeout", "0", "CORRAL_DAYTONA_CREATE_TIMEOUT"},
+                       Bad{"request-timeout", "1d1s", "CORRAL_DAYTONA_REQUEST_TIMEOUT"},
+                       Bad{"start-timeout", "soon", "CORRAL_DAYTONA_START_TIMEOUT"},
+                       Bad{"start-timeout", "99999999999999999999d", "CORRAL_DAYTONA_START_TIMEOUT"}}) {
+    CAPTURE(b.value);
+    try {
+      Settings::from(sdk::Options(StringMap{{b.option, b.value}}));
+      FAIL("accepted");
+    } catch (const Error& e) {
+      CHECK(e.code() == ErrorCode::invalid_argument);
+      CHECK(std::string(e.what()).find(b.option) != std::string::npos);
+      CHECK(e.hint().find(std::string("--daytona-") + b.option) != std::string::npos);
+      CHECK(e.hint().find(b.env) != std::string::npos);
+    }
+  }
+}

@@ -1,5 +1,7 @@
 #include "server.hpp"
 
+#include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 
 #include <stdexcept>
@@ -24,7 +26,15 @@ StandIn::StandIn(std::string api_key, int api_port, int toolbox_port)
   if (api_port_ <= 0) throw std::runtime_error("stand-in Daytona cannot bind its API port");
   toolbox_ = std::make_unique<ToolboxServer>(state_, toolbox_port);
   state_.toolbox_url = "http://127.0.0.1:" + std::to_string(toolbox_->port()) + "/toolbox";
-  api_thread_ = std::thread([this] { api_.listen_after_bind(); });
+  api_thread_ = std::thread([this] {
+    // A client that gave up (a timeout, corral killed) may be gone when a slow or held
+    // answer is written; its worker threads, started from here, must not die of SIGPIPE.
+    sigset_t pipe;
+    sigemptyset(&pipe);
+    sigaddset(&pipe, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
+    api_.listen_after_bind();
+  });
   while (!api_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
 }
 

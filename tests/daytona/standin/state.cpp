@@ -79,6 +79,15 @@ void State::hold_while_asked(const std::string& route, std::unique_lock<std::mut
   }
 }
 
+void State::delay_if_slow(const std::string& route, std::unique_lock<std::mutex>& lock) {
+  if (route.empty() || faults.slow_route != route) return;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(faults.slow_ms);
+  lock.unlock();
+  while (std::chrono::steady_clock::now() < until && !stopping)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  lock.lock();
+}
+
 void State::stop_processes(FakeSandbox& sb) {
   for (auto& [sid, session] : sb.sessions)
     for (auto& [cid, cmd] : session.commands)

@@ -79,6 +79,10 @@ struct Faults {
   int cut_times = -1;             // ... this many times, then the real answer; < 0: always
   std::string hold_route;         // a route ("create", "upload", "exec") that does its work, then hangs until cleared ...
   int hold_skip = 0;              // ... after letting this many of its calls through
+  std::string slow_route;         // a route (as hold_route) that does its work, then answers only ...
+  int slow_ms = 0;                // ... this much later (sooner when the stand-in stops)
+  std::string reset_route;        // a control-plane route whose connection is reset (TCP RST) mid-answer, its work done
+  int reset_times = -1;           // ... this many times, then the real answer; < 0: always
   bool no_toolbox_proxy_url = false;  // sandboxes come without toolboxProxyUrl: clients ask toolbox-proxy-url
   bool whole_log_message = false;     // a log follow sends the whole log in one message once the command ended
 };
@@ -120,6 +124,9 @@ class State {
   // Blocks while hold_route names `route` and the stand-in is not stopping; caller holds
   // `lock` (on mutex()), which is released while waiting.
   void hold_while_asked(const std::string& route, std::unique_lock<std::mutex>& lock);
+  // Waits slow_ms when slow_route names `route`, or until the stand-in stops; caller
+  // holds `lock` (on mutex()), which is released while waiting.
+  void delay_if_slow(const std::string& route, std::unique_lock<std::mutex>& lock);
   std::atomic<bool> stopping{false};  // set first when the stand-in shuts down: held calls end
 
   // Starts `command` in `session` of `sb` as sh -c in the user's home; its output is

@@ -284,7 +284,7 @@ std::optional<Route> route_of(std::string_view target) {
   return Route{m[1].str(), m[2].str()};
 }
 
-// The name tests give a toolbox call in fail_route and hold_route: "upload", "session"
+// The name tests give a toolbox call in fail_route, hold_route and slow_route: "upload", "session"
 // (create one), "exec"; empty for the others.
 std::string fault_route_of(const HttpRequest& req) {
   auto route = route_of(std::string(req.target()));
@@ -621,6 +621,7 @@ void ToolboxServer::serve(std::shared_ptr<tcp::socket> socket) {
     {
       std::unique_lock lock(state_.mutex());
       state_.hold_while_asked(fault_route_of(req), lock);
+      state_.delay_if_slow(fault_route_of(req), lock);
     }
     if (!stream.empty()) {
       // Sent from disk in pieces, as the daemon does: a client that stops reading stops it.
