@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "cli.hpp"
+#include "four_shards.hpp"
 #include "conformance_run.hpp"
 #include "corral/json.hpp"
 #include "corral/sdk/process.hpp"
@@ -99,20 +100,6 @@ pid_t pid_written(DaytonaCli& t, const std::string& id, const std::string& file)
   pid_t pid = 0;
   in >> pid;
   return pid;
-}
-
-// Waits up to 30 s for `b` to end (then kills it) and returns its exit code.
-int wait_bounded(Background& b) {
-  for (int i = 0; i < 600; ++i) {
-    int status = 0;
-    if (::waitpid(b.pid, &status, WNOHANG) == b.pid)
-      return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  ::kill(b.pid, SIGKILL);
-  b.wait();
-  FAIL("corral did not end within 30 s");
-  return -1;
 }
 
 // True once any command runs in any session of the stand-in.
@@ -490,7 +477,7 @@ int interrupt_run(DaytonaCli& t, std::vector<std::string> flags,
   REQUIRE(command_running(t));
   for (int i = 0; i < 100 && read_file(b.out).empty(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
   ::kill(b.pid, SIGINT);
-  int code = wait_bounded(b);
+  int code = b.wait(std::chrono::seconds(30));
   t.seen.push_back(read_file(b.out));
   t.seen.push_back(read_file(b.err));
   CHECK(read_file(b.out) == "started\n");
@@ -708,23 +695,10 @@ TEST_CASE("--network allow: sends Daytona's CIDR allow list; a domain is refused
 
 TEST_CASE("four shards on Daytona: each its own sandbox, index and count; all deleted afterwards") {
   DaytonaCli t;
-  CliResult r = t.run_script("echo \"{shard}/{shards} $CORRAL_SHARD_INDEX/$CORRAL_SHARD_COUNT $(cat hello.txt)\"; "
-                             "[ {shard} != 2 ] || exit 5",
-                             {"--shards", "4"});
-  CHECK(r.exit_code == 5);
-  CHECK(r.err.find("shard 2/4 failed with exit code 5") != std::string::npos);
-  for (int i = 0; i < 4; ++i) {
-    const std::string n = std::to_string(i);
-    CHECK_MESSAGE(r.out.find("[" + n + "/4] " + n + "/4 " + n + "/4 hello from the workspace\n") != std::string::npos,
-                  r.out);
-  }
+  CliResult r = t.run_script(corral::test::four_shard_script(2, 5), {"--shards", "4"});
   std::string text = read_file(t.handle_path());
   t.seen.push_back(text);
-  auto doc = json::parse(text, "handles");
-  REQUIRE(doc["shards"].Size() == 4);
-  std::set<std::string> sandboxes;
-  for (auto& s : doc["shards"].GetArray()) sandboxes.insert(str(s, "sandboxId"));
-  CHECK(sandboxes.size() == 4);
+  corral::test::check_four_shards(r, text, 2, 5);
   CHECK(t.server.with([](auto& st) { return st.create_bodies.size(); }) == 4u);
   CHECK(t.server.calls("delete") == 4);
   CHECK(t.alive().empty());
@@ -1216,7 +1190,7 @@ TEST_CASE("a sandbox deleted while its command runs ends the run with exit 66, n
     st.remove(id);
     return 0;
   });
-  const int code = wait_bounded(b);
+  const int code = b.wait(std::chrono::seconds(30));
   const std::string err = read_file(b.err);
   t.seen.push_back(read_file(b.out));
   t.seen.push_back(err);
@@ -1289,7 +1263,7 @@ TEST_CASE("the real daytona plugin crashing in its helper process during exec is
   const std::vector<int> helpers = children_named(b.pid, "corral-plugin-host");
   REQUIRE(helpers.size() == 1);
   ::kill(helpers[0], SIGSEGV);
-  CHECK(wait_bounded(b) == 70);
+  CHECK(b.wait(std::chrono::seconds(30)) == 70);
   const std::string err = read_file(b.err);
   t.seen.push_back(err);
   CHECK_MESSAGE(err.find("provider plugin 'daytona' crashed during 'exec' (SIGSEGV)") != std::string::npos, err);

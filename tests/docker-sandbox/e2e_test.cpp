@@ -10,6 +10,7 @@
 
 #include "background_corral.hpp"
 #include "cli.hpp"
+#include "four_shards.hpp"
 #include "conformance_run.hpp"
 #include "corral/json.hpp"
 #include "standin_fixture.hpp"
@@ -341,20 +342,8 @@ TEST_CASE_FIXTURE(E2E, "docker-sandbox passes the conformance kit against the st
 
 TEST_CASE_FIXTURE(E2E, "four shards on Docker Sandboxes: each its own sandbox, index and count; all removed afterwards") {
   CliResult r = run({"--shards", "4", "--lease-output", handle_path("h.json"), "--", "sh", "-c",
-                     "echo \"{shard}/{shards} $CORRAL_SHARD_INDEX/$CORRAL_SHARD_COUNT $(cat hello.txt)\"; "
-                     "[ {shard} != 1 ] || exit 4"});
-  CHECK(r.exit_code == 4);
-  CHECK(r.err.find("shard 1/4 failed with exit code 4") != std::string::npos);
-  for (int i = 0; i < 4; ++i) {
-    const std::string n = std::to_string(i);
-    CHECK_MESSAGE(r.out.find("[" + n + "/4] " + n + "/4 " + n + "/4 hello from the workspace\n") != std::string::npos,
-                  r.out);
-  }
-  auto doc = handle("h.json");
-  REQUIRE(doc["shards"].Size() == 4);
-  std::set<std::string> names;
-  for (auto& s : doc["shards"].GetArray()) names.insert(corral::json::get_string(s, "sandboxId"));
-  CHECK(names.size() == 4);
+                     corral::test::four_shard_script(1, 4)});
+  corral::test::check_four_shards(r, corral::test::read_file(handle_path("h.json")), 1, 4);
   CHECK(sbx.calls_of("create").size() == 4);
   CHECK(sbx.calls_of("rm").size() == 4);
   CHECK(sbx.sandboxes().empty());

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "cli.hpp"
+#include "four_shards.hpp"
 #include "conformance_run.hpp"
 #include "corral/json.hpp"
 #include "private_network.hpp"
@@ -802,24 +803,6 @@ TEST_CASE("SIGKILL while E2B holds a call: the next stop --orphans or stop --id 
   }
 }
 
-namespace {
-
-// Waits up to 30 s for `b` to end and returns its exit code; kills it and fails if it does not.
-int wait_bounded(Background& b) {
-  for (int i = 0; i < 600; ++i) {
-    int status = 0;
-    if (::waitpid(b.pid, &status, WNOHANG) == b.pid)
-      return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  ::kill(b.pid, SIGKILL);
-  b.wait();
-  FAIL("corral did not end within 30 s");
-  return -1;
-}
-
-}  // namespace
-
 TEST_CASE("the real e2b plugin crashing during exec is named, and stop --id deletes the sandbox") {
   E2bCli t;
   bool isolated = true;
@@ -837,7 +820,7 @@ TEST_CASE("the real e2b plugin crashing during exec is named, and stop --id dele
   const std::vector<int> helpers = children_named(b.pid, "corral-plugin-host");
   REQUIRE(helpers.size() == (isolated ? 1u : 0u));
   ::kill(isolated ? helpers[0] : b.pid, SIGSEGV);
-  CHECK(wait_bounded(b) == (isolated ? 70 : 128 + SIGSEGV));
+  CHECK(b.wait(std::chrono::seconds(30)) == (isolated ? 70 : 128 + SIGSEGV));
   const std::string err = read_file(b.err);
   t.seen.push_back(read_file(b.out));
   t.seen.push_back(err);
@@ -951,23 +934,10 @@ TEST_CASE("doctor checks the key and the control plane") {
 
 TEST_CASE("four shards on E2B: each its own sandbox, index and count; all deleted afterwards") {
   E2bCli t;
-  CliResult r = t.run_script("echo \"{shard}/{shards} $CORRAL_SHARD_INDEX/$CORRAL_SHARD_COUNT $(cat hello.txt)\"; "
-                             "[ {shard} != 3 ] || exit 9",
-                             {"--shards", "4"});
-  CHECK(r.exit_code == 9);
-  CHECK(r.err.find("shard 3/4 failed with exit code 9") != std::string::npos);
-  for (int i = 0; i < 4; ++i) {
-    const std::string n = std::to_string(i);
-    CHECK_MESSAGE(r.out.find("[" + n + "/4] " + n + "/4 " + n + "/4 hello from the workspace\n") != std::string::npos,
-                  r.out);
-  }
+  CliResult r = t.run_script(corral::test::four_shard_script(3, 9), {"--shards", "4"});
   std::string text = read_file(t.handle_path());
   t.seen.push_back(text);
-  auto doc = json::parse(text, "handles");
-  REQUIRE(doc["shards"].Size() == 4);
-  std::set<std::string> sandboxes;
-  for (auto& s : doc["shards"].GetArray()) sandboxes.insert(str(s, "sandboxId"));
-  CHECK(sandboxes.size() == 4);
+  corral::test::check_four_shards(r, text, 3, 9);
   CHECK(t.server.with([](auto& st) { return st.calls["create"]; }) == 4);
   CHECK(t.alive().empty());
   CHECK(t.cli.claims().empty());

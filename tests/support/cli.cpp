@@ -2,6 +2,7 @@
 
 #include <stdlib.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -10,6 +11,8 @@
 #include <sstream>
 #include <stdexcept>
 #include <thread>
+
+#include <doctest/doctest.h>
 
 #include "corral/sdk/process.hpp"
 
@@ -176,9 +179,18 @@ Background CliEnv::start(const std::vector<std::string>& args, const std::string
   return b;
 }
 
-int Background::wait() {
+int Background::wait(std::chrono::seconds limit) {
+  const auto until = std::chrono::steady_clock::now() + limit;
   int status = 0;
-  ::waitpid(pid, &status, 0);
+  while (::waitpid(pid, &status, WNOHANG) != pid) {
+    if (std::chrono::steady_clock::now() > until) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, &status, 0);
+      FAIL("corral did not end within " << limit.count() << " s; killed");
+      return -1;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   return 128 + WTERMSIG(status);
 }

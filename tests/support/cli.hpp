@@ -46,8 +46,9 @@ struct Background {
   int pid = -1;
   std::filesystem::path out;
   std::filesystem::path err;
-  // Waits for it to end and returns its exit code (128+signal when killed).
-  int wait();
+  // Waits for it to end and returns its exit code (128+signal when killed). A test must
+  // not hang: past `limit` the process is killed and the test fails.
+  int wait(std::chrono::seconds limit = std::chrono::seconds(120));
 };
 
 // A hermetic user: own HOME, XDG state/config dirs and an empty /etc/corral, so tests see
