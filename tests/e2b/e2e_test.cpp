@@ -102,6 +102,18 @@ bool idle_soon(E2bCli& t, const std::string& id) {
   return eventually([&] { return t.server.with([&](auto& st) { return st.sandboxes.at(id).processes.empty(); }); });
 }
 
+// After a kept run whose command stream failed: the command (which wrote its pid to
+// cmd.pid and appended "run" to runs.txt) ran once and was stopped by corral (nothing else
+// stops a kept sandbox's command), and sandbox `id` is idle.
+void check_stopped_once(E2bCli& t, const std::string& id) {
+  const pid_t cmd = pid_written(t, id, "cmd.pid");
+  REQUIRE(cmd > 0);
+  CHECK(gone_soon(cmd));
+  CHECK(idle_soon(t, id));
+  auto root = t.server.with([&](auto& st) { return st.sandboxes.at(id).root; });
+  CHECK(read_file(root / "home/user/workspace/runs.txt") == "run\n");
+}
+
 }  // namespace
 
 TEST_CASE("providers describe e2b lists its settings with E2B's own variable names") {
@@ -463,12 +475,7 @@ TEST_CASE("a connection that drops in the middle of an answer is not taken for a
     CHECK_MESSAGE(r.err.find("run the command") != std::string::npos, r.err);
     auto h = t.handle();
     const std::string id = str(h, "sandboxId");
-    const pid_t cmd = pid_written(t, id, "cmd.pid");
-    REQUIRE(cmd > 0);
-    CHECK(gone_soon(cmd));  // kept: only corral's kill can have ended it
-    CHECK(idle_soon(t, id));
-    auto root = t.server.with([&](auto& st) { return st.sandboxes.at(id).root; });
-    CHECK(read_file(root / "home/user/workspace/runs.txt") == "run\n");
+    check_stopped_once(t, id);
     t.fault([](auto& f) { f.cut_streams_from = 0; });
     CHECK(t.run({"stop", "--id", str(h, "leaseId")}).exit_code == 0);
   }
@@ -1118,12 +1125,7 @@ TEST_CASE("a command's stream silent past --e2b-stall-timeout is given up on; ke
     CHECK(seconds_since(t0) < 15);
     auto h = t.handle();
     const std::string id = str(h, "sandboxId");
-    const pid_t cmd = pid_written(t, id, "cmd.pid");
-    REQUIRE(cmd > 0);
-    CHECK(gone_soon(cmd));  // kept: only corral's kill can have ended it
-    CHECK(idle_soon(t, id));
-    auto root = t.server.with([&](auto& st) { return st.sandboxes.at(id).root; });
-    CHECK(read_file(root / "home/user/workspace/runs.txt") == "run\n");
+    check_stopped_once(t, id);
     CHECK(t.run({"stop", "--id", str(h, "leaseId")}).exit_code == 0);
   }
   SUBCASE("quiet for longer than the limit, with keep-alives: the run succeeds") {
@@ -1166,12 +1168,7 @@ TEST_CASE("a TCP reset (RST): a call safe to repeat is sent again, any other is 
     CHECK_MESSAGE(says(r.err, {"run the command", "Connection reset by peer"}), r.err);
     auto h = t.handle();
     const std::string id = str(h, "sandboxId");
-    const pid_t cmd = pid_written(t, id, "cmd.pid");
-    REQUIRE(cmd > 0);
-    CHECK(gone_soon(cmd));
-    CHECK(idle_soon(t, id));
-    auto root = t.server.with([&](auto& st) { return st.sandboxes.at(id).root; });
-    CHECK(read_file(root / "home/user/workspace/runs.txt") == "run\n");
+    check_stopped_once(t, id);
     t.fault([](auto& f) { f.cut_streams_from = 0; });
     CHECK(t.run({"stop", "--id", str(h, "leaseId")}).exit_code == 0);
   }
