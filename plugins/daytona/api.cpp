@@ -1,7 +1,5 @@
 #include "api.hpp"
 
-#include <algorithm>
-
 #include "errors.hpp"
 
 namespace corral::daytona {
@@ -26,8 +24,6 @@ http::Response Api::send(const std::string& method, const std::string& url, cons
   r.headers = headers();
   r.body = body;
   r.timeout_seconds = create ? settings_.create_timeout_seconds : settings_.request_timeout_seconds;
-  // A connect limit above the whole limit would be reported instead of the one that ran out.
-  r.connect_timeout_seconds = std::min(r.connect_timeout_seconds, r.timeout_seconds);
   r.timeout_setting = setting_name(create ? "create-timeout" : "request-timeout");
   r.what = what;
   r.cancelled = cancelled;
