@@ -1105,7 +1105,9 @@ TEST_CASE("a Daytona call or start past its time limit is exit 69 naming the set
 
 TEST_CASE("a kept sandbox not started again within --daytona-start-timeout stays kept, and stop --id removes it") {
   DaytonaCli t;
-  auto [lease, id] = kept_lease(t);
+  const auto kept = kept_lease(t);  // not a structured binding: clang 14 cannot capture one
+  const std::string& lease = kept.first;
+  const std::string& id = kept.second;
   t.server.with([&](auto& st) { return st.sandboxes.at(id).state = "stopped"; });  // auto-stopped
   t.fault([](auto& f) { f.start_delay_ms = 30000; });
   const int commands = commands_started(t);
