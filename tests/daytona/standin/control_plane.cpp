@@ -5,17 +5,15 @@
 #include <rapidjson/writer.h>
 
 #include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <optional>
 
 #include "server.hpp"
+#include "tcp_reset.hpp"
 
 namespace corral::daytona::standin {
 namespace {
@@ -133,26 +131,9 @@ void cut_answer(httplib::Response& res) {
                            });
 }
 
-// The accepted socket of the connection from `peer_port` to `local_port` on 127.0.0.1, or
-// -1: cpp-httplib hands its handlers no socket, so it is found among this process's files.
-int connection_socket(int local_port, int peer_port) {
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd", ec)) {
-    const int fd = std::atoi(entry.path().filename().c_str());
-    sockaddr_in peer{}, local{};
-    socklen_t peer_size = sizeof peer, local_size = sizeof local;
-    if (::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &peer_size) == 0 &&
-        ::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &local_size) == 0 && peer.sin_family == AF_INET &&
-        ntohs(peer.sin_port) == peer_port && ntohs(local.sin_port) == local_port)
-      return fd;
-  }
-  return -1;
-}
-
 // Answers with half the body, then resets the connection: the client gets an RST, not a
-// FIN. SO_LINGER 0 alone is not enough, as cpp-httplib shuts a socket down (sending FIN)
-// before closing it; connect() with AF_UNSPEC aborts the connection with an RST at once,
-// and cpp-httplib's own shutdown and close then find it already gone.
+// FIN (corral::test::reset_tcp_connection); cpp-httplib's own shutdown and close then find
+// it already gone.
 void reset_answer(httplib::Response& res, int local_port, int peer_port) {
   auto body = std::make_shared<std::string>(res.body.empty() ? std::string("{}") : res.body);
   const std::string type = res.get_header_value("Content-Type");
@@ -160,10 +141,7 @@ void reset_answer(httplib::Response& res, int local_port, int peer_port) {
   res.set_content_provider(body->size(), type.empty() ? "application/json" : type.c_str(),
                            [body, local_port, peer_port](size_t, size_t, httplib::DataSink& sink) {
                              sink.write(body->data(), body->size() / 2);
-                             const int fd = connection_socket(local_port, peer_port);
-                             sockaddr none{};
-                             none.sa_family = AF_UNSPEC;
-                             if (fd < 0 || ::connect(fd, &none, sizeof none) != 0)
+                             if (!corral::test::reset_tcp_connection(local_port, peer_port))
                                std::fprintf(stderr, "stand-in Daytona: cannot reset the connection from port %d\n",
                                             peer_port);
                              return false;

@@ -1,12 +1,10 @@
 #include "server.hpp"
+#include "tcp_reset.hpp"
 
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <stdlib.h>
-#include <sys/socket.h>
 
 #include <cstdio>
 #include <stdexcept>
@@ -26,31 +24,10 @@ void http_error(httplib::Response& res, int status, const std::string& message) 
   res.set_content(b.GetString(), "application/json");
 }
 
-namespace {
-
-// This process's TCP socket from 127.0.0.1:`local_port` to port `peer_port`, or -1.
-int socket_between(int local_port, int peer_port) {
-  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) {
-    const int fd = std::atoi(entry.path().filename().c_str());
-    sockaddr_in local{}, peer{};
-    socklen_t n = sizeof local;
-    if (getsockname(fd, reinterpret_cast<sockaddr*>(&local), &n) != 0 || local.sin_family != AF_INET) continue;
-    n = sizeof peer;
-    if (getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &n) != 0) continue;
-    if (ntohs(local.sin_port) == local_port && ntohs(peer.sin_port) == peer_port) return fd;
-  }
-  return -1;
-}
-
-}  // namespace
-
 void reset_connection(int local_port, int peer_port) {
-  // The handler calling this owns the connection, so its descriptor cannot change meanwhile.
   // Not thrown: handlers run inside cpp-httplib. The tests see the FIN that follows.
-  const int fd = socket_between(local_port, peer_port);
-  sockaddr none{};
-  none.sa_family = AF_UNSPEC;
-  if (fd < 0 || ::connect(fd, &none, sizeof none) != 0) std::fprintf(stderr, "stand-in E2B: could not reset a connection\n");
+  if (!corral::test::reset_tcp_connection(local_port, peer_port))
+    std::fprintf(stderr, "stand-in E2B: could not reset a connection\n");
 }
 
 namespace {

@@ -18,9 +18,7 @@ namespace corral::e2b::standin {
 void http_error(httplib::Response& res, int status, const std::string& message);
 
 // Resets the connection that carries a request, whose ports are `local_port` (ours) and
-// `peer_port`: a TCP RST, no FIN first. cpp-httplib shuts a socket down before closing it,
-// so SO_LINGER {1, 0} on its sockets would still send a FIN first; the socket, found by
-// its ports, is disconnected (connect with AF_UNSPEC) instead, which sends the RST.
+// `peer_port`: a TCP RST, no FIN first (corral::test::reset_tcp_connection).
 void reset_connection(int local_port, int peer_port);
 
 // Route handlers, one file each.
