@@ -2,6 +2,7 @@
 
 #include "corral/wire.hpp"
 
+#include <cctype>
 #include <deque>
 #include <mutex>
 
@@ -53,6 +54,29 @@ std::int64_t Options::get_duration(const std::string& name, std::int64_t fallbac
   } catch (const Error& e) {
     throw Error(ErrorCode::invalid_argument, "option '" + name + "': " + e.what(), e.hint());
   }
+}
+
+std::int64_t Options::get_duration_within(const std::string& name, std::int64_t fallback, std::int64_t min_seconds,
+                                          std::int64_t max_seconds, const std::string& setting) const {
+  const std::string range = format_duration(min_seconds) + " and " + format_duration(max_seconds);
+  const std::string hint = "set " + setting + " to a duration between " + range + ", e.g. " + format_duration(fallback);
+  std::int64_t seconds = 0;
+  try {
+    seconds = get_duration(name, fallback);
+  } catch (const Error& e) {
+    throw Error(ErrorCode::invalid_argument, e.what(), hint);
+  }
+  if (seconds < min_seconds || seconds > max_seconds)
+    throw Error(ErrorCode::invalid_argument,
+                "option '" + name + "' must be between " + range + ", not '" + get(name) + "'", hint);
+  return seconds;
+}
+
+std::string setting_name(std::string_view provider, std::string_view option) {
+  std::string env = "CORRAL_";
+  for (std::string_view part : {provider, std::string_view("_"), option})
+    for (char c : part) env += c == '-' ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return "--" + std::string(provider) + "-" + std::string(option) + " or " + env;
 }
 
 namespace {

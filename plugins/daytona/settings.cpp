@@ -41,40 +41,16 @@ std::int64_t positive_or_unset(const sdk::Options& options, const std::string& n
   return v;
 }
 
-// Time limits above a day are a typo, not patience.
-constexpr std::int64_t kMaxTimeoutSeconds = 86400;
-
-// The variable corral reads for its own Daytona option `option` (CORRAL_DAYTONA_...).
-std::string env_of(const std::string& option) {
-  std::string env = "CORRAL_DAYTONA_";
-  for (char c : option) env += c == '-' ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return env;
-}
-
-// The duration option `name` in seconds, between 1 s and a day; throws invalid-argument
-// naming its flag and variable.
+// A time limit, between a second and a day: a longer wait is a hang, not patience.
 long timeout_option(const sdk::Options& options, const std::string& name, long fallback) {
-  const std::string hint = "set --daytona-" + name + " (or " + env_of(name) + ") to a duration between 1s and 1d, "
-                           "e.g. " + format_duration(fallback);
-  std::int64_t seconds = 0;
-  try {
-    seconds = options.get_duration(name, fallback);
-  } catch (const Error& e) {
-    throw Error(ErrorCode::invalid_argument, "Daytona " + name + ": " + e.what(), hint);
-  }
-  if (seconds <= 0 || seconds > kMaxTimeoutSeconds)
-    throw Error(ErrorCode::invalid_argument,
-                "Daytona " + name + " must be between 1s and 1d, not " + options.get(name), hint);
-  return static_cast<long>(seconds);
+  return static_cast<long>(options.get_duration_within(name, fallback, 1, 86400, setting_name(name)));
 }
 
 }  // namespace
 
-std::string setting_name(const std::string& option) { return "--daytona-" + option + " or " + env_of(option); }
+std::string setting_name(const std::string& option) { return sdk::setting_name("daytona", option); }
 
-std::string allow_more_time(const std::string& option) {
-  return "allow more time with --daytona-" + option + " (or " + env_of(option) + ")";
-}
+std::string allow_more_time(const std::string& option) { return "allow more time with " + setting_name(option); }
 
 void validate_workdir(const std::string& path) {
   if (auto problem = workdir_problem(path, /*relative_ok=*/true)) throw bad_workdir(path, *problem);

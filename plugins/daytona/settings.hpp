@@ -32,7 +32,7 @@ struct Settings {
 // which the shared HTTP client names when the limit runs out (http::Request::timeout_setting).
 std::string setting_name(const std::string& option);
 
-// "allow more time with --daytona-OPTION (or CORRAL_DAYTONA_OPTION)": the end of the hint
+// "allow more time with --daytona-OPTION or CORRAL_DAYTONA_OPTION": the end of the hint
 // of a time limit that ran out.
 std::string allow_more_time(const std::string& option);
 

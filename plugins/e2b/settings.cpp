@@ -13,12 +13,6 @@ std::string without_trailing_slash(std::string s) {
   return s;
 }
 
-// "create-timeout" -> "CREATE_TIMEOUT", as the option's environment variable spells it.
-std::string upper_snake(std::string name) {
-  for (char& c : name) c = c == '-' ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return name;
-}
-
 Error bad_workdir(const std::string& path, const std::string& why) {
   return Error(ErrorCode::invalid_argument, "E2B workdir '" + path + "' " + why,
                "set --e2b-workdir (or CORRAL_E2B_WORKDIR) to a dedicated absolute folder such as "
@@ -34,24 +28,10 @@ void validate_domain(const std::string& domain) {
                 "set E2B_DOMAIN to a domain such as e2b.app");
 }
 
-// Reads the duration option `name` (`fallback` seconds when unset) and checks that it
-// is at least `min_seconds` and at most a day: a longer wait is a hang, not patience.
-std::int64_t timeout_option(const sdk::Options& options, const std::string& name, std::int64_t fallback,
-                            std::int64_t min_seconds, const std::string& example) {
-  const std::string hint = "set --e2b-" + name + " (or CORRAL_E2B_" + upper_snake(name) +
-                           ") to a duration such as " + example;
-  std::int64_t seconds = 0;
-  try {
-    seconds = options.get_duration(name, fallback);
-  } catch (const Error& e) {
-    throw Error(ErrorCode::invalid_argument, std::string("E2B ") + e.what(), hint);
-  }
-  if (seconds < min_seconds || seconds > 86400)
-    throw Error(ErrorCode::invalid_argument,
-                "E2B " + name + " must be between " + format_duration(min_seconds) + " and 1 day, not " +
-                    format_duration(seconds),
-                hint);
-  return seconds;
+// A time limit: at least `min_seconds`, at most a day (a longer wait is a hang, not patience).
+std::int64_t timeout_option(const sdk::Options& options, const char* name, std::int64_t fallback,
+                            std::int64_t min_seconds, const char* setting) {
+  return options.get_duration_within(name, fallback, min_seconds, 86400, setting);
 }
 
 }  // namespace
@@ -93,10 +73,10 @@ Settings Settings::from(const sdk::Options& options) {
   if (s.lifetime_seconds <= 0 || s.lifetime_seconds > 2147483647)
     throw Error(ErrorCode::invalid_argument, "E2B lifetime must be positive and below 68 years",
                 "set --e2b-lifetime (or CORRAL_E2B_LIFETIME) to a duration such as 1h");
-  s.create_timeout_seconds = timeout_option(options, "create-timeout", 120, 1, "5m");
-  s.request_timeout_seconds = timeout_option(options, "request-timeout", 30, 1, "1m");
+  s.create_timeout_seconds = timeout_option(options, "create-timeout", 120, 1, kCreateTimeoutSetting);
+  s.request_timeout_seconds = timeout_option(options, "request-timeout", 30, 1, kRequestTimeoutSetting);
   // envd pings every third of it, and a ping's interval is whole seconds.
-  s.stall_timeout_seconds = timeout_option(options, "stall-timeout", 150, 3, "5m");
+  s.stall_timeout_seconds = timeout_option(options, "stall-timeout", 150, 3, kStallTimeoutSetting);
   return s;
 }
 

@@ -54,6 +54,10 @@ class CommandDeadline {
 };
 
 // The resolved values of a provider's options (strings as given; typed getters validate).
+// "--PROVIDER-OPTION or CORRAL_PROVIDER_OPTION": how a user sets option `option` of
+// provider `provider` when its variable follows corral's own naming, for messages and hints.
+std::string setting_name(std::string_view provider, std::string_view option);
+
 class Options {
  public:
   Options() = default;
@@ -65,6 +69,10 @@ class Options {
   bool get_bool(const std::string& name, bool fallback) const;
   // Seconds of a duration option such as "1h".
   std::int64_t get_duration(const std::string& name, std::int64_t fallback) const;
+  // The same, refused (invalid-argument, the hint naming `setting` and the range) unless
+  // it is within [min_seconds, max_seconds]: for time limits, where 0 or a week is a typo.
+  std::int64_t get_duration_within(const std::string& name, std::int64_t fallback, std::int64_t min_seconds,
+                                    std::int64_t max_seconds, const std::string& setting) const;
   const StringMap& values() const { return values_; }
 
  private:
