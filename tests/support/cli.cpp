@@ -160,6 +160,13 @@ Background CliEnv::start(const std::vector<std::string>& args, const std::string
   argv.insert(argv.end(), args.begin(), args.end());
   std::vector<std::string> envp = environment();
   std::string dir = cwd.empty() ? workspace().string() : cwd;
+  // Built before fork: the stand-ins' threads run in this process, so the child may only
+  // make async-signal-safe calls (no malloc) until it execs.
+  std::vector<char*> a, e;
+  for (auto& s : argv) a.push_back(s.data());
+  a.push_back(nullptr);
+  for (auto& s : envp) e.push_back(s.data());
+  e.push_back(nullptr);
   pid_t pid = ::fork();
   if (pid == 0) {
     int out = ::open(b.out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
@@ -167,11 +174,6 @@ Background CliEnv::start(const std::vector<std::string>& args, const std::string
     ::dup2(out, 1);
     ::dup2(err, 2);
     if (::chdir(dir.c_str()) != 0) ::_exit(127);
-    std::vector<char*> a, e;
-    for (auto& s : argv) a.push_back(s.data());
-    a.push_back(nullptr);
-    for (auto& s : envp) e.push_back(s.data());
-    e.push_back(nullptr);
     ::execve(a[0], a.data(), e.data());
     ::_exit(127);
   }
