@@ -53,11 +53,11 @@ class CommandDeadline {
   bool timed_out_ = false;
 };
 
-// The resolved values of a provider's options (strings as given; typed getters validate).
 // "--PROVIDER-OPTION or CORRAL_PROVIDER_OPTION": how a user sets option `option` of
 // provider `provider` when its variable follows corral's own naming, for messages and hints.
 std::string setting_name(std::string_view provider, std::string_view option);
 
+// The resolved values of a provider's options (strings as given; typed getters validate).
 class Options {
  public:
   Options() = default;

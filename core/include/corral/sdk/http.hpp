@@ -90,7 +90,6 @@ std::string origin_of(const std::string& url);
 // Percent-encodes `text` for use in a URL query or path segment.
 std::string url_encode(std::string_view text);
 
-// A reusable client; not thread-safe (one per provider instance is the intended use).
 // Thrown by Client::send when a connection that was made broke before the whole answer
 // came (reset, closed mid-answer, closed with no answer). The server may have acted on the
 // request, so only a request that is safe to repeat may be sent again.
@@ -99,6 +98,7 @@ class ConnectionBroken : public Error {
   using Error::Error;
 };
 
+// A reusable client; not thread-safe (one per provider instance is the intended use).
 class Client {
  public:
   Client();
