@@ -271,13 +271,17 @@ std::string ClaimStore::host_id() const {
   // Beside the leases folder, not in it: it belongs to the whole state, not to a lease.
   ensure_dir();
   const fs::path p = dir_.parent_path() / "host-id";
-  auto valid = [](const std::string& id) {
-    return id.size() == 12 && id.find_first_not_of("0123456789abcdef") == std::string::npos;
+  // The id in the first line of the file's `text`; nullopt when there is none, or no valid one.
+  auto id_in = [](const std::optional<std::string>& text) -> std::optional<std::string> {
+    if (!text) return std::nullopt;
+    std::string id = text->substr(0, text->find('\n'));
+    if (id.size() != 12 || id.find_first_not_of("0123456789abcdef") != std::string::npos) return std::nullopt;
+    return id;
   };
   int err = 0;  // why the last attempt failed
   for (int attempt = 0; attempt < 3; ++attempt) {
-    std::optional<std::string> text = read_small_file(p);
-    if (text && valid(text->substr(0, text->find('\n')))) return text->substr(0, text->find('\n'));
+    const std::optional<std::string> text = read_small_file(p);
+    if (std::optional<std::string> id = id_in(text)) return *id;
     // The id is written whole to a file of its own, then linked into place: another corral
     // (or another shard of this one) never reads a half-written id, and when two race,
     // link() lets one win and the other reads the winner's. A damaged file is replaced.
@@ -297,8 +301,7 @@ std::string ClaimStore::host_id() const {
     ::unlink(temp.c_str());  // after link() the id lives on under p; after rename() it is gone already
     if (placed) return id;
   }
-  if (auto text = read_small_file(p); text && valid(text->substr(0, text->find('\n'))))
-    return text->substr(0, text->find('\n'));  // the last race was lost to a complete id
+  if (std::optional<std::string> id = id_in(read_small_file(p))) return *id;  // the last race was lost to a complete id
   throw Error(sdk::write_error_code(err), fmt::format("cannot create {}: {}", p.string(), std::strerror(err)),
               "check that the state directory is writable and the disk is not full");
 }
