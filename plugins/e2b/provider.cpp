@@ -255,7 +255,7 @@ void E2bProvider::upload(const Sandbox& sandbox, const UploadRequest& request, c
     args.insert(args.end(), batch.begin(), batch.end());
     ProcessRequest remove{"/bin/sh", std::move(args), {{"CORRAL_DIR", name}}, parent};
     errors.clear();
-    int rc = envd.run(remove, hooks, "remove deleted files from " + workdir);
+    int rc = confirming_gone(sandbox.id, host, [&] { return envd.run(remove, hooks, "remove deleted files from " + workdir); });
     if (rc != 0)
       throw Error(ErrorCode::unavailable,
                   "removing files deleted locally from " + workdir + " in E2B sandbox " + sandbox.id + " failed (exit " +
