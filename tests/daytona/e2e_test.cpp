@@ -9,7 +9,6 @@
 #include <chrono>
 #include <fstream>
 #include <functional>
-#include <set>
 #include <thread>
 
 #include "cli.hpp"
@@ -81,19 +80,7 @@ struct DaytonaCli {
 
 std::string str(const json::Value& v, const char* key) { return json::get_string(v, key); }
 
-bool process_alive(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string line;
-  if (!std::getline(in, line)) return false;
-  const size_t close = line.rfind(')');
-  return close != std::string::npos && close + 2 < line.size() && line[close + 2] != 'Z';
-}
 
-// Waits up to five seconds for `pid` to be gone; true when it is.
-bool gone_soon(pid_t pid) {
-  for (int i = 0; i < 50 && process_alive(pid); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  return !process_alive(pid);
-}
 
 pid_t pid_written(DaytonaCli& t, const std::string& id, const std::string& file) {
   std::ifstream in(t.workdir(id) / file);
@@ -461,7 +448,7 @@ TEST_CASE("--timeout stops the remote command with its children and exits 124") 
   auto h = t.handle();
   const pid_t bg = pid_written(t, str(h, "sandboxId"), "bg.pid");
   REQUIRE(bg > 0);
-  CHECK(gone_soon(bg));  // the sandbox was kept: only deleting the session can have ended it
+  CHECK(gone_within(bg, std::chrono::seconds(5)));  // the sandbox was kept: only deleting the session can have ended it
   CHECK(t.run({"stop", "--id", str(h, "leaseId")}).exit_code == 0);
   CHECK(t.alive().empty());
 }
@@ -500,7 +487,7 @@ TEST_CASE("Ctrl-C stops the remote command, then applies the keep rules") {
     REQUIRE(t.alive() == std::vector<std::string>{id});
     const pid_t bg = pid_written(t, id, "bg.pid");
     REQUIRE(bg > 0);
-    CHECK(gone_soon(bg));
+    CHECK(gone_within(bg, std::chrono::seconds(5)));
     CHECK(t.run({"stop", "--id", str(h, "leaseId")}).exit_code == 0);
     CHECK(t.alive().empty());
   }
@@ -995,15 +982,6 @@ TEST_CASE("a control-plane connection that breaks mid-answer: a call safe to rep
 
 namespace {
 
-// The state `corral list --json` shows for each lease, in order.
-std::vector<std::string> lease_states(DaytonaCli& t) {
-  CliResult list = t.run({"list", "--json"});
-  REQUIRE(list.exit_code == 0);
-  std::vector<std::string> states;
-  json::Document leases = json::parse(list.out, "list");
-  for (const auto& l : leases.GetArray()) states.push_back(str(l, "state"));
-  return states;
-}
 
 int commands_started(DaytonaCli& t) {
   return static_cast<int>(t.server.with([](auto& st) { return st.exec_commands.size(); }));
@@ -1094,7 +1072,7 @@ TEST_CASE("a Daytona call or start past its time limit is exit 69 naming the set
     CHECK(r.out == "ok\n");
     CHECK(r.err.find("corral stop --provider daytona --id") != std::string::npos);
     CHECK(t.server.calls("delete") == 1);
-    CHECK(lease_states(t) == std::vector<std::string>{"abandoned"});
+    CHECK(t.cli.lease_states() == std::vector<std::string>{"abandoned"});
     CHECK(commands_started(t) == 2);  // the workspace unpacking, then the command
     stop_and_check_empty(t, str(t.handle(), "leaseId"));
   }
@@ -1119,7 +1097,7 @@ TEST_CASE("a kept sandbox not started again within --daytona-start-timeout stays
   CHECK(t.server.calls("start") == 1);
   CHECK(commands_started(t) == commands);
   CHECK(t.alive() == std::vector<std::string>{id});
-  CHECK(lease_states(t) == std::vector<std::string>{"kept"});
+  CHECK(t.cli.lease_states() == std::vector<std::string>{"kept"});
   stop_and_check_empty(t, lease);
 }
 

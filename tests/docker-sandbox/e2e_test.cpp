@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <set>
 
 #include "background_corral.hpp"
 #include "cli.hpp"

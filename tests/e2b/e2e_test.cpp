@@ -2,12 +2,10 @@
 // lists, each test checking afterwards which sandboxes are left and that no secret leaked.
 #include <doctest/doctest.h>
 #include <signal.h>
-#include <sys/wait.h>
 
 #include <algorithm>
 #include <chrono>
 #include <fstream>
-#include <set>
 #include <thread>
 
 #include "cli.hpp"
@@ -73,14 +71,6 @@ struct E2bCli {
 
 std::string str(const json::Value& v, const char* key) { return json::get_string(v, key); }
 
-// True while process `pid` exists and is not a zombie (a killed child not yet reaped).
-bool process_alive(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string line;
-  if (!std::getline(in, line)) return false;
-  const size_t close = line.rfind(')');
-  return close != std::string::npos && close + 2 < line.size() && line[close + 2] != 'Z';
-}
 
 // The pid a command wrote into `file` of sandbox `id`'s workdir; 0 when there is none.
 pid_t pid_written(E2bCli& t, const std::string& id, const std::string& file) {
@@ -91,11 +81,6 @@ pid_t pid_written(E2bCli& t, const std::string& id, const std::string& file) {
   return pid;
 }
 
-// Waits up to five seconds for `pid` to be gone; true when it is.
-bool gone_soon(pid_t pid) {
-  for (int i = 0; i < 50 && process_alive(pid); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  return !process_alive(pid);
-}
 
 // Waits (bounded) until nothing runs in sandbox `id` any more; true when so.
 bool idle_soon(E2bCli& t, const std::string& id) {
@@ -108,7 +93,7 @@ bool idle_soon(E2bCli& t, const std::string& id) {
 void check_stopped_once(E2bCli& t, const std::string& id) {
   const pid_t cmd = pid_written(t, id, "cmd.pid");
   REQUIRE(cmd > 0);
-  CHECK(gone_soon(cmd));
+  CHECK(gone_within(cmd, std::chrono::seconds(5)));
   CHECK(idle_soon(t, id));
   auto root = t.server.with([&](auto& st) { return st.sandboxes.at(id).root; });
   CHECK(read_file(root / "home/user/workspace/runs.txt") == "run\n");
@@ -540,7 +525,7 @@ TEST_CASE("a Connect envelope that is oversized or cut is refused end to end, an
     auto h = t.handle();
     const pid_t cmd = pid_written(t, str(h, "sandboxId"), "cmd.pid");
     REQUIRE(cmd > 0);
-    CHECK(gone_soon(cmd));
+    CHECK(gone_within(cmd, std::chrono::seconds(5)));
     t.fault([](auto& f) { f.cut_streams_from = 0; });
     CHECK(t.run({"stop", "--id", str(h, "leaseId")}).exit_code == 0);
   }
@@ -626,7 +611,7 @@ TEST_CASE("--timeout stops the remote command with its children and exits 124") 
   auto h = t.handle();
   const pid_t bg = pid_written(t, str(h, "sandboxId"), "bg.pid");
   REQUIRE(bg > 0);
-  CHECK(gone_soon(bg));  // the sandbox was kept: only the kill can have ended it
+  CHECK(gone_within(bg, std::chrono::seconds(5)));  // the sandbox was kept: only the kill can have ended it
   CHECK(t.run({"stop", "--id", str(h, "leaseId")}).exit_code == 0);
   CHECK(t.alive().empty());
 }
@@ -729,7 +714,7 @@ TEST_CASE("Ctrl-C stops the remote process, then applies the keep rules") {
     auto h = t.handle();
     const pid_t bg = pid_written(t, str(h, "sandboxId"), "bg.pid");
     REQUIRE(bg > 0);
-    CHECK(gone_soon(bg));
+    CHECK(gone_within(bg, std::chrono::seconds(5)));
     CHECK(t.run({"stop", "--id", str(h, "leaseId")}).exit_code == 0);
     CHECK(t.alive().empty());
   }
@@ -748,15 +733,6 @@ struct KillPoint {
   bool by_id;         // cleaned up with `stop --id` rather than `stop --orphans`
 };
 
-// The states `list --json` gives the leases there are.
-std::vector<std::string> lease_states(E2bCli& t) {
-  CliResult r = t.run({"list", "--json"});
-  REQUIRE(r.exit_code == 0);
-  std::vector<std::string> out;
-  json::Document doc = json::parse(r.out, "list");
-  for (const auto& l : doc.GetArray()) out.push_back(str(l, "state"));
-  return out;
-}
 
 }  // namespace
 
@@ -789,7 +765,7 @@ TEST_CASE("SIGKILL while E2B holds a call: the next stop --orphans or stop --id 
     const pid_t command = running ? pid_written(t, t.alive()[0], "command.pid") : 0;
     if (running) CHECK(process_alive(command));
 
-    std::vector<std::string> states = lease_states(t);
+    std::vector<std::string> states = t.cli.lease_states();
     CHECK(states.size() == (point.claim ? 1u : 0u));
     for (const std::string& st : states) CHECK(st == "abandoned");
     CliResult stop;
@@ -802,9 +778,9 @@ TEST_CASE("SIGKILL while E2B holds a call: the next stop --orphans or stop --id 
     }
     CHECK_MESSAGE(stop.exit_code == 0, stop.err);
     CHECK(t.alive().empty());
-    if (running) CHECK(gone_soon(command));
+    if (running) CHECK(gone_within(command, std::chrono::seconds(5)));
     CHECK(t.cli.claims().empty());
-    CHECK(lease_states(t).empty());
+    CHECK(t.cli.lease_states().empty());
     CHECK(t.run_script("cat hello.txt").out == "hello from the workspace\n");  // corral works on
     CHECK(t.alive().empty());
   }
@@ -846,7 +822,7 @@ TEST_CASE("the real e2b plugin crashing during exec is named, and stop --id dele
   CliResult stop = t.run({"stop", "--id", lease});
   CHECK_MESSAGE(stop.exit_code == 0, stop.err);
   CHECK(t.alive().empty());
-  CHECK(gone_soon(command));
+  CHECK(gone_within(command, std::chrono::seconds(5)));
   CHECK(t.cli.claims().empty());
   CHECK(t.server.calls("create") == 1);
   CHECK(t.server.calls("start") == starts);  // nothing ran again
@@ -1088,7 +1064,7 @@ TEST_CASE("E2B answering past a timeout setting: exit 69 naming the call and the
     auto root = t.server.with([&](auto& st) { return st.sandboxes.at(id).root; });
     CHECK(read_file(root / "home/user/workspace/runs.txt") == "run\n");
     CHECK(t.alive() == std::vector<std::string>{id});
-    CHECK(lease_states(t).size() == 1);
+    CHECK(t.cli.lease_states().size() == 1);
     t.server.with([](auto& st) { st.release(); return 0; });
     CHECK(t.run({"stop", "--id", lease}).exit_code == 0);
   }
@@ -1102,7 +1078,7 @@ TEST_CASE("E2B answering past a timeout setting: exit 69 naming the call and the
                   r.err);
     CHECK(t.server.calls("kill") == 1);
     CHECK(t.server.calls("start") == 2);  // the unpack and the command, once
-    CHECK(lease_states(t) == std::vector<std::string>{"abandoned"});
+    CHECK(t.cli.lease_states() == std::vector<std::string>{"abandoned"});
     t.server.with([](auto& st) { st.release(); return 0; });
     CHECK(t.run({"stop", "--orphans", "--provider", "e2b"}).exit_code == 0);
   }

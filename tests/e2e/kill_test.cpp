@@ -28,16 +28,7 @@ struct Boxes : CliEnv {
     for (auto& e : fs::directory_iterator(boxes)) n += e.is_directory() ? 1 : 0;
     return n;
   }
-  // The states `list --json` gives the leases there are.
-  std::vector<std::string> states() const {
-    auto r = run({"list", "--json"});
-    REQUIRE(r.exit_code == 0);
-    std::vector<std::string> out;
-    corral::json::Document doc = corral::json::parse(r.out, "list");
-    for (const auto& l : doc.GetArray())
-      out.push_back(corral::json::get_string(l, "state"));
-    return out;
-  }
+
 };
 
 struct Phase {
@@ -69,7 +60,7 @@ TEST_CASE("SIGKILL at each phase: the next stop --orphans leaves nothing, and co
     env.env.erase("TESTBOX_PAUSE");
 
     CHECK(env.live() == phase.sandboxes);
-    std::vector<std::string> states = env.states();
+    std::vector<std::string> states = env.lease_states();
     CHECK(states.size() == (phase.claim ? 1u : 0u));
     for (const std::string& s : states) CHECK(s == "abandoned");
 
@@ -78,7 +69,7 @@ TEST_CASE("SIGKILL at each phase: the next stop --orphans leaves nothing, and co
     CHECK(stop.exit_code == 0);
     CHECK(env.live() == 0);
     CHECK(env.claims().empty());
-    CHECK(env.states().empty());
+    CHECK(env.lease_states().empty());
 
     // The state folder is usable: a plain run works and leaves nothing.
     auto again = env.run({"run", "--provider", "testbox", "--", "cat", "f.txt"});

@@ -14,6 +14,7 @@
 
 #include <doctest/doctest.h>
 
+#include "corral/json.hpp"
 #include "corral/sdk/process.hpp"
 
 namespace fs = std::filesystem;
@@ -74,6 +75,8 @@ bool dead(const std::string& pid) {
 }
 
 }  // namespace
+
+bool process_alive(int pid) { return !dead(std::to_string(pid)); }
 
 bool gone_within(int pid, std::chrono::milliseconds wait) {
   for (auto until = std::chrono::steady_clock::now() + wait; std::chrono::steady_clock::now() < until;) {
@@ -218,6 +221,15 @@ std::vector<fs::path> CliEnv::local_sandboxes() const {
   std::vector<fs::path> out;
   std::error_code ec;
   for (auto& e : fs::directory_iterator(state_dir() / "corral" / "local", ec)) out.push_back(e.path());
+  return out;
+}
+
+std::vector<std::string> CliEnv::lease_states() const {
+  CliResult r = run({"list", "--json"});
+  REQUIRE(r.exit_code == 0);
+  std::vector<std::string> out;
+  json::Document doc = json::parse(r.out, "list");
+  for (const auto& l : doc.GetArray()) out.push_back(json::get_string(l, "state"));
   return out;
 }
 

@@ -69,6 +69,8 @@ class CliEnv {
   std::filesystem::path config_dir() const { return root_.path() / "config"; }
   // The lease claim files currently present.
   std::vector<std::filesystem::path> claims() const;
+  // The state `corral list --json` gives each lease there is ("kept", "abandoned", ...).
+  std::vector<std::string> lease_states() const;
   // The local provider's sandbox folders that exist now.
   std::vector<std::filesystem::path> local_sandboxes() const;
   // Writes a registry under the user's providers.d listing `libraries`, with the isolation
@@ -87,6 +89,8 @@ class CliEnv {
 // The path of the built corral binary.
 std::string corral_binary();
 
+// True while process `pid` exists and is not a zombie.
+bool process_alive(int pid);
 // True once process `pid` is gone (or a zombie nobody of ours will reap) within `wait`.
 bool gone_within(int pid, std::chrono::milliseconds wait);
 // The live (not zombie) processes whose command line is exactly `argv`.
