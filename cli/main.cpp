@@ -8,6 +8,7 @@
 #include "commands.hpp"
 #include "corral/plugin_abi.h"
 #include "corral/errors.hpp"
+#include "corral/sdk/descriptors.hpp"
 #include "provider_flags.hpp"
 #include "workspace.hpp"
 
@@ -53,6 +54,8 @@ bool needs_nothing(const std::vector<std::string>& args) {
 }
 
 int main_impl(int argc, char** argv) {
+  // What the user's shell left open (`9>>file`) is not for any program corral starts.
+  sdk::close_on_exec_from(3);
   install_signal_handlers();
   std::vector<std::string> args(argv + 1, argv + argc);
 

@@ -17,6 +17,7 @@
 #include <exception>
 #include <map>
 
+#include "corral/sdk/descriptors.hpp"
 #include "corral/types.hpp"
 
 extern char** environ;
@@ -61,6 +62,23 @@ struct Pipe {
   }
 };
 
+// Where passed descriptors wait in the child before they take their numbers: above
+// every target (targets are small numbers a program names on its command line).
+constexpr int kPassedFdBase = 100;
+
+// `spec.pass_fds`, checked: each target from 3 to below kPassedFdBase, and used once.
+std::vector<ProcessSpec::PassedFd> checked_passed_fds(const ProcessSpec& spec) {
+  std::vector<ProcessSpec::PassedFd> passed = spec.pass_fds;
+  for (size_t i = 0; i < passed.size(); ++i) {
+    bool reused = std::any_of(passed.begin(), passed.begin() + static_cast<long>(i),
+                              [&](const ProcessSpec::PassedFd& p) { return p.as == passed[i].as; });
+    if (passed[i].fd < 0 || passed[i].as < 3 || passed[i].as >= kPassedFdBase || reused)
+      throw Error(ErrorCode::internal, "run_process: descriptor " + std::to_string(passed[i].fd) +
+                                           " cannot be passed as " + std::to_string(passed[i].as));
+  }
+  return passed;
+}
+
 // The signals the child gets back at their default disposition, whatever corral set.
 sigset_t default_signals() {
   sigset_t set;
@@ -82,6 +100,7 @@ pid_t start_child(const ProcessSpec& spec, const std::string& program, int out_f
   std::vector<char*> envp = c_strings(environment);
   char** env = envp.data();
   sigset_t defaults = default_signals();
+  std::vector<ProcessSpec::PassedFd> passed = checked_passed_fds(spec);
   Pipe report;
   const pid_t parent = ::getpid();
   pid_t pid = ::fork();
@@ -103,8 +122,13 @@ pid_t start_child(const ProcessSpec& spec, const std::string& program, int out_f
     int in = ::open(spec.stdin_path.c_str(), O_RDONLY);
     if (in < 0 || ::dup2(in, 0) < 0 || ::dup2(out_fd, 1) < 0 || ::dup2(err_fd, 2) < 0) fail();
     if (in > 2) ::close(in);
-    for (int fd : spec.inherit_fds)
-      if (::fcntl(fd, F_SETFD, 0) != 0) fail();
+    // Passed descriptors move out of the way first, so one's target never overwrites
+    // another's source; the copies are close-on-exec like everything else but the targets.
+    for (size_t i = 0; i < passed.size(); ++i)
+      if ((passed[i].fd = ::fcntl(passed[i].fd, F_DUPFD_CLOEXEC, kPassedFdBase)) < 0) fail();
+    close_on_exec_from(3);
+    for (const ProcessSpec::PassedFd& p : passed)
+      if (::dup2(p.fd, p.as) < 0) fail();
     if (spec.mount_ns_fd >= 0 && ::setns(spec.mount_ns_fd, CLONE_NEWNS) != 0) fail();
     if (!spec.cwd.empty() && ::chdir(spec.cwd.c_str()) != 0) fail();
     bool drop = spec.uid >= 0 || spec.gid >= 0;

@@ -18,6 +18,7 @@
 #include "child_wait.hpp"
 #include "corral/errors.hpp"
 #include "corral/json.hpp"
+#include "corral/sdk/descriptors.hpp"
 #include "paths.hpp"
 #include "plugin_channel.hpp"
 #include "plugin_probe.hpp"
@@ -54,8 +55,9 @@ pid_t spawn_helper(const fs::path& helper, const fs::path& library, const std::s
     ::setpgid(0, 0);
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != parent) ::_exit(126);
-    if (channel == kChannelFd) ::fcntl(kChannelFd, F_SETFD, 0);
-    else ::dup2(channel, kChannelFd);  // the copy is not close-on-exec
+    if (channel != kChannelFd) ::dup2(channel, kChannelFd);
+    sdk::close_on_exec_from(kChannelFd + 1);  // the plugin gets the channel, nothing of corral's
+    ::fcntl(kChannelFd, F_SETFD, 0);
     ::execv(argv[0], argv.data());
     ::_exit(127);
   }

@@ -26,21 +26,37 @@ void add_system_dirs(std::vector<std::string>& argv) {
 
 // Namespaces and privileges every jail drops. Always a user namespace: as root, one
 // whose only mapping is an unprivileged host user (else bwrap makes none and the command
-// is the host's root); otherwise bwrap's own, asked for explicitly so a setuid bwrap
-// makes one too. --cap-drop ALL drops what the namespace grants; --new-session keeps the
-// command from typing into the user's terminal.
+// is the host's root), made so that no namespace can be nested in it; otherwise bwrap's
+// own, asked for explicitly so a setuid bwrap makes one too, with --disable-userns. A
+// nested user namespace would give the command capabilities over its own mounts: one
+// more kernel surface, and a way to remount what the jail made read-only in its view.
+// --cap-drop ALL drops what the namespace grants; --new-session keeps the command from
+// typing into the user's terminal.
 std::vector<std::string> base_argv(const JailSpec& jail) {
   std::vector<std::string> argv = {jail.bwrap, "--die-with-parent", "--new-session"};
-  if (jail.userns_fd >= 0) {
-    argv.insert(argv.end(), {"--userns", std::to_string(jail.userns_fd), "--uid", std::to_string(jail.user.uid),
+  if (jail.join_userns) {
+    argv.insert(argv.end(), {"--userns", std::to_string(kJailUsernsFd), "--uid", std::to_string(jail.user.uid),
                              "--gid", std::to_string(jail.user.gid)});
   } else {
-    argv.push_back("--unshare-user");
+    argv.insert(argv.end(), {"--unshare-user", "--disable-userns"});
   }
-  if (jail.status_fd >= 0) argv.insert(argv.end(), {"--json-status-fd", std::to_string(jail.status_fd)});
+  if (jail.report_status) argv.insert(argv.end(), {"--json-status-fd", std::to_string(kJailStatusFd)});
   argv.insert(argv.end(), {"--cap-drop", "ALL", "--unshare-pid", "--unshare-ipc", "--unshare-uts"});
   return argv;
 }
+
+// What bwrap execs: closes the user namespace's descriptor, which bwrap keeps open (it
+// closes its status pipe itself), then becomes the command. A missing or non-executable
+// program exits 127 or 126 with a shell's message, as on every other provider, not
+// bwrap's "execvp" failure with status 1.
+constexpr const char* kLauncher = R"(exec 3>&-
+case $1 in
+*/*) [ -e "$1" ] || { printf '%s: No such file or directory\n' "$1" >&2; exit 127; }
+     [ -x "$1" ] || { printf '%s: Permission denied\n' "$1" >&2; exit 126; } ;;
+*) command -v -- "$1" >/dev/null 2>&1 || { printf '%s: command not found\n' "$1" >&2; exit 127; } ;;
+esac
+exec "$@")";
+static_assert(kJailUsernsFd == 3, "the launcher closes descriptor 3");
 
 }  // namespace
 
@@ -54,7 +70,7 @@ std::vector<std::string> jail_argv(const JailSpec& jail, const Command& command)
     argv.insert(argv.end(), {"--chdir", join_workspace_path(jail.workdir, command.cwd)});
   }
   if (!jail.hostname.empty()) argv.insert(argv.end(), {"--hostname", jail.hostname});
-  argv.push_back("--");
+  argv.insert(argv.end(), {"--", "/bin/sh", "-c", kLauncher, "corral"});
   if (!command.argv.empty()) {
     argv.insert(argv.end(), command.argv.begin(), command.argv.end());
   } else {

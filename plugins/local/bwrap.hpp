@@ -15,17 +15,24 @@ struct JailSpec {
   std::string workdir = "/workspace";
   std::string hostname;
   bool network = true;          // false: a private network namespace with only loopback
-  // When corral is root: the user namespace bwrap (started as `user`) joins with --userns,
-  // which maps only `user`. -1: bwrap makes its own namespace for the caller's user.
-  int userns_fd = -1;
+  // When corral is root: bwrap (started as `user`) joins the user namespace passed as
+  // kJailUsernsFd, which maps only `user`. false: bwrap makes its own for the caller's user.
+  bool join_userns = false;
   JailUser user = kNobody;
-  // Where bwrap reports {"exit-code": N} once the command really started (-1: nowhere).
-  int status_fd = -1;
+  // Whether bwrap reports {"exit-code": N} on kJailStatusFd once the command really started.
+  bool report_status = false;
 };
 
+// The descriptor numbers bwrap finds the jail's user namespace and its status pipe at.
+// Fixed and below 10, so the command's launcher (a POSIX shell) can close them by number.
+inline constexpr int kJailUsernsFd = 3;
+inline constexpr int kJailStatusFd = 4;
+
 // The argv that runs `command` inside the jail: separate user, mount, pid, ipc and uts
-// namespaces, no capabilities, its own session, system folders read-only, a private
-// /tmp, the workspace read-write (when there is one), and death with the parent.
+// namespaces, no capabilities, no further user namespaces, its own session, system
+// folders read-only, a private /tmp, the workspace read-write (when there is one), and
+// death with the parent. The command starts with stdin, stdout and stderr alone open, and
+// a program that cannot be found or run exits 127 or 126, as in a shell.
 std::vector<std::string> jail_argv(const JailSpec& jail, const Command& command);
 
 // The command's whole environment: a few defaults plus `command.env`. Given to bwrap as

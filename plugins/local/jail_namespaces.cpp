@@ -49,8 +49,24 @@ struct ChildStatus {
   int step = 0;
   int err = 0;
 };
-constexpr const char* kSteps[] = {"",         "unshare mount namespace", "make mounts private", "bind the workspace",
-                                  "unshare user namespace", "become the jail's user"};
+constexpr const char* kSteps[] = {"",
+                                  "unshare mount namespace",
+                                  "make mounts private",
+                                  "bind the workspace",
+                                  "unshare user namespace",
+                                  "become the jail's user",
+                                  "forbid user namespaces inside the jail"};
+
+// Sets the calling process's user namespace's limit on user namespaces nested in it to
+// none (what bwrap --disable-userns does for a namespace of its own); errno, else 0.
+// The namespace's creator holds CAP_SYS_RESOURCE in it, which the write needs.
+int forbid_nested_user_namespaces() {
+  int fd = ::open("/proc/sys/user/max_user_namespaces", O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return errno;
+  int rc = ::write(fd, "0", 1) == 1 ? 0 : errno;
+  ::close(fd);
+  return rc;
+}
 
 // Makes the permitted capabilities effective again (a raw syscall: async-signal-safe).
 // Failure is ignored: unprivileged namespaces may be allowed anyway.
@@ -79,7 +95,8 @@ void close_all_but(int keep_a, int keep_b) {
 }
 
 // The child: a private mount namespace with the workspace bound at the mount point, then
-// a fresh user namespace; reports, then waits until the parent has mapped and opened them.
+// a fresh user namespace in which none can be nested; reports, then waits until the parent
+// has mapped and opened them.
 // Only async-signal-safe calls: the parent may be multi-threaded.
 [[noreturn]] void prepare_child(const JailUser& user, const char* workspace_source, const int ready[2],
                                 const int release[2]) {
@@ -105,6 +122,7 @@ void close_all_but(int keep_a, int keep_b) {
     else {
       raise_permitted_caps();
       if (::unshare(CLONE_NEWUSER) != 0) status = {4, errno};
+      else if (int err = forbid_nested_user_namespaces()) status = {6, err};
     }
   }
   (void)!::write(ready_fd, &status, sizeof status);

@@ -1,5 +1,5 @@
 // The namespaces root prepares for a jail: a user namespace that maps only the jail's
-// unprivileged user, and a mount namespace where bwrap finds the workspace at a path
+// unprivileged user and in which no other can be made, and a mount namespace where bwrap finds the workspace at a path
 // that user may walk (bwrap resolves bind sources after switching to it, and the real
 // path runs through root's 0700 state folder).
 #pragma once

@@ -75,6 +75,10 @@ std::string trim(std::string s) {
 
 // What to do when bwrap could not make the jail.
 std::string namespace_hint(const std::string& bwrap_error, bool as_root) {
+  if (bwrap_error.find("--disable-userns") != std::string::npos)
+    return "this bubblewrap is older than 0.8, which corral needs so that a command cannot make user namespaces "
+           "of its own (--disable-userns): install bubblewrap 0.8 or newer (Debian 12, Ubuntu 24.04), or set "
+           "CORRAL_BWRAP to one";
   if (as_root)
     return "as root, corral maps the jail to an unprivileged user in its own user namespace: check that "
            "user.max_user_namespaces is above 0 and, in a container, that unshare is allowed; "
@@ -93,12 +97,14 @@ sdk::ProcessOutcome run_jailed(JailSpec jail, const std::string& workspace, cons
                                const std::function<bool()>& cancelled, long timeout_seconds) {
   StatusPipe status;
   sdk::ProcessSpec spec;
-  jail.status_fd = status.fd[1];
+  jail.report_status = true;
+  spec.pass_fds = {{status.fd[1], kJailStatusFd}};
   jail.workspace_dir = workspace;
   std::optional<JailNamespaces> namespaces;
   if (as_user) {
     namespaces.emplace(JailNamespaces::create(*as_user, workspace));
-    jail.userns_fd = namespaces->userns_fd();
+    jail.join_userns = true;
+    spec.pass_fds.push_back({namespaces->userns_fd(), kJailUsernsFd});
     jail.user = *as_user;
     if (!workspace.empty()) jail.workspace_dir = workspace_mount_point();
     spec.mount_ns_fd = namespaces->mountns_fd();
@@ -107,9 +113,6 @@ sdk::ProcessOutcome run_jailed(JailSpec jail, const std::string& workspace, cons
     spec.uid = as_user->uid;
     spec.gid = as_user->gid;
     spec.clear_groups = true;
-    spec.inherit_fds = {jail.userns_fd, jail.status_fd};
-  } else {
-    spec.inherit_fds = {jail.status_fd};
   }
   spec.argv = jail_argv(jail, command);
   spec.env = jail_env(command);

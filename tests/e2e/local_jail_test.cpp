@@ -1,6 +1,7 @@
 // The local jail as a trust boundary: whoever runs corral (root in CI, or a user), the
 // command is never the host's root and can write only its workspace.
 #include <doctest/doctest.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -28,10 +29,13 @@ std::string trimmed(std::string s) {
   return s;
 }
 
-// Runs corral with `prefix` before it on the command line (setpriv to change identity).
+// Runs corral with `prefix` before it on the command line (setpriv to change identity),
+// with `passed` open in it as a shell's `9>>file` would leave them.
 CliResult run_with(const CliEnv& env, const std::vector<std::string>& prefix, const std::vector<std::string>& args,
-                   const std::string& corral = corral::test::corral_binary()) {
+                   const std::string& corral = corral::test::corral_binary(),
+                   const std::vector<corral::sdk::ProcessSpec::PassedFd>& passed = {}) {
   corral::sdk::ProcessSpec spec;
+  spec.pass_fds = passed;
   spec.argv = prefix;
   spec.argv.push_back(corral);
   spec.argv.insert(spec.argv.end(), args.begin(), args.end());
@@ -53,9 +57,10 @@ std::string install_for_nobody(const CliEnv& env) {
 
 // corral, installed in the test's folder, as the unprivileged user nobody, owning the
 // test's HOME and XDG folders.
-CliResult run_as_nobody(const CliEnv& env, const std::vector<std::string>& args) {
+CliResult run_as_nobody(const CliEnv& env, const std::vector<std::string>& args,
+                        const std::vector<corral::sdk::ProcessSpec::PassedFd>& passed = {}) {
   return run_with(env, {"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"}, args,
-                  (env.root().path() / "prefix" / "bin" / "corral").string());
+                  (env.root().path() / "prefix" / "bin" / "corral").string(), passed);
 }
 
 // Hands the test's whole folder (HOME, XDG dirs, working tree) to nobody.
@@ -235,12 +240,103 @@ TEST_CASE("a jail that cannot start is one clear error with a hint, not the comm
   CHECK(fs::is_empty(env.state_dir() / "corral" / "local", ec));
 }
 
-TEST_CASE("a command that cannot be executed is still the command's failure") {
+TEST_CASE("a bubblewrap too old to forbid nested user namespaces is refused, saying which version is needed") {
+  // Only an unprivileged corral asks bwrap for it (root's jails forbid nesting themselves).
+  if (as_root() && corral::sdk::find_program("setpriv").empty()) return;
   CliEnv env;
-  auto r = env.run({"run", "--", "/no/such/program"});
-  CHECK(r.exit_code == 1);
-  CHECK(r.err.find("execvp /no/such/program") != std::string::npos);
-  CHECK(r.err.find("cannot create a sandbox") == std::string::npos);
+  fs::path fake = env.root().write("tools/bwrap", "#!/bin/sh\necho 'bwrap: Unknown option --disable-userns' >&2\nexit 1\n");
+  fs::permissions(fake, fs::perms::owner_all | fs::perms::others_read | fs::perms::others_exec,
+                  fs::perm_options::replace);
+  env.env["CORRAL_BWRAP"] = fake.string();
+  CliResult r;
+  if (as_root()) {
+    install_for_nobody(env);
+    give_to_nobody(env);
+    r = run_as_nobody(env, {"run", "--", "true"});
+  } else {
+    r = env.run({"run", "--", "true"});
+  }
+  CHECK(r.exit_code == 69);
+  CHECK_MESSAGE(r.err.find("older than 0.8") != std::string::npos, r.err);
+}
+
+TEST_CASE("a command that cannot be executed is the command's failure: 127 or 126, as in a shell") {
+  CliEnv env;
+  env.root().write("work/not-executable", "#!/bin/sh\n");
+  struct Case {
+    std::vector<std::string> command;
+    int code;
+    std::string says;
+  };
+  for (const Case& c : {Case{{"/no/such/program"}, 127, "/no/such/program: No such file or directory"},
+                        Case{{"no-such-program-corral", "arg"}, 127, "no-such-program-corral: command not found"},
+                        Case{{"./not-executable"}, 126, "./not-executable: Permission denied"}}) {
+    CAPTURE(c.command[0]);
+    std::vector<std::string> args = {"run", "--"};
+    args.insert(args.end(), c.command.begin(), c.command.end());
+    auto r = env.run(args);
+    CHECK(r.exit_code == c.code);
+    CHECK_MESSAGE(r.err.find(c.says) != std::string::npos, r.err);
+    CHECK(r.err.find("cannot create a sandbox") == std::string::npos);
+  }
+}
+
+namespace {
+
+// What the command sees of descriptors and namespaces. Sections: whether it could write
+// to descriptor 9, its own descriptors, every descriptor of every process of the jail
+// it can read, and whether it could make a user namespace.
+const char* const kDescriptorProbe =
+    "{ echo X >&9; } 2>/dev/null && echo fd9-open || echo fd9-closed; echo --; ls /proc/$$/fd; echo --; "
+    "for f in /proc/[0-9]*/fd/*; do readlink \"$f\"; done 2>/dev/null; echo --; "
+    "unshare --user true 2>/dev/null && echo nested-made || echo nested-refused";
+
+// Checks the probe's output: stdin, stdout and stderr alone, nothing of corral's or the
+// caller's anywhere in the jail, and no nested user namespace.
+void check_descriptors(const std::string& out, const fs::path& secret) {
+  auto s = sections(out);
+  REQUIRE_MESSAGE(s.size() == 4, out);
+  CHECK(s[0] == "fd9-closed\n");
+  CHECK(s[1] == "0\n1\n2\n");
+  for (const char* leak : {"user:[", "mnt:[", "pid:[", "/state/"})
+    CHECK_MESSAGE(s[2].find(leak) == std::string::npos, leak, " is open in the jail: ", s[2]);
+  CHECK_MESSAGE(s[2].find(secret.filename().string()) == std::string::npos, s[2]);
+  CHECK(s[3] == "nested-refused\n");
+  CHECK(read_file(secret).empty());
+}
+
+// A root-owned 0600 file, opened for appending as a caller's `9>>file` would; its fd.
+int open_secret(const fs::path& secret) {
+  int fd = ::open(secret.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
+  REQUIRE(fd >= 0);
+  return fd;
+}
+
+}  // namespace
+
+TEST_CASE("descriptors the caller left open never reach the command, and it cannot nest user namespaces") {
+  CliEnv env;
+  const fs::path secret = env.root().path() / "secret-file";
+  const int fd = open_secret(secret);
+  SUBCASE("as the caller (root in CI)") {
+    auto r = run_with(env, {}, {"run", "--", "sh", "-c", kDescriptorProbe}, corral::test::corral_binary(), {{fd, 9}});
+    CHECK_MESSAGE(r.exit_code == 0, r.err);
+    check_descriptors(r.out, secret);
+    // The same with the command as a shell string, and the caller's descriptor also at 3.
+    r = run_with(env, {}, {"run", "--shell", kDescriptorProbe}, corral::test::corral_binary(), {{fd, 9}, {fd, 3}});
+    CHECK_MESSAGE(r.exit_code == 0, r.err);
+    check_descriptors(r.out, secret);
+  }
+  SUBCASE("as an unprivileged user handed a root-owned descriptor") {
+    if (!as_root() || corral::sdk::find_program("setpriv").empty()) return;
+    install_for_nobody(env);
+    give_to_nobody(env);
+    ::chown(secret.c_str(), 0, 0);
+    auto r = run_as_nobody(env, {"run", "--", "sh", "-c", kDescriptorProbe}, {{fd, 9}});
+    CHECK_MESSAGE(r.exit_code == 0, r.err);
+    check_descriptors(r.out, secret);
+  }
+  ::close(fd);
 }
 
 TEST_CASE("as an unprivileged user the jail is a user namespace, isolated, with a writable workspace") {

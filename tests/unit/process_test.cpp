@@ -49,30 +49,49 @@ TEST_CASE("a missing program is a not-found error, not a crash") {
   CHECK(find_program("no-such-program-corral").empty());
 }
 
-TEST_CASE("inherit_fds reach the child at the same number; other close-on-exec fds do not") {
-  int kept[2], closed[2];
+TEST_CASE("pass_fds reach the child at the number asked for; no other descriptor does, close-on-exec or not") {
+  int kept[2], closed[2], inherited[2];
   REQUIRE(::pipe2(kept, O_CLOEXEC) == 0);
   REQUIRE(::pipe2(closed, O_CLOEXEC) == 0);
+  REQUIRE(::pipe2(inherited, 0) == 0);  // as a shell's `9>>file` leaves it: not close-on-exec
   for (bool fork_path : {false, true}) {
     CAPTURE(fork_path);
     if (fork_path && ::geteuid() != 0) continue;  // clear_groups needs root
     ProcessSpec spec;
-    spec.argv = {"sh", "-c", "echo via-kept >&" + std::to_string(kept[1]) + " && { echo leaked >&" +
-                                 std::to_string(closed[1]) + "; } 2>/dev/null; echo done"};
-    spec.inherit_fds = {kept[1]};
+    auto try_write = [](int fd) { return "{ echo leaked >&" + std::to_string(fd) + "; } 2>/dev/null; "; };
+    spec.argv = {"sh", "-c", "echo via-kept >&5 && " + try_write(kept[1]) + try_write(closed[1]) +
+                                 try_write(inherited[1]) + "echo done"};
+    spec.pass_fds = {{kept[1], 5}};
     spec.clear_groups = fork_path;
     auto o = capture_process(spec, 10);
     CHECK(o.exit_code == 0);
     CHECK(o.out == "done\n");
     char buffer[64] = {};
-    ::fcntl(kept[0], F_SETFL, O_NONBLOCK);
-    ::fcntl(closed[0], F_SETFL, O_NONBLOCK);
+    for (int fd : {kept[0], closed[0], inherited[0]}) ::fcntl(fd, F_SETFL, O_NONBLOCK);
     CHECK(std::string(buffer, std::max<ssize_t>(0, ::read(kept[0], buffer, sizeof buffer))) == "via-kept\n");
-    CHECK(::read(closed[0], buffer, sizeof buffer) < 0);  // nothing arrived: the fd was not there
-    // Still close-on-exec in this process.
+    // Nothing arrived on the others: the child did not have them, at any number.
+    CHECK(::read(closed[0], buffer, sizeof buffer) < 0);
+    CHECK(::read(inherited[0], buffer, sizeof buffer) < 0);
+    // This process's descriptors keep their flags.
     CHECK((::fcntl(kept[1], F_GETFD) & FD_CLOEXEC) != 0);
+    CHECK((::fcntl(inherited[1], F_GETFD) & FD_CLOEXEC) == 0);
   }
-  for (int fd : {kept[0], kept[1], closed[0], closed[1]}) ::close(fd);
+  for (int fd : {kept[0], kept[1], closed[0], closed[1], inherited[0], inherited[1]}) ::close(fd);
+}
+
+TEST_CASE("pass_fds: a target below 3 or named twice is refused before anything starts") {
+  int fds[2];
+  REQUIRE(::pipe2(fds, O_CLOEXEC) == 0);
+  ProcessSpec spec;
+  spec.argv = {"true"};
+  spec.pass_fds = {{fds[1], 1}};
+  CHECK_THROWS_AS(capture_process(spec, 10), corral::Error);
+  spec.pass_fds = {{fds[1], 4}, {fds[0], 4}};
+  CHECK_THROWS_AS(capture_process(spec, 10), corral::Error);
+  spec.pass_fds = {{fds[1], 4}, {fds[0], 3}};
+  CHECK(capture_process(spec, 10).exit_code == 0);
+  ::close(fds[0]);
+  ::close(fds[1]);
 }
 
 TEST_CASE("clear_groups starts the child with no supplementary groups") {

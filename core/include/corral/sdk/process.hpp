@@ -26,9 +26,14 @@ struct ProcessSpec {
   std::optional<std::vector<std::string>> env;
   std::string cwd;                              // empty = inherit
   std::string stdin_path = "/dev/null";
-  // Descriptors the child keeps at the same numbers, although they are close-on-exec here
-  // (e.g. a namespace fd for bwrap --userns); others follow their own close-on-exec flag.
-  std::vector<int> inherit_fds;
+  // Descriptors the child gets besides stdin, stdout and stderr: this process's `fd`
+  // becomes the child's descriptor `as` (3 or above, each once), e.g. a namespace fd for
+  // bwrap --userns. Nothing else crosses, whatever its own close-on-exec flag.
+  struct PassedFd {
+    int fd;
+    int as;
+  };
+  std::vector<PassedFd> pass_fds;
   // Start the child with no supplementary groups: a root parent handing the child to a
   // less trusted identity must not leave it root's groups (setns/setuid keep them).
   // Needs CAP_SETGID: the start fails otherwise.
