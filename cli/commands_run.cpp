@@ -1,17 +1,31 @@
 // `corral run` and `corral warmup`.
-#include <filesystem>
 #include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <mutex>
+#include <optional>
 
 #include "commands.hpp"
 #include "corral/errors.hpp"
 #include "fanout.hpp"
 #include "output_file.hpp"
+#include "terminal.hpp"
 #include "workspace.hpp"
 
 namespace fs = std::filesystem;
 
 namespace corral::cli {
 namespace {
+
+// Writes a handle as soon as a sandbox exists, so one is there even if corral dies before
+// the end (which writes it again). A failure here is reported by that last write.
+void write_early(const OutputFile& output, const std::string& text) {
+  try {
+    output.write(text);
+  } catch (const Error&) {
+  }
+}
 
 RunRequest to_request(const RunArgs& args) {
   RunRequest r;
@@ -46,13 +60,24 @@ int fanout_command(Context& ctx, const RunArgs& args, RunRequest request) {
   fan.fail_fast = args.fail_fast;
   fan.max_parallel = args.max_parallel;
   fan.output_dir = args.shard_output;
+  std::optional<OutputFile> output;
+  if (!args.lease_output.empty()) output.emplace(args.lease_output, "session handles");
+  // The handles known so far, rewritten as each shard gets its sandbox.
+  std::mutex acquired_mutex;
+  std::vector<std::optional<SessionHandle>> acquired(static_cast<size_t>(std::max(args.shards, 0)));
+  if (output && output->rewritable())
+    fan.on_acquired = [&](int index, const SessionHandle& h) {
+      std::lock_guard guard(acquired_mutex);
+      acquired[static_cast<size_t>(index)] = h;
+      write_early(*output, shard_handles_to_json(acquired));
+    };
   FanoutResult result = run_fanout(ctx.leases, fan);
   int exit_code = result.exit_code;
-  if (!args.lease_output.empty()) {
+  if (output) {
     std::vector<std::optional<SessionHandle>> handles;
     for (const ShardOutcome& s : result.shards) handles.push_back(s.result.handle);
     try {
-      write_output_file(args.lease_output, shard_handles_to_json(handles), "session handles");
+      output->write(shard_handles_to_json(handles), stop_requested_from_now());
     } catch (const Error& e) {
       ctx.ui.error(e);
       if (exit_code == 0) exit_code = e.exit_code();
@@ -80,12 +105,16 @@ int run_command(Context& ctx, const RunArgs& args) {
                 "write the command after --, e.g. `corral run -- make test`, or use --shell 'make && make test'");
   RunRequest request = to_request(args);
   if (args.shards_given) return fanout_command(ctx, args, std::move(request));
+  std::optional<OutputFile> output;
+  if (!args.lease_output.empty()) output.emplace(args.lease_output, "session handle");
+  if (output && output->rewritable())
+    request.on_acquired = [&](const SessionHandle& h) { write_early(*output, handle_to_json(h)); };
   RunResult result = run(ctx.leases, request);
   if (result.handle) {
     const SessionHandle& h = *result.handle;
-    if (!args.lease_output.empty()) {
+    if (output) {
       try {
-        write_output_file(args.lease_output, handle_to_json(h), "session handle");
+        output->write(handle_to_json(h), stop_requested_from_now());
       } catch (const Error& e) {
         ctx.ui.error(e);
         if (!result.error && result.exit_code == 0) result.exit_code = e.exit_code();
@@ -102,8 +131,10 @@ int run_command(Context& ctx, const RunArgs& args) {
 }
 
 int warmup_command(Context& ctx, const RunArgs& args) {
+  std::optional<OutputFile> output;
+  if (!args.lease_output.empty()) output.emplace(args.lease_output, "session handle");
   SessionHandle handle = warmup(ctx.leases, to_request(args));
-  if (!args.lease_output.empty()) write_output_file(args.lease_output, handle_to_json(handle), "session handle");
+  if (output) output->write(handle_to_json(handle), stop_requested_from_now());
   ctx.ui.out(handle_to_json(handle));
   return 0;
 }

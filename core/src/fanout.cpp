@@ -34,6 +34,7 @@ ShardOutcome run_shard(LeaseContext& ctx, const FanoutRequest& request, int inde
   if (!request.run.downloads.dir.empty())
     shard.downloads.dir = request.run.downloads.dir / fmt::format("shard-{}", index);
   shard.shared_workspace = shared;
+  if (request.on_acquired) shard.on_acquired = [&request, index](const SessionHandle& h) { request.on_acquired(index, h); };
   ShardOutcome out;
   try {
     out.result = run(ctx, shard);

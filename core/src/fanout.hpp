@@ -12,6 +12,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,8 @@ struct FanoutRequest {
   int max_parallel = kDefaultMaxParallel;  // sandboxes being created at once
   bool fail_fast = false;
   std::filesystem::path output_dir;  // --shard-output: one file per shard and stream; empty = prefixed lines
+  // RunRequest::on_acquired for shard `index`; called from the shards' threads at once.
+  std::function<void(int index, const SessionHandle&)> on_acquired;
 };
 
 struct ShardOutcome {

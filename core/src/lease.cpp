@@ -401,6 +401,7 @@ RunResult run(LeaseContext& ctx, const RunRequest& request) {
   clock.start("acquire", timings);
   Lease lease = reused ? std::move(*reused) : Lease::create(ctx, std::move(session), ws.root.string(), network);
   SessionHandle handle = lease.handle();
+  if (request.on_acquired) request.on_acquired(handle);
 
   bool failed = false;
   bool ran = false;  // the command started: its results may be worth downloading

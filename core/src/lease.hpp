@@ -7,6 +7,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <semaphore>
@@ -117,6 +118,9 @@ struct RunRequest {
   // (null = scan and pack here) and variables added to the command's environment.
   std::shared_ptr<const SharedWorkspace> shared_workspace;
   StringMap extra_env;
+  // Called once a sandbox is acquired, with its handle (not kept, no exit code yet), so
+  // a handle exists even if corral dies before the end. Must not throw.
+  std::function<void(const SessionHandle&)> on_acquired;
 };
 
 struct RunResult {

@@ -1,15 +1,37 @@
-// Files corral writes for the user (the session handle of --lease-output). A path that
-// names a device, a FIFO or a terminal (/dev/null, /dev/stdout) is written through,
-// never replaced; a regular file is replaced atomically, so a reader never sees half.
+// Files corral writes for the user (the session handle of --lease-output). Two kinds:
+//  - a stream: a descriptor named as a file (/dev/stdout, /dev/stderr, /dev/fd/N,
+//    /proc/self/fd/N), written through that descriptor where the command's own output
+//    left off; or a FIFO, a device or a socket, or anything under /proc, opened and
+//    written through. Never replaced: a stream is written once.
+//  - a regular file, existing or to be made in an existing folder, replaced atomically
+//    (a symlink to one stays a link: its target is replaced), so a reader never sees half.
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <string_view>
 
 namespace corral {
 
-// Writes `text` to `path` as above; throws internal naming `what` and the path.
-void write_output_file(const std::filesystem::path& path, std::string_view text, const std::string& what);
+class OutputFile {
+ public:
+  // Checks `path` before anything is created: throws invalid-argument naming `what` for a
+  // folder, a missing parent folder or a descriptor that is not open.
+  OutputFile(std::filesystem::path path, std::string what);
+
+  // True for a regular file, which may be written more than once (each write replaces it).
+  bool rewritable() const;
+  // Writes `text` as above. Waiting for a FIFO's reader, or for a slow reader, ends with an
+  // error once `give_up` says so (a stop signal). Throws invalid-argument (quota for a
+  // full disk) naming `what` and the path.
+  void write(std::string_view text, const std::function<bool()>& give_up = {}) const;
+
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+  std::string what_;
+};
 
 }  // namespace corral

@@ -9,6 +9,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <functional>
@@ -17,6 +18,7 @@
 
 #include "cli.hpp"
 #include "corral/json.hpp"
+#include "corral/sdk/process.hpp"
 
 namespace fs = std::filesystem;
 using corral::test::CliEnv;
@@ -263,6 +265,125 @@ TEST_CASE("--lease-output writes through devices, FIFOs and /dev/stdout instead 
     CHECK(fs::is_symlink(link));
     CHECK(read_file(target).find("\"leaseId\"") != std::string::npos);
   }
+}
+
+TEST_CASE("--lease-output to a descriptor writes after the command's output, never over it or in place of it") {
+  CliEnv env;
+  SUBCASE("/dev/stdout is a file opened with >: the command's output stays, the handle follows it") {
+    // Background's stdout is a regular file opened without O_APPEND, as `> out.txt` opens it.
+    corral::test::Background b = env.start({"run", "--lease-output", "/dev/stdout", "--", "echo", "X"});
+    REQUIRE(b.wait() == 0);
+    std::string out = read_file(b.out);
+    REQUIRE_MESSAGE(out.rfind("X\n{", 0) == 0, out);
+    CHECK(parse(out.substr(2))["exitCode"].GetInt() == 0);
+  }
+  SUBCASE("/dev/fd/N and /proc/self/fd/N are the caller's descriptor N, appended to") {
+    fs::path file = env.root().path() / "fd9.txt";
+    std::ofstream(file) << "before\n";
+    for (const std::string& name : {std::string("/dev/fd/9"), std::string("/proc/self/fd/9")}) {
+      CAPTURE(name);
+      int fd = ::open(file.c_str(), O_WRONLY | O_APPEND);
+      REQUIRE(fd >= 0);
+      corral::sdk::ProcessSpec spec;
+      spec.argv = {corral::test::corral_binary(), "run", "--lease-output", name, "--", "true"};
+      spec.env = env.environment();
+      spec.cwd = env.workspace().string();
+      spec.pass_fds = {{fd, 9}};
+      auto r = corral::sdk::capture_process(spec, 120);
+      ::close(fd);
+      CHECK_MESSAGE(r.exit_code == 0, r.err);
+    }
+    std::string text = read_file(file);
+    CHECK(text.rfind("before\n{", 0) == 0);
+    CHECK(std::count(text.begin(), text.end(), '\n') == 3);  // "before", then two handles, each a line
+    CHECK(fs::is_regular_file(file));
+  }
+  SUBCASE("stdout a deleted file: nothing is made in /dev and /dev/stdout stays a link") {
+    fs::path file = env.root().path() / "deleted.txt";
+    int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    REQUIRE(fd >= 0);
+    REQUIRE(::unlink(file.c_str()) == 0);
+    std::set<std::string> dev_before;
+    for (auto& e : fs::directory_iterator("/dev")) dev_before.insert(e.path().filename().string());
+    corral::sdk::ProcessSpec spec;
+    spec.argv = {"sh", "-c", "exec \"$0\" run --lease-output /dev/stdout -- true >&9", corral::test::corral_binary()};
+    spec.env = env.environment();
+    spec.cwd = env.workspace().string();
+    spec.pass_fds = {{fd, 9}};
+    auto r = corral::sdk::capture_process(spec, 120);
+    CHECK_MESSAGE(r.exit_code == 0, r.err);
+    struct stat st {};
+    REQUIRE(::lstat("/dev/stdout", &st) == 0);
+    CHECK(S_ISLNK(st.st_mode));
+    for (auto& e : fs::directory_iterator("/dev"))
+      CHECK_MESSAGE(dev_before.count(e.path().filename().string()) == 1, "made in /dev: ", e.path());
+    // The handle went to the deleted file, through the descriptor.
+    CHECK(::lseek(fd, 0, SEEK_CUR) > 0);
+    ::close(fd);
+  }
+}
+
+TEST_CASE("--lease-output: a file that cannot be written is refused before a sandbox is made") {
+  CliEnv env;
+  for (const std::string& bad : {(env.root().path() / "no-such-folder" / "h.json").string(),
+                                 env.root().path().string(), std::string("/dev/fd/57")}) {
+    CAPTURE(bad);
+    auto r = env.run({"run", "--lease-output", bad, "--", "touch", "/tmp/ran"});
+    CHECK(r.exit_code == 64);
+    CHECK_MESSAGE(r.err.find("cannot write the session handle to " + bad) != std::string::npos, r.err);
+    CHECK(count_sandboxes(local_dir(env)) == 0);
+    CHECK(env.claims().empty());
+  }
+  auto warm = env.run({"warmup", "--lease-output", (env.root().path() / "none" / "h.json").string()});
+  CHECK(warm.exit_code == 64);
+  CHECK(env.claims().empty());
+  auto shards = env.run({"run", "--shards", "2", "--lease-output", (env.root().path() / "none" / "h.json").string(),
+                         "--", "true"});
+  CHECK(shards.exit_code == 64);
+  CHECK(env.claims().empty());
+}
+
+TEST_CASE("--lease-output to a FIFO nobody reads gives way to SIGTERM") {
+  CliEnv env;
+  fs::path fifo = env.root().path() / "handle.fifo";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  corral::test::Background b = env.start({"run", "--lease-output", fifo.string(), "--", "true"});
+  // The run is over (its sandbox gone) and corral waits for a reader.
+  REQUIRE(eventually([&] { return count_sandboxes(local_dir(env)) == 0 && env.claims().empty() &&
+                                  read_file(b.err).empty() && ::kill(b.pid, 0) == 0; }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  ::kill(b.pid, SIGTERM);
+  CHECK(b.wait(std::chrono::seconds(10)) == 130);
+  CHECK(read_file(b.err).find("nothing was reading the FIFO") != std::string::npos);
+}
+
+TEST_CASE("the handle is written as soon as the sandbox exists, and rewritten at the end") {
+  CliEnv env;
+  // A corral killed mid-command leaves the early handle, naming the sandbox to clean up.
+  fs::path early = env.root().path() / "early.json";
+  corral::test::Background b =
+      env.start({"run", "--lease-output", early.string(), "--", "sh", "-c", "touch started; sleep 60"});
+  REQUIRE(eventually([&] {
+    std::error_code ec;
+    for (const fs::path& box : fs::directory_iterator(local_dir(env), ec))
+      if (fs::exists(box / "workspace" / "started")) return true;
+    return false;
+  }));
+  ::kill(b.pid, SIGKILL);
+  b.wait();
+  auto doc = parse(read_file(early));
+  CHECK(doc["kept"].GetBool() == false);
+  CHECK_FALSE(doc.HasMember("exitCode"));
+  std::string lease = doc["leaseId"].GetString();
+  CHECK(fs::exists(env.state_dir() / "corral" / "leases" / (lease + ".json")));
+  CHECK(env.run({"stop", "--id", lease}).exit_code == 0);
+  // A run that ends replaces the early handle with the final one.
+  fs::path h = env.root().path() / "handle.json";
+  REQUIRE(env.run({"run", "--keep", "--lease-output", h.string(), "--", "true"}).exit_code == 0);
+  auto final_handle = parse(read_file(h));
+  CHECK(final_handle["kept"].GetBool());
+  CHECK(final_handle["exitCode"].GetInt() == 0);
+  CHECK(env.run({"stop", "--all"}).exit_code == 0);
 }
 
 TEST_CASE("control characters from a provider never reach the terminal raw, and JSON stays valid") {

@@ -64,7 +64,12 @@ std::string random_bytes(std::size_t bytes) {
   return out;
 }
 
-std::string corral_binary() { return CORRAL_TEST_BINARY; }
+std::string corral_binary() {
+  // Another build's corral (CORRAL_TEST_CORRAL=/old/build/bin/corral), to see a new test
+  // fail against the code before a fix.
+  const char* other = std::getenv("CORRAL_TEST_CORRAL");
+  return other && *other ? other : CORRAL_TEST_BINARY;
+}
 
 namespace {
 
