@@ -206,6 +206,10 @@ std::string to_json(const ProviderSpec& spec) {
       w.Bool(true);
     }
     if (!o.choices.empty()) write_strings(w, "choices", o.choices);
+    if (o.tightest_first) {
+      w.Key("tightest-first");
+      w.Bool(true);
+    }
     w.EndObject();
   }
   w.EndArray();
@@ -262,7 +266,7 @@ ProviderSpec spec_from_json(std::string_view text) {
       throw Error(ErrorCode::invalid_argument, "field 'options' must be a list");
     for (const Value& o : it->value.GetArray()) {
       if (!o.IsObject()) throw Error(ErrorCode::invalid_argument, "an entry of 'options' is not an object");
-      check_keys(o, {"name", "type", "default", "env", "help", "secret", "trusted", "choices"},
+      check_keys(o, {"name", "type", "default", "env", "help", "secret", "trusted", "choices", "tightest-first"},
                  "option '" + get_string(o, "name") + "'");
       OptionSpec opt;
       opt.name = get_string(o, "name");
@@ -280,6 +284,11 @@ ProviderSpec spec_from_json(std::string_view text) {
       opt.secret = get_bool(o, "secret");
       opt.trusted = get_bool(o, "trusted");
       opt.choices = get_strings(o, "choices");
+      opt.tightest_first = get_bool(o, "tightest-first");
+      if (opt.tightest_first && opt.choices.empty())
+        throw Error(ErrorCode::invalid_argument,
+                    "option '" + opt.name + "' is \"tightest-first\" but lists no \"choices\"",
+                    "list its choices, tightest first, e.g. \"choices\": [\"none\", \"shared\"]");
       // An option that decides where requests (and so credentials) go, or which file or
       // program is used, must never come from a repository's config.
       if (decides_destination(opt.type) && !opt.trusted && !opt.secret)

@@ -247,6 +247,34 @@ void validate_option(const OptionSpec& option, const std::string& value, const s
     throw bad(fmt::format("one of {}", fmt::join(option.choices, ", ")));
 }
 
+namespace {
+
+// Where `value` stands among a tightest-first option's choices (0 = tightest).
+size_t tightness(const OptionSpec& option, const std::string& value) {
+  return static_cast<size_t>(std::find(option.choices.begin(), option.choices.end(), value) - option.choices.begin());
+}
+
+// `from_repository` (a repository's value of a tightest-first option) replaced by what the
+// user's config or the default gives when that is tighter: a checkout must not loosen the
+// isolation the user chose.
+void keep_within_user_choice(const OptionSpec& option, const ProviderSpec& spec, const Config& config,
+                             ResolvedOption& from_repository) {
+  std::string user_file;
+  std::optional<ResolvedOption> user;
+  if (auto v = config.option(spec.name, option.name, &user_file, /*user_only=*/true)) user = ResolvedOption{*v, user_file};
+  else if (option.default_value) user = ResolvedOption{*option.default_value, "default"};
+  if (!user || tightness(option, from_repository.value) <= tightness(option, user->value)) return;
+  validate_option(option, user->value, user->source);
+  user->warning = fmt::format(
+      "{} sets {}.{}: {}, which is looser than '{}' from {}: a repository may only tighten isolation, so '{}' "
+      "applies (pass --{}-{} to choose yourself)",
+      from_repository.source, spec.name, option.name, from_repository.value, user->value,
+      user->source == "default" ? "the default" : user->source, user->value, spec.name, option.name);
+  from_repository = std::move(*user);
+}
+
+}  // namespace
+
 std::map<std::string, ResolvedOption> resolve_options(const ProviderSpec& spec, const StringMap& flags,
                                                       const EnvLookup& env, const Config& config) {
   const auto repository = config.repository_path();
@@ -261,8 +289,7 @@ std::map<std::string, ResolvedOption> resolve_options(const ProviderSpec& spec, 
     if (!known) {
       std::vector<std::string> valid;
       for (const auto& o : spec.options) valid.push_back(o.name);
-      throw Error(ErrorCode::invalid_argument,
-                  fmt::format("{}: '{}' has no option '{}'", file, spec.name, key),
+      throw ConfigError(fmt::format("{}: '{}' has no option '{}'", file, spec.name, key),
                   valid.empty() ? std::string("this provider takes no options")
                                 : fmt::format("its options are: {}", fmt::join(valid, ", ")));
     }
@@ -282,6 +309,7 @@ std::map<std::string, ResolvedOption> resolve_options(const ProviderSpec& spec, 
     if (!r && o.default_value) r = ResolvedOption{*o.default_value, "default"};
     if (!r) continue;
     validate_option(o, r->value, r->source);
+    if (o.tightest_first && repository && r->source == repository->string()) keep_within_user_choice(o, spec, config, *r);
     out.emplace(o.name, std::move(*r));
   }
   return out;

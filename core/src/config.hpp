@@ -59,6 +59,7 @@ class Config {
 struct ResolvedOption {
   std::string value;
   std::string source;  // "flag --e2b-template", "env E2B_API_KEY", a file path, "default"
+  std::string warning;  // why the repository's value was not used (it would loosen isolation)
 };
 
 using EnvLookup = std::function<std::optional<std::string>(const std::string&)>;
@@ -67,7 +68,9 @@ std::optional<std::string> process_env(const std::string& name);
 
 // Resolves every option of `spec` that has a value; `flags` maps option name to the
 // value given as --<provider>-<option>. Validates types and choices, and rejects
-// unknown option keys in config files. Throws invalid-argument naming the source.
+// unknown option keys in config files (config error). A repository's value of a
+// tightest-first option that is looser than the user's (or the default) is replaced by
+// it, saying so in `warning`. Throws invalid-argument naming the source.
 std::map<std::string, ResolvedOption> resolve_options(const ProviderSpec& spec, const StringMap& flags,
                                                       const EnvLookup& env, const Config& config);
 

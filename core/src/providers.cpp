@@ -71,7 +71,10 @@ std::unique_ptr<ProviderSession> Providers::open(const std::string& name, const 
     flags[option] = value;
   }
   StringMap values;
-  for (auto& [option, resolved] : resolve_options(spec, flags, env_, config_)) values[option] = resolved.value;
+  for (auto& [option, resolved] : resolve_options(spec, flags, env_, config_)) {
+    if (!resolved.warning.empty()) ui_.warn(resolved.warning);
+    values[option] = resolved.value;
+  }
   HostHooks hooks;
   hooks.emit = [this](int stream, std::string_view data) {
     if (stream == CORRAL_STDERR) ui_.err(data);

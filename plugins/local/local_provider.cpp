@@ -27,7 +27,7 @@ constexpr const char* kSpec = R"json({
   "targets": ["linux"],
   "features": ["run-session", "archive-sync", "url-bridge", "cleanup", "run-downloads", "network-policy"],
   "options": [
-    {"name": "network", "type": "string", "default": "shared", "choices": ["shared", "none"],
+    {"name": "network", "type": "string", "default": "shared", "choices": ["none", "shared"], "tightest-first": true,
      "env": ["CORRAL_LOCAL_NETWORK"],
      "help": "shared: the command uses this machine's network; none: only a private loopback (for one sandbox: --network none)"},
     {"name": "bwrap", "type": "program", "default": "bwrap", "env": ["CORRAL_BWRAP"], "trusted": true,

@@ -179,6 +179,25 @@ TEST_CASE("a repository's corral.yaml may tighten the user's network policy but 
   CHECK(tb.run({"stop", "--all"}).exit_code == 0);
 }
 
+TEST_CASE("a repository's corral.yaml cannot loosen a provider's own isolation setting (local's network) either") {
+  CliEnv env;
+  LoopbackListener server;
+  env.root().write("config/corral/config.yaml", "local: {network: none}\n");
+  env.root().write("work/corral.yaml", "local: {network: shared}\n");
+  auto r = env.run({"run", "--", "sh", "-c", server.probe_script()});
+  CHECK_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(r.out == "unreachable\n");
+  CHECK_MESSAGE(r.err.find("sets local.network: shared, which is looser than 'none'") != std::string::npos, r.err);
+  // Tightening is the repository's to do, and the user's own flag beats both.
+  env.root().write("config/corral/config.yaml", "");
+  env.root().write("work/corral.yaml", "local: {network: none}\n");
+  r = env.run({"run", "--", "sh", "-c", server.probe_script()});
+  CHECK(r.out == "unreachable\n");
+  CHECK(r.err.find("looser") == std::string::npos);
+  r = env.run({"run", "--local-network", "shared", "--", "sh", "-c", server.probe_script()});
+  CHECK(r.out == "reached\n");
+}
+
 TEST_CASE("a provider without network features is refused any policy but open, listing those that have it") {
   CliEnv env;
   // Docker Sandboxes' sbx has no network option: the refusal comes before sbx is ever run.

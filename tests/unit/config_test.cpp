@@ -5,6 +5,7 @@
 
 #include "cli.hpp"
 #include "config.hpp"
+#include "corral/json.hpp"
 
 using namespace corral;
 
@@ -90,6 +91,38 @@ TEST_CASE("a repository config cannot set secret or trusted options, the user's 
   }
   Config user = Config::from(yaml("user.yaml", "acme: {api-url: http://mine.example}"), std::nullopt);
   CHECK(resolve_options(s, {}, env_of({}), user).at("api-url").value == "http://mine.example");
+}
+
+TEST_CASE("a tightest-first option: a repository may pick a tighter choice than the user's, never a looser one") {
+  ProviderSpec s = spec();
+  OptionSpec net;
+  net.name = "net";
+  net.choices = {"none", "private", "shared"};
+  net.tightest_first = true;
+  net.default_value = "shared";
+  s.options.push_back(net);
+  auto resolved = [&](const char* user, const char* repo) {
+    return resolve_options(s, {}, env_of({}),
+                           Config::from(user ? yaml("user.yaml", user) : std::optional<ConfigFile>(),
+                                        repo ? yaml("corral.yaml", repo) : std::optional<ConfigFile>()))
+        .at("net");
+  };
+  auto looser = resolved("acme: {net: private}", "acme: {net: shared}");
+  CHECK(looser.value == "private");
+  CHECK(looser.source == "user.yaml");
+  CHECK_MESSAGE(looser.warning.find("corral.yaml sets acme.net: shared, which is looser than 'private' from user.yaml") !=
+                    std::string::npos,
+                looser.warning);
+  auto tighter = resolved("acme: {net: private}", "acme: {net: none}");
+  CHECK(tighter.value == "none");
+  CHECK(tighter.warning.empty());
+  // Against the default when the user's config says nothing.
+  CHECK(resolved(nullptr, "acme: {net: private}").value == "private");
+  CHECK(resolved("acme: {net: none}", nullptr).value == "none");
+  // The spec must list the levels.
+  CHECK_THROWS_WITH_AS(corral::json::spec_from_json(R"({"name":"x","kind":"delegated-run","options":[
+      {"name":"net","tightest-first":true}]})"),
+                       doctest::Contains("lists no \"choices\""), Error);
 }
 
 TEST_CASE("a repository config can choose a provider but never add plugins") {

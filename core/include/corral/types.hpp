@@ -87,6 +87,10 @@ struct OptionSpec {
   // Secret options are always treated so.
   bool trusted = false;
   std::vector<std::string> choices{}; // allowed values, empty = any
+  // The choices are levels of isolation, tightest first (a network: none, then shared). A
+  // repository's corral.yaml may only tighten: a looser choice than the one the user's
+  // config or the default gives is ignored, with a warning.
+  bool tightest_first = false;
 };
 
 // True for the option types a spec may use.
