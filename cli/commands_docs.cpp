@@ -116,14 +116,6 @@ std::string matrix_file_text(const std::optional<std::string>& existing, const s
                              file.string());
 }
 
-const ProviderEntry& find_provider(Context& ctx, const std::string& name) {
-  if (const ProviderEntry* e = ctx.registry().find(name)) return *e;
-  if (const ProviderEntry* b = ctx.registry().find_broken(name))
-    throw ConfigError(fmt::format("provider '{}' could not be loaded: {}", name, b->error->message));
-  throw Error(ErrorCode::invalid_argument, fmt::format("unknown provider '{}'", name),
-              fmt::format("available providers: {}", fmt::join(ctx.registry().names(), ", ")));
-}
-
 int matrix_command(Context& ctx, const DocsArgs& args) {
   const std::vector<ProviderSpec> specs = docs::documented_specs(ctx.registry().entries());
   const bool json = args.format == "json";
@@ -140,7 +132,7 @@ int matrix_command(Context& ctx, const DocsArgs& args) {
 }
 
 int provider_command(Context& ctx, const DocsArgs& args) {
-  const ProviderEntry& e = find_provider(ctx, args.name);
+  const ProviderEntry& e = ctx.registry().entry(args.name);
   const ProviderSpec& spec = *e.spec;
   docs::require_documented(spec, e.library);
   const fs::path file = args.check.empty() ? args.write : args.check;

@@ -117,13 +117,7 @@ int providers_command(Context& ctx, bool as_json, const ProviderFilter& filter) 
 }
 
 int describe_command(Context& ctx, const std::string& name, bool as_json) {
-  const ProviderEntry* e = ctx.registry().find(name);
-  if (!e) {
-    if (const ProviderEntry* b = ctx.registry().find_broken(name))
-      throw ConfigError(fmt::format("provider '{}' could not be loaded: {}", name, b->error->message));
-    throw Error(ErrorCode::invalid_argument, fmt::format("unknown provider '{}'", name),
-                fmt::format("available providers: {}", fmt::join(ctx.registry().names(), ", ")));
-  }
+  const ProviderEntry* e = &ctx.registry().entry(name);
   const ProviderSpec& s = *e->spec;
   if (as_json) {
     json::Document doc = json::parse(json::to_json(s), "spec");

@@ -74,7 +74,38 @@ const Value* find(const Value& object, const char* key) {
   return &it->value;
 }
 
+namespace {
+
+// The offset of the first bracket that nests arrays and objects deeper than `limit` in
+// `text` (brackets inside strings do not count), or npos. RapidJSON parses recursively:
+// a few hundred thousand '[' from a provider or a file would overflow the stack.
+size_t too_deep_at(std::string_view text, int limit) {
+  int depth = 0;
+  bool in_string = false, escaped = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (escaped) escaped = false;
+      else if (c == '\\') escaped = true;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > limit) return i;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return std::string_view::npos;
+}
+
+}  // namespace
+
 Document parse(std::string_view text, std::string_view what) {
+  if (size_t at = too_deep_at(text, kMaxDepth); at != std::string_view::npos)
+    throw Error(ErrorCode::invalid_argument, std::string(what) + " is not valid JSON here: arrays and objects nest " +
+                                                 "deeper than " + std::to_string(kMaxDepth) + " levels at offset " +
+                                                 std::to_string(at));
   Document doc;
   doc.Parse(text.data(), text.size());
   if (doc.HasParseError())

@@ -13,6 +13,7 @@
 
 #include "corral/json.hpp"
 #include "corral/sdk/fd_write.hpp"
+#include "corral/sdk/read_file.hpp"
 #include "hash.hpp"
 #include "paths.hpp"
 
@@ -131,19 +132,15 @@ void ClaimStore::ensure_dir() const {
 
 namespace {
 
-// The whole file, or nullopt when it does not exist.
-std::optional<std::string> read_small_file(const fs::path& p) {
-  int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-  if (fd < 0) {
-    if (errno == ENOENT) return std::nullopt;
-    throw Error(ErrorCode::internal, fmt::format("cannot read {}: {}", p.string(), std::strerror(errno)));
-  }
-  std::string text;
-  char buf[4096];
-  ssize_t n;
-  while ((n = ::read(fd, buf, sizeof buf)) > 0) text.append(buf, static_cast<size_t>(n));
-  ::close(fd);
-  return text;
+// Claims and file lists are corral's own small files; anything else there (a link, a
+// FIFO, something huge) is damage to report, never to follow, wait on or load whole.
+constexpr std::uint64_t kMaxClaimBytes = 1 << 20;
+constexpr std::uint64_t kMaxFileListBytes = 256ull << 20;
+
+// The whole file, or nullopt when it does not exist; throws invalid-argument saying why
+// it cannot be read.
+std::optional<std::string> read_small_file(const fs::path& p, std::uint64_t max_bytes, const std::string& what) {
+  return sdk::read_regular_file(p, max_bytes, what, sdk::Links::refuse);
 }
 
 // The string value of `"key":"..."` in possibly truncated JSON text, or empty.
@@ -166,9 +163,9 @@ std::string salvage(const std::string& text, const std::string& key) {
 
 std::optional<Claim> ClaimStore::read(const std::string& lease_id) const {
   const fs::path p = path_of(lease_id);
-  std::optional<std::string> text = read_small_file(p);
-  if (!text) return std::nullopt;
   try {
+    std::optional<std::string> text = read_small_file(p, kMaxClaimBytes, "lease claim");
+    if (!text) return std::nullopt;
     return claim_from_json(*text, "lease claim " + p.string());
   } catch (const Error& e) {
     throw Error(ErrorCode::config, fmt::format("the lease claim {} is corrupt: {}", p.string(), e.what()),
@@ -178,7 +175,12 @@ std::optional<Claim> ClaimStore::read(const std::string& lease_id) const {
 
 std::optional<ClaimFile> ClaimStore::inspect(const std::string& lease_id) const {
   const fs::path p = path_of(lease_id);
-  std::optional<std::string> text = read_small_file(p);
+  std::optional<std::string> text;
+  try {
+    text = read_small_file(p, kMaxClaimBytes, "lease claim");
+  } catch (const Error& e) {
+    return ClaimFile{lease_id, std::nullopt, e.what(), {}, {}};
+  }
   if (!text) return std::nullopt;
   ClaimFile f;
   f.lease_id = lease_id;
@@ -238,7 +240,7 @@ std::vector<std::string> ClaimStore::synced_files(const std::string& lease_id) c
   path_of(lease_id);  // validates the id
   std::optional<std::string> text;
   try {
-    text = read_small_file(dir_ / (lease_id + ".files"));
+    text = read_small_file(dir_ / (lease_id + ".files"), kMaxFileListBytes, "synced file list");
   } catch (const Error&) {
     return {};  // an unreadable list only costs the removal of deleted files
   }
@@ -280,7 +282,12 @@ std::string ClaimStore::host_id() const {
   };
   int err = 0;  // why the last attempt failed
   for (int attempt = 0; attempt < 3; ++attempt) {
-    const std::optional<std::string> text = read_small_file(p);
+    std::optional<std::string> text;
+    try {
+      text = read_small_file(p, 4096, "host id");
+    } catch (const Error&) {
+      text = "";  // damaged: replaced below
+    }
     if (std::optional<std::string> id = id_in(text)) return *id;
     // The id is written whole to a file of its own, then linked into place: another corral
     // (or another shard of this one) never reads a half-written id, and when two race,
@@ -301,7 +308,7 @@ std::string ClaimStore::host_id() const {
     ::unlink(temp.c_str());  // after link() the id lives on under p; after rename() it is gone already
     if (placed) return id;
   }
-  if (std::optional<std::string> id = id_in(read_small_file(p))) return *id;  // the last race was lost to a complete id
+  if (std::optional<std::string> id = id_in(read_small_file(p, 4096, "host id"))) return *id;  // the last race was lost to a complete id
   throw Error(sdk::write_error_code(err), fmt::format("cannot create {}: {}", p.string(), std::strerror(err)),
               "check that the state directory is writable and the disk is not full");
 }

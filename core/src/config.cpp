@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <string_view>
 
+#include "corral/errors.hpp"
+#include "corral/sdk/read_file.hpp"
 #include "paths.hpp"
 
 namespace fs = std::filesystem;
@@ -13,11 +15,19 @@ namespace fs = std::filesystem;
 namespace corral {
 namespace {
 
+// A settings file is a few lines: anything larger is a mistake or an attack.
+constexpr std::uint64_t kMaxConfigBytes = 1 << 20;
+
 std::optional<ConfigFile> read(const fs::path& path) {
-  std::error_code ec;
-  if (!fs::is_regular_file(path, ec)) return std::nullopt;
+  std::optional<std::string> text;
   try {
-    return ConfigFile{path, YAML::LoadFile(path.string())};
+    text = sdk::read_regular_file(path, kMaxConfigBytes, "config file");
+  } catch (const Error& e) {
+    throw ConfigError(e.what(), e.hint());
+  }
+  if (!text) return std::nullopt;
+  try {
+    return ConfigFile{path, YAML::Load(*text)};
   } catch (const YAML::Exception& e) {
     throw ConfigError(fmt::format("{}: {}", path.string(), e.what()));
   }

@@ -93,7 +93,7 @@ FanoutResult run_fanout(LeaseContext& ctx, const FanoutRequest& request) {
   }
   ctx.providers.forwarded_env(request.run.env_names);
   auto shared = std::make_shared<SharedWorkspace>();
-  shared->workspace = scan_workspace(request.run.cwd, cancelled);
+  shared->workspace = scan_workspace(request.run.cwd, cancelled, [&](const std::string& m) { ctx.ui().warn(m); });
   if (archive_sync) {
     check_workspace_size(shared->workspace, request.run.max_workspace);
     shared->archive = pack_archive(shared->workspace, ui, cancelled);

@@ -20,10 +20,13 @@ void trim_trailing_spaces(std::string& line) {
 
 }  // namespace
 
-IgnoreRules IgnoreRules::parse(std::string_view text, std::string_view source) {
+IgnoreRules IgnoreRules::parse(std::string_view text, std::string_view source,
+                               const std::function<bool()>& cancelled) {
   IgnoreRules rules;
   std::size_t start = 0;
   for (int number = 1; start <= text.size(); ++number) {
+    if (number % 1024 == 0 && cancelled && cancelled())
+      throw Error(ErrorCode::cancelled, fmt::format("interrupted while reading {}", source));
     std::size_t end = text.find('\n', start);
     std::string line(text.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start));
     start = end == std::string_view::npos ? text.size() + 1 : end + 1;

@@ -361,6 +361,7 @@ RunResult run(LeaseContext& ctx, const RunRequest& request) {
   clock.start("prepare", timings);
   Ui& ui = ctx.ui();
   auto cancelled = [&] { return ui.cancelled(); };
+  auto warn = [&](const std::string& message) { ui.warn(message); };
 
   // Everything that can be refused is refused here, before anything is created.
   std::optional<Lease> reused;
@@ -385,7 +386,7 @@ RunResult run(LeaseContext& ctx, const RunRequest& request) {
   for (const auto& [name, value] : request.extra_env) command.env[name] = value;
 
   Workspace ws =
-      request.shared_workspace ? request.shared_workspace->workspace : scan_workspace(request.cwd, cancelled);
+      request.shared_workspace ? request.shared_workspace->workspace : scan_workspace(request.cwd, cancelled, warn);
   command.cwd = ws.subdir;
   if (spec.features.has(Feature::archive_sync)) check_workspace_size(ws, request.max_workspace);
   // A mounted tree cannot be swapped: running from another checkout would silently use
@@ -441,6 +442,11 @@ RunResult run(LeaseContext& ctx, const RunRequest& request) {
       if (!result.error) handle.error = summary.error;
     }
     handle.downloads = std::move(summary);
+    // Stopped while the results came back: interrupted, whatever the command did.
+    if (ui.cancelled() && !result.error) {
+      result.error = Error(ErrorCode::cancelled, "interrupted while downloading the results");
+      result.exit_code = result.error->exit_code();
+    }
   }
 
   clock.start("cleanup", timings);
@@ -479,7 +485,7 @@ SessionHandle warmup(LeaseContext& ctx, const RunRequest& request) {
   auto session = ctx.providers.open(ctx.providers.resolve(request.choice), request.choice);
   Providers::require(session->spec(), Feature::run_session, "warmup");
   const NetworkPolicy network = network_policy_for(ctx, session->spec(), request.network);
-  Workspace ws = scan_workspace(request.cwd, cancelled);
+  Workspace ws = scan_workspace(request.cwd, cancelled, [&](const std::string& m) { ui.warn(m); });
   if (session->spec().features.has(Feature::archive_sync)) check_workspace_size(ws, request.max_workspace);
   Lease lease = Lease::create(ctx, std::move(session), ws.root.string(), network);
   try {

@@ -43,17 +43,7 @@ void Providers::require(const ProviderSpec& spec, Feature feature, std::string_v
               fmt::format("`corral providers --feature {}` lists the providers that have it", to_string(feature)));
 }
 
-const ProviderEntry& Providers::entry(const std::string& name) const {
-  const Registry& registry = registry_();
-  if (const ProviderEntry* found = registry.find(name)) return *found;
-  if (const ProviderEntry* broken = registry.find_broken(name))
-    throw ConfigError(fmt::format("provider '{}' could not be loaded: {}", name, broken->error->message),
-                      "`corral providers` shows every registry entry and its status");
-  std::vector<std::string> names = registry.names();
-  throw Error(ErrorCode::invalid_argument, fmt::format("unknown provider '{}'", name),
-              names.empty() ? "no providers are installed; check `corral providers`"
-                            : fmt::format("available providers: {}", fmt::join(names, ", ")));
-}
+const ProviderEntry& Providers::entry(const std::string& name) const { return registry_().entry(name); }
 
 const ProviderSpec& Providers::spec(const std::string& name) const { return *entry(name).spec; }
 

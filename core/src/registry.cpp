@@ -1,7 +1,6 @@
 #include "registry.hpp"
 
 #include <fmt/format.h>
-#include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -10,10 +9,12 @@
 
 #include "corral/errors.hpp"
 #include "corral/json.hpp"
+#include "corral/sdk/read_file.hpp"
 #include "hash.hpp"
 #include "isolated_plugin.hpp"
 #include "paths.hpp"
 #include "plugin_probe.hpp"
+#include "registry_file.hpp"
 #include "spec_cache.hpp"
 #include "trusted_path.hpp"
 
@@ -34,9 +35,22 @@ std::vector<fs::path> yaml_files(const fs::path& dir) {
   return files;
 }
 
-ProviderEntry broken(const RegistrySource& source, fs::path library, LoadFailure cause, std::string message) {
+// The provider a plugin file most likely holds, by the names plugins are given
+// ("libcorral-acme.so" holds "acme"): what a broken entry answers to, as nothing of
+// its plugin could be read.
+std::string name_from_file(const fs::path& library) {
+  std::string name = library.filename().string();
+  if (size_t so = name.find(".so"); so != std::string::npos) name.erase(so);
+  for (std::string_view prefix : {"lib", "corral-"})
+    if (name.rfind(prefix, 0) == 0 && name.size() > prefix.size()) name.erase(0, prefix.size());
+  return name;
+}
+
+ProviderEntry broken(const RegistrySource& source, fs::path library, LoadFailure cause, std::string message,
+                     std::string meant = {}) {
   ProviderEntry e;
   e.name = library.empty() ? source.file.filename().string() : library.filename().string();
+  e.meant = !meant.empty() ? std::move(meant) : library.empty() ? std::string() : name_from_file(library);
   e.library = std::move(library);
   e.source = source;
   e.error = LoadError{cause, std::move(message)};
@@ -102,8 +116,14 @@ Listed list_plugin(const RegistrySource& source, const fs::path& library, const 
   try {
     spec = json::spec_from_json(probed.spec_json);
   } catch (const Error& e) {
+    // The name it gives, when that much can be read, is what it answers to.
+    std::string name;
+    try {
+      name = json::get_string(json::parse(probed.spec_json, "spec"), "name");
+    } catch (const Error&) {
+    }
     return {broken(source, library, LoadFailure::bad_spec,
-                   fmt::format("plugin {}: invalid provider spec: {}", library.string(), e.what())),
+                   fmt::format("plugin {}: invalid provider spec: {}", library.string(), e.what()), name),
             pin};
   }
   ProviderEntry e;
@@ -116,36 +136,8 @@ Listed list_plugin(const RegistrySource& source, const fs::path& library, const 
   return {std::move(e), pin};
 }
 
-// A duration key of a registry entry (call-timeout, cancel-grace), or `fallback`; throws
-// ConfigError for anything but a positive duration.
-std::chrono::milliseconds read_limit(const YAML::Node& item, const char* key, const std::string& where,
-                                     std::chrono::milliseconds fallback) {
-  if (!item[key]) return fallback;
-  const std::string text = item[key].as<std::string>();
-  std::int64_t secs = 0;
-  try {
-    secs = parse_duration(text);
-  } catch (const Error& e) {
-    throw ConfigError(fmt::format("{}: {}: {}", where, key, e.what()), "e.g. 30s, 5m");
-  }
-  if (secs <= 0) throw ConfigError(fmt::format("{}: {} must be above zero, not '{}'", where, key, text));
-  return std::chrono::seconds(secs);
-}
-
-// The isolation keys of a registry entry (`where` names it for errors); throws
-// ConfigError for a value outside their allowed set.
-IsolationSettings read_isolation(const YAML::Node& item, const std::string& where) {
-  IsolationSettings s;
-  if (item["isolation"]) {
-    const std::string mode = item["isolation"].as<std::string>();
-    if (mode == to_string(Isolation::process)) s.mode = Isolation::process;
-    else if (mode != to_string(Isolation::in_process))
-      throw ConfigError(fmt::format("{}: isolation '{}' is not one of: in-process, process", where, mode));
-  }
-  s.call_timeout = read_limit(item, "call-timeout", where, s.call_timeout);
-  s.cancel_grace = read_limit(item, "cancel-grace", where, s.cancel_grace);
-  return s;
-}
+// A registry lists a few plugins: anything larger is not one.
+constexpr std::uint64_t kMaxRegistryBytes = 1 << 20;
 
 // The entries one registry file lists, each inspected (or with its error).
 std::vector<Listed> read_registry(const RegistrySource& source, const SpecCache& cache) {
@@ -155,48 +147,24 @@ std::vector<Listed> read_registry(const RegistrySource& source, const SpecCache&
     return {{broken(source, {}, LoadFailure::untrusted_file,
                     fmt::format("registry {}: refused because {}", file, trust.distrust->describe())),
              ""}};
-  YAML::Node root;
+  std::optional<std::string> text;
   try {
-    root = YAML::LoadFile(trust.resolved.string());
-  } catch (const YAML::Exception& e) {
-    return {{broken(source, {}, LoadFailure::bad_spec, fmt::format("registry {}: {}", file, e.what())), ""}};
+    text = sdk::read_regular_file(trust.resolved, kMaxRegistryBytes, "registry");
+  } catch (const Error& e) {
+    return {{broken(source, {}, LoadFailure::bad_registry, e.what()), ""}};
   }
-  if (root.IsNull()) return {};
-  YAML::Node plugins = root.IsMap() ? root["plugins"] : YAML::Node();
-  if (!plugins || !plugins.IsSequence())
-    return {{broken(source, {}, LoadFailure::bad_spec,
-                    fmt::format("registry {}: expected a top-level 'plugins:' list of {{path: ..., sha256: ...}}",
-                                file)),
-             ""}};
+  if (!text) return {{broken(source, {}, LoadFailure::missing_file, fmt::format("registry {}: no such file", file)), ""}};
+  // Relative paths are relative to the file as it was named, not to where a link leads.
+  RegistryText parsed = parse_registry(*text, source.file);
+  if (parsed.error) return {{broken(source, {}, LoadFailure::bad_registry, *parsed.error), ""}};
   std::vector<Listed> out;
-  for (const YAML::Node& item : plugins) {
-    std::string path_text, sha;
-    IsolationSettings isolation;
-    try {
-      if (item.IsScalar()) path_text = item.as<std::string>();
-      else if (item.IsMap()) {
-        path_text = item["path"] ? item["path"].as<std::string>() : "";
-        sha = item["sha256"] ? item["sha256"].as<std::string>() : "";
-        isolation = read_isolation(item, fmt::format("registry {}: the entry for {}", file, path_text));
-      }
-    } catch (const YAML::Exception& e) {
-      out.push_back({broken(source, {}, LoadFailure::bad_spec, fmt::format("registry {}: {}", file, e.what())), ""});
-      continue;
-    } catch (const Error& e) {
-      out.push_back({broken(source, path_text, LoadFailure::bad_spec, e.what()), ""});
+  for (RegistryItem& item : parsed.items) {
+    if (item.error) {
+      out.push_back({broken(source, item.library, LoadFailure::bad_registry, *item.error), ""});
       continue;
     }
-    if (path_text.empty()) {
-      out.push_back({broken(source, {}, LoadFailure::bad_spec,
-                            fmt::format("registry {}: a plugin entry has no 'path'", file)),
-                     ""});
-      continue;
-    }
-    std::transform(sha.begin(), sha.end(), sha.begin(), [](unsigned char c) { return std::tolower(c); });
-    fs::path library = path_text;
-    if (library.is_relative()) library = (source.file.parent_path() / library).lexically_normal();
-    out.push_back(list_plugin(source, library, sha, cache));
-    out.back().entry.isolation = isolation;
+    out.push_back(list_plugin(source, item.library, item.sha256, cache));
+    out.back().entry.isolation = item.isolation;
   }
   return out;
 }
@@ -244,6 +212,22 @@ Registry Registry::load(const std::vector<RegistrySource>& sources) {
     for (Listed& listed : read_registry(source, cache)) {
       ProviderEntry& e = listed.entry;
       if (!e.ok()) {
+        // A broken entry meant to replace an earlier working one must not leave that one
+        // running unnoticed: the provider is refused, naming both.
+        if (auto it = by_name.find(e.meant); it != by_name.end()) {
+          const ProviderEntry& earlier = it->second.entry;
+          ProviderEntry refused = broken(
+              source, e.library, e.error->cause,
+              fmt::format("the entry for '{}' in {} is broken ({}), and corral does not fall back to the one in {}: "
+                          "fix or remove the later entry",
+                          e.meant, source.file.string(), e.error->message, earlier.source.file.string()),
+              e.meant);
+          refused.overridden = earlier.overridden;
+          refused.overridden.push_back(earlier.source.file.string());
+          broken_entries.push_back({std::move(refused), ""});
+          by_name.erase(it);
+          continue;
+        }
         broken_entries.push_back(std::move(listed));
         continue;
       }
@@ -276,8 +260,21 @@ const ProviderEntry* Registry::find(std::string_view name) const {
 
 const ProviderEntry* Registry::find_broken(std::string_view name) const {
   for (const ProviderEntry& e : entries())
+    if (!e.ok() && e.meant == name) return &e;
+  for (const ProviderEntry& e : entries())
     if (!e.ok() && !e.library.empty() && e.library.filename().string().find(name) != std::string::npos) return &e;
   return nullptr;
+}
+
+const ProviderEntry& Registry::entry(std::string_view name) const {
+  if (const ProviderEntry* found = find(name)) return *found;
+  if (const ProviderEntry* broken = find_broken(name))
+    throw ConfigError(fmt::format("provider '{}' could not be loaded: {}", name, broken->error->message),
+                      "`corral providers` shows every registry entry and its status");
+  std::vector<std::string> available = names();
+  throw Error(ErrorCode::invalid_argument, fmt::format("unknown provider '{}'", name),
+              available.empty() ? "no providers are installed; check `corral providers`"
+                                : fmt::format("available providers: {}", fmt::join(available, ", ")));
 }
 
 size_t Registry::index_of(const ProviderEntry& entry) const {

@@ -23,6 +23,9 @@ struct RegistrySource {
 
 struct ProviderEntry {
   std::string name;               // the provider name; for broken entries the file name
+  // A broken entry's provider: the name its spec gives when that much could be read, else
+  // the one its file name suggests ("libcorral-acme.so": "acme"). What it answers to.
+  std::string meant;
   std::filesystem::path library;  // the plugin library (empty for a broken registry file)
   RegistrySource source;          // the registry that listed it
   std::shared_ptr<const ProviderSpec> spec;  // set when ok(): what the plugin's probe reported
@@ -50,8 +53,12 @@ class Registry {
   const std::vector<ProviderEntry>& entries() const { return entries_; }
   // The working provider called `name` or having it as an alias, or nullptr.
   const ProviderEntry* find(std::string_view name) const;
-  // A broken entry whose file name suggests `name` (to explain why it is not loaded).
+  // The broken entry of provider `name` (as its spec or its file name says), or one whose
+  // file name contains `name`, or nullptr: to explain why it is not loaded.
   const ProviderEntry* find_broken(std::string_view name) const;
+  // The working provider `name`; throws ConfigError (78) with the load error when its
+  // entry is broken, invalid-argument (64) listing the providers when there is none.
+  const ProviderEntry& entry(std::string_view name) const;
   // Names of the working providers, sorted.
   std::vector<std::string> names() const;
   const std::vector<RegistrySource>& sources() const { return sources_; }

@@ -25,6 +25,7 @@
 
 #include "corral/sdk/fd_write.hpp"
 #include "corral/sdk/process.hpp"
+#include "corral/sdk/read_file.hpp"
 #include "corral/types.hpp"
 #include "downloads.hpp"
 #include "hash.hpp"
@@ -36,11 +37,25 @@ namespace corral {
 namespace {
 
 using CancelFn = std::function<bool()>;
+using WarnFn = std::function<void(const std::string&)>;
 
-// How often the long loops ask whether the user pressed Ctrl-C: often enough to stop
-// within a blink, rarely enough that the check costs nothing.
+// How often packing asks whether the user pressed Ctrl-C: often enough to stop within a
+// blink, rarely enough that the check costs nothing. The scan asks at every file: with
+// thousands of ignore patterns one file can take milliseconds.
 constexpr std::size_t kPollFiles = 256;
+// An ignore file is patterns, not data: a bound that no real one reaches (and /dev/zero does).
+constexpr std::uint64_t kMaxIgnoreBytes = 8 << 20;
 constexpr std::size_t kPollBuffers = 16;  // 16 × 64 KiB = 1 MiB of file data
+
+// A workspace file that cannot be read: the user's to fix (permissions, or leave it
+// out), unless the reason is something else entirely.
+Error unreadable_file(const fs::path& file, int err) {
+  const std::string message = fmt::format("cannot read {}: {}", file.string(), std::strerror(err));
+  if (err != EACCES && err != EPERM) return Error(ErrorCode::internal, message);
+  return Error(ErrorCode::invalid_argument, message,
+               fmt::format("make it readable (chmod u+r '{}'), or list it in .corralignore to leave it out",
+                           file.filename().string()));
+}
 
 // Throws cancelled when `cancelled` says the user asked to stop; `doing` names the phase.
 void stop_if_cancelled(const CancelFn& cancelled, std::string_view doing) {
@@ -72,14 +87,39 @@ fs::path git_toplevel(const fs::path& cwd, const CancelFn& cancelled = {}) {
   return out;
 }
 
-// The tracked and untracked, not git-ignored files of the checkout at `root`, sorted.
-std::vector<std::string> git_files(const fs::path& root, const CancelFn& cancelled) {
+// What to tell the user of a folder the scan could not enter (`dir` relative to the root).
+std::string skipped_folder(std::string_view dir) {
+  return fmt::format("left out folder {}: corral cannot read it (permission denied); make it readable to send it, "
+                     "or list it in .corralignore to leave it out quietly",
+                     dir);
+}
+
+// The folders git said it could not open, from its warnings on stderr.
+std::vector<std::string> unopened_folders(std::string_view git_stderr) {
+  static constexpr std::string_view kWarning = "could not open directory '";
+  std::vector<std::string> out;
+  for (size_t at = git_stderr.find(kWarning); at != std::string_view::npos; at = git_stderr.find(kWarning, at)) {
+    at += kWarning.size();
+    size_t end = git_stderr.find("': ", at);
+    if (end == std::string_view::npos) break;
+    std::string dir(git_stderr.substr(at, end - at));
+    while (!dir.empty() && dir.back() == '/') dir.pop_back();
+    out.push_back(std::move(dir));
+  }
+  return out;
+}
+
+// The tracked and untracked, not git-ignored files of the checkout at `root`, sorted;
+// folders git could not enter are passed to `warn`.
+std::vector<std::string> git_files(const fs::path& root, const CancelFn& cancelled, const WarnFn& warn) {
   sdk::ProcessSpec spec{{"git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"}, std::nullopt,
                         root.string()};
   spec.inherit = {"*"};
   sdk::CapturedProcess p = run_git(spec, 120, cancelled);
   if (p.exit_code != 0)
     throw Error(ErrorCode::internal, fmt::format("git ls-files failed in {}: {}", root.string(), p.err));
+  if (warn)
+    for (const std::string& dir : unopened_folders(p.err)) warn(skipped_folder(dir));
   std::vector<std::string> files;
   std::string_view rest = p.out;
   while (!rest.empty()) {
@@ -93,19 +133,26 @@ std::vector<std::string> git_files(const fs::path& root, const CancelFn& cancell
   return files;
 }
 
-// Every file below `root` outside .git and ignored folders, sorted.
-std::vector<std::string> walk_files(const fs::path& root, const IgnoreRules& rules, const CancelFn& cancelled) {
+// Every file below `root` outside .git and ignored folders, sorted; folders it cannot
+// enter are passed to `warn`.
+std::vector<std::string> walk_files(const fs::path& root, const IgnoreRules& rules, const CancelFn& cancelled,
+                                    const WarnFn& warn) {
   std::vector<std::string> files;
   std::error_code ec;
   auto it = fs::recursive_directory_iterator(root, fs::directory_options::skip_permission_denied, ec);
   if (ec) throw Error(ErrorCode::internal, fmt::format("cannot read {}: {}", root.string(), ec.message()));
-  for (std::size_t seen = 1; it != fs::recursive_directory_iterator(); it.increment(ec), ++seen) {
+  for (; it != fs::recursive_directory_iterator(); it.increment(ec)) {
     if (ec) throw Error(ErrorCode::internal, fmt::format("cannot read {}: {}", root.string(), ec.message()));
-    if (seen % kPollFiles == 0) stop_if_cancelled(cancelled, "scanning the workspace");
+    stop_if_cancelled(cancelled, "scanning the workspace");
     std::string rel = it->path().lexically_relative(root).generic_string();
     bool dir = it->is_directory(ec) && !it->is_symlink(ec);
     if (dir) {
-      if (it->path().filename() == ".git" || rules.ignored(rel, true)) it.disable_recursion_pending();
+      if (it->path().filename() == ".git" || rules.ignored(rel, true)) {
+        it.disable_recursion_pending();
+      } else if (::access(it->path().c_str(), R_OK | X_OK) != 0) {
+        it.disable_recursion_pending();
+        if (warn) warn(skipped_folder(rel));
+      }
       continue;
     }
     files.push_back(rel);
@@ -140,7 +187,7 @@ fs::path find_workspace_root(const fs::path& cwd) {
   return top.empty() ? start : fs::weakly_canonical(top);
 }
 
-Workspace scan_workspace(const fs::path& cwd, const CancelFn& cancelled) {
+Workspace scan_workspace(const fs::path& cwd, const CancelFn& cancelled, const WarnFn& warn) {
   Workspace ws;
   fs::path start = fs::weakly_canonical(cwd);
   std::optional<fs::path> known;
@@ -157,17 +204,15 @@ Workspace scan_workspace(const fs::path& cwd, const CancelFn& cancelled) {
   ws.subdir = (sub == "." || sub.empty()) ? "" : sub;
 
   IgnoreRules rules;
-  if (std::ifstream in(ws.root / ".corralignore"); in) {
-    std::stringstream ss;
-    ss << in.rdbuf();
-    rules = IgnoreRules::parse(ss.str(), (ws.root / ".corralignore").string());
-  }
-  std::vector<std::string> names = ws.git ? git_files(ws.root, cancelled) : walk_files(ws.root, rules, cancelled);
+  const fs::path ignore_file = ws.root / ".corralignore";
+  if (auto text = sdk::read_regular_file(ignore_file, kMaxIgnoreBytes, "the ignore file"))
+    rules = IgnoreRules::parse(*text, ignore_file.string(), cancelled);
+  std::vector<std::string> names =
+      ws.git ? git_files(ws.root, cancelled, warn) : walk_files(ws.root, rules, cancelled, warn);
 
   Sha256 fingerprint;
-  std::size_t seen = 0;
   for (const std::string& name : names) {
-    if (++seen % kPollFiles == 0) stop_if_cancelled(cancelled, "scanning the workspace");
+    stop_if_cancelled(cancelled, "scanning the workspace");
     if (name.empty() || rules.ignored(name)) continue;
     if (name == ".git" || name.rfind(".git/", 0) == 0) continue;
     if (name.size() > kDownloadsFolder.size() && name.compare(0, kDownloadsFolder.size(), kDownloadsFolder) == 0 &&
@@ -461,7 +506,7 @@ std::uint64_t write_archive_file(const Workspace& ws, const fs::path& archive_pa
       continue;
     }
     const int fd = ::open(full.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) throw Error(ErrorCode::internal, fmt::format("cannot read {}: {}", full.string(), std::strerror(errno)));
+    if (fd < 0) throw unreadable_file(full, errno);
     // Closes fd on every way out, a cancel or a failed write included.
     std::unique_ptr<const int, void (*)(const int*)> closer(&fd, [](const int* d) { ::close(*d); });
     struct stat st {};

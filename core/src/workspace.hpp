@@ -32,9 +32,12 @@ std::filesystem::path find_workspace_root(const std::filesystem::path& cwd);
 
 // Scans the working tree containing `cwd`: in a git checkout its tracked and untracked,
 // not-ignored files; elsewhere every file below `cwd`; minus .corralignore matches and
-// .git. Throws corral::Error when the tree cannot be read, invalid-argument for a
-// malformed .corralignore, and cancelled (stopping git too) once `cancelled` says so.
-Workspace scan_workspace(const std::filesystem::path& cwd, const std::function<bool()>& cancelled = {});
+// .git. A folder it cannot enter is left out and `warn` told which. Throws corral::Error
+// when the tree cannot be read, invalid-argument for a malformed .corralignore (or one
+// that is not a regular file of at most 8 MiB), and cancelled (stopping git too) once
+// `cancelled` says so.
+Workspace scan_workspace(const std::filesystem::path& cwd, const std::function<bool()>& cancelled = {},
+                         const std::function<void(const std::string&)>& warn = {});
 
 // Throws invalid-argument when the workspace is larger than `limit` bytes (0 = no limit).
 void check_workspace_size(const Workspace& workspace, std::uint64_t limit);

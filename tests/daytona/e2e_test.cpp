@@ -890,11 +890,14 @@ TEST_CASE("a Retry-After above corral's 10 s cap is not waited for: the answer i
 
 TEST_CASE("answers that are not JSON or cut short are Daytona's fault (exit 69); a garbled create's sandbox is swept") {
   DaytonaCli t;
-  for (bool cut : {false, true}) {
-    CAPTURE(cut);
+  // Not JSON, JSON cut short, and 400,000 nested '[' (which once overflowed the parser's stack).
+  for (int kind : {0, 1, 2}) {
+    CAPTURE(kind);
+    const bool cut = kind == 1, deep = kind == 2;
     t.fault([&](auto& f) {
       f = daytona::standin::Faults{};
       f.truncate_answer = cut;
+      f.deep_answer = deep;
       f.malformed_route = "create";
     });
     const int deletes = t.server.calls("delete");

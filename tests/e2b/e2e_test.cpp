@@ -626,12 +626,20 @@ TEST_CASE("a command that reads stdin sees its end instead of waiting forever") 
 
 TEST_CASE("a garbled create answer exits 69 and leaves no sandbox behind") {
   E2bCli t;
-  t.fault([](auto& f) { f.malformed_route = "create"; f.malformed = "not-json"; });
-  CliResult r = t.run_script("true");
-  CHECK(r.exit_code == 69);
-  CHECK(r.err.find("unexpected answer") != std::string::npos);
-  CHECK(r.err.find("hint:") != std::string::npos);
-  CHECK(t.server.with([](auto& st) { return st.sandboxes.size(); }) == 0);
+  // "deep": 400,000 nested '[', which once overflowed the parser's stack (exit 139).
+  for (const char* kind : {"not-json", "deep"}) {
+    CAPTURE(kind);
+    t.fault([&](auto& f) { f.malformed_route = "create"; f.malformed = kind; });
+    CliResult r = t.run_script("true");
+    CHECK(r.exit_code == 69);
+    CHECK(r.err.find("unexpected answer") != std::string::npos);
+    CHECK(r.err.find("hint:") != std::string::npos);
+    CHECK(t.server.with([](auto& st) { return st.sandboxes.size(); }) == 0);
+  }
+  t.fault([](auto& f) { f.malformed_route = "list"; f.malformed = "deep"; });
+  CliResult list = t.run({"list", "--remote", "--provider", "e2b"});
+  CHECK(list.exit_code == 69);
+  CHECK(list.err.find("unexpected answer") != std::string::npos);
 }
 
 TEST_CASE("the sandbox's own domain, when E2B reports one, beats E2B_DOMAIN") {

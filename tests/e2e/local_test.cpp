@@ -250,7 +250,7 @@ TEST_CASE("network none cuts the network and url refuses it") {
   CHECK(r.out == "1\n");  // only loopback
   auto bad = env.run({"run", "--local-network", "maybe", "--", "true"});
   CHECK(bad.exit_code == 64);
-  CHECK(bad.err.find("one of shared, none") != std::string::npos);
+  CHECK(bad.err.find("one of none, shared") != std::string::npos);
 }
 
 TEST_CASE("url gives a loopback URL for a kept sandbox") {

@@ -13,7 +13,9 @@
 
 namespace fs = std::filesystem;
 using corral::Claim;
+using corral::ClaimFile;
 using corral::ClaimStore;
+using corral::Error;
 using corral::test::TempDir;
 
 namespace {
@@ -140,4 +142,41 @@ TEST_CASE("try_lock fails while another process holds the lease") {
   int status;
   ::waitpid(pid, &status, 0);
   CHECK(store.try_lock("held").has_value());
+}
+
+TEST_CASE("a claim file that is a FIFO, a link or far too large is corrupt, never waited on or followed") {
+  TempDir t;
+  ClaimStore store(t.path() / "leases");
+  fs::create_directories(store.dir());
+  REQUIRE(::mkfifo((store.dir() / "aaaaaaaaaaaa.json").c_str(), 0600) == 0);
+  fs::create_symlink("/etc/hostname", store.dir() / "bbbbbbbbbbbb.json");
+  std::ofstream(store.dir() / "cccccccccccc.json") << std::string(2 << 20, ' ');
+  std::ofstream(store.dir() / "dddddddddddd.json") << std::string(300'000, '[');
+  std::vector<ClaimFile> files = store.scan();
+  REQUIRE(files.size() == 4);
+  for (const ClaimFile& f : files) {
+    CAPTURE(f.lease_id);
+    CHECK_FALSE(f.claim);
+    CHECK_FALSE(f.problem.empty());
+  }
+  CHECK(files[0].problem.find("FIFO") != std::string::npos);
+  CHECK(files[1].problem.find("symbolic link") != std::string::npos);
+  CHECK(files[2].problem.find("larger than") != std::string::npos);
+  CHECK(files[3].problem.find("nest deeper than") != std::string::npos);
+  CHECK_THROWS_AS(store.read("aaaaaaaaaaaa"), Error);
+  CHECK(store.all().empty());
+  // Removing the link removes the link, not what it points to.
+  store.remove("bbbbbbbbbbbb");
+  CHECK_FALSE(fs::is_symlink(store.dir() / "bbbbbbbbbbbb.json"));
+  CHECK(fs::exists("/etc/hostname"));
+}
+
+TEST_CASE("JSON nested deeper than the bound is an error naming the offset, not a crash") {
+  CHECK_THROWS_WITH_AS(corral::json::parse(std::string(400'000, '['), "answer"),
+                       doctest::Contains("nest deeper than 128 levels at offset 128"), Error);
+  std::string deep_ok = std::string(128, '[') + std::string(128, ']');
+  CHECK(corral::json::parse(deep_ok, "answer").IsArray());
+  // Brackets inside strings are text, not nesting.
+  std::string in_string = "{\"a\":\"" + std::string(1000, '[') + "\\\"\"}";
+  CHECK(corral::json::parse(in_string, "answer").IsObject());
 }

@@ -58,7 +58,8 @@ TEST_CASE("pass_fds reach the child at the number asked for; no other descriptor
     CAPTURE(fork_path);
     if (fork_path && ::geteuid() != 0) continue;  // clear_groups needs root
     ProcessSpec spec;
-    auto try_write = [](int fd) { return "{ echo leaked >&" + std::to_string(fd) + "; } 2>/dev/null; "; };
+    // Through /proc/self/fd: dash takes only one-digit descriptors in a redirection.
+    auto try_write = [](int fd) { return "{ echo leaked >/proc/self/fd/" + std::to_string(fd) + "; } 2>/dev/null; "; };
     spec.argv = {"sh", "-c", "echo via-kept >&5 && " + try_write(kept[1]) + try_write(closed[1]) +
                                  try_write(inherited[1]) + "echo done"};
     spec.pass_fds = {{kept[1], 5}};

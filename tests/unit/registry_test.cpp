@@ -237,3 +237,78 @@ TEST_CASE("a pin is checked against the cached checksum without probing again") 
   CHECK(r.find_broken("testbox")->error->cause == LoadFailure::checksum_mismatch);
   CHECK(contains(r.find_broken("testbox")->error->message, sha));
 }
+
+TEST_CASE("registry entries are strict: an unknown key, a bad pin or a limit without isolation refuses the entry") {
+  CacheHome cache;
+  test::TempDir t;
+  const std::string lib = kDir + "/libcorral-testbox.so";
+  struct Case {
+    std::string entry;
+    std::string says;
+  };
+  for (const Case& c : {Case{"{path: " + lib + ", sha265: 00}", "unknown key 'sha265' (did you mean 'sha256'?)"},
+                        Case{"{path: " + lib + ", isolaton: process}", "unknown key 'isolaton' (did you mean 'isolation'?)"},
+                        Case{"{path: " + lib + ", call-timeout: 5m}", "call-timeout applies only to a plugin run with"},
+                        Case{"{path: " + lib + ", sha256: abc}", "sha256 must be 64 hexadecimal digits"},
+                        Case{"{path: " + lib + ", isolation: [process]}", "'isolation' must be a single value"}}) {
+    CAPTURE(c.entry);
+    fs::path reg = t.write("r.yaml", "plugins:\n  - " + c.entry + "\n");
+    Registry r = Registry::load({{reg, "test"}});
+    CHECK_FALSE(r.find("testbox"));  // never loaded unpinned or in-process by a typo
+    REQUIRE(r.entries().size() == 1);
+    CHECK(r.entries()[0].error->cause == LoadFailure::bad_registry);
+    CHECK_MESSAGE(contains(r.entries()[0].error->message, c.says), r.entries()[0].error->message);
+    CHECK(contains(r.entries()[0].error->message, "path, sha256, isolation, call-timeout, cancel-grace") ==
+          (c.says.find("unknown key") != std::string::npos));
+  }
+  fs::path extra = t.write("x.yaml", "plugins: []\nplugin: [" + lib + "]\n");
+  Registry r = Registry::load({{extra, "test"}});
+  REQUIRE(r.entries().size() == 1);
+  CHECK(contains(r.entries()[0].error->message, "unknown key 'plugin'"));
+  // The same keys, spelled right, load.
+  fs::path good = t.write("g.yaml", "plugins:\n  - {path: " + lib + ", isolation: process, call-timeout: 5m}\n");
+  CHECK(Registry::load({{good, "test"}}).find("testbox"));
+}
+
+TEST_CASE("a registry that is not a regular file is refused, not waited on or read without end") {
+  CacheHome cache;
+  test::TempDir t;
+  fs::path fifo = t.path() / "fifo.yaml";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  fs::path zero = t.path() / "zero.yaml";
+  fs::create_symlink("/dev/zero", zero);
+  Registry r = Registry::load({{fifo, "test"}, {zero, "test"}});
+  REQUIRE(r.entries().size() == 2);
+  for (const ProviderEntry& e : r.entries()) CHECK_FALSE(e.ok());
+}
+
+TEST_CASE("a broken entry answers to its provider's name; a broken later entry never lets an earlier one run") {
+  CacheHome cache;
+  test::TempDir t;
+  fs::create_directories(t.path() / "a");
+  fs::copy_file(kDir + "/libcorral-testbox.so", t.path() / "a/libcorral-testbox.so");
+  fs::path first = t.write("a/r.yaml", "plugins: [libcorral-testbox.so]\n");
+  // The later registry's testbox is pinned to other bytes: broken before it is even probed.
+  fs::path second = t.write("b/r.yaml", "plugins:\n  - path: " + (t.path() / "a/libcorral-testbox.so").string() +
+                                            "\n    sha256: " + std::string(64, '0') + "\n");
+  Registry r = Registry::load({{first, "system"}, {second, "user"}});
+  CHECK_FALSE(r.find("testbox"));
+  try {
+    r.entry("testbox");
+    FAIL("a shadowed provider must not be found");
+  } catch (const ConfigError& e) {
+    CHECK(contains(e.what(), "could not be loaded"));
+    CHECK(contains(e.what(), second.string()));
+    CHECK(contains(e.what(), first.string()));
+    CHECK(contains(e.what(), "sha256 mismatch"));
+  }
+  // Alone, the broken entry still answers to "testbox" (from its file name), with its load error.
+  Registry alone = Registry::load({{second, "user"}});
+  CHECK_THROWS_AS(alone.entry("testbox"), ConfigError);
+  CHECK_THROWS_WITH_AS(alone.entry("nosuch"), doctest::Contains("unknown provider 'nosuch'"), Error);
+  try {
+    alone.entry("nosuch");
+  } catch (const Error& e) {
+    CHECK(e.code() == ErrorCode::invalid_argument);
+  }
+}

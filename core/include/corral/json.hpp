@@ -22,7 +22,11 @@ using Value = rapidjson::Value;
 using Writer = rapidjson::Writer<rapidjson::StringBuffer, rapidjson::UTF8<>, rapidjson::UTF8<>,
                                  rapidjson::MemoryPoolAllocator<>>;
 
-// Parses `text`; a syntax error throws invalid-argument naming `what` and the offset.
+// How deeply arrays and objects may nest in what parse() accepts: far beyond any real
+// answer, claim or spec, far below what would exhaust the stack.
+inline constexpr int kMaxDepth = 128;
+// Parses `text`; a syntax error, or nesting deeper than kMaxDepth, throws invalid-argument
+// naming `what` and the offset. Safe on hostile input of any size.
 Document parse(std::string_view text, std::string_view what);
 // Compact text of `value`.
 std::string dump(const Value& value);

@@ -169,6 +169,7 @@ void guarded(State& st, const std::string& route, const httplib::Request& req, h
   body();
   if (res.status < 300 && st.faults.malformed_route == route) {
     if (st.faults.truncate_answer) res.body.resize(res.body.size() / 2);  // valid JSON, cut
+    else if (st.faults.deep_answer) res.set_content(std::string(400'000, '['), "application/json");
     else res.set_content("<html>not json</html>", "text/html");
   }
   st.hold_while_asked(route, lock);

@@ -211,6 +211,8 @@ class Api {
     if (state_.faults.malformed == "wrong-types")
       res.set_content(route == "list" ? R"([{"sandboxID":42,"metadata":"none"}])" : R"({"sandboxID":42,"templateID":["base"]})",
                       "application/json");
+    else if (state_.faults.malformed == "deep")  // valid JSON's first 400,000 brackets: nested past any stack
+      res.set_content(std::string(400'000, '['), "application/json");
     else if (state_.faults.malformed == "truncated")  // complete as HTTP, cut as JSON
       res.set_content(route == "list" ? R"([{"templateID":"base","sandboxID":"i)" : R"({"templateID":"base","sandboxID":"i)",
                       "application/json");

@@ -80,7 +80,7 @@ struct Faults {
   int start_delay_ms = 0;               // > 0: the process runs this long before its `start` event
   std::string malformed_route;          // "create", "get", "list" or "start": a 2xx answer
   std::string malformed = "not-json";   // ... that is "not-json", "wrong-types", "truncated"
-                                        // (a JSON prefix) or (start) "text"
+                                        // (a JSON prefix), "deep" (400,000 '[') or (start) "text"
   std::string sandbox_domain;           // non-empty: the `domain` E2B reports for sandboxes
   int max_sandboxes = 0;                // > 0: create answers 429 while this many sandboxes exist
                                         // (the team's concurrent-sandbox limit)
