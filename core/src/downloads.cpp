@@ -8,6 +8,7 @@
 
 #include "corral/errors.hpp"
 #include "corral/sdk/fd_write.hpp"
+#include "glob.hpp"
 #include "workspace.hpp"
 
 namespace fs = std::filesystem;
@@ -74,6 +75,19 @@ bool link_stays_inside(const std::string& name, std::string_view target) {
   return true;
 }
 
+// True when the pattern part `part` can expand to ".." in a POSIX shell: its glob matches
+// "..", and it does not start with '*' or '?', which never match a leading dot there (a
+// class first may, as POSIX leaves it open). Throws for a glob git's rules cannot read.
+bool can_match_dotdot(std::string_view pattern, std::string_view part) {
+  if (part.front() == '*' || part.front() == '?') return false;
+  try {
+    return Glob::compile(part).matches("..");
+  } catch (const Error& e) {
+    throw Error(ErrorCode::invalid_argument, fmt::format("--download '{}': {}", pattern, e.what()),
+                "to match '[' itself write '[[]'; a '\\' must escape something");
+  }
+}
+
 using ReadPtr = std::unique_ptr<archive, decltype(&archive_read_free)>;
 using WritePtr = std::unique_ptr<archive, decltype(&archive_write_free)>;
 
@@ -96,9 +110,14 @@ void check_download_patterns(const std::vector<std::string>& patterns) {
       throw Error(ErrorCode::invalid_argument, fmt::format("--download '{}' is absolute", p), hint);
     if (has_control_char(p))
       throw Error(ErrorCode::invalid_argument, "a --download pattern contains a control character", hint);
-    for (std::string_view part : parts_of(p))
+    for (std::string_view part : parts_of(p)) {
       if (part == "..")
         throw Error(ErrorCode::invalid_argument, fmt::format("--download '{}' climbs out with '..'", p), hint);
+      if (can_match_dotdot(p, part))
+        throw Error(ErrorCode::invalid_argument,
+                    fmt::format("--download '{}' can match '..' (the folder above) with its part '{}'", p, part),
+                    "to match hidden files write '.[!.]*'; downloads come only from the command's folder");
+    }
   }
 }
 

@@ -18,7 +18,8 @@ namespace corral {
 inline constexpr std::string_view kDownloadsFolder = ".corral/runs";
 
 // Throws invalid-argument for a --download pattern that is empty, absolute, has a ".."
-// part or a control character, or for more than 64 patterns.
+// part or a control character, has a part whose glob can match ".." in a POSIX shell
+// (".*", ".[.]", ".?", "[.][.]"), or for more than 64 patterns.
 void check_download_patterns(const std::vector<std::string>& patterns);
 
 struct UnpackedDownload {

@@ -116,7 +116,8 @@ TEST_CASE("a download onto a full disk is reported, never left as a file with a 
 
 TEST_CASE("bad patterns and providers without downloads are refused before anything is created") {
   CliEnv env;
-  for (const char* bad : {"/etc/passwd", "../outside", "a/../../b"}) {
+  for (const char* bad : {"/etc/passwd", "../outside", "a/../../b", ".[.]", ".?/x", "[.][.]", ".*"}) {
+    CAPTURE(bad);
     auto r = env.run({"run", "--download", bad, "--", "true"});
     CHECK(r.exit_code == 64);
     CHECK(r.err.find("--download") != std::string::npos);

@@ -180,3 +180,24 @@ TEST_CASE("the packing script expands globs in the folder, reports misses, and k
   p = corral::sdk::capture_process(spec, 30);
   CHECK_THROWS_AS(corral::sdk::read_download_report(p.exit_code, p.err), corral::Error);
 }
+
+TEST_CASE("download patterns: a part whose glob can match '..' is refused, whatever the shell") {
+  // '*', '?' and a class first never match a leading dot in a POSIX shell; a literal dot,
+  // an escaped one or a class that holds one can.
+  CHECK_NOTHROW(corral::check_download_patterns(
+      {"*", "?", "*.xml", "reports/*", ".hidden", "x/.cache/*", ".[!.]*", "?.", "**/x", "a.[ch]"}));
+  for (const std::string& bad : std::vector<std::string>{".[.]", ".?", "[.][.]", ".*", "a/.*/b", "\\.\\.", ".[!a]",
+                                                         "[.]?", ".[[:punct:]]", "x/.*"}) {
+    CAPTURE(bad);
+    try {
+      corral::check_download_patterns({bad});
+      FAIL("not refused");
+    } catch (const corral::Error& e) {
+      CHECK(e.code() == corral::ErrorCode::invalid_argument);
+      CHECK(std::string(e.what()).find("'..'") != std::string::npos);
+      CHECK(e.hint().find(".[!.]*") != std::string::npos);
+    }
+  }
+  // A class git cannot read is refused with how to write it, not passed to the shell.
+  CHECK_THROWS_AS(corral::check_download_patterns({"report[1"}), corral::Error);
+}
