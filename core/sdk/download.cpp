@@ -37,7 +37,9 @@ std::string download_script(std::string_view folder, const std::vector<std::stri
   std::string list;
   for (const std::string& p : patterns) list += " " + shell_quote(p);
   // IFS='' keeps an expanded pattern one word while the glob still expands; "./" in front
-  // keeps a match that starts with '-' from being read as an option by tar. A relative
+  // keeps a match that starts with '-' from being read as an option by tar. A match with a
+  // ".." part is skipped: globs such as '.[.]', '.?' or '.*' expand to ".." in most shells,
+  // and nothing above the folder may come back, whatever the host checked. A relative
   // archive is made absolute before the cd, so it names a place from where the shell
   // started, like the folder does, however the folder is reached (symlinks included).
   return "a=" + shell_quote(archive) +
@@ -50,6 +52,7 @@ std::string download_script(std::string_view folder, const std::vector<std::stri
          "for p in" + list + "; do\n"
          "  m=0\n"
          "  for f in ./$p; do\n"
+         "    case \"/$f/\" in */../*) continue ;; esac\n"
          "    if [ -e \"$f\" ] || [ -L \"$f\" ]; then set -- \"$@\" \"$f\"; m=1; fi\n"
          "  done\n"
          "  [ \"$m\" = 1 ] || printf '" + std::string(kMissingPrefix) + "%s\\n' \"$p\" >&2\n"

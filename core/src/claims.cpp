@@ -62,6 +62,8 @@ std::string claim_to_json(const Claim& c) {
 
 Claim claim_from_json(std::string_view text, const std::string& what) {
   json::Document doc = json::parse(text, what);
+  // Anything may be left in the state folder; only an object has fields to read.
+  if (!doc.IsObject()) throw Error(ErrorCode::invalid_argument, what + " is not a JSON object");
   Claim c;
   c.lease_id = json::get_string(doc, "leaseId");
   c.slug = json::get_string(doc, "slug");

@@ -285,12 +285,13 @@ int Lease::exec(const Command& command) {
   return session_->exec(sandbox, command);
 }
 
-DownloadSummary Lease::download(const DownloadOptions& options, const std::string& cwd, const fs::path& dir,
+DownloadSummary Lease::download(const DownloadOptions& options, const std::string& cwd, const DownloadFolder& dir,
                                 const std::function<bool()>& cancelled) {
   DownloadSummary summary;
-  summary.dir = dir.string();
+  summary.dir = dir.path().string();
   Ui& ui = ctx_->ui();
   try {
+    check_download_folder(dir);
     StagedArchive archive(paths::state_dir() / "tmp");
     ui.progress("downloading results");
     DownloadResult got =
@@ -389,6 +390,9 @@ RunResult run(LeaseContext& ctx, const RunRequest& request) {
       request.shared_workspace ? request.shared_workspace->workspace : scan_workspace(request.cwd, cancelled, warn);
   command.cwd = ws.subdir;
   if (spec.features.has(Feature::archive_sync)) check_workspace_size(ws, request.max_workspace);
+  if (request.downloads.wanted())
+    check_download_folder(download_folder(ws.root, request.cwd, request.downloads.dir,
+                                          reused ? reused->claim().lease_id : std::string()));
   // A mounted tree cannot be swapped: running from another checkout would silently use
   // the old one (an uploading provider simply syncs the new tree).
   if (reused && spec.features.has(Feature::workspace_mount) && !reused->claim().workspace.empty() &&
@@ -433,8 +437,7 @@ RunResult run(LeaseContext& ctx, const RunRequest& request) {
   // Reports matter most when the command failed: download on every outcome but Ctrl-C.
   if (request.downloads.wanted() && ran && !ui.cancelled()) {
     clock.start("download", timings);
-    fs::path dir = request.downloads.dir.empty() ? ws.root / kDownloadsFolder / lease.claim().lease_id
-                                                 : request.cwd / request.downloads.dir;
+    DownloadFolder dir = download_folder(ws.root, request.cwd, request.downloads.dir, lease.claim().lease_id);
     DownloadSummary summary = lease.download(request.downloads, command.cwd, dir, cancelled);
     if (summary.error) {
       ui.warn(fmt::format("the download failed: {}{}", summary.error->what(),

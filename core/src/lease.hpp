@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "claims.hpp"
+#include "downloads.hpp"
 #include "handle.hpp"
 #include "packed_workspace.hpp"
 #include "providers.hpp"
@@ -79,7 +80,7 @@ class Lease {
   // Copies the files matching `options.patterns` (relative to the command's folder `cwd`)
   // from the sandbox into `dir` (run-downloads). Never throws: a failure is in the
   // summary's error, and the command's outcome stands.
-  DownloadSummary download(const DownloadOptions& options, const std::string& cwd, const std::filesystem::path& dir,
+  DownloadSummary download(const DownloadOptions& options, const std::string& cwd, const DownloadFolder& dir,
                            const std::function<bool()>& cancelled);
   // Records that the user keeps the sandbox; `corral stop` removes it later.
   void keep();

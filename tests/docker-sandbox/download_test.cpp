@@ -201,3 +201,30 @@ TEST_CASE_FIXTURE(Fixture, "Ctrl-C while tar packs in the sandbox stops tar ther
   CHECK(local_leftovers() == 0);
   plugin->call(d().destroy, wire::to_json(wire::SandboxRequest{sb}));
 }
+
+TEST_CASE_FIXTURE(Fixture, "sbx download never reaches above the command's folder, whatever glob can match '..'") {
+  // The stand-in's sandboxes see this machine's files, as a real one sees its mounted tree:
+  // the parent of the command's folder holds what must not come back.
+  work.write("secret.txt", "above the command's folder\n");
+  work.write("sub/.hidden", "h\n");
+  work.write("sub/report.xml", "<ok/>\n");
+  Sandbox sb = create();
+  for (const char* glob : {".[.]/secret.txt", ".[.]", ".?", ".*", "[.][.]/secret.txt"}) {
+    const std::string pattern = glob;
+    CAPTURE(pattern);
+    TempDir out;
+    const std::string local = (out.path() / "out.tar.gz").string();
+    PluginCall c = download(sb, "sub", {pattern, "report.xml"}, local);
+    INFO(c.message);
+    REQUIRE(c.ok);
+    TempDir unpacked;
+    untar(local, unpacked);
+    CHECK(read_file(unpacked.path() / "report.xml") == "<ok/>\n");
+    for (const auto& e : fs::recursive_directory_iterator(unpacked.path())) {
+      CAPTURE(e.path());
+      CHECK(e.path().filename() != "secret.txt");
+      CHECK(e.path().filename() != "sub");  // the command's folder itself, seen from above
+    }
+  }
+  plugin->call(d().destroy, wire::to_json(wire::SandboxRequest{sb}));
+}

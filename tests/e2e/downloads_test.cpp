@@ -7,6 +7,7 @@
 #include "cli.hpp"
 #include "corral/json.hpp"
 #include "corral/sdk/process.hpp"
+#include "link_escape.hpp"
 #include "small_disk.hpp"
 
 namespace fs = std::filesystem;
@@ -116,7 +117,8 @@ TEST_CASE("a download onto a full disk is reported, never left as a file with a 
 
 TEST_CASE("bad patterns and providers without downloads are refused before anything is created") {
   CliEnv env;
-  for (const char* bad : {"/etc/passwd", "../outside", "a/../../b"}) {
+  for (const char* bad : {"/etc/passwd", "../outside", "a/../../b", ".[.]", ".?/x", "[.][.]", ".*"}) {
+    CAPTURE(bad);
     auto r = env.run({"run", "--download", bad, "--", "true"});
     CHECK(r.exit_code == 64);
     CHECK(r.err.find("--download") != std::string::npos);
@@ -207,4 +209,69 @@ TEST_CASE("each shard of a fan-out brings its results back into its own folder")
   CHECK(strings(doc["shards"][2]["downloads"]["files"]) == std::vector<std::string>{"report-2.txt"});
   CHECK(env.local_sandboxes().empty());
   CHECK(env.claims().empty());
+}
+
+TEST_CASE("a chain of links the command plants never resolves outside the download folder on this machine") {
+  // x1/.../x20/s climbs back to the command's folder; c and d go through it and climb 21
+  // more folders, to /etc/passwd and to /: their text alone never leaves the folder.
+  std::string deep, ups20;
+  for (int i = 1; i <= 20; ++i) deep += "x" + std::to_string(i) + "/", ups20 += "../";
+  const std::string through = deep + "s/" + ups20 + "../";
+  CliEnv env;
+  fs::path h = env.root().path() / "h.json";
+  auto r = env.run({"run", "--lease-output", h.string(), "--download", "*", "--", "sh", "-c",
+                    "mkdir -p " + deep + " && ln -s " + ups20 + " " + deep + "s && ln -s " + through +
+                        "etc/passwd c && ln -s " + through + " d && echo kept > f"});
+  CHECK(r.exit_code == 0);
+  auto doc = read_handle(h);
+  fs::path dir = doc["downloads"]["dir"].GetString();
+  CHECK(read_file(dir / "f") == "kept\n");
+  CHECK(!fs::exists(fs::symlink_status(dir / "c")));
+  CHECK(!fs::exists(fs::symlink_status(dir / "d")));
+  CHECK(fs::is_symlink(dir / (deep + "s")));  // back to the folder itself: inside
+  CHECK(corral::test::link_leading_out(dir) == fs::path());
+  std::vector<std::string> refused = strings(doc["downloads"]["refused"]);
+  REQUIRE(refused.size() == 2);
+  CHECK(refused[0].rfind("c: ", 0) == 0);
+  CHECK(refused[1].rfind("d: ", 0) == 0);
+}
+
+TEST_CASE("a .corral or .corral/runs that is a link or a file is refused before anything is created") {
+  CliEnv env;
+  const fs::path elsewhere = env.root().path() / "elsewhere";
+  fs::create_directories(elsewhere);
+  env.root().write("work/src.txt", "source");
+  SUBCASE(".corral is a link") { fs::create_symlink(elsewhere, env.workspace() / ".corral"); }
+  SUBCASE(".corral/runs is a link") {
+    fs::create_directories(env.workspace() / ".corral");
+    fs::create_symlink(elsewhere, env.workspace() / ".corral/runs");
+  }
+  SUBCASE(".corral/runs is a file") { env.root().write("work/.corral/runs", "x"); }
+  auto r = env.run({"run", "--download", "out.txt", "--", "sh", "-c", "echo ran > out.txt"});
+  CHECK(r.exit_code == 64);
+  CHECK_MESSAGE(r.err.find(".corral") != std::string::npos, r.err);
+  CHECK(r.err.find("remove") != std::string::npos);
+  CHECK(fs::is_empty(elsewhere));
+  CHECK(env.local_sandboxes().empty());
+  CHECK(env.claims().empty());
+}
+
+TEST_CASE("--download-dir never follows a link the working tree holds; a path outside it is used as named") {
+  CliEnv env;
+  const fs::path elsewhere = env.root().path() / "elsewhere";
+  fs::create_directories(elsewhere);
+  env.root().write("work/src.txt", "source");
+  fs::create_symlink(elsewhere, env.workspace() / "results");
+  auto refused = env.run({"run", "--download", "out.txt", "--download-dir", "results", "--", "sh", "-c",
+                          "echo ran > out.txt"});
+  CHECK(refused.exit_code == 64);
+  CHECK_MESSAGE(refused.err.find("results") != std::string::npos, refused.err);
+  CHECK(fs::is_empty(elsewhere));
+  CHECK(env.claims().empty());
+
+  fs::create_symlink(elsewhere, env.root().path() / "mine");
+  auto named = env.run({"run", "--download", "out.txt", "--download-dir", (env.root().path() / "mine/out").string(),
+                        "--", "sh", "-c", "echo ran > out.txt"});
+  CHECK(named.exit_code == 0);
+  CHECK(read_file(elsewhere / "out/out.txt") == "ran\n");
 }

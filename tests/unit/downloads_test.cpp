@@ -13,9 +13,11 @@
 #include "corral/sdk/download.hpp"
 #include "corral/sdk/process.hpp"
 #include "downloads.hpp"
+#include "link_escape.hpp"
 
 namespace fs = std::filesystem;
 using corral::test::TempDir;
+using corral::test::read_file;
 
 namespace {
 
@@ -93,7 +95,7 @@ TEST_CASE("unpacking keeps files, folders and inside links, and refuses every wa
                   {"./out/dir-link", "", AE_IFLNK, "."},
                   {"./out/dir-link/through.txt", "written through a link"}});
   fs::path dir = tmp.path() / "dl";
-  corral::UnpackedDownload d = corral::unpack_download(tar, dir, 1 << 20, {});
+  corral::UnpackedDownload d = corral::unpack_download(tar, {dir}, 1 << 20, {});
   CHECK(slurp(dir / "out/report.xml") == "<ok/>");
   CHECK(slurp(dir / "out/bin") == binary);
   CHECK(fs::read_symlink(dir / "out/same.xml") == "report.xml");
@@ -121,7 +123,7 @@ TEST_CASE("unpacking stops at the size bound however well the archive compresses
   CHECK(fs::file_size(tar) < (64 << 10));  // a few KiB that unpack to 8 MiB
   fs::path dir = tmp.path() / "dl";
   try {
-    corral::unpack_download(tar, dir, 1 << 20, {});
+    corral::unpack_download(tar, {dir}, 1 << 20, {});
     FAIL("a download past the bound was unpacked");
   } catch (const corral::Error& e) {
     CHECK(e.code() == corral::ErrorCode::invalid_argument);
@@ -137,9 +139,9 @@ TEST_CASE("a damaged archive is a clear error, and cancelling stops the unpackin
   write_tar(tar, {{"a", std::string(200000, 'a')}});
   std::string bytes = slurp(tar);
   std::ofstream(tmp.path() / "cut.tar.gz", std::ios::binary) << bytes.substr(0, bytes.size() / 2);
-  CHECK_THROWS_AS(corral::unpack_download(tmp.path() / "cut.tar.gz", tmp.path() / "d1", 1 << 20, {}), corral::Error);
+  CHECK_THROWS_AS(corral::unpack_download(tmp.path() / "cut.tar.gz", {tmp.path() / "d1"}, 1 << 20, {}), corral::Error);
   try {
-    corral::unpack_download(tar, tmp.path() / "d2", 1 << 20, [] { return true; });
+    corral::unpack_download(tar, {tmp.path() / "d2"}, 1 << 20, [] { return true; });
     FAIL("not cancelled");
   } catch (const corral::Error& e) {
     CHECK(e.code() == corral::ErrorCode::cancelled);
@@ -163,7 +165,7 @@ TEST_CASE("the packing script expands globs in the folder, reports misses, and k
   corral::sdk::DownloadReport report = corral::sdk::read_download_report(p.exit_code, p.err);
   CHECK(!report.nothing_matched);
   CHECK(report.missing == std::vector<std::string>{"missing/*", "none"});
-  corral::UnpackedDownload d = corral::unpack_download(out, tmp.path() / "dl", 1 << 20, {});
+  corral::UnpackedDownload d = corral::unpack_download(out, {tmp.path() / "dl"}, 1 << 20, {});
   CHECK(slurp(tmp.path() / "dl/reports/a.xml") == "A");
   CHECK(slurp(tmp.path() / "dl/reports/b c.xml") == "B");
   CHECK(slurp(tmp.path() / "dl/-rf") == "dash");
@@ -179,4 +181,222 @@ TEST_CASE("the packing script expands globs in the folder, reports misses, and k
   spec.argv = {"/bin/sh", "-c", corral::sdk::download_script((tmp.path() / "gone").string(), {"x"}, "-")};
   p = corral::sdk::capture_process(spec, 30);
   CHECK_THROWS_AS(corral::sdk::read_download_report(p.exit_code, p.err), corral::Error);
+}
+
+namespace {
+
+// `a/b/.../` with `depth` folders named x1..x<depth>.
+std::string deep_folders(int depth) {
+  std::string out;
+  for (int i = 1; i <= depth; ++i) out += "x" + std::to_string(i) + "/";
+  return out;
+}
+
+std::string ups(int n) {
+  std::string out;
+  for (int i = 0; i < n; ++i) out += "../";
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("download patterns: a part whose glob can match '..' is refused, whatever the shell") {
+  // '*', '?' and a class first never match a leading dot in a POSIX shell; a literal dot,
+  // an escaped one or a class that holds one can.
+  CHECK_NOTHROW(corral::check_download_patterns(
+      {"*", "?", "*.xml", "reports/*", ".hidden", "x/.cache/*", ".[!.]*", "?.", "**/x", "a.[ch]"}));
+  for (const std::string& bad : std::vector<std::string>{".[.]", ".?", "[.][.]", ".*", "a/.*/b", "\\.\\.", ".[!a]",
+                                                         "[.]?", ".[[:punct:]]", "x/.*"}) {
+    CAPTURE(bad);
+    try {
+      corral::check_download_patterns({bad});
+      FAIL("not refused");
+    } catch (const corral::Error& e) {
+      CHECK(e.code() == corral::ErrorCode::invalid_argument);
+      CHECK(std::string(e.what()).find("'..'") != std::string::npos);
+      CHECK(e.hint().find(".[!.]*") != std::string::npos);
+    }
+  }
+  // A class git cannot read is refused with how to write it, not passed to the shell.
+  CHECK_THROWS_AS(corral::check_download_patterns({"report[1"}), corral::Error);
+}
+
+TEST_CASE("a chain of links that stays inside by its text but leads out through another link is refused") {
+  // x1/.../x20/s climbs back to the folder itself: inside. c and d go through s and then
+  // climb 21 folders: out to /etc/passwd and to /, though their text alone stays inside.
+  const std::string deep = deep_folders(20);
+  const Entry s{deep + "s", "", AE_IFLNK, ups(20)};
+  const Entry c{"c", "", AE_IFLNK, deep + "s/" + ups(21) + "etc/passwd"};
+  const Entry d{"d", "", AE_IFLNK, deep + "s/" + ups(21)};
+  for (bool links_first : {true, false}) {
+    CAPTURE(links_first);
+    TempDir tmp;
+    fs::path tar = tmp.path() / "chain.tar.gz";
+    write_tar(tar, links_first ? std::vector<Entry>{s, c, d} : std::vector<Entry>{c, d, s});
+    fs::path dir = tmp.path() / "dl";
+    corral::UnpackedDownload got = corral::unpack_download(tar, {dir}, 1 << 20, {});
+    CHECK(refused_mentions(got, "c"));
+    CHECK(refused_mentions(got, "d"));
+    CHECK(!fs::exists(fs::symlink_status(dir / "c")));
+    CHECK(!fs::exists(fs::symlink_status(dir / "d")));
+    CHECK(fs::read_symlink(dir / (deep + "s")) == ups(20));  // inside: kept
+    CHECK(corral::test::link_leading_out(dir) == fs::path());
+  }
+}
+
+TEST_CASE("a link is judged through the links already in the folder, and never written through one") {
+  TempDir tmp;
+  fs::path dir = tmp.path() / "dl";
+  fs::create_directories(dir);
+  fs::create_symlink("/etc", dir / "etc-link");  // left by someone else: not corral's to judge
+  tmp.write("outside/secret", "s");
+  fs::create_symlink("../outside", dir / "up");
+  fs::path tar = tmp.path() / "d.tar.gz";
+  write_tar(tar, {{"passwd", "", AE_IFLNK, "etc-link/passwd"},
+                  {"secret", "", AE_IFLNK, "up/secret"},
+                  {"up/planted", "written through a link"},
+                  {"ok", "", AE_IFLNK, "real/file"},
+                  {"real/file", "f"}});
+  corral::UnpackedDownload got = corral::unpack_download(tar, {dir}, 1 << 20, {});
+  CHECK(refused_mentions(got, "passwd"));
+  CHECK(refused_mentions(got, "secret"));
+  CHECK(refused_mentions(got, "up/planted"));
+  CHECK(!fs::exists(tmp.path() / "outside/planted"));
+  CHECK(read_file(dir / "ok") == "f");
+}
+
+TEST_CASE("a later entry never turns a folder already written into a link, nor writes through one") {
+  TempDir tmp;
+  fs::path tar = tmp.path() / "d.tar.gz";
+  write_tar(tar, {{"a/b/keep.txt", "k"},
+                  {"a/b", "", AE_IFLNK, "../.."},    // a folder already written there
+                  {"a", "", AE_IFREG, "", false},    // a file over a folder
+                  {"l", "", AE_IFLNK, "a"},
+                  {"l/b/through.txt", "through"},     // the link came first: written through it
+                  {"l", "", AE_IFLNK, "."}});          // a second entry of the same name
+  fs::path dir = tmp.path() / "dl";
+  corral::UnpackedDownload got = corral::unpack_download(tar, {dir}, 1 << 20, {});
+  CHECK(refused_mentions(got, "a/b"));
+  CHECK(refused_mentions(got, "a"));
+  CHECK(refused_mentions(got, "l/b/through.txt"));
+  CHECK(fs::is_directory(fs::symlink_status(dir / "a/b")));
+  CHECK(read_file(dir / "a/b/keep.txt") == "k");
+  CHECK(fs::read_symlink(dir / "l") == "a");
+  CHECK(!fs::exists(dir / "a/b/through.txt"));
+  CHECK(corral::test::link_leading_out(dir) == fs::path());
+}
+
+TEST_CASE("a link with '..' after a name is refused: a link made there later would turn it outward") {
+  // Kept, "c" would follow "x/s" once a second download into the same folder made x/s a
+  // link to the folder itself: judged alone, each would stay inside.
+  TempDir tmp;
+  fs::path dir = tmp.path() / "dl";
+  fs::path first = tmp.path() / "1.tar.gz";
+  write_tar(first, {{"c", "", AE_IFLNK, "x/s/../../etc"}, {"fine", "", AE_IFLNK, "../dl/x"}, {"x/", "", AE_IFDIR}});
+  corral::UnpackedDownload one = corral::unpack_download(first, {dir}, 1 << 20, {});
+  CHECK(refused_mentions(one, "c"));
+  CHECK(refused_mentions(one, "fine"));  // climbs above its folder to come back
+  fs::path second = tmp.path() / "2.tar.gz";
+  write_tar(second, {{"x/s", "", AE_IFLNK, ".."}});
+  corral::UnpackedDownload two = corral::unpack_download(second, {dir}, 1 << 20, {});
+  CHECK(two.refused.empty());
+  CHECK(corral::test::link_leading_out(dir) == fs::path());
+}
+
+TEST_CASE("hard links may only name a file already written inside, never a link") {
+  TempDir tmp;
+  fs::path tar = tmp.path() / "d.tar.gz";
+  // a/b/s is inside from a/b ("../../f"), but the same link at the top climbs out.
+  write_tar(tar, {{"f", "file"},
+                  {"a/b/s", "", AE_IFLNK, "../../f"},
+                  {"h", "", AE_IFREG, "a/b/s", true},
+                  {"same", "", AE_IFREG, "f", true},
+                  {"ahead", "", AE_IFREG, "later", true},
+                  {"later", "l"},
+                  {"l2", "", AE_IFLNK, "a"},
+                  {"through", "", AE_IFREG, "l2/b/s", true}});
+  fs::path dir = tmp.path() / "dl";
+  corral::UnpackedDownload got = corral::unpack_download(tar, {dir}, 1 << 20, {});
+  CHECK(refused_mentions(got, "h"));
+  CHECK(refused_mentions(got, "ahead"));
+  CHECK(refused_mentions(got, "through"));
+  CHECK(!fs::exists(fs::symlink_status(dir / "h")));
+  CHECK(read_file(dir / "same") == "file");
+  CHECK(fs::equivalent(dir / "same", dir / "f"));
+  CHECK(corral::test::link_leading_out(dir) == fs::path());
+}
+
+TEST_CASE("loops of links and chains deeper than the kernel follows are refused, and judging them ends") {
+  std::vector<Entry> entries = {{"a", "", AE_IFLNK, "b"}, {"b", "", AE_IFLNK, "a"}, {"self", "", AE_IFLNK, "self/x"}};
+  for (int i = 0; i < 50; ++i)
+    entries.push_back({"l" + std::to_string(i), "", AE_IFLNK, "l" + std::to_string(i + 1)});
+  entries.push_back({"l50", "end"});
+  TempDir tmp;
+  fs::path tar = tmp.path() / "d.tar.gz";
+  write_tar(tar, entries);
+  fs::path dir = tmp.path() / "dl";
+  corral::UnpackedDownload got = corral::unpack_download(tar, {dir}, 1 << 20, {});
+  CHECK(refused_mentions(got, "a"));
+  CHECK(refused_mentions(got, "b"));
+  CHECK(refused_mentions(got, "self"));
+  CHECK(refused_mentions(got, "l0"));
+  CHECK(fs::read_symlink(dir / "l49") == "l50");  // one step from the file: kept
+  CHECK(read_file(dir / "l50") == "end");
+}
+
+TEST_CASE("the default download folder is never reached through a link the working tree holds") {
+  TempDir tmp;
+  fs::path ws = tmp.path() / "ws";
+  fs::create_directories(ws);
+  fs::create_directories(tmp.path() / "elsewhere");
+  fs::path tar = tmp.path() / "d.tar.gz";
+  write_tar(tar, {{"f", "f"}});
+  SUBCASE(".corral is a link") { fs::create_symlink(tmp.path() / "elsewhere", ws / ".corral"); }
+  SUBCASE(".corral/runs is a link") {
+    fs::create_directories(ws / ".corral");
+    fs::create_symlink(tmp.path() / "elsewhere", ws / ".corral/runs");
+  }
+  SUBCASE("the lease folder is a link") {
+    fs::create_directories(ws / ".corral/runs");
+    fs::create_symlink(tmp.path() / "elsewhere", ws / ".corral/runs/lease1");
+  }
+  SUBCASE(".corral/runs is a file") {
+    tmp.write("ws/.corral/runs", "not a folder");
+  }
+  corral::DownloadFolder folder = corral::download_folder(ws, ws, "", "lease1");
+  CHECK(folder.path() == ws / ".corral/runs/lease1");
+  try {
+    corral::check_download_folder(folder);
+    FAIL("not refused before downloading");
+  } catch (const corral::Error& e) {
+    CHECK(e.code() == corral::ErrorCode::invalid_argument);
+    CHECK(e.hint().find("remove") != std::string::npos);
+  }
+  CHECK_THROWS_AS(corral::unpack_download(tar, folder, 1 << 20, {}), corral::Error);
+  CHECK(fs::is_empty(tmp.path() / "elsewhere"));
+}
+
+TEST_CASE("--download-dir: inside the working tree no link is followed, outside it the path is used as named") {
+  TempDir tmp;
+  fs::path ws = tmp.path() / "ws";
+  fs::create_directories(ws / "sub");
+  fs::create_directories(tmp.path() / "real");
+  fs::create_symlink(tmp.path() / "real", ws / "results");
+  fs::create_symlink(tmp.path() / "real", tmp.path() / "mine");
+  fs::path tar = tmp.path() / "d.tar.gz";
+  write_tar(tar, {{"f", "f"}});
+  // From ws/sub, "../results" is the committed link: refused.
+  corral::DownloadFolder committed = corral::download_folder(ws, ws / "sub", "../results", "lease1");
+  CHECK_THROWS_AS(corral::check_download_folder(committed), corral::Error);
+  CHECK_THROWS_AS(corral::unpack_download(tar, committed, 1 << 20, {}), corral::Error);
+  CHECK(fs::is_empty(tmp.path() / "real"));
+  // The user's own link, outside the tree, named on the command line: followed.
+  corral::DownloadFolder named = corral::download_folder(ws, ws / "sub", (tmp.path() / "mine/out").string(), "lease1");
+  CHECK_NOTHROW(corral::check_download_folder(named));
+  corral::unpack_download(tar, named, 1 << 20, {});
+  CHECK(read_file(tmp.path() / "real/out/f") == "f");
+  // A plain folder in the tree is created as before.
+  corral::DownloadFolder plain = corral::download_folder(ws, ws / "sub", "res/a", "lease1");
+  corral::unpack_download(tar, plain, 1 << 20, {});
+  CHECK(read_file(ws / "sub/res/a/f") == "f");
 }

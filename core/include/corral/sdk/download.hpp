@@ -17,7 +17,8 @@ namespace corral::sdk {
 inline constexpr int kDownloadNothingMatched = 3;
 
 // A POSIX sh script that, inside the sandbox, goes to `folder` (absolute, or relative to
-// the shell's start), expands each of `patterns` there as a shell glob, and writes a
+// the shell's start), expands each of `patterns` there as a shell glob (skipping any match
+// with a ".." part, such as '.[.]' or '.*' give in most shells), and writes a
 // gzip-compressed tar of the matches (folders whole, symlinks as links) to `archive`
 // ("-" = stdout; absolute, or relative to the shell's start like `folder`). Each pattern
 // that matched nothing is reported on stderr; the script exits kDownloadNothingMatched

@@ -1,0 +1,65 @@
+// Writing below one open folder without ever following a symbolic link: every folder on
+// the way is opened relative to the one before with O_NOFOLLOW, so a link planted below
+// the folder, before or while it is written, makes a write fail instead of landing
+// elsewhere. What downloads are unpacked with.
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+namespace corral {
+
+// An open file descriptor, closed with the object.
+class UniqueFd {
+ public:
+  UniqueFd() = default;
+  explicit UniqueFd(int fd) : fd_(fd) {}
+  UniqueFd(UniqueFd&& other) noexcept : fd_(other.release()) {}
+  UniqueFd& operator=(UniqueFd&& other) noexcept;
+  ~UniqueFd();
+  int get() const { return fd_; }
+  int release();
+
+ private:
+  int fd_ = -1;
+};
+
+// The folder `part` in `parent`, created (mode 0777 less the umask) when `create` and it is
+// missing; never through a link. An invalid UniqueFd with errno set on failure: ELOOP or
+// ENOTDIR when `part` is a link or not a folder.
+UniqueFd open_folder_nofollow(int parent, const std::string& part, bool create);
+
+class FolderWriter {
+ public:
+  // Writes below the open folder `root` (not owned), creating the folders names need.
+  explicit FolderWriter(int root) : root_(root) {}
+
+  // Each returns 0 or the errno of the failure; ELOOP or ENOTDIR mean a folder on the
+  // way is a link or not a folder. `name` is clean and relative ("a/b/c").
+  // A folder at `name` (one already there is fine; a file or link there is replaced).
+  int make_folder(const std::string& name, mode_t mode);
+  // A new file at `name`, replacing a file or link there, open for writing in `fd`.
+  int create_file(const std::string& name, mode_t mode, UniqueFd& fd);
+  // A second name for the file `target`, replacing a file or link at `name`; never a
+  // second name for a link.
+  int hard_link(const std::string& name, const std::string& target);
+  // A symbolic link at `name` holding `target`, replacing a file or link there.
+  int symlink(const std::string& name, const std::string& target);
+  // Removes the file or link at `name`, if any (a half-written file).
+  void remove(const std::string& name);
+
+ private:
+  // The open folder holding `name` (created as needed) and its last part; -1 with errno.
+  int parent_of(const std::string& name, std::string& last);
+  // Removes a file or link at `last` in `parent` so something new can take its place.
+  static int clear(int parent, const std::string& last);
+
+  int root_;
+  // The folders opened for the last name: entries of one folder come one after another.
+  std::vector<std::string> open_parts_;
+  std::vector<UniqueFd> open_fds_;
+};
+
+}  // namespace corral
