@@ -83,6 +83,7 @@ struct Transfer {
   Clock::time_point last_activity = Clock::now();
   curl_off_t moved = 0;        // bytes sent + received so far, to notice upload progress
   bool head_seen = false;      // on_headers was called
+  bool streaming = false;      // a 2xx body chunk reached on_body: the answer has begun
 };
 
 // Counts bytes moving in either direction as activity, so a long upload is not "idle".
@@ -121,6 +122,7 @@ size_t on_data(char* data, size_t size, size_t n, void* user) {
         t->response->status = status;
         t->request->on_headers(*t->response);
       }
+      t->streaming = true;
       t->request->on_body(std::string_view(data, len));
     } catch (...) {
       t->failure = std::current_exception();
@@ -405,6 +407,10 @@ Response Client::Impl::perform(const Request& request, const std::string& url, c
   if (result != CURLE_OK) {
     std::string detail = errbuf[0] ? errbuf : curl_easy_strerror(result);
     while (!detail.empty() && detail.back() == '\n') detail.pop_back();
+    if (broke_after_connecting(result) && t.streaming && !request.sandbox_stream.empty()) {
+      Error lost = connection_lost(what, request.sandbox_stream, detail);
+      throw ConnectionBroken(lost.code(), lost.what(), lost.hint());
+    }
     std::string message = what + ": request to " + origin + " failed: " + detail;
     std::string hint = "check the network and the provider's URL setting";
     if (broke_after_connecting(result)) throw ConnectionBroken(ErrorCode::unavailable, std::move(message), std::move(hint));
@@ -455,6 +461,14 @@ Error unexpected_answer(std::string_view what, std::string_view detail) {
                std::string(what) + ": the provider sent an unexpected answer: " + std::string(detail),
                "retry in a moment; if it persists, a proxy may be answering in the provider's place or its API "
                "changed (check the provider's URL settings and corral's version)");
+}
+
+Error connection_lost(std::string_view what, std::string_view stream, std::string_view detail) {
+  std::string message = std::string(what) + ": the connection to the sandbox was lost mid-" + std::string(stream);
+  if (!detail.empty()) message += " (" + std::string(detail) + ")";
+  return Error(ErrorCode::unavailable, std::move(message),
+               "what arrived before the break was delivered, the rest is lost; check this machine's network (and, "
+               "for a kept sandbox, that it still runs: `corral status --id LEASE`), then rerun");
 }
 
 json::Document parse_body(const Response& response, std::string_view what) {

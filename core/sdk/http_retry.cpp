@@ -1,5 +1,6 @@
 // Sending a request again when the server says "not now" or the connection broke, within
-// bounds: the one retry rule every plugin's control plane uses.
+// bounds: the one retry rule every plugin's control plane uses; and the one way to report
+// a rate limit that is still there afterwards.
 #include <algorithm>
 #include <chrono>
 #include <optional>
@@ -48,6 +49,7 @@ Response send_retrying(Client& client, Request request, Retry retry, const Retry
     std::optional<double> delay;
     try {
       Response response = client.send_json(request);
+      response.sent = attempt + 1;
       if (last || !is_retryable_status(response.status)) return response;
       delay = retry_delay(response, attempt, limits);
       if (!delay) return response;
@@ -61,6 +63,26 @@ Response send_retrying(Client& client, Request request, Retry retry, const Retry
     }
     if (!pause(*delay, request.cancelled)) throw Error(ErrorCode::cancelled, request.what + ": cancelled");
   }
+}
+
+Error rate_limited(const Response& response, std::string_view what, std::string_view limit, std::string_view detail,
+                   std::string_view advice) {
+  std::string message = std::string(what) + ": " + std::string(limit) + " was reached (HTTP 429";
+  if (!detail.empty()) message += ": " + std::string(detail);
+  message += "); ";
+  const RetryLimits limits;
+  if (!retry_delay(response, 0, limits))
+    message += "it asked corral to wait " + response.header("retry-after") + " s, longer than corral waits (" +
+               std::to_string(static_cast<long>(limits.max_wait_seconds)) + " s), so corral did not retry";
+  else if (response.sent > 1)
+    message += "corral already retried it " + std::to_string(response.sent - 1) +
+               (response.sent == 2 ? " time" : " times") + ", waiting between tries";
+  else
+    message += "corral did not retry it: sent twice, it could make a second sandbox or run a command twice";
+  std::string hint = "wait a minute and rerun; for a fan-out (--shards), lower --max-parallel so fewer sandboxes "
+                     "start at once";
+  if (!advice.empty()) hint += "; " + std::string(advice);
+  return Error(ErrorCode::quota, std::move(message), std::move(hint));
 }
 
 }  // namespace corral::sdk::http

@@ -57,6 +57,7 @@ std::string_view to_string(Feature feature) {
     case Feature::run_downloads: return "run-downloads";
     case Feature::network_policy: return "network-policy";
     case Feature::network_allowlist: return "network-allowlist";
+    case Feature::network_allowlist_domains: return "network-allowlist-domains";
   }
   return "?";
 }
@@ -80,7 +81,9 @@ std::string_view describe(Feature feature) {
     case Feature::run_downloads: return "files the command made come back after the run (`--download`)";
     case Feature::network_policy: return "the sandbox can be cut off the network (`--network none`)";
     case Feature::network_allowlist:
-      return "the sandbox can be limited to listed hosts (`--network allow:HOST,...`)";
+      return "the sandbox can be limited to listed IP addresses and CIDRs (`--network allow:10.0.0.0/8,...`)";
+    case Feature::network_allowlist_domains:
+      return "the allow list also takes domains and `*.domain` wildcards (`--network allow:pypi.org,*.github.com`)";
   }
   return "";
 }

@@ -239,12 +239,35 @@ const Sandbox& Lease::live() {
     return sandbox_.emplace(std::move(s));
   } catch (const Error& e) {
     if (e.code() != ErrorCode::not_found) throw;
-    throw Error(ErrorCode::not_found,
-                fmt::format("the sandbox of lease '{}' ({}) no longer exists at {}; it may have passed its "
-                            "lifetime cap",
-                            claim_.slug, claim_.sandbox_id, claim_.provider),
-                fmt::format("start a new one with `corral run --keep ...`, and forget this lease with `{}`",
-                            cleanup_command(claim_.provider, claim_.lease_id)));
+    throw gone(e);
+  }
+}
+
+Error Lease::gone(const Error& cause) const {
+  // The provider knows why a sandbox goes (its hint); the lease is core's to explain.
+  return Error(ErrorCode::not_found,
+               fmt::format("the sandbox of lease '{}' ({}) no longer exists at {}; {}", claim_.slug,
+                           claim_.sandbox_id, claim_.provider,
+                           cause.hint().empty() ? "it may have passed its lifetime cap, or been deleted outside corral"
+                                                : cause.hint()),
+               fmt::format("forget this lease with `{}`, and start a new sandbox with `corral run --keep ...`",
+                           cleanup_command(claim_.provider, claim_.lease_id)));
+}
+
+void Lease::confirming_gone(const std::function<void()>& step) {
+  try {
+    step();
+  } catch (const Error& e) {
+    // A fresh lease is released by its run anyway; only a reused one outlives the error.
+    if (e.code() != ErrorCode::not_found || !reused_) throw;
+    std::optional<Error> confirmed;
+    try {
+      session_->get(claim_.sandbox_id, claim_.lease_id);
+    } catch (const Error& again) {
+      if (again.code() == ErrorCode::not_found) confirmed = gone(again);
+    }
+    if (confirmed) throw *confirmed;
+    throw;
   }
 }
 
@@ -271,7 +294,7 @@ void Lease::sync(const Workspace& ws, const std::function<bool()>& cancelled, co
   upload.archive_path = packed->path().string();
   upload.size = packed->size;
   ui.progress(fmt::format("uploading the workspace ({})", format_size(upload.size)));
-  session_->upload(sandbox, upload);
+  confirming_gone([&] { session_->upload(sandbox, upload); });
   ctx_->claims.write_synced_files(claim_.lease_id, current);
   claim_.fingerprint = ws.fingerprint;
   // Losing the fingerprint to a power loss costs one upload more, not two fsyncs a run:
@@ -282,7 +305,9 @@ void Lease::sync(const Workspace& ws, const std::function<bool()>& cancelled, co
 int Lease::exec(const Command& command) {
   const Sandbox& sandbox = live();
   ctx_->ui().progress("");
-  return session_->exec(sandbox, command);
+  int exit_code = 0;
+  confirming_gone([&] { exit_code = session_->exec(sandbox, command); });
+  return exit_code;
 }
 
 DownloadSummary Lease::download(const DownloadOptions& options, const std::string& cwd, const DownloadFolder& dir,

@@ -74,8 +74,10 @@ class Lease {
   // Brings the sandbox's workspace to `ws`: nothing for a mounted tree or an unchanged
   // one; else the archive unpacked over the previous sync, with the files deleted
   // locally since then removed. `packed` is `ws` already packed (a fan-out's); null = pack here.
+  // A reused lease whose sandbox went meanwhile fails as live() does.
   void sync(const Workspace& ws, const std::function<bool()>& cancelled, const PackedArchive* packed = nullptr);
-  // Runs `command` in the sandbox, streaming its output; returns its exit code.
+  // Runs `command` in the sandbox, streaming its output; returns its exit code. A reused
+  // lease whose sandbox went meanwhile fails as live() does.
   int exec(const Command& command);
   // Copies the files matching `options.patterns` (relative to the command's folder `cwd`)
   // from the sandbox into `dir` (run-downloads). Never throws: a failure is in the
@@ -95,6 +97,11 @@ class Lease {
 
  private:
   Lease(LeaseContext& ctx, Claim claim, std::unique_ptr<ProviderSession> session, LeaseLock lock, bool reused);
+  // The not-found error of a lease whose sandbox is gone, from the provider's own `cause`.
+  Error gone(const Error& cause) const;
+  // Runs `step`; when it fails with not-found on a reused lease and get() confirms the
+  // sandbox is gone, throws gone() instead, so every step says it the same way.
+  void confirming_gone(const std::function<void()>& step);
 
   LeaseContext* ctx_;
   Claim claim_;

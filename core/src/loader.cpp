@@ -53,6 +53,7 @@ std::vector<std::string> required_primitives(Feature feature) {
     case Feature::run_downloads: return {"download"};
     case Feature::network_policy: return {};  // enforced by create
     case Feature::network_allowlist: return {};
+    case Feature::network_allowlist_domains: return {};
   }
   return {};
 }

@@ -88,21 +88,32 @@ NetworkPolicy choose_network_policy(const std::optional<NetworkPolicy>& flag, co
 
 void require_network_policy(const ProviderSpec& spec, const NetworkPolicy& policy, const Registry& registry) {
   if (policy.mode == NetworkPolicy::Mode::open) return;
-  const Feature feature =
-      policy.mode == NetworkPolicy::Mode::none ? Feature::network_policy : Feature::network_allowlist;
-  if (spec.features.has(feature)) return;
-  std::vector<std::string> able;
-  for (const ProviderEntry& entry : registry.entries())
-    if (entry.ok() && entry.spec->features.has(feature)) able.push_back(entry.spec->name);
-  throw Error(ErrorCode::unsupported,
-              fmt::format("network policy '{}' needs the '{}' feature, which provider '{}' does not have: it cannot "
-                          "enforce this policy, and corral never runs with a looser one",
-                          to_string(policy), to_string(feature), spec.name),
-              able.empty() ? fmt::format("no installed provider has '{}'; choose another --network (or the config's "
-                                         "'network:'), or install a provider that has it",
-                                         to_string(feature))
-                           : fmt::format("providers that have it: {} (choose one with --provider)",
-                                         fmt::join(able, ", ")));
+  std::vector<Feature> needed = {policy.mode == NetworkPolicy::Mode::none ? Feature::network_policy
+                                                                          : Feature::network_allowlist};
+  std::vector<std::string> domains;
+  for (const std::string& entry : policy.allow)
+    if (!is_ip_or_cidr(entry)) domains.push_back(entry);
+  if (!domains.empty()) needed.push_back(Feature::network_allowlist_domains);
+  for (Feature feature : needed) {
+    if (spec.features.has(feature)) continue;
+    std::vector<std::string> able;
+    for (const ProviderEntry& entry : registry.entries())
+      if (entry.ok() && std::all_of(needed.begin(), needed.end(), [&](Feature f) { return entry.spec->features.has(f); }))
+        able.push_back(entry.spec->name);
+    const std::string why =
+        feature == Feature::network_allowlist_domains
+            ? fmt::format(" (for the domain{} {})", domains.size() > 1 ? "s" : "", fmt::join(domains, ", "))
+            : "";
+    throw Error(ErrorCode::unsupported,
+                fmt::format("network policy '{}' needs the '{}' feature{}, which provider '{}' does not have: it "
+                            "cannot enforce this policy, and corral never runs with a looser one",
+                            to_string(policy), to_string(feature), why, spec.name),
+                able.empty() ? fmt::format("no installed provider has '{}'; choose another --network (or the config's "
+                                           "'network:'), or install a provider that has it",
+                                           to_string(feature))
+                             : fmt::format("providers that have it: {} (choose one with --provider)",
+                                           fmt::join(able, ", ")));
+  }
 }
 
 }  // namespace corral

@@ -24,8 +24,9 @@ NetworkPolicy choose_network_policy(const std::optional<NetworkPolicy>& flag, co
                                     const Config& config, Ui& ui);
 
 // Refuses (unsupported, before anything is created) a policy `spec`'s provider cannot
-// enforce: none needs network-policy, allow: needs network-allowlist. The message names
-// the provider, the feature and the installed providers that have it.
+// enforce: none needs network-policy, allow: needs network-allowlist, and an allow list
+// with a domain (or *.domain) needs network-allowlist-domains too. The message names the
+// provider, the feature (and the domains) and the installed providers that have all it takes.
 void require_network_policy(const ProviderSpec& spec, const NetworkPolicy& policy, const Registry& registry);
 
 }  // namespace corral

@@ -76,7 +76,9 @@ std::string create_body(const Settings& settings, const StringMap& labels, const
     w.Key("networkBlockAll");
     w.Bool(true);
   } else if (network.mode == NetworkPolicy::Mode::allow) {
-    json::write_string(w, "networkAllowList", network_allow_list(network));
+    const AllowLists lists = allow_lists(network);
+    if (!lists.networks.empty()) json::write_string(w, "networkAllowList", lists.networks);
+    if (!lists.domains.empty()) json::write_string(w, "domainAllowList", lists.domains);
   }
   w.EndObject();
   return {buffer.GetString(), buffer.GetSize()};
@@ -99,18 +101,18 @@ std::string ControlPlane::sandbox_path(const std::string& id) const {
   return settings_.api_url + "/sandbox/" + http::url_encode(id);
 }
 
-std::string network_allow_list(const NetworkPolicy& network) {
-  std::string out;
+AllowLists allow_lists(const NetworkPolicy& network) {
+  AllowLists out;
+  auto append = [](std::string& list, const std::string& item) { list += (list.empty() ? "" : ",") + item; };
   for (const std::string& entry : network.allow) {
-    if (!is_ip_or_cidr(entry))
-      throw Error(ErrorCode::invalid_argument,
-                  "Daytona cannot allow the domain '" + entry + "': its network allow list takes only IP addresses "
-                  "and CIDRs",
-                  "list the addresses the domain uses (e.g. --network allow:203.0.113.0/24), or use a provider "
-                  "whose allow list takes domains (e2b)");
-    std::string cidr = entry;
-    if (entry.find('/') == std::string::npos) cidr += entry.find(':') == std::string::npos ? "/32" : "/128";
-    out += (out.empty() ? "" : ",") + cidr;
+    // parse_network_policy let through only addresses, CIDRs, domains and *.domains.
+    if (!is_ip_or_cidr(entry)) {
+      append(out.domains, entry);
+    } else if (entry.find('/') != std::string::npos) {
+      append(out.networks, entry);
+    } else {
+      append(out.networks, entry + (entry.find(':') == std::string::npos ? "/32" : "/128"));
+    }
   }
   return out;
 }

@@ -32,10 +32,15 @@ struct PreviewUrl {
   std::string token;  // empty for a public sandbox
 };
 
-// The CreateSandbox networkAllowList of an allow: policy: its entries comma-separated,
-// a bare address as a one-address CIDR. api.json takes only "CIDR network addresses", so
-// a domain is refused (invalid-argument, naming it) before anything is created.
-std::string network_allow_list(const NetworkPolicy& network);
+// The CreateSandbox allow lists of an allow: policy (api.json), each comma-separated and
+// empty when it has no entry: `networks` for networkAllowList ("CIDR network addresses";
+// a bare address as a one-address CIDR), `domains` for domainAllowList ("allowed
+// domains", "*.daytona.io" wildcards included).
+struct AllowLists {
+  std::string networks;
+  std::string domains;
+};
+AllowLists allow_lists(const NetworkPolicy& network);
 
 class ControlPlane {
  public:
@@ -43,8 +48,7 @@ class ControlPlane {
 
   // POST /sandbox labelled `labels`, from the configured snapshot or image, with the
   // configured resources, region and auto-stop interval, its egress limited by `network`
-  // (check it with network_allow_list first). Returns the first answer (the sandbox is
-  // usually still creating).
+  // (allow_lists). Returns the first answer (the sandbox is usually still creating).
   SandboxInfo create(const StringMap& labels, const NetworkPolicy& network);
   // GET /sandbox/{id}; Error(not_found) when it is gone.
   SandboxInfo get(const std::string& id, const sdk::Host& host);

@@ -28,13 +28,20 @@ bool is_quota_refusal(const http::Response& response) {
 }
 
 Error api_error(const http::Response& response, const std::string& what) {
+  if (response.status == 429) {
+    // Daytona's throttle answers "ThrottlerException: Too Many Requests": the name of the
+    // class that refused, which tells the user nothing the status does not.
+    std::string detail = error_message(response.body);
+    if (detail.rfind("ThrottlerException", 0) == 0) detail.clear();
+    return http::rate_limited(response, what, "Daytona's rate limit", detail,
+                              "if it keeps happening, ask Daytona to raise your organization's rate limit");
+  }
   std::string message = what + ": HTTP " + std::to_string(response.status);
   if (std::string detail = error_message(response.body); !detail.empty()) message += ": " + detail;
-  if (is_quota_refusal(response) || response.status == 429)
+  if (is_quota_refusal(response))
     return Error(ErrorCode::quota, message,
-                 "your Daytona organization is at a limit (CPU, memory, disk or request rate); wait and retry, "
-                 "stop kept sandboxes (`corral list`, `corral stop --id LEASE`) or raise the limits in the "
-                 "Daytona dashboard");
+                 "your Daytona organization is at a limit (CPU, memory or disk); stop kept sandboxes (`corral "
+                 "list`, `corral stop --id LEASE`) or raise the limits in the Daytona dashboard");
   switch (http::code_for_status(response.status)) {
     case ErrorCode::auth:
       return Error(ErrorCode::auth, message,
@@ -53,9 +60,9 @@ Error missing_api_key() {
 }
 
 Error sandbox_gone(const std::string& sandbox_id) {
+  // The hint says why it went; corral's core says what to do about the lease.
   return Error(ErrorCode::not_found, "Daytona sandbox " + sandbox_id + " no longer exists",
-               "it was deleted (in the Daytona dashboard or by its auto-delete interval); drop the lease with "
-               "`corral stop --id LEASE` and start a new sandbox with `corral run --provider daytona -- ...`");
+               "it was deleted, in the Daytona dashboard or by its auto-delete interval");
 }
 
 }  // namespace corral::daytona

@@ -18,13 +18,14 @@ std::string error_message(std::string_view body);
 bool is_quota_refusal(const sdk::http::Response& response);
 
 // A failed API or toolbox response: auth (401/403) with a hint naming DAYTONA_API_KEY,
-// quota for limit refusals and 429, and the status's own code otherwise.
+// quota for limit refusals, 429 as Daytona's rate limit (saying what corral already did),
+// and the status's own code otherwise.
 Error api_error(const sdk::http::Response& response, const std::string& what);
 
 // DAYTONA_API_KEY is not set.
 Error missing_api_key();
 
-// The sandbox no longer exists.
+// The sandbox no longer exists; the hint says why it may have gone.
 Error sandbox_gone(const std::string& sandbox_id);
 
 }  // namespace corral::daytona

@@ -91,7 +91,6 @@ std::vector<DoctorCheck> DaytonaProvider::doctor(const sdk::Host& host) {
 }
 
 Sandbox DaytonaProvider::create(const CreateRequest& request, const sdk::Host& host) {
-  network_allow_list(request.network);  // a domain is refused before anything is created
   StringMap labels = request.labels;
   // The marks `corral list` / cleanup rely on, whatever the engine passed.
   labels["corral-owner"] = "corral";

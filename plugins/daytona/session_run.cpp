@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "command_line.hpp"
+#include "corral/sdk/http.hpp"
 #include "corral/sdk/temp_file.hpp"
 #include "log_demux.hpp"
 #include "output_decoder.hpp"
@@ -124,10 +125,9 @@ int run_in_session(Toolbox& toolbox, const SessionCommand& command, const Sessio
     }
     if (++drops > kMaxReconnects) {
       stop_remote(toolbox, session, hooks);
-      throw Error(ErrorCode::unavailable,
-                  what + ": the output stream broke " + std::to_string(drops) + " times" +
-                      (failure ? std::string(" (") + failure->what() + ")" : ""),
-                  "the connection to the sandbox is unreliable; check `corral status --id LEASE` and rerun");
+      throw sdk::http::connection_lost(what, "command",
+                                       "the output stream broke " + std::to_string(drops) + " times" +
+                                           (failure ? std::string("; last: ") + failure->what() : ""));
     }
     if (!pause(std::chrono::milliseconds(200 << std::min(drops, 5)), hooks.stop)) {
       stop_remote(toolbox, session, hooks);

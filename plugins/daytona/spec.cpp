@@ -10,7 +10,8 @@ const char* const kSpecJson = R"json({
   "kind": "delegated-run",
   "targets": ["linux"],
   "features": ["run-session", "url-bridge", "archive-sync", "keep-alive", "cleanup", "run-downloads",
-               "network-policy", "network-allowlist"],
+               "network-policy", "network-allowlist",
+               "network-allowlist-domains"],
   "options": [
     {"name": "api-key", "type": "string", "env": ["DAYTONA_API_KEY"], "secret": true,
      "help": "Daytona API key (from https://app.daytona.io/dashboard/keys), sent as Authorization: Bearer"},
@@ -50,7 +51,7 @@ const char* const kSpecJson = R"json({
     "gpu": "no",
     "cleanupOwner": "corral; Daytona stops idle sandboxes after the auto-stop interval",
     "bestFit": "cloud sandboxes from Daytona snapshots or images, output streamed live, kept and reused across runs",
-    "caveat": "output passes Daytona's line-based log base64-encoded, so the sandbox needs sh, dd and base64 (or od); an idle kept sandbox is stopped (corral starts it again on reuse); --network allow: takes IP addresses and CIDRs only, no domains"
+    "caveat": "output passes Daytona's line-based log base64-encoded, so the sandbox needs sh, dd and base64 (or od); an idle kept sandbox is stopped (corral starts it again on reuse)"
   }
 })json";
 

@@ -64,6 +64,7 @@ void Toolbox::download(const std::string& remote_path, const http::BodyFn& on_bo
   r.on_body = on_body;
   r.cancelled = cancelled;
   r.what = what;
+  r.sandbox_stream = "download";
   http::Response response = api_.send(std::move(r));
   if (!response.ok()) throw failure(response, what);
 }

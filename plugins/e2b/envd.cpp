@@ -204,6 +204,7 @@ http::Response Envd::start(const ProcessRequest& process, const std::string& tag
   if (timeout_seconds == 0) r.timeout_setting = kStallTimeoutSetting;  // the stall limit is the only one
   r.cancelled = hooks.stop;
   r.what = what;
+  r.sandbox_stream = "command";
   connect::Decoder decoder;
   r.on_headers = [&](const http::Response& head) { check_stream_type(head, what); };
   r.on_body = [&](std::string_view chunk) {
@@ -348,6 +349,7 @@ void Envd::download(const std::string& remote_path, const http::BodyFn& on_body,
   r.on_body = on_body;
   r.cancelled = cancelled;
   r.what = what;
+  r.sandbox_stream = "download";
   http::Response response = client_.send(r);
   if (!response.ok()) throw failure(response, what);
 }

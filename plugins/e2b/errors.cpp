@@ -11,9 +11,11 @@ Error api_error(const sdk::http::Response& response, const std::string& what) {
       hint = "check E2B_API_KEY: it must be a current key of your team (https://e2b.dev/dashboard?tab=keys)";
       break;
     case ErrorCode::quota:
-      hint = "E2B is rate limiting or your team is at its concurrent-sandbox limit; wait and retry, "
-             "or stop kept sandboxes (`corral list`, `corral stop --id LEASE`)";
-      break;
+      // 429 is E2B's answer to too many requests and to too many sandboxes at once alike.
+      return sdk::http::rate_limited(response, what, "E2B's rate limit or your team's concurrent-sandbox limit",
+                                     sdk::http::error_message(response.body),
+                                     "stop kept sandboxes you no longer need (`corral list`, `corral stop --id "
+                                     "LEASE`), or ask E2B for higher limits");
     case ErrorCode::unavailable:
       hint = "E2B is having trouble; retry in a moment (status: https://status.e2b.dev)";
       break;
@@ -29,9 +31,9 @@ Error missing_api_key() {
 }
 
 Error sandbox_gone(const std::string& sandbox_id) {
+  // The hint says why it went; corral's core says what to do about the lease.
   return Error(ErrorCode::not_found, "E2B sandbox " + sandbox_id + " no longer exists",
-               "it may have passed its lifetime cap (--e2b-lifetime) and been deleted by E2B; drop the lease "
-               "with `corral stop --id LEASE` and start a new sandbox with `corral run --provider e2b -- ...`");
+               "E2B deletes a sandbox when its lifetime ends (--e2b-lifetime sets it)");
 }
 
 Error template_not_found(const std::string& template_id, const sdk::http::Response& response) {

@@ -9,13 +9,14 @@
 
 namespace corral::e2b {
 
-// A failed control-plane or envd response, with the hint its status calls for.
+// A failed control-plane or envd response, with the hint its status calls for; 429 says
+// it is E2B's limit and what corral already did about it.
 Error api_error(const sdk::http::Response& response, const std::string& what);
 
 // E2B_API_KEY is not set.
 Error missing_api_key();
 
-// The sandbox no longer exists (deleted, or past its lifetime).
+// The sandbox no longer exists (deleted, or past its lifetime); the hint says why.
 Error sandbox_gone(const std::string& sandbox_id);
 
 // The template asked for does not exist.

@@ -9,7 +9,8 @@ const char* const kSpecJson = R"json({
   "kind": "delegated-run",
   "targets": ["linux"],
   "features": ["run-session", "url-bridge", "archive-sync", "keep-alive", "cleanup", "run-downloads",
-               "network-policy", "network-allowlist"],
+               "network-policy", "network-allowlist",
+               "network-allowlist-domains"],
   "options": [
     {"name": "api-key", "type": "string", "env": ["E2B_API_KEY"], "secret": true,
      "help": "E2B API key (from https://e2b.dev/dashboard?tab=keys), sent as X-API-Key"},

@@ -365,7 +365,11 @@ TEST_CASE("a log stream that keeps dropping fails with unavailable and stops the
   t.fault([](auto& f) { f.drop_log_streams = 100; });
   CliResult r = t.run_script("echo started; sleep 60");
   CHECK(r.exit_code == 69);
-  CHECK(r.err.find("output stream broke") != std::string::npos);
+  // In the words every provider uses for a stream cut mid-command, with what to do.
+  CHECK_MESSAGE(r.err.find("run the command: the connection to the sandbox was lost mid-command (the output "
+                           "stream broke 6 times") != std::string::npos,
+                r.err);
+  CHECK(r.err.find("hint: what arrived before the break was delivered") != std::string::npos);
   CHECK(t.alive().empty());
 }
 
@@ -660,24 +664,59 @@ TEST_CASE("--network none blocks all of the sandbox's network, and its commands 
   CHECK(t.alive().empty());
 }
 
-TEST_CASE("--network allow: sends Daytona's CIDR allow list; a domain is refused before anything is created") {
+TEST_CASE("--network allow: sends addresses and CIDRs in networkAllowList and domains in domainAllowList") {
   DaytonaCli t;
-  auto r = t.run_script("true", {"--network", "allow:10.0.0.0/8,192.0.2.7,2001:db8::/32"});
-  CHECK_MESSAGE(r.exit_code == 0, r.err);
-  auto body = json::parse(t.server.with([](auto& st) { return st.create_bodies.back(); }), "create");
-  CHECK(str(body, "networkAllowList") == "10.0.0.0/8,192.0.2.7/32,2001:db8::/32");
-  CHECK_FALSE(body.HasMember("networkBlockAll"));
-  CHECK(t.alive().empty());
-
-  const size_t creates = t.server.with([](auto& st) { return st.create_bodies.size(); });
-  auto domain = t.run_script("echo ran", {"--keep", "--network", "allow:10.0.0.0/8,pypi.org"});
-  CHECK(domain.exit_code == 64);
-  CHECK(domain.out.empty());
-  CHECK(domain.err.find("Daytona cannot allow the domain 'pypi.org'") != std::string::npos);
-  CHECK(domain.err.find("only IP addresses and CIDRs") != std::string::npos);
-  CHECK(t.server.with([](auto& st) { return st.create_bodies.size(); }) == creates);  // no create was sent
+  auto last_create = [&] { return json::parse(t.server.with([](auto& st) { return st.create_bodies.back(); }), "create"); };
+  SUBCASE("addresses and domains together") {
+    auto r = t.run_script("echo ran", {"--keep", "--network", "allow:pypi.org,10.0.0.0/8,*.github.com,192.0.2.7"});
+    CHECK_MESSAGE(r.exit_code == 0, r.err);
+    CHECK(r.out == "ran\n");
+    auto body = last_create();
+    CHECK(str(body, "networkAllowList") == "10.0.0.0/8,192.0.2.7/32");
+    CHECK(str(body, "domainAllowList") == "pypi.org,*.github.com");
+    CHECK_FALSE(body.HasMember("networkBlockAll"));
+    // The stand-in took both as api.json defines them and reports them back on the sandbox.
+    const std::string id = str(t.handle(), "sandboxId");
+    CHECK(t.server.with([&](auto& st) { return st.sandboxes.at(id).domain_allow_list; }) == "pypi.org,*.github.com");
+    CHECK(t.server.with([&](auto& st) { return st.sandboxes.at(id).network_allow_list; }) == "10.0.0.0/8,192.0.2.7/32");
+    CHECK(str(t.handle(), "network") == "allow:pypi.org,10.0.0.0/8,*.github.com,192.0.2.7");
+    CHECK(t.run({"stop", "--id", str(t.handle(), "leaseId")}).exit_code == 0);
+  }
+  SUBCASE("addresses only: no domainAllowList") {
+    auto r = t.run_script("true", {"--network", "allow:10.0.0.0/8,192.0.2.7,2001:db8::/32"});
+    CHECK_MESSAGE(r.exit_code == 0, r.err);
+    auto body = last_create();
+    CHECK(str(body, "networkAllowList") == "10.0.0.0/8,192.0.2.7/32,2001:db8::/32");
+    CHECK_FALSE(body.HasMember("domainAllowList"));
+  }
+  SUBCASE("domains only: no networkAllowList") {
+    auto r = t.run_script("true", {"--network", "allow:pypi.org"});
+    CHECK_MESSAGE(r.exit_code == 0, r.err);
+    auto body = last_create();
+    CHECK(str(body, "domainAllowList") == "pypi.org");
+    CHECK_FALSE(body.HasMember("networkAllowList"));
+  }
   CHECK(t.alive().empty());
   CHECK(t.cli.claims().empty());
+}
+
+TEST_CASE("the stand-in refuses allow lists api.json does not allow: an address in domainAllowList, a domain in networkAllowList") {
+  DaytonaCli t;
+  httplib::Client api(t.server.api_origin());
+  const httplib::Headers auth = {{"Authorization", "Bearer " + t.server.api_key()}};
+  for (const char* body : {R"({"domainAllowList":"pypi.org,10.0.0.1"})", R"({"domainAllowList":"a..b"})",
+                           R"({"domainAllowList":"http://pypi.org"})", R"({"networkAllowList":"pypi.org"})",
+                           R"({"domainAllowList":["pypi.org"]})"}) {
+    CAPTURE(body);
+    auto res = api.Post("/api/sandbox", auth, body, "application/json");
+    REQUIRE(res);
+    CHECK(res->status == 400);
+  }
+  auto ok = api.Post("/api/sandbox", auth, R"({"domainAllowList":"example.com,*.daytona.io"})", "application/json");
+  REQUIRE(ok);
+  CHECK(ok->status == 200);
+  CHECK(json::get_string(json::parse(ok->body, "sandbox"), "domainAllowList") == "example.com,*.daytona.io");
+  CHECK(t.alive().size() == 1);  // only the valid create made a sandbox
 }
 
 TEST_CASE("four shards on Daytona: each its own sandbox, index and count; all deleted afterwards") {
@@ -1266,4 +1305,96 @@ TEST_CASE("the real daytona plugin crashing in its helper process during exec is
   CHECK_FALSE(command_running(t));
   CHECK(t.cli.claims().empty());
   CHECK(t.server.calls("create") == 1);
+}
+
+TEST_CASE("a 429 names Daytona's rate limit, not its ThrottlerException, and says what corral already did; exit 75") {
+  DaytonaCli t;
+  const char* limit = "Daytona's rate limit was reached (HTTP 429)";
+  SUBCASE("create: sent once, never repeated") {
+    t.fault([](auto& f) {
+      f.rate_limit_route = "create";
+      f.rate_limit_count = 1;
+    });
+    CliResult r = t.run_script("echo never");
+    CHECK(r.exit_code == 75);
+    CHECK(r.out.empty());
+    CHECK_MESSAGE(r.err.find(std::string("corral: error: Daytona create sandbox: ") + limit) != std::string::npos, r.err);
+    CHECK(r.err.find("corral did not retry it") != std::string::npos);
+    CHECK(r.err.find("hint: wait a minute and rerun") != std::string::npos);
+    CHECK(r.err.find("lower --max-parallel") != std::string::npos);
+    CHECK(r.err.find("ask Daytona to raise your organization's rate limit") != std::string::npos);
+    CHECK(r.err.find("ThrottlerException") == std::string::npos);
+    CHECK(t.server.calls("create") == 1);
+  }
+  SUBCASE("get, every time (status --id): retried four times, then reported") {
+    REQUIRE(t.run_script("true", {"--keep"}).exit_code == 0);
+    const std::string lease = str(t.handle(), "leaseId");
+    const int gets = t.server.calls("get");
+    t.fault([](auto& f) {
+      f.rate_limit_route = "get";
+      f.rate_limit_count = 100;
+      f.retry_after = "0";
+    });
+    CliResult r = t.run({"status", "--id", lease});
+    CHECK(r.exit_code == 75);
+    CHECK_MESSAGE(r.err.find(limit) != std::string::npos, r.err);
+    CHECK(r.err.find("corral already retried it 4 times") != std::string::npos);
+    CHECK(r.err.find("ThrottlerException") == std::string::npos);
+    CHECK(t.server.calls("get") == gets + 5);
+    t.fault([](auto& f) { f.rate_limit_count = 0; });
+    CHECK(t.run({"stop", "--id", lease}).exit_code == 0);
+  }
+  CHECK(t.alive().empty());
+  CHECK(t.cli.claims().empty());
+}
+
+TEST_CASE("a kept sandbox deleted behind corral's back says how to forget the lease, whether found gone at get, upload or mid-command") {
+  DaytonaCli t;
+  REQUIRE(t.run_script("true", {"--keep"}).exit_code == 0);
+  auto h = t.handle();
+  const std::string lease = str(h, "leaseId"), id = str(h, "sandboxId");
+  std::filesystem::remove(t.handle_path());
+  auto remove_sandbox = [&] {
+    t.server.with([&](auto& st) {
+      st.remove(id);
+      return 0;
+    });
+  };
+  CliResult r;
+  SUBCASE("at get") {
+    remove_sandbox();
+    r = t.run_script("echo never", {"--id", lease});
+  }
+  SUBCASE("at the upload of a changed workspace") {
+    t.cli.root().write("work/new.txt", "changed\n");
+    t.fault([](auto& f) { f.vanish_route = "upload"; });
+    r = t.run_script("echo never", {"--id", lease});
+    CHECK(t.server.with([](auto& st) { return st.faults.vanish_route; }).empty());  // it struck
+  }
+  SUBCASE("while the command runs") {
+    Background b = t.cli.start(t.script_args("echo started; sleep 60", {"--id", lease}));
+    for (int i = 0; i < 200 && !command_running(t); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    REQUIRE(command_running(t));
+    remove_sandbox();
+    r.exit_code = b.wait(std::chrono::seconds(30));
+    r.out = read_file(b.out);
+    r.err = read_file(b.err);
+    t.seen.push_back(r.out);
+    t.seen.push_back(r.err);
+  }
+  INFO(r.err);
+  CHECK(r.exit_code == 66);
+  CHECK(r.out.find("never") == std::string::npos);
+  // One message however the run found out: the lease, the sandbox, Daytona's reason, and
+  // the command that forgets the lease.
+  CHECK(r.err.find("the sandbox of lease '") != std::string::npos);
+  CHECK(r.err.find("(" + id + ") no longer exists at daytona") != std::string::npos);
+  CHECK(r.err.find("deleted, in the Daytona dashboard") != std::string::npos);
+  CHECK(r.err.find("forget this lease with `corral stop --provider daytona --id " + lease + "`") != std::string::npos);
+  auto h2 = t.handle();
+  CHECK(json::get_bool(h2, "reused"));
+  CHECK(str(h2["error"], "code") == "not-found");
+  CHECK(t.alive().empty());
+  CHECK(t.run({"stop", "--id", lease}).exit_code == 0);
+  CHECK(t.cli.claims().empty());
 }

@@ -457,7 +457,12 @@ TEST_CASE("a connection that drops in the middle of an answer is not taken for a
     CliResult r = t.run_script("echo $$ > cmd.pid; echo run >> runs.txt; echo partial; sleep 60", {"--keep"});
     CHECK(r.exit_code == 69);
     CHECK(r.out == "partial\n");
-    CHECK_MESSAGE(r.err.find("run the command") != std::string::npos, r.err);
+    // Said in the user's words, with what to do; libcurl's own words only in brackets.
+    CHECK_MESSAGE(r.err.find("run the command: the connection to the sandbox was lost mid-command (") !=
+                      std::string::npos,
+                  r.err);
+    CHECK(r.err.find("hint: what arrived before the break was delivered") != std::string::npos);
+    CHECK(r.err.find("`corral status --id LEASE`") != std::string::npos);
     auto h = t.handle();
     const std::string id = str(h, "sandboxId");
     check_stopped_once(t, id);
@@ -1149,7 +1154,9 @@ TEST_CASE("a TCP reset (RST): a call safe to repeat is sent again, any other is 
     CliResult r = t.run_script("echo $$ > cmd.pid; echo run >> runs.txt; echo partial; sleep 60", {"--keep"});
     CHECK(r.exit_code == 69);
     CHECK(r.out == "partial\n");
-    CHECK_MESSAGE(says(r.err, {"run the command", "Connection reset by peer"}), r.err);
+    CHECK_MESSAGE(says(r.err, {"run the command: the connection to the sandbox was lost mid-command (",
+                               "Connection reset by peer"}),
+                  r.err);
     auto h = t.handle();
     const std::string id = str(h, "sandboxId");
     check_stopped_once(t, id);
@@ -1157,5 +1164,92 @@ TEST_CASE("a TCP reset (RST): a call safe to repeat is sent again, any other is 
     CHECK(t.run({"stop", "--id", str(h, "leaseId")}).exit_code == 0);
   }
   CHECK(t.alive().empty());
+  CHECK(t.cli.claims().empty());
+}
+
+TEST_CASE("a 429 names E2B's limit, says what corral already did and what to do; exit 75") {
+  E2bCli t;
+  const char* limit = "E2B's rate limit or your team's concurrent-sandbox limit was reached (HTTP 429";
+  SUBCASE("create: sent once, never repeated") {
+    t.fault([](auto& f) { f.fail_route = "create"; f.fail_status = 429; f.retry_after = "0"; });
+    CliResult r = t.run_script("echo never");
+    CHECK(r.exit_code == 75);
+    CHECK(r.out.empty());
+    CHECK_MESSAGE(says(r.err, {"corral: error: E2B create sandbox: ", limit, "Rate limit exceeded",
+                               "corral did not retry it", "wait a minute and rerun", "lower --max-parallel",
+                               "ask E2B for higher limits"}),
+                  r.err);
+    CHECK(t.server.calls("create") == 1);
+  }
+  SUBCASE("get, every time (status --id): retried four times, then reported") {
+    CHECK(t.run_script("true", {"--keep"}).exit_code == 0);
+    const std::string lease = str(t.handle(), "leaseId");
+    t.fault([](auto& f) { f.fail_route = "get"; f.fail_status = 429; f.retry_after = "0"; });
+    CliResult r = t.run({"status", "--id", lease});
+    CHECK(r.exit_code == 75);
+    CHECK_MESSAGE(says(r.err, {"E2B get sandbox", limit, "corral already retried it 4 times", "--max-parallel"}),
+                  r.err);
+    CHECK(t.server.calls("get") == 5);
+    t.fault([](auto& f) { f.fail_route.clear(); });
+    CHECK(t.run({"stop", "--id", lease}).exit_code == 0);
+  }
+  SUBCASE("get, asking for longer than corral waits: reported at once, saying so") {
+    CHECK(t.run_script("true", {"--keep"}).exit_code == 0);
+    const std::string lease = str(t.handle(), "leaseId");
+    t.fault([](auto& f) { f.fail_route = "get"; f.fail_status = 429; f.retry_after = "3600"; });
+    CliResult r = t.run({"status", "--id", lease});
+    CHECK(r.exit_code == 75);
+    CHECK_MESSAGE(says(r.err, {limit, "asked corral to wait 3600 s, longer than corral waits (10 s)"}), r.err);
+    CHECK(t.server.calls("get") == 1);
+    t.fault([](auto& f) { f.fail_route.clear(); });
+    CHECK(t.run({"stop", "--id", lease}).exit_code == 0);
+  }
+  CHECK(t.alive().empty());
+}
+
+TEST_CASE("a kept sandbox that E2B deleted says how to forget the lease, whether found gone at get, upload or mid-command") {
+  E2bCli t;
+  REQUIRE(t.run_script("true", {"--keep"}).exit_code == 0);
+  auto h = t.handle();
+  const std::string lease = str(h, "leaseId"), id = str(h, "sandboxId");
+  std::filesystem::remove(t.handle_path());
+  CliResult r;
+  SUBCASE("at get") {
+    t.server.with([&](auto& st) { st.remove(id); return 0; });
+    r = t.run_script("echo never", {"--id", lease});
+  }
+  SUBCASE("at the upload of a changed workspace") {
+    t.cli.root().write("work/new.txt", "changed\n");
+    t.fault([](auto& f) { f.vanish_route = "files"; });
+    const int uploads = t.server.calls("files");
+    r = t.run_script("echo never", {"--id", lease});
+    CHECK(t.server.calls("files") == uploads + 1);
+    CHECK(t.server.with([](auto& st) { return st.faults.vanish_route; }).empty());  // it struck
+  }
+  SUBCASE("while the command runs") {
+    Background b = t.cli.start({"run", "--id", lease, "--lease-output", t.handle_path(), "--", "sh", "-c",
+                                "echo started; sleep 60"});
+    REQUIRE(eventually([&] { return read_file(b.out) == "started\n"; }));
+    t.server.with([&](auto& st) { st.remove(id); return 0; });
+    r.exit_code = b.wait();
+    r.out = read_file(b.out);
+    r.err = read_file(b.err);
+    t.seen.push_back(r.out);
+    t.seen.push_back(r.err);
+    CHECK(r.out == "started\n");
+  }
+  CHECK(r.exit_code == 66);
+  CHECK(r.out.find("never") == std::string::npos);
+  // One message however the run found out: the lease, the sandbox, E2B's reason, and the
+  // command that forgets the lease.
+  const std::string forget = "forget this lease with `corral stop --provider e2b --id " + lease + "`";
+  CHECK_MESSAGE(says(r.err, {"the sandbox of lease '", id.c_str(), "no longer exists at e2b", "lifetime",
+                             forget.c_str()}),
+                r.err);
+  auto h2 = t.handle();
+  CHECK(json::get_bool(h2, "reused"));
+  CHECK(str(h2["error"], "code") == "not-found");
+  CHECK(t.alive().empty());
+  CHECK(t.run({"stop", "--id", lease}).exit_code == 0);
   CHECK(t.cli.claims().empty());
 }

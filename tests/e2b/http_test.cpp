@@ -516,3 +516,104 @@ TEST_CASE("retry_delay: Retry-After in seconds within the cap, else a doubling b
   CHECK_FALSE(http::is_retryable_status(500));  // a server bug: sending it again does not help
   CHECK_FALSE(http::is_retryable_status(404));
 }
+
+TEST_CASE("a stream from a sandbox cut once it began is 'the connection to the sandbox was lost', in every client") {
+  LocalServer s;
+  // The headers promise 100 bytes, 10 go out, then the connection closes.
+  s.server.Get("/cut", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content_provider(100, "application/octet-stream", [](size_t, size_t, httplib::DataSink& sink) {
+      sink.write("0123456789", 10);
+      return false;
+    });
+  });
+  s.start();
+  http::Client client;
+  std::string got;
+  auto cut_stream = [&](const std::string& stream) {
+    http::Request r;
+    r.url = s.url("/cut");
+    r.what = "E2B sandbox x: run the command";
+    r.on_body = [&](std::string_view d) { got.append(d); };
+    r.sandbox_stream = stream;
+    try {
+      client.send(r);
+    } catch (const http::ConnectionBroken& e) {
+      return e;
+    }
+    FAIL("the cut went unnoticed");
+    return http::ConnectionBroken(ErrorCode::internal, "");
+  };
+  SUBCASE("a command's stream") {
+    http::ConnectionBroken e = cut_stream("command");
+    CHECK(e.code() == ErrorCode::unavailable);
+    CHECK_MESSAGE(std::string(e.what()).find("E2B sandbox x: run the command: the connection to the sandbox was lost "
+                                             "mid-command (") == 0,
+                  e.what());
+    CHECK(e.hint().find("`corral status --id LEASE`") != std::string::npos);
+    CHECK(got == "0123456789");  // what came before the cut was delivered
+  }
+  SUBCASE("a download") {
+    CHECK(std::string(cut_stream("download").what()).find("was lost mid-download (") != std::string::npos);
+  }
+  SUBCASE("a stream that names no sandbox stream stays a transport failure") {
+    CHECK(std::string(cut_stream("").what()).find(": request to http://127.0.0.1") != std::string::npos);
+  }
+  // A WebSocket user (Daytona) words a stream it gave up on the same way.
+  Error lost = http::connection_lost("Daytona sandbox y: run the command", "command", "the output stream broke 6 times");
+  CHECK(std::string(lost.what()) == "Daytona sandbox y: run the command: the connection to the sandbox was lost "
+                                    "mid-command (the output stream broke 6 times)");
+}
+
+TEST_CASE("rate_limited: a 429 names the limit, says what corral already did and what to do") {
+  LocalServer s;
+  s.server.Get("/always-busy", [](const httplib::Request&, httplib::Response& res) {
+    res.status = 429;
+    res.set_header("Retry-After", "0");
+    res.set_content(R"({"message":"ThrottlerException: Too Many Requests"})", "application/json");
+  });
+  s.server.Get("/come-back-tomorrow", [](const httplib::Request&, httplib::Response& res) {
+    res.status = 429;
+    res.set_header("Retry-After", "86400");
+  });
+  s.start();
+  http::Client client;
+  auto answer = [&](const std::string& path, http::Retry retry) {
+    http::Request r;
+    r.url = s.url(path);
+    r.what = "Acme get sandbox";
+    r.headers.emplace_back("Authorization", "Bearer " + kSecret);
+    return http::send_retrying(client, r, retry, {.max_retries = 2, .max_wait_seconds = 10});
+  };
+  auto error_of = [&](const http::Response& response, std::string_view detail) {
+    return http::rate_limited(response, "Acme get sandbox", "Acme's rate limit", detail,
+                              "ask Acme for a higher limit");
+  };
+
+  SUBCASE("retried: says how often") {
+    http::Response response = answer("/always-busy", http::Retry::idempotent);
+    CHECK(response.sent == 3);
+    Error e = error_of(response, "");
+    CHECK(e.code() == ErrorCode::quota);
+    CHECK(e.exit_code() == 75);
+    CHECK(std::string(e.what()) ==
+          "Acme get sandbox: Acme's rate limit was reached (HTTP 429); corral already retried it 2 times, waiting "
+          "between tries");
+    CHECK(e.hint() == "wait a minute and rerun; for a fan-out (--shards), lower --max-parallel so fewer sandboxes "
+                      "start at once; ask Acme for a higher limit");
+  }
+  SUBCASE("never retried: says why") {
+    http::Response response = answer("/always-busy", http::Retry::never);
+    CHECK(response.sent == 1);
+    CHECK(std::string(error_of(response, "too many creates").what()) ==
+          "Acme get sandbox: Acme's rate limit was reached (HTTP 429: too many creates); corral did not retry it: "
+          "sent twice, it could make a second sandbox or run a command twice");
+  }
+  SUBCASE("asked to wait longer than corral does: says so") {
+    http::Response response = answer("/come-back-tomorrow", http::Retry::idempotent);
+    CHECK(response.sent == 1);
+    const std::string message = error_of(response, "").what();
+    CHECK(message.find("it asked corral to wait 86400 s, longer than corral waits (10 s), so corral did not retry") !=
+          std::string::npos);
+    CHECK(message.find(kSecret) == std::string::npos);
+  }
+}

@@ -35,7 +35,7 @@ constexpr const char* kIdentity =
 #else
 constexpr const char* kIdentity = R"json("name": "testbox", "aliases": ["tb"],
   "features": ["run-session", "archive-sync", "url-bridge", "keep-alive", "cleanup", "run-downloads",
-               "network-policy", "network-allowlist"],)json";
+               "network-policy", "network-allowlist", "network-allowlist-domains"],)json";
 #endif
 
 const std::string kSpec = std::string("{") + kIdentity + R"json(

@@ -166,3 +166,32 @@ TEST_CASE("a policy the provider cannot enforce is refused, naming the provider,
   CHECK_THROWS_WITH_AS(require_network_policy(bare, policy("none"), empty),
                        doctest::Contains("'network-policy' feature, which provider 'bare' does not have"), Error);
 }
+
+TEST_CASE("an allow list with a domain also needs network-allowlist-domains; addresses and CIDRs alone do not") {
+  Registry empty = Registry::load({});
+  ProviderSpec cidr_only = spec("cidrbox");
+  cidr_only.features = FeatureSet{Feature::run_session, Feature::network_allowlist};
+  CHECK_NOTHROW(require_network_policy(cidr_only, policy("allow:10.0.0.0/8,192.0.2.7,2001:db8::/32"), empty));
+  for (const char* text : {"allow:10.0.0.0/8,pypi.org", "allow:*.github.com"}) {
+    CAPTURE(text);
+    CHECK_THROWS_WITH_AS(require_network_policy(cidr_only, policy(text), empty),
+                         doctest::Contains("needs the 'network-allowlist-domains' feature (for the domain"), Error);
+  }
+  try {
+    require_network_policy(cidr_only, policy("allow:pypi.org,10.0.0.0/8,*.github.com"), empty);
+    FAIL("domains were accepted by a provider that takes only addresses");
+  } catch (const Error& e) {
+    CHECK(e.code() == ErrorCode::unsupported);
+    CHECK(std::string(e.what()).find("(for the domains pypi.org, *.github.com), which provider 'cidrbox' does not "
+                                     "have") != std::string::npos);
+    CHECK(e.hint().find("no installed provider has 'network-allowlist-domains'") != std::string::npos);
+  }
+  ProviderSpec both = cidr_only;
+  both.features.insert(Feature::network_allowlist_domains);
+  CHECK_NOTHROW(require_network_policy(both, policy("allow:pypi.org,10.0.0.0/8,*.github.com"), empty));
+  // The domain feature alone does not make an allow list enforceable.
+  ProviderSpec domains_only = spec("domainbox");
+  domains_only.features = FeatureSet{Feature::network_allowlist_domains};
+  CHECK_THROWS_WITH_AS(require_network_policy(domains_only, policy("allow:pypi.org"), empty),
+                       doctest::Contains("needs the 'network-allowlist' feature"), Error);
+}

@@ -25,12 +25,14 @@ enum class Feature {
   pause_resume,
   run_downloads,      // files come back from the sandbox after a run (--download)
   network_policy,     // --network none: no egress at all
-  network_allowlist,  // --network allow:HOST,...: egress only to the listed hosts
+  network_allowlist,  // --network allow:HOST,...: egress only to the listed addresses and CIDRs
+  network_allowlist_domains,  // ... and to listed domains and *.domain wildcards too
 };
 inline constexpr std::array kAllFeatures = {
-    Feature::run_session,   Feature::url_bridge,     Feature::archive_sync,      Feature::workspace_mount,
-    Feature::keep_alive,    Feature::cleanup,        Feature::pause_resume,      Feature::run_downloads,
-    Feature::network_policy, Feature::network_allowlist,
+    Feature::run_session,    Feature::url_bridge,        Feature::archive_sync,
+    Feature::workspace_mount, Feature::keep_alive,       Feature::cleanup,
+    Feature::pause_resume,   Feature::run_downloads,     Feature::network_policy,
+    Feature::network_allowlist, Feature::network_allowlist_domains,
 };
 
 // Canonical name of a feature ("run-session").
@@ -183,7 +185,8 @@ struct CreateRequest {
   StringMap labels;
   std::string workspace;  // local path of the working tree (for workspace-mount)
   // Enforced by the provider from the start; core asks for none or allow only of a
-  // provider whose spec has network-policy or network-allowlist.
+  // provider whose spec has network-policy or network-allowlist, and for an allow list
+  // with domains only of one that also has network-allowlist-domains.
   NetworkPolicy network;
 };
 

@@ -1,5 +1,5 @@
 // Drives the stand-in Daytona with the official @daytonaio/sdk: every call corral makes
-// (create with labels, wait until started, list by labels, upload, a session command
+// (create with labels and both allow lists, wait until started, list by labels, upload, a session command
 // followed live over the WebSocket with stdout and stderr apart, its exit code, a preview
 // URL, the auto-stop interval, delete). Exits 0 when the SDK is content, 1 otherwise.
 // Needs DAYTONA_API_URL and DAYTONA_API_KEY (printed by `daytona-standin`); see README.md.
@@ -20,8 +20,14 @@ const daytona = new Daytona({
 })
 
 const labels = { 'corral-owner': 'corral', 'corral-lease': 'sdk-check' }
-const sandbox = await daytona.create({ labels, autoStopInterval: 30 }, { timeout: 60 })
+// As corral sends `--network allow:pypi.org,*.github.com,10.0.0.0/8,192.0.2.7`.
+const sandbox = await daytona.create(
+  { labels, autoStopInterval: 30, networkAllowList: '10.0.0.0/8,192.0.2.7/32', domainAllowList: 'pypi.org,*.github.com' },
+  { timeout: 60 },
+)
 check(sandbox.state === 'started', `create waits until the sandbox is started (${sandbox.id})`)
+check(sandbox.networkAllowList === '10.0.0.0/8,192.0.2.7/32' && sandbox.domainAllowList === 'pypi.org,*.github.com',
+  'both allow lists are taken and reported back')
 
 let listed = []
 for await (const s of daytona.list({ labels })) listed.push(s.id)

@@ -7,6 +7,7 @@
 #include <arpa/inet.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -42,19 +43,42 @@ void fail(httplib::Response& res, int status, const std::string& message, const 
   res.set_content(error_body(status, message, path), "application/json");
 }
 
-// The first entry of a comma-separated list that is not ADDRESS/PREFIX, or nullopt.
-std::optional<std::string> first_non_cidr(const std::string& list) {
+// True for ADDRESS/PREFIX: networkAllowList's "CIDR network addresses".
+bool is_cidr(const std::string& entry) {
+  size_t slash = entry.find('/');
+  unsigned char buf[16];
+  std::string address = entry.substr(0, slash), prefix = slash == std::string::npos ? "" : entry.substr(slash + 1);
+  bool v4 = inet_pton(AF_INET, address.c_str(), buf) == 1, v6 = inet_pton(AF_INET6, address.c_str(), buf) == 1;
+  return (v4 || v6) && !prefix.empty() && prefix.size() <= 3 &&
+         prefix.find_first_not_of("0123456789") == std::string::npos && std::stoi(prefix) <= (v4 ? 32 : 128);
+}
+
+// True for domainAllowList's "allowed domains": a DNS name of letter, digit and hyphen
+// labels, or one with a leading "*." wildcard label ("*.daytona.io", as api.json's
+// example); never an address, which belongs in networkAllowList.
+bool is_domain_entry(const std::string& text) {
+  const std::string entry = text.rfind("*.", 0) == 0 ? text.substr(2) : text;
+  unsigned char buf[16];
+  if (entry.empty() || entry.size() > 253 || inet_pton(AF_INET, entry.c_str(), buf) == 1) return false;
+  size_t start = 0;
+  while (start <= entry.size()) {
+    size_t end = std::min(entry.find('.', start), entry.size());
+    const std::string label = entry.substr(start, end - start);
+    if (label.empty() || label.size() > 63 || label.front() == '-' || label.back() == '-' ||
+        !std::all_of(label.begin(), label.end(), [](unsigned char c) { return std::isalnum(c) || c == '-'; }))
+      return false;
+    start = end + 1;
+  }
+  return true;
+}
+
+// The first entry of comma-separated `list` that `valid` refuses, or nullopt.
+std::optional<std::string> first_invalid(const std::string& list, bool (*valid)(const std::string&)) {
   size_t start = 0;
   while (start <= list.size()) {
     size_t end = std::min(list.find(',', start), list.size());
     std::string entry = list.substr(start, end - start);
-    size_t slash = entry.find('/');
-    unsigned char buf[16];
-    std::string address = entry.substr(0, slash), prefix = slash == std::string::npos ? "" : entry.substr(slash + 1);
-    bool v4 = inet_pton(AF_INET, address.c_str(), buf) == 1, v6 = inet_pton(AF_INET6, address.c_str(), buf) == 1;
-    bool ok = (v4 || v6) && !prefix.empty() && prefix.size() <= 3 &&
-              prefix.find_first_not_of("0123456789") == std::string::npos && std::stoi(prefix) <= (v4 ? 32 : 128);
-    if (!ok) return entry;
+    if (!valid(entry)) return entry;
     start = end + 1;
   }
   return std::nullopt;
@@ -90,6 +114,7 @@ void write_sandbox(Writer& w, const FakeSandbox& sb, const std::string& toolbox_
   w.Key("networkBlockAll");
   w.Bool(sb.network_block_all);
   if (!sb.network_allow_list.empty()) str("networkAllowList", sb.network_allow_list);
+  if (!sb.domain_allow_list.empty()) str("domainAllowList", sb.domain_allow_list);
   str("target", sb.target);
   w.Key("cpu");
   w.Double(sb.cpu);
@@ -238,19 +263,28 @@ void register_control_plane(httplib::Server& server, State& st) {
         return fail(res, 404, "Snapshot missing-snapshot not found", req.path);
       if (body.HasMember("networkBlockAll") && !body["networkBlockAll"].IsBool())
         return fail(res, 400, "networkBlockAll must be a boolean value", req.path);
-      std::string allow_list;
+      std::string allow_list, domain_list;
       if (body.HasMember("networkAllowList")) {
         if (!body["networkAllowList"].IsString())
           return fail(res, 400, "networkAllowList must be a string", req.path);
         allow_list = body["networkAllowList"].GetString();
         // "Comma-separated list of allowed CIDR network addresses".
-        if (auto bad = first_non_cidr(allow_list))
+        if (auto bad = first_invalid(allow_list, is_cidr))
           return fail(res, 400, "Invalid network allow list: '" + *bad + "' is not a valid CIDR network address",
                       req.path);
+      }
+      if (body.HasMember("domainAllowList")) {
+        if (!body["domainAllowList"].IsString())
+          return fail(res, 400, "domainAllowList must be a string", req.path);
+        domain_list = body["domainAllowList"].GetString();
+        // "Comma-separated list of allowed domains for the sandbox" ("example.com,*.daytona.io").
+        if (auto bad = first_invalid(domain_list, is_domain_entry))
+          return fail(res, 400, "Invalid domain allow list: '" + *bad + "' is not a valid domain", req.path);
       }
       FakeSandbox& sb = st.add_sandbox();
       sb.network_block_all = body.HasMember("networkBlockAll") && body["networkBlockAll"].GetBool();
       sb.network_allow_list = allow_list;
+      sb.domain_allow_list = domain_list;
       if (body.HasMember("labels") && body["labels"].IsObject())
         for (auto& m : body["labels"].GetObject())
           if (m.value.IsString()) sb.labels[m.name.GetString()] = m.value.GetString();

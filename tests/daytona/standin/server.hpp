@@ -33,7 +33,9 @@ class StandIn {
   StandIn(const StandIn&) = delete;
   StandIn& operator=(const StandIn&) = delete;
 
-  std::string api_url() const { return "http://127.0.0.1:" + std::to_string(api_port_) + "/api"; }
+  std::string api_url() const { return api_origin() + "/api"; }
+  // "http://127.0.0.1:PORT" of the control plane, for tests that call it themselves.
+  std::string api_origin() const { return "http://127.0.0.1:" + std::to_string(api_port_); }
   const std::string& api_key() const { return state_.api_key(); }
 
   // Runs `f(state)` with the state locked.

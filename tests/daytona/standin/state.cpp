@@ -60,6 +60,16 @@ bool State::take_rate_limit(const std::string& route) {
   return true;
 }
 
+bool State::take_vanish(const std::string& route) {
+  if (route.empty() || faults.vanish_route != route) return false;
+  if (faults.vanish_skip > 0) {
+    --faults.vanish_skip;
+    return false;
+  }
+  faults.vanish_route.clear();
+  return true;
+}
+
 int State::take_failure(const std::string& route) {
   if (route.empty() || faults.fail_route != route || faults.fail_times <= 0) return 0;
   --faults.fail_times;

@@ -53,6 +53,7 @@ struct FakeSandbox {
   double cpu = 1, memory = 1, disk = 3;
   bool network_block_all = false;  // create's networkBlockAll: its commands run without a network
   std::string network_allow_list;  // create's networkAllowList (recorded, not enforced)
+  std::string domain_allow_list;   // create's domainAllowList (validated and recorded, not enforced)
   std::filesystem::path root;      // the sandbox's files on this machine
   std::map<std::string, FakeSession> sessions;
 };
@@ -86,6 +87,9 @@ struct Faults {
   int reset_times = -1;           // ... this many times, then the real answer; < 0: always
   bool no_toolbox_proxy_url = false;  // sandboxes come without toolboxProxyUrl: clients ask toolbox-proxy-url
   bool whole_log_message = false;     // a log follow sends the whole log in one message once the command ended
+  std::string vanish_route;       // a toolbox route ("upload", "session", "exec"): once, the sandbox is deleted
+                                  // (as in the dashboard) just before that call is served ...
+  int vanish_skip = 0;            // ... after letting this many of its calls through
 };
 
 class State {
@@ -119,6 +123,9 @@ class State {
   static std::filesystem::path home_of(const FakeSandbox& sb) { return sb.root / "home" / sb.user; }
   // Consumes one 429 for `route` when that fault is armed; caller holds the mutex.
   bool take_rate_limit(const std::string& route);
+  // True (once) when the vanish fault deletes the sandbox at this call of `route`; caller
+  // holds the mutex.
+  bool take_vanish(const std::string& route);
   // Consumes one fail_status answer for `route` when that fault is armed, returning the
   // status (0: none); caller holds the mutex.
   int take_failure(const std::string& route);

@@ -284,7 +284,7 @@ std::optional<Route> route_of(std::string_view target) {
   return Route{m[1].str(), m[2].str()};
 }
 
-// The name tests give a toolbox call in fail_route, hold_route and slow_route: "upload", "session"
+// The name tests give a toolbox call in fail_route, hold_route, slow_route and vanish_route: "upload", "session"
 // (create one), "exec"; empty for the others.
 std::string fault_route_of(const HttpRequest& req) {
   auto route = route_of(std::string(req.target()));
@@ -310,6 +310,7 @@ HttpResponse handle(State& st, const HttpRequest& req, fs::path* stream) {
   ++st.calls["toolbox " + method + " " + std::regex_replace(rest, std::regex("corral-[0-9a-f]+|[0-9a-f-]{36}"), "*")];
   if (st.faults.reject_api_key || std::string(req[http::field::authorization]) != "Bearer " + st.api_key())
     return error_response(req, 401, "Invalid credentials");
+  if (st.take_vanish(fault_route_of(req))) st.remove(route->sandbox_id);
   auto it = st.sandboxes.find(route->sandbox_id);
   if (it == st.sandboxes.end()) return error_response(req, 404, "Sandbox not found");
   FakeSandbox& sb = it->second;

@@ -104,6 +104,7 @@ FakeSandbox* sandbox_for(State& state, const std::string& route, const httplib::
     auto dash = host.find('-'), dot = host.find('.');
     if (dash != std::string::npos && dot != std::string::npos && dash < dot) id = host.substr(dash + 1, dot - dash - 1);
   }
+  if (state.vanishes(route)) state.remove(id);
   auto it = state.sandboxes.find(id);
   if (it == state.sandboxes.end()) {
     // E2B's edge proxy answers 502 for a sandbox that is not running.

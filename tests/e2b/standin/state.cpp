@@ -62,6 +62,16 @@ bool State::fails(const std::string& route) {
   return true;
 }
 
+bool State::vanishes(const std::string& route) {
+  if (faults.vanish_route != route) return false;
+  if (faults.vanish_skip > 0) {
+    --faults.vanish_skip;
+    return false;
+  }
+  faults.vanish_route.clear();
+  return true;
+}
+
 FakeSandbox& State::add_sandbox(const std::string& template_id, bool secure, long timeout_seconds) {
   FakeSandbox sb;
   sb.id = "i" + random_id(19);

@@ -84,6 +84,10 @@ struct Faults {
   std::string sandbox_domain;           // non-empty: the `domain` E2B reports for sandboxes
   int max_sandboxes = 0;                // > 0: create answers 429 while this many sandboxes exist
                                         // (the team's concurrent-sandbox limit)
+  std::string vanish_route;             // an envd route ("files", "start"): once, the sandbox is
+                                        // deleted (as when its lifetime ends) just before that
+                                        // call reaches it ...
+  int vanish_skip = 0;                  // ... after letting this many of its calls through
 };
 
 class State {
@@ -123,6 +127,8 @@ class State {
   void release();
   // True (and counted down) when fail_route answers this call of `route` with fail_status.
   bool fails(const std::string& route);
+  // True (once) when the vanish fault deletes the sandbox at this call of `route`.
+  bool vanishes(const std::string& route);
 
   // A new sandbox with its folder tree (home/user, tmp); caller holds the mutex.
   FakeSandbox& add_sandbox(const std::string& template_id, bool secure, long timeout_seconds);

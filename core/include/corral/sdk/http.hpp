@@ -57,12 +57,18 @@ struct Request {
   // ("--e2b-request-timeout or CORRAL_E2B_REQUEST_TIMEOUT"), so a timeout's message says
   // what to raise; empty when the limits are fixed.
   std::string timeout_setting;
+  // For a stream from a sandbox (on_body): what it carries, in the user's words ("command",
+  // "download"). A connection that breaks once the answer has begun is then reported by
+  // connection_lost() ("the connection to the sandbox was lost mid-command"), not in
+  // libcurl's words; empty: like any other transport failure.
+  std::string sandbox_stream;
 };
 
 struct Response {
   long status = 0;
   std::string body;                          // error bodies are capped; see send()
   std::map<std::string, std::string> headers;  // lower-case names, last value wins
+  int sent = 1;  // how many times send_retrying sent the request for this answer
   // The header `name` (lower-case), or "" when absent.
   std::string header(const std::string& name) const;
   bool ok() const { return status >= 200 && status < 300; }
@@ -151,6 +157,21 @@ Response send_retrying(Client& client, Request request, Retry retry, const Retry
 // (not JSON, a field of the wrong type, ...): "<what>: the provider sent an unexpected
 // answer: <detail>". It is never the user's mistake, so never invalid-argument.
 Error unexpected_answer(std::string_view what, std::string_view detail);
+
+// An Error(unavailable) for a stream from a sandbox whose connection broke before it ended:
+// "<what>: the connection to the sandbox was lost mid-<stream> (<detail>)", with what to do.
+// Every provider reports a broken command or download stream with it, so they all say the
+// same thing.
+Error connection_lost(std::string_view what, std::string_view stream, std::string_view detail);
+
+// An Error(quota) for a 429 answer: "<what>: <limit> was reached (HTTP 429[: <detail>])",
+// then whether corral already retried it (how often, or why not: a call that is never
+// sent twice, or a Retry-After longer than corral waits), with the hint: wait and rerun,
+// lower --max-parallel for a fan-out, then `advice` (the provider's own, e.g. whom to ask
+// for a higher limit). `limit` names the provider's limit ("Daytona's rate limit");
+// `detail` is the provider's explanation, or empty when it only repeats the status.
+Error rate_limited(const Response& response, std::string_view what, std::string_view limit, std::string_view detail,
+                   std::string_view advice);
 
 // Parses a response body as JSON; a body that is not JSON is unexpected_answer().
 json::Document parse_body(const Response& response, std::string_view what);
