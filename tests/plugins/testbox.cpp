@@ -21,6 +21,7 @@
 
 #include "corral/sdk.hpp"
 #include "corral/sdk/download.hpp"
+#include "corral/sdk/labels.hpp"
 #include "corral/sdk/process.hpp"
 #include "corral/sdk/sync.hpp"
 #include "fill_disk.hpp"
@@ -106,10 +107,7 @@ class Testbox : public corral::sdk::Provider {
                             "stop some, or raise TESTBOX_QUOTA");
     }
     fs::create_directories(d / "workspace");
-    {
-      std::ofstream labels(d / "labels");
-      for (const auto& [key, value] : r.labels) labels << key << "=" << value << "\n";
-    }  // closed, so sandbox() below reads them back
+    corral::sdk::write_labels(d, r.labels);
     std::ofstream(d / "seconds") << 0;
     std::ofstream(d / "mount") << r.workspace;
     std::ofstream(d / "network") << corral::to_string(r.network);  // what create was asked to enforce
@@ -260,9 +258,7 @@ class Testbox : public corral::sdk::Provider {
     s.state = "running";
     s.details = {{"dir", (dir_ / id).string()}};
     s.secrets = {{"token", "tok-" + id}};
-    std::ifstream in(dir_ / id / "labels");
-    for (std::string line; std::getline(in, line);)
-      if (auto eq = line.find('='); eq != std::string::npos) s.labels[line.substr(0, eq)] = line.substr(eq + 1);
+    s.labels = corral::sdk::read_labels(dir_ / id);
     return s;
   }
 
