@@ -1,5 +1,7 @@
 #include "corral/json.hpp"
 
+#include "corral/option_default.hpp"
+
 #include <rapidjson/error/en.h>
 
 #include <algorithm>
@@ -280,6 +282,7 @@ ProviderSpec spec_from_json(std::string_view text) {
       opt.secret = get_bool(o, "secret");
       opt.trusted = get_bool(o, "trusted");
       opt.choices = get_strings(o, "choices");
+      check_option_default(opt);
       // An option that decides where requests (and so credentials) go, or which file or
       // program is used, must never come from a repository's config.
       if (decides_destination(opt.type) && !opt.trusted && !opt.secret)

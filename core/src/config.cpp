@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <string_view>
 
+#include "corral/option_default.hpp"
 #include "paths.hpp"
 
 namespace fs = std::filesystem;
@@ -279,7 +280,7 @@ std::map<std::string, ResolvedOption> resolve_options(const ProviderSpec& spec, 
       std::string from;
       if (auto v = config.option(spec.name, o.name, &from, o.secret || o.trusted)) r = ResolvedOption{*v, from};
     }
-    if (!r && o.default_value) r = ResolvedOption{*o.default_value, "default"};
+    if (!r && o.default_value) r = ResolvedOption{expand_option_default(*o.default_value, env), "default"};
     if (!r) continue;
     validate_option(o, r->value, r->source);
     out.emplace(o.name, std::move(*r));

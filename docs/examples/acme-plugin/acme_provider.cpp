@@ -24,8 +24,9 @@ const corral::ProviderSpec kSpec = {
     .kind = corral::ProviderKind::delegated_run,
     .targets = {"linux"},
     .features = {Feature::run_session, Feature::archive_sync, Feature::cleanup},
-    .options = {{.name = "root", .type = "path", .env = {"ACME_ROOT"}, .help = "where ACME sandboxes live",
-                 .trusted = true}},
+    // A per-user folder unless ACME_ROOT says otherwise: ~/.local/state/acme by default.
+    .options = {{.name = "root", .type = "path", .default_value = "${XDG_STATE_HOME}/acme", .env = {"ACME_ROOT"},
+                 .help = "where ACME sandboxes live", .trusted = true}},
     .docs = {.category = "internal build farm",
              .location = "self-hosted",
              .gpu = "no",
