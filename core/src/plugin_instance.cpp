@@ -42,13 +42,16 @@ std::string crash_hint(std::string_view lease) {
 
 namespace {
 
-// Watches a call in progress on a thread of its own: once the call has been told to stop
-// and is still running `grace` later, `outlived` is called there (and must not return).
+// Watches a call in progress on a thread of its own: once `stop` says the call was told
+// to stop and it is still running `grace` later, `outlived` is called there (and must not
+// return). An empty `stop`: nothing to watch.
 class Watchdog {
  public:
-  Watchdog(const CallSite& site, std::chrono::milliseconds grace, std::function<void(StopReason)> outlived) {
-    if (site.stop) thread_ = std::thread([this, &site, grace, outlived = std::move(outlived)] {
-        watch(site, grace, outlived);
+  Watchdog(std::function<StopReason()> stop, std::chrono::milliseconds grace,
+           std::function<void(StopReason)> outlived) {
+    if (stop)
+      thread_ = std::thread([this, stop = std::move(stop), grace, outlived = std::move(outlived)] {
+        watch(stop, grace, outlived);
       });
   }
   // The call returned: stop watching.
@@ -65,14 +68,15 @@ class Watchdog {
   Watchdog& operator=(const Watchdog&) = delete;
 
  private:
-  void watch(const CallSite& site, std::chrono::milliseconds grace, const std::function<void(StopReason)>& outlived) {
+  void watch(const std::function<StopReason()>& stop, std::chrono::milliseconds grace,
+             const std::function<void(StopReason)>& outlived) {
     using Clock = std::chrono::steady_clock;
     std::optional<Clock::time_point> told;
     StopReason why = StopReason::none;
     std::unique_lock lock(mutex_);
     while (!wake_.wait_for(lock, std::chrono::milliseconds(100), [this] { return done_; })) {
       if (!told) {
-        why = site.stop();
+        why = stop();
         if (why != StopReason::none) told = Clock::now();
       } else if (Clock::now() - *told >= grace) {
         lock.unlock();
@@ -120,7 +124,11 @@ class InProcess final : public PluginInstance {
   int call(const CallSite& site, const std::string& request, const corral_host_v1& host, void* call) override {
     corral_call_fn fn = call_primitive(plugin_->table(), site.primitive);
     CrashGuard guard(what(site.primitive), crash_hint(site.lease));
-    Watchdog watchdog(site, grace_, [&](StopReason why) { abandon(spec().name, site, why, grace_); });
+    // Not create: a sandbox made after corral gave up would have no claim. The run
+    // destroys it once create returns.
+    const bool watched = std::string_view(site.primitive) != "create";
+    Watchdog watchdog(watched ? site.stop : nullptr, grace_,
+                      [&](StopReason why) { abandon(spec().name, site, why, grace_); });
     return fn(instance_, request.c_str(), &host, call);
   }
 
