@@ -81,7 +81,14 @@ int providers_command(Context& ctx, bool json, const ProviderFilter& filter);
 int describe_command(Context& ctx, const std::string& name, bool json);
 int doctor_command(Context& ctx, const ProviderChoice& choice, bool all, bool json);
 // `corral conformance`: one line per check, a summary, exit 1 when any check failed.
-int conformance_command(Context& ctx, const ProviderChoice& choice, bool json);
+struct ConformanceArgs {
+  ProviderChoice choice;
+  bool json = false;
+  std::vector<std::string> only;  // --only CHECK (repeatable)
+  std::string check_timeout;      // --check-timeout DURATION; "" = the default
+  std::string network_target;     // --network-target IP:PORT
+};
+int conformance_command(Context& ctx, const ConformanceArgs& args);
 
 // `corral docs matrix|provider|all`: generate, write (--write) or check (--check) the
 // provider docs; a stale file under --check exits 1.

@@ -37,7 +37,7 @@ const std::vector<std::string> kReservedFlags = {
     "provider", "id", "keep", "keep-on-failure", "lease-output", "env", "timeout", "max-workspace", "shell",
     "download", "download-dir", "max-download",
     "json", "verbose", "help", "port", "by", "all", "orphans", "remote", "feature", "kind", "version", "all-hosts",
-    "network", "shards", "fail-fast", "max-parallel", "shard-output"};
+    "network", "shards", "fail-fast", "max-parallel", "shard-output", "only", "check-timeout", "network-target"};
 
 // True when the command needs neither settings nor plugins (`version`, `--help`), so it
 // works whatever state the user's config or registries are in.
@@ -186,12 +186,19 @@ int main_impl(int argc, char** argv) {
   doctor_cmd->add_flag("--all", doctor_all, "Check every installed provider");
   doctor_cmd->add_flag("--json", json, "Machine-readable output");
 
+  ConformanceArgs conformance;
   CLI::App* conformance_cmd =
       app.add_subcommand("conformance", "Check that a provider honours corral's run contract (for plugin authors)");
-  add_choice(conformance_cmd, choice);
-  conformance_cmd->add_flag("--json", json, "Machine-readable report");
+  add_choice(conformance_cmd, conformance.choice);
+  conformance_cmd->add_flag("--json", conformance.json, "Machine-readable report");
+  conformance_cmd->add_option("--only", conformance.only, "Run only this check (repeatable)")->allow_extra_args(false);
+  conformance_cmd->add_option("--check-timeout", conformance.check_timeout,
+                              "Stop a check still running after DURATION (default 10m)");
+  conformance_cmd->add_option("--network-target", conformance.network_target,
+                              "IP:PORT the network checks try to reach (default: a listener on 127.0.0.1)");
   conformance_cmd->footer(
-      "Creates, uses and stops real sandboxes, and removes all of them before it exits.\n"
+      "Creates, uses and stops real sandboxes, and removes all of them before it exits. The plugin runs in\n"
+      "its helper process: a crash, a hang or a plugin that ignores Ctrl-C fails a check, not the kit.\n"
       "Exit status: 0 when every check passed or was skipped, 1 when one failed.");
 
   ProviderFilter filter;
@@ -266,7 +273,10 @@ int main_impl(int argc, char** argv) {
     if (url_cmd->parsed()) return url_command(c, id, port, choice);
     if (extend_cmd->parsed()) return extend_command(c, id, by, choice);
     if (doctor_cmd->parsed()) return doctor_command(c, choice, doctor_all, json);
-    if (conformance_cmd->parsed()) return conformance_command(c, choice, json);
+    if (conformance_cmd->parsed()) {
+      conformance.choice.option_flags = option_flags;
+      return conformance_command(c, conformance);
+    }
     if (describe_cmd->parsed()) return describe_command(c, describe_name, json);
     if (providers_cmd->parsed()) return providers_command(c, json, filter);
     if (docs_cmd->parsed()) return docs_command(c, docs);

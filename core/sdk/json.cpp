@@ -1,5 +1,7 @@
 #include "corral/json.hpp"
 
+#include "corral/option_default.hpp"
+
 #include <rapidjson/error/en.h>
 
 #include <algorithm>
@@ -320,6 +322,7 @@ ProviderSpec spec_from_json(std::string_view text) {
         throw Error(ErrorCode::invalid_argument,
                     "option '" + opt.name + "' is \"tightest-first\" but lists no \"choices\"",
                     "list its choices, tightest first, e.g. \"choices\": [\"none\", \"shared\"]");
+      check_option_default(opt);
       // An option that decides where requests (and so credentials) go, or which file or
       // program is used, must never come from a repository's config.
       if (decides_destination(opt.type) && !opt.trusted && !opt.secret)

@@ -2,9 +2,14 @@
 
 #include "corral/wire.hpp"
 
+#include <cxxabi.h>
+
 #include <cctype>
+#include <cstdlib>
 #include <deque>
+#include <memory>
 #include <mutex>
+#include <typeinfo>
 
 namespace corral::sdk {
 
@@ -14,9 +19,9 @@ CommandDeadline::CommandDeadline(const Host& host, std::int64_t timeout_seconds)
       deadline_(std::chrono::steady_clock::now() + std::chrono::seconds(timeout_seconds)) {}
 
 bool CommandDeadline::stop() {
-  if (host_.cancelled()) return true;
+  // The deadline first: corral also tells a command to stop once its --timeout passed.
   if (has_deadline_ && std::chrono::steady_clock::now() >= deadline_) timed_out_ = true;
-  return timed_out_;
+  return timed_out_ || host_.cancelled();
 }
 
 std::string Options::get(const std::string& name, const std::string& fallback) const {
@@ -72,6 +77,11 @@ std::int64_t Options::get_duration_within(const std::string& name, std::int64_t 
   return seconds;
 }
 
+std::string crash_message(std::string_view plugin, std::string_view primitive, std::string_view cause) {
+  return "provider plugin '" + std::string(plugin) + "' crashed during '" + std::string(primitive) + "' (" +
+         std::string(cause) + ")";
+}
+
 std::string setting_name(std::string_view provider, std::string_view option) {
   std::string env = "CORRAL_";
   for (std::string_view part : {provider, std::string_view("_"), option})
@@ -98,36 +108,69 @@ Sandbox Provider::resume(const Sandbox&, const Host&) { throw unsupported("resum
 
 namespace detail {
 
-int invoke(void* instance, const char* request, const corral_host_v1* host, void* call, Body body) {
+namespace {
+
+// An opened instance: the provider, and the plugin's name for crash reports.
+struct Instance {
+  std::unique_ptr<Provider> provider;
+  const char* plugin;
+};
+
+// The demangled type of the exception being handled ("std::runtime_error").
+std::string current_exception_type() {
+  const std::type_info* type = abi::__cxa_current_exception_type();
+  if (!type) return "exception";
+  int status = 0;
+  std::unique_ptr<char, void (*)(void*)> name(abi::__cxa_demangle(type->name(), nullptr, nullptr, &status), std::free);
+  return status == 0 && name ? name.get() : type->name();
+}
+
+// Reports the exception being handled to the host: a corral::Error as itself, anything
+// else as a crash of `primitive`, which the plugin let escape.
+void report_current_exception(const corral_host_v1* host, void* call, const char* plugin, const char* primitive) {
+  std::string cause = "an uncaught " + current_exception_type();
   try {
-    Host h(host, call);
-    std::string result = body(*static_cast<Provider*>(instance), request ? request : "{}", h);
-    host->result(call, result.data(), result.size());
-    return 0;
+    throw;
   } catch (const Error& e) {
     host->error(call, static_cast<int>(e.code()), e.what(), e.hint().empty() ? nullptr : e.hint().c_str());
+    return;
   } catch (const std::exception& e) {
-    host->error(call, CORRAL_ERR_INTERNAL, e.what(), nullptr);
+    cause += std::string(": ") + e.what();
   } catch (...) {
-    host->error(call, CORRAL_ERR_INTERNAL, "unknown exception in plugin", nullptr);
+  }
+  const std::string message = crash_message(plugin, primitive, cause);
+  host->error(call, CORRAL_ERR_INTERNAL, message.c_str(), "a bug in the plugin: report it to its authors");
+}
+
+}  // namespace
+
+int invoke(void* instance, const char* request, const corral_host_v1* host, void* call, Body body,
+           const char* primitive) {
+  Instance& self = *static_cast<Instance*>(instance);
+  try {
+    Host h(host, call);
+    std::string result = body(*self.provider, request ? request : "{}", h);
+    host->result(call, result.data(), result.size());
+    return 0;
+  } catch (...) {
+    report_current_exception(host, call, self.plugin, primitive);
   }
   return 1;
 }
 
-void* open(const char* config, const corral_host_v1* host, void* call, Provider* (*factory)(const Options&)) {
+void* open(const char* config, const corral_host_v1* host, void* call, Provider* (*factory)(const Options&),
+           const char* plugin) {
   try {
-    return factory(Options(wire::read<wire::OpenRequest>(config ? config : "{}", "plugin config").options));
-  } catch (const Error& e) {
-    host->error(call, static_cast<int>(e.code()), e.what(), e.hint().empty() ? nullptr : e.hint().c_str());
-  } catch (const std::exception& e) {
-    host->error(call, CORRAL_ERR_INTERNAL, e.what(), nullptr);
+    std::unique_ptr<Provider> provider(
+        factory(Options(wire::read<wire::OpenRequest>(config ? config : "{}", "plugin config").options)));
+    return new Instance{std::move(provider), plugin};
   } catch (...) {
-    host->error(call, CORRAL_ERR_INTERNAL, "unknown exception in plugin", nullptr);
+    report_current_exception(host, call, plugin, "open");
   }
   return nullptr;
 }
 
-void close(void* instance) { delete static_cast<Provider*>(instance); }
+void close(void* instance) { delete static_cast<Instance*>(instance); }
 
 const char* spec_name(const char* spec_json) {
   static std::mutex mutex;

@@ -3,8 +3,11 @@
 // its head is kept, so a run printing gigabytes costs a few kilobytes.
 #pragma once
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,9 +42,12 @@ class CaptureUi : public Ui {
   explicit CaptureUi(Ui& user, std::size_t head_limit = 1 << 20);
 
   // From now on cancelled() turns true once stdout's head contains `marker`: a Ctrl-C
-  // pressed at a known point of the command.
+  // pressed at a known point of the command, whether or not the provider asks.
   void cancel_when_stdout_has(std::string marker) { cancel_marker_ = std::move(marker); }
   bool cancel_fired() const { return cancel_fired_; }
+  // cancelled() turns true once `when` passes: the time for what this Ui records is up.
+  void cancel_at(std::chrono::steady_clock::time_point when) { cancel_at_ = when; }
+  bool time_ran_out() const { return time_ran_out_; }
 
   CapturedStream& stdout_stream() { return out_; }
   CapturedStream& stderr_stream() { return err_; }
@@ -62,7 +68,9 @@ class CaptureUi : public Ui {
   CapturedStream err_;
   std::vector<std::string> messages_;
   std::string cancel_marker_;
-  bool cancel_fired_ = false;
+  std::atomic<bool> cancel_fired_{false};  // set by out() on a plugin's thread, read anywhere
+  std::optional<std::chrono::steady_clock::time_point> cancel_at_;
+  std::atomic<bool> time_ran_out_{false};
 };
 
 }  // namespace corral

@@ -89,38 +89,6 @@ fs::path ClaimStore::path_of(const std::string& lease_id) const {
   return dir_ / (lease_id + ".json");
 }
 
-void write_file_atomically(const fs::path& target, std::string_view text, int mode, const std::string& what,
-                           Durability durability) {
-  const fs::path dir = target.parent_path();
-  const fs::path temp = dir / fmt::format(".{}.{}.tmp", target.filename().string(), random_hex(4));
-  auto failure = [&](const char* step) {
-    int err = errno;
-    ::unlink(temp.c_str());
-    return Error(sdk::write_error_code(err),
-                 fmt::format("cannot write {} {}: {} failed: {}", what, target.string(), step, std::strerror(err)),
-                 "check that the state directory is writable and the disk is not full");
-  };
-  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode);
-  if (fd < 0) throw failure("create");
-  if (!sdk::write_all(fd, text)) {
-    ::close(fd);
-    throw failure("write");
-  }
-  if (durability == Durability::power_loss && ::fsync(fd) != 0) {
-    ::close(fd);
-    throw failure("fsync");
-  }
-  ::close(fd);
-  if (::rename(temp.c_str(), target.c_str()) != 0) throw failure("rename");
-  if (durability == Durability::process_crash) return;
-  // Make the rename itself durable.
-  int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd >= 0) {
-    ::fsync(dfd);
-    ::close(dfd);
-  }
-}
-
 void ClaimStore::write(const Claim& claim, Durability durability) const {
   ensure_dir();
   write_file_atomically(path_of(claim.lease_id), claim_to_json(claim), 0600, "lease claim", durability);

@@ -10,12 +10,13 @@
 #include <vector>
 
 #include "corral/json.hpp"
+#include "corral/sdk/atomic_file.hpp"
 #include "corral/types.hpp"
 
 namespace corral {
 
-// Whether a write must survive a power loss (fsync) or only a crash of corral itself.
-enum class Durability { power_loss, process_crash };
+using sdk::Durability;
+using sdk::write_file_atomically;
 
 struct Claim {
   std::string lease_id;
@@ -102,12 +103,6 @@ class ClaimStore {
   void ensure_dir() const;
   std::filesystem::path dir_;
 };
-
-// Writes `text` to `target` atomically: a temp file in the same folder with `mode`, then
-// rename; with power_loss durability the file and the folder are fsynced too. Throws
-// internal naming `what` and the failed step.
-void write_file_atomically(const std::filesystem::path& target, std::string_view text, int mode, const std::string& what,
-                           Durability durability = Durability::power_loss);
 
 std::string claim_to_json(const Claim& claim);
 Claim claim_from_json(std::string_view text, const std::string& what);

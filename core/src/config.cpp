@@ -8,6 +8,7 @@
 
 #include "corral/errors.hpp"
 #include "corral/sdk/read_file.hpp"
+#include "corral/option_default.hpp"
 #include "paths.hpp"
 
 namespace fs = std::filesystem;
@@ -316,7 +317,7 @@ std::map<std::string, ResolvedOption> resolve_options(const ProviderSpec& spec, 
       std::string from;
       if (auto v = config.option(spec.name, o.name, &from, o.secret || o.trusted)) r = ResolvedOption{*v, from};
     }
-    if (!r && o.default_value) r = ResolvedOption{*o.default_value, "default"};
+    if (!r && o.default_value) r = ResolvedOption{expand_option_default(*o.default_value, env), "default"};
     if (!r) continue;
     validate_option(o, r->value, r->source);
     if (o.tightest_first && repository && r->source == repository->string()) keep_within_user_choice(o, spec, config, *r);

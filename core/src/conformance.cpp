@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
@@ -12,10 +13,13 @@
 
 #include "capture_ui.hpp"
 #include "corral/json.hpp"
+#include "corral/sdk/process.hpp"
 #include "corral/wire.hpp"
 #include "hash.hpp"
 #include "lease.hpp"
+#include "plugin_instance.hpp"
 #include "printable.hpp"
+#include "reach_target.hpp"
 
 namespace fs = std::filesystem;
 
@@ -45,6 +49,11 @@ struct CheckFailed : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 [[noreturn]] void fail(const std::string& why) { throw CheckFailed(why); }
+// A check that found it cannot be made meaningful for this provider, and why.
+struct CheckSkipped : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+[[noreturn]] void skip(const std::string& why) { throw CheckSkipped(why); }
 
 std::int64_t ms_since(Clock::time_point start) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
@@ -61,6 +70,10 @@ constexpr std::size_t kBlobSize = 64 * 1024;
 constexpr int kLargeRepeats = 800;     // 800 x 64 KiB = 50 MiB on stdout...
 constexpr int kLargeStderrEvery = 10;  // ...and 5 MiB on stderr, interleaved with it
 constexpr std::int64_t kPromptSeconds = 30;  // how long Ctrl-C and --timeout may take to act
+constexpr std::int64_t kProbeSeconds = 60;   // --timeout of a run that tries the network
+// Addresses an allow list may name that reach nothing (TEST-NET-1, RFC 5737).
+constexpr const char* kUnusedAddress = "192.0.2.1";
+constexpr const char* kOtherUnusedAddress = "192.0.2.2";
 
 // 64 KiB holding every byte value, NUL and invalid UTF-8 included, without a short
 // period that would let a dropped or repeated chunk go unnoticed.
@@ -110,6 +123,15 @@ class Fixture {
     fs::permissions(p, executable ? fs::perms::owner_all : fs::perms::owner_read | fs::perms::owner_write);
   }
   void remove(const std::string& rel) { fs::remove(root_ / rel); }
+  // Makes the folder a git checkout, as most users' trees are: corral finds a workspace's
+  // top with git, and without it a subfolder is a workspace of its own. Empty, or why not.
+  std::string git_init() const {
+    if (sdk::find_program("git").empty()) return "git is not installed";
+    sdk::ProcessSpec spec{{"git", "init", "-q"}, std::nullopt, root_.string()};
+    spec.inherit = {"HOME", "PATH"};
+    sdk::CapturedProcess git = sdk::capture_process(spec);
+    return git.exit_code == 0 ? "" : fmt::format("git init failed: {}", printable(git.err));
+  }
 
  private:
   fs::path root_;
@@ -149,10 +171,12 @@ struct RunSpec {
   std::string lease;  // reuse this lease
   std::vector<std::string> env_names;
   std::int64_t timeout_seconds = 0;
-  std::string subdir;         // run from this fixture folder instead of its root
+  const Fixture* tree = nullptr;  // run in this fixture instead of the kit's own
+  std::string subdir;         // run from this folder of the fixture instead of its root
   std::string cancel_marker;  // press Ctrl-C once stdout shows this
   std::vector<std::string> downloads;  // --download patterns
   std::uint64_t max_download = 0;      // --max-download; 0 = the default
+  std::optional<NetworkPolicy> network;  // --network
 };
 
 // What one run did, as the user would have seen it.
@@ -198,11 +222,23 @@ class Kit {
   const std::string& provider() const { return choice_.provider; }
   const ClaimStore& claims() const { return setup_.claims; }
 
+  // From now until end_check(), whatever the kit does is told to stop at `deadline`.
+  void begin_check(Clock::time_point deadline) {
+    deadline_ = deadline;
+    ran_out_ = false;
+  }
+  // Ends the check's deadline; true when it passed while the check ran.
+  bool end_check() {
+    deadline_.reset();
+    return ran_out_;
+  }
+
   // Runs `spec` under the run contract, as `corral run` would, and records its lease.
   Observed run(const RunSpec& spec) {
     CaptureUi ui(setup_.user);
+    Watched watched(*this, ui);
     if (!spec.cancel_marker.empty()) ui.cancel_when_stdout_has(spec.cancel_marker);
-    Providers providers(setup_.registry, setup_.config, ui, process_env);
+    Providers providers = kit_providers(ui);
     LeaseContext ctx{setup_.claims, providers};
     RunRequest request;
     request.choice = choice_;
@@ -212,10 +248,12 @@ class Kit {
     request.command.shell = spec.shell;
     request.command.timeout_seconds = spec.timeout_seconds;
     request.env_names = spec.env_names;
-    request.cwd = spec.subdir.empty() ? fixture_.root() : fixture_.root() / spec.subdir;
+    const fs::path& top = (spec.tree ? *spec.tree : fixture_).root();
+    request.cwd = spec.subdir.empty() ? top : top / spec.subdir;
     request.downloads.patterns = spec.downloads;
     request.downloads.dir = download_dir();
     if (spec.max_download) request.downloads.max_bytes = spec.max_download;
+    request.network = spec.network;
     Clock::time_point start = Clock::now();
     Observed o;
     o.result = corral::run(ctx, request);
@@ -257,7 +295,8 @@ class Kit {
   template <class Body>
   auto with_session(Body body) {
     CaptureUi ui(setup_.user);
-    Providers providers(setup_.registry, setup_.config, ui, process_env);
+    Watched watched(*this, ui);
+    Providers providers = kit_providers(ui);
     std::unique_ptr<ProviderSession> session = providers.open(choice_.provider, choice_);
     return body(*session);
   }
@@ -266,7 +305,8 @@ class Kit {
   template <class Body>
   auto with_lease(const std::string& id, Lease::Access access, Body body) {
     CaptureUi ui(setup_.user);
-    Providers providers(setup_.registry, setup_.config, ui, process_env);
+    Watched watched(*this, ui);
+    Providers providers = kit_providers(ui);
     LeaseContext ctx{setup_.claims, providers};
     Lease lease = Lease::attach(ctx, id, choice_, access);
     return body(lease);
@@ -315,20 +355,57 @@ class Kit {
     bool kept = false;  // the run kept it on purpose (--keep, or --keep-on-failure after a failure)
   };
   const std::vector<Made>& made() const { return made_; }
+  // Records a sandbox made outside a run, so nothing-left checks it is gone.
+  void made_outside_a_run(const std::string& lease_id, const std::string& sandbox_id) {
+    made_.push_back({lease_id, sandbox_id, false});
+  }
 
  private:
+  // The providers a check uses: the plugin in its helper process, so that whatever it
+  // does costs a check, never the kit, and one that ignores a stop is killed soon.
+  Providers kit_providers(Ui& ui) const {
+    Providers providers(setup_.registry, setup_.config, ui, process_env);
+    providers.isolate(kConformanceCancelGrace);
+    return providers;
+  }
+
+  // Puts a Ui under the check's deadline while it lives, and notes when it ran out.
+  class Watched {
+   public:
+    Watched(Kit& kit, CaptureUi& ui) : kit_(kit), ui_(ui) {
+      if (kit_.deadline_) ui_.cancel_at(*kit_.deadline_);
+    }
+    ~Watched() {
+      if (ui_.time_ran_out()) kit_.ran_out_ = true;
+    }
+    Watched(const Watched&) = delete;
+    Watched& operator=(const Watched&) = delete;
+
+   private:
+    Kit& kit_;
+    CaptureUi& ui_;
+  };
+
   const ConformanceSetup& setup_;
   const Fixture& fixture_;
   const PlantedEnv& planted_;
   ProviderChoice choice_;
   std::vector<Made> made_;
+  std::optional<Clock::time_point> deadline_;
+  bool ran_out_ = false;
 };
+
+// Fails with the run's error when the plugin went on after it was told to stop.
+void expect_stopped_in_time(const Observed& o) {
+  if (o.result.error && std::string_view(o.result.error->what()).find(kIgnoredCancellation) != std::string_view::npos)
+    fail(printable(o.result.error->what()));
+}
 
 // The checks, in the order they run. Session checks share one kept lease.
 class Checks {
  public:
-  Checks(Kit& kit, Fixture& fixture, const PlantedEnv& planted, const ProviderSpec& spec)
-      : kit_(kit), fixture_(fixture), planted_(planted), spec_(spec) {}
+  Checks(Kit& kit, Fixture& fixture, const PlantedEnv& planted, const ProviderSpec& spec, const ReachTarget& target)
+      : kit_(kit), fixture_(fixture), planted_(planted), spec_(spec), target_(target) {}
 
   void lifecycle() {
     Observed o = kit_.run({.shell = "echo conformance"});
@@ -394,9 +471,23 @@ class Checks {
   }
 
   void workdir() {
-    Observed o = kit_.run({.shell = "cat 'dir/nested file.txt'", .subdir = "sub"});
+    // A checkout of its own: git may not see the kit's other files as the user's would.
+    Fixture checkout;
+    if (std::string why = checkout.git_init(); !why.empty())
+      skip(why + ": corral finds a workspace's top folder with git, so the kit cannot make a subfolder of one");
+    Observed o = kit_.run({.shell = "cat 'dir/nested file.txt' && pwd && echo made > made-in-sub.txt",
+                           .tree = &checkout,
+                           .subdir = "sub"});
     o.expect_exit(0);
-    o.expect_out("nested\n");
+    const std::string prefix = "nested\n";
+    const std::string pwd = o.out.rfind(prefix, 0) == 0 ? o.out.substr(prefix.size()) : "";
+    if (pwd.empty()) fail(fmt::format("stdout was {}, expected the nested file and the folder", literal(o.out)));
+    if (pwd.size() < 5 || pwd.compare(pwd.size() - 5, 5, "/sub\n") != 0)
+      fail(fmt::format("the command ran in {}, not in a folder called sub (the one corral was started from)",
+                       literal(pwd)));
+    // An uploading provider runs the command on its copy: the user's own folder is untouched.
+    if (fs::exists(checkout.root() / "sub" / "made-in-sub.txt") && spec_.features.has(Feature::archive_sync))
+      fail("the command wrote into the user's own folder, not into the sandbox's copy of it");
   }
 
   void environment() {
@@ -425,6 +516,7 @@ class Checks {
       fail(fmt::format("the run ended with exit code {}, expected a timeout (exit {})", o.result.exit_code,
                        kExitTimeout) +
            o.why());
+    expect_stopped_in_time(o);
     if (o.result.exit_code != kExitTimeout) fail(fmt::format("exit code {}, expected {}", o.result.exit_code, kExitTimeout));
     if (o.out.find("not-reached") != std::string::npos) fail("the command ran on past its timeout");
     if (o.ms > (2 + kPromptSeconds) * 1000) fail(fmt::format("the run took {} ms to stop after a 2 s timeout", o.ms));
@@ -435,6 +527,7 @@ class Checks {
     Observed o = kit_.run({.shell = "echo started; sleep 120; echo not-reached", .cancel_marker = "started"});
     if (!o.result.error || o.result.error->code() != ErrorCode::cancelled)
       fail(fmt::format("the run ended with exit code {} instead of being interrupted", o.result.exit_code) + o.why());
+    expect_stopped_in_time(o);
     if (o.result.exit_code != kExitCancelled)
       fail(fmt::format("exit code {}, expected {}", o.result.exit_code, kExitCancelled));
     if (o.out.find("not-reached") != std::string::npos) fail("the command ran on after Ctrl-C");
@@ -583,6 +676,52 @@ class Checks {
     if (!left.empty()) fail(fmt::format("{} left behind: {}", left.size(), left.front()));
   }
 
+  void network_none() {
+    expect_reachable_when_open();
+    const Reach seen = reach({.mode = NetworkPolicy::Mode::none});
+    if (seen == Reach::reached)
+      fail(fmt::format("with --network none the command still reached {}: the provider does not enforce the policy",
+                       target_.text()));
+  }
+
+  void network_allowlist() {
+    expect_reachable_when_open();
+    const std::string other = target_.ip() == kUnusedAddress ? kOtherUnusedAddress : kUnusedAddress;
+    if (reach({.mode = NetworkPolicy::Mode::allow, .allow = {other}}) == Reach::reached)
+      fail(fmt::format("with --network allow:{} the command still reached {}: the provider does not enforce its "
+                       "allow list",
+                       other, target_.text()));
+    if (reach({.mode = NetworkPolicy::Mode::allow, .allow = {target_.ip()}}) != Reach::reached)
+      fail(fmt::format("with --network allow:{} the command could not reach {}, which the list names",
+                       target_.ip(), target_.text()));
+  }
+
+  void destroy_twice() {
+    const std::string lease = random_hex(6);
+    Sandbox sandbox = kit_.with_session([&](ProviderSession& session) {
+      Sandbox made = session.create({lease, "conformance-" + lease,
+                                     wire::owner_labels(lease, "conformance-" + lease, kit_.claims().host_id()),
+                                     fixture_.root().string(), NetworkPolicy{}});
+      kit_.made_outside_a_run(lease, made.id);
+      session.destroy(made);
+      return made;
+    });
+    // A fresh session, as the next corral's cleanup would be.
+    std::string second = kit_.with_session([&](ProviderSession& session) -> std::string {
+      try {
+        session.destroy(sandbox);
+      } catch (const Error& e) {
+        if (e.code() != ErrorCode::not_found) return printable(e.what());
+      }
+      return "";
+    });
+    if (!second.empty())
+      fail(fmt::format("destroying sandbox {} once more failed: {}; a sandbox that is already gone must count as "
+                       "destroyed (or be not-found), as cleanup may meet one the provider removed",
+                       printable(sandbox.id), second));
+    if (std::string left = kit_.still_there(sandbox.id); !left.empty()) fail(left + " after it was destroyed");
+  }
+
   // Stops the sandboxes runs kept on purpose, other than the shared session lease, once
   // the check that kept them is over (it may have failed before stopping them itself).
   void stop_kept() noexcept {
@@ -608,6 +747,30 @@ class Checks {
   }
 
  private:
+  // What the command saw trying to reach the target under `policy`; fails when it could
+  // not try.
+  Reach reach(const NetworkPolicy& policy) {
+    Observed o = kit_.run({.shell = target_.script(), .timeout_seconds = kProbeSeconds, .network = policy});
+    o.expect_exit(0);
+    const Reach seen = read_reach(o.out);
+    if (seen == Reach::unknown)
+      fail(fmt::format("trying {} with --network {} printed {}", target_.text(), to_string(policy), literal(o.out)));
+    if (seen == Reach::no_bash) skip("the sandbox has no bash, whose /dev/tcp the kit connects with");
+    return seen;
+  }
+
+  // Skips the check unless an open network reaches the target: only then does a policy
+  // that keeps the command from it show anything.
+  void expect_reachable_when_open() {
+    if (!open_reaches_) open_reaches_ = reach({}) == Reach::reached;
+    if (*open_reaches_) return;
+    skip(fmt::format("even with an open network the command could not reach {}, so a policy cannot be seen at work; {}",
+                     target_.text(),
+                     target_.own() ? "a sandbox on another machine cannot reach this machine's loopback: pass "
+                                     "--network-target IP:PORT, an address the provider's sandboxes can reach"
+                                   : "check that the provider's sandboxes can reach that address"));
+  }
+
   // The lease the session checks share, kept (made now when keep_reuse did not).
   std::string kept_lease() {
     if (kept_.empty()) {
@@ -623,6 +786,8 @@ class Checks {
   Fixture& fixture_;
   const PlantedEnv& planted_;
   const ProviderSpec& spec_;
+  const ReachTarget& target_;
+  std::optional<bool> open_reaches_;  // whether an open network reaches the target, once tried
   std::string kept_;
   std::string kept_sandbox_;
 };
@@ -645,12 +810,18 @@ const std::vector<CheckDef>& check_defs() {
       {"output-large", "50 MiB on stdout and 5 MiB on stderr arrive complete and in order", {}, {},
        &Checks::output_large},
       {"workspace", "the workspace arrives: nested, executable and binary files", {}, {}, &Checks::workspace},
-      {"workdir", "the command runs in the copy of the folder corral was started from", {}, {}, &Checks::workdir},
+      {"workdir", "the command runs in the sandbox's copy of the folder corral was started from", {}, {},
+       &Checks::workdir},
       {"environment", "variables named with --env arrive; corral's environment and secrets do not", {}, {},
        &Checks::environment},
       {"timeout", "--timeout stops the command with exit code 124 and removes the sandbox", {}, {}, &Checks::timeout},
       {"interrupt", "Ctrl-C stops the command with exit code 130 and removes the sandbox", {}, {},
        &Checks::interrupt},
+      {"network-none", "--network none keeps the command from reaching an address an open network reaches",
+       {F::network_policy}, {}, &Checks::network_none},
+      {"network-allowlist", "--network allow: lets the command reach the addresses listed and no other",
+       {F::network_allowlist}, {}, &Checks::network_allowlist},
+      {"destroy-twice", "destroying a sandbox that is already gone is harmless", {}, {}, &Checks::destroy_twice},
       {"keep-reuse", "a kept sandbox is reused by its slug and keeps its state", {F::run_session}, {},
        &Checks::keep_reuse},
       {"sync-deletions", "reuse syncs exactly: changes and new files arrive, deleted files go, sandbox files stay",
@@ -684,13 +855,75 @@ std::string missing_features(const CheckDef& def, const ProviderSpec& spec) {
 
 }  // namespace
 
+std::vector<std::string> conformance_check_ids() {
+  std::vector<std::string> ids;
+  for (const CheckDef& def : check_defs()) ids.emplace_back(def.id);
+  return ids;
+}
+
+namespace {
+
+// Refuses (invalid-argument) a name in `only` that is no check's, listing the checks.
+void check_selection(const std::vector<std::string>& only) {
+  const std::vector<std::string> ids = conformance_check_ids();
+  for (const std::string& name : only)
+    if (std::find(ids.begin(), ids.end(), name) == ids.end())
+      throw Error(ErrorCode::invalid_argument, fmt::format("--only {}: there is no such check", printable(name)),
+                  fmt::format("the checks are: {}", fmt::join(ids, ", ")));
+}
+
+// Runs the check `def` with its deadline; its result.
+CheckResult run_check(const CheckDef& def, Checks& checks, Kit& kit, const ConformanceSetup& setup,
+                      const ProviderSpec& spec) {
+  CheckResult r{def.id, def.title};
+  Clock::time_point start = Clock::now();
+  if (std::string why = missing_features(def, spec); !why.empty()) {
+    r.outcome = CheckResult::Outcome::skipped;
+    r.detail = why;
+  } else if (setup.user.cancelled()) {
+    r.outcome = CheckResult::Outcome::skipped;
+    r.detail = "interrupted";
+  } else {
+    kit.begin_check(start + setup.check_timeout);
+    try {
+      (checks.*def.body)();
+    } catch (const CheckSkipped& e) {
+      r.outcome = CheckResult::Outcome::skipped;
+      r.detail = e.what();
+    } catch (const CheckFailed& e) {
+      r.outcome = CheckResult::Outcome::failed;
+      r.detail = e.what();
+    } catch (const Error& e) {
+      r.outcome = CheckResult::Outcome::failed;
+      r.detail = printable(e.what());
+    } catch (const std::exception& e) {
+      r.outcome = CheckResult::Outcome::failed;
+      r.detail = fmt::format("unexpected failure: {}", printable(e.what()));
+    }
+    if (kit.end_check()) {
+      r.outcome = CheckResult::Outcome::failed;
+      r.detail = fmt::format("stopped: the check was still running after {} (--check-timeout){}",
+                             format_duration(setup.check_timeout.count()),
+                             r.detail.empty() ? "" : "; it then said: " + r.detail);
+    }
+  }
+  checks.stop_kept();
+  r.ms = ms_since(start);
+  return r;
+}
+
+}  // namespace
+
 ConformanceReport run_conformance(const ConformanceSetup& setup,
                                   const std::function<void(const CheckResult&)>& on_check) {
+  check_selection(setup.only);
+  ReachTarget target(setup.network_target);
   std::string provider;
   ProviderSpec spec;
   {
     CaptureUi ui(setup.user);
     Providers providers(setup.registry, setup.config, ui, process_env);
+    providers.isolate(kConformanceCancelGrace);
     provider = providers.resolve(setup.choice);
     spec = providers.spec(provider);
     providers.open(provider, setup.choice);  // refuses a broken plugin or bad settings up front
@@ -700,32 +933,10 @@ ConformanceReport run_conformance(const ConformanceSetup& setup,
   Fixture fixture;
   PlantedEnv planted;
   Kit kit(setup, spec.name, fixture, planted);
-  Checks checks(kit, fixture, planted, spec);
+  Checks checks(kit, fixture, planted, spec, target);
   for (const CheckDef& def : check_defs()) {
-    CheckResult r{def.id, def.title};
-    Clock::time_point start = Clock::now();
-    if (std::string why = missing_features(def, spec); !why.empty()) {
-      r.outcome = CheckResult::Outcome::skipped;
-      r.detail = why;
-    } else if (setup.user.cancelled()) {
-      r.outcome = CheckResult::Outcome::skipped;
-      r.detail = "interrupted";
-    } else {
-      try {
-        (checks.*def.body)();
-      } catch (const CheckFailed& e) {
-        r.outcome = CheckResult::Outcome::failed;
-        r.detail = e.what();
-      } catch (const Error& e) {
-        r.outcome = CheckResult::Outcome::failed;
-        r.detail = printable(e.what());
-      } catch (const std::exception& e) {
-        r.outcome = CheckResult::Outcome::failed;
-        r.detail = fmt::format("unexpected failure: {}", printable(e.what()));
-      }
-    }
-    checks.stop_kept();
-    r.ms = ms_since(start);
+    if (!setup.only.empty() && std::find(setup.only.begin(), setup.only.end(), def.id) == setup.only.end()) continue;
+    CheckResult r = run_check(def, checks, kit, setup, spec);
     on_check(r);
     report.checks.push_back(std::move(r));
   }

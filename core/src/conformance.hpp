@@ -4,6 +4,7 @@
 // feature the provider does not advertise is skipped, never failed.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -35,6 +36,11 @@ struct ConformanceReport {
   bool passed() const { return count(CheckResult::Outcome::failed) == 0; }
 };
 
+// How long a check may take before it is stopped (--check-timeout), and how long a
+// plugin told to stop may go on before its helper is killed as ignoring it.
+inline constexpr std::chrono::seconds kDefaultCheckTimeout{600};
+inline constexpr std::chrono::seconds kConformanceCancelGrace{5};
+
 // What the kit runs against: the user's providers, settings and claims, and the user's
 // terminal for Ctrl-C.
 struct ConformanceSetup {
@@ -43,12 +49,24 @@ struct ConformanceSetup {
   const ClaimStore& claims;
   Ui& user;
   ProviderChoice choice;
+  std::vector<std::string> only;  // --only: run just these checks; empty = every one
+  std::chrono::seconds check_timeout = kDefaultCheckTimeout;
+  // --network-target IP:PORT, what the network checks try to reach; "" = a listener the
+  // kit opens on this machine's 127.0.0.1 (reachable only by a sandbox on this machine).
+  std::string network_target;
 };
 
-// Runs every check against the provider `setup.choice` resolves to, calling `on_check`
-// as each finishes. It plants a secret in this process's environment for the duration
-// (a plugin that passes corral's environment on fails), and stops every sandbox it made
-// before returning, whatever happened. Throws only when the provider cannot be opened.
+// The ids of every check, in the order they run.
+std::vector<std::string> conformance_check_ids();
+
+// Runs every check (or those `setup.only` names) against the provider `setup.choice`
+// resolves to, calling `on_check` as each finishes. The plugin runs in its helper process
+// with a cancel-grace of kConformanceCancelGrace, so one that crashes, hangs or ignores
+// cancellation fails a check and not the kit; a check still running after
+// `setup.check_timeout` is told to stop and fails. It plants a secret in this process's
+// environment for the duration (a plugin that passes corral's environment on fails), and
+// stops every sandbox it made before returning, whatever happened. Throws invalid-argument
+// for an unknown check or network target, or when the provider cannot be opened.
 ConformanceReport run_conformance(const ConformanceSetup& setup,
                                   const std::function<void(const CheckResult&)>& on_check);
 

@@ -19,6 +19,7 @@
 #include "corral/errors.hpp"
 #include "corral/json.hpp"
 #include "corral/sdk/descriptors.hpp"
+#include "corral/sdk.hpp"
 #include "paths.hpp"
 #include "plugin_channel.hpp"
 #include "plugin_probe.hpp"
@@ -84,6 +85,31 @@ class Isolated final : public PluginInstance {
 
   // Starts the helper and reads its hello (or why it could not load the plugin).
   void start(const std::string& pin, HelperHello& hello) {
+    pin_ = pin;
+    launch(hello);
+  }
+
+  const ProviderSpec& spec() const override { return spec_; }
+  bool provides(std::string_view name) const override { return primitives_.count(std::string(name)) > 0; }
+
+  bool open(const std::string& config, const corral_host_v1& host, void* call) override {
+    const CallSite site{"open"};
+    config_ = config;
+    send(site, channel::Kind::open, config);
+    return serve(site, host, call) == 0;
+  }
+
+  int call(const CallSite& site, const std::string& request, const corral_host_v1& host, void* call) override {
+    if (dead_) throw *dead_;
+    if (pid_ < 0) restart(host, call);
+    send(site, channel::Kind::call, std::string(site.primitive) + '\0', request);
+    return serve(site, host, call);
+  }
+
+ private:
+  // Starts the helper on the library and reads its hello (or why it could not load the
+  // plugin); a helper started before is gone by now.
+  void launch(HelperHello& hello) {
     const fs::path helper = plugin_host_path();
     std::error_code ec;
     if (!fs::is_regular_file(helper, ec))
@@ -94,10 +120,11 @@ class Isolated final : public PluginInstance {
     int sv[2];
     if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
       throw Error(ErrorCode::internal, fmt::format("cannot start the plugin helper: socketpair: {}", strerror(errno)));
+    if (fd_ >= 0) ::close(fd_);
     fd_ = sv[0];
     reader_ = channel::Reader(fd_);
     try {
-      pid_ = spawn_helper(helper, library_, pin, sv[1]);
+      pid_ = spawn_helper(helper, library_, pin_, sv[1]);
     } catch (...) {
       ::close(sv[1]);
       throw;
@@ -116,22 +143,18 @@ class Isolated final : public PluginInstance {
     }
   }
 
-  const ProviderSpec& spec() const override { return spec_; }
-  bool provides(std::string_view name) const override { return primitives_.count(std::string(name)) > 0; }
-
-  bool open(const std::string& config, const corral_host_v1& host, void* call) override {
-    const CallSite site{"open"};
-    send(site, channel::Kind::open, config);
-    return serve(site, host, call) == 0;
+  // Starts a fresh helper in place of one stopped for outliving its cancellation, and
+  // opens the instance again as it was opened, so cleanup still reaches the provider.
+  void restart(const corral_host_v1& host, void* call) {
+    const std::string before = hello_spec_;
+    HelperHello hello;
+    launch(hello);
+    if (hello.spec_json != before) broken({"load"}, "described its plugin otherwise than its first helper did");
+    if (!open(config_, host, call))
+      throw Error(ErrorCode::internal,
+                  fmt::format("provider plugin '{}' could not be opened again after its helper was stopped", name()));
   }
 
-  int call(const CallSite& site, const std::string& request, const corral_host_v1& host, void* call) override {
-    if (dead_) throw *dead_;
-    send(site, channel::Kind::call, std::string(site.primitive) + '\0', request);
-    return serve(site, host, call);
-  }
-
- private:
   // Learns the plugin's spec and primitives from the hello; throws ConfigError when the
   // helper could not load the plugin, saying why as load_plugin did.
   void read_hello(std::string_view payload, HelperHello& hello) {
@@ -148,6 +171,7 @@ class Isolated final : public PluginInstance {
       names.remove_prefix(std::min(space + 1, names.size()));
     }
     spec_ = json::spec_from_json(report->spec_json);
+    hello_spec_ = report->spec_json;
     hello = {report->spec_json, report->plugin_version, report->abi_version};
   }
 
@@ -156,37 +180,30 @@ class Isolated final : public PluginInstance {
     if (!channel::write_frame(fd_, kind, a, b)) died(site);
   }
 
-  // Relays the helper's frames to `host` until the call is done; returns its code.
+  // Relays the helper's frames to `host` until the call is done; returns its code. Once
+  // the call is told to stop, the helper is told too and has cancel-grace to finish it.
   int serve(const CallSite& site, const corral_host_v1& host, void* call) {
     const std::string_view primitive = site.primitive;
     std::optional<Clock::time_point> deadline;
-    std::string deadline_text;
-    if (primitive != "exec" && primitive != "upload" && primitive != "download") {
+    if (primitive != "exec" && primitive != "upload" && primitive != "download")
       deadline = Clock::now() + settings_.call_timeout;
-      deadline_text =
-          fmt::format("no answer after {:g} s (the registry entry's call-timeout)", seconds(settings_.call_timeout));
-    } else if (primitive == "exec" && site.command_timeout > 0) {
-      deadline = Clock::now() + std::chrono::seconds(site.command_timeout) + settings_.cancel_grace;
-      deadline_text =
-          fmt::format("still running {:g} s after the command's --timeout", seconds(settings_.cancel_grace));
-    }
-    bool cancel_sent = false;
+    std::optional<Clock::time_point> grace_ends;
+    StopReason why = StopReason::none;
     for (;;) {
       while (auto f = reader_.next())
         if (auto rc = relay(site, *f, host, call)) return *rc;
-      if (!cancel_sent && host.cancelled(call)) {
+      if (!grace_ends && site.stop && (why = site.stop()) != StopReason::none) {
         send(site, channel::Kind::cancel);
-        cancel_sent = true;
-        Clock::time_point grace = Clock::now() + settings_.cancel_grace;
-        if (!deadline || grace < *deadline) {
-          deadline = grace;
-          deadline_text =
-              fmt::format("still running {:g} s after it was told to stop", seconds(settings_.cancel_grace));
-        }
+        grace_ends = Clock::now() + settings_.cancel_grace;
       }
-      if (deadline && Clock::now() >= *deadline) hung(site, deadline_text);
-      receive(site, deadline ? std::min(*deadline, Clock::now() + std::chrono::milliseconds(100))
-                             : Clock::now() + std::chrono::milliseconds(100));
+      if (grace_ends && Clock::now() >= *grace_ends) outlived(site, why);
+      if (deadline && Clock::now() >= *deadline)
+        hung(site, fmt::format("no answer after {:g} s (the registry entry's call-timeout)",
+                               seconds(settings_.call_timeout)));
+      Clock::time_point wake = Clock::now() + std::chrono::milliseconds(100);
+      for (const auto& limit : {deadline, grace_ends})
+        if (limit) wake = std::min(wake, *limit);
+      receive(site, wake);
     }
   }
 
@@ -242,7 +259,7 @@ class Isolated final : public PluginInstance {
                         : WEXITSTATUS(status) == 127 && std::string_view(site.primitive) == "load"
                             ? fmt::format("its helper {} could not be started", plugin_host_path().string())
                             : fmt::format("it ended its helper process with status {}", WEXITSTATUS(status));
-    end(site, crash_message(name(), site.primitive, cause));
+    end(site, sdk::crash_message(name(), site.primitive, cause));
   }
 
   // The helper did not answer in time: kill it and say what it was stuck on.
@@ -250,6 +267,17 @@ class Isolated final : public PluginInstance {
     int status = 0;
     kill_and_reap(pid_, status);
     end(site, fmt::format("provider plugin '{}' hung during '{}': {}, so it was stopped", name(), site.primitive, why));
+  }
+
+  // The call went on past its grace after it was told to stop: kill the helper, which
+  // the next call starts again, and end the call as what stopped it.
+  [[noreturn]] void outlived(const CallSite& site, StopReason why) {
+    int status = 0;
+    kill_and_reap(pid_, status);
+    pid_ = -1;
+    throw Error(stop_error_code(why),
+                outlived_message(name(), site, why, settings_.cancel_grace) + ", so corral stopped its helper process",
+                "a plugin must return soon after it is told to stop; report it to the plugin's authors");
   }
 
   // The helper sent what the protocol does not allow: kill it, it cannot be trusted.
@@ -271,6 +299,9 @@ class Isolated final : public PluginInstance {
 
   IsolationSettings settings_;
   fs::path library_;
+  std::string pin_;
+  std::string config_;      // what the instance was opened with, to open it again
+  std::string hello_spec_;  // the spec the first helper reported
   pid_t pid_ = -1;
   int fd_ = -1;
   channel::Reader reader_{-1};

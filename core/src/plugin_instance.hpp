@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -21,7 +22,8 @@ enum class Isolation { in_process, process };
 std::string_view to_string(Isolation isolation);
 
 // How a registry entry asks its plugin to run (registry keys isolation, call-timeout,
-// cancel-grace); the limits only bind an isolated plugin, which corral can kill.
+// cancel-grace). call-timeout binds only an isolated plugin, which corral can kill;
+// cancel-grace binds both: an in-process plugin past it costs corral's process.
 struct IsolationSettings {
   Isolation mode = Isolation::in_process;
   // How long any primitive but exec and upload may take before it counts as hung.
@@ -30,11 +32,17 @@ struct IsolationSettings {
   std::chrono::milliseconds cancel_grace{std::chrono::seconds(30)};
 };
 
+// Why a call was told to stop: the user's Ctrl-C, or the command's --timeout.
+enum class StopReason { none, interrupted, timed_out };
+
 // What a call is, for limits and for the words of a crash report.
 struct CallSite {
   const char* primitive;           // "exec"
   std::string lease;  // the lease whose claim outlives a crash of this call, "" when none
   std::int64_t command_timeout = 0;  // exec's --timeout in seconds, 0 = none
+  // Whether, and why, the call has been told to stop; asked from any thread. Empty for a
+  // call nothing stops (cleanup).
+  std::function<StopReason()> stop;
 };
 
 class PluginInstance {
@@ -52,11 +60,21 @@ class PluginInstance {
 };
 
 // A plugin loaded into this process: today's behaviour, with a crash reported in one
-// clear line before corral dies of it (crash_guard.hpp).
-std::unique_ptr<PluginInstance> in_process_instance(std::shared_ptr<const Plugin> plugin);
+// clear line before corral dies of it (crash_guard.hpp). A call still running
+// `settings.cancel_grace` after it was told to stop cannot be stopped from outside: corral
+// says so (outlived_message) and exits 130 or 124 without cleaning up.
+std::unique_ptr<PluginInstance> in_process_instance(std::shared_ptr<const Plugin> plugin,
+                                                    const IsolationSettings& settings = {});
 
-// "provider plugin 'NAME' crashed during 'exec' (SIGSEGV)": the words of every crash report.
-std::string crash_message(std::string_view plugin, std::string_view primitive, std::string_view cause);
+// The words every report of a plugin that went on after it was told to stop carries.
+inline constexpr std::string_view kIgnoredCancellation = "ignored cancellation";
+// "provider plugin 'NAME' ignored cancellation: 'exec' was still running 2 s after
+// Ctrl-C": a call that outlived the grace it had after it was told to stop.
+std::string outlived_message(std::string_view plugin, const CallSite& site, StopReason why,
+                             std::chrono::milliseconds grace);
+// The exit status and error code a call stopped for `why` gives the run.
+ErrorCode stop_error_code(StopReason why);
+
 // What to do after a crash, knowing the lease the call worked for ("" = none).
 std::string crash_hint(std::string_view lease);
 

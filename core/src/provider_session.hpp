@@ -17,6 +17,8 @@
 
 namespace corral {
 
+class CallStop;
+
 // What the user interface does with a plugin's output and messages.
 struct HostHooks {
   std::function<void(int stream, std::string_view data)> emit;
@@ -53,9 +55,12 @@ class ProviderSession {
   DownloadResult download(const Sandbox& sandbox, const DownloadRequest& request);
 
  private:
-  // Calls the primitive `site` names and returns its JSON result. A call that is not
-  // `cancellable` never sees the user's Ctrl-C.
-  std::string call(const CallSite& site, const std::string& request, bool cancellable = true);
+  // Calls the primitive `site` names and returns its JSON result. `stop` says when the call
+  // was told to stop (the user's Ctrl-C, exec's --timeout); with nullptr nothing stops it
+  // (cleanup after the Ctrl-C that caused it).
+  std::string call(CallSite site, const std::string& request, CallStop* stop);
+  // The same, told to stop by the user's Ctrl-C.
+  std::string call(const CallSite& site, const std::string& request);
   // Reads a primitive's answer; a malformed one is the plugin's bug (internal).
   template <class Result>
   Result answer(const std::string& text, const char* primitive);

@@ -76,7 +76,12 @@ std::unique_ptr<ProviderSession> Providers::open(const std::string& name, const 
     else if (level == CORRAL_LOG_INFO) ui_.info(message);
   };
   hooks.progress = [this](const std::string& message) { ui_.progress(message); };
-  return std::make_unique<ProviderSession>(registry_().instance(found), values, std::move(hooks));
+  ProviderEntry how = found;
+  if (isolated_grace_) {
+    how.isolation.mode = Isolation::process;
+    how.isolation.cancel_grace = std::min(how.isolation.cancel_grace, *isolated_grace_);
+  }
+  return std::make_unique<ProviderSession>(registry_().instance(how), values, std::move(hooks));
 }
 
 StringMap Providers::forwarded_env(const std::vector<std::string>& requested) const {

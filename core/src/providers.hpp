@@ -3,8 +3,10 @@
 // needs, and the environment a command may receive.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -44,7 +46,15 @@ class Providers {
   const Config& config() const { return config_; }
   Ui& ui() const { return ui_; }
   // The same providers and settings, reporting to `ui` instead (a fan-out's shard).
-  Providers with_ui(Ui& ui) const { return Providers(registry_, config_, ui, env_); }
+  Providers with_ui(Ui& ui) const {
+    Providers same(registry_, config_, ui, env_);
+    same.isolated_grace_ = isolated_grace_;
+    return same;
+  }
+  // From now on every plugin opened runs in its helper process (isolation: process),
+  // whatever its registry entry says, with at most `cancel_grace` after a stop: so a
+  // plugin that crashes, hangs or ignores cancellation costs a helper (conformance).
+  void isolate(std::chrono::milliseconds cancel_grace) { isolated_grace_ = cancel_grace; }
 
  private:
   const ProviderEntry& entry(const std::string& name) const;
@@ -53,6 +63,7 @@ class Providers {
   const Config& config_;
   Ui& ui_;
   EnvLookup env_;
+  std::optional<std::chrono::milliseconds> isolated_grace_;
 };
 
 }  // namespace corral

@@ -335,14 +335,15 @@ std::shared_ptr<const Plugin> Registry::plugin(const ProviderEntry& entry) const
 std::unique_ptr<PluginInstance> Registry::instance(const ProviderEntry& entry) const {
   const size_t i = index_of(entry);
   const ProviderEntry& e = entries_[i];
-  if (e.isolation.mode == Isolation::in_process) return in_process_instance(plugin(e));
+  const IsolationSettings& how = entry.isolation;  // a copy may ask otherwise (conformance)
+  if (how.mode == Isolation::in_process) return in_process_instance(plugin(e), how);
   require_ok(e);
   // The checks the registry made when it listed the entry, made again now that the
   // helper is about to start: the file may have changed since (the helper checks too).
   ProbeResult now = inspect(e.library, pins_[i], SpecCache::standard());
   if (now.error) throw ConfigError(now.error->message, kListHint);
   HelperHello hello;
-  std::unique_ptr<PluginInstance> instance = isolated_instance(e.library, pins_[i], e.isolation, hello);
+  std::unique_ptr<PluginInstance> instance = isolated_instance(e.library, pins_[i], how, hello);
   require_as_probed(e, instance->spec(), hello.plugin_version, hello.abi_version, "its helper process");
   return instance;
 }

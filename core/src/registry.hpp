@@ -68,9 +68,10 @@ class Registry {
   // precise reason. Loaded once per entry.
   std::shared_ptr<const Plugin> plugin(const ProviderEntry& entry) const;
 
-  // An unopened instance of the entry's plugin, run the way its entry asks: loaded here
-  // (plugin()), or in a helper process that loads it with the same checks and must
-  // describe it as its probe did. Throws corral::ConfigError with the precise reason.
+  // An unopened instance of the entry's plugin, run the way `entry.isolation` asks (a
+  // copy of an entry may ask otherwise than the registry): loaded here (plugin()), or in a
+  // helper process that loads it with the same checks and must describe it as its probe
+  // did. Throws corral::ConfigError with the precise reason.
   std::unique_ptr<PluginInstance> instance(const ProviderEntry& entry) const;
 
  private:

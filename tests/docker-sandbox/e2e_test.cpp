@@ -335,7 +335,7 @@ TEST_CASE_FIXTURE(E2E, "providers describe lists the settings") {
 
 TEST_CASE_FIXTURE(E2E, "docker-sandbox passes the conformance kit against the stand-in sbx, nothing left") {
   auto r = corral::test::conformance_of(env, "docker-sandbox");
-  corral::test::check_passed(r, {"keep-reuse", "sync-deletions", "listing", "interrupt"});
+  corral::test::check_passed(r, {"keep-reuse", "sync-deletions", "listing", "interrupt", "workdir", "destroy-twice"});
   CHECK(corral_sandboxes().empty());
 }
 

@@ -3,6 +3,11 @@
 // with the reason, and the kit leaves nothing behind that it could remove.
 #include <doctest/doctest.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <algorithm>
 
 #include "cli.hpp"
@@ -17,10 +22,6 @@ namespace {
 
 const std::string kDir = CORRAL_TEST_PLUGIN_DIR;
 
-bool has(const std::vector<std::string>& ids, const std::string& id) {
-  return std::find(ids.begin(), ids.end(), id) != ids.end();
-}
-
 // A user with the testbox and mountbox test providers installed.
 struct Boxes : CliEnv {
   fs::path boxes = root().path() / "boxes";
@@ -33,6 +34,35 @@ struct Boxes : CliEnv {
   bool empty() const { return fs::is_empty(boxes); }
 };
 
+bool has(const std::vector<std::string>& ids, const std::string& id) {
+  return std::find(ids.begin(), ids.end(), id) != ids.end();
+}
+
+// The kit run with only `ids`, against testbox broken with TESTBOX_FLAW=`flaw`: it must
+// exit 1 with exactly those checks failed, in the kit's order.
+corral::test::ConformanceRun flawed(Boxes& user, const std::string& flaw, const std::vector<std::string>& ids) {
+  user.env["TESTBOX_FLAW"] = flaw;
+  std::vector<std::string> only;
+  for (const std::string& id : ids) only.insert(only.end(), {"--only", id});
+  auto r = conformance_of(user, "testbox", only);
+  CHECK(r.cli.exit_code == 1);
+  CHECK(r.failed == ids);
+  return r;
+}
+
+// A TCP port of 127.0.0.1 that nothing listens on (bound, then let go).
+int closed_port() {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
 }  // namespace
 
 TEST_CASE("testbox passes every check; the report lists each with its outcome") {
@@ -41,10 +71,12 @@ TEST_CASE("testbox passes every check; the report lists each with its outcome") 
   INFO(r.failures);
   CHECK(r.cli.exit_code == 0);
   CHECK(r.failed.empty());
-  // testbox advertises run-session, archive-sync, url-bridge, keep-alive, cleanup and run-downloads.
+  // testbox advertises run-session, archive-sync, url-bridge, keep-alive, cleanup, run-downloads,
+  // network-policy and network-allowlist, and enforces the policies as the stand-ins do.
   for (const char* id : {"lifecycle", "exit-codes", "output-separate", "output-binary", "output-large", "workspace",
-                         "workdir", "environment", "timeout", "interrupt", "keep-reuse", "sync-deletions",
-                         "keep-on-failure", "downloads", "url", "extend", "listing", "stop", "nothing-left"})
+                         "workdir", "environment", "timeout", "interrupt", "network-none", "network-allowlist",
+                         "destroy-twice", "keep-reuse", "sync-deletions", "keep-on-failure", "downloads", "url",
+                         "extend", "listing", "stop", "nothing-left"})
     CHECK_MESSAGE(has(r.passed, id), id);
   CHECK(user.empty());
   CHECK(user.claims().empty());
@@ -59,6 +91,10 @@ TEST_CASE("a workspace-mount provider passes too; what it does not advertise is 
   CHECK(has(r.skipped, "url"));
   CHECK(has(r.skipped, "extend"));
   CHECK(has(r.skipped, "downloads"));
+  CHECK(has(r.skipped, "network-none"));
+  CHECK(has(r.skipped, "network-allowlist"));
+  CHECK(has(r.passed, "workdir"));  // the mounted tree's own subfolder, written through
+  CHECK(has(r.passed, "destroy-twice"));
   CHECK(user.empty());
 }
 
@@ -71,7 +107,7 @@ TEST_CASE("the human report has one line per check and a summary") {
   CHECK(r.out.find("  ok    lifecycle ") != std::string::npos);
   CHECK(r.out.find("  skip  url ") != std::string::npos);
   CHECK(r.out.find("the provider does not advertise url-bridge") != std::string::npos);
-  CHECK(r.out.find("mountbox: 16 passed, 0 failed, 3 skipped\n") != std::string::npos);
+  CHECK(r.out.find("mountbox: 17 passed, 0 failed, 5 skipped\n") != std::string::npos);
 }
 
 TEST_CASE("a plugin whose exec fails fails the checks that run commands, with its reason, and exits 1") {
@@ -118,5 +154,103 @@ TEST_CASE("a plugin that hands corral's environment to commands fails environmen
         std::string::npos);
   CHECK(r.cli.out.find("planted-secret-") == std::string::npos);
   CHECK(r.cli.err.find("planted-secret-") == std::string::npos);
+  CHECK(user.empty());
+}
+
+TEST_CASE("a plugin that ignores cancellation fails interrupt and timeout as such, within the kit's grace") {
+  Boxes user;
+  auto r = flawed(user, "ignore-cancel", {"timeout", "interrupt"});
+  // The kit gives a plugin 5 s after a stop, then kills its helper: never the command's 120 s.
+  CHECK_MESSAGE(r.failures.find("interrupt: provider plugin 'testbox' ignored cancellation: 'exec' was still running "
+                                "5 s after Ctrl-C, so corral stopped its helper process") != std::string::npos,
+                r.failures);
+  CHECK_MESSAGE(r.failures.find("timeout: provider plugin 'testbox' ignored cancellation: 'exec' was still running 5 s "
+                                "after the command's --timeout (2s)") != std::string::npos,
+                r.failures);
+  // A fresh helper removed the sandboxes all the same.
+  CHECK(user.empty());
+  CHECK(user.claims().empty());
+}
+
+TEST_CASE("--only runs the checks named; an unknown name is a usage error listing every check") {
+  Boxes user;
+  auto r = conformance_of(user, "testbox", {"--only", "lifecycle"});
+  CHECK(r.cli.exit_code == 0);
+  CHECK(r.passed == std::vector<std::string>{"lifecycle"});
+  CHECK(r.skipped.empty());
+
+  auto bad = user.run({"conformance", "--provider", "testbox", "--only", "lifecycel"});
+  CHECK(bad.exit_code == 64);
+  CHECK(bad.out.empty());
+  CHECK(bad.err.find("--only lifecycel: there is no such check") != std::string::npos);
+  CHECK(bad.err.find("the checks are: lifecycle, exit-codes,") != std::string::npos);
+  CHECK(bad.err.find("destroy-twice") != std::string::npos);
+  CHECK(user.empty());
+}
+
+TEST_CASE("a check that hangs is stopped at --check-timeout with a clear verdict, and nothing is left") {
+  Boxes user;
+  user.env["TESTBOX_CRASH"] = "exec:hang";  // deaf to everything: only the kit's deadline ends the check
+  auto r = conformance_of(user, "testbox", {"--only", "lifecycle", "--check-timeout", "2s"});
+  CHECK(r.cli.exit_code == 1);
+  CHECK(r.failed == std::vector<std::string>{"lifecycle"});
+  CHECK_MESSAGE(r.failures.find("lifecycle: stopped: the check was still running after 2s (--check-timeout); it "
+                                "then said: ") != std::string::npos,
+                r.failures);
+  CHECK(r.failures.find("ignored cancellation") != std::string::npos);
+  CHECK(user.empty());
+  CHECK(user.claims().empty());
+
+  auto bad = user.run({"conformance", "--provider", "testbox", "--check-timeout", "soon"});
+  CHECK(bad.exit_code == 64);
+}
+
+TEST_CASE("a plugin that ignores the network policy fails network-none and network-allowlist") {
+  Boxes user;
+  auto r = flawed(user, "ignore-network", {"network-none", "network-allowlist"});
+  CHECK_MESSAGE(r.failures.find("with --network none the command still reached 127.0.0.1:") != std::string::npos,
+                r.failures);
+  CHECK(r.failures.find("the provider does not enforce the policy") != std::string::npos);
+  CHECK(r.failures.find("with --network allow:192.0.2.1 the command still reached 127.0.0.1:") != std::string::npos);
+  CHECK(r.failures.find("does not enforce its allow list") != std::string::npos);
+  CHECK(user.empty());
+}
+
+TEST_CASE("the network checks are skipped, never passed, when even an open network cannot reach the target") {
+  Boxes user;
+  // A port of this machine nothing listens on: as unreachable as the kit's listener is
+  // from a sandbox on another machine.
+  const std::string target = "127.0.0.1:" + std::to_string(closed_port());
+  auto r = conformance_of(user, "testbox",
+                          {"--only", "network-none", "--only", "network-allowlist", "--network-target", target});
+  CHECK(r.cli.exit_code == 0);
+  CHECK(r.skipped == std::vector<std::string>{"network-none", "network-allowlist"});
+  auto human = user.run({"conformance", "--provider", "testbox", "--only", "network-none", "--network-target", target});
+  CHECK_MESSAGE(human.out.find("even with an open network the command could not reach " + target) != std::string::npos,
+                human.out);
+
+  auto bad = user.run({"conformance", "--provider", "testbox", "--network-target", "example.com:80"});
+  CHECK(bad.exit_code == 64);
+  CHECK(bad.err.find("--network-target must be an IPv4 address and a port") != std::string::npos);
+  CHECK(user.empty());
+}
+
+TEST_CASE("a plugin that ignores the command's folder, or runs it in the user's own, fails workdir") {
+  Boxes user;
+  auto top = flawed(user, "ignore-cwd", {"workdir"});
+  CHECK_MESSAGE(top.failures.find("workdir: exit code 1, expected 0") != std::string::npos, top.failures);
+  // The same files, the same folder name: only where the command wrote tells.
+  auto host = flawed(user, "host-cwd", {"workdir"});
+  CHECK_MESSAGE(host.failures.find("workdir: the command wrote into the user's own folder, not into the sandbox's "
+                                   "copy of it") != std::string::npos,
+                host.failures);
+  CHECK(user.empty());
+}
+
+TEST_CASE("a plugin that fails to destroy a sandbox already gone fails destroy-twice") {
+  Boxes user;
+  auto r = flawed(user, "fail-destroy-gone", {"destroy-twice"});
+  CHECK_MESSAGE(r.failures.find("destroying sandbox tb-") != std::string::npos, r.failures);
+  CHECK(r.failures.find("once more failed: testbox cannot destroy") != std::string::npos);
   CHECK(user.empty());
 }

@@ -49,6 +49,12 @@ set -e
 grep -q '^acme: .* 0 failed' "$work/conformance.txt"
 [ -z "$(ls -A "$ACME_ROOT")" ] || { echo "conformance left a sandbox behind: $(ls "$ACME_ROOT")"; exit 1; }
 
+# Without ACME_ROOT the option's default, ${XDG_STATE_HOME}/acme, is where sandboxes live.
+where=$(env -u ACME_ROOT "$work/moved/bin/corral" run --provider acme -- pwd)
+case "$where" in "$XDG_STATE_HOME"/acme/acme-*/workspace) ;; *) echo "the XDG default root was not used: $where"; exit 1 ;; esac
+"$work/moved/bin/corral" providers describe acme | grep -qF '${XDG_STATE_HOME}/acme' \
+  || { echo "describe does not show the option's default as written"; exit 1; }
+
 # The same plugin built without CMake, through the installed corral-sdk.pc.
 export PKG_CONFIG_PATH=$work/moved/lib/pkgconfig
 pkg-config --exists corral-sdk

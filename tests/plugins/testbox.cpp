@@ -2,10 +2,13 @@
 // sandboxes are folders; commands run unjailed in them. TESTBOX_FAIL makes a named
 // primitive fail, so every failure path of the run contract can be exercised; TESTBOX_CRASH
 // makes one crash, throw past every catch, exit or hang, for crash isolation; TESTBOX_FILL
-// fills a disk once a primitive is done, so the write corral makes next meets a full disk.
+// fills a disk once a primitive is done, so the write corral makes next meets a full disk;
+// TESTBOX_FLAW breaks a promise of the run contract, for the conformance kit to catch.
 // Built with TESTBOX_MOUNT it is "mountbox": it mounts (uses) the user's tree in place
-// instead of receiving an archive, like the workspace-mount providers. Testbox takes every
-// network policy and records it (the file `network` of a sandbox); it enforces none.
+// instead of receiving an archive, like the workspace-mount providers. Testbox records the
+// network policy of a sandbox (the file `network`) and enforces it as the stand-ins do: a
+// command may reach this machine's network only when the policy is open or its allow
+// list names 127.0.0.1 (the one address tests reach); otherwise it runs with no network.
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/file.h>
@@ -21,9 +24,11 @@
 
 #include "corral/sdk.hpp"
 #include "corral/sdk/download.hpp"
+#include "corral/sdk/labels.hpp"
 #include "corral/sdk/process.hpp"
 #include "corral/sdk/sync.hpp"
 #include "fill_disk.hpp"
+#include "private_network.hpp"
 
 namespace fs = std::filesystem;
 
@@ -46,7 +51,9 @@ const std::string kSpec = std::string("{") + kIdentity + R"json(
     {"name": "dir", "type": "string", "env": ["TESTBOX_DIR"], "help": "where sandboxes live"},
     {"name": "fail", "type": "string", "env": ["TESTBOX_FAIL"], "help": "primitives that fail: create,upload,exec,destroy,get,list"},
     {"name": "crash", "type": "string", "env": ["TESTBOX_CRASH"],
-     "help": "PRIMITIVE:HOW pairs (segv, orphan-segv, abort, throw, exit, hang), e.g. exec:segv; open is one too"},
+     "help": "PRIMITIVE:HOW pairs (segv, orphan-segv, abort, throw, runtime-error, exit, hang), e.g. exec:segv; open is one too"},
+    {"name": "flaw", "type": "string", "env": ["TESTBOX_FLAW"],
+     "help": "promises to break: ignore-cancel (exec), ignore-network, ignore-cwd (runs in the workspace's top), host-cwd (runs in the user's own folder), fail-destroy-gone"},
     {"name": "fill", "type": "string", "env": ["TESTBOX_FILL"],
      "help": "PRIMITIVE:PATH: once create, upload or exec is done, write PATH until its disk is full"},
     {"name": "pause", "type": "string", "env": ["TESTBOX_PAUSE"],
@@ -84,7 +91,7 @@ class Testbox : public corral::sdk::Provider {
  public:
   explicit Testbox(const corral::sdk::Options& o)
       : dir_(o.get("dir")), fail_(o.get("fail")), crash_(o.get("crash")), fill_(o.get("fill")), pause_(o.get("pause")),
-        token_(o.get("token")),
+        flaw_(o.get("flaw")), token_(o.get("token")),
         leak_(o.get_bool("leak", false)), quota_(o.get_int("quota", 0)) {
     maybe_fail("open");
     if (dir_.empty()) throw corral::Error(corral::ErrorCode::invalid_argument, "testbox needs TESTBOX_DIR");
@@ -106,10 +113,13 @@ class Testbox : public corral::sdk::Provider {
                             "stop some, or raise TESTBOX_QUOTA");
     }
     fs::create_directories(d / "workspace");
-    {
-      std::ofstream labels(d / "labels");
-      for (const auto& [key, value] : r.labels) labels << key << "=" << value << "\n";
-    }  // closed, so sandbox() below reads them back
+    try {
+      corral::sdk::write_labels(d, r.labels);
+    } catch (const corral::Error& e) {
+      // A disk with no room (a test's `ulimit -f 0`, aimed at corral's claim) costs the
+      // sandbox its labels, as it cost testbox's other small files, not its creation.
+      if (e.code() != corral::ErrorCode::quota) throw;
+    }
     std::ofstream(d / "seconds") << 0;
     std::ofstream(d / "mount") << r.workspace;
     std::ofstream(d / "network") << corral::to_string(r.network);  // what create was asked to enforce
@@ -134,6 +144,8 @@ class Testbox : public corral::sdk::Provider {
 
   void destroy(const corral::Sandbox& s, const corral::sdk::Host& host) override {
     maybe_fail("destroy");
+    if (flawed("fail-destroy-gone") && !fs::exists(dir_ / s.id))
+      throw corral::Error(corral::ErrorCode::unavailable, "testbox cannot destroy " + s.id + ": it does not exist");
     // A real provider polling cancelled() here would abort cleanup after Ctrl-C.
     if (host.cancelled()) throw corral::Error(corral::ErrorCode::cancelled, "destroy was told to stop");
     fs::remove_all(dir_ / s.id);
@@ -155,21 +167,30 @@ class Testbox : public corral::sdk::Provider {
     maybe_fail("exec");
     corral::sdk::ProcessSpec spec;
     spec.argv = c.argv.empty() ? std::vector<std::string>{"/bin/sh", "-c", c.shell} : c.argv;
-#ifdef TESTBOX_MOUNT
     std::ifstream mount(dir_ / s.id / "mount");
-    std::string root((std::istreambuf_iterator<char>(mount)), std::istreambuf_iterator<char>());
-    spec.cwd = (fs::path(root) / c.cwd).string();
+    const fs::path user_tree((std::istreambuf_iterator<char>(mount)), std::istreambuf_iterator<char>());
+#ifdef TESTBOX_MOUNT
+    const fs::path top = user_tree;
 #else
-    spec.cwd = (dir_ / s.id / "workspace" / c.cwd).string();
+    const fs::path top = flawed("host-cwd") ? user_tree : dir_ / s.id / "workspace";
 #endif
+    spec.cwd = (flawed("ignore-cwd") ? top : top / c.cwd).string();
     if (leak_) {
       spec.inherit = {"*"};  // the mistake the conformance kit must catch
     } else {
       spec.env = corral::sdk::command_environment(c.env);
     }
+    if (!flawed("ignore-network") && !network_allowed(s.id)) {
+      // A network namespace of its own, holding only a loopback that is down.
+      std::vector<std::string> cut = {"unshare", "--net"};
+      if (::geteuid() != 0) cut.insert(cut.begin() + 1, "--map-current-user");
+      spec.argv.insert(spec.argv.begin(), cut.begin(), cut.end());
+    }
+    const bool deaf = flawed("ignore-cancel");
     auto o = corral::sdk::run_process(
         spec, [&](std::string_view d) { host.emit(CORRAL_STDOUT, d); },
-        [&](std::string_view d) { host.emit(CORRAL_STDERR, d); }, [&] { return host.cancelled(); }, c.timeout_seconds);
+        [&](std::string_view d) { host.emit(CORRAL_STDERR, d); }, [&] { return !deaf && host.cancelled(); },
+        deaf ? 0 : c.timeout_seconds);
     if (o.cancelled) throw corral::Error(corral::ErrorCode::cancelled, "stopped");
     if (o.timed_out) throw corral::Error(corral::ErrorCode::timeout, "timed out");
     maybe_fill("exec");
@@ -202,6 +223,18 @@ class Testbox : public corral::sdk::Provider {
   }
 
  private:
+  // True when TESTBOX_FLAW names `flaw`.
+  bool flawed(const std::string& flaw) const { return ("," + flaw_ + ",").find("," + flaw + ",") != std::string::npos; }
+
+  // True when sandbox `id`'s policy lets its commands use this machine's network.
+  bool network_allowed(const std::string& id) const {
+    std::ifstream in(dir_ / id / "network");
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const corral::NetworkPolicy policy = corral::parse_network_policy(text);
+    return policy.mode == corral::NetworkPolicy::Mode::open ||
+           (policy.mode == corral::NetworkPolicy::Mode::allow && corral::test::allows_loopback(policy.allow));
+  }
+
   void maybe_fail(const std::string& primitive) const {
     maybe_pause(primitive, "before");
     maybe_crash(primitive);
@@ -238,6 +271,9 @@ class Testbox : public corral::sdk::Provider {
       } else if (how == "throw") {
         // A plugin thread's exception reaches no catch of the SDK's: std::terminate.
         std::thread([] { throw std::runtime_error("testbox: a runaway exception"); }).join();
+      } else if (how == "runtime-error") {
+        // Not a corral::Error: a bug the SDK's wrapper catches and reports as a crash.
+        throw std::runtime_error("testbox: an uncaught runtime error");
       } else if (how == "orphan-segv") {
         // A child that keeps every descriptor of the plugin's process open outlives it.
         if (::fork() == 0) {
@@ -260,9 +296,7 @@ class Testbox : public corral::sdk::Provider {
     s.state = "running";
     s.details = {{"dir", (dir_ / id).string()}};
     s.secrets = {{"token", "tok-" + id}};
-    std::ifstream in(dir_ / id / "labels");
-    for (std::string line; std::getline(in, line);)
-      if (auto eq = line.find('='); eq != std::string::npos) s.labels[line.substr(0, eq)] = line.substr(eq + 1);
+    s.labels = corral::sdk::read_labels(dir_ / id);
     return s;
   }
 
@@ -271,6 +305,7 @@ class Testbox : public corral::sdk::Provider {
   std::string crash_;
   std::string fill_;
   std::string pause_;
+  std::string flaw_;
   std::string token_;
   bool leak_ = false;
   std::int64_t quota_ = 0;

@@ -9,6 +9,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include <cstdint>
 #include <stdexcept>
 
 namespace corral::test {
@@ -40,6 +41,27 @@ int enter_private_network(const PrivateNetwork& plan) {
   if (int e = write_proc("/proc/self/setgroups", "deny", 4)) return e;
   if (int e = write_proc("/proc/self/uid_map", plan.uid_map.data(), plan.uid_map.size())) return e;
   return write_proc("/proc/self/gid_map", plan.gid_map.data(), plan.gid_map.size());
+}
+
+bool allows_loopback(const std::vector<std::string>& allow) {
+  const std::uint32_t loopback = INADDR_LOOPBACK;
+  for (const std::string& entry : allow) {
+    const size_t slash = entry.find('/');
+    in_addr addr{};
+    if (inet_pton(AF_INET, entry.substr(0, slash).c_str(), &addr) != 1) continue;
+    int bits = 32;
+    if (slash != std::string::npos) {
+      try {
+        bits = std::stoi(entry.substr(slash + 1));
+      } catch (const std::exception&) {
+        continue;
+      }
+      if (bits < 0 || bits > 32) continue;
+    }
+    const std::uint32_t mask = bits == 0 ? 0 : ~std::uint32_t{0} << (32 - bits);
+    if ((ntohl(addr.s_addr) & mask) == (loopback & mask)) return true;
+  }
+  return false;
 }
 
 LoopbackListener::LoopbackListener() {

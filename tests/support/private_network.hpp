@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace corral::test {
 
@@ -19,6 +20,12 @@ PrivateNetwork prepare_private_network();
 // loopback (down), so nothing on this machine or beyond is reachable. Returns 0, or the
 // errno of the step that failed (the child must then not run the command).
 int enter_private_network(const PrivateNetwork& plan);
+
+// True when an allow list's entries (IP addresses and CIDRs; domains never match) take in
+// 127.0.0.1: the one address a test's sandbox reaches. A stand-in whose sandboxes live on
+// this machine enforces an allow list with it: this machine's network when the list names
+// its loopback, none at all otherwise.
+bool allows_loopback(const std::vector<std::string>& allow);
 
 // A TCP socket listening on 127.0.0.1 of this machine's network (connections complete in
 // its backlog; nothing is read): what a sandbox without a network must fail to reach.

@@ -53,6 +53,10 @@ class CommandDeadline {
   bool timed_out_ = false;
 };
 
+// "provider plugin 'NAME' crashed during 'exec' (SIGSEGV)": the words of every report of
+// a plugin that crashed, whether corral saw the signal or the SDK caught what escaped.
+std::string crash_message(std::string_view plugin, std::string_view primitive, std::string_view cause);
+
 // "--PROVIDER-OPTION or CORRAL_PROVIDER_OPTION": how a user sets option `option` of
 // provider `provider` when its variable follows corral's own naming, for messages and hints.
 std::string setting_name(std::string_view provider, std::string_view option);
@@ -108,11 +112,14 @@ namespace detail {
 
 using Body = std::string (*)(Provider&, std::string_view request, const Host&);
 
-// Runs `body` and reports its result or error to the host; never throws.
-int invoke(void* instance, const char* request, const corral_host_v1* host, void* call, Body body);
-// Creates an instance with `factory` from the config JSON; never throws.
-void* open(const char* config, const corral_host_v1* host, void* call,
-           Provider* (*factory)(const Options&));
+// Runs `body`, primitive `primitive` of the instance, and reports its result or error to
+// the host; never throws. An exception other than corral::Error is a bug of the plugin's:
+// it is reported as a crash naming the plugin, the primitive and the exception's type.
+int invoke(void* instance, const char* request, const corral_host_v1* host, void* call, Body body,
+           const char* primitive);
+// Creates an instance of plugin `plugin` with `factory` from the config JSON; never throws.
+void* open(const char* config, const corral_host_v1* host, void* call, Provider* (*factory)(const Options&),
+           const char* plugin);
 void close(void* instance);
 // The provider name in `spec_json`, kept alive for the descriptor.
 const char* spec_name(const char* spec_json);
@@ -133,9 +140,23 @@ std::string do_pause(Provider&, std::string_view, const Host&);
 std::string do_resume(Provider&, std::string_view, const Host&);
 std::string do_download(Provider&, std::string_view, const Host&);
 
-template <Body B>
+// The primitives' names, as template arguments.
+namespace names {
+inline constexpr char doctor[] = "doctor", create[] = "create", get[] = "get", list[] = "list",
+                      destroy[] = "destroy", exec[] = "exec", upload[] = "upload", extend[] = "extend",
+                      url[] = "url", pause[] = "pause", resume[] = "resume", download[] = "download";
+}  // namespace names
+
+template <Body B, const char* Name>
 int call(void* instance, const char* request, const corral_host_v1* host, void* c) {
-  return invoke(instance, request, host, c, B);
+  return invoke(instance, request, host, c, B, Name);
+}
+
+// The provider name of plugin class T's descriptor, for the instances open() makes.
+template <class T>
+const char*& plugin_name() {
+  static const char* name = "";
+  return name;
 }
 
 // True when T declares its own override of a primitive (not inherited from Provider).
@@ -149,24 +170,25 @@ corral_plugin_v1 make_descriptor(const char* version, const char* spec_json) {
   d.abi_version = CORRAL_ABI_VERSION;
   d.struct_size = sizeof(corral_plugin_v1);
   d.name = spec_name(spec_json);
+  plugin_name<T>() = d.name;
   d.plugin_version = version;
   d.spec_json = spec_json;
   d.open = [](const char* config, const corral_host_v1* host, void* c) -> void* {
-    return open(config, host, c, [](const Options& o) -> Provider* { return new T(o); });
+    return open(config, host, c, [](const Options& o) -> Provider* { return new T(o); }, plugin_name<T>());
   };
   d.close = &close;
-  d.doctor = &call<do_doctor>;
-  d.create = &call<do_create>;
-  d.destroy = &call<do_destroy>;
-  d.exec = &call<do_exec>;
-  if constexpr (CORRAL_SDK_OVERRIDES(T, get)) d.get = &call<do_get>;
-  if constexpr (CORRAL_SDK_OVERRIDES(T, list)) d.list = &call<do_list>;
-  if constexpr (CORRAL_SDK_OVERRIDES(T, upload)) d.upload = &call<do_upload>;
-  if constexpr (CORRAL_SDK_OVERRIDES(T, extend)) d.extend = &call<do_extend>;
-  if constexpr (CORRAL_SDK_OVERRIDES(T, url)) d.url = &call<do_url>;
-  if constexpr (CORRAL_SDK_OVERRIDES(T, pause)) d.pause = &call<do_pause>;
-  if constexpr (CORRAL_SDK_OVERRIDES(T, resume)) d.resume = &call<do_resume>;
-  if constexpr (CORRAL_SDK_OVERRIDES(T, download)) d.download = &call<do_download>;
+  d.doctor = &call<do_doctor, names::doctor>;
+  d.create = &call<do_create, names::create>;
+  d.destroy = &call<do_destroy, names::destroy>;
+  d.exec = &call<do_exec, names::exec>;
+  if constexpr (CORRAL_SDK_OVERRIDES(T, get)) d.get = &call<do_get, names::get>;
+  if constexpr (CORRAL_SDK_OVERRIDES(T, list)) d.list = &call<do_list, names::list>;
+  if constexpr (CORRAL_SDK_OVERRIDES(T, upload)) d.upload = &call<do_upload, names::upload>;
+  if constexpr (CORRAL_SDK_OVERRIDES(T, extend)) d.extend = &call<do_extend, names::extend>;
+  if constexpr (CORRAL_SDK_OVERRIDES(T, url)) d.url = &call<do_url, names::url>;
+  if constexpr (CORRAL_SDK_OVERRIDES(T, pause)) d.pause = &call<do_pause, names::pause>;
+  if constexpr (CORRAL_SDK_OVERRIDES(T, resume)) d.resume = &call<do_resume, names::resume>;
+  if constexpr (CORRAL_SDK_OVERRIDES(T, download)) d.download = &call<do_download, names::download>;
   return d;
 }
 

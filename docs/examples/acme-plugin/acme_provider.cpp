@@ -2,12 +2,12 @@
 // in them with sh. Real providers call their platform's API here; everything else
 // (workspace archive, claims, keep rules, handle, Ctrl-C, exit codes) comes from corral.
 #include <corral/sdk.hpp>
+#include <corral/sdk/labels.hpp>
 #include <corral/sdk/process.hpp>
 #include <corral/sdk/sync.hpp>
 #include <corral/wire.hpp>
 
 #include <filesystem>
-#include <fstream>
 
 namespace fs = std::filesystem;
 
@@ -24,8 +24,9 @@ const corral::ProviderSpec kSpec = {
     .kind = corral::ProviderKind::delegated_run,
     .targets = {"linux"},
     .features = {Feature::run_session, Feature::archive_sync, Feature::cleanup},
-    .options = {{.name = "root", .type = "path", .env = {"ACME_ROOT"}, .help = "where ACME sandboxes live",
-                 .trusted = true}},
+    // A per-user folder unless ACME_ROOT says otherwise: ~/.local/state/acme by default.
+    .options = {{.name = "root", .type = "path", .default_value = "${XDG_STATE_HOME}/acme", .env = {"ACME_ROOT"},
+                 .help = "where ACME sandboxes live", .trusted = true}},
     .docs = {.category = "internal build farm",
              .location = "self-hosted",
              .gpu = "no",
@@ -46,10 +47,7 @@ class AcmeProvider : public corral::sdk::Provider {
   corral::Sandbox create(const corral::CreateRequest& request, const corral::sdk::Host&) override {
     const std::string id = "acme-" + request.lease_id;
     fs::create_directories(root_ / id / "workspace");
-    {
-      std::ofstream labels(root_ / id / "labels");
-      for (const auto& [key, value] : request.labels) labels << key << '=' << value << '\n';
-    }  // closed, so sandbox() below reads them back
+    corral::sdk::write_labels(root_ / id, request.labels);  // any bytes, written atomically
     return sandbox(id);
   }
 
@@ -103,9 +101,7 @@ class AcmeProvider : public corral::sdk::Provider {
     corral::Sandbox s;
     s.id = id;
     s.state = "running";
-    std::ifstream labels(root_ / id / "labels");
-    for (std::string line; std::getline(labels, line);)
-      if (auto eq = line.find('='); eq != std::string::npos) s.labels[line.substr(0, eq)] = line.substr(eq + 1);
+    s.labels = corral::sdk::read_labels(root_ / id);
     return s;
   }
   fs::path root_;

@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <random>
 #include <stdexcept>
@@ -167,7 +168,15 @@ std::shared_ptr<FakeCommand> State::start_command(FakeSandbox& sb, FakeSession& 
   envp.push_back(nullptr);
   std::string sh = "/bin/sh", dash_c = "-c", text = command;
   char* argv[] = {sh.data(), dash_c.data(), text.data(), nullptr};
-  const bool no_network = sb.network_block_all;
+  // An allow list is enforced as the stand-in can: it names this machine's loopback (the
+  // one address tests reach), or the command gets no network at all.
+  std::vector<std::string> allowed;
+  for (size_t at = 0; at < sb.network_allow_list.size();) {
+    const size_t comma = std::min(sb.network_allow_list.find(',', at), sb.network_allow_list.size());
+    allowed.push_back(sb.network_allow_list.substr(at, comma - at));
+    at = comma + 1;
+  }
+  const bool no_network = sb.network_block_all || (!allowed.empty() && !test::allows_loopback(allowed));
   const test::PrivateNetwork network = test::prepare_private_network();
   int out[2], err[2];
   if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) throw std::runtime_error("pipe failed");

@@ -52,7 +52,7 @@ struct FakeSandbox {
   long auto_stop_minutes = 15;
   double cpu = 1, memory = 1, disk = 3;
   bool network_block_all = false;  // create's networkBlockAll: its commands run without a network
-  std::string network_allow_list;  // create's networkAllowList (recorded, not enforced)
+  std::string network_allow_list;  // create's networkAllowList: enforced as it can be (state.cpp)
   std::string domain_allow_list;   // create's domainAllowList (validated and recorded, not enforced)
   std::filesystem::path root;      // the sandbox's files on this machine
   std::map<std::string, FakeSession> sessions;

@@ -37,8 +37,10 @@ struct FakeSandbox {
   std::optional<bool> allow_internet_access;
   std::vector<std::string> allow_out, deny_out;
   // False when nothing may leave the sandbox (internet access off, or all of 0.0.0.0/0
-  // denied with no exception): its commands then run without a network. An allowOut list
-  // is recorded, not enforced.
+  // denied with no exception that takes in 127.0.0.1): its commands then run without a
+  // network. An allowOut list is enforced as the stand-in can: it names this machine's
+  // loopback (the one address tests reach) and the command has this machine's network,
+  // or it does not and the command has none.
   bool internet() const;
 };
 
