@@ -45,8 +45,9 @@ std::chrono::milliseconds read_limit(const YAML::Node& item, std::string_view ke
   return std::chrono::seconds(secs);
 }
 
-// The isolation keys of an entry. The limits bind only a plugin corral can kill, so
-// giving one without `isolation: process` is a mistake worth saying.
+// The isolation keys of an entry. call-timeout binds only a plugin corral can kill, so
+// giving it without `isolation: process` is a mistake worth saying (cancel-grace binds
+// both: in-process, corral names the plugin and exits).
 IsolationSettings read_isolation(const YAML::Node& item, const std::string& where) {
   IsolationSettings s;
   if (std::optional<std::string> mode = scalar(item, "isolation", where)) {
@@ -54,11 +55,10 @@ IsolationSettings read_isolation(const YAML::Node& item, const std::string& wher
     else if (*mode != to_string(Isolation::in_process))
       throw Refusal{fmt::format("{}: isolation '{}' is not one of: in-process, process", where, *mode)};
   }
-  for (std::string_view key : {"call-timeout", "cancel-grace"})
-    if (item[std::string(key)] && s.mode != Isolation::process)
-      throw Refusal{fmt::format("{}: {} applies only to a plugin run with 'isolation: process' (corral cannot "
-                                "stop a call inside its own process); add that, or remove {}",
-                                where, key, key)};
+  if (item["call-timeout"] && s.mode != Isolation::process)
+    throw Refusal{fmt::format("{}: call-timeout applies only to a plugin run with 'isolation: process' (corral "
+                              "cannot stop a call inside its own process); add that, or remove call-timeout",
+                              where)};
   s.call_timeout = read_limit(item, "call-timeout", where, s.call_timeout);
   s.cancel_grace = read_limit(item, "cancel-grace", where, s.cancel_grace);
   return s;
