@@ -52,7 +52,8 @@ StringMap take_provider_flags(std::vector<std::string>& args, const Registry& re
     std::string option = name.substr(prefix.size());
     if (!spec->find_option(option)) {
       std::vector<std::string> valid;
-      for (const OptionSpec& o : spec->options) valid.push_back(spec->flag(o));
+      for (const OptionSpec& o : spec->options)
+        if (!o.secret) valid.push_back(spec->flag(o));  // a secret is never a flag
       throw Error(ErrorCode::invalid_argument, fmt::format("unknown option --{}", name),
                   valid.empty() ? fmt::format("provider '{}' takes no options", spec->name)
                                 : fmt::format("provider '{}' takes: {}", spec->name, fmt::join(valid, ", ")));

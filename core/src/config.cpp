@@ -291,12 +291,21 @@ std::map<std::string, ResolvedOption> resolve_options(const ProviderSpec& spec, 
   const auto repository = config.repository_path();
   for (const auto& [key, file] : config.option_keys(spec.name)) {
     const OptionSpec* known = spec.find_option(key);
-    if (known && (known->secret || known->trusted) && repository && file == repository->string())
+    if (known && known->secret && repository && file == repository->string())
+      throw ConfigError(fmt::format("{}: '{}.{}' may not be set by a repository's config: it is a secret, and a "
+                                    "repository's files are shared with everyone who can read it",
+                                    file, spec.name, key),
+                        // Never a flag: corral refuses secrets on the command line.
+                        known->env.empty()
+                            ? std::string("set it in your own ~/.config/corral/config.yaml")
+                            : fmt::format("export {}, or set it in your own ~/.config/corral/config.yaml",
+                                          known->env.front()));
+    if (known && known->trusted && repository && file == repository->string())
       throw ConfigError(fmt::format("{}: '{}.{}' may not be set by a repository's config: it decides where your "
                                     "credentials go or what runs on this machine",
                                     file, spec.name, key),
-                  fmt::format("set it with --{}-{}, {} or in your own ~/.config/corral/config.yaml", spec.name, key,
-                              known->env.empty() ? std::string("a flag") : known->env.front()));
+                        fmt::format("set it with --{}-{}{} or in your own ~/.config/corral/config.yaml", spec.name,
+                                    key, known->env.empty() ? std::string() : ", " + known->env.front()));
     if (!known) {
       std::vector<std::string> valid;
       for (const auto& o : spec.options) valid.push_back(o.name);

@@ -8,8 +8,9 @@
 
 namespace corral {
 
-// `text` with C0 controls, DEL and C1 controls written as \xNN (and a backslash as \\);
-// newlines and tabs are kept when `multiline`, escaped otherwise.
+// `text` with C0 controls and DEL written as \xNN, C1 controls and the characters that
+// reorder text (bidirectional controls such as U+202E, line and paragraph separators) as
+// \uNNNN; newlines and tabs are kept when `multiline`, escaped otherwise.
 std::string printable(std::string_view text, bool multiline = false);
 
 }  // namespace corral

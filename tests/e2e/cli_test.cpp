@@ -127,6 +127,14 @@ TEST_CASE("usage errors exit 64 with a hint") {
   CHECK(v.out.find("plugin ABI 1") != std::string::npos);
 }
 
+TEST_CASE("an unknown provider flag lists the flags there are, never a secret's") {
+  CliEnv env;
+  auto r = env.run({"run", "--e2b-templat", "x", "--provider", "e2b", "--", "true"});
+  CHECK(r.exit_code == 64);
+  CHECK(r.err.find("--e2b-template") != std::string::npos);
+  CHECK_MESSAGE(r.err.find("--e2b-api-key") == std::string::npos, r.err);
+}
+
 TEST_CASE("a repository config cannot point the local provider at another bwrap") {
   CliEnv env;
   env.root().write("work/evil.sh", "#!/bin/sh\necho pwned\n");

@@ -442,6 +442,9 @@ TEST_CASE("a repository's corral.yaml cannot set where credentials go or what ru
       auto r = env.run({"run", "--", "true"});
       CHECK(r.exit_code == 78);
       CHECK(r.err.find("may not be set by a repository's config") != std::string::npos);
+      // A secret's hint never suggests the flag corral would refuse.
+      if (corral::json::get_bool(o, "secret"))
+        CHECK_MESSAGE(r.err.find("--" + name + "-" + option) == std::string::npos, r.err);
       CHECK(env.claims().empty());
       ++checked;
     }

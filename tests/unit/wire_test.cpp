@@ -103,6 +103,14 @@ TEST_CASE("text for the terminal has no raw control characters") {
   CHECK(printable("line\nnext", true) == "line\nnext");
   CHECK(printable("line\nnext") == "line\\x0anext");
   CHECK(printable("caf\xc3\xa9") == "caf\xc3\xa9");  // ordinary UTF-8 untouched
+  // Characters that reorder or break a line: a file name "evil\u202Etxt.exe" must not
+  // show as "evilexe.txt".
+  CHECK(printable("evil\xe2\x80\xaetxt.exe") == "evil\\u202etxt.exe");
+  CHECK(printable("a\xe2\x81\xa6" "b\xe2\x81\xa9" "c\xe2\x80\x8f\xd8\x9c") == "a\\u2066b\\u2069c\\u200f\\u061c");
+  CHECK(printable("one\xe2\x80\xa8two") == "one\\u2028two");
+  // Their neighbours are ordinary punctuation: an en dash, a bullet, a per-mille sign.
+  CHECK(printable("\xe2\x80\x93\xe2\x80\xa2\xe2\x80\xb0") == "\xe2\x80\x93\xe2\x80\xa2\xe2\x80\xb0");
+  CHECK(printable("cut\xe2\x80") == "cut\xe2\x80");  // a sequence cut short is left as it is
 }
 
 TEST_CASE("a spec whose endpoint, file or program option is not trusted is refused") {
