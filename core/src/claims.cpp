@@ -20,6 +20,11 @@
 namespace fs = std::filesystem;
 
 namespace corral {
+namespace {
+
+fs::path lock_path(const fs::path& dir, const std::string& lease_id) { return dir / (lease_id + ".lock"); }
+
+}  // namespace
 
 LeaseLock& LeaseLock::operator=(LeaseLock&& other) noexcept {
   if (this != &other) {
@@ -167,6 +172,7 @@ std::optional<ClaimFile> ClaimStore::inspect(const std::string& lease_id) const 
 }
 
 std::vector<ClaimFile> ClaimStore::scan() const {
+  sweep_stray_files();
   std::vector<ClaimFile> out;
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(dir_, ec)) {
@@ -203,7 +209,7 @@ std::vector<Claim> ClaimStore::all() const {
 void ClaimStore::remove(const std::string& lease_id) const {
   ::unlink(path_of(lease_id).c_str());
   ::unlink((dir_ / (lease_id + ".files")).c_str());
-  ::unlink((dir_ / (lease_id + ".lock")).c_str());
+  ::unlink(lock_path(dir_, lease_id).c_str());
 }
 
 std::vector<std::string> ClaimStore::synced_files(const std::string& lease_id) const {
@@ -310,11 +316,20 @@ namespace {
 int open_lock_file(const fs::path& dir, const std::string& lease_id) {
   std::error_code ec;
   fs::create_directories(dir, ec);
-  const fs::path p = dir / (lease_id + ".lock");
-  int fd = ::open(p.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  const fs::path p = lock_path(dir, lease_id);
+  int fd = ::open(p.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0)
     throw Error(ErrorCode::internal, fmt::format("cannot open lock {}: {}", p.string(), std::strerror(errno)));
   return fd;
+}
+
+// Whether the locked `fd` is still the lock file at `path`. Whoever removes a lock file
+// does so holding its lock (a stop, or a sweep of a stray one), so a process that locked
+// the removed file holds nothing anyone else can see, and must lock the new one.
+bool still_the_lock_file(int fd, const fs::path& path) {
+  struct stat held {}, now {};
+  return ::fstat(fd, &held) == 0 && ::stat(path.c_str(), &now) == 0 && held.st_dev == now.st_dev &&
+         held.st_ino == now.st_ino;
 }
 
 }  // namespace
@@ -322,19 +337,21 @@ int open_lock_file(const fs::path& dir, const std::string& lease_id) {
 LeaseLock ClaimStore::lock(const std::string& lease_id, const std::function<void()>& on_wait,
                            const std::function<bool()>& cancelled) const {
   path_of(lease_id);  // validates the id
-  LeaseLock lock(open_lock_file(dir_, lease_id));
   bool waited = false;
-  // Polled rather than blocking, so a waiting process still notices Ctrl-C.
-  while (::flock(lock.fd(), LOCK_EX | LOCK_NB) != 0) {
-    if (errno != EWOULDBLOCK && errno != EINTR)
-      throw Error(ErrorCode::internal, fmt::format("cannot lock lease {}: {}", lease_id, std::strerror(errno)));
-    if (!waited && on_wait) on_wait();
-    waited = true;
-    if (cancelled && cancelled())
-      throw Error(ErrorCode::cancelled, fmt::format("stopped waiting for lease {}", lease_id));
-    ::usleep(50'000);
+  while (true) {
+    LeaseLock lock(open_lock_file(dir_, lease_id));
+    // Polled rather than blocking, so a waiting process still notices Ctrl-C.
+    while (::flock(lock.fd(), LOCK_EX | LOCK_NB) != 0) {
+      if (errno != EWOULDBLOCK && errno != EINTR)
+        throw Error(ErrorCode::internal, fmt::format("cannot lock lease {}: {}", lease_id, std::strerror(errno)));
+      if (!waited && on_wait) on_wait();
+      waited = true;
+      if (cancelled && cancelled())
+        throw Error(ErrorCode::cancelled, fmt::format("stopped waiting for lease {}", lease_id));
+      ::usleep(50'000);
+    }
+    if (still_the_lock_file(lock.fd(), lock_path(dir_, lease_id))) return lock;
   }
-  return lock;
 }
 
 bool ClaimStore::in_use(const std::string& lease_id) const {
@@ -350,10 +367,30 @@ bool ClaimStore::in_use(const std::string& lease_id) const {
 
 std::optional<LeaseLock> ClaimStore::try_lock(const std::string& lease_id) const {
   path_of(lease_id);
-  int fd = open_lock_file(dir_, lease_id);
-  if (::flock(fd, LOCK_EX | LOCK_NB) == 0) return LeaseLock(fd);
-  ::close(fd);
-  return std::nullopt;
+  while (true) {
+    LeaseLock lock(open_lock_file(dir_, lease_id));
+    if (::flock(lock.fd(), LOCK_EX | LOCK_NB) != 0) return std::nullopt;
+    if (still_the_lock_file(lock.fd(), lock_path(dir_, lease_id))) return lock;
+  }
+}
+
+void ClaimStore::sweep_stray_files() const {
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir_, ec)) {
+    const fs::path& p = e.path();
+    if (p.extension() != ".lock" && p.extension() != ".files") continue;
+    const std::string lease_id = p.stem().string();
+    try {
+      if (fs::exists(path_of(lease_id), ec)) continue;
+      // Held: a creation or a stop under way. Free: nobody's, once its claim is gone.
+      std::optional<LeaseLock> held = try_lock(lease_id);
+      if (!held || fs::exists(path_of(lease_id), ec)) continue;
+      ::unlink((dir_ / (lease_id + ".files")).c_str());
+      ::unlink(lock_path(dir_, lease_id).c_str());
+    } catch (const Error&) {
+      // Not a lease id corral makes: not corral's to remove.
+    }
+  }
 }
 
 }  // namespace corral

@@ -70,12 +70,17 @@ class ClaimStore {
   std::optional<Claim> read(const std::string& lease_id) const;
   // Every readable claim, sorted by creation time; unreadable files are skipped.
   std::vector<Claim> all() const;
-  // Every claim file, corrupt ones included, sorted by lease id.
+  // Every claim file, corrupt ones included, sorted by lease id (after sweep_stray_files()).
   std::vector<ClaimFile> scan() const;
   // The claim file of `lease_id` as scan() would report it, or nullopt when absent.
   std::optional<ClaimFile> inspect(const std::string& lease_id) const;
-  // Removes the claim (and its lock and file list); missing is fine.
+  // Removes the claim (and its lock and file list); missing is fine. Call it holding the
+  // lease's lock: a process waiting for that lock then takes the next lock file instead.
   void remove(const std::string& lease_id) const;
+  // Removes lock files and file lists whose claim is gone and whose lock nobody holds: a
+  // corral killed while creating a sandbox, or one that waited for a lease being stopped.
+  // scan() does it first.
+  void sweep_stray_files() const;
 
   // The paths of the last workspace synced into the lease's sandbox (empty when none
   // was recorded), kept beside the claim so a re-sync can remove what was deleted.

@@ -215,7 +215,10 @@ Lease Lease::attach(LeaseContext& ctx, const Claim& claim, const ProviderChoice&
     lock = lock_lease(ctx, claim);
     // Another corral may have changed or stopped it while we waited.
     auto fresh = ctx.claims.read(claim.lease_id);
-    if (!fresh) throw Error(ErrorCode::not_found, fmt::format("lease '{}' was stopped while waiting for it", claim.slug));
+    if (!fresh) {
+      ctx.claims.remove(claim.lease_id);  // the lock file this wait made, while it is held
+      throw Error(ErrorCode::not_found, fmt::format("lease '{}' was stopped while waiting for it", claim.slug));
+    }
     current = std::move(*fresh);
   }
   auto session = ctx.providers.open(current.provider, choice);

@@ -31,6 +31,15 @@ struct Boxes : CliEnv {
 
 };
 
+// Every file left in the leases folder: claims, locks, file lists.
+std::vector<std::string> lease_folder(const CliEnv& env) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (auto& e : fs::directory_iterator(env.state_dir() / "corral" / "leases", ec))
+    out.push_back(e.path().filename().string());
+  return out;
+}
+
 struct Phase {
   const char* name;   // the run phase the kill lands in
   const char* pause;  // where testbox stops
@@ -70,6 +79,8 @@ TEST_CASE("SIGKILL at each phase: the next stop --orphans leaves nothing, and co
     CHECK(env.live() == 0);
     CHECK(env.claims().empty());
     CHECK(env.lease_states().empty());
+    // No lock or file list outlives its lease, wherever the kill landed.
+    CHECK(lease_folder(env).empty());
 
     // The state folder is usable: a plain run works and leaves nothing.
     auto again = env.run({"run", "--provider", "testbox", "--", "cat", "f.txt"});
@@ -104,4 +115,21 @@ TEST_CASE("SIGKILL during a local command: bubblewrap takes the command down wit
   CHECK(stop.exit_code == 0);
   CHECK(env.claims().empty());
   CHECK(env.local_sandboxes().empty());
+}
+
+TEST_CASE("stops racing a run on one lease leave no lock file behind") {
+  Boxes env;
+  auto keep = env.run({"run", "--provider", "testbox", "--keep", "--", "true"});
+  REQUIRE_MESSAGE(keep.exit_code == 0, keep.err);
+  REQUIRE(env.claims().size() == 1);
+  const std::string lease = env.claims().front().stem().string();
+  auto running = env.start({"run", "--id", lease, "--", "sleep", "2"});
+  REQUIRE(eventually([&] { return env.lease_states() == std::vector<std::string>{"in use"}; }));
+  auto first = env.start({"stop", "--id", lease});
+  auto second = env.start({"stop", "--id", lease});
+  CHECK(running.wait() == 0);
+  const int a = first.wait(), b = second.wait();
+  CHECK(((a == 0 && b == 66) || (a == 66 && b == 0) || (a == 0 && b == 0)));
+  CHECK(env.live() == 0);
+  CHECK(lease_folder(env).empty());
 }

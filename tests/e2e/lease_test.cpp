@@ -474,3 +474,60 @@ TEST_CASE("--help and version work whatever state the user's config is in") {
   CHECK(r.exit_code == 78);
   CHECK(r.err.find("config.yaml") != std::string::npos);
 }
+
+TEST_CASE("a claim that is a FIFO or a link is listed as corrupt, never waited on or followed, and stop --id removes it") {
+  CliEnv env;
+  const fs::path leases = env.state_dir() / "corral" / "leases";
+  fs::create_directories(leases);
+  REQUIRE(::mkfifo((leases / "aaaaaaaaaaaa.json").c_str(), 0600) == 0);
+  const fs::path target = env.root().write("elsewhere.json", "{}");
+  fs::create_symlink(target, leases / "bbbbbbbbbbbb.json");
+  corral::test::Background list = env.start({"list", "--json"});
+  REQUIRE(list.wait(std::chrono::seconds(30)) == 0);
+  auto rows = parse(read_file(list.out));
+  REQUIRE(rows.IsArray());
+  CHECK(rows.Size() == 2);
+  for (const auto& row : rows.GetArray()) CHECK(std::string(row["state"].GetString()) == "corrupt");
+  std::string text = read_file(list.out);
+  CHECK(text.find("FIFO") != std::string::npos);
+  CHECK(text.find("symbolic link") != std::string::npos);
+  for (const char* id : {"aaaaaaaaaaaa", "bbbbbbbbbbbb"}) {
+    CAPTURE(id);
+    corral::test::Background stop = env.start({"stop", "--id", id});
+    CHECK(stop.wait(std::chrono::seconds(30)) == 0);
+  }
+  CHECK(fs::is_empty(leases));
+  CHECK(read_file(target) == "{}");  // the link went, not what it pointed at
+}
+
+TEST_CASE("a .corralignore that is a FIFO or a device is refused, naming it, before anything is created") {
+  CliEnv env;
+  const fs::path ignore = env.workspace() / ".corralignore";
+  fs::create_directories(env.workspace());
+  REQUIRE(::mkfifo(ignore.c_str(), 0600) == 0);
+  corral::test::Background fifo = env.start({"run", "--", "true"});
+  CHECK(fifo.wait(std::chrono::seconds(30)) == 64);
+  CHECK(read_file(fifo.err).find(ignore.string() + " cannot be read: it is a FIFO") != std::string::npos);
+  fs::remove(ignore);
+  fs::create_symlink("/dev/zero", ignore);
+  auto zero = env.run({"run", "--", "true"});
+  CHECK(zero.exit_code == 64);
+  CHECK(zero.err.find("it is a character device") != std::string::npos);
+  CHECK(env.claims().empty());
+  CHECK(count_sandboxes(local_dir(env)) == 0);
+}
+
+TEST_CASE("SIGTERM while a workspace with 100,000 ignore patterns is scanned is acted on at once") {
+  CliEnv env;
+  for (int i = 0; i < 2000; ++i) env.root().write("work/f" + std::to_string(i) + ".txt", "x");
+  std::string patterns;
+  for (int i = 0; i < 100'000; ++i) patterns += "pattern-" + std::to_string(i) + "-*.tmp\n";
+  env.root().write("work/.corralignore", patterns);
+  corral::test::Background run = env.start({"run", "--", "true"});
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // reading the patterns, or scanning with them
+  ::kill(run.pid, SIGTERM);
+  // Matching every file against every pattern takes seconds here; the stop must not wait for it.
+  CHECK(run.wait(std::chrono::seconds(10)) == 130);
+  CHECK(read_file(run.err).find("interrupted") != std::string::npos);
+  CHECK(env.claims().empty());
+}
