@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs every libFuzzer target for a bounded time (default 8 s each, about a minute in
+# Runs every libFuzzer target for a bounded time (default 8 s each, about a minute and a half in
 # all): scripts/fuzz.sh [BUILD_DIR] [SECONDS_PER_TARGET]. The build must be configured
 # with clang and -DCORRAL_FUZZ=ON (scripts/test-sanitized.sh does, in build-sanitized/).
 # Each target starts from its corpus in tests/fuzz/corpus/<name>; inputs it finds are

@@ -7,6 +7,7 @@
 #include "corral/plugin_abi.h"
 #include "corral/json.hpp"
 
+namespace fs = std::filesystem;
 using corral::test::CliEnv;
 
 TEST_CASE("providers --json lists local with its features") {
@@ -66,6 +67,46 @@ TEST_CASE("a broken plugin is listed with its error and never stops the others")
   auto doctor = env.run({"doctor"});
   CHECK(doctor.exit_code == 69);
   CHECK(doctor.out.find("[FAIL] plugin libcorral-raw2.so") != std::string::npos);
+}
+
+TEST_CASE("a provider whose plugin is broken is named with its load error (78) by every command, never 'unknown'") {
+  CliEnv env;
+  // A copy named as its provider would be, pinned to other bytes: refused before it runs.
+  const fs::path lib = env.root().path() / "plugins" / "libcorral-acme.so";
+  fs::create_directories(lib.parent_path());
+  fs::copy_file(std::string(CORRAL_TEST_PLUGIN_DIR) + "/libcorral-testbox.so", lib);
+  env.add_registry("acme", {lib.string()}, {{"sha256", std::string(64, '0')}});
+  const std::vector<std::vector<std::string>> commands = {{"run", "--provider", "acme", "--", "true"},
+                                                          {"providers", "describe", "acme"},
+                                                          {"doctor", "--provider", "acme"},
+                                                          {"conformance", "--provider", "acme"},
+                                                          {"docs", "provider", "acme"}};
+  for (const auto& args : commands) {
+    CAPTURE(args[0]);
+    auto r = env.run(args);
+    CHECK(r.exit_code == 78);
+    CHECK_MESSAGE(r.err.find("provider 'acme' could not be loaded") != std::string::npos, r.err);
+    CHECK(r.err.find("sha256 mismatch") != std::string::npos);
+    CHECK(r.err.find("unknown provider") == std::string::npos);
+  }
+  CHECK(env.run({"run", "--provider", "nosuch", "--", "true"}).exit_code == 64);
+}
+
+TEST_CASE("a broken later registration of a provider refuses it, naming both registries, instead of running the earlier") {
+  CliEnv env;
+  const fs::path first = env.config_dir() / "corral" / "providers.d" / "10-testbox.yaml";
+  const fs::path second = env.config_dir() / "corral" / "providers.d" / "20-testbox.yaml";
+  env.root().write("config/corral/providers.d/10-testbox.yaml",
+                   "plugins: [" + std::string(CORRAL_TEST_PLUGIN_DIR) + "/libcorral-testbox.so]\n");
+  env.root().write("config/corral/providers.d/20-testbox.yaml",
+                   "plugins:\n  - path: " + std::string(CORRAL_TEST_PLUGIN_DIR) +
+                       "/libcorral-testbox.so\n    sha256: " + std::string(64, '0') + "\n");
+  env.env["TESTBOX_DIR"] = env.root().path().string();
+  auto r = env.run({"run", "--provider", "testbox", "--", "true"});
+  CHECK(r.exit_code == 78);
+  CHECK_MESSAGE(r.err.find(second.string()) != std::string::npos, r.err);
+  CHECK(r.err.find(first.string()) != std::string::npos);
+  CHECK(r.err.find("does not fall back") != std::string::npos);
 }
 
 TEST_CASE("providers describe shows every setting with its flag and env var") {

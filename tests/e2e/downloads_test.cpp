@@ -2,6 +2,8 @@
 // testbox plugin in-process and isolated, as a user and a CI job would use them.
 #include <doctest/doctest.h>
 
+#include <signal.h>
+
 #include <algorithm>
 
 #include "cli.hpp"
@@ -274,4 +276,22 @@ TEST_CASE("--download-dir never follows a link the working tree holds; a path ou
                         "--", "sh", "-c", "echo ran > out.txt"});
   CHECK(named.exit_code == 0);
   CHECK(read_file(elsewhere / "out/out.txt") == "ran\n");
+}
+
+TEST_CASE("SIGTERM while the results come back ends the run as interrupted (130), whatever the command did") {
+  CliEnv env;
+  fs::path boxes = env.root().path() / "boxes";
+  fs::create_directories(boxes);
+  env.add_registry("testbox", {std::string(CORRAL_TEST_PLUGIN_DIR) + "/libcorral-testbox.so"});
+  env.env["TESTBOX_DIR"] = boxes.string();
+  // The plugin's download waits for the stop, then finishes its work all the same.
+  env.env["TESTBOX_PAUSE"] = "download:until-stopped";
+  env.root().write("work/f.txt", "f");
+  corral::test::Background run = env.start({"run", "--provider", "testbox", "--download", "f.txt", "--", "true"});
+  REQUIRE(corral::test::eventually([&] { return fs::exists(boxes.string() + ".paused"); }));
+  ::kill(run.pid, SIGTERM);
+  CHECK(run.wait() == 130);
+  CHECK(read_file(run.err).find("interrupted while downloading the results") != std::string::npos);
+  CHECK(env.claims().empty());
+  CHECK(fs::is_empty(boxes));
 }

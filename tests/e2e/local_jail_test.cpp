@@ -371,3 +371,38 @@ TEST_CASE("as an unprivileged user the jail is a user namespace, isolated, with 
   auto stop = run_as_nobody(env, {"stop", "--id", slug});
   CHECK_MESSAGE(stop.exit_code == 0, stop.err);
 }
+
+TEST_CASE("a workspace file corral cannot read is the user's to fix (64, with a hint); a folder it cannot enter is left out, saying so") {
+  // Root reads everything: the user who cannot is nobody.
+  if (!as_root() || corral::sdk::find_program("setpriv").empty()) return;
+  for (bool git : {false, true}) {
+    CAPTURE(git);
+    CliEnv env;
+    env.root().write("work/ok.txt", "fine");
+    env.root().write("work/locked/inside.txt", "hidden");
+    env.root().write("work/secret.txt", "unreadable");
+    if (git) {
+      auto init = corral::sdk::capture_process({{"git", "init", "-q", env.workspace().string()}}, 30);
+      REQUIRE(init.exit_code == 0);
+    }
+    install_for_nobody(env);
+    give_to_nobody(env);
+    fs::permissions(env.workspace() / "locked", fs::perms::none);
+    fs::permissions(env.workspace() / "secret.txt", fs::perms::none);
+    auto unreadable = run_as_nobody(env, {"run", "--", "true"});
+    CHECK(unreadable.exit_code == 64);
+    CHECK_MESSAGE(unreadable.err.find("cannot read " + (env.workspace() / "secret.txt").string()) != std::string::npos,
+                  unreadable.err);
+    CHECK(unreadable.err.find("list it in .corralignore") != std::string::npos);
+    CHECK(unreadable.err.find("left out folder locked") != std::string::npos);
+    // Left out by the user: the run goes on, still saying which folder it could not enter.
+    env.root().write("work/.corralignore", "secret.txt\n");
+    give_to_nobody(env);
+    fs::permissions(env.workspace() / "locked", fs::perms::none);
+    auto r = run_as_nobody(env, {"run", "--", "sh", "-c", "ls; cat ok.txt"});
+    CHECK_MESSAGE(r.exit_code == 0, r.err);
+    CHECK(r.out.find("fine") != std::string::npos);
+    CHECK(r.out.find("locked") == std::string::npos);
+    CHECK_MESSAGE(r.err.find("warning: left out folder locked: corral cannot read it") != std::string::npos, r.err);
+  }
+}

@@ -57,7 +57,7 @@ const std::string kSpec = std::string("{") + kIdentity + R"json(
     {"name": "fill", "type": "string", "env": ["TESTBOX_FILL"],
      "help": "PRIMITIVE:PATH: once create, upload or exec is done, write PATH until its disk is full"},
     {"name": "pause", "type": "string", "env": ["TESTBOX_PAUSE"],
-     "help": "PRIMITIVE:before|after: write PRIMITIVE to DIR.paused there and wait forever (to SIGKILL corral)"},
+     "help": "PRIMITIVE:before|after: write PRIMITIVE to DIR.paused there and wait forever (to SIGKILL corral); PRIMITIVE:until-stopped: the same, until corral is told to stop, then go on"},
     {"name": "token", "type": "string", "env": ["TESTBOX_TOKEN"], "secret": true, "help": "a secret that must never show"},
     {"name": "leak", "type": "bool", "default": "false", "env": ["TESTBOX_LEAK"],
      "help": "run commands with corral's whole environment, as a careless plugin would"},
@@ -201,6 +201,7 @@ class Testbox : public corral::sdk::Provider {
   corral::DownloadResult download(const corral::Sandbox& s, const corral::DownloadRequest& r,
                                   const corral::sdk::Host& host) override {
     maybe_fail("download");
+    maybe_wait_for_stop("download", host);
     fs::path folder = dir_ / s.id / "workspace" / r.cwd;
     auto run = [](const std::string& script, const corral::sdk::OutputSink& out, const corral::sdk::OutputSink& err,
                   const std::function<bool()>& stop) {
@@ -255,6 +256,14 @@ class Testbox : public corral::sdk::Provider {
     if (pause_ != primitive + ":" + when) return;
     std::ofstream(dir_.string() + ".paused") << primitive << "\n";  // beside DIR: list() reads DIR
     for (;;) ::pause();
+  }
+
+  // Waits at `primitive` until corral is told to stop, then goes on as if nothing happened
+  // (a primitive that finishes its work whatever the user asked), if TESTBOX_PAUSE asks.
+  void maybe_wait_for_stop(const std::string& primitive, const corral::sdk::Host& host) const {
+    if (pause_ != primitive + ":until-stopped") return;
+    std::ofstream(dir_.string() + ".paused") << primitive << "\n";
+    while (!host.cancelled()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
 
   // Crashes the way TESTBOX_CRASH asks for `primitive`, if it does.

@@ -71,6 +71,12 @@ TEST_CASE("option values are checked against their type and choices, naming the 
 TEST_CASE("an unknown option key in a config file is an error that lists the valid ones") {
   Config typo = Config::from(std::nullopt, yaml("corral.yaml", "acme: {regoin: us}"));
   CHECK_THROWS_WITH_AS(resolve_options(spec(), {}, env_of({}), typo), doctest::Contains("regoin"), Error);
+  // A broken config file, like every other config error: 78, not a usage error.
+  try {
+    resolve_options(spec(), {}, env_of({}), typo);
+  } catch (const Error& e) {
+    CHECK(e.code() == ErrorCode::config);
+  }
 }
 
 TEST_CASE("a repository config cannot set secret or trusted options, the user's config can") {
