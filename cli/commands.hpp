@@ -7,13 +7,13 @@
 #include <string>
 #include <vector>
 
-#include "claims.hpp"
-#include "config.hpp"
-#include "fanout.hpp"
-#include "fleet.hpp"
-#include "lease.hpp"
-#include "providers.hpp"
-#include "registry.hpp"
+#include "lease/claims.hpp"
+#include "settings/config.hpp"
+#include "lease/fanout.hpp"
+#include "lease/fleet.hpp"
+#include "lease/lease.hpp"
+#include "plugin_host/providers.hpp"
+#include "plugin_host/registry.hpp"
 #include "terminal.hpp"
 
 namespace corral::cli {

@@ -2,7 +2,7 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
-#include "conformance.hpp"
+#include "conformance/conformance.hpp"
 
 namespace corral::cli {
 namespace {

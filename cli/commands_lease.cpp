@@ -6,8 +6,8 @@
 #include "corral/json.hpp"
 #include "corral/sdk/shell.hpp"
 #include "corral/wire.hpp"
-#include "handle.hpp"
-#include "printable.hpp"
+#include "lease/handle.hpp"
+#include "base/printable.hpp"
 #include "table.hpp"
 
 namespace corral::cli {

@@ -4,7 +4,7 @@
 #include <algorithm>
 
 #include "commands.hpp"
-#include "fleet.hpp"
+#include "lease/fleet.hpp"
 #include "corral/json.hpp"
 #include "corral/errors.hpp"
 #include "table.hpp"

@@ -6,12 +6,13 @@
 #include <mutex>
 #include <optional>
 
+#include "base/sizes.hpp"
 #include "commands.hpp"
 #include "corral/errors.hpp"
-#include "fanout.hpp"
-#include "output_file.hpp"
+#include "lease/fanout.hpp"
+#include "lease/output_file.hpp"
 #include "terminal.hpp"
-#include "workspace.hpp"
+#include "workspace/workspace.hpp"
 
 namespace fs = std::filesystem;
 

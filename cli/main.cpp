@@ -10,7 +10,7 @@
 #include "corral/errors.hpp"
 #include "corral/sdk/descriptors.hpp"
 #include "provider_flags.hpp"
-#include "workspace.hpp"
+#include "workspace/workspace.hpp"
 
 #ifndef CORRAL_VERSION
 #define CORRAL_VERSION "0.0.0"

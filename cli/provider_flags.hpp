@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "corral/types.hpp"
-#include "registry.hpp"
+#include "plugin_host/registry.hpp"
 
 namespace corral::cli {
 

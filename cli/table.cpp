@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "printable.hpp"
+#include "base/printable.hpp"
 
 namespace corral::cli {
 namespace {

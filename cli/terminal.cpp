@@ -8,7 +8,7 @@
 #include <cstdlib>
 
 #include "corral/sdk/fd_write.hpp"
-#include "printable.hpp"
+#include "base/printable.hpp"
 
 namespace corral::cli {
 namespace {

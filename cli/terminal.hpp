@@ -8,7 +8,7 @@
 #include <string_view>
 
 #include "corral/errors.hpp"
-#include "ui.hpp"
+#include "base/ui.hpp"
 
 namespace corral::cli {
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "corral/types.hpp"
-#include "registry.hpp"
+#include "plugin_host/registry.hpp"
 
 namespace corral::docs {
 

@@ -8,7 +8,7 @@
 
 #include "cli.hpp"
 #include "corral/json.hpp"
-#include "spec_cache.hpp"
+#include "plugin_host/spec_cache.hpp"
 
 namespace fs = std::filesystem;
 using corral::test::CliEnv;

@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "claims.hpp"
+#include "lease/claims.hpp"
 #include "corral/errors.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

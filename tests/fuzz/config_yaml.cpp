@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "config.hpp"
+#include "settings/config.hpp"
 #include "corral/errors.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -11,7 +11,7 @@
 #include <string>
 
 #include "corral/errors.hpp"
-#include "downloads.hpp"
+#include "workspace/downloads.hpp"
 #include "link_escape.hpp"
 
 namespace fs = std::filesystem;

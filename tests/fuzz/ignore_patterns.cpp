@@ -5,7 +5,7 @@
 #include <string_view>
 
 #include "corral/errors.hpp"
-#include "ignore.hpp"
+#include "workspace/ignore.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   std::string_view input(reinterpret_cast<const char*>(data), size);

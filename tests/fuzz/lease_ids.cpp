@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <string>
 
-#include "claims.hpp"
+#include "lease/claims.hpp"
 #include "corral/errors.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

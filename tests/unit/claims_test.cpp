@@ -8,7 +8,7 @@
 #include <thread>
 #include <vector>
 
-#include "claims.hpp"
+#include "lease/claims.hpp"
 #include "cli.hpp"
 
 namespace fs = std::filesystem;

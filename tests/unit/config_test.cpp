@@ -4,7 +4,7 @@
 #include <string>
 
 #include "cli.hpp"
-#include "config.hpp"
+#include "settings/config.hpp"
 #include "corral/json.hpp"
 
 using namespace corral;

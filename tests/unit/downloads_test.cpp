@@ -12,7 +12,7 @@
 #include "cli.hpp"
 #include "corral/sdk/download.hpp"
 #include "corral/sdk/process.hpp"
-#include "downloads.hpp"
+#include "workspace/downloads.hpp"
 #include "link_escape.hpp"
 
 namespace fs = std::filesystem;

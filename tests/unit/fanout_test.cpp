@@ -6,8 +6,8 @@
 
 #include "cli.hpp"
 #include "corral/json.hpp"
-#include "fanout.hpp"
-#include "shard_ui.hpp"
+#include "lease/fanout.hpp"
+#include "lease/shard_ui.hpp"
 
 using corral::test::read_file;
 using corral::test::TempDir;

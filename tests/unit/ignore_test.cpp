@@ -7,7 +7,7 @@
 #include "cli.hpp"
 #include "corral/sdk/process.hpp"
 #include "corral/types.hpp"
-#include "ignore.hpp"
+#include "workspace/ignore.hpp"
 
 namespace fs = std::filesystem;
 using corral::IgnoreRules;

@@ -7,11 +7,11 @@
 
 #include "cli.hpp"
 #include "corral/json.hpp"
-#include "elf_exports.hpp"
-#include "hash.hpp"
-#include "loader.hpp"
-#include "plugin_probe.hpp"
-#include "trusted_path.hpp"
+#include "plugin_host/elf_exports.hpp"
+#include "base/hash.hpp"
+#include "plugin_host/loader.hpp"
+#include "plugin_host/plugin_probe.hpp"
+#include "plugin_host/trusted_path.hpp"
 
 namespace fs = std::filesystem;
 using namespace corral;

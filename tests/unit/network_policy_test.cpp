@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "network_policy.hpp"
+#include "lease/network_policy.hpp"
 
 using namespace corral;
 

@@ -4,7 +4,7 @@
 
 #include <map>
 
-#include "config.hpp"
+#include "settings/config.hpp"
 #include "corral/json.hpp"
 #include "corral/option_default.hpp"
 

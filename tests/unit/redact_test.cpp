@@ -1,6 +1,6 @@
 #include <doctest/doctest.h>
 
-#include "redact.hpp"
+#include "plugin_host/redact.hpp"
 
 TEST_CASE("registered secrets are masked wherever they appear") {
   corral::Redactor r;

@@ -6,9 +6,9 @@
 
 #include "cli.hpp"
 #include "corral/errors.hpp"
-#include "hash.hpp"
-#include "registry.hpp"
-#include "spec_cache.hpp"
+#include "base/hash.hpp"
+#include "plugin_host/registry.hpp"
+#include "plugin_host/spec_cache.hpp"
 
 namespace fs = std::filesystem;
 using namespace corral;

@@ -3,7 +3,7 @@
 #include <regex>
 #include <set>
 
-#include "slug.hpp"
+#include "lease/slug.hpp"
 
 TEST_CASE("slugs are adjective-noun and avoid taken names") {
   std::set<std::string> taken;

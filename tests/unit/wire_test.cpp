@@ -10,7 +10,7 @@
 #include "corral/json.hpp"
 #include "corral/sdk/sync.hpp"
 #include "corral/wire.hpp"
-#include "printable.hpp"
+#include "base/printable.hpp"
 
 using namespace corral;
 namespace fs = std::filesystem;

@@ -11,10 +11,12 @@
 #include <map>
 #include <memory>
 
+#include "base/sizes.hpp"
 #include "cli.hpp"
 #include "corral/sdk/process.hpp"
 #include "corral/types.hpp"
-#include "workspace.hpp"
+#include "workspace/archive.hpp"
+#include "workspace/workspace.hpp"
 
 namespace fs = std::filesystem;
 using corral::test::TempDir;

@@ -1,0 +1,396 @@
+#include "lease/claims.hpp"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "corral/json.hpp"
+#include "corral/sdk/fd_write.hpp"
+#include "corral/sdk/read_file.hpp"
+#include "base/hash.hpp"
+#include "base/paths.hpp"
+
+namespace fs = std::filesystem;
+
+namespace corral {
+namespace {
+
+fs::path lock_path(const fs::path& dir, const std::string& lease_id) { return dir / (lease_id + ".lock"); }
+
+}  // namespace
+
+LeaseLock& LeaseLock::operator=(LeaseLock&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = other.fd_;
+    other.fd_ = -1;
+  }
+  return *this;
+}
+
+LeaseLock::~LeaseLock() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void write_claim_fields(json::Writer& w, const Claim& c) {
+  json::write_string(w, "leaseId", c.lease_id);
+  json::write_string(w, "slug", c.slug);
+  json::write_string(w, "provider", c.provider);
+  json::write_string(w, "sandboxId", c.sandbox_id);
+  json::write_map(w, "details", c.details);
+  json::write_string(w, "workspace", c.workspace);
+  json::write_string(w, "fingerprint", c.fingerprint);
+  json::write_string(w, "createdAt", c.created_at);
+  w.Key("kept");
+  w.Bool(c.kept);
+  // Absent for open, so claims of sandboxes made before policies read the same.
+  if (c.network.mode != NetworkPolicy::Mode::open) json::write_string(w, "network", to_string(c.network));
+}
+
+std::string claim_to_json(const Claim& c) {
+  rapidjson::StringBuffer buffer;
+  json::Writer w(buffer);
+  w.StartObject();
+  w.Key("version");
+  w.Int(1);
+  write_claim_fields(w, c);
+  w.EndObject();
+  return std::string(buffer.GetString()) + "\n";
+}
+
+Claim claim_from_json(std::string_view text, const std::string& what) {
+  json::Document doc = json::parse(text, what);
+  // Anything may be left in the state folder; only an object has fields to read.
+  if (!doc.IsObject()) throw Error(ErrorCode::invalid_argument, what + " is not a JSON object");
+  Claim c;
+  c.lease_id = json::get_string(doc, "leaseId");
+  c.slug = json::get_string(doc, "slug");
+  c.provider = json::get_string(doc, "provider");
+  c.sandbox_id = json::get_string(doc, "sandboxId");
+  c.details = json::get_map(doc, "details");
+  c.workspace = json::get_string(doc, "workspace");
+  c.fingerprint = json::get_string(doc, "fingerprint");
+  c.created_at = json::get_string(doc, "createdAt");
+  c.kept = json::get_bool(doc, "kept");
+  if (doc.HasMember("network")) c.network = parse_network_policy(json::get_string(doc, "network"));
+  if (c.lease_id.empty() || c.provider.empty() || c.sandbox_id.empty())
+    throw Error(ErrorCode::invalid_argument, what + " lacks leaseId, provider or sandboxId");
+  return c;
+}
+
+ClaimStore ClaimStore::standard() { return ClaimStore(paths::state_dir() / "leases"); }
+
+fs::path ClaimStore::path_of(const std::string& lease_id) const {
+  // Lease ids are generated hex, but --id is user input: never let it name another path.
+  if (lease_id.empty() || lease_id.find_first_of("/\\") != std::string::npos || lease_id[0] == '.')
+    throw Error(ErrorCode::invalid_argument, fmt::format("'{}' is not a valid lease id", lease_id));
+  return dir_ / (lease_id + ".json");
+}
+
+void ClaimStore::write(const Claim& claim, Durability durability) const {
+  ensure_dir();
+  write_file_atomically(path_of(claim.lease_id), claim_to_json(claim), 0600, "lease claim", durability);
+}
+
+void ClaimStore::ensure_dir() const {
+  std::error_code ec;
+  fs::create_directories(dir_, ec);
+  ::chmod(dir_.c_str(), 0700);
+}
+
+namespace {
+
+// Claims and file lists are corral's own small files; anything else there (a link, a
+// FIFO, something huge) is damage to report, never to follow, wait on or load whole.
+constexpr std::uint64_t kMaxClaimBytes = 1 << 20;
+constexpr std::uint64_t kMaxFileListBytes = 256ull << 20;
+
+// The whole file, or nullopt when it does not exist; throws invalid-argument saying why
+// it cannot be read.
+std::optional<std::string> read_small_file(const fs::path& p, std::uint64_t max_bytes, const std::string& what) {
+  return sdk::read_regular_file(p, max_bytes, what, sdk::Links::refuse);
+}
+
+// The string value of `"key":"..."` in possibly truncated JSON text, or empty.
+std::string salvage(const std::string& text, const std::string& key) {
+  std::string needle = "\"" + key + "\":\"";
+  size_t at = text.find(needle);
+  if (at == std::string::npos) return {};
+  at += needle.size();
+  size_t end = text.find('"', at);
+  if (end == std::string::npos) return {};
+  std::string value = text.substr(at, end - at);
+  // Only plain ids are trusted out of a broken file.
+  if (value.empty() || value.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.:") !=
+                           std::string::npos)
+    return {};
+  return value;
+}
+
+}  // namespace
+
+std::optional<Claim> ClaimStore::read(const std::string& lease_id) const {
+  const fs::path p = path_of(lease_id);
+  try {
+    std::optional<std::string> text = read_small_file(p, kMaxClaimBytes, "lease claim");
+    if (!text) return std::nullopt;
+    return claim_from_json(*text, "lease claim " + p.string());
+  } catch (const Error& e) {
+    throw Error(ErrorCode::config, fmt::format("the lease claim {} is corrupt: {}", p.string(), e.what()),
+                fmt::format("`corral stop --id {}` removes it (and its sandbox, when its id can be read)", lease_id));
+  }
+}
+
+std::optional<ClaimFile> ClaimStore::inspect(const std::string& lease_id) const {
+  const fs::path p = path_of(lease_id);
+  std::optional<std::string> text;
+  try {
+    text = read_small_file(p, kMaxClaimBytes, "lease claim");
+  } catch (const Error& e) {
+    return ClaimFile{lease_id, std::nullopt, e.what(), {}, {}};
+  }
+  if (!text) return std::nullopt;
+  ClaimFile f;
+  f.lease_id = lease_id;
+  try {
+    f.claim = claim_from_json(*text, "lease claim " + p.string());
+    f.provider = f.claim->provider;
+    f.sandbox_id = f.claim->sandbox_id;
+  } catch (const Error& e) {
+    f.problem = e.what();
+    f.provider = salvage(*text, "provider");
+    f.sandbox_id = salvage(*text, "sandboxId");
+  }
+  return f;
+}
+
+std::vector<ClaimFile> ClaimStore::scan() const {
+  sweep_stray_files();
+  std::vector<ClaimFile> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir_, ec)) {
+    const fs::path& p = e.path();
+    if (p.extension() != ".json" || p.filename().string()[0] == '.') continue;
+    try {
+      if (auto f = inspect(p.stem().string())) out.push_back(std::move(*f));
+    } catch (const Error& err) {
+      out.push_back({p.stem().string(), std::nullopt, err.what(), {}, {}});
+    }
+  }
+  std::sort(out.begin(), out.end(), [](const ClaimFile& a, const ClaimFile& b) { return a.lease_id < b.lease_id; });
+  return out;
+}
+
+std::vector<Claim> ClaimStore::all() const {
+  std::vector<Claim> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir_, ec)) {
+    const fs::path& p = e.path();
+    if (p.extension() != ".json" || p.filename().string()[0] == '.') continue;
+    try {
+      if (auto c = read(p.stem().string())) out.push_back(std::move(*c));
+    } catch (const Error&) {
+      // Corrupt claims are reported by scan(), which `list` and `doctor` use.
+    }
+  }
+  std::sort(out.begin(), out.end(), [](const Claim& a, const Claim& b) {
+    return std::tie(a.created_at, a.lease_id) < std::tie(b.created_at, b.lease_id);
+  });
+  return out;
+}
+
+void ClaimStore::remove(const std::string& lease_id) const {
+  ::unlink(path_of(lease_id).c_str());
+  ::unlink((dir_ / (lease_id + ".files")).c_str());
+  ::unlink(lock_path(dir_, lease_id).c_str());
+}
+
+std::vector<std::string> ClaimStore::synced_files(const std::string& lease_id) const {
+  path_of(lease_id);  // validates the id
+  std::optional<std::string> text;
+  try {
+    text = read_small_file(dir_ / (lease_id + ".files"), kMaxFileListBytes, "synced file list");
+  } catch (const Error&) {
+    return {};  // an unreadable list only costs the removal of deleted files
+  }
+  std::vector<std::string> files;
+  if (!text) return files;
+  std::string_view rest = *text;
+  while (!rest.empty()) {
+    size_t nul = rest.find('\0');
+    if (nul == std::string_view::npos) break;  // a torn last entry is dropped
+    files.emplace_back(rest.substr(0, nul));
+    rest.remove_prefix(nul + 1);
+  }
+  return files;
+}
+
+void ClaimStore::write_synced_files(const std::string& lease_id, const std::vector<std::string>& files) const {
+  path_of(lease_id);
+  ensure_dir();
+  std::string text;
+  for (const std::string& f : files) {
+    text += f;
+    text += '\0';
+  }
+  // A hint for the next sync's removals, written twice per sync: a power loss that loses
+  // it costs at most a file deleted locally staying in a kept sandbox, not two fsyncs a run.
+  write_file_atomically(dir_ / (lease_id + ".files"), text, 0600, "synced file list", Durability::process_crash);
+}
+
+std::string ClaimStore::host_id() const {
+  // Beside the leases folder, not in it: it belongs to the whole state, not to a lease.
+  ensure_dir();
+  const fs::path p = dir_.parent_path() / "host-id";
+  // The id in the first line of the file's `text`; nullopt when there is none, or no valid one.
+  auto id_in = [](const std::optional<std::string>& text) -> std::optional<std::string> {
+    if (!text) return std::nullopt;
+    std::string id = text->substr(0, text->find('\n'));
+    if (id.size() != 12 || id.find_first_not_of("0123456789abcdef") != std::string::npos) return std::nullopt;
+    return id;
+  };
+  int err = 0;  // why the last attempt failed
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    std::optional<std::string> text;
+    try {
+      text = read_small_file(p, 4096, "host id");
+    } catch (const Error&) {
+      text = "";  // damaged: replaced below
+    }
+    if (std::optional<std::string> id = id_in(text)) return *id;
+    // The id is written whole to a file of its own, then linked into place: another corral
+    // (or another shard of this one) never reads a half-written id, and when two race,
+    // link() lets one win and the other reads the winner's. A damaged file is replaced.
+    const std::string id = random_hex(6);
+    fs::path temp = p;
+    temp += ".new-" + random_hex(6);
+    int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0) {
+      err = errno;
+      continue;
+    }
+    const bool written = sdk::write_all(fd, id + "\n") && ::fsync(fd) == 0;
+    if (!written) err = errno;
+    ::close(fd);
+    const bool placed = written && (text ? ::rename(temp.c_str(), p.c_str()) : ::link(temp.c_str(), p.c_str())) == 0;
+    if (written && !placed && errno != EEXIST) err = errno;
+    ::unlink(temp.c_str());  // after link() the id lives on under p; after rename() it is gone already
+    if (placed) return id;
+  }
+  if (std::optional<std::string> id = id_in(read_small_file(p, 4096, "host id"))) return *id;  // the last race was lost to a complete id
+  throw Error(sdk::write_error_code(err), fmt::format("cannot create {}: {}", p.string(), std::strerror(err)),
+              "check that the state directory is writable and the disk is not full");
+}
+
+Claim ClaimStore::resolve(const std::string& id) const {
+  if (id.find_first_of("/\\") == std::string::npos && !id.empty() && id[0] != '.')
+    if (auto c = read(id)) return *c;
+  std::vector<Claim> matches;
+  std::vector<Claim> claims = all();
+  for (const Claim& c : claims)
+    if (c.slug == id) matches.push_back(c);
+  if (matches.empty() && id.find_first_of("/\\") == std::string::npos && !id.empty() && id[0] != '.')
+    if (auto f = inspect(id); f && !f->claim)
+      throw Error(ErrorCode::config, fmt::format("the lease claim of '{}' is corrupt: {}", id, f->problem),
+                  fmt::format("`corral stop --id {}` removes it (and its sandbox, when its id can be read)", id));
+  if (matches.size() == 1) return matches.front();
+  if (matches.size() > 1)
+    throw Error(ErrorCode::invalid_argument, fmt::format("'{}' names {} leases", id, matches.size()),
+                "use the lease id shown by `corral list`");
+  std::vector<std::string> known;
+  for (const Claim& c : claims) known.push_back(c.slug);
+  throw Error(ErrorCode::not_found, fmt::format("no lease '{}' on this machine", id),
+              known.empty() ? "there are no kept leases; `corral run --keep` creates one"
+                            : fmt::format("known leases: {} (see `corral list`)", fmt::join(known, ", ")));
+}
+
+namespace {
+
+int open_lock_file(const fs::path& dir, const std::string& lease_id) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  const fs::path p = lock_path(dir, lease_id);
+  int fd = ::open(p.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0)
+    throw Error(ErrorCode::internal, fmt::format("cannot open lock {}: {}", p.string(), std::strerror(errno)));
+  return fd;
+}
+
+// Whether the locked `fd` is still the lock file at `path`. Whoever removes a lock file
+// does so holding its lock (a stop, or a sweep of a stray one), so a process that locked
+// the removed file holds nothing anyone else can see, and must lock the new one.
+bool still_the_lock_file(int fd, const fs::path& path) {
+  struct stat held {}, now {};
+  return ::fstat(fd, &held) == 0 && ::stat(path.c_str(), &now) == 0 && held.st_dev == now.st_dev &&
+         held.st_ino == now.st_ino;
+}
+
+}  // namespace
+
+LeaseLock ClaimStore::lock(const std::string& lease_id, const std::function<void()>& on_wait,
+                           const std::function<bool()>& cancelled) const {
+  path_of(lease_id);  // validates the id
+  bool waited = false;
+  while (true) {
+    LeaseLock lock(open_lock_file(dir_, lease_id));
+    // Polled rather than blocking, so a waiting process still notices Ctrl-C.
+    while (::flock(lock.fd(), LOCK_EX | LOCK_NB) != 0) {
+      if (errno != EWOULDBLOCK && errno != EINTR)
+        throw Error(ErrorCode::internal, fmt::format("cannot lock lease {}: {}", lease_id, std::strerror(errno)));
+      if (!waited && on_wait) on_wait();
+      waited = true;
+      if (cancelled && cancelled())
+        throw Error(ErrorCode::cancelled, fmt::format("stopped waiting for lease {}", lease_id));
+      ::usleep(50'000);
+    }
+    if (still_the_lock_file(lock.fd(), lock_path(dir_, lease_id))) return lock;
+  }
+}
+
+bool ClaimStore::in_use(const std::string& lease_id) const {
+  const fs::path p = dir_ / (lease_id + ".lock");
+  path_of(lease_id);
+  // Opening an existing lock file read-only: looking must not create lock files.
+  int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) return false;
+  bool held = ::flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+  ::close(fd);
+  return held;
+}
+
+std::optional<LeaseLock> ClaimStore::try_lock(const std::string& lease_id) const {
+  path_of(lease_id);
+  while (true) {
+    LeaseLock lock(open_lock_file(dir_, lease_id));
+    if (::flock(lock.fd(), LOCK_EX | LOCK_NB) != 0) return std::nullopt;
+    if (still_the_lock_file(lock.fd(), lock_path(dir_, lease_id))) return lock;
+  }
+}
+
+void ClaimStore::sweep_stray_files() const {
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir_, ec)) {
+    const fs::path& p = e.path();
+    if (p.extension() != ".lock" && p.extension() != ".files") continue;
+    const std::string lease_id = p.stem().string();
+    try {
+      if (fs::exists(path_of(lease_id), ec)) continue;
+      // Held: a creation or a stop under way. Free: nobody's, once its claim is gone.
+      std::optional<LeaseLock> held = try_lock(lease_id);
+      if (!held || fs::exists(path_of(lease_id), ec)) continue;
+      ::unlink((dir_ / (lease_id + ".files")).c_str());
+      ::unlink(lock_path(dir_, lease_id).c_str());
+    } catch (const Error&) {
+      // Not a lease id corral makes: not corral's to remove.
+    }
+  }
+}
+
+}  // namespace corral

@@ -1,0 +1,540 @@
+#include "lease/lease.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <mutex>
+#include <set>
+
+#include "base/sizes.hpp"
+#include "corral/wire.hpp"
+#include "workspace/downloads.hpp"
+#include "base/hash.hpp"
+#include "lease/network_policy.hpp"
+#include "base/paths.hpp"
+#include "lease/slug.hpp"
+#include "workspace/staging.hpp"
+
+namespace fs = std::filesystem;
+
+namespace corral {
+namespace {
+
+class PhaseClock {
+ public:
+  // Ends the current phase (if any) and starts `phase`.
+  void start(std::string phase, std::vector<PhaseTiming>& into) {
+    stop(into);
+    phase_ = std::move(phase);
+    started_ = std::chrono::steady_clock::now();
+  }
+  void stop(std::vector<PhaseTiming>& into) {
+    if (phase_.empty()) return;
+    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started_);
+    into.push_back({phase_, ms.count()});
+    phase_.clear();
+  }
+
+ private:
+  std::string phase_;
+  std::chrono::steady_clock::time_point started_;
+};
+
+// The lease's lock, waiting (and saying so) while another corral holds it.
+LeaseLock lock_lease(LeaseContext& ctx, const Claim& claim) {
+  return ctx.claims.lock(
+      claim.lease_id, [&] { ctx.ui().note(fmt::format("waiting for lease {}: another corral is using it", claim.slug)); },
+      [&] { return ctx.ui().cancelled(); });
+}
+
+// The paths of the workspace, sorted as the scan sorted them.
+std::vector<std::string> paths_of(const Workspace& ws) {
+  std::vector<std::string> out;
+  out.reserve(ws.files.size());
+  for (const WorkspaceFile& f : ws.files) out.push_back(f.path);
+  return out;
+}
+
+// The paths of `previous` that `current` (sorted) no longer has.
+std::vector<std::string> removed_paths(std::vector<std::string> previous, const std::vector<std::string>& current) {
+  std::sort(previous.begin(), previous.end());
+  std::vector<std::string> removed;
+  std::set_difference(previous.begin(), previous.end(), current.begin(), current.end(), std::back_inserter(removed));
+  // The list came from our own state folder, but it names paths in a sandbox: keep only
+  // what a workspace file list could hold.
+  std::erase_if(removed, [](const std::string& p) {
+    return p.empty() || p[0] == '/' || p == ".." || p.rfind("../", 0) == 0 || p.find("/../") != std::string::npos ||
+           (p.size() >= 3 && p.compare(p.size() - 3, 3, "/..") == 0);
+  });
+  return removed;
+}
+
+// The policy a new sandbox of `spec` gets (flag, configs), refused here when the
+// provider cannot enforce it.
+NetworkPolicy network_policy_for(LeaseContext& ctx, const ProviderSpec& spec,
+                                 const std::optional<NetworkPolicy>& flag) {
+  NetworkPolicy policy = choose_network_policy(flag, spec, ctx.providers.config(), ctx.ui());
+  require_network_policy(spec, policy, ctx.providers.registry());
+  return policy;
+}
+
+// A sandbox's policy was fixed when it was made: a --network that differs (other than
+// in the order of its allow list) is refused rather than silently not applied.
+void check_reused_network(const Claim& claim, const std::optional<NetworkPolicy>& flag) {
+  if (!flag || (network_within(*flag, claim.network) && network_within(claim.network, *flag))) return;
+  throw Error(ErrorCode::invalid_argument,
+              fmt::format("lease '{}' was created with --network {}, not {}: a sandbox's network policy is fixed "
+                          "when it is created",
+                          claim.slug, to_string(claim.network), to_string(*flag)),
+              fmt::format("drop --network to reuse it as it is, or start a new sandbox with --network {} "
+                          "(without --id)",
+                          to_string(*flag)));
+}
+// Slugs chosen by creations still under way in this process (a fan-out creates several
+// at once): their claims are not written yet, so ClaimStore::all() cannot see them.
+std::mutex g_pending_mutex;
+std::set<std::string> g_pending_slugs;
+
+// A slug reserved among this process's pending creations until the claim is written.
+class PendingSlug {
+ public:
+  explicit PendingSlug(const std::vector<Claim>& existing) {
+    std::lock_guard guard(g_pending_mutex);
+    slug_ = make_slug([&](const std::string& s) {
+      return g_pending_slugs.count(s) > 0 ||
+             std::any_of(existing.begin(), existing.end(), [&](const Claim& c) { return c.slug == s; });
+    });
+    g_pending_slugs.insert(slug_);
+  }
+  ~PendingSlug() {
+    std::lock_guard guard(g_pending_mutex);
+    g_pending_slugs.erase(slug_);
+  }
+  PendingSlug(const PendingSlug&) = delete;
+  PendingSlug& operator=(const PendingSlug&) = delete;
+  const std::string& slug() const { return slug_; }
+
+ private:
+  std::string slug_;
+};
+
+// One of a fan-out's --max-parallel creation slots, held while a sandbox is being created;
+// waiting for one gives way to Ctrl-C and fail-fast.
+class CreationSlot {
+ public:
+  CreationSlot(LeaseContext& ctx) : slots_(ctx.creations) {
+    if (!slots_) return;
+    while (!slots_->try_acquire_for(std::chrono::milliseconds(50)))
+      if (ctx.ui().cancelled()) {
+        slots_ = nullptr;
+        throw Error(ErrorCode::cancelled, "interrupted before the sandbox was created");
+      }
+    // The fan-out may have stopped while this shard waited: create nothing more then.
+    if (ctx.ui().cancelled()) {
+      slots_->release();
+      slots_ = nullptr;
+      throw Error(ErrorCode::cancelled, "interrupted before the sandbox was created");
+    }
+  }
+  ~CreationSlot() {
+    if (slots_) slots_->release();
+  }
+  CreationSlot(const CreationSlot&) = delete;
+  CreationSlot& operator=(const CreationSlot&) = delete;
+
+ private:
+  std::counting_semaphore<64>* slots_;
+};
+
+}  // namespace
+
+Lease::Lease(LeaseContext& ctx, Claim claim, std::unique_ptr<ProviderSession> session, LeaseLock lock, bool reused)
+    : ctx_(&ctx), claim_(std::move(claim)), session_(std::move(session)), lock_(std::move(lock)), reused_(reused) {}
+Lease::Lease(Lease&&) noexcept = default;
+Lease& Lease::operator=(Lease&&) noexcept = default;
+Lease::~Lease() = default;
+
+Lease Lease::create(LeaseContext& ctx, std::unique_ptr<ProviderSession> session, const std::string& workspace_root,
+                    const NetworkPolicy& network) {
+  std::vector<Claim> existing = ctx.claims.all();
+  Claim claim;
+  claim.lease_id = random_hex(6);
+  PendingSlug pending(existing);
+  claim.slug = pending.slug();
+  claim.provider = session->spec().name;
+  claim.workspace = workspace_root;
+  claim.created_at = now_rfc3339();
+  claim.network = network;
+  // Locked before the sandbox exists: `stop --orphans` skips a lease whose lock is held,
+  // so a sandbox being created right now is never taken for an orphan.
+  LeaseLock lock = ctx.claims.lock(claim.lease_id);
+  Sandbox sandbox;
+  try {
+    CreationSlot slot(ctx);
+    ctx.ui().progress(fmt::format("creating a {} sandbox", claim.provider));
+    sandbox = session->create(
+        {claim.lease_id, claim.slug, wire::owner_labels(claim.lease_id, claim.slug, ctx.claims.host_id()),
+         workspace_root, network});
+  } catch (const Error&) {
+    ctx.claims.remove(claim.lease_id);  // only the lock file exists so far
+    throw;
+  }
+  claim.sandbox_id = sandbox.id;
+  claim.details = sandbox.details;
+  try {
+    ctx.claims.write(claim);
+  } catch (const Error&) {
+    // An unrecorded sandbox would be a leak: remove it before reporting.
+    try {
+      session->destroy(sandbox);
+    } catch (const Error& destroy_error) {
+      ctx.ui().warn(fmt::format("could not remove sandbox {} after its claim failed: {}", sandbox.id,
+                                destroy_error.what()));
+    }
+    ctx.claims.remove(claim.lease_id);
+    throw;
+  }
+  Lease lease(ctx, std::move(claim), std::move(session), std::move(lock), /*reused=*/false);
+  lease.sandbox_ = std::move(sandbox);
+  return lease;
+}
+
+Lease Lease::attach(LeaseContext& ctx, const std::string& id, const ProviderChoice& choice, Access access) {
+  return attach(ctx, ctx.claims.resolve(id), choice, access);
+}
+
+Lease Lease::attach(LeaseContext& ctx, const Claim& claim, const ProviderChoice& choice, Access access) {
+  if (!choice.provider.empty() && ctx.providers.spec(choice.provider).name != claim.provider)
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("lease '{}' belongs to provider '{}', not '{}'", claim.slug, claim.provider,
+                            choice.provider),
+                "drop --provider: --id alone finds the lease's provider");
+  LeaseLock lock;
+  Claim current = claim;
+  if (access == Access::exclusive) {
+    lock = lock_lease(ctx, claim);
+    // Another corral may have changed or stopped it while we waited.
+    auto fresh = ctx.claims.read(claim.lease_id);
+    if (!fresh) {
+      ctx.claims.remove(claim.lease_id);  // the lock file this wait made, while it is held
+      throw Error(ErrorCode::not_found, fmt::format("lease '{}' was stopped while waiting for it", claim.slug));
+    }
+    current = std::move(*fresh);
+  }
+  auto session = ctx.providers.open(current.provider, choice);
+  return Lease(ctx, std::move(current), std::move(session), std::move(lock), /*reused=*/true);
+}
+
+const Sandbox& Lease::live() {
+  if (sandbox_) return *sandbox_;
+  if (!spec().features.has(Feature::run_session)) {
+    // Without get() the claim's record is all there is.
+    Sandbox s;
+    s.id = claim_.sandbox_id;
+    s.details = claim_.details;
+    return sandbox_.emplace(std::move(s));
+  }
+  try {
+    Sandbox s = session_->get(claim_.sandbox_id, claim_.lease_id);
+    // What create() reported stays true for the sandbox's life; a provider whose get()
+    // knows less (say, an undocumented listing) must not lose it.
+    for (const auto& [key, value] : claim_.details) s.details.try_emplace(key, value);
+    return sandbox_.emplace(std::move(s));
+  } catch (const Error& e) {
+    if (e.code() != ErrorCode::not_found) throw;
+    throw gone(e);
+  }
+}
+
+Error Lease::gone(const Error& cause) const {
+  // The provider knows why a sandbox goes (its hint); the lease is core's to explain.
+  return Error(ErrorCode::not_found,
+               fmt::format("the sandbox of lease '{}' ({}) no longer exists at {}; {}", claim_.slug,
+                           claim_.sandbox_id, claim_.provider,
+                           cause.hint().empty() ? "it may have passed its lifetime cap, or been deleted outside corral"
+                                                : cause.hint()),
+               fmt::format("forget this lease with `{}`, and start a new sandbox with `corral run --keep ...`",
+                           cleanup_command(claim_.provider, claim_.lease_id)));
+}
+
+void Lease::confirming_gone(const std::function<void()>& step) {
+  try {
+    step();
+  } catch (const Error& e) {
+    // A fresh lease is released by its run anyway; only a reused one outlives the error.
+    if (e.code() != ErrorCode::not_found || !reused_) throw;
+    std::optional<Error> confirmed;
+    try {
+      session_->get(claim_.sandbox_id, claim_.lease_id);
+    } catch (const Error& again) {
+      if (again.code() == ErrorCode::not_found) confirmed = gone(again);
+    }
+    if (confirmed) throw *confirmed;
+    throw;
+  }
+}
+
+void Lease::sync(const Workspace& ws, const std::function<bool()>& cancelled, const PackedArchive* packed) {
+  if (!spec().features.has(Feature::archive_sync)) return;  // a mounted tree is always current
+  Ui& ui = ctx_->ui();
+  if (reused_ && claim_.fingerprint == ws.fingerprint) {
+    ui.info("workspace unchanged since the last sync; not uploading");
+    return;
+  }
+  const Sandbox& sandbox = live();
+  std::vector<std::string> previous = reused_ ? ctx_->claims.synced_files(claim_.lease_id) : std::vector<std::string>{};
+  std::vector<std::string> current = paths_of(ws);
+  UploadRequest upload;
+  upload.removed = removed_paths(previous, current);
+  // Until the upload is known to be complete the sandbox may hold either tree: record
+  // both, so a later sync still removes whatever of them is deleted locally.
+  std::vector<std::string> either;
+  std::set_union(previous.begin(), previous.end(), current.begin(), current.end(), std::back_inserter(either));
+  ctx_->claims.write_synced_files(claim_.lease_id, either);
+
+  std::optional<PackedArchive> own;
+  if (!packed) packed = &own.emplace(pack_archive(ws, ui, cancelled));
+  upload.archive_path = packed->path().string();
+  upload.size = packed->size;
+  ui.progress(fmt::format("uploading the workspace ({})", format_size(upload.size)));
+  confirming_gone([&] { session_->upload(sandbox, upload); });
+  ctx_->claims.write_synced_files(claim_.lease_id, current);
+  claim_.fingerprint = ws.fingerprint;
+  // Losing the fingerprint to a power loss costs one upload more, not two fsyncs a run:
+  // the claim as created, which is durable, stays in place.
+  ctx_->claims.write(claim_, Durability::process_crash);
+}
+
+int Lease::exec(const Command& command) {
+  const Sandbox& sandbox = live();
+  ctx_->ui().progress("");
+  int exit_code = 0;
+  confirming_gone([&] { exit_code = session_->exec(sandbox, command); });
+  return exit_code;
+}
+
+DownloadSummary Lease::download(const DownloadOptions& options, const std::string& cwd, const DownloadFolder& dir,
+                                const std::function<bool()>& cancelled) {
+  DownloadSummary summary;
+  summary.dir = dir.path().string();
+  Ui& ui = ctx_->ui();
+  try {
+    check_download_folder(dir);
+    StagedArchive archive(paths::state_dir() / "tmp");
+    ui.progress("downloading results");
+    DownloadResult got =
+        session_->download(live(), {cwd, options.patterns, archive.path().string(), options.max_bytes});
+    summary.missing = std::move(got.missing);
+    for (const std::string& p : summary.missing) ui.warn(fmt::format("--download '{}' matched nothing", p));
+    std::error_code ec;
+    std::uintmax_t size = fs::file_size(archive.path(), ec);
+    if (got.size == 0 && (ec || size == 0)) return summary;  // nothing matched
+    if (!ec && size > options.max_bytes)
+      throw Error(ErrorCode::internal,
+                  fmt::format("provider '{}' wrote a download archive past the size bound", spec().name),
+                  "this is a bug in the provider plugin; report it to its authors");
+    UnpackedDownload unpacked = unpack_download(archive.path(), dir, options.max_bytes, cancelled);
+    summary.files = std::move(unpacked.files);
+    summary.refused = std::move(unpacked.refused);
+    summary.bytes = unpacked.bytes;
+    for (const std::string& r : summary.refused) ui.warn(fmt::format("download entry refused: {}", r));
+    ui.info(fmt::format("downloaded {} files ({}) to {}", summary.files.size(), format_size(summary.bytes),
+                        summary.dir));
+  } catch (const Error& e) {
+    summary.error = e;
+  } catch (const std::exception& e) {
+    summary.error = Error(ErrorCode::internal, e.what());
+  }
+  return summary;
+}
+
+void Lease::keep() {
+  if (claim_.kept) return;
+  claim_.kept = true;
+  ctx_->claims.write(claim_);
+}
+
+void Lease::release() {
+  try {
+    session_->destroy(sandbox_ ? *sandbox_ : live());
+  } catch (const Error& e) {
+    if (e.code() != ErrorCode::not_found) throw;  // already gone: just forget it
+  }
+  ctx_->claims.remove(claim_.lease_id);
+}
+
+std::string Lease::url(int port) {
+  if (port < 1 || port > 65535)
+    throw Error(ErrorCode::invalid_argument, fmt::format("--port {} is not a TCP port", port), "use 1-65535");
+  Providers::require(spec(), Feature::url_bridge, "corral url");
+  return session_->url(live(), port);
+}
+
+Sandbox Lease::extend(std::int64_t seconds) {
+  if (seconds <= 0) throw Error(ErrorCode::invalid_argument, "--by must be a positive duration", "e.g. --by 30m");
+  Providers::require(spec(), Feature::keep_alive, "corral extend");
+  sandbox_ = session_->extend(live(), seconds);
+  return *sandbox_;
+}
+
+SessionHandle Lease::handle() const {
+  SessionHandle h = handle_for(claim_);
+  h.reused = reused_;
+  return h;
+}
+
+RunResult run(LeaseContext& ctx, const RunRequest& request) {
+  RunResult result;
+  std::vector<PhaseTiming> timings;
+  PhaseClock clock;
+  clock.start("prepare", timings);
+  Ui& ui = ctx.ui();
+  auto cancelled = [&] { return ui.cancelled(); };
+  auto warn = [&](const std::string& message) { ui.warn(message); };
+
+  // Everything that can be refused is refused here, before anything is created.
+  std::optional<Lease> reused;
+  std::unique_ptr<ProviderSession> session;
+  if (!request.lease.empty()) {
+    reused.emplace(Lease::attach(ctx, request.lease, request.choice, Lease::Access::exclusive));
+  } else {
+    session = ctx.providers.open(ctx.providers.resolve(request.choice), request.choice);
+  }
+  const ProviderSpec& spec = reused ? reused->spec() : session->spec();
+  if (request.keep) Providers::require(spec, Feature::run_session, "--keep");
+  if (request.keep_on_failure) Providers::require(spec, Feature::run_session, "--keep-on-failure");
+  if (reused) Providers::require(spec, Feature::run_session, "--id");
+  if (request.downloads.wanted()) {
+    Providers::require(spec, Feature::run_downloads, "--download");
+    check_download_patterns(request.downloads.patterns);
+  }
+  const NetworkPolicy network = reused ? reused->claim().network : network_policy_for(ctx, spec, request.network);
+  if (reused) check_reused_network(reused->claim(), request.network);
+  Command command = request.command;
+  command.env = ctx.providers.forwarded_env(request.env_names);
+  for (const auto& [name, value] : request.extra_env) command.env[name] = value;
+
+  Workspace ws =
+      request.shared_workspace ? request.shared_workspace->workspace : scan_workspace(request.cwd, cancelled, warn);
+  command.cwd = ws.subdir;
+  if (spec.features.has(Feature::archive_sync)) check_workspace_size(ws, request.max_workspace);
+  if (request.downloads.wanted())
+    check_download_folder(download_folder(ws.root, request.cwd, request.downloads.dir,
+                                          reused ? reused->claim().lease_id : std::string()));
+  // A mounted tree cannot be swapped: running from another checkout would silently use
+  // the old one (an uploading provider simply syncs the new tree).
+  if (reused && spec.features.has(Feature::workspace_mount) && !reused->claim().workspace.empty() &&
+      reused->claim().workspace != ws.root.string())
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("lease '{}' mounts {}, not this working tree ({})", reused->claim().slug,
+                            reused->claim().workspace, ws.root.string()),
+                fmt::format("run from {}, or start a new sandbox without --id", reused->claim().workspace));
+  if (ui.cancelled()) throw Error(ErrorCode::cancelled, "interrupted before anything was created");
+
+  clock.start("acquire", timings);
+  Lease lease = reused ? std::move(*reused) : Lease::create(ctx, std::move(session), ws.root.string(), network);
+  SessionHandle handle = lease.handle();
+  if (request.on_acquired) request.on_acquired(handle);
+
+  bool failed = false;
+  bool ran = false;  // the command started: its results may be worth downloading
+  try {
+    lease.live();
+    if (ui.cancelled()) throw Error(ErrorCode::cancelled, "interrupted");
+    clock.start("sync", timings);
+    lease.sync(ws, cancelled,
+               request.shared_workspace && request.shared_workspace->archive ? &*request.shared_workspace->archive
+                                                                            : nullptr);
+    if (ui.cancelled()) throw Error(ErrorCode::cancelled, "interrupted");
+    clock.start("exec", timings);
+    ran = true;
+    int code = lease.exec(command);
+    handle.exit_code = code;
+    result.exit_code = code;
+    failed = code != 0;
+  } catch (const Error& e) {
+    failed = true;
+    result.error = e;
+    result.exit_code = e.exit_code();
+  } catch (const std::exception& e) {
+    failed = true;
+    result.error = Error(ErrorCode::internal, e.what());
+    result.exit_code = kExitInternal;
+  }
+
+  // Reports matter most when the command failed: download on every outcome but Ctrl-C.
+  if (request.downloads.wanted() && ran && !ui.cancelled()) {
+    clock.start("download", timings);
+    DownloadFolder dir = download_folder(ws.root, request.cwd, request.downloads.dir, lease.claim().lease_id);
+    DownloadSummary summary = lease.download(request.downloads, command.cwd, dir, cancelled);
+    if (summary.error) {
+      ui.warn(fmt::format("the download failed: {}{}", summary.error->what(),
+                          summary.error->hint().empty() ? "" : " (" + summary.error->hint() + ")"));
+      if (!result.error) handle.error = summary.error;
+    }
+    handle.downloads = std::move(summary);
+    // Stopped while the results came back: interrupted, whatever the command did.
+    if (ui.cancelled() && !result.error) {
+      result.error = Error(ErrorCode::cancelled, "interrupted while downloading the results");
+      result.exit_code = result.error->exit_code();
+    }
+  }
+
+  clock.start("cleanup", timings);
+  if (lease.reused()) {
+    handle.kept = true;  // a reused lease is never stopped by `run`
+  } else if (request.keep || (request.keep_on_failure && failed)) {
+    handle.kept = true;
+    try {
+      lease.keep();
+    } catch (const Error& e) {
+      // The sandbox stays; only its claim still says "not kept".
+      ui.warn(fmt::format("sandbox {} is kept, but its claim could not record it: {}; `corral list` shows lease {} "
+                          "as abandoned, and `corral stop --orphans` would remove it",
+                          lease.claim().sandbox_id, e.what(), lease.claim().slug));
+    }
+  } else {
+    try {
+      lease.release();
+    } catch (const Error& e) {
+      handle.kept = true;
+      // Its claim stays "not kept": listed as abandoned, it is `stop --orphans`'s to finish.
+      ui.warn(fmt::format("could not stop sandbox {}: {}; stop it later with `{}` (or `corral stop --orphans`)",
+                          lease.claim().sandbox_id, e.what(), handle.cleanup_command));
+    }
+  }
+  clock.stop(timings);
+  handle.timings = std::move(timings);
+  if (result.error) handle.error = result.error;
+  result.handle = std::move(handle);
+  return result;
+}
+
+SessionHandle warmup(LeaseContext& ctx, const RunRequest& request) {
+  Ui& ui = ctx.ui();
+  auto cancelled = [&] { return ui.cancelled(); };
+  auto session = ctx.providers.open(ctx.providers.resolve(request.choice), request.choice);
+  Providers::require(session->spec(), Feature::run_session, "warmup");
+  const NetworkPolicy network = network_policy_for(ctx, session->spec(), request.network);
+  Workspace ws = scan_workspace(request.cwd, cancelled, [&](const std::string& m) { ui.warn(m); });
+  if (session->spec().features.has(Feature::archive_sync)) check_workspace_size(ws, request.max_workspace);
+  Lease lease = Lease::create(ctx, std::move(session), ws.root.string(), network);
+  try {
+    lease.sync(ws, cancelled);
+    lease.keep();
+  } catch (const Error&) {
+    try {
+      lease.release();
+    } catch (const Error& e) {
+      ui.warn(fmt::format("could not stop sandbox {}: {}; stop it with `{}`", lease.claim().sandbox_id, e.what(),
+                          lease.handle().cleanup_command));
+    }
+    throw;
+  }
+  SessionHandle handle = lease.handle();
+  handle.kept = true;
+  return handle;
+}
+
+}  // namespace corral

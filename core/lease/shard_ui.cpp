@@ -1,0 +1,115 @@
+#include "lease/shard_ui.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "corral/errors.hpp"
+#include "corral/sdk/fd_write.hpp"
+
+namespace fs = std::filesystem;
+
+namespace corral {
+
+ShardUi::ShardUi(ShardTerminal& terminal, int index, int count, const fs::path& output_dir)
+    : terminal_(terminal), prefix_(fmt::format("[{}/{}] ", index, count)) {
+  if (output_dir.empty()) return;
+  const char* suffixes[2] = {"stdout", "stderr"};
+  for (int stream = 0; stream < 2; ++stream) {
+    fs::path file = output_dir / fmt::format("shard-{}.{}", index, suffixes[stream]);
+    fds_[stream] = ::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+    if (fds_[stream] < 0) {
+      int e = errno;
+      for (int& fd : fds_)
+        if (fd >= 0) ::close(fd), fd = -1;
+      throw Error(ErrorCode::invalid_argument,
+                  fmt::format("--shard-output: cannot write {}: {}", file.string(), std::strerror(e)),
+                  "give --shard-output a folder you can write to");
+    }
+  }
+}
+
+ShardUi::~ShardUi() {
+  for (int fd : fds_)
+    if (fd >= 0) ::close(fd);
+}
+
+void ShardUi::write(int stream, std::string_view text) {
+  if (fds_[stream] >= 0) {
+    // A full disk must not stop the shard's command; say so once.
+    if (!sdk::write_all(fds_[stream], text) && !file_failed_) {
+      file_failed_ = true;
+      warn(fmt::format("cannot write this shard's output file: {}", std::strerror(errno)));
+    }
+    return;
+  }
+  std::lock_guard guard(terminal_.mutex);
+  if (stream == 0) terminal_.user.out(text);
+  else terminal_.user.err(text);
+}
+
+void ShardUi::lines(int stream, std::string_view data) {
+  std::string whole;  // every complete line, prefixed, written at once
+  std::lock_guard guard(mutex_);
+  if (fds_[stream] >= 0) {
+    write(stream, data);
+    return;
+  }
+  std::string& pending = pending_[stream];
+  while (!data.empty()) {
+    size_t nl = data.find('\n');
+    if (nl == std::string_view::npos) {
+      pending.append(data);
+      if (pending.size() >= kMaxLine) {
+        whole += prefix_ + pending + "\n";
+        pending.clear();
+      }
+      break;
+    }
+    whole += prefix_;
+    whole += pending;
+    whole.append(data.substr(0, nl + 1));
+    pending.clear();
+    data.remove_prefix(nl + 1);
+  }
+  if (!whole.empty()) write(stream, whole);
+}
+
+void ShardUi::flush() {
+  std::lock_guard guard(mutex_);
+  for (int stream = 0; stream < 2; ++stream) {
+    if (pending_[stream].empty()) continue;
+    write(stream, prefix_ + pending_[stream] + "\n");
+    pending_[stream].clear();
+  }
+}
+
+void ShardUi::out(std::string_view data) { lines(0, data); }
+void ShardUi::err(std::string_view data) { lines(1, data); }
+
+void ShardUi::info(const std::string& message) {
+  std::lock_guard guard(terminal_.mutex);
+  terminal_.user.info(prefix_ + message);
+}
+
+void ShardUi::note(const std::string& message) {
+  std::lock_guard guard(terminal_.mutex);
+  terminal_.user.note(prefix_ + message);
+}
+
+void ShardUi::warn(const std::string& message) {
+  std::lock_guard guard(terminal_.mutex);
+  terminal_.user.warn(prefix_ + message);
+}
+
+void ShardUi::progress(const std::string& message) {
+  if (!message.empty()) info(message);
+}
+
+bool ShardUi::cancelled() { return terminal_.stop.load() || terminal_.user.cancelled(); }
+
+}  // namespace corral

@@ -1,0 +1,66 @@
+// What one shard of a fan-out tells the user. Its command's output goes to the shared
+// terminal as whole lines prefixed "[i/N] ", so two shards never tear each other's lines,
+// or byte for byte into its own files (--shard-output DIR: DIR/shard-<i>.stdout and
+// .stderr); corral's messages about it carry the same prefix; and it is told to stop when
+// the user presses Ctrl-C or the fan-out stops every shard (fail-fast, a shard that could
+// not start).
+#pragma once
+
+#include <atomic>
+#include <filesystem>
+#include <mutex>
+#include <string>
+#include <string_view>
+
+#include "base/ui.hpp"
+
+namespace corral {
+
+// The user's Ui shared by every shard of one fan-out, and the fan-out's own stop.
+struct ShardTerminal {
+  explicit ShardTerminal(Ui& ui) : user(ui) {}
+  Ui& user;
+  std::mutex mutex;                // held while writing to `user`
+  std::atomic<bool> stop{false};  // the fan-out asks every shard to stop
+};
+
+class ShardUi : public Ui {
+ public:
+  // A line without a newline longer than this is written as a line of its own.
+  static constexpr std::size_t kMaxLine = 1 << 20;
+
+  // Shard `index` of `count`; with a non-empty `output_dir` its output goes to files there,
+  // created (truncated) now. Throws invalid-argument naming a file that cannot be written.
+  ShardUi(ShardTerminal& terminal, int index, int count, const std::filesystem::path& output_dir);
+  ~ShardUi() override;
+  ShardUi(const ShardUi&) = delete;
+  ShardUi& operator=(const ShardUi&) = delete;
+
+  void out(std::string_view data) override;
+  void err(std::string_view data) override;
+  void info(const std::string& message) override;
+  void note(const std::string& message) override;
+  void warn(const std::string& message) override;
+  // Shown only with --verbose, as a prefixed line: N progress lines cannot share one spot.
+  void progress(const std::string& message) override;
+  bool cancelled() override;
+  // Writes what is left of a last line without a newline, ending it; call once at the end.
+  void flush();
+  // "[i/N] ".
+  const std::string& prefix() const { return prefix_; }
+
+ private:
+  // Buffers `data` of `stream` (0 stdout, 1 stderr) and writes its complete lines.
+  void lines(int stream, std::string_view data);
+  // Writes `text` to `stream` of the shared terminal, or to this shard's file.
+  void write(int stream, std::string_view text);
+
+  ShardTerminal& terminal_;
+  std::string prefix_;
+  int fds_[2] = {-1, -1};  // --shard-output files
+  std::string pending_[2];  // a line still without its newline, per stream
+  std::mutex mutex_;        // a plugin may emit from threads of its own
+  bool file_failed_ = false;
+};
+
+}  // namespace corral

@@ -1,0 +1,149 @@
+// corral-plugin-host: runs one provider plugin for corral in its own process (a registry
+// entry's `isolation: process`), so a plugin that crashes or hangs costs this helper and
+// never corral. corral starts it as `corral-plugin-host LIBRARY [SHA256]` with a socket
+// on fd 3 and speaks the frames of plugin_channel.hpp: it loads LIBRARY with the same
+// load_plugin checks corral uses (trust, the sha256 pin, ABI, primitives), says hello,
+// then serves open / call / close one at a time and turns the plugin's host callbacks
+// into frames as they happen, so output streams with bounded memory.
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <mutex>
+#include <string>
+
+#include "plugin_host/loader.hpp"
+#include "plugin_host/plugin_channel.hpp"
+#include "plugin_host/plugin_probe.hpp"
+
+namespace {
+
+namespace channel = corral::channel;
+
+constexpr int kChannel = 3;
+
+std::mutex g_write;                // plugin threads may call back concurrently
+std::mutex g_read;                 // cancelled() reads while the main loop waits
+std::atomic<bool> g_cancelled{false};
+
+// Sends one frame; corral gone means there is nobody to work for any more.
+void send(channel::Kind kind, std::string_view a = {}, std::string_view b = {}) {
+  std::lock_guard lock(g_write);
+  if (!channel::write_frame(kChannel, kind, a, b)) ::_exit(0);
+}
+
+// `value` as the one-byte payload prefix frames use, kept in `storage`.
+std::string_view byte(int value, char& storage) {
+  storage = static_cast<char>(value);
+  return {&storage, 1};
+}
+
+channel::Reader g_reader(kChannel);
+
+// The next frame from corral, waiting for it; exits when corral is gone.
+channel::Frame receive() {
+  for (;;) {
+    if (auto f = g_reader.next()) return *f;
+    if (g_reader.fill() != channel::Reader::Fill::data) ::_exit(0);
+  }
+}
+
+const corral_host_v1 kHost = {
+    sizeof(corral_host_v1),
+    /*result=*/[](void*, const char* json, size_t len) { send(channel::Kind::result, {json, len}); },
+    /*error=*/
+    [](void*, int code, const char* message, const char* hint) {
+      char head[2] = {static_cast<char>(code), static_cast<char>(hint != nullptr)};
+      std::string text = std::string(message ? message : "") + '\0' + (hint ? hint : "");
+      send(channel::Kind::error, {head, 2}, text);
+    },
+    /*emit=*/
+    [](void*, int stream, const char* data, size_t len) {
+      char s;
+      for (size_t at = 0; at < len; at += channel::kMaxEmit)
+        send(channel::Kind::emit, byte(stream, s), {data + at, std::min(channel::kMaxEmit, len - at)});
+    },
+    /*cancelled=*/
+    [](void*) -> int {
+      if (g_cancelled) return 1;
+      // Polled, not waited for: corral's only message during a call is a cancel.
+      std::lock_guard lock(g_read);
+      pollfd p{kChannel, POLLIN, 0};
+      while (!g_cancelled && ::poll(&p, 1, 0) > 0) {
+        channel::Frame f = receive();
+        if (f.kind == channel::Kind::cancel) g_cancelled = true;
+      }
+      return g_cancelled ? 1 : 0;
+    },
+    /*log=*/
+    [](void*, int level, const char* message) {
+      char l;
+      send(channel::Kind::log, byte(level, l), message ? message : "");
+    },
+    /*progress=*/[](void*, const char* message) { send(channel::Kind::progress, message ? message : ""); },
+};
+
+void done(int rc) {
+  char bytes[4];
+  send(channel::Kind::done, channel::encode_u32(static_cast<std::uint32_t>(rc), bytes));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2 || argc > 3) {
+    std::fprintf(stderr, "corral-plugin-host: corral starts this helper itself (isolation: process in a registry)\n");
+    return 64;
+  }
+  // Belt and braces with corral's PR_SET_PDEATHSIG: never outlive the corral that started us.
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  ::signal(SIGPIPE, SIG_IGN);
+  // A plugin's crash must end this helper with its signal, which corral names. In a
+  // sanitized build the runtime has its own handlers, which would exit 1 instead.
+  for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGSYS, SIGTRAP}) ::signal(sig, SIG_DFL);
+  // The plugin's commands must not hold corral's socket open after this process is gone.
+  ::fcntl(kChannel, F_SETFD, FD_CLOEXEC);
+
+  corral::LoadResult loaded = corral::load_plugin(argv[1], corral::LoadOptions{argc == 3 ? argv[2] : "", true});
+  std::string names;
+  if (loaded.plugin)
+    for (const char* p : corral::kCallPrimitives)
+      if (corral::provides(loaded.plugin->table(), p)) names += std::string(names.empty() ? "" : " ") + p;
+  send(channel::Kind::hello, names + '\0', corral::load_report(loaded));
+  if (!loaded.plugin) return 0;
+  const corral_plugin_v1& table = loaded.plugin->table();
+
+  void* instance = nullptr;
+  for (;;) {
+    channel::Frame f = [] {
+      std::lock_guard lock(g_read);
+      return receive();
+    }();
+    g_cancelled = false;
+    switch (f.kind) {
+      case channel::Kind::open: {
+        std::string config(f.payload);
+        instance = table.open(config.c_str(), &kHost, nullptr);
+        done(instance ? 0 : 1);
+        break;
+      }
+      case channel::Kind::call: {
+        size_t nul = f.payload.find('\0');
+        std::string name(f.payload.substr(0, nul));
+        std::string request(nul == std::string_view::npos ? "{}" : f.payload.substr(nul + 1));
+        corral_call_fn fn = corral::call_primitive(table, name);
+        done(fn && instance ? fn(instance, request.c_str(), &kHost, nullptr) : 1);
+        break;
+      }
+      case channel::Kind::close:
+        if (instance) table.close(instance);
+        return 0;
+      default:  // a late cancel for a call that already ended
+        break;
+    }
+  }
+}

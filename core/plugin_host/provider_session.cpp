@@ -1,0 +1,232 @@
+#include "plugin_host/provider_session.hpp"
+
+#include <fmt/format.h>
+
+#include <atomic>
+#include <chrono>
+#include <optional>
+
+#include "corral/wire.hpp"
+
+namespace corral {
+
+// Whether, and why, one call has been told to stop: the user's Ctrl-C or, for exec, its
+// --timeout passing. Settled once; asked from the plugin's threads and the watchdog's.
+class CallStop {
+ public:
+  // corral tells a command to stop this long after its --timeout, so that a plugin which
+  // keeps the timeout itself is the first to see it and can say so in its own words.
+  static constexpr std::chrono::seconds kTimeoutAllowance{1};
+
+  CallStop(const HostHooks& hooks, std::int64_t timeout_seconds) : hooks_(hooks) {
+    if (timeout_seconds > 0)
+      deadline_ = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_seconds) + kTimeoutAllowance;
+  }
+  StopReason reason() {
+    StopReason now = reason_.load();
+    if (now != StopReason::none) return now;
+    if (hooks_.cancelled && hooks_.cancelled()) now = StopReason::interrupted;
+    else if (deadline_ && std::chrono::steady_clock::now() >= *deadline_) now = StopReason::timed_out;
+    else return StopReason::none;
+    StopReason expected = StopReason::none;
+    reason_.compare_exchange_strong(expected, now);
+    return reason_.load();
+  }
+
+ private:
+  const HostHooks& hooks_;
+  std::optional<std::chrono::steady_clock::time_point> deadline_;
+  std::atomic<StopReason> reason_{StopReason::none};
+};
+
+namespace {
+
+struct CallState {
+  const HostHooks* hooks;
+  const Redactor* redactor;
+  CallStop* stop = nullptr;  // nullptr while cleaning up after the Ctrl-C that caused it
+  std::string result;
+  std::optional<Error> error;
+};
+
+// The error of an exec that was told to stop for `why` and came back with `exit_code`
+// (the plugin ran the command to its end) or with its own error of another kind.
+Error stopped(StopReason why, const Command& command, const std::string& provider, std::optional<int> exit_code,
+              const Error* other) {
+  std::string message = why == StopReason::timed_out
+                            ? fmt::format("the command ran past its --timeout ({})",
+                                          format_duration(command.timeout_seconds))
+                            : std::string("the command was interrupted (Ctrl-C)");
+  if (exit_code)
+    message += fmt::format(", but provider '{}' {}: it ran the command to its end (exit code {})", provider,
+                           kIgnoredCancellation, *exit_code);
+  if (other) message += fmt::format("; provider '{}' then failed: {}", provider, other->what());
+  return Error(stop_error_code(why), message,
+               other ? other->hint() : why == StopReason::timed_out ? "raise --timeout if it needs longer" : "");
+}
+
+CallState& state(void* call) { return *static_cast<CallState*>(call); }
+
+const corral_host_v1 kHost = {
+    sizeof(corral_host_v1),
+    /*result=*/[](void* call, const char* json, size_t len) { state(call).result.assign(json, len); },
+    /*error=*/
+    [](void* call, int code, const char* message, const char* hint) {
+      CallState& s = state(call);
+      s.error.emplace(error_code_from_abi(code), s.redactor->apply(message ? message : "unknown error"),
+                      s.redactor->apply(hint ? hint : ""));
+    },
+    /*emit=*/
+    [](void* call, int stream, const char* data, size_t len) {
+      const HostHooks& h = *state(call).hooks;
+      if (h.emit) h.emit(stream, std::string_view(data, len));
+    },
+    /*cancelled=*/
+    [](void* call) -> int {
+      CallState& s = state(call);
+      return s.stop && s.stop->reason() != StopReason::none ? 1 : 0;
+    },
+    /*log=*/
+    [](void* call, int level, const char* message) {
+      CallState& s = state(call);
+      if (s.hooks->log) s.hooks->log(level, s.redactor->apply(message ? message : ""));
+    },
+    /*progress=*/
+    [](void* call, const char* message) {
+      CallState& s = state(call);
+      if (s.hooks->progress) s.hooks->progress(s.redactor->apply(message ? message : ""));
+    },
+};
+
+}  // namespace
+
+ProviderSession::ProviderSession(std::unique_ptr<PluginInstance> plugin, const StringMap& options, HostHooks hooks)
+    : plugin_(std::move(plugin)), hooks_(std::move(hooks)) {
+  for (const OptionSpec& o : plugin_->spec().options)
+    if (o.secret)
+      if (auto it = options.find(o.name); it != options.end()) redactor_.add(it->second);
+  CallStop stop(hooks_, 0);
+  CallState s{&hooks_, &redactor_, &stop};
+  const std::string config = wire::to_json(wire::OpenRequest{options});
+  if (!plugin_->open(config, kHost, &s)) {
+    if (s.error) throw *s.error;
+    throw Error(ErrorCode::internal, fmt::format("provider '{}' failed to start", spec().name));
+  }
+}
+
+ProviderSession::ProviderSession(std::shared_ptr<const Plugin> plugin, const StringMap& options, HostHooks hooks)
+    : ProviderSession(in_process_instance(std::move(plugin)), options, std::move(hooks)) {}
+
+ProviderSession::~ProviderSession() = default;
+
+std::string ProviderSession::call(const CallSite& site, const std::string& request) {
+  CallStop stop(hooks_, 0);
+  return call(site, request, &stop);
+}
+
+std::string ProviderSession::call(CallSite site, const std::string& request, CallStop* stop) {
+  if (!plugin_->provides(site.primitive))
+    throw Error(ErrorCode::unsupported,
+                fmt::format("provider '{}' does not support '{}'", spec().name, site.primitive));
+  CallState s{&hooks_, &redactor_, stop};
+  if (stop) site.stop = [stop] { return stop->reason(); };
+  int rc = plugin_->call(site, request, kHost, &s);
+  if (rc != 0) {
+    if (s.error) throw *s.error;
+    throw Error(ErrorCode::internal,
+                fmt::format("provider '{}' failed in '{}' without saying why", spec().name, site.primitive));
+  }
+  return s.result.empty() ? "{}" : s.result;
+}
+
+std::string ProviderSession::lease_of(const Sandbox& sandbox) const {
+  if (auto it = sandbox.labels.find(wire::kLeaseLabel); it != sandbox.labels.end()) return it->second;
+  return sandbox.id == created_.first ? created_.second : "";
+}
+
+template <class Result>
+Result ProviderSession::answer(const std::string& text, const char* primitive) {
+  try {
+    return wire::read<Result>(text, fmt::format("the answer of provider '{}' to '{}'", spec().name, primitive));
+  } catch (const Error& e) {
+    throw Error(ErrorCode::internal, redactor_.apply(e.what()),
+                "this is a bug in the provider plugin; report it to its authors");
+  }
+}
+
+Sandbox ProviderSession::remember(Sandbox sandbox) {
+  for (const auto& [k, v] : sandbox.secrets) redactor_.add(v);
+  return sandbox;
+}
+
+std::vector<DoctorCheck> ProviderSession::doctor() {
+  auto result = answer<wire::DoctorResult>(call({"doctor"}, "{}"), "doctor");
+  for (DoctorCheck& c : result.checks) {
+    c.detail = redactor_.apply(c.detail);
+    c.hint = redactor_.apply(c.hint);
+  }
+  return result.checks;
+}
+
+Sandbox ProviderSession::create(const CreateRequest& request) {
+  Sandbox sandbox = remember(answer<Sandbox>(call({"create"}, wire::to_json(request)), "create"));
+  if (sandbox.id.empty())
+    throw Error(ErrorCode::internal, fmt::format("provider '{}' created a sandbox without an id", spec().name),
+                "this is a bug in the provider plugin; report it to its authors");
+  created_ = {sandbox.id, request.lease_id};
+  return sandbox;
+}
+
+Sandbox ProviderSession::get(const std::string& id, const std::string& lease) {
+  return remember(answer<Sandbox>(call({"get", lease}, wire::to_json(wire::GetRequest{id})), "get"));
+}
+
+std::vector<Sandbox> ProviderSession::list(const StringMap& labels) {
+  return answer<wire::ListResult>(call({"list"}, wire::to_json(wire::ListRequest{labels})), "list").sandboxes;
+}
+
+void ProviderSession::destroy(const Sandbox& sandbox) {
+  // Destroying is cleanup: it runs after the Ctrl-C that asked for it and is never cut short by it.
+  call({"destroy", lease_of(sandbox)}, wire::to_json(wire::SandboxRequest{sandbox}), /*stop=*/nullptr);
+}
+
+int ProviderSession::exec(const Sandbox& sandbox, const Command& command) {
+  // Once told to stop, the run ends as what stopped it, whatever the plugin answers.
+  CallStop stop(hooks_, command.timeout_seconds);
+  int code = 0;
+  try {
+    code = answer<ExecResult>(call({"exec", lease_of(sandbox), command.timeout_seconds},
+                                   wire::to_json(wire::ExecRequest{sandbox, command}), &stop),
+                              "exec")
+               .exit_code;
+  } catch (const Error& e) {
+    const StopReason why = stop.reason();
+    if (why == StopReason::none || e.code() == stop_error_code(why)) throw;
+    throw stopped(why, command, spec().name, std::nullopt, &e);
+  }
+  if (const StopReason why = stop.reason(); why != StopReason::none)
+    throw stopped(why, command, spec().name, code, nullptr);
+  return code;
+}
+
+void ProviderSession::upload(const Sandbox& sandbox, const UploadRequest& request) {
+  call({"upload", lease_of(sandbox)}, wire::to_json(wire::UploadCall{sandbox, request}));
+}
+
+Sandbox ProviderSession::extend(const Sandbox& sandbox, std::int64_t seconds) {
+  return remember(answer<Sandbox>(
+      call({"extend", lease_of(sandbox)}, wire::to_json(wire::ExtendRequest{sandbox, seconds})), "extend"));
+}
+
+std::string ProviderSession::url(const Sandbox& sandbox, int port) {
+  return answer<wire::UrlResult>(call({"url", lease_of(sandbox)}, wire::to_json(wire::UrlRequest{sandbox, port})),
+                                 "url")
+      .url;
+}
+
+DownloadResult ProviderSession::download(const Sandbox& sandbox, const DownloadRequest& request) {
+  return answer<DownloadResult>(
+      call({"download", lease_of(sandbox)}, wire::to_json(wire::DownloadCall{sandbox, request})), "download");
+}
+
+}  // namespace corral

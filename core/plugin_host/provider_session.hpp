@@ -1,0 +1,78 @@
+// The host side of the plugin ABI: an opened provider instance whose primitives are
+// called with C++ types, JSON on the wire, errors rethrown as corral::Error. Whether the
+// plugin runs in this process or in a helper (plugin_instance.hpp), this is the one place
+// that turns its JSON into types, redacts it and maps its errors.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "corral/types.hpp"
+#include "plugin_host/loader.hpp"
+#include "plugin_host/plugin_instance.hpp"
+#include "plugin_host/redact.hpp"
+
+namespace corral {
+
+class CallStop;
+
+// What the user interface does with a plugin's output and messages.
+struct HostHooks {
+  std::function<void(int stream, std::string_view data)> emit;
+  std::function<bool()> cancelled;
+  std::function<void(int level, const std::string& message)> log;
+  std::function<void(const std::string& message)> progress;
+};
+
+class ProviderSession {
+ public:
+  // Opens an instance with resolved `options`; secret option values are registered with
+  // the redactor so they never show in errors or logs. Throws corral::Error.
+  ProviderSession(std::unique_ptr<PluginInstance> plugin, const StringMap& options, HostHooks hooks);
+  // The same for a plugin loaded into this process.
+  ProviderSession(std::shared_ptr<const Plugin> plugin, const StringMap& options, HostHooks hooks);
+  ~ProviderSession();
+  ProviderSession(const ProviderSession&) = delete;
+  ProviderSession& operator=(const ProviderSession&) = delete;
+
+  const ProviderSpec& spec() const { return plugin_->spec(); }
+  bool has(Feature f) const { return plugin_->spec().features.has(f); }
+  const Redactor& redactor() const { return redactor_; }
+
+  std::vector<DoctorCheck> doctor();
+  Sandbox create(const CreateRequest& request);
+  // `lease`: the lease whose claim records the sandbox, named should the plugin crash.
+  Sandbox get(const std::string& id, const std::string& lease = {});
+  std::vector<Sandbox> list(const StringMap& labels);
+  void destroy(const Sandbox& sandbox);
+  int exec(const Sandbox& sandbox, const Command& command);
+  void upload(const Sandbox& sandbox, const UploadRequest& request);
+  Sandbox extend(const Sandbox& sandbox, std::int64_t seconds);
+  std::string url(const Sandbox& sandbox, int port);
+  DownloadResult download(const Sandbox& sandbox, const DownloadRequest& request);
+
+ private:
+  // Calls the primitive `site` names and returns its JSON result. `stop` says when the call
+  // was told to stop (the user's Ctrl-C, exec's --timeout); with nullptr nothing stops it
+  // (cleanup after the Ctrl-C that caused it).
+  std::string call(CallSite site, const std::string& request, CallStop* stop);
+  // The same, told to stop by the user's Ctrl-C.
+  std::string call(const CallSite& site, const std::string& request);
+  // Reads a primitive's answer; a malformed one is the plugin's bug (internal).
+  template <class Result>
+  Result answer(const std::string& text, const char* primitive);
+  Sandbox remember(Sandbox sandbox);
+  // The lease `sandbox` works for, for crash reports: its corral-lease label, or the lease
+  // this session created it for (not every provider reports labels); "" when unknown.
+  std::string lease_of(const Sandbox& sandbox) const;
+
+  std::unique_ptr<PluginInstance> plugin_;
+  HostHooks hooks_;
+  Redactor redactor_;
+  std::pair<std::string, std::string> created_;  // the sandbox id create() returned, and its lease
+};
+
+}  // namespace corral

@@ -1,0 +1,116 @@
+#include "plugin_host/providers.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace corral {
+namespace {
+
+constexpr const char* kDefaultProvider = "local";
+
+}  // namespace
+
+Providers::Providers(std::function<const Registry&()> registry, const Config& config, Ui& ui, EnvLookup env)
+    : registry_(std::move(registry)), config_(config), ui_(ui), env_(std::move(env)) {}
+
+std::string Providers::resolve(const ProviderChoice& choice, std::string* from) const {
+  auto said = [&](const std::string& source) {
+    if (from) *from = source;
+  };
+  if (!choice.provider.empty()) {
+    said("--provider");
+    return choice.provider;
+  }
+  if (auto v = env_("CORRAL_PROVIDER"); v && !v->empty()) {
+    said("CORRAL_PROVIDER");
+    return *v;
+  }
+  std::string file;
+  if (auto v = config_.provider(&file)) {
+    said(file);
+    return *v;
+  }
+  said("default");
+  return kDefaultProvider;
+}
+
+void Providers::require(const ProviderSpec& spec, Feature feature, std::string_view what) {
+  if (spec.features.has(feature)) return;
+  throw Error(ErrorCode::unsupported,
+              fmt::format("{} needs the '{}' feature, which provider '{}' does not have", what, to_string(feature),
+                          spec.name),
+              fmt::format("`corral providers --feature {}` lists the providers that have it", to_string(feature)));
+}
+
+const ProviderEntry& Providers::entry(const std::string& name) const { return registry_().entry(name); }
+
+const ProviderSpec& Providers::spec(const std::string& name) const { return *entry(name).spec; }
+
+std::unique_ptr<ProviderSession> Providers::open(const std::string& name, const ProviderChoice& choice) {
+  const ProviderEntry& found = entry(name);
+  const ProviderSpec& spec = *found.spec;
+  StringMap flags;
+  for (const auto& [key, value] : choice.option_flags) {
+    size_t dot = key.find('.');
+    std::string provider = key.substr(0, dot), option = key.substr(dot + 1);
+    if (!spec.answers_to(provider))
+      throw Error(ErrorCode::invalid_argument,
+                  fmt::format("--{}-{} is an option of provider '{}', but this command uses '{}'", provider, option,
+                              provider, spec.name));
+    flags[option] = value;
+  }
+  StringMap values;
+  for (auto& [option, resolved] : resolve_options(spec, flags, env_, config_)) {
+    if (!resolved.warning.empty()) ui_.warn(resolved.warning);
+    values[option] = resolved.value;
+  }
+  HostHooks hooks;
+  hooks.emit = [this](int stream, std::string_view data) {
+    if (stream == CORRAL_STDERR) ui_.err(data);
+    else ui_.out(data);
+  };
+  hooks.cancelled = [this] { return ui_.cancelled(); };
+  hooks.log = [this](int level, const std::string& message) {
+    if (level >= CORRAL_LOG_WARN) ui_.warn(message);
+    else if (level == CORRAL_LOG_INFO) ui_.info(message);
+  };
+  hooks.progress = [this](const std::string& message) { ui_.progress(message); };
+  ProviderEntry how = found;
+  if (isolated_grace_) {
+    how.isolation.mode = Isolation::process;
+    how.isolation.cancel_grace = std::min(how.isolation.cancel_grace, *isolated_grace_);
+  }
+  return std::make_unique<ProviderSession>(registry_().instance(how), values, std::move(hooks));
+}
+
+StringMap Providers::forwarded_env(const std::vector<std::string>& requested) const {
+  std::vector<std::string> names = config_.env_names();
+  for (const std::string& n : requested)
+    if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
+  StringMap env;
+  for (const std::string& name : names) {
+    if (name.empty() || name.find('=') != std::string::npos)
+      throw Error(ErrorCode::invalid_argument, fmt::format("--env takes a variable name, not '{}'", name),
+                  "set the variable in your environment and pass --env NAME");
+    // Any installed provider's secret, not just this one's: a local run must not leak
+    // the E2B key either.
+    for (const ProviderEntry& entry : registry_().entries()) {
+      if (!entry.ok()) continue;
+      for (const OptionSpec& o : entry.spec->options)
+        if (o.secret && std::find(o.env.begin(), o.env.end(), name) != o.env.end())
+          throw Error(ErrorCode::invalid_argument,
+                      fmt::format("refusing to forward {}: it holds provider '{}''s secret '{}'", name,
+                                  entry.spec->name, o.name),
+                      "pass the command its own credential under another name");
+    }
+    auto value = env_(name);
+    if (!value)
+      throw Error(ErrorCode::invalid_argument, fmt::format("--env {}: {} is not set in this environment", name, name),
+                  fmt::format("export {}=... first, or drop it from --env / the config's env list", name));
+    env[name] = *value;
+  }
+  return env;
+}
+
+}  // namespace corral

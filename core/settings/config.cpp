@@ -1,0 +1,332 @@
+#include "settings/config.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <string_view>
+
+#include "corral/errors.hpp"
+#include "corral/sdk/read_file.hpp"
+#include "corral/option_default.hpp"
+#include "base/paths.hpp"
+
+namespace fs = std::filesystem;
+
+namespace corral {
+namespace {
+
+// A settings file is a few lines: anything larger is a mistake or an attack.
+constexpr std::uint64_t kMaxConfigBytes = 1 << 20;
+
+std::optional<ConfigFile> read(const fs::path& path) {
+  std::optional<std::string> text;
+  try {
+    text = sdk::read_regular_file(path, kMaxConfigBytes, "config file");
+  } catch (const Error& e) {
+    throw ConfigError(e.what(), e.hint());
+  }
+  if (!text) return std::nullopt;
+  try {
+    return ConfigFile{path, YAML::Load(*text)};
+  } catch (const YAML::Exception& e) {
+    throw ConfigError(fmt::format("{}: {}", path.string(), e.what()));
+  }
+}
+
+// What a node is, for "must be X, not Y" messages.
+std::string_view shape_of(const YAML::Node& node) {
+  if (node.IsSequence()) return "a list";
+  if (node.IsMap()) return "a mapping";
+  if (node.IsNull()) return "empty";
+  return "a single value";
+}
+
+// The text of a scalar node; nullopt when absent or null. Any other shape is a
+// ConfigError "FILE: 'KEY' must be EXPECTED, not a list", never yaml-cpp's
+// TypedBadConversion (which would surface as an internal error).
+std::optional<std::string> scalar(const YAML::Node& node, const ConfigFile& file, const std::string& key,
+                                  std::string_view expected) {
+  if (!node || node.IsNull()) return std::nullopt;
+  if (!node.IsScalar())
+    throw ConfigError(fmt::format("{}: '{}' must be {}, not {}", file.path.string(), key, expected, shape_of(node)));
+  return node.Scalar();
+}
+
+// The text of a mapping key; a list or mapping as a key is a ConfigError naming `where`.
+std::string key_name(const YAML::Node& key, const ConfigFile& file, std::string_view where) {
+  if (!key.IsScalar())
+    throw ConfigError(fmt::format("{}: {} must be names, not {}", file.path.string(), where, shape_of(key)));
+  return key.Scalar();
+}
+
+// The section `<provider>:` of `file`, checked to be a mapping of option: single value;
+// an undefined node when absent.
+YAML::Node provider_section(const ConfigFile& file, const std::string& provider) {
+  if (!file.root.IsMap()) return YAML::Node(YAML::NodeType::Undefined);
+  YAML::Node section = file.root[provider];
+  if (!section || section.IsNull()) return YAML::Node(YAML::NodeType::Undefined);
+  if (!section.IsMap())
+    throw ConfigError(fmt::format("{}: '{}' must be a mapping of option: value, not {}", file.path.string(), provider,
+                                  shape_of(section)),
+                      fmt::format("for example:\n  {}:\n    OPTION: VALUE", provider));
+  for (const auto& kv : section) {
+    const std::string key = key_name(kv.first, file, fmt::format("the option keys under '{}'", provider));
+    scalar(kv.second, file, provider + "." + key, "a single value");
+  }
+  return section;
+}
+
+// The policy `node` holds (named `key` in messages); a ConfigError naming the file when
+// it is not one.
+NetworkPolicy network_value(const ConfigFile& file, const YAML::Node& node, const std::string& key) {
+  std::string text = scalar(node, file, key, "a network policy (open, none or allow:HOST,...)").value_or("");
+  try {
+    return parse_network_policy(text);
+  } catch (const Error& e) {
+    throw ConfigError(fmt::format("{}: '{}': {}", file.path.string(), key, e.what()), e.hint());
+  }
+}
+
+// 'network' is one policy, or a mapping of provider name to policy.
+void check_network(const ConfigFile& file, const YAML::Node& node) {
+  if (!node.IsMap()) {
+    network_value(file, node, "network");
+    return;
+  }
+  for (const auto& kv : node)
+    network_value(file, kv.second, "network." + key_name(kv.first, file, "the provider names under 'network'"));
+}
+
+// Checks the shape of everything a settings file holds that corral knows how to read:
+// a mapping whose keys are names, 'provider' a name, 'env' a list of names, and each
+// mapping below the top a provider section of option: single value.
+void check_shape(const ConfigFile& file) {
+  if (file.root.IsNull()) return;
+  if (!file.root.IsMap())
+    throw ConfigError(
+        fmt::format("{}: expected a mapping of settings, not {}", file.path.string(), shape_of(file.root)));
+  for (const auto& kv : file.root) {
+    const std::string key = key_name(kv.first, file, "the top-level keys");
+    if (key == "provider") {
+      scalar(kv.second, file, key, "a provider name");
+    } else if (key == "env") {
+      if (!kv.second.IsSequence() && !kv.second.IsNull())
+        throw ConfigError(fmt::format("{}: 'env' must be a list of variable names, not {}", file.path.string(),
+                                      shape_of(kv.second)));
+      for (std::size_t i = 0; i < kv.second.size(); ++i)
+        if (!scalar(kv.second[i], file, fmt::format("env[{}]", i), "a variable name"))
+          throw ConfigError(fmt::format("{}: 'env[{}]' must be a variable name, not empty", file.path.string(), i));
+    } else if (key == "network") {
+      check_network(file, kv.second);
+    } else if (kv.second.IsMap()) {
+      provider_section(file, key);
+    }
+  }
+}
+
+}  // namespace
+
+Config Config::load(const fs::path& workspace_root) {
+  std::optional<ConfigFile> repository = read(workspace_root / "corral.yaml");
+  if (!repository) repository = read(workspace_root / ".corral.yaml");
+  return from(read(paths::config_dir() / "config.yaml"), std::move(repository));
+}
+
+Config Config::from(std::optional<ConfigFile> user, std::optional<ConfigFile> repository) {
+  if (repository && repository->root.IsMap()) {
+    if (repository->root["env"])
+      throw ConfigError(fmt::format("{}: 'env' is not allowed in a repository's config: a repository must not "
+                                    "choose which of your environment variables leave this machine",
+                                    repository->path.string()),
+                        "forward variables with --env NAME, or list them under 'env:' in ~/.config/corral/config.yaml");
+    for (const char* forbidden : {"plugins", "registry", "registries"})
+      if (repository->root[forbidden])
+        throw ConfigError(fmt::format("{}: '{}' is not allowed in a repository's config: a repository may "
+                                      "choose a provider and its options, never load code",
+                                      repository->path.string(), forbidden),
+                          "install plugins through a registry in ~/.config/corral/providers.d/ or "
+                          "/etc/corral/providers.d/");
+  }
+  // After the trust checks, so a repository's forbidden key is named as such first.
+  for (const auto* layer : {&user, &repository})
+    if (*layer) check_shape(**layer);
+  Config c;
+  c.user_ = std::move(user);
+  c.repository_ = std::move(repository);
+  return c;
+}
+
+std::optional<std::string> Config::provider(std::string* from) const {
+  for (const auto* layer : {&repository_, &user_}) {
+    if (!*layer || !(*layer)->root.IsMap()) continue;
+    if (auto v = scalar((*layer)->root["provider"], **layer, "provider", "a provider name")) {
+      if (from) *from = (*layer)->path.string();
+      return v;
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<std::filesystem::path> Config::repository_path() const {
+  if (!repository_) return std::nullopt;
+  return repository_->path;
+}
+
+std::optional<std::string> Config::option(const std::string& provider, const std::string& option,
+                                          std::string* from, bool user_only) const {
+  for (const auto* layer : {&repository_, &user_}) {
+    if (!*layer || !(*layer)->root.IsMap()) continue;
+    if (user_only && layer == &repository_) continue;
+    YAML::Node section = provider_section(**layer, provider);
+    if (!section) continue;
+    if (auto v = scalar(section[option], **layer, provider + "." + option, "a single value")) {
+      if (from) *from = (*layer)->path.string();
+      return v;
+    }
+  }
+  return std::nullopt;
+}
+
+std::vector<std::pair<std::string, std::string>> Config::option_keys(const std::string& provider) const {
+  std::vector<std::pair<std::string, std::string>> keys;
+  for (const auto* layer : {&repository_, &user_}) {
+    if (!*layer || !(*layer)->root.IsMap()) continue;
+    YAML::Node section = provider_section(**layer, provider);
+    if (!section) continue;
+    for (const auto& kv : section) keys.emplace_back(kv.first.Scalar(), (*layer)->path.string());
+  }
+  return keys;
+}
+
+std::optional<NetworkPolicy> Config::network(const ProviderSpec& spec, bool repository, std::string* from) const {
+  const std::optional<ConfigFile>& layer = repository ? repository_ : user_;
+  if (!layer || !layer->root.IsMap()) return std::nullopt;
+  YAML::Node node = layer->root["network"];
+  if (!node || node.IsNull()) return std::nullopt;
+  if (from) *from = layer->path.string();
+  if (!node.IsMap()) return network_value(*layer, node, "network");
+  for (const auto& kv : node) {
+    const std::string name = key_name(kv.first, *layer, "the provider names under 'network'");
+    if (spec.answers_to(name)) return network_value(*layer, kv.second, "network." + name);
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> Config::env_names() const {
+  std::vector<std::string> names;
+  for (const auto* layer : {&user_}) {
+    if (!*layer || !(*layer)->root.IsMap()) continue;
+    YAML::Node env = (*layer)->root["env"];
+    if (!env || env.IsNull()) continue;
+    if (!env.IsSequence())
+      throw ConfigError(fmt::format("{}: 'env' must be a list of variable names, not {}", (*layer)->path.string(),
+                                    shape_of(env)));
+    for (std::size_t i = 0; i < env.size(); ++i) {
+      std::string name = scalar(env[i], **layer, fmt::format("env[{}]", i), "a variable name").value_or("");
+      if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+    }
+  }
+  return names;
+}
+
+void validate_option(const OptionSpec& option, const std::string& value, const std::string& source) {
+  auto bad = [&](const std::string& expected) {
+    return Error(ErrorCode::invalid_argument,
+                 fmt::format("option '{}' (from {}) must be {}, not '{}'", option.name, source, expected,
+                             option.secret ? std::string("***") : value));
+  };
+  if (option.type == "int") {
+    if (value.empty() || value.find_first_not_of("0123456789") != std::string::npos) throw bad("a whole number");
+  } else if (option.type == "bool") {
+    static const char* ok[] = {"true", "false", "1", "0", "yes", "no", "on", "off"};
+    if (std::find(std::begin(ok), std::end(ok), value) == std::end(ok)) throw bad("true or false");
+  } else if (option.type == "duration") {
+    try {
+      parse_duration(value);
+    } catch (const Error&) {
+      throw bad("a duration like 90s, 15m or 2h");
+    }
+  }
+  if (!option.choices.empty() && std::find(option.choices.begin(), option.choices.end(), value) == option.choices.end())
+    throw bad(fmt::format("one of {}", fmt::join(option.choices, ", ")));
+}
+
+namespace {
+
+// Where `value` stands among a tightest-first option's choices (0 = tightest).
+size_t tightness(const OptionSpec& option, const std::string& value) {
+  return static_cast<size_t>(std::find(option.choices.begin(), option.choices.end(), value) - option.choices.begin());
+}
+
+// `from_repository` (a repository's value of a tightest-first option) replaced by what the
+// user's config or the default gives when that is tighter: a checkout must not loosen the
+// isolation the user chose.
+void keep_within_user_choice(const OptionSpec& option, const ProviderSpec& spec, const Config& config,
+                             ResolvedOption& from_repository) {
+  std::string user_file;
+  std::optional<ResolvedOption> user;
+  if (auto v = config.option(spec.name, option.name, &user_file, /*user_only=*/true)) user = ResolvedOption{*v, user_file};
+  else if (option.default_value) user = ResolvedOption{*option.default_value, "default"};
+  if (!user || tightness(option, from_repository.value) <= tightness(option, user->value)) return;
+  validate_option(option, user->value, user->source);
+  user->warning = fmt::format(
+      "{} sets {}.{}: {}, which is looser than '{}' from {}: a repository may only tighten isolation, so '{}' "
+      "applies (pass --{}-{} to choose yourself)",
+      from_repository.source, spec.name, option.name, from_repository.value, user->value,
+      user->source == "default" ? "the default" : user->source, user->value, spec.name, option.name);
+  from_repository = std::move(*user);
+}
+
+}  // namespace
+
+std::map<std::string, ResolvedOption> resolve_options(const ProviderSpec& spec, const StringMap& flags,
+                                                      const EnvLookup& env, const Config& config) {
+  const auto repository = config.repository_path();
+  for (const auto& [key, file] : config.option_keys(spec.name)) {
+    const OptionSpec* known = spec.find_option(key);
+    if (known && known->secret && repository && file == repository->string())
+      throw ConfigError(fmt::format("{}: '{}.{}' may not be set by a repository's config: it is a secret, and a "
+                                    "repository's files are shared with everyone who can read it",
+                                    file, spec.name, key),
+                        // Never a flag: corral refuses secrets on the command line.
+                        known->env.empty()
+                            ? std::string("set it in your own ~/.config/corral/config.yaml")
+                            : fmt::format("export {}, or set it in your own ~/.config/corral/config.yaml",
+                                          known->env.front()));
+    if (known && known->trusted && repository && file == repository->string())
+      throw ConfigError(fmt::format("{}: '{}.{}' may not be set by a repository's config: it decides where your "
+                                    "credentials go or what runs on this machine",
+                                    file, spec.name, key),
+                        fmt::format("set it with --{}-{}{} or in your own ~/.config/corral/config.yaml", spec.name,
+                                    key, known->env.empty() ? std::string() : ", " + known->env.front()));
+    if (!known) {
+      std::vector<std::string> valid;
+      for (const auto& o : spec.options) valid.push_back(o.name);
+      throw ConfigError(fmt::format("{}: '{}' has no option '{}'", file, spec.name, key),
+                  valid.empty() ? std::string("this provider takes no options")
+                                : fmt::format("its options are: {}", fmt::join(valid, ", ")));
+    }
+  }
+  std::map<std::string, ResolvedOption> out;
+  for (const OptionSpec& o : spec.options) {
+    std::optional<ResolvedOption> r;
+    if (auto it = flags.find(o.name); it != flags.end()) {
+      r = ResolvedOption{it->second, fmt::format("flag --{}-{}", spec.name, o.name)};
+    }
+    for (size_t i = 0; !r && i < o.env.size(); ++i)
+      if (auto v = env(o.env[i]); v && !v->empty()) r = ResolvedOption{*v, "env " + o.env[i]};
+    if (!r) {
+      std::string from;
+      if (auto v = config.option(spec.name, o.name, &from, o.secret || o.trusted)) r = ResolvedOption{*v, from};
+    }
+    if (!r && o.default_value) r = ResolvedOption{expand_option_default(*o.default_value, env), "default"};
+    if (!r) continue;
+    validate_option(o, r->value, r->source);
+    if (o.tightest_first && repository && r->source == repository->string()) keep_within_user_choice(o, spec, config, *r);
+    out.emplace(o.name, std::move(*r));
+  }
+  return out;
+}
+
+}  // namespace corral

@@ -1,0 +1,21 @@
+// The workspace archive: the files a scan chose, as the gzip-compressed tar a provider
+// unpacks in the sandbox.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+
+#include "workspace/workspace.hpp"
+
+namespace corral {
+
+// Writes the workspace's files as a gzip-compressed tar to `archive` (gzip's fastest
+// level; a workspace of a few MiB or more is compressed on several threads as a series of
+// gzip members, which gzip -d, tar -xzf and libarchive read as one stream); returns its size.
+// Throws cancelled once `cancelled` says so (polled every few hundred files or MiB),
+// removing the partial archive.
+std::uint64_t write_archive(const Workspace& workspace, const std::filesystem::path& archive,
+                            const std::function<bool()>& cancelled = {});
+
+}  // namespace corral

@@ -1,0 +1,123 @@
+#include "workspace/folder_writer.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "workspace/path_parts.hpp"
+
+namespace corral {
+
+UniqueFd& UniqueFd::operator=(UniqueFd&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = other.release();
+  }
+  return *this;
+}
+
+UniqueFd::~UniqueFd() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+int UniqueFd::release() {
+  int fd = fd_;
+  fd_ = -1;
+  return fd;
+}
+
+UniqueFd open_folder_nofollow(int parent, const std::string& part, bool create) {
+  constexpr int kFlags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+  int fd = ::openat(parent, part.c_str(), kFlags);
+  if (fd < 0 && errno == ENOENT && create) {
+    if (::mkdirat(parent, part.c_str(), 0777) != 0 && errno != EEXIST) return UniqueFd();
+    fd = ::openat(parent, part.c_str(), kFlags);
+  }
+  return UniqueFd(fd);
+}
+
+int FolderWriter::parent_of(const std::string& name, std::string& last) {
+  std::vector<std::string_view> parts = path_parts(name);
+  if (parts.empty()) {
+    errno = EINVAL;
+    return -1;
+  }
+  last = parts.back();
+  parts.pop_back();
+  std::size_t keep = 0;
+  while (keep < parts.size() && keep < open_parts_.size() && parts[keep] == open_parts_[keep]) ++keep;
+  open_parts_.resize(keep);
+  open_fds_.resize(keep);
+  for (std::size_t i = keep; i < parts.size(); ++i) {
+    UniqueFd next = open_folder_nofollow(open_fds_.empty() ? root_ : open_fds_.back().get(), std::string(parts[i]), true);
+    if (next.get() < 0) return -1;
+    open_parts_.emplace_back(parts[i]);
+    open_fds_.push_back(std::move(next));
+  }
+  return open_fds_.empty() ? root_ : open_fds_.back().get();
+}
+
+int FolderWriter::clear(int parent, const std::string& last) {
+  struct stat st {};
+  if (::fstatat(parent, last.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return errno == ENOENT ? 0 : errno;
+  if (S_ISDIR(st.st_mode)) return EISDIR;
+  return ::unlinkat(parent, last.c_str(), 0) == 0 || errno == ENOENT ? 0 : errno;
+}
+
+int FolderWriter::make_folder(const std::string& name, mode_t mode) {
+  std::string last;
+  int parent = parent_of(name, last);
+  if (parent < 0) return errno;
+  if (::mkdirat(parent, last.c_str(), mode) == 0) return 0;
+  if (errno != EEXIST) return errno;
+  struct stat st {};
+  if (::fstatat(parent, last.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return errno;
+  if (S_ISDIR(st.st_mode)) return 0;
+  if (int err = clear(parent, last)) return err;
+  return ::mkdirat(parent, last.c_str(), mode) == 0 ? 0 : errno;
+}
+
+int FolderWriter::create_file(const std::string& name, mode_t mode, UniqueFd& fd) {
+  std::string last;
+  int parent = parent_of(name, last);
+  if (parent < 0) return errno;
+  if (int err = clear(parent, last)) return err;
+  fd = UniqueFd(::openat(parent, last.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode));
+  return fd.get() < 0 ? errno : 0;
+}
+
+int FolderWriter::hard_link(const std::string& name, const std::string& target) {
+  std::string target_last;
+  int target_parent = parent_of(target, target_last);
+  if (target_parent < 0) return errno;
+  // Held open: finding the new name's folder may close the cached one.
+  UniqueFd held(::fcntl(target_parent, F_DUPFD_CLOEXEC, 0));
+  if (held.get() < 0) return errno;
+  struct stat st {};
+  if (::fstatat(held.get(), target_last.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return errno;
+  if (!S_ISREG(st.st_mode)) return EPERM;
+  std::string last;
+  int parent = parent_of(name, last);
+  if (parent < 0) return errno;
+  if (int err = clear(parent, last)) return err;
+  // No AT_SYMLINK_FOLLOW: a link swapped in meanwhile is never followed.
+  return ::linkat(held.get(), target_last.c_str(), parent, last.c_str(), 0) == 0 ? 0 : errno;
+}
+
+int FolderWriter::symlink(const std::string& name, const std::string& target) {
+  std::string last;
+  int parent = parent_of(name, last);
+  if (parent < 0) return errno;
+  if (int err = clear(parent, last)) return err;
+  return ::symlinkat(target.c_str(), parent, last.c_str()) == 0 ? 0 : errno;
+}
+
+void FolderWriter::remove(const std::string& name) {
+  std::string last;
+  int parent = parent_of(name, last);
+  if (parent >= 0) ::unlinkat(parent, last.c_str(), 0);
+}
+
+}  // namespace corral

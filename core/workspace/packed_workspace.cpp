@@ -1,0 +1,19 @@
+#include "workspace/packed_workspace.hpp"
+
+#include <fmt/format.h>
+
+#include "base/paths.hpp"
+#include "base/sizes.hpp"
+#include "workspace/archive.hpp"
+
+namespace corral {
+
+PackedArchive pack_archive(const Workspace& ws, Ui& ui, const std::function<bool()>& cancelled) {
+  PackedArchive packed;
+  packed.file = std::make_unique<StagedArchive>(paths::state_dir() / "tmp");
+  ui.progress(fmt::format("packing {} files ({})", ws.files.size(), format_size(ws.total_bytes)));
+  packed.size = write_archive(ws, packed.file->path(), cancelled);
+  return packed;
+}
+
+}  // namespace corral

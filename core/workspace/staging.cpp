@@ -1,0 +1,67 @@
+#include "workspace/staging.hpp"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+
+#include "corral/errors.hpp"
+#include "corral/sdk/fd_write.hpp"
+#include "base/hash.hpp"
+
+namespace fs = std::filesystem;
+
+namespace corral {
+namespace {
+
+constexpr const char* kPrefix = "workspace-";
+
+}  // namespace
+
+int sweep_stale_archives(const fs::path& dir) {
+  int removed = 0;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind(kPrefix, 0) != 0) continue;
+    int fd = ::open(entry.path().c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    if (fd < 0) continue;
+    // A file made this last minute may not be locked yet by its builder: leave it.
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || st.st_mtime > ::time(nullptr) - 60) {
+      ::close(fd);
+      continue;
+    }
+    // Its builder holds an exclusive lock until it is done; a free lock means it died.
+    if (::flock(fd, LOCK_EX | LOCK_NB) == 0 && ::unlink(entry.path().c_str()) == 0) ++removed;
+    ::close(fd);
+  }
+  return removed;
+}
+
+StagedArchive::StagedArchive(const fs::path& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  // The archive holds the user's files: a private folder, like the claims'.
+  ::chmod(dir.c_str(), 0700);
+  sweep_stale_archives(dir);
+  path_ = dir / fmt::format("{}{}-{}.tar.gz", kPrefix, ::getpid(), random_hex(6));
+  fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd_ < 0 || ::flock(fd_, LOCK_EX) != 0)
+    throw Error(sdk::write_error_code(errno),
+                fmt::format("cannot create the workspace archive {}: {}", path_.string(), std::strerror(errno)),
+                "check that the state directory is writable and the disk is not full");
+}
+
+StagedArchive::~StagedArchive() {
+  ::unlink(path_.c_str());
+  if (fd_ >= 0) ::close(fd_);
+}
+
+}  // namespace corral

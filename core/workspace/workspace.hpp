@@ -1,0 +1,50 @@
+// The workspace: which files of the user's working tree go into the sandbox, and their
+// fingerprint (to skip re-syncing an unchanged tree). archive.hpp packs them.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace corral {
+
+// Where downloads land by default, below the workspace root, one folder per lease
+// (--download); the scan never syncs it back.
+inline constexpr std::string_view kDownloadsFolder = ".corral/runs";
+
+struct WorkspaceFile {
+  std::string path;  // relative to the root, '/'-separated
+  bool symlink = false;
+  bool executable = false;
+  std::uint64_t size = 0;
+  std::int64_t mtime_ns = 0;
+};
+
+struct Workspace {
+  std::filesystem::path root;  // the git top level, or the folder itself
+  std::string subdir;          // where the user stands, relative to root ("" at the root)
+  bool git = false;
+  std::vector<WorkspaceFile> files;  // sorted by path
+  std::uint64_t total_bytes = 0;
+  std::string fingerprint;  // changes when any path, mode, size or mtime changes
+};
+
+// The root of the working tree holding `cwd`: its git top level, else `cwd` itself.
+std::filesystem::path find_workspace_root(const std::filesystem::path& cwd);
+
+// Scans the working tree containing `cwd`: in a git checkout its tracked and untracked,
+// not-ignored files; elsewhere every file below `cwd`; minus .corralignore matches and
+// .git. A folder it cannot enter is left out and `warn` told which. Throws corral::Error
+// when the tree cannot be read, invalid-argument for a malformed .corralignore (or one
+// that is not a regular file of at most 8 MiB), and cancelled (stopping git too) once
+// `cancelled` says so.
+Workspace scan_workspace(const std::filesystem::path& cwd, const std::function<bool()>& cancelled = {},
+                         const std::function<void(const std::string&)>& warn = {});
+
+// Throws invalid-argument when the workspace is larger than `limit` bytes (0 = no limit).
+void check_workspace_size(const Workspace& workspace, std::uint64_t limit);
+
+}  // namespace corral
