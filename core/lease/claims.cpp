@@ -16,6 +16,7 @@
 #include "corral/sdk/read_file.hpp"
 #include "base/hash.hpp"
 #include "base/paths.hpp"
+#include "lease/handle.hpp"
 
 namespace fs = std::filesystem;
 
@@ -144,7 +145,7 @@ std::optional<Claim> ClaimStore::read(const std::string& lease_id) const {
     return claim_from_json(*text, "lease claim " + p.string());
   } catch (const Error& e) {
     throw Error(ErrorCode::config, fmt::format("the lease claim {} is corrupt: {}", p.string(), e.what()),
-                fmt::format("`corral stop --id {}` removes it (and its sandbox, when its id can be read)", lease_id));
+                fmt::format("`{}` removes it (and its sandbox, when its id can be read)", cleanup_command("", lease_id)));
   }
 }
 
@@ -299,7 +300,7 @@ Claim ClaimStore::resolve(const std::string& id) const {
   if (matches.empty() && id.find_first_of("/\\") == std::string::npos && !id.empty() && id[0] != '.')
     if (auto f = inspect(id); f && !f->claim)
       throw Error(ErrorCode::config, fmt::format("the lease claim of '{}' is corrupt: {}", id, f->problem),
-                  fmt::format("`corral stop --id {}` removes it (and its sandbox, when its id can be read)", id));
+                  fmt::format("`{}` removes it (and its sandbox, when its id can be read)", cleanup_command("", id)));
   if (matches.size() == 1) return matches.front();
   if (matches.size() > 1)
     throw Error(ErrorCode::invalid_argument, fmt::format("'{}' names {} leases", id, matches.size()),

@@ -73,6 +73,8 @@ std::string_view to_string(RemoteOwner owner) {
   return "?";
 }
 
+bool is_foreign(RemoteOwner owner) { return owner == RemoteOwner::other_host || owner == RemoteOwner::unknown_host; }
+
 std::vector<LeaseRow> list_leases(const ClaimStore& claims) {
   std::vector<LeaseRow> rows;
   for (ClaimFile& f : claims.scan()) {
@@ -156,8 +158,7 @@ std::vector<StopOutcome> stop_orphans(LeaseContext& ctx, const ProviderChoice& c
   }
   for (const RemoteRow& row : list_remote(ctx, *session)) {
     bool ours = row.owner == RemoteOwner::orphan;
-    bool foreign = row.owner == RemoteOwner::other_host || row.owner == RemoteOwner::unknown_host;
-    if (!ours && !(foreign && scope.all_hosts)) continue;
+    if (!ours && !(is_foreign(row.owner) && scope.all_hosts)) continue;
     StopOutcome out{fmt::format("orphan sandbox {} at {}", row.sandbox.id, name), std::nullopt};
     try {
       session->destroy(row.sandbox);

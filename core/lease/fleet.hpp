@@ -37,6 +37,9 @@ enum class RemoteOwner {
   unknown_host,  // carries no host label (made by an older corral)
 };
 std::string_view to_string(RemoteOwner owner);
+// True for a sandbox another machine's corral made, or one that does not say which made it:
+// only `--all-hosts` shows or stops those.
+bool is_foreign(RemoteOwner owner);
 
 struct RemoteRow {
   Sandbox sandbox;
