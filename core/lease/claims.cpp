@@ -57,6 +57,7 @@ SlugHold::SlugHold(std::shared_ptr<ClaimStore::HeldSlugs> held, std::string slug
     : held_(std::move(held)), slug_(std::move(slug)) {}
 
 SlugHold::~SlugHold() {
+  if (!held_) return;  // moved from
   std::lock_guard guard(held_->mutex);
   held_->slugs.erase(slug_);
 }

@@ -138,8 +138,8 @@ class ClaimStore {
 class SlugHold {
  public:
   ~SlugHold();
-  SlugHold(const SlugHold&) = delete;
-  SlugHold& operator=(const SlugHold&) = delete;
+  SlugHold(SlugHold&& other) noexcept = default;  // the moved-from one holds nothing
+  SlugHold& operator=(SlugHold&&) = delete;
   const std::string& slug() const { return slug_; }
 
  private:
