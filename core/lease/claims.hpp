@@ -7,7 +7,8 @@
 // one folder (a fan-out's shards share one store; two terminals share the folder). Writes
 // are atomic renames, so a reader sees a whole claim or none; who may change a lease is
 // decided by its lock (lock()), which excludes other threads of this process as much as
-// other processes. Errors are corral::Error, as each method says.
+// other processes. Errors are corral::Error, as each method says; every method that takes
+// a lease id throws invalid-argument for one valid_lease_id() refuses.
 #pragma once
 
 #include <filesystem>
@@ -81,7 +82,8 @@ class ClaimStore {
   // Writes `claim` atomically with mode 0600; throws corral::Error on failure, leaving
   // any previous version intact. Durable across a power loss unless told otherwise.
   void write(const Claim& claim, Durability durability = Durability::power_loss) const;
-  // The claim with this lease id, or nullopt. A corrupt file throws invalid-argument.
+  // The claim with this lease id, or nullopt. A corrupt file throws config, naming the
+  // file and how to remove it.
   std::optional<Claim> read(const std::string& lease_id) const;
   // Every readable claim, sorted by creation time; unreadable files are skipped.
   std::vector<Claim> all() const;
@@ -109,13 +111,15 @@ class ClaimStore {
   // The claim whose lease id or slug is `id`; throws not-found (listing what exists).
   Claim resolve(const std::string& id) const;
 
-  // Takes the lease's lock; when another process holds it, calls `on_wait` once and waits,
-  // throwing cancelled as soon as `cancelled` says so (Ctrl-C must not hang on a lock).
+  // Takes the lease's lock; when another process (or thread) holds it, calls `on_wait`
+  // once and waits, throwing cancelled as soon as `cancelled` says so (Ctrl-C must not hang
+  // on a lock). The callbacks run on the calling thread.
   LeaseLock lock(const std::string& lease_id, const std::function<void()>& on_wait = {},
                  const std::function<bool()>& cancelled = {}) const;
   // Takes the lock only if free.
   std::optional<LeaseLock> try_lock(const std::string& lease_id) const;
-  // True when another process holds the lease's lock right now.
+  // True when another process (or another lock taken in this one) holds the lease's lock
+  // right now.
   bool in_use(const std::string& lease_id) const;
 
   // A slug for a new lease: none of the claims has it, nor any lease being created through
