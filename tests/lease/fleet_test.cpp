@@ -13,15 +13,6 @@ using namespace corral;
 
 namespace {
 
-// Runs a command in a new sandbox and keeps it; its handle.
-SessionHandle kept_lease(LeaseKit& kit) {
-  RunRequest request = kit.request();
-  request.keep = true;
-  RunResult r = run(kit.ctx, request);
-  REQUIRE(r.handle);
-  return *r.handle;
-}
-
 // A lease whose sandbox could not be destroyed at the end of its run: never kept, so abandoned.
 SessionHandle abandoned_lease(LeaseKit& kit) {
   kit.cloud.fail("destroy", Error(ErrorCode::unavailable, "the fake is down"));
@@ -79,7 +70,7 @@ TEST_CASE("slugs held at once are all distinct, even past the word pairs there a
 
 TEST_CASE("list_leases: kept, abandoned, in use while a corral holds it, and corrupt") {
   LeaseKit kit;
-  const SessionHandle kept = kept_lease(kit);
+  const SessionHandle kept = kit.kept_lease();
   const SessionHandle abandoned = abandoned_lease(kit);
   corrupt_claim(kit, "0000000000ff", "fake-99");
   std::map<std::string, LeaseState> states;
@@ -94,8 +85,8 @@ TEST_CASE("list_leases: kept, abandoned, in use while a corral holds it, and cor
 
 TEST_CASE("stop_all stops every lease, and removes a corrupt claim after destroying the sandbox it names") {
   LeaseKit kit;
-  const SessionHandle a = kept_lease(kit);
-  const SessionHandle b = kept_lease(kit);
+  const SessionHandle a = kit.kept_lease();
+  const SessionHandle b = kit.kept_lease();
   const std::string stray = kit.cloud.add(labels("0000000000ff", kit.claims.host_id()));
   corrupt_claim(kit, "0000000000ff", stray);
   std::vector<StopOutcome> outcomes = stop_all(kit.ctx);
@@ -110,7 +101,7 @@ TEST_CASE("stop_all stops every lease, and removes a corrupt claim after destroy
 TEST_CASE("stop_orphans: abandoned leases and this host's unclaimed sandboxes go; claimed, in-use and foreign stay") {
   LeaseKit kit;
   const std::string host = kit.claims.host_id();
-  const SessionHandle kept = kept_lease(kit);
+  const SessionHandle kept = kit.kept_lease();
   const SessionHandle abandoned = abandoned_lease(kit);
   const std::string orphan = kit.cloud.add(labels("00000000000a", host));
   const std::string foreign = kit.cloud.add(labels("00000000000b", "another-host"));

@@ -270,6 +270,15 @@ RunRequest LeaseKit::request(const std::string& provider) const {
   return r;
 }
 
+SessionHandle LeaseKit::kept_lease(const std::string& provider) {
+  RunRequest keep = request(provider);
+  keep.keep = true;
+  RunResult r = run(ctx, keep);
+  REQUIRE(r.exit_code == 0);
+  REQUIRE(r.handle);
+  return *r.handle;
+}
+
 std::vector<std::string> LeaseKit::claim_folder() const {
   std::vector<std::string> names;
   std::error_code ec;

@@ -135,6 +135,8 @@ class LeaseKit {
 
   // A run of `make test` in the working tree at `provider` (testbox or mountbox).
   RunRequest request(const std::string& provider = "testbox") const;
+  // Runs request(provider) with --keep, which must pass; the kept lease's handle.
+  SessionHandle kept_lease(const std::string& provider = "testbox");
   // The working tree.
   std::filesystem::path work() const { return root.path() / "work"; }
   // The readable claims, oldest first.

@@ -123,12 +123,9 @@ TEST_CASE("the keep rules: --keep keeps, --keep-on-failure keeps only a failed r
 
 TEST_CASE("a reused lease is never stopped by run, whatever happens in it") {
   LeaseKit kit;
-  RunRequest keep = kit.request();
-  keep.keep = true;
-  RunResult first = run(kit.ctx, keep);
-  REQUIRE(first.handle);
+  const SessionHandle first = kit.kept_lease();
   RunRequest again = kit.request();
-  again.lease = first.handle->slug;
+  again.lease = first.slug;
   int exit_code = 0;
   SUBCASE("the command passing") {}
   SUBCASE("the command failing") {
@@ -148,7 +145,7 @@ TEST_CASE("a reused lease is never stopped by run, whatever happens in it") {
   REQUIRE(r.handle);
   CHECK(r.handle->reused);
   CHECK(r.handle->kept);
-  CHECK(r.handle->lease_id == first.handle->lease_id);
+  CHECK(r.handle->lease_id == first.lease_id);
   CHECK(kit.cloud.count("destroy") == 0);
   CHECK(kit.cloud.boxes().size() == 1);
   REQUIRE(kit.leases().size() == 1);
@@ -157,14 +154,11 @@ TEST_CASE("a reused lease is never stopped by run, whatever happens in it") {
 
 TEST_CASE("reuse syncs exactly: what was deleted locally is removed, an unchanged tree is not uploaded again") {
   LeaseKit kit;
-  RunRequest keep = kit.request();
-  keep.keep = true;
-  RunResult first = run(kit.ctx, keep);
-  REQUIRE(first.handle);
+  const SessionHandle first = kit.kept_lease();
   REQUIRE(kit.cloud.uploads().size() == 1);
   CHECK(kit.cloud.uploads()[0].removed.empty());
   RunRequest again = kit.request();
-  again.lease = first.handle->lease_id;
+  again.lease = first.lease_id;
 
   REQUIRE(run(kit.ctx, again).exit_code == 0);
   CHECK(kit.cloud.uploads().size() == 1);
@@ -187,15 +181,11 @@ TEST_CASE("reuse syncs exactly: what was deleted locally is removed, an unchange
 
 TEST_CASE("a provider that mounts the tree gets no upload, and a lease of it is reused only from that tree") {
   LeaseKit kit;
-  RunRequest keep = kit.request("mountbox");
-  keep.keep = true;
-  RunResult first = run(kit.ctx, keep);
-  REQUIRE(first.handle);
-  CHECK(first.exit_code == 0);
+  const SessionHandle first = kit.kept_lease("mountbox");
   CHECK(kit.cloud.count("upload") == 0);
   RunRequest elsewhere = kit.request("mountbox");
   elsewhere.choice.provider.clear();
-  elsewhere.lease = first.handle->slug;
+  elsewhere.lease = first.slug;
   kit.root.write("other/x.txt", "x");
   elsewhere.cwd = kit.root.path() / "other";
   CHECK(refused(kit, elsewhere) == ErrorCode::invalid_argument);
@@ -355,18 +345,15 @@ TEST_CASE("a sandbox that cannot be created leaves no handle, no claim and no lo
 
 TEST_CASE("a reused lease whose sandbox is gone fails as not-found, with its handle, and is not forgotten") {
   LeaseKit kit;
-  RunRequest keep = kit.request();
-  keep.keep = true;
-  RunResult first = run(kit.ctx, keep);
-  REQUIRE(first.handle);
-  kit.cloud.vanish(first.handle->sandbox_id);
+  const SessionHandle first = kit.kept_lease();
+  kit.cloud.vanish(first.sandbox_id);
   RunRequest again = kit.request();
-  again.lease = first.handle->slug;
+  again.lease = first.slug;
   RunResult r = run(kit.ctx, again);
   CHECK(r.exit_code == 66);
   REQUIRE(r.error);
   CHECK(std::string(r.error->what()).find("no longer exists") != std::string::npos);
-  CHECK(r.error->hint().find(first.handle->cleanup_command) != std::string::npos);
+  CHECK(r.error->hint().find(first.cleanup_command) != std::string::npos);
   REQUIRE(r.handle);
   CHECK(r.handle->reused);
   CHECK(r.handle->kept);
