@@ -8,8 +8,8 @@ Context::Context(bool verbose, const Config& cfg)
     : ui(verbose),
       config(cfg),
       claims(ClaimStore::standard()),
-      providers([this]() -> const Registry& { return registry(); }, config, ui, process_env),
-      leases{claims, providers} {}
+      providers([this]() -> const Registry& { return registry(); }, config, process_env),
+      leases{claims, providers, ui} {}
 
 const Registry& Context::registry() {
   if (!registry_) registry_.emplace(Registry::load(Registry::default_sources()));

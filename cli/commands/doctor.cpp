@@ -58,7 +58,7 @@ std::vector<DoctorCheck> lease_checks(const ClaimStore& claims) {
 // The provider's own checks, or the one failure that it would not load or open.
 std::vector<DoctorCheck> provider_checks(Context& ctx, const std::string& name, const ProviderChoice& choice) {
   try {
-    auto session = ctx.providers.open(name, choice);
+    auto session = ctx.providers.open(name, choice, ctx.ui);
     return session->doctor();
   } catch (const Error& e) {
     return {{"provider loads and accepts its settings", false, e.what(), e.hint()}};

@@ -52,7 +52,7 @@ void write_remote(json::Writer& w, const RemoteRow& r) {
 // `list --remote`: what the provider holds, other machines' only with --all-hosts.
 int list_remote_command(Context& ctx, const ListOptions& o) {
   const ProviderChoice choice = ctx.choice(o.provider);
-  auto session = ctx.providers.open(ctx.providers.resolve(choice), choice);
+  auto session = ctx.providers.open(ctx.providers.resolve(choice), choice, ctx.ui);
   std::vector<RemoteRow> rows = list_remote(ctx.leases, *session);
   if (!o.all_hosts) std::erase_if(rows, [](const RemoteRow& r) { return is_foreign(r.owner); });
   if (o.json) {

@@ -1,4 +1,7 @@
 // The session handle: what a run hands back so the sandbox can be reused or cleaned up.
+//
+// Threads: plain values and pure functions; safe anywhere. Nothing here throws but
+// std::bad_alloc.
 #pragma once
 
 #include <cstdint>
