@@ -5,7 +5,6 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <regex>
 #include <set>
@@ -13,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "cli.hpp"
 #include "corral/features.hpp"
 
 namespace fs = std::filesystem;
@@ -21,14 +21,6 @@ using namespace corral;
 namespace {
 
 const fs::path kSource = CORRAL_SOURCE_DIR;
-
-// Returns the whole file at `path`.
-std::string slurp(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 // The part of `text` from the line starting with `from` up to the line starting with
 // `to` (or the end).
@@ -71,7 +63,7 @@ std::set<std::string> primitive_names(bool (*pick)(const PrimitiveInfo&)) {
   return out;
 }
 
-const std::string kAuthoring = slurp(kSource / "docs" / "plugin-authoring.md");
+const std::string kAuthoring = test::read_file(kSource / "docs" / "plugin-authoring.md");
 
 }  // namespace
 
@@ -119,7 +111,7 @@ TEST_CASE("the docs' call-timeout comments exempt exactly the primitives primiti
   const std::set<std::string> unbounded = primitive_names([](const PrimitiveInfo& p) { return !p.call_timeout; });
   int comments = 0;
   for (const char* doc : {"README.md", "docs/plugin-authoring.md"}) {
-    std::istringstream lines(slurp(kSource / doc));
+    std::istringstream lines(test::read_file(kSource / doc));
     for (std::string line; std::getline(lines, line);) {
       const size_t key = line.find("call-timeout: ");
       if (key == std::string::npos || line.find('#', key) == std::string::npos) continue;
