@@ -100,12 +100,7 @@ ShardOutcome run_shard(LeaseContext& ctx, const FanoutRequest& request, int inde
 // The lease `from` names (--from), and its provider's spec.
 Claim source_claim(LeaseContext& ctx, const FanoutRequest& request) {
   Claim claim = ctx.claims.resolve(request.from);
-  const ProviderChoice& choice = request.run.choice;
-  if (!choice.provider.empty() && ctx.providers.spec(choice.provider).name != claim.provider)
-    throw Error(ErrorCode::invalid_argument,
-                fmt::format("lease '{}' belongs to provider '{}', not '{}'", claim.slug, claim.provider,
-                            choice.provider),
-                "drop --provider: --from alone finds the lease's provider");
+  require_lease_provider(ctx, claim, request.run.choice, "--from");
   return claim;
 }
 

@@ -100,12 +100,17 @@ Lease Lease::attach(LeaseContext& ctx, const std::string& id, const ProviderChoi
   return attach(ctx, ctx.claims.resolve(id), choice, access);
 }
 
-Lease Lease::attach(LeaseContext& ctx, const Claim& claim, const ProviderChoice& choice, Access access) {
+void require_lease_provider(LeaseContext& ctx, const Claim& claim, const ProviderChoice& choice,
+                            std::string_view flag) {
   if (!choice.provider.empty() && ctx.providers.spec(choice.provider).name != claim.provider)
     throw Error(ErrorCode::invalid_argument,
                 fmt::format("lease '{}' belongs to provider '{}', not '{}'", claim.slug, claim.provider,
                             choice.provider),
-                "drop --provider: --id alone finds the lease's provider");
+                fmt::format("drop --provider: {} alone finds the lease's provider", flag));
+}
+
+Lease Lease::attach(LeaseContext& ctx, const Claim& claim, const ProviderChoice& choice, Access access) {
+  require_lease_provider(ctx, claim, choice, "--id");
   LeaseLock lock;
   Claim current = claim;
   if (access == Access::exclusive) {

@@ -15,6 +15,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "lease/claims.hpp"
@@ -43,6 +44,11 @@ struct DownloadOptions {
   std::filesystem::path dir;          // where they land; empty = .corral/runs/<lease-id>/
   std::uint64_t max_bytes = 256ull << 20;
 };
+
+// Throws invalid-argument when `choice` names a provider other than `claim`'s: the lease
+// `flag` (--id, --from) names already says which provider it is at.
+void require_lease_provider(LeaseContext& ctx, const Claim& claim, const ProviderChoice& choice,
+                            std::string_view flag);
 
 class Lease {
  public:

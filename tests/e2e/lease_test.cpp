@@ -29,13 +29,6 @@ namespace {
 
 corral::json::Document parse(const std::string& text) { return corral::json::parse(text, "corral output"); }
 
-// The lease id of the only claim in `env`.
-std::string only_lease(const CliEnv& env) {
-  auto claims = env.claims();
-  REQUIRE(claims.size() == 1);
-  return claims.front().stem().string();
-}
-
 fs::path local_dir(const CliEnv& env) { return env.state_dir() / "corral" / "local"; }
 
 size_t count_sandboxes(const fs::path& dir) {
@@ -77,7 +70,7 @@ TEST_CASE("a reused sandbox loses the files deleted locally and keeps what it ma
   env.root().write("work/gone.txt", "g");
   env.root().write("work/old/deep/file.txt", "d");
   REQUIRE(env.run({"run", "--keep", "--", "sh", "-c", "echo made > made-here.txt"}).exit_code == 0);
-  const std::string lease = only_lease(env);
+  const std::string lease = env.only_lease();
 
   fs::remove(env.workspace() / "gone.txt");
   fs::remove_all(env.workspace() / "old");
@@ -101,7 +94,7 @@ TEST_CASE("a lease whose corral was killed is shown as abandoned and removed by 
   env.root().write("work/f.txt", "x");
   auto bg = env.start({"run", "--", "sleep", "30"});
   REQUIRE(eventually([&] { return env.claims().size() == 1 && count_sandboxes(local_dir(env)) == 1; }));
-  const std::string lease = only_lease(env);
+  const std::string lease = env.only_lease();
   CHECK(eventually([&] { return state_of(env, lease) == "in use"; }));
   ::kill(bg.pid, SIGKILL);
   bg.wait();
@@ -122,7 +115,7 @@ TEST_CASE("a lease whose corral was killed is shown as abandoned and removed by 
 TEST_CASE("a kept lease is never taken for abandoned") {
   CliEnv env;
   REQUIRE(env.run({"run", "--keep", "--", "true"}).exit_code == 0);
-  const std::string lease = only_lease(env);
+  const std::string lease = env.only_lease();
   CHECK(state_of(env, lease) == "kept");
   CHECK(env.run({"stop", "--orphans"}).exit_code == 0);
   CHECK(env.claims().size() == 1);
@@ -135,7 +128,7 @@ TEST_CASE("a corrupt claim is visible, blocks nothing else, and stop removes it 
     CAPTURE(stop_all);
     CliEnv env;
     REQUIRE(env.run({"run", "--keep", "--", "true"}).exit_code == 0);
-    const std::string lease = only_lease(env);
+    const std::string lease = env.only_lease();
     fs::path claim = env.claims().front();
     std::string text = read_file(claim);
     // Truncated mid-write (the atomic writer never does this, a full disk or an editor may).
@@ -173,7 +166,7 @@ TEST_CASE("every place that prints a lease's stop command prints the same one, a
   CliEnv env;
   const fs::path handle = env.root().path() / "handle.json";
   REQUIRE(env.run({"run", "--keep", "--lease-output", handle.string(), "--", "true"}).exit_code == 0);
-  const std::string lease = only_lease(env);
+  const std::string lease = env.only_lease();
   const std::string expected = "corral stop --provider local --id " + lease;
   CHECK(corral::json::get_string(parse(read_file(handle)), "cleanupCommand") == expected);
   auto listed = parse(env.run({"list", "--json"}).out);
@@ -218,7 +211,7 @@ TEST_CASE("orphans are per host: one machine never stops another's sandboxes on 
   INFO(r.err);
   CHECK(r.exit_code == 0);
   CHECK(count_sandboxes(shared) == 1);  // only a's orphan went
-  CHECK(b.run({"run", "--id", only_lease(b), "--", "true"}).exit_code == 0);
+  CHECK(b.run({"run", "--id", b.only_lease(), "--", "true"}).exit_code == 0);
 
   CHECK(a.run({"stop", "--orphans", "--all-hosts"}).exit_code == 0);
   CHECK(count_sandboxes(shared) == 0);

@@ -19,13 +19,6 @@ namespace {
 
 corral::json::Document parse(const std::string& text) { return corral::json::parse(text, "corral output"); }
 
-// The lease id of the only claim in `env`.
-std::string only_lease(const CliEnv& env) {
-  auto claims = env.claims();
-  REQUIRE(claims.size() == 1);
-  return claims.front().stem().string();
-}
-
 // What `status --json` says of the lease's sandbox state.
 std::string sandbox_state(const CliEnv& env, const std::string& lease) {
   auto r = env.run({"status", "--id", lease, "--json"});
@@ -79,7 +72,7 @@ TEST_CASE("a paused local lease says so, and `run --id` resumes it with its file
   CliEnv env;
   env.root().write("work/file.txt", "synced");
   REQUIRE(env.run({"run", "--keep", "--", "sh", "-c", "echo prepared > deps.txt"}).exit_code == 0);
-  const std::string lease = only_lease(env);
+  const std::string lease = env.only_lease();
 
   auto r = env.run({"pause", "--id", lease});
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
@@ -111,7 +104,7 @@ TEST_CASE("local forks are leases of their own, and a write in one is seen in ne
   env.root().write("work/file.txt", "synced");
   REQUIRE(env.run({"run", "--keep", "--", "sh", "-c", "echo v1 > state.txt; mkdir -p out; ln -s state.txt out/link"})
               .exit_code == 0);
-  const std::string source = only_lease(env);
+  const std::string source = env.only_lease();
   const fs::path handles = env.root().path() / "forks.json";
 
   auto r = env.run({"fork", "--id", source, "--count", "2", "--lease-output", handles.string()});
@@ -138,7 +131,7 @@ TEST_CASE("`run --shards --from` runs each shard in a fork of the prepared lease
   CliEnv env;
   env.root().write("work/file.txt", "synced");
   REQUIRE(env.run({"run", "--keep", "--", "sh", "-c", "echo deps > deps.txt"}).exit_code == 0);
-  const std::string source = only_lease(env);
+  const std::string source = env.only_lease();
   const fs::path handles = env.root().path() / "shards.json";
 
   auto r = env.run({"run", "--shards", "3", "--from", source, "--lease-output", handles.string(), "--", "sh", "-c",
@@ -167,7 +160,7 @@ TEST_CASE("fork and --from refuse what they cannot do before anything is made") 
   CliEnv env;
   env.root().write("work/file.txt", "synced");
   REQUIRE(env.run({"run", "--keep", "--", "true"}).exit_code == 0);
-  const std::string lease = only_lease(env);
+  const std::string lease = env.only_lease();
   auto r = env.run({"run", "--from", lease, "--", "true"});
   CHECK(r.exit_code == 64);
   CHECK(r.err.find("only apply to a fan-out") != std::string::npos);

@@ -247,4 +247,10 @@ std::vector<fs::path> CliEnv::claims() const {
   return out;
 }
 
+std::string CliEnv::only_lease() const {
+  const std::vector<fs::path> all = claims();
+  REQUIRE(all.size() == 1);
+  return all.front().stem().string();
+}
+
 }  // namespace corral::test

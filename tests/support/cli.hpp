@@ -69,6 +69,8 @@ class CliEnv {
   std::filesystem::path config_dir() const { return root_.path() / "config"; }
   // The lease claim files currently present.
   std::vector<std::filesystem::path> claims() const;
+  // The lease id of the only claim there is; fails the test unless there is exactly one.
+  std::string only_lease() const;
   // The state `corral list --json` gives each lease there is ("kept", "abandoned", ...).
   std::vector<std::string> lease_states() const;
   // The local provider's sandbox folders that exist now.
