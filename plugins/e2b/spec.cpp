@@ -46,7 +46,7 @@ const char* const kSpecJson = R"json({
     "gpu": "no",
     "cleanupOwner": "corral; E2B deletes a sandbox when its lifetime ends",
     "bestFit": "isolated Linux runs in seconds-fast Firecracker microVMs, kept and reused across runs",
-    "caveat": "the sandbox lifetime is capped by the E2B plan; a kept sandbox past it is gone"
+    "caveat": "the sandbox lifetime is capped by the E2B plan; a kept sandbox past it is gone unless it is paused (or kept with --idle pause)"
   }
 })json";
 
