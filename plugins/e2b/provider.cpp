@@ -49,6 +49,9 @@ constexpr const char* kUnpackScript =
     "mkdir -p -- \"$CORRAL_DIR\"\n"
     "tar -xzf \"$CORRAL_ARCHIVE\" -C \"$CORRAL_DIR\"\n";
 
+// E2B has no stop: an idle policy of "stop" pauses too (the spec offers only "pause").
+bool pauses_when_idle(const CreateRequest& request) { return request.idle == "pause" || request.idle == "stop"; }
+
 std::string megabytes(std::uint64_t bytes) {
   return std::to_string((bytes + 512 * 1024) / (1024 * 1024)) + " MB";
 }
@@ -89,7 +92,7 @@ std::vector<DoctorCheck> E2bProvider::doctor(const sdk::Host& host) {
 Sandbox E2bProvider::create(const CreateRequest& request, const sdk::Host& host) {
   const StringMap metadata = sdk::remote::creation_labels(request);
   SandboxInfo info = sdk::remote::create_or_sweep(identity(), *this, request, host,
-                                                  [&] { return control_.create(metadata, request.network, false, host); });
+                                                  [&] { return control_.create(metadata, request.network, pauses_when_idle(request), host); });
   if (info.metadata.empty()) info.metadata = metadata;  // create's answer has no metadata
   Live& live = live_[info.id];
   live.access_token = info.envd_access_token;

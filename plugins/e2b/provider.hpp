@@ -34,6 +34,8 @@ class E2bProvider : public sdk::Provider {
   std::string url(const Sandbox& sandbox, int port, const sdk::Host& host) override;
   Sandbox pause(const Sandbox& sandbox, const sdk::Host& host) override;
   Sandbox resume(const Sandbox& sandbox, const sdk::Host& host) override;
+  std::vector<ForkOutcome> fork(const Sandbox& source, const std::vector<ForkTarget>& targets,
+                                const sdk::Host& host) override;
 
  private:
   // envd access for a sandbox known in this process; a sandbox this process did not
@@ -48,6 +50,9 @@ class E2bProvider : public sdk::Provider {
   // configured one) and remembers its envd access.
   void connect(const std::string& id, const sdk::Host& host);
   Sandbox to_sandbox(const SandboxInfo& info) const;
+  // Deletes the sandboxes `ids` (forks this call made and cannot hand over); one that
+  // will not go is a warning naming it.
+  void delete_forks(const std::vector<std::string>& ids, const sdk::Host& host);
   // Throws sandbox_gone when the control plane says sandbox `id` no longer exists; returns
   // when it is there or the control plane cannot tell.
   void throw_if_gone(const std::string& id, const sdk::Host& host);

@@ -13,7 +13,8 @@ const char* const kSpecJson = R"json({
   "targets": ["linux"],
   "features": ["run-session", "url-bridge", "archive-sync", "keep-alive", "cleanup", "run-downloads",
                "network-policy", "network-allowlist",
-               "network-allowlist-domains", "pause-resume"],
+               "network-allowlist-domains", "pause-resume", "fork"],
+  "idle": ["pause"],
   "options": [
     {"name": "api-key", "type": "string", "env": ["E2B_API_KEY"], "secret": true,
      "help": "E2B API key (from https://e2b.dev/dashboard?tab=keys), sent as X-API-Key"},
