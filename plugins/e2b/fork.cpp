@@ -5,10 +5,8 @@
 // host tracks them by sandbox ID).
 #include <algorithm>
 
-#include "corral/sdk/remote/identity.hpp"
 #include "errors.hpp"
 #include "provider.hpp"
-#include "spec.hpp"
 
 namespace corral::e2b {
 namespace {

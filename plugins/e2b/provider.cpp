@@ -91,8 +91,10 @@ std::vector<DoctorCheck> E2bProvider::doctor(const sdk::Host& host) {
 
 Sandbox E2bProvider::create(const CreateRequest& request, const sdk::Host& host) {
   const StringMap metadata = sdk::remote::creation_labels(request);
-  SandboxInfo info = sdk::remote::create_or_sweep(identity(), *this, request, host,
-                                                  [&] { return control_.create(metadata, request.network, pauses_when_idle(request), host); });
+  const bool pause_at_end = pauses_when_idle(request);
+  SandboxInfo info = sdk::remote::create_or_sweep(identity(), *this, request, host, [&] {
+    return control_.create(metadata, request.network, pause_at_end, host);
+  });
   if (info.metadata.empty()) info.metadata = metadata;  // create's answer has no metadata
   Live& live = live_[info.id];
   live.access_token = info.envd_access_token;

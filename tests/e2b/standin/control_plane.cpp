@@ -444,7 +444,6 @@ class Api {
     res.set_content(b.GetString(), "application/json");
   }
 
-
   void set_timeout(const httplib::Request& req, httplib::Response& res) {
     if (!admit("timeout", req, res)) return;
     FakeSandbox* sb = find(req.matches[1], res);

@@ -109,7 +109,7 @@ class State {
   std::mutex& mutex() { return mutex_; }
   Faults faults;
   std::map<std::string, FakeSandbox> sandboxes;
-  // Counters per route ("create", "start", ...) and the bodies of create requests.
+  // Counters per route ("create", "start", ...) and the bodies of create, pause and fork requests.
   std::map<std::string, int> calls;
   std::vector<std::string> create_bodies;
   std::vector<std::string> pause_bodies;  // of the valid pause calls
