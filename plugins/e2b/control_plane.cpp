@@ -39,6 +39,44 @@ SandboxInfo info_of(const http::Response& response, const std::string& what) {
   return s;
 }
 
+// E2B's error body {"message": ...} for `message`.
+std::string message_body(std::string_view message) {
+  rapidjson::StringBuffer buffer;
+  json::Writer w(buffer);
+  w.StartObject();
+  json::write_string(w, "message", message);
+  w.EndObject();
+  return {buffer.GetString(), buffer.GetSize()};
+}
+
+// One SandboxForkResult. An entry that cannot be read is a failed fork of its own, so
+// that the forks read beside it are still known (and can be deleted).
+ForkAttempt fork_attempt_of(const json::Value& v, const std::string& what) {
+  ForkAttempt attempt;
+  attempt.failure.status = 500;
+  attempt.failure.body = message_body("E2B gave no reason");
+  if (!v.IsObject()) {
+    attempt.failure.body = message_body("E2B's result for this fork is not a JSON object");
+    return attempt;
+  }
+  if (auto sandbox = v.FindMember("sandbox"); sandbox != v.MemberEnd() && !sandbox->value.IsNull()) {
+    try {
+      attempt.sandbox = info_from(sandbox->value, what);
+      if (attempt.sandbox->id.empty()) throw http::unexpected_answer(what, "a fork has no sandboxID");
+    } catch (const Error& e) {
+      attempt.sandbox.reset();
+      attempt.failure.body = message_body(e.what());
+    }
+    return attempt;
+  }
+  auto error = v.FindMember("error");
+  if (error == v.MemberEnd() || !error->value.IsObject()) return attempt;
+  if (auto code = error->value.FindMember("code"); code != error->value.MemberEnd() && code->value.IsInt())
+    attempt.failure.status = code->value.GetInt();
+  attempt.failure.body = json::dump(error->value);
+  return attempt;
+}
+
 std::string timeout_body(std::int64_t seconds) {
   rapidjson::StringBuffer buffer;
   json::Writer w(buffer);
@@ -95,7 +133,8 @@ http::Response ControlPlane::with_lifetime_cap(std::int64_t seconds, const std::
   return attempt(*cap);
 }
 
-SandboxInfo ControlPlane::create(const StringMap& metadata, const NetworkPolicy& network, const sdk::Host& host) {
+SandboxInfo ControlPlane::create(const StringMap& metadata, const NetworkPolicy& network, bool pause_at_end,
+                                 const sdk::Host& host) {
   const std::string what = "E2B create sandbox";
   const std::string lifetime = setting_name("lifetime");
   http::Response response = with_lifetime_cap(settings_.lifetime_seconds, lifetime, host, [&](std::int64_t seconds) {
@@ -109,7 +148,11 @@ SandboxInfo ControlPlane::create(const StringMap& metadata, const NetworkPolicy&
     w.Key("secure");
     w.Bool(true);
     w.Key("autoPause");
-    w.Bool(false);
+    w.Bool(pause_at_end);
+    if (pause_at_end) {
+      w.Key("autoPauseMemory");
+      w.Bool(settings_.pause_memory);
+    }
     json::write_map(w, "metadata", metadata);
     write_network(w, network);
     w.EndObject();
@@ -138,6 +181,45 @@ SandboxInfo ControlPlane::connect(const std::string& id, const sdk::Host& host) 
   });
   sdk::remote::expect_sandbox(identity(), response, what, id);
   return info_of(response, what);
+}
+
+bool ControlPlane::pause(const std::string& id, bool memory) {
+  const std::string what = "E2B pause sandbox " + id;
+  rapidjson::StringBuffer buffer;
+  json::Writer w(buffer);
+  w.StartObject();
+  w.Key("memory");
+  w.Bool(memory);
+  w.EndObject();
+  // Not cancellable: a pause cut short leaves E2B's state unknown; the time limit binds it.
+  http::Response response = call("POST", "/sandboxes/" + http::url_encode(id) + "/pause", buffer.GetString(),
+                                 http::Retry::idempotent, what, create_timeout(), nullptr);
+  if (response.status == 409) return false;
+  sdk::remote::expect_sandbox(identity(), response, what, id);
+  return true;
+}
+
+std::vector<ForkAttempt> ControlPlane::fork(const std::string& id, int count, const sdk::Host& host) {
+  const std::string what = "E2B fork sandbox " + id;
+  const std::string lifetime = setting_name("lifetime");
+  http::Response response = with_lifetime_cap(settings_.lifetime_seconds, lifetime, host, [&](std::int64_t seconds) {
+    rapidjson::StringBuffer buffer;
+    json::Writer w(buffer);
+    w.StartObject();
+    w.Key("timeout");
+    w.Int64(seconds);
+    w.Key("count");
+    w.Int(count);
+    w.EndObject();
+    return call("POST", "/sandboxes/" + http::url_encode(id) + "/fork", buffer.GetString(), http::Retry::never, what,
+                create_timeout(), nullptr);
+  });
+  sdk::remote::expect_sandbox(identity(), response, what, id);
+  json::Document doc = http::parse_body(response, what);
+  if (!doc.IsArray()) throw http::unexpected_answer(what, "the answer is not a list");
+  std::vector<ForkAttempt> out;
+  for (const json::Value& v : doc.GetArray()) out.push_back(fork_attempt_of(v, what));
+  return out;
 }
 
 void ControlPlane::set_timeout(const std::string& id, std::int64_t seconds, const std::string& setting,

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,19 +29,38 @@ struct SandboxInfo {
   StringMap metadata;
 };
 
+// One entry of a fork's answer (SandboxForkResult): the new sandbox, or why it did not
+// start, as the failed answer E2B would have given for it alone (its status and
+// {"code","message"} body, for api_error).
+struct ForkAttempt {
+  std::optional<SandboxInfo> sandbox;
+  sdk::http::Response failure;
+};
+
 class ControlPlane {
  public:
   ControlPlane(sdk::http::Client& client, const Settings& settings) : client_(client), settings_(settings) {}
 
   // POST /sandboxes from `template_id` living `lifetime_seconds`, tagged with `metadata`,
-  // its egress limited by `network`. A lifetime above the account cap is retried once at
-  // the cap, with a warning.
-  SandboxInfo create(const StringMap& metadata, const NetworkPolicy& network, const sdk::Host& host);
+  // its egress limited by `network`; `pause_at_end`: E2B pauses it (autoPause, keeping
+  // its memory as pause-memory says) instead of deleting it when its lifetime ends. A
+  // lifetime above the account cap is retried once at the cap, with a warning.
+  SandboxInfo create(const StringMap& metadata, const NetworkPolicy& network, bool pause_at_end,
+                     const sdk::Host& host);
   // GET /sandboxes/{id}; Error(not_found) when it is gone.
   SandboxInfo get(const std::string& id, const sdk::Host& host);
   // POST /sandboxes/{id}/connect: resumes a paused sandbox and extends (never shortens)
   // its lifetime to the configured one.
   SandboxInfo connect(const std::string& id, const sdk::Host& host);
+  // POST /sandboxes/{id}/pause, keeping its memory when `memory` (else its files only, and
+  // resuming it cold-boots it); true when it paused now, false for E2B's 409 (already
+  // paused, or busy otherwise); Error(not_found) when it is gone.
+  bool pause(const std::string& id, bool memory);
+  // POST /sandboxes/{id}/fork: `count` (1 to 100) new sandboxes from a snapshot of the
+  // running sandbox `id`, each living the configured lifetime; one attempt per fork, in
+  // order. Never sent twice, nor cut short by Ctrl-C (either could leave forks nobody
+  // knows of): the create-timeout bounds it. Error(not_found) when `id` is gone.
+  std::vector<ForkAttempt> fork(const std::string& id, int count, const sdk::Host& host);
   // POST /sandboxes/{id}/timeout: the sandbox now ends `seconds` from now (capped as above;
   // `setting` names what asked for `seconds` in the warning, e.g. "--by").
   void set_timeout(const std::string& id, std::int64_t seconds, const std::string& setting, const sdk::Host& host);
@@ -62,7 +82,8 @@ class ControlPlane {
   sdk::http::Response call(const std::string& method, const std::string& path, const std::string& body,
                            sdk::http::Retry retry, const std::string& what, const Timeout& timeout,
                            const sdk::Host* cancellable);
-  // The limit of create and connect (which may resume a paused sandbox), and of the rest.
+  // The limit of create, connect (which may resume a paused sandbox), pause and fork, and
+  // of the rest.
   Timeout create_timeout() const { return {settings_.create_timeout_seconds, setting_name("create-timeout")}; }
   Timeout request_timeout() const { return {settings_.request_timeout_seconds, setting_name("request-timeout")}; }
   // Runs `attempt(seconds)`; on E2B's lifetime-cap refusal warns (naming `setting`, the

@@ -14,15 +14,14 @@
 #include "spec.hpp"
 
 namespace corral::e2b {
-namespace {
 
-
-// Sandbox IDs become part of host names; refuse anything that could change the host.
 void check_sandbox_id(const std::string& id) {
   bool ok = !id.empty() && id.size() <= 63;
   for (char c : id) ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '-');
   if (!ok) throw Error(ErrorCode::invalid_argument, "'" + id + "' is not an E2B sandbox ID");
 }
+
+namespace {
 
 // Joins a workspace-relative cwd onto the workdir; refuses absolute or escaping paths.
 ProcessRequest process_for(const Command& c, const std::string& workdir) {
@@ -49,6 +48,9 @@ constexpr const char* kUnpackScript =
     "trap 'rm -f -- \"$CORRAL_ARCHIVE\"' EXIT\n"
     "mkdir -p -- \"$CORRAL_DIR\"\n"
     "tar -xzf \"$CORRAL_ARCHIVE\" -C \"$CORRAL_DIR\"\n";
+
+// E2B has no stop: an idle policy of "stop" pauses too (the spec offers only "pause").
+bool pauses_when_idle(const CreateRequest& request) { return request.idle == "pause" || request.idle == "stop"; }
 
 std::string megabytes(std::uint64_t bytes) {
   return std::to_string((bytes + 512 * 1024) / (1024 * 1024)) + " MB";
@@ -89,8 +91,10 @@ std::vector<DoctorCheck> E2bProvider::doctor(const sdk::Host& host) {
 
 Sandbox E2bProvider::create(const CreateRequest& request, const sdk::Host& host) {
   const StringMap metadata = sdk::remote::creation_labels(request);
-  SandboxInfo info = sdk::remote::create_or_sweep(identity(), *this, request, host,
-                                                  [&] { return control_.create(metadata, request.network, host); });
+  const bool pause_at_end = pauses_when_idle(request);
+  SandboxInfo info = sdk::remote::create_or_sweep(identity(), *this, request, host, [&] {
+    return control_.create(metadata, request.network, pause_at_end, host);
+  });
   if (info.metadata.empty()) info.metadata = metadata;  // create's answer has no metadata
   Live& live = live_[info.id];
   live.access_token = info.envd_access_token;
@@ -128,17 +132,20 @@ void E2bProvider::destroy(const Sandbox& sandbox, const sdk::Host&) {
   live_.erase(sandbox.id);
 }
 
+void E2bProvider::connect(const std::string& id, const sdk::Host& host) {
+  SandboxInfo info = control_.connect(id, host);
+  Live& live = live_[id];
+  if (!info.envd_access_token.empty()) live.access_token = info.envd_access_token;
+  if (!info.domain.empty()) live.domain = info.domain;
+  live.connected = true;
+}
+
 Envd E2bProvider::envd_for(const Sandbox& sandbox, const sdk::Host& host) {
   check_sandbox_id(sandbox.id);
   Live& live = live_[sandbox.id];
   if (live.access_token.empty())
     if (auto it = sandbox.secrets.find("envdAccessToken"); it != sandbox.secrets.end()) live.access_token = it->second;
-  if (!live.connected) {
-    SandboxInfo info = control_.connect(sandbox.id, host);
-    if (!info.envd_access_token.empty()) live.access_token = info.envd_access_token;
-    if (!info.domain.empty()) live.domain = info.domain;
-    live.connected = true;
-  }
+  if (!live.connected) connect(sandbox.id, host);
   EnvdTarget t;
   t.sandbox_id = sandbox.id;
   t.route_by_headers = !settings_.sandbox_url.empty();
@@ -246,6 +253,24 @@ Sandbox E2bProvider::extend(const Sandbox& sandbox, std::int64_t seconds, const 
   if (seconds <= 0 || seconds > 2147483647)
     throw Error(ErrorCode::invalid_argument, "an E2B lifetime extension must be positive");
   control_.set_timeout(sandbox.id, seconds, "--by", host);
+  return get(sandbox.id, host);
+}
+
+Sandbox E2bProvider::pause(const Sandbox& sandbox, const sdk::Host& host) {
+  check_sandbox_id(sandbox.id);
+  const bool paused_now = control_.pause(sandbox.id, settings_.pause_memory);
+  live_[sandbox.id].connected = false;  // envd is gone until a connect resumes it
+  Sandbox now = get(sandbox.id, host);
+  if (!paused_now && now.state != "paused")
+    throw Error(ErrorCode::unavailable,
+                "E2B would not pause sandbox " + sandbox.id + " (HTTP 409: it is busy, e.g. being forked)",
+                "retry in a moment");
+  return now;
+}
+
+Sandbox E2bProvider::resume(const Sandbox& sandbox, const sdk::Host& host) {
+  check_sandbox_id(sandbox.id);
+  connect(sandbox.id, host);
   return get(sandbox.id, host);
 }
 

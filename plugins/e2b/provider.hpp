@@ -13,6 +13,10 @@
 
 namespace corral::e2b {
 
+// Sandbox IDs become part of host names: throws invalid-argument for anything but letters,
+// digits and dashes (at most 63), which could change the host.
+void check_sandbox_id(const std::string& id);
+
 class E2bProvider : public sdk::Provider {
  public:
   // Validates every setting before anything touches the network.
@@ -28,6 +32,10 @@ class E2bProvider : public sdk::Provider {
   DownloadResult download(const Sandbox& sandbox, const DownloadRequest& request, const sdk::Host& host) override;
   Sandbox extend(const Sandbox& sandbox, std::int64_t seconds, const sdk::Host& host) override;
   std::string url(const Sandbox& sandbox, int port, const sdk::Host& host) override;
+  Sandbox pause(const Sandbox& sandbox, const sdk::Host& host) override;
+  Sandbox resume(const Sandbox& sandbox, const sdk::Host& host) override;
+  std::vector<ForkOutcome> fork(const Sandbox& source, const std::vector<ForkTarget>& targets,
+                                const sdk::Host& host) override;
 
  private:
   // envd access for a sandbox known in this process; a sandbox this process did not
@@ -38,7 +46,13 @@ class E2bProvider : public sdk::Provider {
     bool connected = false;
   };
   Envd envd_for(const Sandbox& sandbox, const sdk::Host& host);
+  // Connects to sandbox `id` (resuming it when paused, extending its lifetime to the
+  // configured one) and remembers its envd access.
+  void connect(const std::string& id, const sdk::Host& host);
   Sandbox to_sandbox(const SandboxInfo& info) const;
+  // Deletes the sandboxes `ids` (forks this call made and cannot hand over); one that
+  // will not go is a warning naming it.
+  void delete_forks(const std::vector<std::string>& ids, const sdk::Host& host);
   // Throws sandbox_gone when the control plane says sandbox `id` no longer exists; returns
   // when it is there or the control plane cannot tell.
   void throw_if_gone(const std::string& id, const sdk::Host& host);

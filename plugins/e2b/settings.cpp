@@ -44,6 +44,7 @@ Settings Settings::from(const sdk::Options& options) {
   if (s.lifetime_seconds <= 0 || s.lifetime_seconds > 2147483647)
     throw Error(ErrorCode::invalid_argument, "E2B lifetime must be positive and below 68 years",
                 "set " + e2b.settings.aside("lifetime") + " to a duration such as 1h");
+  s.pause_memory = options.get_bool("pause-memory", true);
   s.create_timeout_seconds = sdk::remote::time_limit(options, e2b, "create-timeout", 120);
   s.request_timeout_seconds = sdk::remote::time_limit(options, e2b, "request-timeout", 30);
   // envd pings every third of it, and a ping's interval is whole seconds.

@@ -20,7 +20,8 @@ struct Settings {
   std::string workdir;      // absolute, normalised, not a system folder
   std::string user;
   std::int64_t lifetime_seconds = 3600;
-  std::int64_t create_timeout_seconds = 120;  // create, and connect (which may resume)
+  bool pause_memory = true;  // a pause keeps the memory (resume goes on where it was), not only the files
+  std::int64_t create_timeout_seconds = 120;  // create, connect (which may resume), pause and fork
   std::int64_t request_timeout_seconds = 30;  // every other control-plane call
   std::int64_t stall_timeout_seconds = 150;   // silence on a command's stream, keep-alives included
 

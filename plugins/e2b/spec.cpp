@@ -13,7 +13,8 @@ const char* const kSpecJson = R"json({
   "targets": ["linux"],
   "features": ["run-session", "url-bridge", "archive-sync", "keep-alive", "cleanup", "run-downloads",
                "network-policy", "network-allowlist",
-               "network-allowlist-domains"],
+               "network-allowlist-domains", "pause-resume", "fork"],
+  "idle": ["pause"],
   "options": [
     {"name": "api-key", "type": "string", "env": ["E2B_API_KEY"], "secret": true,
      "help": "E2B API key (from https://e2b.dev/dashboard?tab=keys), sent as X-API-Key"},
@@ -31,8 +32,10 @@ const char* const kSpecJson = R"json({
      "help": "sandbox user that runs commands and owns the synced files"},
     {"name": "lifetime", "type": "duration", "default": "1h", "env": ["CORRAL_E2B_LIFETIME"],
      "help": "how long a sandbox lives before E2B deletes it (E2B caps it per plan: 1h Hobby, 24h Pro); reuse extends it"},
+    {"name": "pause-memory", "type": "bool", "default": "true", "env": ["CORRAL_E2B_PAUSE_MEMORY"],
+     "help": "whether a pause (`corral pause`, `--idle pause`) keeps the sandbox's memory, so its processes go on at resume; false keeps only the files: it costs less, and resuming boots the sandbox afresh"},
     {"name": "create-timeout", "type": "duration", "default": "2m", "env": ["CORRAL_E2B_CREATE_TIMEOUT"],
-     "help": "how long creating a sandbox, or resuming a kept one, may take before corral gives up (and deletes what the create made); 1s to 1d"},
+     "help": "how long creating a sandbox, resuming or pausing a kept one, or forking one may take before corral gives up (and deletes what the create or fork made); 1s to 1d"},
     {"name": "request-timeout", "type": "duration", "default": "30s", "env": ["CORRAL_E2B_REQUEST_TIMEOUT"],
      "help": "how long any other E2B API call (get, list, extend, delete) may take before corral gives up; 1s to 1d"},
     {"name": "stall-timeout", "type": "duration", "default": "150s", "env": ["CORRAL_E2B_STALL_TIMEOUT"],
@@ -44,7 +47,7 @@ const char* const kSpecJson = R"json({
     "gpu": "no",
     "cleanupOwner": "corral; E2B deletes a sandbox when its lifetime ends",
     "bestFit": "isolated Linux runs in seconds-fast Firecracker microVMs, kept and reused across runs",
-    "caveat": "the sandbox lifetime is capped by the E2B plan; a kept sandbox past it is gone"
+    "caveat": "the sandbox lifetime is capped by the E2B plan; a kept sandbox past it is gone unless it is paused (or kept with --idle pause)"
   }
 })json";
 

@@ -8,7 +8,6 @@
 #include <fstream>
 #include <thread>
 
-#include "corral/sdk/process.hpp"
 #include "plugin_fixture.hpp"
 
 using namespace corral;
@@ -16,55 +15,6 @@ using namespace corral::test;
 using Clock = std::chrono::steady_clock;
 
 namespace {
-
-std::string create(E2bFixture& fx, const std::string& lease = "lease-1", const std::string& slug = "calm-otter") {
-  CreateRequest r{lease, slug, {{"corral-owner", "corral"}, {"corral-lease", lease}, {"corral-slug", slug}}, ""};
-  PluginCall c = fx.plugin->call(fx.d().create, wire::to_json(r));
-  INFO(c.message);
-  REQUIRE(c.ok);
-  return c.result;
-}
-
-std::string id_of(const std::string& sandbox_json) { return json::get_string(json::parse(sandbox_json, "t"), "id"); }
-
-std::string exec_request(const std::string& sandbox, Command c) {
-  return wire::to_json(wire::ExecRequest{sandbox_of(sandbox), std::move(c)});
-}
-
-Command shell(const std::string& script, const std::string& cwd = "", std::int64_t timeout = 0) {
-  Command c;
-  c.shell = script;
-  c.cwd = cwd;
-  c.timeout_seconds = timeout;
-  return c;
-}
-
-int exit_code(const PluginCall& c) { return static_cast<int>(json::get_int(json::parse(c.result, "t"), "exitCode", -1)); }
-
-// A .tar.gz of `files` (relative path -> content), made by the system tar like core's archive.
-std::string archive(const TempDir& dir, const std::map<std::string, std::string>& files) {
-  TempDir src;
-  for (const auto& [p, content] : files) src.write(p, content);
-  std::string out = (dir.path() / "ws.tar.gz").string();
-  sdk::ProcessSpec spec;
-  spec.argv = {"tar", "-czf", out, "-C", src.str(), "."};
-  REQUIRE(sdk::capture_process(spec, 30).exit_code == 0);
-  return out;
-}
-
-PluginCall upload(E2bFixture& fx, const std::string& sandbox, const std::string& path) {
-  return fx.plugin->call(fx.d().upload, wire::to_json(wire::UploadCall{sandbox_of(sandbox), {path, 100, {}}}));
-}
-
-// A sandbox with a synced workspace (a workdir to run in), as core leaves it before exec.
-std::string ready(E2bFixture& fx, const std::string& lease = "lease-1") {
-  std::string sb = create(fx, lease);
-  TempDir tmp;
-  PluginCall up = upload(fx, sb, archive(tmp, {{"README", "workspace\n"}}));
-  INFO(up.message);
-  REQUIRE(up.ok);
-  return sb;
-}
 
 // No output, message or hint of `c` contains a secret.
 void check_no_secrets(const PluginCall& c, const std::vector<std::string>& secrets) {

@@ -49,10 +49,8 @@ void write_domain(Writer& w, const std::string& domain) {
   else w.String(domain.c_str());
 }
 
-// The Sandbox schema (create, connect): carries the envd token, no state.
-std::string sandbox_json(const FakeSandbox& sb, const std::string& domain) {
-  rapidjson::StringBuffer b;
-  Writer w(b);
+// The Sandbox schema (create, connect, fork): carries the envd token, no state.
+void write_sandbox(Writer& w, const FakeSandbox& sb, const std::string& domain) {
   w.StartObject();
   write_common(w, sb);
   if (!sb.access_token.empty()) {
@@ -63,7 +61,24 @@ std::string sandbox_json(const FakeSandbox& sb, const std::string& domain) {
   w.Null();
   write_domain(w, domain);
   w.EndObject();
+}
+
+std::string sandbox_json(const FakeSandbox& sb, const std::string& domain) {
+  rapidjson::StringBuffer b;
+  Writer w(b);
+  write_sandbox(w, sb, domain);
   return b.GetString();
+}
+
+// SandboxLifecycle: what happens at the end of the sandbox's lifetime.
+void write_lifecycle(Writer& w, const FakeSandbox& sb) {
+  w.Key("lifecycle");
+  w.StartObject();
+  w.Key("autoResume");
+  w.Bool(false);
+  w.Key("onTimeout");
+  w.String(sb.auto_pause ? "pause" : "kill");
+  w.EndObject();
 }
 
 // SandboxDetail (detail = true) or ListedSandbox.
@@ -93,6 +108,7 @@ void write_listed(Writer& w, const FakeSandbox& sb, bool detail, const std::stri
     w.Key("allowInternetAccess");
     if (sb.allow_internet_access) w.Bool(*sb.allow_internet_access);
     else w.Null();
+    write_lifecycle(w, sb);
     if (!sb.allow_out.empty() || !sb.deny_out.empty()) {
       w.Key("network");
       w.StartObject();
@@ -105,6 +121,17 @@ void write_listed(Writer& w, const FakeSandbox& sb, bool detail, const std::stri
       w.EndObject();
     }
   }
+  w.EndObject();
+}
+
+// The `error` of a SandboxForkResult: E2B's Error schema {code, message}.
+void write_fork_error(Writer& w, int code, const std::string& message) {
+  w.Key("error");
+  w.StartObject();
+  w.Key("code");
+  w.Int(code);
+  w.Key("message");
+  w.String(message.c_str());
   w.EndObject();
 }
 
@@ -152,6 +179,8 @@ class Api {
     ++state_.calls[route];
     for (const auto& [name, value] : req.headers) state_.header_values[route].push_back(value);
     state_.expire();
+    // The vanish fault on a control-plane route: the sandbox the path names is gone.
+    if (req.matches.size() > 1 && state_.vanishes(route)) state_.remove(req.matches[1]);
     Faults& f = state_.faults;
     if (!f.redirect_to.empty()) {
       res.status = 307;
@@ -221,6 +250,31 @@ class Api {
     return true;
   }
 
+  // The boolean `name` of a request body, `fallback` when absent; nullopt (and a 400
+  // answer) when it is not a boolean.
+  std::optional<bool> bool_field(const rapidjson::Document& doc, const char* name, bool fallback,
+                                 httplib::Response& res) {
+    if (!doc.IsObject() || !doc.HasMember(name)) return fallback;
+    if (!doc[name].IsBool()) {
+      http_error(res, 400, std::string("'") + name + "' must be a boolean");
+      return std::nullopt;
+    }
+    return doc[name].GetBool();
+  }
+
+  // True when the team's concurrent-sandbox limit (Faults::max_sandboxes) is reached.
+  bool at_limit() const {
+    return state_.faults.max_sandboxes > 0 && state_.running() >= state_.faults.max_sandboxes;
+  }
+  std::string over_limit_message() const {
+    return "You have reached the maximum number of concurrent E2B sandboxes (" +
+           std::to_string(state_.faults.max_sandboxes) + ")";
+  }
+  void refuse_over_limit(httplib::Response& res) {
+    if (!state_.faults.retry_after.empty()) res.set_header("Retry-After", state_.faults.retry_after);
+    http_error(res, 429, over_limit_message());
+  }
+
   FakeSandbox* find(const std::string& id, httplib::Response& res) {
     auto it = state_.sandboxes.find(id);
     if (it == state_.sandboxes.end()) {
@@ -239,13 +293,13 @@ class Api {
       return http_error(res, 400, "request body must be a NewSandbox with a templateID");
     std::string tpl = doc["templateID"].GetString();
     if (!state_.templates.count(tpl)) return http_error(res, 404, "template '" + tpl + "' not found");
-    if (state_.faults.max_sandboxes > 0 && static_cast<int>(state_.sandboxes.size()) >= state_.faults.max_sandboxes)
-      return http_error(res, 429,
-                        "You have reached the maximum number of concurrent E2B sandboxes (" +
-                            std::to_string(state_.faults.max_sandboxes) + ")");
+    if (at_limit()) return refuse_over_limit(res);
     auto timeout = timeout_of(doc, res, 15, false);
     if (!timeout) return;
     bool secure = doc.HasMember("secure") && doc["secure"].IsBool() && doc["secure"].GetBool();
+    auto auto_pause = bool_field(doc, "autoPause", false, res);
+    auto auto_pause_memory = bool_field(doc, "autoPauseMemory", true, res);
+    if (!auto_pause || !auto_pause_memory) return;
     std::map<std::string, std::string> metadata;
     if (doc.HasMember("metadata") && doc["metadata"].IsObject())
       for (auto& m : doc["metadata"].GetObject()) {
@@ -281,6 +335,8 @@ class Api {
     sb.allow_internet_access = allow_internet_access;
     sb.allow_out = std::move(allow_out);
     sb.deny_out = std::move(deny_out);
+    sb.auto_pause = *auto_pause;
+    sb.auto_pause_memory = *auto_pause_memory;
     if (tpl != "base") sb.alias = tpl;
     if (malformed("create", res, 201)) return;  // the sandbox exists all the same
     res.status = 201;
@@ -313,11 +369,79 @@ class Api {
     doc.Parse(req.body.c_str());
     auto timeout = timeout_of(doc, res, 0, true);
     if (!timeout) return;
+    const bool paused = sb->state == "paused";
+    // A resumed sandbox runs again, so it counts against the team's limit.
+    if (paused && at_limit()) return refuse_over_limit(res);
     // "TTL is only extended."
     sb->end_at = std::max(sb->end_at, Clock::now() + std::chrono::seconds(*timeout));
-    res.status = sb->state == "paused" ? 201 : 200;
-    sb->state = "running";
+    if (paused) state_.resume(*sb);
+    res.status = paused ? 201 : 200;
     res.set_content(sandbox_json(*sb, state_.faults.sandbox_domain), "application/json");
+  }
+
+  // POST /sandboxes/{id}/pause: 204 paused; 409 when it already is.
+  void pause(const httplib::Request& req, httplib::Response& res) {
+    if (!admit("pause", req, res)) return;
+    FakeSandbox* sb = find(req.matches[1], res);
+    if (!sb) return;
+    rapidjson::Document doc;
+    doc.Parse(req.body.empty() ? "{}" : req.body.c_str());
+    if (doc.HasParseError() || !doc.IsObject()) return http_error(res, 400, "request body must be a JSON object");
+    auto memory = bool_field(doc, "memory", true, res);
+    if (!memory) return;
+    state_.pause_bodies.push_back(req.body);
+    if (sb->state == "paused") return http_error(res, 409, "sandbox \"" + sb->id + "\" is already paused");
+    state_.pause(*sb, *memory);
+    res.status = 204;
+  }
+
+  // POST /sandboxes/{id}/fork: 201 with one SandboxForkResult per fork asked for, each
+  // either the new sandbox or why it could not start (the concurrent-sandbox limit).
+  void fork(const httplib::Request& req, httplib::Response& res) {
+    state_.fork_bodies.push_back(req.body);
+    if (!admit("fork", req, res)) return;
+    FakeSandbox* sb = find(req.matches[1], res);
+    if (!sb) return;
+    rapidjson::Document doc;
+    doc.Parse(req.body.empty() ? "{}" : req.body.c_str());
+    auto timeout = timeout_of(doc, res, 15, false);
+    if (!timeout) return;
+    long count = 1;
+    if (doc.HasMember("count")) {
+      if (!doc["count"].IsInt64() || doc["count"].GetInt64() < 1 || doc["count"].GetInt64() > 100)
+        return http_error(res, 400, "'count' must be an integer from 1 to 100");
+      count = static_cast<long>(doc["count"].GetInt64());
+    }
+    // It checkpoints the running sandbox: a paused one has nothing to checkpoint.
+    if (sb->state == "paused")
+      return http_error(res, 409, "sandbox \"" + sb->id + "\" is paused; resume it before forking it");
+    rapidjson::StringBuffer b;
+    Writer w(b);
+    w.StartArray();
+    for (long i = 0; i < count; ++i) {
+      w.StartObject();
+      if (at_limit()) {
+        write_fork_error(w, 429, over_limit_message());
+      } else {
+        const FakeSandbox* made = nullptr;
+        std::string why;
+        try {
+          made = &state_.fork(*sb, *timeout);
+        } catch (const std::filesystem::filesystem_error& e) {
+          why = std::string("could not copy the sandbox: ") + e.what();
+        }
+        if (made) {
+          w.Key("sandbox");
+          write_sandbox(w, *made, state_.faults.sandbox_domain);
+        } else {
+          write_fork_error(w, 500, why);
+        }
+      }
+      w.EndObject();
+    }
+    w.EndArray();
+    res.status = 201;
+    res.set_content(b.GetString(), "application/json");
   }
 
   void set_timeout(const httplib::Request& req, httplib::Response& res) {
@@ -411,6 +535,8 @@ void register_control_plane(httplib::Server& server, State& state) {
   server.Post(R"(/sandboxes/([A-Za-z0-9-]+)/connect)", locked("connect", &Api::connect));
   server.Post(R"(/v2/sandboxes/([A-Za-z0-9-]+)/connect)", locked("connect", &Api::connect));  // JS SDK 2.x, as above
   server.Post(R"(/sandboxes/([A-Za-z0-9-]+)/timeout)", locked("timeout", &Api::set_timeout));
+  server.Post(R"(/sandboxes/([A-Za-z0-9-]+)/pause)", locked("pause", &Api::pause));
+  server.Post(R"(/sandboxes/([A-Za-z0-9-]+)/fork)", locked("fork", &Api::fork));
   server.Get("/health", [](const httplib::Request&, httplib::Response& res) { res.status = 200; });
 }
 

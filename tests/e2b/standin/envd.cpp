@@ -112,6 +112,11 @@ FakeSandbox* sandbox_for(State& state, const std::string& route, const httplib::
     return nullptr;
   }
   FakeSandbox& sb = it->second;
+  if (sb.state == "paused") {
+    // A paused sandbox has no envd to answer: the edge says so until connect resumes it.
+    http_error(res, 502, "The sandbox " + id + " is paused; connect to it to resume it");
+    return nullptr;
+  }
   if (!sb.access_token.empty() && req.get_header_value("X-Access-Token") != sb.access_token) {
     http_error(res, 401, "unauthorized access, please provide a valid access token");
     return nullptr;
@@ -210,10 +215,12 @@ struct Run {
     return false;
   }
 
-  // False once the sandbox was deleted: its envd, and every stream from it, are gone.
+  // False once the sandbox was deleted or paused (pausing drops every connection to it):
+  // its envd, and every stream from it, are gone.
   bool sandbox_alive() const {
     std::lock_guard lock(state->mutex());
-    return state->sandboxes.count(sandbox_id) > 0;
+    auto it = state->sandboxes.find(sandbox_id);
+    return it != state->sandboxes.end() && it->second.state == "running";
   }
 
   // One step of the stream; false aborts it (the client went away, or the connection is

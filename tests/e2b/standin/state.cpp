@@ -90,9 +90,55 @@ FakeSandbox& State::add_sandbox(const std::string& template_id, bool secure, lon
 
 void State::expire() {
   std::vector<std::string> gone;
-  for (const auto& [id, sb] : sandboxes)
-    if (Clock::now() >= sb.end_at) gone.push_back(id);
+  for (auto& [id, sb] : sandboxes) {
+    if (sb.state == "paused" || Clock::now() < sb.end_at) continue;
+    if (sb.auto_pause) pause(sb, sb.auto_pause_memory);
+    else gone.push_back(id);
+  }
   for (const auto& id : gone) remove(id);
+}
+
+int State::running() const {
+  int n = 0;
+  for (const auto& entry : sandboxes) n += entry.second.state == "running";
+  return n;
+}
+
+void State::pause(FakeSandbox& sb, bool memory) {
+  for (pid_t pid : sb.processes) {
+    const int sig = memory ? SIGSTOP : SIGKILL;
+    ::kill(-pid, sig);  // its group, when it made itself a group leader
+    ::kill(pid, sig);
+  }
+  sb.state = "paused";
+}
+
+void State::resume(FakeSandbox& sb) {
+  for (pid_t pid : sb.processes) {
+    ::kill(-pid, SIGCONT);
+    ::kill(pid, SIGCONT);
+  }
+  sb.state = "running";
+}
+
+FakeSandbox& State::fork(const FakeSandbox& source, long timeout_seconds) {
+  // std::map: adding a sandbox leaves `source` where it is.
+  FakeSandbox& sb = add_sandbox(source.template_id, !source.access_token.empty(), timeout_seconds);
+  sb.alias = source.alias;
+  sb.metadata = source.metadata;
+  sb.allow_internet_access = source.allow_internet_access;
+  sb.allow_out = source.allow_out;
+  sb.deny_out = source.deny_out;
+  sb.auto_pause = source.auto_pause;
+  sb.auto_pause_memory = source.auto_pause_memory;
+  try {
+    fs::copy(source.root, sb.root,
+             fs::copy_options::recursive | fs::copy_options::copy_symlinks | fs::copy_options::overwrite_existing);
+  } catch (const fs::filesystem_error&) {
+    remove(sb.id);  // no half-made fork stays behind
+    throw;
+  }
+  return sb;
 }
 
 void State::remove(const std::string& id) {

@@ -28,7 +28,11 @@ struct FakeSandbox {
   std::string access_token;  // envdAccessToken; empty when created without `secure`
   Clock::time_point started_at;
   Clock::time_point end_at;
-  std::string state = "running";
+  std::string state = "running";  // running | paused
+  // NewSandbox.autoPause / autoPauseMemory: at the end of its lifetime the sandbox is paused
+  // (with or without its memory) instead of deleted.
+  bool auto_pause = false;
+  bool auto_pause_memory = true;
   std::filesystem::path root;  // the sandbox's "/" on this machine
   std::set<pid_t> processes;   // running processes (pids envd reported)
   std::map<std::string, pid_t> tags;  // StartRequest tags of running processes
@@ -84,11 +88,13 @@ struct Faults {
   std::string malformed = "not-json";   // ... that is "not-json", "wrong-types", "truncated"
                                         // (a JSON prefix), "deep" (400,000 '[') or (start) "text"
   std::string sandbox_domain;           // non-empty: the `domain` E2B reports for sandboxes
-  int max_sandboxes = 0;                // > 0: create answers 429 while this many sandboxes exist
-                                        // (the team's concurrent-sandbox limit)
-  std::string vanish_route;             // an envd route ("files", "start"): once, the sandbox is
-                                        // deleted (as when its lifetime ends) just before that
-                                        // call reaches it ...
+  int max_sandboxes = 0;                // > 0: the team's concurrent-sandbox limit: while this
+                                        // many sandboxes run (paused ones do not count), create
+                                        // and the resume of a paused one (connect) answer 429,
+                                        // and fork reports 429 for each fork past it
+  std::string vanish_route;             // a route ("files", "start", or a control-plane one such
+                                        // as "pause"): once, the sandbox is deleted (as when its
+                                        // lifetime ends) just before that call reaches it ...
   int vanish_skip = 0;                  // ... after letting this many of its calls through
 };
 
@@ -103,9 +109,11 @@ class State {
   std::mutex& mutex() { return mutex_; }
   Faults faults;
   std::map<std::string, FakeSandbox> sandboxes;
-  // Counters per route ("create", "start", ...) and the bodies of create requests.
+  // Counters per route ("create", "start", ...) and the bodies of create, pause and fork requests.
   std::map<std::string, int> calls;
   std::vector<std::string> create_bodies;
+  std::vector<std::string> pause_bodies;  // of the valid pause calls
+  std::vector<std::string> fork_bodies;
   // The metadata filter of every list call, as the server parsed it.
   std::vector<std::map<std::string, std::string>> list_filters;
   // Threads that keep reading the output of processes whose client went away (as envd
@@ -134,8 +142,21 @@ class State {
 
   // A new sandbox with its folder tree (home/user, tmp); caller holds the mutex.
   FakeSandbox& add_sandbox(const std::string& template_id, bool secure, long timeout_seconds);
-  // Deletes expired sandboxes (E2B's lifetime enforcement); caller holds the mutex.
+  // Deletes expired sandboxes, or pauses those created with autoPause (E2B's lifetime
+  // enforcement; a paused sandbox does not expire); caller holds the mutex.
   void expire();
+  // Sandboxes that run now: what the concurrent-sandbox limit counts; caller holds the mutex.
+  int running() const;
+  // Pauses `sb`: with `memory`, its processes are stopped (SIGSTOP of their groups) to go
+  // on at resume; without, they are killed, as a filesystem-only snapshot cold-boots.
+  // Caller holds the mutex.
+  void pause(FakeSandbox& sb, bool memory);
+  // Resumes a paused `sb` (SIGCONT of its stopped processes); caller holds the mutex.
+  void resume(FakeSandbox& sb);
+  // A new running sandbox living `timeout_seconds` with a copy of `source`'s files,
+  // template, metadata, network and security (E2B's fork: its own files from the
+  // snapshot on); caller holds the mutex.
+  FakeSandbox& fork(const FakeSandbox& source, long timeout_seconds);
   // Kills a sandbox's processes (and their groups) and removes its folder; caller holds
   // the mutex.
   void remove(const std::string& id);
