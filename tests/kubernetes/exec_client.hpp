@@ -11,7 +11,8 @@
 
 namespace corral::kubernetes::test {
 
-// The server answered the upgrade with an HTTP error instead of switching protocols.
+// The server answered the upgrade with an HTTP error instead of switching protocols
+// (`body` holds what of its answer Beast read: the status line and headers only).
 struct UpgradeRefused : std::runtime_error {
   UpgradeRefused(int status_, std::string body_)
       : std::runtime_error("upgrade refused: HTTP " + std::to_string(status_) + ": " + body_), status(status_),
