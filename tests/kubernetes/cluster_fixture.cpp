@@ -56,6 +56,15 @@ json::Document Cluster::watch_pod(const std::string& name, const std::function<b
 
 json::Document Cluster::wait_ready(const std::string& name) { return watch_pod(name, is_ready); }
 
+void Cluster::wait_deleted(const std::string& name) {
+  bool deleted = false;
+  api.stream(pods() + "?watch=true&fieldSelector=metadata.name%3D" + name, [&](const std::string& line) {
+    deleted = std::string(parse(line)["type"].GetString()) == "DELETED";
+    return !deleted;
+  });
+  REQUIRE_MESSAGE(deleted, "the watch of pod " << name << " ended before it was deleted");
+}
+
 std::vector<std::string> Cluster::event_reasons(const std::string& name) {
   Answer a = api.get("/api/v1/namespaces/" + ns + "/events?fieldSelector=involvedObject.name%3D" + name);
   REQUIRE(a.status == 200);

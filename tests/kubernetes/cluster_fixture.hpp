@@ -42,6 +42,8 @@ class Cluster {
   // returns that state.
   json::Document watch_pod(const std::string& name, const std::function<bool(const json::Value&)>& until);
   json::Document wait_ready(const std::string& name);
+  // Watches the pod until it is DELETED (fails the test when the watch ends first).
+  void wait_deleted(const std::string& name);
   // The Events whose involvedObject is the pod.
   std::vector<std::string> event_reasons(const std::string& name);
 };

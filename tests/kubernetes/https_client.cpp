@@ -121,7 +121,7 @@ Answer HttpsClient::stream_or_request(const std::string& method, const std::stri
   curl_slist_free_all(list);
   curl_easy_cleanup(curl);
   // A stream the callback ended is fine; anything else must have completed.
-  if (!(on_line && rc == CURLE_WRITE_ERROR)) CHECK_MESSAGE(rc == CURLE_OK, method << " " << path << ": " << curl_easy_strerror(rc));
+  if (!(on_line && rc == CURLE_WRITE_ERROR)) CHECK_MESSAGE(rc == CURLE_OK, method << " " << path << ": " << std::string(curl_easy_strerror(rc)));
   return answer;
 }
 
