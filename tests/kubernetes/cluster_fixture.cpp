@@ -57,8 +57,12 @@ json::Document Cluster::watch_pod(const std::string& name, const std::function<b
 json::Document Cluster::wait_ready(const std::string& name) { return watch_pod(name, is_ready); }
 
 void Cluster::wait_deleted(const std::string& name) {
+  // From the state read, so a deletion between the read and the watch is not missed.
+  Answer now = api.get(pod(name));
+  if (now.status == 404) return;
+  const std::string rv = standin::string_at(now.json(), {"metadata", "resourceVersion"});
   bool deleted = false;
-  api.stream(pods() + "?watch=true&fieldSelector=metadata.name%3D" + name, [&](const std::string& line) {
+  api.stream(pods() + "?watch=true&resourceVersion=" + rv + "&fieldSelector=metadata.name%3D" + name, [&](const std::string& line) {
     deleted = std::string(parse(line)["type"].GetString()) == "DELETED";
     return !deleted;
   });

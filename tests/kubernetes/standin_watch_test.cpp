@@ -111,8 +111,11 @@ TEST_CASE("faults: a watch answered 410 at once, and a watch that ends early") {
     });
     auto first = watch(c, "", [](const Event&) { return false; });  // the server ends it
     REQUIRE(first.size() == 1);
-    auto rest = watch(c, "resourceVersion=" + std::to_string(first[0].rv) + "&labelSelector=", [](const Event&) { return true; });
-    CHECK(rest.size() == 1);
+    REQUIRE(c.api.patch(c.pod("b"), R"({"metadata":{"labels":{"seen":"later"}}})").status == 200);
+    auto rest = watch(c, "resourceVersion=" + std::to_string(first[0].rv),
+                      [](const Event& e) { return string_at(e.object, {"metadata", "labels", "seen"}) == "later"; });
+    CHECK(rest.back().type == "MODIFIED");
+    CHECK(rest.back().name == "b");
   }
 }
 
@@ -132,8 +135,11 @@ TEST_CASE("a deleted pod is DELETED; sendInitialEvents ends its replay with a BO
   c.create_pod("w", {.command = {"sleep", "600"}});
   c.wait_ready("w");
   SUBCASE("delete") {
-    REQUIRE(c.api.del(c.pod("w")).status == 200);
-    auto events = watch(c, "fieldSelector=metadata.name%3Dw", [](const Event& e) { return e.type == "DELETED"; });
+    Answer a = c.api.del(c.pod("w"));
+    REQUIRE(a.status == 200);
+    // From the answer's resourceVersion, so the watch cannot start after the pod is gone.
+    const std::string rv = string_at(a.json(), {"metadata", "resourceVersion"});
+    auto events = watch(c, "fieldSelector=metadata.name%3Dw&resourceVersion=" + rv, [](const Event& e) { return e.type == "DELETED"; });
     CHECK(events.back().type == "DELETED");
   }
   SUBCASE("bookmark") {
