@@ -36,13 +36,17 @@ Cluster::~Cluster() {
 json::Document Cluster::create_pod(const std::string& name, const PodSpecText& spec) {
   Answer a = api.post(pods(), pod_manifest(name, spec));
   REQUIRE_MESSAGE(a.status == 201, a.body);
-  return a.json();
+  json::Document pod = a.json();
+  created_at[name] = standin::string_at(pod, {"metadata", "resourceVersion"});
+  return pod;
 }
 
 json::Document Cluster::watch_pod(const std::string& name, const std::function<bool(const json::Value&)>& until) {
   json::Document found;
   bool seen = false;
-  api.stream(pods() + "?watch=true&fieldSelector=metadata.name%3D" + name, [&](const std::string& line) {
+  auto from = created_at.find(name);
+  const std::string since = from == created_at.end() ? "" : "&resourceVersion=" + from->second;
+  api.stream(pods() + "?watch=true&fieldSelector=metadata.name%3D" + name + since, [&](const std::string& line) {
     json::Document event = parse(line);
     if (std::string(event["type"].GetString()) == "ERROR") return false;
     if (!until(event["object"])) return true;

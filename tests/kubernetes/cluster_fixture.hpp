@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -33,13 +34,15 @@ class Cluster {
   HttpsClient api;
   std::string ns = "corral";
   bool expect_violations = false;  // the test arms the corrupt-answer fault
+  std::map<std::string, std::string> created_at;  // resourceVersion of each pod create_pod made
 
   std::string pods() const { return "/api/v1/namespaces/" + ns + "/pods"; }
   std::string pod(const std::string& name) const { return pods() + "/" + name; }
   // Creates a pod; fails the test unless the API answers 201.
   json::Document create_pod(const std::string& name, const PodSpecText& spec = {});
   // Watches the pod until `until` holds for it (fails the test when the watch ends first);
-  // returns that state.
+  // returns that state. For a pod create_pod made, the watch replays every change since its
+  // creation, so a state the pod passed through before the watch began is not missed.
   json::Document watch_pod(const std::string& name, const std::function<bool(const json::Value&)>& until);
   json::Document wait_ready(const std::string& name);
   // Watches the pod until it is DELETED (fails the test when the watch ends first).
