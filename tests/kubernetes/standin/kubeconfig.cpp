@@ -38,8 +38,9 @@ std::string kubeconfig_yaml(const std::string& server, const std::string& ca_pem
   if (!user.client_certificate_file.empty()) y += "    client-certificate: " + quoted(user.client_certificate_file) + "\n";
   if (!user.client_key_file.empty()) y += "    client-key: " + quoted(user.client_key_file) + "\n";
   if (!user.exec_command.empty()) {
-    y += "    exec:\n      apiVersion: " + user.exec_api_version + "\n      command: " + quoted(user.exec_command) +
-         "\n      interactiveMode: Never\n      provideClusterInfo: false\n";
+    y += "    exec:\n      apiVersion: " + user.exec_api_version + "\n      command: " + quoted(user.exec_command) + "\n";
+    // interactiveMode is required from v1 on (and unknown before it).
+    if (user.exec_api_version == "client.authentication.k8s.io/v1") y += "      interactiveMode: Never\n";
     if (!user.exec_args.empty()) {
       y += "      args:\n";
       for (const auto& a : user.exec_args) y += "      - " + quoted(a) + "\n";
@@ -54,13 +55,13 @@ std::string kubeconfig_yaml(const std::string& server, const std::string& ca_pem
   return y;
 }
 
-std::string exec_plugin_script(const std::string& token, const std::string& expiration) {
+std::string exec_plugin_script(const std::string& token, const std::string& expiration, const std::string& api_version) {
   std::string status = "\"token\":\"" + token + "\"";
   if (!expiration.empty()) status += ",\"expirationTimestamp\":\"" + expiration + "\"";
   return "#!/bin/sh\n"
          "# A client-go credential plugin: prints an ExecCredential on stdout.\n"
          "echo run >> \"$0.calls\"\n"
-         "printf '%s\\n' '{\"apiVersion\":\"client.authentication.k8s.io/v1\",\"kind\":\"ExecCredential\",\"status\":{" +
+         "printf '%s\\n' '{\"apiVersion\":\"" + api_version + "\",\"kind\":\"ExecCredential\",\"status\":{" +
          status + "}}'\n";
 }
 

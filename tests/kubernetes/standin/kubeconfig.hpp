@@ -28,10 +28,11 @@ struct KubeconfigUser {
 std::string kubeconfig_yaml(const std::string& server, const std::string& ca_pem, const std::string& ns,
                             const KubeconfigUser& user);
 
-// A sh script that prints a client.authentication.k8s.io/v1 ExecCredential with `token`
-// (expiring at `expiration`, RFC 3339, when not empty), as a credential plugin does, and
-// appends a line to `<script>.calls` each time it runs.
-std::string exec_plugin_script(const std::string& token, const std::string& expiration = {});
+// A sh script that prints an ExecCredential (of `api_version`) with `token` (expiring at
+// `expiration`, RFC 3339, when not empty), as a credential plugin does, and appends a line
+// to `<script>.calls` each time it runs.
+std::string exec_plugin_script(const std::string& token, const std::string& expiration = {},
+                               const std::string& api_version = "client.authentication.k8s.io/v1");
 
 std::string base64(const std::string& data);
 
