@@ -72,6 +72,13 @@ TEST_CASE("a pod is created, read, listed by label and deleted, in the API's own
   CHECK(field.status == 400);
   CHECK(string_at(field.json(), {"message"}) == "field label not supported: spec.image");
 
+  // Query parameters are checked against the types the API document gives them.
+  Answer limit = c.api.get(c.pods() + "?limit=ten");
+  CHECK(limit.status == 400);
+  CHECK(string_at(limit.json(), {"message"}) == "invalid value for limit: strconv.ParseInt: parsing \"ten\": invalid syntax");
+  CHECK(c.api.get(c.pods() + "?watch=maybe").status == 400);
+  CHECK(c.api.get(c.pods() + "?unknownParameter=x").status == 200);  // ignored, as the API server ignores it
+
   Answer again = c.api.post(c.pods(), pod_manifest("web-1"));
   CHECK(again.status == 409);
   CHECK(status_reason(again) == "AlreadyExists");
@@ -143,6 +150,12 @@ TEST_CASE("a pod is validated as the API server validates it") {
           "pods \"x\" is forbidden: error looking up service account corral/builder: serviceaccount \"builder\" not found");
     c.server.add_service_account("corral", "builder");
     CHECK(c.api.post(c.pods(), pod_manifest("x", {.extra_spec = R"("serviceAccountName":"builder")"})).status == 201);
+  }
+  SUBCASE("a body without apiVersion and kind is of the path's type, as client libraries send it") {
+    Answer a = c.api.post(c.pods(), R"({"metadata":{"name":"bare"},"spec":{"containers":[{"name":"main","image":"busybox"}]}})");
+    REQUIRE(a.status == 201);
+    CHECK(string_at(a.json(), {"kind"}) == "Pod");
+    CHECK(string_at(a.json(), {"apiVersion"}) == "v1");
   }
   SUBCASE("a body whose kind is not the path's: 400") {
     Answer a = c.api.post(c.pods(), R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":"x"}})");

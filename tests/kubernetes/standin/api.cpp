@@ -1,5 +1,6 @@
 #include "api.hpp"
 
+#include <cctype>
 #include <mutex>
 
 #include "api_internal.hpp"
@@ -70,6 +71,35 @@ std::optional<Call> parse_call(const HttpRequest& request) {
   return call;
 }
 
+// The OpenAPI path of `call` ("/api/v1/namespaces/{namespace}/pods/{name}/exec").
+std::string path_template(const Call& call) {
+  std::string p = call.type->group.empty() ? "/api/" + call.type->version : "/apis/" + call.type->api_version();
+  if (call.type->namespaced && !call.ns.empty()) p += "/namespaces/{namespace}";
+  p += "/" + call.type->resource;
+  if (!call.name.empty()) p += "/{name}";
+  if (!call.subresource.empty()) p += "/" + call.subresource;
+  return p;
+}
+
+// The request's query parameters checked against the types the API document declares for
+// its operation (a boolean or an integer that is neither is a 400); parameters it does not
+// declare are ignored, as the API server ignores them.
+std::optional<ApiError> check_query(const State& state, const Call& call, const HttpRequest& request) {
+  std::string method = request.method;
+  for (auto& c : method) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const auto declared = state.schemas.query_parameters(path_template(call), method);
+  for (const auto& [name, value] : request.query) {
+    auto it = declared.find(name);
+    if (it == declared.end()) continue;
+    if (it->second == "boolean" && value != "true" && value != "false" && value != "1" && value != "0" && !value.empty())
+      return bad_request("invalid value for " + name + ": strconv.ParseBool: parsing \"" + value + "\": invalid syntax");
+    if (it->second == "integer" &&
+        (value.empty() || value.find_first_not_of("-0123456789") != std::string::npos || value.find('-', 1) != std::string::npos))
+      return bad_request("invalid value for " + name + ": strconv.ParseInt: parsing \"" + value + "\": invalid syntax");
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 Outcome Api::handle(HttpRequest& request, X509* peer) {
@@ -119,6 +149,7 @@ Outcome Api::handle(HttpRequest& request, X509* peer) {
                                             call->name),
                           route);
 
+  if (auto bad = check_query(state_, *call, request)) return error_response(state_, *bad, route);
   if (State::take(state_.faults.throttle_route, state_.faults.throttle_times, rbac))
     return error_response(state_, too_many_requests(state_.faults.retry_after_seconds), route);
   if (State::take(state_.faults.fail_route, state_.faults.fail_times, rbac))

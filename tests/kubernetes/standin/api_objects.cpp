@@ -67,9 +67,12 @@ json::Document decode(State& s, const Call& call, const HttpRequest& request, st
   if (doc.HasParseError() || !doc.IsObject())
     throw Refusal{bad_request("couldn't get version/kind; json parse error: the request body is not a JSON object")};
   const ResourceType& t = *call.type;
+  // The path names the type: a body may leave apiVersion and kind out (client libraries
+  // do), but may not name another.
+  if (string_at(doc, {"kind"}).empty()) set_string(doc, "kind", t.kind, doc.GetAllocator());
+  if (string_at(doc, {"apiVersion"}).empty()) set_string(doc, "apiVersion", t.api_version(), doc.GetAllocator());
   const std::string kind = string_at(doc, {"kind"});
   const std::string version = string_at(doc, {"apiVersion"});
-  if (kind.empty()) throw Refusal{bad_request("Object 'Kind' is missing in '" + request.body.substr(0, 200) + "'")};
   if (version != t.api_version() || kind != t.kind)
     throw Refusal{bad_request("the API version in the data (" + version + ") does not match the expected API version (" +
                               t.api_version() + ")")};

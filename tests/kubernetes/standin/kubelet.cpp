@@ -395,8 +395,7 @@ void kubelet_adopt(State& state, const json::Value& pod) {
   rt.logs = rt.folder / "logs";
   rt.created = rt.ready_changed_at = Clock::now();
   rt.due = rt.created + milliseconds(state.faults.schedule_ms);
-  static int ip_counter = 0;
-  rt.ip_index = ip_counter++;
+  rt.ip_index = state.pods_started++;
   fs::create_directories(rt.logs);
   if (const json::Value* containers = at(pod, {"spec", "containers"}); containers && containers->IsArray())
     for (const auto& c : containers->GetArray()) {

@@ -158,6 +158,8 @@ void Schemas::load(const std::filesystem::path& path) {
   const json::Value* schemas = components ? json::find(*components, "schemas") : nullptr;
   if (!schemas || !schemas->IsObject()) throw std::runtime_error(path.string() + " has no components.schemas");
   for (const auto& m : schemas->GetObject()) schemas_[m.name.GetString()] = &m.value;
+  if (const json::Value* paths = json::find(*doc, "paths"); paths && paths->IsObject())
+    for (const auto& m : paths->GetObject()) paths_[m.name.GetString()] = &m.value;
   documents_.push_back(std::move(doc));
 }
 
@@ -168,6 +170,26 @@ std::vector<SchemaIssue> Schemas::check(json::Value& value, json::Document::Allo
   SchemaWalk walk{*this, &allocator, prune, {}};
   walk.walk(value, it->second, "");
   return walk.issues;
+}
+
+std::map<std::string, std::string> Schemas::query_parameters(const std::string& path, const std::string& method) const {
+  std::map<std::string, std::string> out;
+  auto item = paths_.find(path);
+  if (item == paths_.end()) return out;
+  const json::Value* operation = json::find(*item->second, method.c_str());
+  if (!operation) return out;
+  for (const json::Value* list : {json::find(*item->second, "parameters"), json::find(*operation, "parameters")}) {
+    if (!list || !list->IsArray()) continue;
+    for (const auto& p : list->GetArray()) {
+      const json::Value* in = json::find(p, "in");
+      const json::Value* name = json::find(p, "name");
+      const json::Value* schema = json::find(p, "schema");
+      const json::Value* type = schema ? json::find(*schema, "type") : nullptr;
+      if (in && in->IsString() && std::string(in->GetString()) == "query" && name && name->IsString())
+        out[name->GetString()] = type && type->IsString() ? type->GetString() : "string";
+    }
+  }
+  return out;
 }
 
 std::vector<SchemaIssue> Schemas::check(const json::Value& value, const std::string& name) const {

@@ -38,9 +38,15 @@ class Schemas {
   // The same without changing anything.
   std::vector<SchemaIssue> check(const json::Value& value, const std::string& name) const;
 
+  // The query parameters the documents declare for `method` ("get", "post", ...) on the
+  // path `path` ("/api/v1/namespaces/{namespace}/pods"), with their types ("boolean",
+  // "integer", "string"); empty when the documents have no such operation.
+  std::map<std::string, std::string> query_parameters(const std::string& path, const std::string& method) const;
+
  private:
   std::vector<std::unique_ptr<json::Document>> documents_;
   std::map<std::string, const json::Value*> schemas_;
+  std::map<std::string, const json::Value*> paths_;
   friend struct SchemaWalk;
 };
 

@@ -116,6 +116,7 @@ class State {
   std::vector<std::string> answer_violations;  // the stand-in's answers that broke a schema
   std::string server_url;                      // https://127.0.0.1:PORT, once listening
   std::string ca_pem;
+  int pods_started = 0;  // numbers the pod IPs handed out
 
   Spawner& spawner() { return spawner_; }  // thread-safe
   std::atomic<bool> stopping{false};
