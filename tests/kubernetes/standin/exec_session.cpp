@@ -1,5 +1,6 @@
 #include "exec_session.hpp"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <boost/asio/posix/stream_descriptor.hpp>
@@ -8,6 +9,7 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/websocket.hpp>
 #include <boost/beast/websocket/ssl.hpp>
+#include <algorithm>
 #include <array>
 #include <deque>
 #include <mutex>
@@ -128,7 +130,9 @@ class Session : public std::enable_shared_from_this<Session> {
     spec.with_stdin = plan_.in;
     link_ = std::make_shared<ExecLink>();
     link_->drop = [mailbox = mailbox_] { mailbox->post([](Session& s) { s.drop_hard(); }); };
-    rt->second.exec_links.push_back(link_);
+    auto& links = rt->second.exec_links;
+    links.erase(std::remove_if(links.begin(), links.end(), [](const auto& l) { return l.expired(); }), links.end());
+    links.push_back(link_);
     if (State::take("*", state_.faults.exec_cut_times, "*")) {
       cut_after_ = state_.faults.exec_cut_after_bytes;
       cut_with_close_ = state_.faults.exec_cut_with_close_frame;

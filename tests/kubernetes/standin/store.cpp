@@ -2,6 +2,8 @@
 
 #include "object.hpp"
 
+#include <algorithm>
+
 namespace corral::kubernetes::standin {
 namespace {
 
@@ -53,10 +55,10 @@ ObjectPtr Store::remove(const ResourceType& type, const std::string& ns, const s
 }
 
 std::vector<Change> Store::changes_after(std::int64_t revision) const {
-  std::vector<Change> out;
-  for (const auto& c : history_)
-    if (c.revision > revision) out.push_back(c);
-  return out;
+  // The history is in revision order: only its tail after `revision` is copied.
+  auto first = std::upper_bound(history_.begin(), history_.end(), revision,
+                                [](std::int64_t r, const Change& c) { return r < c.revision; });
+  return std::vector<Change>(first, history_.end());
 }
 
 void Store::compact() {
