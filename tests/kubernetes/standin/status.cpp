@@ -58,12 +58,14 @@ const char* FieldError::cause_type() const {
   return "FieldValueInvalid";
 }
 
-std::string ApiError::json() const {
+std::string ApiError::json(bool type_meta) const {
   rapidjson::StringBuffer buffer;
   Writer w(buffer);
   w.StartObject();
-  json::write_string(w, "kind", "Status");
-  json::write_string(w, "apiVersion", "v1");
+  if (type_meta) {
+    json::write_string(w, "kind", "Status");
+    json::write_string(w, "apiVersion", "v1");
+  }
   w.Key("metadata");
   w.StartObject();
   w.EndObject();
@@ -83,8 +85,10 @@ std::string ApiError::json() const {
     }
     w.EndObject();
   }
-  w.Key("code");
-  w.Int(code);
+  if (code) {
+    w.Key("code");
+    w.Int(code);
+  }
   w.EndObject();
   return buffer.GetString();
 }
@@ -147,51 +151,18 @@ ApiError unsupported_media_type(const std::string& accepted) {
 }
 
 std::string exec_exit_status(int exit_code, const std::vector<std::string>& command) {
-  rapidjson::StringBuffer buffer;
-  Writer w(buffer);
-  w.StartObject();
-  w.Key("metadata");
-  w.StartObject();
-  w.EndObject();
-  if (exit_code == 0) {
-    json::write_string(w, "status", "Success");
-  } else {
-    // containerd's streaming exec reports "error executing command [argv], exit code N";
-    // the kubelet prefixes it.
-    std::string argv = "[";
-    for (size_t i = 0; i < command.size(); ++i) argv += (i ? " " : "") + command[i];
-    argv += "]";
-    json::write_string(w, "status", "Failure");
-    json::write_string(w, "message", "command terminated with non-zero exit code: error executing command " + argv +
-                                         ", exit code " + std::to_string(exit_code));
-    json::write_string(w, "reason", "NonZeroExitCode");
-    w.Key("details");
-    w.StartObject();
-    write_causes(w, {{"ExitCode", std::to_string(exit_code), ""}});
-    w.EndObject();
-  }
-  w.EndObject();
-  return buffer.GetString();
+  if (exit_code == 0) return R"({"metadata":{},"status":"Success"})";
+  // containerd's streaming exec reports "error executing command [argv], exit code N"; the
+  // kubelet prefixes it, and gives no code.
+  std::string argv;
+  for (const auto& arg : command) argv += (argv.empty() ? "" : " ") + arg;
+  ApiError e{0, "NonZeroExitCode",
+             "command terminated with non-zero exit code: error executing command [" + argv + "], exit code " +
+                 std::to_string(exit_code)};
+  e.causes.push_back({"ExitCode", std::to_string(exit_code), ""});
+  return e.json(false);
 }
 
-std::string exec_error_status(const std::string& message) {
-  rapidjson::StringBuffer buffer;
-  Writer w(buffer);
-  w.StartObject();
-  w.Key("metadata");
-  w.StartObject();
-  w.EndObject();
-  json::write_string(w, "status", "Failure");
-  json::write_string(w, "message", "Internal error occurred: " + message);
-  json::write_string(w, "reason", "InternalError");
-  w.Key("details");
-  w.StartObject();
-  write_causes(w, {{"", message, ""}});
-  w.EndObject();
-  w.Key("code");
-  w.Int(500);
-  w.EndObject();
-  return buffer.GetString();
-}
+std::string exec_error_status(const std::string& message) { return internal_error(message).json(false); }
 
 }  // namespace corral::kubernetes::standin

@@ -47,8 +47,9 @@ struct ApiError {
   std::vector<StatusCause> causes;
   int retry_after_seconds = 0;  // details.retryAfterSeconds and the Retry-After header
   bool has_details() const { return !name.empty() || !group.empty() || !kind.empty() || !causes.empty() || retry_after_seconds; }
-  // The Status JSON with kind and apiVersion, as every REST answer carries it.
-  std::string json() const;
+  // The Status JSON: with kind and apiVersion, as every REST answer carries it, or without
+  // (`type_meta` false), as the exec status channel carries it. A code of 0 is left out.
+  std::string json(bool type_meta = true) const;
 };
 
 ApiError not_found(const GroupResource& gr, const std::string& name);
