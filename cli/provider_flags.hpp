@@ -16,4 +16,8 @@ namespace corral::cli {
 StringMap take_provider_flags(std::vector<std::string>& args, const Registry& registry,
                               const std::vector<std::string>& reserved);
 
+// Throws the usage error for provider option flags given to `command`, which takes none,
+// naming the first of `flags`: what take_provider_flags took with `registry`, not empty.
+[[noreturn]] void refuse_provider_flags(const StringMap& flags, const Registry& registry, const std::string& command);
+
 }  // namespace corral::cli

@@ -1,28 +1,14 @@
 #include "base/hash.hpp"
 
 #include <nettle/sha2.h>
-#include <sys/random.h>
 
-#include <cerrno>
 #include <fstream>
 #include <vector>
 
+#include "corral/sdk/hex.hpp"
 #include "corral/types.hpp"
 
 namespace corral {
-namespace {
-
-std::string to_hex(const unsigned char* data, size_t len) {
-  static const char digits[] = "0123456789abcdef";
-  std::string out(len * 2, '0');
-  for (size_t i = 0; i < len; ++i) {
-    out[2 * i] = digits[data[i] >> 4];
-    out[2 * i + 1] = digits[data[i] & 0xf];
-  }
-  return out;
-}
-
-}  // namespace
 
 // nettle, not OpenSSL: libarchive loads nettle anyway, and libcrypto's thousands of
 // bind-now relocations were a large part of every corral command's start-up.
@@ -37,7 +23,7 @@ void Sha256::update(std::string_view data) {
 std::string Sha256::hex() {
   uint8_t digest[SHA256_DIGEST_SIZE];
   sha256_digest(static_cast<sha256_ctx*>(ctx_), sizeof digest, digest);
-  return to_hex(digest, sizeof digest);
+  return sdk::hex_encode(std::string_view(reinterpret_cast<const char*>(digest), sizeof digest));
 }
 
 std::string sha256_file(const std::filesystem::path& path) {
@@ -50,17 +36,6 @@ std::string sha256_file(const std::filesystem::path& path) {
     hasher.update(std::string_view(buffer.data(), static_cast<size_t>(in.gcount())));
   }
   return hasher.hex();
-}
-
-std::string random_hex(size_t bytes) {
-  std::vector<unsigned char> data(bytes);
-  for (size_t got = 0; got < bytes;) {
-    ssize_t n = ::getrandom(data.data() + got, bytes - got, 0);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) throw Error(ErrorCode::internal, "the system random generator failed");
-    got += static_cast<size_t>(n);
-  }
-  return to_hex(data.data(), bytes);
 }
 
 }  // namespace corral

@@ -5,6 +5,8 @@
 #include <string>
 #include <string_view>
 
+#include "corral/sdk/random.hpp"
+
 namespace corral {
 
 // Lower-case hex SHA-256 of a file's bytes; throws corral::Error when it cannot be read.
@@ -25,7 +27,7 @@ class Sha256 {
   void* ctx_;
 };
 
-// `bytes` random bytes from the OS, as lower-case hex.
-std::string random_hex(size_t bytes);
+// `bytes` random bytes from the OS, as lower-case hex: the SDK's, which plugins use too.
+using sdk::random_hex;
 
 }  // namespace corral

@@ -16,7 +16,8 @@
 #include "corral/sdk/process.hpp"
 #include "corral/wire.hpp"
 #include "base/hash.hpp"
-#include "lease/lease.hpp"
+#include "lease/fleet.hpp"
+#include "lease/run.hpp"
 #include "plugin_host/plugin_instance.hpp"
 #include "base/printable.hpp"
 #include "conformance/reach_target.hpp"
@@ -238,8 +239,8 @@ class Kit {
     CaptureUi ui(setup_.user);
     Watched watched(*this, ui);
     if (!spec.cancel_marker.empty()) ui.cancel_when_stdout_has(spec.cancel_marker);
-    Providers providers = kit_providers(ui);
-    LeaseContext ctx{setup_.claims, providers};
+    Providers providers = kit_providers();
+    LeaseContext ctx{setup_.claims, providers, ui};
     RunRequest request;
     request.choice = choice_;
     request.lease = spec.lease;
@@ -296,8 +297,8 @@ class Kit {
   auto with_session(Body body) {
     CaptureUi ui(setup_.user);
     Watched watched(*this, ui);
-    Providers providers = kit_providers(ui);
-    std::unique_ptr<ProviderSession> session = providers.open(choice_.provider, choice_);
+    Providers providers = kit_providers();
+    std::unique_ptr<ProviderSession> session = providers.open(choice_.provider, choice_, ui);
     return body(*session);
   }
 
@@ -306,8 +307,8 @@ class Kit {
   auto with_lease(const std::string& id, Lease::Access access, Body body) {
     CaptureUi ui(setup_.user);
     Watched watched(*this, ui);
-    Providers providers = kit_providers(ui);
-    LeaseContext ctx{setup_.claims, providers};
+    Providers providers = kit_providers();
+    LeaseContext ctx{setup_.claims, providers, ui};
     Lease lease = Lease::attach(ctx, id, choice_, access);
     return body(lease);
   }
@@ -363,8 +364,8 @@ class Kit {
  private:
   // The providers a check uses: the plugin in its helper process, so that whatever it
   // does costs a check, never the kit, and one that ignores a stop is killed soon.
-  Providers kit_providers(Ui& ui) const {
-    Providers providers(setup_.registry, setup_.config, ui, process_env);
+  Providers kit_providers() const {
+    Providers providers(setup_.registry, setup_.config, process_env);
     providers.isolate(kConformanceCancelGrace);
     return providers;
   }
@@ -650,9 +651,9 @@ class Checks {
       fail(fmt::format("the listed sandbox's {} label is {}, expected {}", wire::kLeaseLabel,
                        label(wire::kLeaseLabel).value_or("missing"), lease));
     // Without it, another machine's `stop --orphans` on the same account would take it
-    // for its own; only a provider on this machine may do without.
+    // for its own; only a provider whose sandboxes are all this machine's may do without.
     std::optional<std::string> host_label = label(wire::kHostLabel);
-    if (host_label ? *host_label != host : spec_.docs.location != "local")
+    if (host_label ? *host_label != host : !lists_only_this_host(spec_))
       fail(fmt::format("the listed sandbox's {} label is {}, expected this machine's {}", wire::kHostLabel,
                        host_label.value_or("missing"), host));
   }
@@ -922,11 +923,11 @@ ConformanceReport run_conformance(const ConformanceSetup& setup,
   ProviderSpec spec;
   {
     CaptureUi ui(setup.user);
-    Providers providers(setup.registry, setup.config, ui, process_env);
+    Providers providers(setup.registry, setup.config, process_env);
     providers.isolate(kConformanceCancelGrace);
     provider = providers.resolve(setup.choice);
     spec = providers.spec(provider);
-    providers.open(provider, setup.choice);  // refuses a broken plugin or bad settings up front
+    providers.open(provider, setup.choice, ui);  // refuses a broken plugin or bad settings up front
   }
   ConformanceReport report;
   report.provider = spec.name;

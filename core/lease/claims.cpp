@@ -10,12 +10,16 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <mutex>
+#include <set>
 
 #include "corral/json.hpp"
 #include "corral/sdk/fd_write.hpp"
 #include "corral/sdk/read_file.hpp"
 #include "base/hash.hpp"
 #include "base/paths.hpp"
+#include "lease/handle.hpp"
+#include "lease/slug.hpp"
 
 namespace fs = std::filesystem;
 
@@ -25,6 +29,38 @@ namespace {
 fs::path lock_path(const fs::path& dir, const std::string& lease_id) { return dir / (lease_id + ".lock"); }
 
 }  // namespace
+
+bool valid_lease_id(std::string_view id) {
+  return !id.empty() && id[0] != '.' && id.find_first_of("/\\") == std::string_view::npos;
+}
+
+// The slugs of leases being created through one store, whose claims are not written yet.
+struct ClaimStore::HeldSlugs {
+  std::mutex mutex;
+  std::set<std::string> slugs;
+};
+
+ClaimStore::ClaimStore(fs::path dir) : dir_(std::move(dir)), held_(std::make_shared<HeldSlugs>()) {}
+
+SlugHold ClaimStore::hold_new_slug() const {
+  std::vector<Claim> existing = all();
+  std::lock_guard guard(held_->mutex);
+  std::string slug = make_slug([&](const std::string& s) {
+    return held_->slugs.count(s) > 0 ||
+           std::any_of(existing.begin(), existing.end(), [&](const Claim& c) { return c.slug == s; });
+  });
+  held_->slugs.insert(slug);
+  return SlugHold(held_, std::move(slug));
+}
+
+SlugHold::SlugHold(std::shared_ptr<ClaimStore::HeldSlugs> held, std::string slug)
+    : held_(std::move(held)), slug_(std::move(slug)) {}
+
+SlugHold::~SlugHold() {
+  if (!held_) return;  // moved from
+  std::lock_guard guard(held_->mutex);
+  held_->slugs.erase(slug_);
+}
 
 LeaseLock& LeaseLock::operator=(LeaseLock&& other) noexcept {
   if (this != &other) {
@@ -89,7 +125,7 @@ ClaimStore ClaimStore::standard() { return ClaimStore(paths::state_dir() / "leas
 
 fs::path ClaimStore::path_of(const std::string& lease_id) const {
   // Lease ids are generated hex, but --id is user input: never let it name another path.
-  if (lease_id.empty() || lease_id.find_first_of("/\\") != std::string::npos || lease_id[0] == '.')
+  if (!valid_lease_id(lease_id))
     throw Error(ErrorCode::invalid_argument, fmt::format("'{}' is not a valid lease id", lease_id));
   return dir_ / (lease_id + ".json");
 }
@@ -144,7 +180,7 @@ std::optional<Claim> ClaimStore::read(const std::string& lease_id) const {
     return claim_from_json(*text, "lease claim " + p.string());
   } catch (const Error& e) {
     throw Error(ErrorCode::config, fmt::format("the lease claim {} is corrupt: {}", p.string(), e.what()),
-                fmt::format("`corral stop --id {}` removes it (and its sandbox, when its id can be read)", lease_id));
+                fmt::format("`{}` removes it (and its sandbox, when its id can be read)", cleanup_command("", lease_id)));
   }
 }
 
@@ -290,16 +326,16 @@ std::string ClaimStore::host_id() const {
 }
 
 Claim ClaimStore::resolve(const std::string& id) const {
-  if (id.find_first_of("/\\") == std::string::npos && !id.empty() && id[0] != '.')
+  if (valid_lease_id(id))
     if (auto c = read(id)) return *c;
   std::vector<Claim> matches;
   std::vector<Claim> claims = all();
   for (const Claim& c : claims)
     if (c.slug == id) matches.push_back(c);
-  if (matches.empty() && id.find_first_of("/\\") == std::string::npos && !id.empty() && id[0] != '.')
+  if (matches.empty() && valid_lease_id(id))
     if (auto f = inspect(id); f && !f->claim)
       throw Error(ErrorCode::config, fmt::format("the lease claim of '{}' is corrupt: {}", id, f->problem),
-                  fmt::format("`corral stop --id {}` removes it (and its sandbox, when its id can be read)", id));
+                  fmt::format("`{}` removes it (and its sandbox, when its id can be read)", cleanup_command("", id)));
   if (matches.size() == 1) return matches.front();
   if (matches.size() > 1)
     throw Error(ErrorCode::invalid_argument, fmt::format("'{}' names {} leases", id, matches.size()),

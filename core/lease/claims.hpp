@@ -1,12 +1,22 @@
 // Lease claims: the local record that a sandbox belongs to this user, written before
 // anything else is done with the sandbox, so nothing corral creates is ever untracked.
 // Files are written atomically (temp, fsync, rename) with mode 0600, under a lock.
+//
+// Threads and processes: the claim files are the shared state, so every ClaimStore
+// method may be called from several threads at once, and by several corral processes on
+// one folder (a fan-out's shards share one store; two terminals share the folder). Writes
+// are atomic renames, so a reader sees a whole claim or none; who may change a lease is
+// decided by its lock (lock()), which excludes other threads of this process as much as
+// other processes. Errors are corral::Error, as each method says; every method that takes
+// a lease id throws invalid-argument for one valid_lease_id() refuses.
 #pragma once
 
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "corral/json.hpp"
@@ -17,6 +27,10 @@ namespace corral {
 
 using sdk::Durability;
 using sdk::write_file_atomically;
+
+// True when `id` may name a lease's files: not empty, no path separator, not hidden
+// (so never "." or ".."). Lease ids corral makes are hex; --id is user input.
+bool valid_lease_id(std::string_view id);
 
 struct Claim {
   std::string lease_id;
@@ -32,7 +46,7 @@ struct Claim {
 };
 
 // An exclusive lock on one lease, held while a process works with it. Released on
-// destruction (and by the kernel if the process dies).
+// destruction (and by the kernel if the process dies). Owned by one thread at a time.
 class LeaseLock {
  public:
   LeaseLock() = default;
@@ -56,9 +70,11 @@ struct ClaimFile {
   std::string sandbox_id;     // likewise
 };
 
+class SlugHold;
+
 class ClaimStore {
  public:
-  explicit ClaimStore(std::filesystem::path dir) : dir_(std::move(dir)) {}
+  explicit ClaimStore(std::filesystem::path dir);
   // $XDG_STATE_HOME/corral/leases.
   static ClaimStore standard();
   const std::filesystem::path& dir() const { return dir_; }
@@ -66,7 +82,8 @@ class ClaimStore {
   // Writes `claim` atomically with mode 0600; throws corral::Error on failure, leaving
   // any previous version intact. Durable across a power loss unless told otherwise.
   void write(const Claim& claim, Durability durability = Durability::power_loss) const;
-  // The claim with this lease id, or nullopt. A corrupt file throws invalid-argument.
+  // The claim with this lease id, or nullopt. A corrupt file throws config, naming the
+  // file and how to remove it.
   std::optional<Claim> read(const std::string& lease_id) const;
   // Every readable claim, sorted by creation time; unreadable files are skipped.
   std::vector<Claim> all() const;
@@ -94,19 +111,46 @@ class ClaimStore {
   // The claim whose lease id or slug is `id`; throws not-found (listing what exists).
   Claim resolve(const std::string& id) const;
 
-  // Takes the lease's lock; when another process holds it, calls `on_wait` once and waits,
-  // throwing cancelled as soon as `cancelled` says so (Ctrl-C must not hang on a lock).
+  // Takes the lease's lock; when another process (or thread) holds it, calls `on_wait`
+  // once and waits, throwing cancelled as soon as `cancelled` says so (Ctrl-C must not hang
+  // on a lock). The callbacks run on the calling thread.
   LeaseLock lock(const std::string& lease_id, const std::function<void()>& on_wait = {},
                  const std::function<bool()>& cancelled = {}) const;
   // Takes the lock only if free.
   std::optional<LeaseLock> try_lock(const std::string& lease_id) const;
-  // True when another process holds the lease's lock right now.
+  // True when another process (or another lock taken in this one) holds the lease's lock
+  // right now.
   bool in_use(const std::string& lease_id) const;
 
+  // A slug for a new lease: none of the claims has it, nor any lease being created through
+  // this store (or a copy of it) by another thread, whose claim is not written yet. Held
+  // until the returned SlugHold is destroyed, which must be after the claim is written.
+  // Two corral processes may still pick one slug (resolve() then asks for the lease id).
+  SlugHold hold_new_slug() const;
+
  private:
+  struct HeldSlugs;
+  friend class SlugHold;
   std::filesystem::path path_of(const std::string& lease_id) const;
   void ensure_dir() const;
   std::filesystem::path dir_;
+  std::shared_ptr<HeldSlugs> held_;  // shared by copies: they name the same folder
+};
+
+// A slug held for a lease being created (ClaimStore::hold_new_slug); let go on destruction.
+// Owned by the creating thread.
+class SlugHold {
+ public:
+  ~SlugHold();
+  SlugHold(SlugHold&& other) noexcept = default;  // the moved-from one holds nothing
+  SlugHold& operator=(SlugHold&&) = delete;
+  const std::string& slug() const { return slug_; }
+
+ private:
+  friend class ClaimStore;
+  SlugHold(std::shared_ptr<ClaimStore::HeldSlugs> held, std::string slug);
+  std::shared_ptr<ClaimStore::HeldSlugs> held_;
+  std::string slug_;
 };
 
 std::string claim_to_json(const Claim& claim);

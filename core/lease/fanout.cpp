@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
 #include <memory>
 #include <semaphore>
 #include <thread>
@@ -24,20 +25,51 @@ std::string substitute(const std::string& text, int index, int count) {
   return replace_all(replace_all(text, "{shard}", std::to_string(index)), "{shards}", std::to_string(count));
 }
 
-// Runs shard `index`: its own command and environment, the shared workspace, its own Ui.
-ShardOutcome run_shard(LeaseContext& ctx, const FanoutRequest& request, int index,
-                       const std::shared_ptr<const SharedWorkspace>& shared, ShardTerminal& terminal) {
+// One of a fan-out's --max-parallel slots, held by a shard while it acquires its sandbox;
+// waiting for one gives way to Ctrl-C and to the fan-out stopping.
+class CreationSlot {
+ public:
+  CreationSlot(std::counting_semaphore<kMaxShards>& slots, Ui& ui) : slots_(slots) {
+    while (!slots_.try_acquire_for(std::chrono::milliseconds(50)))
+      if (ui.cancelled()) throw Error(ErrorCode::cancelled, "interrupted before the sandbox was created");
+    // The fan-out may have stopped while this shard waited: create nothing more then.
+    if (ui.cancelled()) {
+      slots_.release();
+      throw Error(ErrorCode::cancelled, "interrupted before the sandbox was created");
+    }
+  }
+  ~CreationSlot() { slots_.release(); }
+  CreationSlot(const CreationSlot&) = delete;
+  CreationSlot& operator=(const CreationSlot&) = delete;
+
+ private:
+  std::counting_semaphore<kMaxShards>& slots_;
+};
+
+// What shard `index` runs: its own command, its variables, its own download folder.
+RunRequest shard_request(const FanoutRequest& request, int index) {
   RunRequest shard = request.run;
   shard.command = shard_command(request.run.command, index, request.shards);
-  shard.extra_env["CORRAL_SHARD_INDEX"] = std::to_string(index);
-  shard.extra_env["CORRAL_SHARD_COUNT"] = std::to_string(request.shards);
+  shard.command.env["CORRAL_SHARD_INDEX"] = std::to_string(index);
+  shard.command.env["CORRAL_SHARD_COUNT"] = std::to_string(request.shards);
   if (!request.run.downloads.dir.empty())
     shard.downloads.dir = request.run.downloads.dir / fmt::format("shard-{}", index);
-  shard.shared_workspace = shared;
   if (request.on_acquired) shard.on_acquired = [&request, index](const SessionHandle& h) { request.on_acquired(index, h); };
+  return shard;
+}
+
+// Runs shard `index` through the run's phases, in `ctx` (its own Ui), on the shared
+// workspace, acquiring its sandbox in one of the fan-out's creation slots.
+ShardOutcome run_shard(LeaseContext& ctx, const FanoutRequest& request, int index, const SharedWorkspace& shared,
+                       std::counting_semaphore<kMaxShards>& slots, ShardTerminal& terminal) {
+  const RunRequest shard = shard_request(request, index);
+  RunPhases run(ctx, shard);
   ShardOutcome out;
   try {
-    out.result = run(ctx, shard);
+    run.prepare(&shared);
+    CreationSlot slot(slots, ctx.ui);
+    run.acquire();
+    out.started = true;
   } catch (const Error& e) {  // refused or interrupted before a sandbox existed
     out.result.error = e;
     out.result.exit_code = e.exit_code();
@@ -45,7 +77,12 @@ ShardOutcome run_shard(LeaseContext& ctx, const FanoutRequest& request, int inde
     out.result.error = Error(ErrorCode::internal, e.what());
     out.result.exit_code = kExitInternal;
   }
-  out.started = out.result.handle.has_value();
+  if (out.started) {
+    run.sync();
+    run.exec();
+    run.download();
+    out.result = run.cleanup();
+  }
   const bool failed = out.result.exit_code != 0;
   out.stopped = failed && terminal.stop.load() && out.result.error && out.result.error->code() == ErrorCode::cancelled;
   // A shard without a sandbox leaves the split suite incomplete: stop the rest at once.
@@ -81,22 +118,22 @@ void check_fanout(LeaseContext& ctx, const FanoutRequest& request) {
 
 FanoutResult run_fanout(LeaseContext& ctx, const FanoutRequest& request) {
   check_fanout(ctx, request);
-  Ui& ui = ctx.ui();
+  Ui& ui = ctx.ui;
   auto cancelled = [&] { return ui.cancelled(); };
   const int n = request.shards;
 
   // Refused once here rather than once per shard: the plugin and its options, --env.
   bool archive_sync = false;
   {
-    auto session = ctx.providers.open(ctx.providers.resolve(request.run.choice), request.run.choice);
+    auto session = ctx.providers.open(ctx.providers.resolve(request.run.choice), request.run.choice, ui);
     archive_sync = session->has(Feature::archive_sync);
   }
   ctx.providers.forwarded_env(request.run.env_names);
-  auto shared = std::make_shared<SharedWorkspace>();
-  shared->workspace = scan_workspace(request.run.cwd, cancelled, [&](const std::string& m) { ctx.ui().warn(m); });
+  SharedWorkspace shared;
+  shared.workspace = scan_workspace(request.run.cwd, cancelled, [&](const std::string& m) { ui.warn(m); });
   if (archive_sync) {
-    check_workspace_size(shared->workspace, request.run.max_workspace);
-    shared->archive = pack_archive(shared->workspace, ui, cancelled);
+    check_workspace_size(shared.workspace, request.run.max_workspace);
+    shared.archive = pack_archive(shared.workspace, ui, cancelled);
   }
   if (!request.output_dir.empty()) {
     std::error_code ec;
@@ -109,13 +146,12 @@ FanoutResult run_fanout(LeaseContext& ctx, const FanoutRequest& request) {
 
   ShardTerminal terminal(ui);
   std::vector<std::unique_ptr<ShardUi>> uis;
-  std::vector<std::unique_ptr<Providers>> providers;
-  std::vector<std::unique_ptr<LeaseContext>> contexts;
-  std::counting_semaphore<kMaxShards> creations(request.max_parallel);
+  std::vector<LeaseContext> contexts;  // shard i's: the shared claims and providers, its own Ui
+  std::counting_semaphore<kMaxShards> slots(request.max_parallel);
+  contexts.reserve(static_cast<size_t>(n));  // a shard's leases keep a pointer to its context
   for (int i = 0; i < n; ++i) {
     uis.push_back(std::make_unique<ShardUi>(terminal, i, n, request.output_dir));
-    providers.push_back(std::make_unique<Providers>(ctx.providers.with_ui(*uis.back())));
-    contexts.push_back(std::make_unique<LeaseContext>(LeaseContext{ctx.claims, *providers.back(), &creations}));
+    contexts.push_back(LeaseContext{ctx.claims, ctx.providers, *uis.back()});
   }
   if (ui.cancelled()) throw Error(ErrorCode::cancelled, "interrupted before anything was created");
   ui.info(fmt::format("running {} shards, creating up to {} sandboxes at once", n, request.max_parallel));
@@ -126,7 +162,7 @@ FanoutResult run_fanout(LeaseContext& ctx, const FanoutRequest& request) {
   for (int i = 0; i < n; ++i) {
     try {
       threads.emplace_back([&, i] {
-        result.shards[i] = run_shard(*contexts[i], request, i, shared, terminal);
+        result.shards[i] = run_shard(contexts[i], request, i, shared, slots, terminal);
         uis[i]->flush();
       });
     } catch (const std::system_error& e) {  // no thread for this shard: it and the rest cannot run

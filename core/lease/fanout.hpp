@@ -2,8 +2,14 @@
 // once, so a test runner splits its suite. Shard i sees CORRAL_SHARD_INDEX=i (0-based) and
 // CORRAL_SHARD_COUNT=N, and "{shard}" / "{shards}" in its command are replaced by them.
 // The workspace is scanned and packed once and the same archive uploaded to every shard.
-// Each shard is a run() (lease.hpp) in its own thread, under the run contract: keep rules
-// per shard, a handle per shard once it has a sandbox, and nothing left behind otherwise.
+// Each shard runs the run's phases (run.hpp) in its own thread, under the run contract:
+// keep rules per shard, a handle per shard once it has a sandbox, and nothing left behind
+// otherwise. At most --max-parallel shards acquire a sandbox at once.
+//
+// Threads: run_fanout() is called from one thread and starts one thread per shard, which
+// share the context's claims and providers (whose registry it loads first) and each report
+// to a ShardUi of their own over the caller's Ui (shard_ui.hpp); it returns once every
+// shard's thread has ended. The other functions start no thread.
 //
 // Stopping: Ctrl-C stops every shard. A shard that cannot get a sandbox (quota, say) stops
 // the whole fan-out: a split suite with a missing part is no result, and sandboxes already
@@ -16,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "lease/lease.hpp"
+#include "lease/run.hpp"
 
 namespace corral {
 
@@ -29,7 +35,8 @@ struct FanoutRequest {
   int max_parallel = kDefaultMaxParallel;  // sandboxes being created at once
   bool fail_fast = false;
   std::filesystem::path output_dir;  // --shard-output: one file per shard and stream; empty = prefixed lines
-  // RunRequest::on_acquired for shard `index`; called from the shards' threads at once.
+  // RunRequest::on_acquired for shard `index`; called from the shards' threads, several at
+  // once: it must be safe so, and must not throw.
   std::function<void(int index, const SessionHandle&)> on_acquired;
 };
 
@@ -49,7 +56,9 @@ struct FanoutResult {
 // Refuses, before anything is created, a fan-out that cannot run: N outside 1..64, a
 // --max-parallel below 1, reuse of a lease (--id), a provider without run-session.
 void check_fanout(LeaseContext& ctx, const FanoutRequest& request);
-// Runs the fan-out; after check_fanout() and the workspace scan it never throws.
+// Runs the fan-out; after check_fanout() and the workspace scan it never throws. Before
+// them it throws as run() does before anything was created. The shards' threads call
+// `ctx.ui`'s cancelled() at once, and its other methods one at a time (shard_ui.hpp).
 FanoutResult run_fanout(LeaseContext& ctx, const FanoutRequest& request);
 // `command` for shard `index` of `count`: "{shard}" and "{shards}" replaced in every argv
 // word and in the shell text.

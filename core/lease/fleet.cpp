@@ -10,18 +10,14 @@
 namespace corral {
 namespace {
 
-bool valid_lease_id(const std::string& id) {
-  return !id.empty() && id[0] != '.' && id.find_first_of("/\\") == std::string::npos;
-}
-
 // Destroys the sandbox a corrupt claim names (when it can be read) and removes the file.
 StopOutcome remove_corrupt(LeaseContext& ctx, const ClaimFile& file) {
   StopOutcome out{fmt::format("corrupt lease {}", file.lease_id), std::nullopt};
   try {
     // Locked first, like every lease step: two corrals removing it must not both act.
-    LeaseLock lock = ctx.claims.lock(file.lease_id, {}, [&] { return ctx.ui().cancelled(); });
+    LeaseLock lock = ctx.claims.lock(file.lease_id, {}, [&] { return ctx.ui.cancelled(); });
     if (!file.provider.empty() && !file.sandbox_id.empty()) {
-      auto session = ctx.providers.open(file.provider, {});
+      auto session = ctx.providers.open(file.provider, {}, ctx.ui);
       Sandbox sandbox;
       sandbox.id = file.sandbox_id;
       try {
@@ -31,7 +27,7 @@ StopOutcome remove_corrupt(LeaseContext& ctx, const ClaimFile& file) {
       }
       out.what += fmt::format(" (sandbox {} at {})", file.sandbox_id, file.provider);
     } else {
-      ctx.ui().warn(fmt::format("lease claim {} names no readable sandbox; removing the file only", file.lease_id));
+      ctx.ui.warn(fmt::format("lease claim {} names no readable sandbox; removing the file only", file.lease_id));
     }
     ctx.claims.remove(file.lease_id);
   } catch (const Error& e) {
@@ -51,6 +47,11 @@ StopOutcome stop_claim(LeaseContext& ctx, const Claim& claim, const ProviderChoi
 }
 
 }  // namespace
+
+bool lists_only_this_host(const ProviderSpec& spec) {
+  return std::none_of(spec.options.begin(), spec.options.end(),
+                      [](const OptionSpec& o) { return o.type == "url" || o.type == "host"; });
+}
 
 std::string_view to_string(LeaseState state) {
   switch (state) {
@@ -72,6 +73,8 @@ std::string_view to_string(RemoteOwner owner) {
   }
   return "?";
 }
+
+bool is_foreign(RemoteOwner owner) { return owner == RemoteOwner::other_host || owner == RemoteOwner::unknown_host; }
 
 std::vector<LeaseRow> list_leases(const ClaimStore& claims) {
   std::vector<LeaseRow> rows;
@@ -99,8 +102,7 @@ std::vector<RemoteRow> list_remote(LeaseContext& ctx, ProviderSession& session) 
   for (const ClaimFile& f : ctx.claims.scan())
     if (!f.sandbox_id.empty() && f.provider == session.spec().name) claimed.insert(f.sandbox_id);
   const std::string host = ctx.claims.host_id();
-  // A provider on this machine only ever holds this machine's sandboxes.
-  const bool local_provider = session.spec().docs.location == "local";
+  const bool only_this_host = lists_only_this_host(session.spec());
   std::vector<RemoteRow> rows;
   for (Sandbox& s : sandboxes) {
     RemoteRow row;
@@ -110,7 +112,7 @@ std::vector<RemoteRow> list_remote(LeaseContext& ctx, ProviderSession& session) 
     else if (lease != s.labels.end() && valid_lease_id(lease->second) && ctx.claims.in_use(lease->second))
       row.owner = RemoteOwner::in_use;
     else if (label != s.labels.end()) row.owner = label->second == host ? RemoteOwner::orphan : RemoteOwner::other_host;
-    else row.owner = local_provider ? RemoteOwner::orphan : RemoteOwner::unknown_host;
+    else row.owner = only_this_host ? RemoteOwner::orphan : RemoteOwner::unknown_host;
     row.sandbox = std::move(s);
     rows.push_back(std::move(row));
   }
@@ -148,16 +150,15 @@ std::vector<StopOutcome> stop_orphans(LeaseContext& ctx, const ProviderChoice& c
     out.what = "abandoned lease " + out.what;
     outcomes.push_back(std::move(out));
   }
-  auto session = ctx.providers.open(provider, choice);
+  auto session = ctx.providers.open(provider, choice, ctx.ui);
   if (!session->spec().features.has(Feature::cleanup)) {
     if (!choice.provider.empty()) Providers::require(session->spec(), Feature::cleanup, "stop --orphans");
-    ctx.ui().info(fmt::format("provider '{}' cannot list its sandboxes; only abandoned leases were checked", name));
+    ctx.ui.info(fmt::format("provider '{}' cannot list its sandboxes; only abandoned leases were checked", name));
     return outcomes;
   }
   for (const RemoteRow& row : list_remote(ctx, *session)) {
     bool ours = row.owner == RemoteOwner::orphan;
-    bool foreign = row.owner == RemoteOwner::other_host || row.owner == RemoteOwner::unknown_host;
-    if (!ours && !(foreign && scope.all_hosts)) continue;
+    if (!ours && !(is_foreign(row.owner) && scope.all_hosts)) continue;
     StopOutcome out{fmt::format("orphan sandbox {} at {}", row.sandbox.id, name), std::nullopt};
     try {
       session->destroy(row.sandbox);

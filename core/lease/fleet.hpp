@@ -3,6 +3,12 @@
 // sandbox is this machine's when its host label says so, a lease is in use while a
 // corral holds its lock, and a lease nobody holds that was never kept was abandoned by
 // a corral that died or whose destroy failed.
+//
+// Threads: each function runs on its caller's thread and reports to `ctx.ui`; several may
+// run at once (here or in other corral processes) on one claims folder: a lease is acted
+// on only under its lock, and a lease being created holds its lock before its sandbox
+// exists, so a listing never takes it for an orphan. Errors: the listing functions throw
+// the provider's or the claims' error; the stop functions report each lease's outcome.
 #pragma once
 
 #include <optional>
@@ -37,6 +43,17 @@ enum class RemoteOwner {
   unknown_host,  // carries no host label (made by an older corral)
 };
 std::string_view to_string(RemoteOwner owner);
+// True for a sandbox another machine's corral made, or one that does not say which made it:
+// only `--all-hosts` shows or stops those.
+bool is_foreign(RemoteOwner owner);
+
+// True when every sandbox `spec`'s provider lists is this machine's, labelled or not, so
+// one without a host label (sbx names carry none) is this host's orphan rather than an
+// unknown host's. A provider reaches another machine only at a destination its options
+// name, typed url or host (the types core holds trusted, so no checkout can redirect
+// them); a provider with no such option works here alone: its processes, its folders,
+// its local daemon.
+bool lists_only_this_host(const ProviderSpec& spec);
 
 struct RemoteRow {
   Sandbox sandbox;
@@ -55,7 +72,7 @@ struct StopOutcome {
 // when its id can be read); one outcome per lease.
 std::vector<StopOutcome> stop_all(LeaseContext& ctx);
 // Stops lease `id` (lease id or slug); a corrupt claim is removed, destroying its
-// sandbox when its id can be read. Returns what was stopped.
+// sandbox when its id can be read. Returns what was stopped; throws why it could not.
 StopOutcome stop_lease(LeaseContext& ctx, const std::string& id, const ProviderChoice& choice);
 
 struct OrphanScope {

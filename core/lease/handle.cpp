@@ -7,7 +7,9 @@
 namespace corral {
 
 std::string cleanup_command(const std::string& provider, const std::string& lease_id) {
-  return "corral stop --provider " + sdk::shell_quote(provider) + " --id " + sdk::shell_quote(lease_id);
+  std::string command = "corral stop";
+  if (!provider.empty()) command += " --provider " + sdk::shell_quote(provider);
+  return command + " --id " + sdk::shell_quote(lease_id);
 }
 
 SessionHandle handle_for(const Claim& claim) {

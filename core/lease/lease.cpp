@@ -3,17 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <chrono>
-#include <mutex>
-#include <set>
 
 #include "base/sizes.hpp"
 #include "corral/wire.hpp"
 #include "workspace/downloads.hpp"
 #include "base/hash.hpp"
-#include "lease/network_policy.hpp"
 #include "base/paths.hpp"
-#include "lease/slug.hpp"
 #include "workspace/staging.hpp"
 
 namespace fs = std::filesystem;
@@ -21,31 +16,11 @@ namespace fs = std::filesystem;
 namespace corral {
 namespace {
 
-class PhaseClock {
- public:
-  // Ends the current phase (if any) and starts `phase`.
-  void start(std::string phase, std::vector<PhaseTiming>& into) {
-    stop(into);
-    phase_ = std::move(phase);
-    started_ = std::chrono::steady_clock::now();
-  }
-  void stop(std::vector<PhaseTiming>& into) {
-    if (phase_.empty()) return;
-    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started_);
-    into.push_back({phase_, ms.count()});
-    phase_.clear();
-  }
-
- private:
-  std::string phase_;
-  std::chrono::steady_clock::time_point started_;
-};
-
 // The lease's lock, waiting (and saying so) while another corral holds it.
 LeaseLock lock_lease(LeaseContext& ctx, const Claim& claim) {
   return ctx.claims.lock(
-      claim.lease_id, [&] { ctx.ui().note(fmt::format("waiting for lease {}: another corral is using it", claim.slug)); },
-      [&] { return ctx.ui().cancelled(); });
+      claim.lease_id, [&] { ctx.ui.note(fmt::format("waiting for lease {}: another corral is using it", claim.slug)); },
+      [&] { return ctx.ui.cancelled(); });
 }
 
 // The paths of the workspace, sorted as the scan sorted them.
@@ -70,83 +45,6 @@ std::vector<std::string> removed_paths(std::vector<std::string> previous, const 
   return removed;
 }
 
-// The policy a new sandbox of `spec` gets (flag, configs), refused here when the
-// provider cannot enforce it.
-NetworkPolicy network_policy_for(LeaseContext& ctx, const ProviderSpec& spec,
-                                 const std::optional<NetworkPolicy>& flag) {
-  NetworkPolicy policy = choose_network_policy(flag, spec, ctx.providers.config(), ctx.ui());
-  require_network_policy(spec, policy, ctx.providers.registry());
-  return policy;
-}
-
-// A sandbox's policy was fixed when it was made: a --network that differs (other than
-// in the order of its allow list) is refused rather than silently not applied.
-void check_reused_network(const Claim& claim, const std::optional<NetworkPolicy>& flag) {
-  if (!flag || (network_within(*flag, claim.network) && network_within(claim.network, *flag))) return;
-  throw Error(ErrorCode::invalid_argument,
-              fmt::format("lease '{}' was created with --network {}, not {}: a sandbox's network policy is fixed "
-                          "when it is created",
-                          claim.slug, to_string(claim.network), to_string(*flag)),
-              fmt::format("drop --network to reuse it as it is, or start a new sandbox with --network {} "
-                          "(without --id)",
-                          to_string(*flag)));
-}
-// Slugs chosen by creations still under way in this process (a fan-out creates several
-// at once): their claims are not written yet, so ClaimStore::all() cannot see them.
-std::mutex g_pending_mutex;
-std::set<std::string> g_pending_slugs;
-
-// A slug reserved among this process's pending creations until the claim is written.
-class PendingSlug {
- public:
-  explicit PendingSlug(const std::vector<Claim>& existing) {
-    std::lock_guard guard(g_pending_mutex);
-    slug_ = make_slug([&](const std::string& s) {
-      return g_pending_slugs.count(s) > 0 ||
-             std::any_of(existing.begin(), existing.end(), [&](const Claim& c) { return c.slug == s; });
-    });
-    g_pending_slugs.insert(slug_);
-  }
-  ~PendingSlug() {
-    std::lock_guard guard(g_pending_mutex);
-    g_pending_slugs.erase(slug_);
-  }
-  PendingSlug(const PendingSlug&) = delete;
-  PendingSlug& operator=(const PendingSlug&) = delete;
-  const std::string& slug() const { return slug_; }
-
- private:
-  std::string slug_;
-};
-
-// One of a fan-out's --max-parallel creation slots, held while a sandbox is being created;
-// waiting for one gives way to Ctrl-C and fail-fast.
-class CreationSlot {
- public:
-  CreationSlot(LeaseContext& ctx) : slots_(ctx.creations) {
-    if (!slots_) return;
-    while (!slots_->try_acquire_for(std::chrono::milliseconds(50)))
-      if (ctx.ui().cancelled()) {
-        slots_ = nullptr;
-        throw Error(ErrorCode::cancelled, "interrupted before the sandbox was created");
-      }
-    // The fan-out may have stopped while this shard waited: create nothing more then.
-    if (ctx.ui().cancelled()) {
-      slots_->release();
-      slots_ = nullptr;
-      throw Error(ErrorCode::cancelled, "interrupted before the sandbox was created");
-    }
-  }
-  ~CreationSlot() {
-    if (slots_) slots_->release();
-  }
-  CreationSlot(const CreationSlot&) = delete;
-  CreationSlot& operator=(const CreationSlot&) = delete;
-
- private:
-  std::counting_semaphore<64>* slots_;
-};
-
 }  // namespace
 
 Lease::Lease(LeaseContext& ctx, Claim claim, std::unique_ptr<ProviderSession> session, LeaseLock lock, bool reused)
@@ -157,11 +55,10 @@ Lease::~Lease() = default;
 
 Lease Lease::create(LeaseContext& ctx, std::unique_ptr<ProviderSession> session, const std::string& workspace_root,
                     const NetworkPolicy& network) {
-  std::vector<Claim> existing = ctx.claims.all();
   Claim claim;
   claim.lease_id = random_hex(6);
-  PendingSlug pending(existing);
-  claim.slug = pending.slug();
+  SlugHold slug = ctx.claims.hold_new_slug();  // until the claim is written
+  claim.slug = slug.slug();
   claim.provider = session->spec().name;
   claim.workspace = workspace_root;
   claim.created_at = now_rfc3339();
@@ -171,8 +68,7 @@ Lease Lease::create(LeaseContext& ctx, std::unique_ptr<ProviderSession> session,
   LeaseLock lock = ctx.claims.lock(claim.lease_id);
   Sandbox sandbox;
   try {
-    CreationSlot slot(ctx);
-    ctx.ui().progress(fmt::format("creating a {} sandbox", claim.provider));
+    ctx.ui.progress(fmt::format("creating a {} sandbox", claim.provider));
     sandbox = session->create(
         {claim.lease_id, claim.slug, wire::owner_labels(claim.lease_id, claim.slug, ctx.claims.host_id()),
          workspace_root, network});
@@ -189,7 +85,7 @@ Lease Lease::create(LeaseContext& ctx, std::unique_ptr<ProviderSession> session,
     try {
       session->destroy(sandbox);
     } catch (const Error& destroy_error) {
-      ctx.ui().warn(fmt::format("could not remove sandbox {} after its claim failed: {}", sandbox.id,
+      ctx.ui.warn(fmt::format("could not remove sandbox {} after its claim failed: {}", sandbox.id,
                                 destroy_error.what()));
     }
     ctx.claims.remove(claim.lease_id);
@@ -222,7 +118,7 @@ Lease Lease::attach(LeaseContext& ctx, const Claim& claim, const ProviderChoice&
     }
     current = std::move(*fresh);
   }
-  auto session = ctx.providers.open(current.provider, choice);
+  auto session = ctx.providers.open(current.provider, choice, ctx.ui);
   return Lease(ctx, std::move(current), std::move(session), std::move(lock), /*reused=*/true);
 }
 
@@ -277,7 +173,7 @@ void Lease::confirming_gone(const std::function<void()>& step) {
 
 void Lease::sync(const Workspace& ws, const std::function<bool()>& cancelled, const PackedArchive* packed) {
   if (!spec().features.has(Feature::archive_sync)) return;  // a mounted tree is always current
-  Ui& ui = ctx_->ui();
+  Ui& ui = ctx_->ui;
   if (reused_ && claim_.fingerprint == ws.fingerprint) {
     ui.info("workspace unchanged since the last sync; not uploading");
     return;
@@ -308,7 +204,7 @@ void Lease::sync(const Workspace& ws, const std::function<bool()>& cancelled, co
 
 int Lease::exec(const Command& command) {
   const Sandbox& sandbox = live();
-  ctx_->ui().progress("");
+  ctx_->ui.progress("");
   int exit_code = 0;
   confirming_gone([&] { exit_code = session_->exec(sandbox, command); });
   return exit_code;
@@ -318,7 +214,7 @@ DownloadSummary Lease::download(const DownloadOptions& options, const std::strin
                                 const std::function<bool()>& cancelled) {
   DownloadSummary summary;
   summary.dir = dir.path().string();
-  Ui& ui = ctx_->ui();
+  Ui& ui = ctx_->ui;
   try {
     check_download_folder(dir);
     StagedArchive archive(paths::state_dir() / "tmp");
@@ -382,159 +278,6 @@ SessionHandle Lease::handle() const {
   SessionHandle h = handle_for(claim_);
   h.reused = reused_;
   return h;
-}
-
-RunResult run(LeaseContext& ctx, const RunRequest& request) {
-  RunResult result;
-  std::vector<PhaseTiming> timings;
-  PhaseClock clock;
-  clock.start("prepare", timings);
-  Ui& ui = ctx.ui();
-  auto cancelled = [&] { return ui.cancelled(); };
-  auto warn = [&](const std::string& message) { ui.warn(message); };
-
-  // Everything that can be refused is refused here, before anything is created.
-  std::optional<Lease> reused;
-  std::unique_ptr<ProviderSession> session;
-  if (!request.lease.empty()) {
-    reused.emplace(Lease::attach(ctx, request.lease, request.choice, Lease::Access::exclusive));
-  } else {
-    session = ctx.providers.open(ctx.providers.resolve(request.choice), request.choice);
-  }
-  const ProviderSpec& spec = reused ? reused->spec() : session->spec();
-  if (request.keep) Providers::require(spec, Feature::run_session, "--keep");
-  if (request.keep_on_failure) Providers::require(spec, Feature::run_session, "--keep-on-failure");
-  if (reused) Providers::require(spec, Feature::run_session, "--id");
-  if (request.downloads.wanted()) {
-    Providers::require(spec, Feature::run_downloads, "--download");
-    check_download_patterns(request.downloads.patterns);
-  }
-  const NetworkPolicy network = reused ? reused->claim().network : network_policy_for(ctx, spec, request.network);
-  if (reused) check_reused_network(reused->claim(), request.network);
-  Command command = request.command;
-  command.env = ctx.providers.forwarded_env(request.env_names);
-  for (const auto& [name, value] : request.extra_env) command.env[name] = value;
-
-  Workspace ws =
-      request.shared_workspace ? request.shared_workspace->workspace : scan_workspace(request.cwd, cancelled, warn);
-  command.cwd = ws.subdir;
-  if (spec.features.has(Feature::archive_sync)) check_workspace_size(ws, request.max_workspace);
-  if (request.downloads.wanted())
-    check_download_folder(download_folder(ws.root, request.cwd, request.downloads.dir,
-                                          reused ? reused->claim().lease_id : std::string()));
-  // A mounted tree cannot be swapped: running from another checkout would silently use
-  // the old one (an uploading provider simply syncs the new tree).
-  if (reused && spec.features.has(Feature::workspace_mount) && !reused->claim().workspace.empty() &&
-      reused->claim().workspace != ws.root.string())
-    throw Error(ErrorCode::invalid_argument,
-                fmt::format("lease '{}' mounts {}, not this working tree ({})", reused->claim().slug,
-                            reused->claim().workspace, ws.root.string()),
-                fmt::format("run from {}, or start a new sandbox without --id", reused->claim().workspace));
-  if (ui.cancelled()) throw Error(ErrorCode::cancelled, "interrupted before anything was created");
-
-  clock.start("acquire", timings);
-  Lease lease = reused ? std::move(*reused) : Lease::create(ctx, std::move(session), ws.root.string(), network);
-  SessionHandle handle = lease.handle();
-  if (request.on_acquired) request.on_acquired(handle);
-
-  bool failed = false;
-  bool ran = false;  // the command started: its results may be worth downloading
-  try {
-    lease.live();
-    if (ui.cancelled()) throw Error(ErrorCode::cancelled, "interrupted");
-    clock.start("sync", timings);
-    lease.sync(ws, cancelled,
-               request.shared_workspace && request.shared_workspace->archive ? &*request.shared_workspace->archive
-                                                                            : nullptr);
-    if (ui.cancelled()) throw Error(ErrorCode::cancelled, "interrupted");
-    clock.start("exec", timings);
-    ran = true;
-    int code = lease.exec(command);
-    handle.exit_code = code;
-    result.exit_code = code;
-    failed = code != 0;
-  } catch (const Error& e) {
-    failed = true;
-    result.error = e;
-    result.exit_code = e.exit_code();
-  } catch (const std::exception& e) {
-    failed = true;
-    result.error = Error(ErrorCode::internal, e.what());
-    result.exit_code = kExitInternal;
-  }
-
-  // Reports matter most when the command failed: download on every outcome but Ctrl-C.
-  if (request.downloads.wanted() && ran && !ui.cancelled()) {
-    clock.start("download", timings);
-    DownloadFolder dir = download_folder(ws.root, request.cwd, request.downloads.dir, lease.claim().lease_id);
-    DownloadSummary summary = lease.download(request.downloads, command.cwd, dir, cancelled);
-    if (summary.error) {
-      ui.warn(fmt::format("the download failed: {}{}", summary.error->what(),
-                          summary.error->hint().empty() ? "" : " (" + summary.error->hint() + ")"));
-      if (!result.error) handle.error = summary.error;
-    }
-    handle.downloads = std::move(summary);
-    // Stopped while the results came back: interrupted, whatever the command did.
-    if (ui.cancelled() && !result.error) {
-      result.error = Error(ErrorCode::cancelled, "interrupted while downloading the results");
-      result.exit_code = result.error->exit_code();
-    }
-  }
-
-  clock.start("cleanup", timings);
-  if (lease.reused()) {
-    handle.kept = true;  // a reused lease is never stopped by `run`
-  } else if (request.keep || (request.keep_on_failure && failed)) {
-    handle.kept = true;
-    try {
-      lease.keep();
-    } catch (const Error& e) {
-      // The sandbox stays; only its claim still says "not kept".
-      ui.warn(fmt::format("sandbox {} is kept, but its claim could not record it: {}; `corral list` shows lease {} "
-                          "as abandoned, and `corral stop --orphans` would remove it",
-                          lease.claim().sandbox_id, e.what(), lease.claim().slug));
-    }
-  } else {
-    try {
-      lease.release();
-    } catch (const Error& e) {
-      handle.kept = true;
-      // Its claim stays "not kept": listed as abandoned, it is `stop --orphans`'s to finish.
-      ui.warn(fmt::format("could not stop sandbox {}: {}; stop it later with `{}` (or `corral stop --orphans`)",
-                          lease.claim().sandbox_id, e.what(), handle.cleanup_command));
-    }
-  }
-  clock.stop(timings);
-  handle.timings = std::move(timings);
-  if (result.error) handle.error = result.error;
-  result.handle = std::move(handle);
-  return result;
-}
-
-SessionHandle warmup(LeaseContext& ctx, const RunRequest& request) {
-  Ui& ui = ctx.ui();
-  auto cancelled = [&] { return ui.cancelled(); };
-  auto session = ctx.providers.open(ctx.providers.resolve(request.choice), request.choice);
-  Providers::require(session->spec(), Feature::run_session, "warmup");
-  const NetworkPolicy network = network_policy_for(ctx, session->spec(), request.network);
-  Workspace ws = scan_workspace(request.cwd, cancelled, [&](const std::string& m) { ui.warn(m); });
-  if (session->spec().features.has(Feature::archive_sync)) check_workspace_size(ws, request.max_workspace);
-  Lease lease = Lease::create(ctx, std::move(session), ws.root.string(), network);
-  try {
-    lease.sync(ws, cancelled);
-    lease.keep();
-  } catch (const Error&) {
-    try {
-      lease.release();
-    } catch (const Error& e) {
-      ui.warn(fmt::format("could not stop sandbox {}: {}; stop it with `{}`", lease.claim().sandbox_id, e.what(),
-                          lease.handle().cleanup_command));
-    }
-    throw;
-  }
-  SessionHandle handle = lease.handle();
-  handle.kept = true;
-  return handle;
 }
 
 }  // namespace corral

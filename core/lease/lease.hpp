@@ -1,16 +1,19 @@
-// The run contract, implemented once for every provider. A Lease is one sandbox at one
-// provider together with its local claim, its lock and the open provider session; every
-// command that touches a lease goes through it. run() and warmup() are the contract's
-// two entry points: prepare (refuse what can be refused before anything is created),
-// acquire or reuse, sync, exec, then keep or release, handing back the session handle on
-// every path once a sandbox exists.
+// A Lease is one sandbox at one provider together with its local claim, its lock and the
+// open provider session; every command that touches a lease goes through it. The run
+// contract's phases (run.hpp) are built from its steps: create or attach, sync, exec,
+// download, keep or release.
+//
+// Threads: a Lease, like the ProviderSession it owns, belongs to one thread at a time
+// (it may be moved to another). Leases on different threads may share one LeaseContext's
+// claims and providers, each thread with a context of its own Ui (a fan-out's shards do).
+// Exclusive leases of one id exclude each other through the claim's lock, threads of one
+// process included; an observing one takes no lock and may see the claim change.
 #pragma once
 
 #include <filesystem>
 #include <functional>
 #include <memory>
 #include <optional>
-#include <semaphore>
 #include <string>
 #include <vector>
 
@@ -23,13 +26,14 @@
 
 namespace corral {
 
-// What lease operations need: the claims of this machine and the providers.
+// What lease operations need: the claims of this machine, the providers, and whom to tell.
+// Borrowed, never owned: all three outlive every Lease made with the context.
 struct LeaseContext {
-  const ClaimStore& claims;
-  Providers& providers;
-  // A fan-out's bound on sandboxes being created at once (--max-parallel); null = none.
-  std::counting_semaphore<64>* creations = nullptr;
-  Ui& ui() const { return providers.ui(); }
+  const ClaimStore& claims;  // shared by threads (claims.hpp)
+  Providers& providers;      // shared by threads once the registry is loaded (providers.hpp)
+  // Where this thread's messages and the command's output go. Its out(), err() and
+  // cancelled() may also be called from a plugin's own threads during a call.
+  Ui& ui;
 };
 
 // What to copy back from the sandbox after the command (--download).
@@ -51,10 +55,14 @@ class Lease {
   // before anything else is done with it; a sandbox whose claim cannot be written is
   // destroyed before the error is reported. The lease is locked until released. The
   // sandbox enforces `network` for its whole life (the caller checked the provider can).
+  // Takes `session`. Throws the provider's error (or the claim's) with nothing left behind
+  // but, when even the destroy failed, a warning naming the sandbox. Threads may create
+  // at once through one context: their slugs differ (ClaimStore::hold_new_slug).
   static Lease create(LeaseContext& ctx, std::unique_ptr<ProviderSession> session, const std::string& workspace_root,
                       const NetworkPolicy& network = {});
   // The lease whose id or slug is `id`, resolved once, with its provider opened. Throws
-  // not-found (listing the leases there are) or config for a corrupt claim.
+  // not-found (listing the leases there are) or config for a corrupt claim; exclusive
+  // access waits for the lock (saying so once), and throws cancelled on Ctrl-C.
   static Lease attach(LeaseContext& ctx, const std::string& id, const ProviderChoice& choice, Access access);
   // The lease of an already read claim (for commands over every lease).
   static Lease attach(LeaseContext& ctx, const Claim& claim, const ProviderChoice& choice, Access access);
@@ -68,31 +76,39 @@ class Lease {
   ProviderSession& session() { return *session_; }
   bool reused() const { return reused_; }
 
-  // The sandbox as the provider sees it now. Not-found explains that the sandbox is gone
-  // and how to forget the lease.
+  // The sandbox as the provider sees it now (asked once, then remembered). Not-found
+  // explains that the sandbox is gone and how to forget the lease; other errors are the
+  // provider's.
   const Sandbox& live();
   // Brings the sandbox's workspace to `ws`: nothing for a mounted tree or an unchanged
   // one; else the archive unpacked over the previous sync, with the files deleted
-  // locally since then removed. `packed` is `ws` already packed (a fan-out's); null = pack here.
-  // A reused lease whose sandbox went meanwhile fails as live() does.
+  // locally since then removed. `packed` is `ws` already packed (once for several runs);
+  // null = pack here. Throws the provider's or the claim's error, or cancelled once
+  // `cancelled` says so while packing; a reused lease whose sandbox went meanwhile fails
+  // as live() does.
   void sync(const Workspace& ws, const std::function<bool()>& cancelled, const PackedArchive* packed = nullptr);
-  // Runs `command` in the sandbox, streaming its output; returns its exit code. A reused
-  // lease whose sandbox went meanwhile fails as live() does.
+  // Runs `command` in the sandbox, streaming its output to the context's Ui; returns its
+  // exit code. Ctrl-C and --timeout stop it with cancelled or timeout; a reused lease
+  // whose sandbox went meanwhile fails as live() does.
   int exec(const Command& command);
   // Copies the files matching `options.patterns` (relative to the command's folder `cwd`)
   // from the sandbox into `dir` (run-downloads). Never throws: a failure is in the
   // summary's error, and the command's outcome stands.
   DownloadSummary download(const DownloadOptions& options, const std::string& cwd, const DownloadFolder& dir,
                            const std::function<bool()>& cancelled);
-  // Records that the user keeps the sandbox; `corral stop` removes it later.
+  // Records that the user keeps the sandbox; `corral stop` removes it later. Throws when
+  // the claim cannot be written (the sandbox stays either way).
   void keep();
   // Destroys the sandbox (one already gone counts as destroyed) and forgets the lease.
+  // Throws the provider's error, leaving the claim in place for `stop --orphans`.
   void release();
-  // The URL of `port` in the sandbox (url-bridge).
+  // The URL of `port` in the sandbox (url-bridge). Throws invalid-argument for a port
+  // outside 1-65535, unsupported without url-bridge, else the provider's error.
   std::string url(int port);
   // Extends the sandbox's lifetime by `seconds` from now (keep-alive); the updated sandbox.
+  // Throws invalid-argument for seconds <= 0, unsupported without keep-alive.
   Sandbox extend(std::int64_t seconds);
-  // The session handle of this lease (neither kept nor reused yet, no exit code).
+  // The session handle of this lease (not kept yet, no exit code).
   SessionHandle handle() const;
 
  private:
@@ -110,38 +126,5 @@ class Lease {
   bool reused_ = false;
   std::optional<Sandbox> sandbox_;  // the live sandbox once known
 };
-
-struct RunRequest {
-  ProviderChoice choice;
-  std::string lease;  // --id: reuse this lease
-  bool keep = false;
-  bool keep_on_failure = false;
-  Command command;                     // argv or shell; env and cwd are filled in by run()
-  std::vector<std::string> env_names;  // --env NAME
-  std::uint64_t max_workspace = 0;
-  std::filesystem::path cwd;
-  DownloadOptions downloads;
-  std::optional<NetworkPolicy> network;  // --network; nullopt = the configured default
-  // Set by a fan-out (fanout.hpp) for each shard: the workspace it scanned and packed once
-  // (null = scan and pack here) and variables added to the command's environment.
-  std::shared_ptr<const SharedWorkspace> shared_workspace;
-  StringMap extra_env;
-  // Called once a sandbox is acquired, with its handle (not kept, no exit code yet), so
-  // a handle exists even if corral dies before the end. Must not throw.
-  std::function<void(const SessionHandle&)> on_acquired;
-};
-
-struct RunResult {
-  int exit_code = 0;
-  std::optional<SessionHandle> handle;  // set once a sandbox was acquired
-  std::optional<Error> error;
-};
-
-// Runs a command under the run contract; after acquisition it never throws (failures
-// are in the result, with the handle).
-RunResult run(LeaseContext& ctx, const RunRequest& request);
-// Acquires and syncs a sandbox without running anything, and keeps it. A warmup that
-// cannot finish leaves nothing behind.
-SessionHandle warmup(LeaseContext& ctx, const RunRequest& request);
 
 }  // namespace corral

@@ -1,6 +1,8 @@
 // Which network policy a new sandbox gets, and whether its provider can enforce it. The
 // policy is fixed when the sandbox is created; a provider that cannot enforce the asked
 // policy is refused before anything is created, never silently given a looser one.
+//
+// Threads: functions of their arguments; safe from any thread as long as `ui` is.
 #pragma once
 
 #include <optional>

@@ -5,6 +5,11 @@
 //    written through. Never replaced: a stream is written once.
 //  - a regular file, existing or to be made in an existing folder, replaced atomically
 //    (a symlink to one stays a link: its target is replaced), so a reader never sees half.
+//
+// Threads: an OutputFile is a path and its checks; write() may be called from several
+// threads, but two writes at once may interleave on a stream, and on a regular file the
+// last rename wins: callers that write from several threads (a fan-out's early handles)
+// serialise their writes.
 #pragma once
 
 #include <filesystem>

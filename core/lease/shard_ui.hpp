@@ -4,6 +4,11 @@
 // .stderr); corral's messages about it carry the same prefix; and it is told to stop when
 // the user presses Ctrl-C or the fan-out stops every shard (fail-fast, a shard that could
 // not start).
+//
+// Threads: a ShardUi belongs to its shard's thread, but its out() and err() may also come
+// from a plugin's own threads, and every shard's calls reach the one user Ui: the
+// ShardTerminal's mutex serialises them there, except cancelled(), which each shard asks
+// at once (the user's Ui must answer it from any thread).
 #pragma once
 
 #include <atomic>

@@ -1,4 +1,8 @@
 // Human-friendly lease names ("calm-otter") that are easy to type and say.
+//
+// Threads: make_slug() holds no state of its own; it is as safe to call at once as the
+// `taken` and `random` it is given (the OS generator is). Slugs of leases being created
+// at once are kept apart by ClaimStore::hold_new_slug() (claims.hpp), which calls it.
 #pragma once
 
 #include <functional>

@@ -14,6 +14,7 @@
 #include <atomic>
 #include <cstdio>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "plugin_host/loader.hpp"
@@ -111,8 +112,8 @@ int main(int argc, char** argv) {
   corral::LoadResult loaded = corral::load_plugin(argv[1], corral::LoadOptions{argc == 3 ? argv[2] : "", true});
   std::string names;
   if (loaded.plugin)
-    for (const char* p : corral::kCallPrimitives)
-      if (corral::provides(loaded.plugin->table(), p)) names += std::string(names.empty() ? "" : " ") + p;
+    for (const corral::PrimitiveInfo& p : corral::kPrimitives)
+      if (loaded.plugin->table().*p.slot) names += std::string(names.empty() ? "" : " ") + p.name;
   send(channel::Kind::hello, names + '\0', corral::load_report(loaded));
   if (!loaded.plugin) return 0;
   const corral_plugin_v1& table = loaded.plugin->table();
@@ -135,7 +136,8 @@ int main(int argc, char** argv) {
         size_t nul = f.payload.find('\0');
         std::string name(f.payload.substr(0, nul));
         std::string request(nul == std::string_view::npos ? "{}" : f.payload.substr(nul + 1));
-        corral_call_fn fn = corral::call_primitive(table, name);
+        std::optional<corral::Primitive> primitive = corral::primitive_named(name);
+        corral_call_fn fn = primitive ? corral::primitive_entry(table, *primitive) : nullptr;
         done(fn && instance ? fn(instance, request.c_str(), &kHost, nullptr) : 1);
         break;
       }

@@ -90,7 +90,7 @@ class Isolated final : public PluginInstance {
   }
 
   const ProviderSpec& spec() const override { return spec_; }
-  bool provides(std::string_view name) const override { return primitives_.count(std::string(name)) > 0; }
+  bool provides(Primitive p) const override { return primitives_.count(p) > 0; }
 
   bool open(const std::string& config, const corral_host_v1& host, void* call) override {
     const CallSite site{"open"};
@@ -167,7 +167,7 @@ class Isolated final : public PluginInstance {
     std::string_view names = payload.substr(0, nul);
     while (!names.empty()) {
       size_t space = std::min(names.find(' '), names.size());
-      if (space > 0) primitives_.insert(std::string(names.substr(0, space)));
+      if (auto p = primitive_named(names.substr(0, space))) primitives_.insert(*p);
       names.remove_prefix(std::min(space + 1, names.size()));
     }
     spec_ = json::spec_from_json(report->spec_json);
@@ -183,10 +183,10 @@ class Isolated final : public PluginInstance {
   // Relays the helper's frames to `host` until the call is done; returns its code. Once
   // the call is told to stop, the helper is told too and has cancel-grace to finish it.
   int serve(const CallSite& site, const corral_host_v1& host, void* call) {
-    const std::string_view primitive = site.primitive;
+    // call-timeout binds opening the instance and each primitive primitives.def binds.
+    const std::optional<Primitive> primitive = primitive_named(site.primitive);
     std::optional<Clock::time_point> deadline;
-    if (primitive != "exec" && primitive != "upload" && primitive != "download")
-      deadline = Clock::now() + settings_.call_timeout;
+    if (!primitive || primitive_info(*primitive).call_timeout) deadline = Clock::now() + settings_.call_timeout;
     std::optional<Clock::time_point> grace_ends;
     StopReason why = StopReason::none;
     for (;;) {
@@ -306,7 +306,7 @@ class Isolated final : public PluginInstance {
   int fd_ = -1;
   channel::Reader reader_{-1};
   ProviderSpec spec_;
-  std::set<std::string> primitives_;
+  std::set<Primitive> primitives_;
   std::optional<Error> dead_;
 };
 

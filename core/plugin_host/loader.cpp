@@ -41,50 +41,18 @@ Plugin::Plugin(boost::dll::shared_library library, const corral_plugin_v1& table
                fs::path path)
     : library_(std::move(library)), table_(table), spec_(std::move(spec)), path_(std::move(path)) {}
 
-std::vector<std::string> required_primitives(Feature feature) {
-  switch (feature) {
-    case Feature::run_session: return {"get"};
-    case Feature::url_bridge: return {"url"};
-    case Feature::archive_sync: return {"upload"};
-    case Feature::workspace_mount: return {};
-    case Feature::keep_alive: return {"extend"};
-    case Feature::cleanup: return {"list"};
-    case Feature::pause_resume: return {"pause", "resume"};
-    case Feature::run_downloads: return {"download"};
-    case Feature::network_policy: return {};  // enforced by create
-    case Feature::network_allowlist: return {};
-    case Feature::network_allowlist_domains: return {};
-  }
-  return {};
-}
-
 namespace {
 
 LoadResult fail(LoadFailure cause, std::string message) { return {nullptr, LoadError{cause, std::move(message)}}; }
 
+// The plugin at `file` lacks `member`, which every plugin provides.
+LoadResult missing_required(const std::string& file, const std::string& provider, const char* member) {
+  return fail(LoadFailure::missing_primitive,
+              fmt::format("plugin {}: provider '{}' does not provide the required primitive '{}'", file, provider,
+                          member));
+}
+
 }  // namespace
-
-corral_call_fn call_primitive(const corral_plugin_v1& t, std::string_view name) {
-  if (name == "doctor") return t.doctor;
-  if (name == "create") return t.create;
-  if (name == "get") return t.get;
-  if (name == "list") return t.list;
-  if (name == "destroy") return t.destroy;
-  if (name == "exec") return t.exec;
-  if (name == "upload") return t.upload;
-  if (name == "extend") return t.extend;
-  if (name == "url") return t.url;
-  if (name == "pause") return t.pause;
-  if (name == "resume") return t.resume;
-  if (name == "download") return t.download;
-  return nullptr;
-}
-
-bool provides(const corral_plugin_v1& t, std::string_view name) {
-  if (name == "open") return t.open != nullptr;
-  if (name == "close") return t.close != nullptr;
-  return call_primitive(t, name) != nullptr;
-}
 
 LoadResult load_plugin(const fs::path& path, const LoadOptions& options) {
   const std::string file = path.string();
@@ -168,19 +136,19 @@ LoadResult load_plugin(const fs::path& path, const LoadOptions& options) {
                 fmt::format("plugin {}: descriptor name '{}' differs from spec name '{}'", file, table.name,
                             spec.name));
 
-  for (const char* required : {"open", "close", "create", "destroy", "exec"})
-    if (!provides(table, required))
-      return fail(LoadFailure::missing_primitive,
-                  fmt::format("plugin {}: provider '{}' does not provide the required primitive '{}'", file,
-                              spec.name, required));
+  const std::pair<const char*, bool> lifecycle[] = {{"open", table.open != nullptr}, {"close", table.close != nullptr}};
+  for (const auto& [member, present] : lifecycle)
+    if (!present) return missing_required(file, spec.name, member);
+  for (const PrimitiveInfo& primitive : kPrimitives)
+    if (primitive.required && !(table.*primitive.slot)) return missing_required(file, spec.name, primitive.name);
   for (Feature feature : kAllFeatures) {
     if (!spec.features.has(feature)) continue;
-    for (const std::string& needed : required_primitives(feature))
-      if (!provides(table, needed))
+    for (Primitive needed : required_primitives(feature))
+      if (!primitive_entry(table, needed))
         return fail(LoadFailure::missing_primitive,
                     fmt::format("plugin {}: provider '{}' advertises feature '{}' but does not provide its "
                                 "primitive '{}'",
-                                file, spec.name, to_string(feature), needed));
+                                file, spec.name, to_string(feature), primitive_name(needed)));
   }
   return {std::make_shared<Plugin>(std::move(library), table, std::move(spec), path), std::nullopt};
 }

@@ -74,17 +74,4 @@ struct LoadResult {
 // length. Never throws.
 LoadResult load_plugin(const std::filesystem::path& path, const LoadOptions& options);
 
-// The descriptor's primitives of the corral_call_fn shape, in its order.
-inline constexpr const char* kCallPrimitives[] = {"doctor", "create", "get", "list", "destroy", "exec",
-                                                  "upload", "extend", "url", "pause", "resume", "download"};
-
-// The primitive called `name` (one of kCallPrimitives), or nullptr when the plugin does
-// not provide it or no primitive has that name.
-corral_call_fn call_primitive(const corral_plugin_v1& table, std::string_view name);
-// True when the descriptor has the member called `name` ("open", "close" or a primitive).
-bool provides(const corral_plugin_v1& table, std::string_view name);
-
-// The primitives (descriptor member names) a feature needs besides create/destroy/exec.
-std::vector<std::string> required_primitives(Feature feature);
-
 }  // namespace corral

@@ -113,7 +113,7 @@ class InProcess final : public PluginInstance {
     if (instance_) plugin_->table().close(instance_);
   }
   const ProviderSpec& spec() const override { return plugin_->spec(); }
-  bool provides(std::string_view name) const override { return corral::provides(plugin_->table(), name); }
+  bool provides(Primitive p) const override { return primitive_entry(plugin_->table(), p) != nullptr; }
 
   bool open(const std::string& config, const corral_host_v1& host, void* call) override {
     CrashGuard guard(what("open"), crash_hint(""));
@@ -122,11 +122,15 @@ class InProcess final : public PluginInstance {
   }
 
   int call(const CallSite& site, const std::string& request, const corral_host_v1& host, void* call) override {
-    corral_call_fn fn = call_primitive(plugin_->table(), site.primitive);
+    const std::optional<Primitive> primitive = primitive_named(site.primitive);
+    corral_call_fn fn = primitive ? primitive_entry(plugin_->table(), *primitive) : nullptr;
+    if (!fn)
+      throw Error(ErrorCode::internal,
+                  fmt::format("provider '{}' has no primitive '{}' to call", spec().name, site.primitive));
     CrashGuard guard(what(site.primitive), crash_hint(site.lease));
     // Not create: a sandbox made after corral gave up would have no claim. The run
     // destroys it once create returns.
-    const bool watched = std::string_view(site.primitive) != "create";
+    const bool watched = primitive != Primitive::create;
     Watchdog watchdog(watched ? site.stop : nullptr, grace_,
                       [&](StopReason why) { abandon(spec().name, site, why, grace_); });
     return fn(instance_, request.c_str(), &host, call);

@@ -26,7 +26,8 @@ std::string_view to_string(Isolation isolation);
 // cancel-grace binds both: an in-process plugin past it costs corral's process.
 struct IsolationSettings {
   Isolation mode = Isolation::in_process;
-  // How long any primitive but exec and upload may take before it counts as hung.
+  // How long a primitive that primitives.def binds by call-timeout (every one but those
+  // that last as long as the user's work) may take before it counts as hung.
   std::chrono::milliseconds call_timeout{std::chrono::minutes(10)};
   // How long a call may go on after it was told to stop (Ctrl-C, or exec's --timeout).
   std::chrono::milliseconds cancel_grace{std::chrono::seconds(30)};
@@ -37,7 +38,7 @@ enum class StopReason { none, interrupted, timed_out };
 
 // What a call is, for limits and for the words of a crash report.
 struct CallSite {
-  const char* primitive;           // "exec"
+  const char* primitive;  // a primitive's name ("exec"), or the step before any: "load", "open"
   std::string lease;  // the lease whose claim outlives a crash of this call, "" when none
   std::int64_t command_timeout = 0;  // exec's --timeout in seconds, 0 = none
   // Whether, and why, the call has been told to stop; asked from any thread. Empty for a
@@ -49,8 +50,8 @@ class PluginInstance {
  public:
   virtual ~PluginInstance() = default;  // closes the instance, if it was opened
   virtual const ProviderSpec& spec() const = 0;
-  // True when the plugin provides primitive `name` ("doctor", "exec", ...).
-  virtual bool provides(std::string_view name) const = 0;
+  // True when the plugin provides primitive `p`.
+  virtual bool provides(Primitive p) const = 0;
   // The ABI's open: true when the instance was created, false after host.error.
   // Throws corral::Error when the plugin crashed or hung doing it.
   virtual bool open(const std::string& config, const corral_host_v1& host, void* call) = 0;

@@ -119,16 +119,18 @@ ProviderSession::ProviderSession(std::shared_ptr<const Plugin> plugin, const Str
 
 ProviderSession::~ProviderSession() = default;
 
-std::string ProviderSession::call(const CallSite& site, const std::string& request) {
+std::string ProviderSession::call(Primitive p, const std::string& lease, const std::string& request) {
   CallStop stop(hooks_, 0);
-  return call(site, request, &stop);
+  return call(p, lease, request, &stop);
 }
 
-std::string ProviderSession::call(CallSite site, const std::string& request, CallStop* stop) {
-  if (!plugin_->provides(site.primitive))
+std::string ProviderSession::call(Primitive p, const std::string& lease, const std::string& request, CallStop* stop,
+                                  std::int64_t command_timeout) {
+  if (!plugin_->provides(p))
     throw Error(ErrorCode::unsupported,
-                fmt::format("provider '{}' does not support '{}'", spec().name, site.primitive));
+                fmt::format("provider '{}' does not support '{}'", spec().name, primitive_name(p)));
   CallState s{&hooks_, &redactor_, stop};
+  CallSite site{primitive_name(p), lease, command_timeout, nullptr};
   if (stop) site.stop = [stop] { return stop->reason(); };
   int rc = plugin_->call(site, request, kHost, &s);
   if (rc != 0) {
@@ -145,13 +147,19 @@ std::string ProviderSession::lease_of(const Sandbox& sandbox) const {
 }
 
 template <class Result>
-Result ProviderSession::answer(const std::string& text, const char* primitive) {
+Result ProviderSession::answer(const std::string& text, Primitive primitive) {
   try {
-    return wire::read<Result>(text, fmt::format("the answer of provider '{}' to '{}'", spec().name, primitive));
+    const std::string what = fmt::format("the answer of provider '{}' to '{}'", spec().name, primitive_name(primitive));
+    return wire::read<Result>(text, what);
   } catch (const Error& e) {
     throw Error(ErrorCode::internal, redactor_.apply(e.what()),
                 "this is a bug in the provider plugin; report it to its authors");
   }
+}
+
+template <class Result>
+Result ProviderSession::ask(Primitive p, const std::string& lease, const std::string& request) {
+  return answer<Result>(call(p, lease, request), p);
 }
 
 Sandbox ProviderSession::remember(Sandbox sandbox) {
@@ -160,7 +168,7 @@ Sandbox ProviderSession::remember(Sandbox sandbox) {
 }
 
 std::vector<DoctorCheck> ProviderSession::doctor() {
-  auto result = answer<wire::DoctorResult>(call({"doctor"}, "{}"), "doctor");
+  auto result = ask<wire::DoctorResult>(Primitive::doctor, {}, "{}");
   for (DoctorCheck& c : result.checks) {
     c.detail = redactor_.apply(c.detail);
     c.hint = redactor_.apply(c.hint);
@@ -169,7 +177,7 @@ std::vector<DoctorCheck> ProviderSession::doctor() {
 }
 
 Sandbox ProviderSession::create(const CreateRequest& request) {
-  Sandbox sandbox = remember(answer<Sandbox>(call({"create"}, wire::to_json(request)), "create"));
+  Sandbox sandbox = remember(ask<Sandbox>(Primitive::create, {}, wire::to_json(request)));
   if (sandbox.id.empty())
     throw Error(ErrorCode::internal, fmt::format("provider '{}' created a sandbox without an id", spec().name),
                 "this is a bug in the provider plugin; report it to its authors");
@@ -178,16 +186,16 @@ Sandbox ProviderSession::create(const CreateRequest& request) {
 }
 
 Sandbox ProviderSession::get(const std::string& id, const std::string& lease) {
-  return remember(answer<Sandbox>(call({"get", lease}, wire::to_json(wire::GetRequest{id})), "get"));
+  return remember(ask<Sandbox>(Primitive::get, lease, wire::to_json(wire::GetRequest{id})));
 }
 
 std::vector<Sandbox> ProviderSession::list(const StringMap& labels) {
-  return answer<wire::ListResult>(call({"list"}, wire::to_json(wire::ListRequest{labels})), "list").sandboxes;
+  return ask<wire::ListResult>(Primitive::list, {}, wire::to_json(wire::ListRequest{labels})).sandboxes;
 }
 
 void ProviderSession::destroy(const Sandbox& sandbox) {
   // Destroying is cleanup: it runs after the Ctrl-C that asked for it and is never cut short by it.
-  call({"destroy", lease_of(sandbox)}, wire::to_json(wire::SandboxRequest{sandbox}), /*stop=*/nullptr);
+  call(Primitive::destroy, lease_of(sandbox), wire::to_json(wire::SandboxRequest{sandbox}), /*stop=*/nullptr);
 }
 
 int ProviderSession::exec(const Sandbox& sandbox, const Command& command) {
@@ -195,9 +203,9 @@ int ProviderSession::exec(const Sandbox& sandbox, const Command& command) {
   CallStop stop(hooks_, command.timeout_seconds);
   int code = 0;
   try {
-    code = answer<ExecResult>(call({"exec", lease_of(sandbox), command.timeout_seconds},
-                                   wire::to_json(wire::ExecRequest{sandbox, command}), &stop),
-                              "exec")
+    const std::string request = wire::to_json(wire::ExecRequest{sandbox, command});
+    code = answer<ExecResult>(call(Primitive::exec, lease_of(sandbox), request, &stop, command.timeout_seconds),
+                              Primitive::exec)
                .exit_code;
   } catch (const Error& e) {
     const StopReason why = stop.reason();
@@ -210,23 +218,21 @@ int ProviderSession::exec(const Sandbox& sandbox, const Command& command) {
 }
 
 void ProviderSession::upload(const Sandbox& sandbox, const UploadRequest& request) {
-  call({"upload", lease_of(sandbox)}, wire::to_json(wire::UploadCall{sandbox, request}));
+  call(Primitive::upload, lease_of(sandbox), wire::to_json(wire::UploadCall{sandbox, request}));
 }
 
 Sandbox ProviderSession::extend(const Sandbox& sandbox, std::int64_t seconds) {
-  return remember(answer<Sandbox>(
-      call({"extend", lease_of(sandbox)}, wire::to_json(wire::ExtendRequest{sandbox, seconds})), "extend"));
+  return remember(
+      ask<Sandbox>(Primitive::extend, lease_of(sandbox), wire::to_json(wire::ExtendRequest{sandbox, seconds})));
 }
 
 std::string ProviderSession::url(const Sandbox& sandbox, int port) {
-  return answer<wire::UrlResult>(call({"url", lease_of(sandbox)}, wire::to_json(wire::UrlRequest{sandbox, port})),
-                                 "url")
-      .url;
+  return ask<wire::UrlResult>(Primitive::url, lease_of(sandbox), wire::to_json(wire::UrlRequest{sandbox, port})).url;
 }
 
 DownloadResult ProviderSession::download(const Sandbox& sandbox, const DownloadRequest& request) {
-  return answer<DownloadResult>(
-      call({"download", lease_of(sandbox)}, wire::to_json(wire::DownloadCall{sandbox, request})), "download");
+  return ask<DownloadResult>(Primitive::download, lease_of(sandbox),
+                             wire::to_json(wire::DownloadCall{sandbox, request}));
 }
 
 }  // namespace corral

@@ -55,15 +55,20 @@ class ProviderSession {
   DownloadResult download(const Sandbox& sandbox, const DownloadRequest& request);
 
  private:
-  // Calls the primitive `site` names and returns its JSON result. `stop` says when the call
-  // was told to stop (the user's Ctrl-C, exec's --timeout); with nullptr nothing stops it
+  // Calls primitive `p` and returns its JSON result; `lease` is the lease named should the
+  // plugin crash ("" = none). `stop` says when the call was told to stop (the user's
+  // Ctrl-C, exec's --timeout of `command_timeout` seconds); with nullptr nothing stops it
   // (cleanup after the Ctrl-C that caused it).
-  std::string call(CallSite site, const std::string& request, CallStop* stop);
+  std::string call(Primitive p, const std::string& lease, const std::string& request, CallStop* stop,
+                   std::int64_t command_timeout = 0);
   // The same, told to stop by the user's Ctrl-C.
-  std::string call(const CallSite& site, const std::string& request);
+  std::string call(Primitive p, const std::string& lease, const std::string& request);
   // Reads a primitive's answer; a malformed one is the plugin's bug (internal).
   template <class Result>
-  Result answer(const std::string& text, const char* primitive);
+  Result answer(const std::string& text, Primitive primitive);
+  // Calls primitive `p`, told to stop by the user's Ctrl-C, and reads its answer.
+  template <class Result>
+  Result ask(Primitive p, const std::string& lease, const std::string& request);
   Sandbox remember(Sandbox sandbox);
   // The lease `sandbox` works for, for crash reports: its corral-lease label, or the lease
   // this session created it for (not every provider reports labels); "" when unknown.

@@ -11,8 +11,9 @@ constexpr const char* kDefaultProvider = "local";
 
 }  // namespace
 
-Providers::Providers(std::function<const Registry&()> registry, const Config& config, Ui& ui, EnvLookup env)
-    : registry_(std::move(registry)), config_(config), ui_(ui), env_(std::move(env)) {}
+Providers::Providers(std::function<const Registry&()> registry, const Config& config, EnvLookup env,
+                     MakeInstance make_instance)
+    : registry_(std::move(registry)), config_(config), env_(std::move(env)), make_instance_(std::move(make_instance)) {}
 
 std::string Providers::resolve(const ProviderChoice& choice, std::string* from) const {
   auto said = [&](const std::string& source) {
@@ -47,7 +48,7 @@ const ProviderEntry& Providers::entry(const std::string& name) const { return re
 
 const ProviderSpec& Providers::spec(const std::string& name) const { return *entry(name).spec; }
 
-std::unique_ptr<ProviderSession> Providers::open(const std::string& name, const ProviderChoice& choice) {
+std::unique_ptr<ProviderSession> Providers::open(const std::string& name, const ProviderChoice& choice, Ui& ui) {
   const ProviderEntry& found = entry(name);
   const ProviderSpec& spec = *found.spec;
   StringMap flags;
@@ -62,26 +63,27 @@ std::unique_ptr<ProviderSession> Providers::open(const std::string& name, const 
   }
   StringMap values;
   for (auto& [option, resolved] : resolve_options(spec, flags, env_, config_)) {
-    if (!resolved.warning.empty()) ui_.warn(resolved.warning);
+    if (!resolved.warning.empty()) ui.warn(resolved.warning);
     values[option] = resolved.value;
   }
   HostHooks hooks;
-  hooks.emit = [this](int stream, std::string_view data) {
-    if (stream == CORRAL_STDERR) ui_.err(data);
-    else ui_.out(data);
+  hooks.emit = [&ui](int stream, std::string_view data) {
+    if (stream == CORRAL_STDERR) ui.err(data);
+    else ui.out(data);
   };
-  hooks.cancelled = [this] { return ui_.cancelled(); };
-  hooks.log = [this](int level, const std::string& message) {
-    if (level >= CORRAL_LOG_WARN) ui_.warn(message);
-    else if (level == CORRAL_LOG_INFO) ui_.info(message);
+  hooks.cancelled = [&ui] { return ui.cancelled(); };
+  hooks.log = [&ui](int level, const std::string& message) {
+    if (level >= CORRAL_LOG_WARN) ui.warn(message);
+    else if (level == CORRAL_LOG_INFO) ui.info(message);
   };
-  hooks.progress = [this](const std::string& message) { ui_.progress(message); };
+  hooks.progress = [&ui](const std::string& message) { ui.progress(message); };
   ProviderEntry how = found;
   if (isolated_grace_) {
     how.isolation.mode = Isolation::process;
     how.isolation.cancel_grace = std::min(how.isolation.cancel_grace, *isolated_grace_);
   }
-  return std::make_unique<ProviderSession>(registry_().instance(how), values, std::move(hooks));
+  return std::make_unique<ProviderSession>(make_instance_ ? make_instance_(how) : registry_().instance(how), values,
+                                           std::move(hooks));
 }
 
 StringMap Providers::forwarded_env(const std::vector<std::string>& requested) const {

@@ -1,6 +1,11 @@
 // Choosing and opening a provider: which one a command uses (flag, environment, config,
 // default), its options resolved and checked against its spec, the features a request
 // needs, and the environment a command may receive.
+//
+// Threads: after construction (and isolate(), if at all) a Providers is only read, so its
+// methods may be called from several threads at once (a fan-out's shards open sessions
+// through one), provided the registry was loaded before: the `registry` function is
+// called on first use and need not be safe to call from two threads at once.
 #pragma once
 
 #include <chrono>
@@ -26,14 +31,22 @@ struct ProviderChoice {
 
 class Providers {
  public:
+  // Makes the plugin instance of a registry entry. The default asks the registry (the
+  // plugin loaded here, or in its helper process); a test can give a fake plugin.
+  using MakeInstance = std::function<std::unique_ptr<PluginInstance>(const ProviderEntry& entry)>;
+
   // `registry` is called on first use, so commands that open no provider load none.
-  Providers(std::function<const Registry&()> registry, const Config& config, Ui& ui, EnvLookup env);
+  // `config` is borrowed and must outlive this object.
+  Providers(std::function<const Registry&()> registry, const Config& config, EnvLookup env,
+            MakeInstance make_instance = {});
 
   // The provider to use: flag, CORRAL_PROVIDER, config, else "local"; `from` says which.
   std::string resolve(const ProviderChoice& choice, std::string* from = nullptr) const;
-  // Loads and opens provider `name` with its options resolved. Throws a precise error
-  // for an unknown or broken provider or a bad option.
-  std::unique_ptr<ProviderSession> open(const std::string& name, const ProviderChoice& choice);
+  // Loads and opens provider `name` with its options resolved; the session reports its
+  // output, messages and progress to `ui` and stops when `ui` says so. `ui` is borrowed
+  // and must outlive the session. Throws a precise error for an unknown or broken
+  // provider or a bad option (warnings about options go to `ui`).
+  std::unique_ptr<ProviderSession> open(const std::string& name, const ProviderChoice& choice, Ui& ui);
   // The spec of the provider called `name` (or an alias), without loading its code.
   const ProviderSpec& spec(const std::string& name) const;
   // The variables named by the user config's env list and `names`, with their values.
@@ -44,16 +57,10 @@ class Providers {
 
   const Registry& registry() const { return registry_(); }
   const Config& config() const { return config_; }
-  Ui& ui() const { return ui_; }
-  // The same providers and settings, reporting to `ui` instead (a fan-out's shard).
-  Providers with_ui(Ui& ui) const {
-    Providers same(registry_, config_, ui, env_);
-    same.isolated_grace_ = isolated_grace_;
-    return same;
-  }
   // From now on every plugin opened runs in its helper process (isolation: process),
   // whatever its registry entry says, with at most `cancel_grace` after a stop: so a
   // plugin that crashes, hangs or ignores cancellation costs a helper (conformance).
+  // Call it before sharing this object between threads.
   void isolate(std::chrono::milliseconds cancel_grace) { isolated_grace_ = cancel_grace; }
 
  private:
@@ -61,8 +68,8 @@ class Providers {
 
   std::function<const Registry&()> registry_;
   const Config& config_;
-  Ui& ui_;
   EnvLookup env_;
+  MakeInstance make_instance_;
   std::optional<std::chrono::milliseconds> isolated_grace_;
 };
 

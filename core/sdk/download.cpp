@@ -6,10 +6,10 @@
 #include <cerrno>
 #include <cstring>
 #include <optional>
-#include <random>
 
 #include "corral/errors.hpp"
 #include "corral/sdk/fd_write.hpp"
+#include "corral/sdk/random.hpp"
 #include "corral/sdk/shell.hpp"
 
 namespace corral::sdk {
@@ -61,13 +61,7 @@ std::string download_script(std::string_view folder, const std::vector<std::stri
          "exec tar -czf \"$a\" \"$@\"\n";
 }
 
-std::string download_archive_name() {
-  static thread_local std::mt19937_64 rng{std::random_device{}()};
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out = "corral-download-";
-  for (int i = 0; i < 16; ++i) out += kHex[rng() % 16];
-  return out + ".tar.gz";
-}
+std::string download_archive_name() { return random_tag("corral-download-") + ".tar.gz"; }
 
 DownloadReport read_download_report(int exit_code, std::string_view stderr_text) {
   DownloadReport report;

@@ -5,24 +5,12 @@
 #include <chrono>
 #include <optional>
 #include <string>
-#include <thread>
 
 #include "corral/sdk/http.hpp"
+#include "corral/sdk/wait.hpp"
 
 namespace corral::sdk::http {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-// Sleeps `seconds` in slices; false as soon as `cancelled` says so.
-bool pause(double seconds, const std::function<bool()>& cancelled) {
-  const auto until = Clock::now() + std::chrono::milliseconds(static_cast<long>(seconds * 1000));
-  while (Clock::now() < until) {
-    if (cancelled && cancelled()) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return !(cancelled && cancelled());
-}
 
 // 0.5, 1, 2, 4, ... s before retry `attempt` (0-based), never more than the cap.
 double backoff_seconds(int attempt, const RetryLimits& limits) {
@@ -61,7 +49,8 @@ Response send_retrying(Client& client, Request request, Retry retry, const Retry
       }
       delay = backoff_seconds(attempt, limits);
     }
-    if (!pause(*delay, request.cancelled)) throw Error(ErrorCode::cancelled, request.what + ": cancelled");
+    if (!sleep_unless_stopped(std::chrono::milliseconds(static_cast<long>(*delay * 1000)), request.cancelled))
+      throw Error(ErrorCode::cancelled, request.what + ": cancelled");
   }
 }
 

@@ -90,21 +90,22 @@ std::string setting_name(std::string_view provider, std::string_view option) {
 }
 
 namespace {
-Error unsupported(const char* primitive) {
-  return Error(ErrorCode::unsupported, std::string("this provider does not implement '") + primitive + "'");
+Error unsupported(Primitive primitive) {
+  return Error(ErrorCode::unsupported,
+               std::string("this provider does not implement '") + primitive_name(primitive) + "'");
 }
 }  // namespace
 
-Sandbox Provider::get(const std::string&, const Host&) { throw unsupported("get"); }
-std::vector<Sandbox> Provider::list(const StringMap&, const Host&) { throw unsupported("list"); }
-void Provider::upload(const Sandbox&, const UploadRequest&, const Host&) { throw unsupported("upload"); }
-Sandbox Provider::extend(const Sandbox&, std::int64_t, const Host&) { throw unsupported("extend"); }
-std::string Provider::url(const Sandbox&, int, const Host&) { throw unsupported("url"); }
-Sandbox Provider::pause(const Sandbox&, const Host&) { throw unsupported("pause"); }
+Sandbox Provider::get(const std::string&, const Host&) { throw unsupported(Primitive::get); }
+std::vector<Sandbox> Provider::list(const StringMap&, const Host&) { throw unsupported(Primitive::list); }
+void Provider::upload(const Sandbox&, const UploadRequest&, const Host&) { throw unsupported(Primitive::upload); }
+Sandbox Provider::extend(const Sandbox&, std::int64_t, const Host&) { throw unsupported(Primitive::extend); }
+std::string Provider::url(const Sandbox&, int, const Host&) { throw unsupported(Primitive::url); }
+Sandbox Provider::pause(const Sandbox&, const Host&) { throw unsupported(Primitive::pause); }
 DownloadResult Provider::download(const Sandbox&, const DownloadRequest&, const Host&) {
-  throw unsupported("download");
+  throw unsupported(Primitive::download);
 }
-Sandbox Provider::resume(const Sandbox&, const Host&) { throw unsupported("resume"); }
+Sandbox Provider::resume(const Sandbox&, const Host&) { throw unsupported(Primitive::resume); }
 
 namespace detail {
 

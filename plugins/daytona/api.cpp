@@ -1,6 +1,7 @@
 #include "api.hpp"
 
-#include "errors.hpp"
+#include "corral/sdk/remote/errors.hpp"
+#include "spec.hpp"
 
 namespace corral::daytona {
 namespace http = sdk::http;
@@ -16,7 +17,7 @@ std::vector<std::pair<std::string, std::string>> Api::headers() const {
 http::Response Api::send(const std::string& method, const std::string& url, const std::string& body,
                          const std::string& what, Limit limit, Retry retry,
                          const std::function<bool()>& cancelled) {
-  if (settings_.api_key.empty()) throw missing_api_key();
+  if (settings_.api_key.empty()) throw sdk::remote::missing_api_key(identity());
   const bool create = limit == Limit::create;
   http::Request r;
   r.method = method;
@@ -31,7 +32,7 @@ http::Response Api::send(const std::string& method, const std::string& url, cons
 }
 
 http::Response Api::send(http::Request request) {
-  if (settings_.api_key.empty()) throw missing_api_key();
+  if (settings_.api_key.empty()) throw sdk::remote::missing_api_key(identity());
   auto h = headers();
   request.headers.insert(request.headers.begin(), h.begin(), h.end());
   return client_.send(request);

@@ -1,9 +1,13 @@
 #include "control_plane.hpp"
 
 #include <chrono>
-#include <thread>
 
+#include "corral/sdk/read_answer.hpp"
+#include "corral/sdk/remote/errors.hpp"
+#include "corral/sdk/remote/paged_list.hpp"
+#include "corral/sdk/wait.hpp"
 #include "errors.hpp"
+#include "spec.hpp"
 
 namespace corral::daytona {
 namespace {
@@ -11,7 +15,6 @@ namespace {
 namespace http = sdk::http;
 using Clock = std::chrono::steady_clock;
 
-constexpr int kMaxPages = 1000;  // a server that never stops paging is a bug, not a list
 constexpr const char* kPageLimit = "100";
 
 std::int64_t number_or(const json::Value& v, const char* key, std::int64_t fallback) {
@@ -89,12 +92,7 @@ bool failed_state(const std::string& state) { return state == "error" || state =
 }  // namespace
 
 SandboxInfo sandbox_info_from(const json::Value& v, const std::string& what) {
-  if (!v.IsObject()) throw http::unexpected_answer(what, "a sandbox is not a JSON object");
-  try {
-    return fields_of(v);
-  } catch (const Error& e) {
-    throw http::unexpected_answer(what, e.what());
-  }
+  return http::read_object(v, what, "a sandbox", fields_of);
 }
 
 std::string ControlPlane::sandbox_path(const std::string& id) const {
@@ -127,8 +125,8 @@ SandboxInfo ControlPlane::create(const StringMap& labels, const NetworkPolicy& n
                               : !settings_.snapshot.empty() ? "snapshot '" + settings_.snapshot + "'"
                                                             : "default snapshot";
     throw Error(ErrorCode::not_found, "Daytona " + which + " was not found (" + error_message(response.body) + ")",
-                "pick an existing snapshot with --daytona-snapshot (CORRAL_DAYTONA_SNAPSHOT), see "
-                "https://app.daytona.io/dashboard/snapshots");
+                "pick an existing snapshot with " + identity().settings.flag("snapshot") + " (" +
+                    identity().settings.env("snapshot") + "), see https://app.daytona.io/dashboard/snapshots");
   }
   if (!response.ok()) throw api_error(response, what);
   return info_of(response, what);
@@ -138,8 +136,7 @@ SandboxInfo ControlPlane::get(const std::string& id, const sdk::Host& host) {
   const std::string what = "Daytona get sandbox " + id;
   http::Response response = api_.send("GET", sandbox_path(id), "", what, Limit::request, Retry::idempotent,
                                       [&host] { return host.cancelled(); });
-  if (response.status == 404) throw sandbox_gone(id);
-  if (!response.ok()) throw api_error(response, what);
+  sdk::remote::expect_sandbox(identity(), response, what, id);
   return info_of(response, what);
 }
 
@@ -152,8 +149,10 @@ SandboxInfo ControlPlane::wait_started(SandboxInfo info, const sdk::Host& host) 
       throw Error(ErrorCode::unavailable,
                   "Daytona sandbox " + info.id + " failed to start (state " + info.state + ")" +
                       (info.error_reason.empty() ? "" : ": " + info.error_reason),
-                  info.state == "build_failed" ? "check the image (--daytona-image) and its build logs in the Daytona dashboard"
-                                               : "check the sandbox in the Daytona dashboard; retry, or pick another snapshot");
+                  info.state == "build_failed"
+                      ? "check the image (" + identity().settings.flag("image") +
+                            ") and its build logs in the Daytona dashboard"
+                      : "check the sandbox in the Daytona dashboard; retry, or pick another snapshot");
     if (Clock::now() >= deadline)
       throw Error(ErrorCode::unavailable,
                   "Daytona sandbox " + info.id + " did not start within " + format_duration(limit_seconds) +
@@ -161,10 +160,8 @@ SandboxInfo ControlPlane::wait_started(SandboxInfo info, const sdk::Host& host) 
                   "Daytona may be busy, pulling the snapshot or building the image; retry in a moment, or " +
                       allow_more_time("start-timeout"));
     host.progress("waiting for Daytona sandbox " + info.id + " to start (" + info.state + ")");
-    for (auto slept = std::chrono::milliseconds(0); slept < delay; slept += std::chrono::milliseconds(50)) {
-      if (host.cancelled()) throw Error(ErrorCode::cancelled, "waiting for Daytona sandbox " + info.id + ": cancelled");
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
+    if (!sdk::sleep_unless_stopped(delay, [&host] { return host.cancelled(); }))
+      throw Error(ErrorCode::cancelled, "waiting for Daytona sandbox " + info.id + ": cancelled");
     delay = std::min(std::chrono::milliseconds(2000), delay * 3 / 2);
     info = get(info.id, host);
   }
@@ -174,17 +171,14 @@ SandboxInfo ControlPlane::wait_started(SandboxInfo info, const sdk::Host& host) 
 SandboxInfo ControlPlane::start(const std::string& id, const sdk::Host& host) {
   const std::string what = "Daytona start sandbox " + id;
   http::Response response = api_.send("POST", sandbox_path(id) + "/start", "", what, Limit::request, Retry::idempotent);
-  if (response.status == 404) throw sandbox_gone(id);
-  if (!response.ok()) throw api_error(response, what);
+  sdk::remote::expect_sandbox(identity(), response, what, id);
   return wait_started(info_of(response, what), host);
 }
 
 bool ControlPlane::remove(const std::string& id) {
   const std::string what = "Daytona delete sandbox " + id;
   http::Response response = api_.send("DELETE", sandbox_path(id), "", what, Limit::request, Retry::idempotent);
-  if (response.status == 404) return false;
-  if (!response.ok()) throw api_error(response, what);
-  return true;
+  return sdk::remote::deleted(identity(), response, what);
 }
 
 std::vector<SandboxInfo> ControlPlane::list(const StringMap& labels, const sdk::Host& host) {
@@ -197,8 +191,7 @@ std::vector<SandboxInfo> ControlPlane::list(const StringMap& labels, const sdk::
     w.EndObject();
   }
   std::vector<SandboxInfo> out;
-  std::string cursor;
-  for (int page = 0; page < kMaxPages; ++page) {
+  sdk::remote::for_each_page(what, [&](const std::string& cursor) {
     std::string url = settings_.api_url + "/sandbox?limit=" + kPageLimit + "&labels=" + http::url_encode(filter.GetString());
     if (!cursor.empty()) url += "&cursor=" + http::url_encode(cursor);
     http::Response response = api_.send("GET", url, "", what, Limit::request, Retry::idempotent,
@@ -208,33 +201,21 @@ std::vector<SandboxInfo> ControlPlane::list(const StringMap& labels, const sdk::
     if (!doc.IsObject() || !doc.HasMember("items") || !doc["items"].IsArray())
       throw http::unexpected_answer(what, "the answer has no list of items");
     for (const json::Value& v : doc["items"].GetArray()) out.push_back(sandbox_info_from(v, what));
-    std::string next;
-    try {
-      next = json::get_string(doc, "nextCursor");
-    } catch (const Error& e) {
-      throw http::unexpected_answer(what, e.what());
-    }
-    if (next.empty() || next == cursor) return out;
-    cursor = next;
-  }
-  throw Error(ErrorCode::unavailable, what + ": the list did not end after " + std::to_string(kMaxPages) + " pages");
+    return http::read_answer(what, [&] { return json::get_string(doc, "nextCursor"); });
+  });
+  return out;
 }
 
 PreviewUrl ControlPlane::preview_url(const std::string& id, int port, const sdk::Host& host) {
   const std::string what = "Daytona preview URL of port " + std::to_string(port) + " of sandbox " + id;
   http::Response response = api_.send("GET", sandbox_path(id) + "/ports/" + std::to_string(port) + "/preview-url", "",
                                       what, Limit::request, Retry::idempotent, [&host] { return host.cancelled(); });
-  if (response.status == 404) throw sandbox_gone(id);
-  if (!response.ok()) throw api_error(response, what);
+  sdk::remote::expect_sandbox(identity(), response, what, id);
   json::Document doc = http::parse_body(response, what);
-  PreviewUrl p;
-  try {
+  const PreviewUrl p = http::read_answer(what, [&] {
     if (!doc.IsObject()) throw Error(ErrorCode::invalid_argument, "not a JSON object");
-    p.url = json::get_string(doc, "url");
-    p.token = json::get_string(doc, "token");
-  } catch (const Error& e) {
-    throw http::unexpected_answer(what, e.what());
-  }
+    return PreviewUrl{json::get_string(doc, "url"), json::get_string(doc, "token")};
+  });
   if (p.url.empty()) throw http::unexpected_answer(what, "the answer has no url");
   return p;
 }
@@ -243,8 +224,7 @@ void ControlPlane::set_auto_stop(const std::string& id, std::int64_t minutes) {
   const std::string what = "Daytona set the auto-stop interval of sandbox " + id;
   http::Response response = api_.send("POST", sandbox_path(id) + "/autostop/" + std::to_string(minutes), "", what,
                                       Limit::request, Retry::idempotent);
-  if (response.status == 404) throw sandbox_gone(id);
-  if (!response.ok()) throw api_error(response, what);
+  sdk::remote::expect_sandbox(identity(), response, what, id);
 }
 
 std::string ControlPlane::toolbox_url(const SandboxInfo& info, const sdk::Host& host) {
@@ -253,14 +233,9 @@ std::string ControlPlane::toolbox_url(const SandboxInfo& info, const sdk::Host& 
     const std::string what = "Daytona toolbox URL of sandbox " + info.id;
     http::Response response = api_.send("GET", sandbox_path(info.id) + "/toolbox-proxy-url", "", what, Limit::request,
                                         Retry::idempotent, [&host] { return host.cancelled(); });
-    if (response.status == 404) throw sandbox_gone(info.id);
-    if (!response.ok()) throw api_error(response, what);
+    sdk::remote::expect_sandbox(identity(), response, what, info.id);
     json::Document doc = http::parse_body(response, what);
-    try {
-      url = doc.IsObject() ? json::get_string(doc, "url") : "";
-    } catch (const Error& e) {
-      throw http::unexpected_answer(what, e.what());
-    }
+    url = http::read_answer(what, [&] { return doc.IsObject() ? json::get_string(doc, "url") : ""; });
   }
   while (!url.empty() && url.back() == '/') url.pop_back();
   // The toolbox receives the API key too: it must pass the same URL rules as the API.

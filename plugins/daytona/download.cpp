@@ -22,12 +22,7 @@ DownloadResult DaytonaProvider::download(const Sandbox& sandbox, const DownloadR
     pack.argv = {"/bin/sh", "-c", script};
     pack.cwd = home;
     pack.home = home;
-    SessionHooks hooks;
-    hooks.on_stdout = [](std::string_view) {};
-    hooks.on_stderr = on_stderr;
-    hooks.stop = [&] { return host.cancelled(); };
-    hooks.warn = [&](const std::string& w) { host.warn(w); };
-    return run_in_session(toolbox, pack, hooks, "pack the downloads");
+    return run_in_session(toolbox, pack, sdk::remote::step_hooks(host, on_stderr), "pack the downloads");
   };
   remote.fetch = [&](const std::function<void(std::string_view)>& sink) {
     host.progress("downloading the files from Daytona sandbox " + sandbox.id);

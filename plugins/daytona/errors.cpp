@@ -2,6 +2,8 @@
 
 #include <regex>
 
+#include "spec.hpp"
+
 namespace corral::daytona {
 
 namespace http = sdk::http;
@@ -45,24 +47,13 @@ Error api_error(const http::Response& response, const std::string& what) {
   switch (http::code_for_status(response.status)) {
     case ErrorCode::auth:
       return Error(ErrorCode::auth, message,
-                   "check DAYTONA_API_KEY: it must be a current key (https://app.daytona.io/dashboard/keys) with "
-                   "access to the organization (DAYTONA_ORGANIZATION_ID)");
+                   "check " + identity().key_env() + ": it must be a current key (" + identity().key_url +
+                       ") with access to the organization (" + identity().settings.env("organization-id") + ")");
     case ErrorCode::unavailable:
       return Error(ErrorCode::unavailable, message, "Daytona is having trouble; retry in a moment");
     default:
       return Error(http::code_for_status(response.status), message);
   }
-}
-
-Error missing_api_key() {
-  return Error(ErrorCode::auth, "DAYTONA_API_KEY is not set",
-               "export DAYTONA_API_KEY with a key from https://app.daytona.io/dashboard/keys");
-}
-
-Error sandbox_gone(const std::string& sandbox_id) {
-  // The hint says why it went; corral's core says what to do about the lease.
-  return Error(ErrorCode::not_found, "Daytona sandbox " + sandbox_id + " no longer exists",
-               "it was deleted, in the Daytona dashboard or by its auto-delete interval");
 }
 
 }  // namespace corral::daytona

@@ -1,5 +1,7 @@
 // Daytona's failures, each turned into an Error that says what happened and how to fix it.
 // Daytona answers errors as JSON {statusCode, error, message}; `message` may be a list.
+// The ones every remote provider shares (a missing key, a sandbox gone) are the SDK's
+// (corral/sdk/remote/errors.hpp), worded with identity().
 #pragma once
 
 #include <string>
@@ -21,11 +23,5 @@ bool is_quota_refusal(const sdk::http::Response& response);
 // quota for limit refusals, 429 as Daytona's rate limit (saying what corral already did),
 // and the status's own code otherwise.
 Error api_error(const sdk::http::Response& response, const std::string& what);
-
-// DAYTONA_API_KEY is not set.
-Error missing_api_key();
-
-// The sandbox no longer exists; the hint says why it may have gone.
-Error sandbox_gone(const std::string& sandbox_id);
 
 }  // namespace corral::daytona

@@ -3,6 +3,11 @@
 #include <chrono>
 
 #include "command_line.hpp"
+#include "corral/sdk/remote/doctor.hpp"
+#include "corral/sdk/remote/errors.hpp"
+#include "corral/sdk/remote/ownership.hpp"
+#include "corral/sdk/remote/step_failure.hpp"
+#include "corral/sdk/remote/strays.hpp"
 #include "corral/sdk/temp_file.hpp"
 #include "errors.hpp"
 #include "session_run.hpp"
@@ -71,41 +76,15 @@ Sandbox DaytonaProvider::to_sandbox(const SandboxInfo& info) const {
 }
 
 std::vector<DoctorCheck> DaytonaProvider::doctor(const sdk::Host& host) {
-  std::vector<DoctorCheck> checks;
-  DoctorCheck key{"Daytona API key", !settings_.api_key.empty(), "", ""};
-  key.detail = key.ok ? "DAYTONA_API_KEY is set" : "DAYTONA_API_KEY is not set";
-  if (!key.ok) key.hint = "export DAYTONA_API_KEY with a key from https://app.daytona.io/dashboard/keys";
-  checks.push_back(key);
-  if (!key.ok) return checks;
-  DoctorCheck api{"Daytona API", false, "", ""};
-  try {
-    auto owned = control_.list({{"corral-owner", "corral"}}, host);
-    api.ok = true;
-    api.detail = settings_.api_url + " accepts the key; " + std::to_string(owned.size()) + " corral sandbox(es)";
-  } catch (const Error& e) {
-    api.detail = e.what();
-    api.hint = e.hint();
-  }
-  checks.push_back(api);
-  return checks;
+  return sdk::remote::doctor_checks(identity(), settings_.api_key, {"Daytona API", settings_.api_url}, *this, host);
 }
 
 Sandbox DaytonaProvider::create(const CreateRequest& request, const sdk::Host& host) {
-  StringMap labels = request.labels;
-  // The marks `corral list` / cleanup rely on, whatever the engine passed.
-  labels["corral-owner"] = "corral";
-  if (!request.lease_id.empty()) labels["corral-lease"] = request.lease_id;
-  if (!request.slug.empty()) labels["corral-slug"] = request.slug;
-  SandboxInfo info;
-  try {
+  const StringMap labels = sdk::remote::creation_labels(request);
+  SandboxInfo info = sdk::remote::create_or_sweep(identity(), *this, request, host, [&] {
     host.progress("creating a Daytona sandbox");
-    info = control_.create(labels, request.network);
-  } catch (const Error& e) {
-    // A create cut by a timeout, a broken connection or a garbled answer may still have
-    // made a sandbox that nobody would own: find it by its lease and delete it.
-    if (e.code() == ErrorCode::unavailable && !request.lease_id.empty()) remove_strays(request.lease_id, host);
-    throw;
-  }
+    return control_.create(labels, request.network);
+  });
   // Core never learns of a sandbox whose create failed: until it is returned, any
   // failure must delete it, or it would outlive the call with nobody owning it.
   std::string toolbox_url;
@@ -117,7 +96,7 @@ Sandbox DaytonaProvider::create(const CreateRequest& request, const sdk::Host& h
       control_.remove(info.id);
     } catch (const Error& e) {
       host.warn("could not delete Daytona sandbox " + info.id + " that failed to start (" + e.what() +
-                "); remove it with `corral stop --orphans --provider daytona`");
+                "); remove it with `corral stop --orphans --provider " + identity().settings.provider() + "`");
     }
     throw;
   }
@@ -128,35 +107,15 @@ Sandbox DaytonaProvider::create(const CreateRequest& request, const sdk::Host& h
   return to_sandbox(info);
 }
 
-void DaytonaProvider::remove_strays(const std::string& lease_id, const sdk::Host& host) {
-  try {
-    for (const Sandbox& stray : list({{"corral-lease", lease_id}}, host)) control_.remove(stray.id);
-  } catch (const Error& e) {
-    host.warn("Daytona may have created a sandbox for lease " + lease_id + " that corral could not remove (" +
-              e.what() + "); check with `corral list --remote --provider daytona` and remove it with "
-              "`corral stop --orphans --provider daytona`");
-  }
-}
-
 Sandbox DaytonaProvider::get(const std::string& id, const sdk::Host& host) {
   check_sandbox_id(id);
   return to_sandbox(control_.get(id, host));
 }
 
 std::vector<Sandbox> DaytonaProvider::list(const StringMap& labels, const sdk::Host& host) {
-  StringMap filter = labels;
-  filter["corral-owner"] = "corral";
-  std::vector<Sandbox> out;
-  for (const SandboxInfo& info : control_.list(filter, host)) {
-    // Filter again here: a sandbox is only ours when every label matches exactly.
-    bool match = true;
-    for (const auto& [k, v] : filter) {
-      auto it = info.labels.find(k);
-      match = match && it != info.labels.end() && it->second == v;
-    }
-    if (match) out.push_back(to_sandbox(info));
-  }
-  return out;
+  return sdk::remote::list_owned(
+      labels, [&](const StringMap& filter) { return control_.list(filter, host); },
+      [this](const SandboxInfo& info) { return to_sandbox(info); });
 }
 
 void DaytonaProvider::destroy(const Sandbox& sandbox, const sdk::Host&) {
@@ -197,19 +156,12 @@ ExecResult DaytonaProvider::exec(const Sandbox& sandbox, const Command& command,
   c.env = command.env;
   for (const auto& [name, value] : c.env) check_env_name(name);
   sdk::CommandDeadline deadline(host, command.timeout_seconds);
-  SessionHooks hooks;
-  hooks.on_stdout = [&](std::string_view d) { host.emit(CORRAL_STDOUT, d); };
-  hooks.on_stderr = [&](std::string_view d) { host.emit(CORRAL_STDERR, d); };
-  hooks.warn = [&](const std::string& w) { host.warn(w); };
-  hooks.stop = [&] { return deadline.stop(); };
+  const SessionHooks hooks = sdk::remote::command_hooks(host, deadline);
   try {
     return ExecResult{run_in_session(toolbox, c, hooks, "run the command")};
   } catch (const Error& e) {
     if (e.code() == ErrorCode::cancelled && deadline.timed_out())
-      throw Error(ErrorCode::timeout,
-                  "the command did not finish within " + format_duration(command.timeout_seconds) +
-                      "; it was stopped in Daytona sandbox " + sandbox.id,
-                  "raise --timeout, or run without one");
+      throw sdk::remote::command_timed_out(identity(), command.timeout_seconds, sandbox.id);
     throw;
   }
 }
@@ -236,23 +188,14 @@ void DaytonaProvider::upload(const Sandbox& sandbox, const UploadRequest& reques
   unpack.argv = {"/bin/sh", "-c", kUnpackScript, "corral-unpack", workdir, archive, removal_file};
   unpack.cwd = live_[sandbox.id].home;
   unpack.home = live_[sandbox.id].home;
-  std::string errors;  // the first few KiB explain a failure; the rest is noise
-  SessionHooks hooks;
-  hooks.on_stdout = [](std::string_view) {};
-  hooks.on_stderr = [&](std::string_view d) {
-    if (errors.size() < 4096) errors.append(d.substr(0, 4096 - errors.size()));
-  };
-  hooks.stop = [&] { return host.cancelled(); };
-  hooks.warn = [&](const std::string& w) { host.warn(w); };
-  int code = run_in_session(toolbox, unpack, hooks, "unpack the workspace into " + workdir);
-  if (code != 0) {
-    while (!errors.empty() && (errors.back() == '\n' || errors.back() == ' ')) errors.pop_back();
-    throw Error(ErrorCode::unavailable,
-                "unpacking the workspace into " + workdir + " in Daytona sandbox " + sandbox.id + " failed (exit " +
-                    std::to_string(code) + ")" + (errors.empty() ? "" : ": " + errors),
-                "the snapshot needs sh, tar and gzip, and its user must be able to write " + parent +
-                    "; see --daytona-workdir and --daytona-user");
-  }
+  sdk::remote::StepErrors errors;
+  const int code = run_in_session(toolbox, unpack, sdk::remote::step_hooks(host, errors.sink()),
+                                  "unpack the workspace into " + workdir);
+  if (code != 0)
+    throw sdk::remote::step_failed(identity(), "unpacking the workspace into " + workdir, sandbox.id, code, errors,
+                                   "the snapshot needs sh, tar and gzip, and its user must be able to write " + parent +
+                                       "; see " + identity().settings.flag("workdir") + " and " +
+                                       identity().settings.flag("user"));
   for (const std::string& path : remove_separately) toolbox.remove_path(path);
 }
 

@@ -45,9 +45,6 @@ class DaytonaProvider : public sdk::Provider {
   // The absolute workdir in the sandbox (a relative setting is below the user's home).
   std::string workdir_of(const Sandbox& sandbox, Toolbox& toolbox, const sdk::Host& host);
   Sandbox to_sandbox(const SandboxInfo& info) const;
-  // Deletes the sandboxes of lease `lease_id` (after a create that may have half
-  // succeeded); warns instead of throwing when it cannot.
-  void remove_strays(const std::string& lease_id, const sdk::Host& host);
 
   Settings settings_;
   sdk::http::Client client_;

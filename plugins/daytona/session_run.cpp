@@ -2,12 +2,12 @@
 
 #include <chrono>
 #include <optional>
-#include <random>
-#include <thread>
 
 #include "command_line.hpp"
 #include "corral/sdk/http.hpp"
+#include "corral/sdk/random.hpp"
 #include "corral/sdk/temp_file.hpp"
+#include "corral/sdk/wait.hpp"
 #include "log_demux.hpp"
 #include "output_decoder.hpp"
 
@@ -17,24 +17,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 constexpr int kMaxReconnects = 5;
-
-std::string random_suffix() {
-  static thread_local std::mt19937_64 rng{std::random_device{}()};
-  static const char* hex = "0123456789abcdef";
-  std::string out;
-  for (int i = 0; i < 16; ++i) out += hex[rng() % 16];
-  return out;
-}
-
-// Sleeps `d` in slices; false when `stop` fired meanwhile.
-bool pause(std::chrono::milliseconds d, const std::function<bool()>& stop) {
-  const auto until = Clock::now() + d;
-  while (Clock::now() < until) {
-    if (stop && stop()) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return true;
-}
 
 // Ends the session (and with it the command), warning when that is not confirmed.
 void stop_remote(Toolbox& toolbox, const std::string& session, const SessionHooks& hooks) {
@@ -48,12 +30,12 @@ void stop_remote(Toolbox& toolbox, const std::string& session, const SessionHook
 int run_in_session(Toolbox& toolbox, const SessionCommand& command, const SessionHooks& hooks, const std::string& step,
                    const SessionTiming& timing) {
   const std::string what = "Daytona sandbox " + toolbox.sandbox_id() + ": " + step;
-  const std::string session = "corral-" + random_suffix();
+  const std::string session = sdk::random_tag("corral-");
   WrappedCommand wrapped{command.argv, command.cwd, ""};
   std::optional<sdk::TempFile> env_file;
   if (!command.env.empty()) {
     env_file.emplace("daytona", env_file_content(command.env));
-    wrapped.env_file = command.home + "/.corral-env-" + random_suffix();
+    wrapped.env_file = sdk::random_tag(command.home + "/.corral-env-");
   }
   const std::string text = wrapper_text(wrapped);
 
@@ -129,7 +111,7 @@ int run_in_session(Toolbox& toolbox, const SessionCommand& command, const Sessio
                                        "the output stream broke " + std::to_string(drops) + " times" +
                                            (failure ? std::string("; last: ") + failure->what() : ""));
     }
-    if (!pause(std::chrono::milliseconds(200 << std::min(drops, 5)), hooks.stop)) {
+    if (!sdk::sleep_unless_stopped(std::chrono::milliseconds(200 << std::min(drops, 5)), hooks.stop)) {
       stop_remote(toolbox, session, hooks);
       throw Error(ErrorCode::cancelled, what + ": stopped");
     }
@@ -157,7 +139,7 @@ int run_in_session(Toolbox& toolbox, const SessionCommand& command, const Sessio
   auto delay = std::chrono::milliseconds(50);
   try {
     while (!(code = toolbox.exit_code(session, command_id)) && Clock::now() < give_up) {
-      if (!pause(delay, hooks.stop)) {
+      if (!sdk::sleep_unless_stopped(delay, hooks.stop)) {
         stop_remote(toolbox, session, hooks);
         throw Error(ErrorCode::cancelled, what + ": stopped");
       }

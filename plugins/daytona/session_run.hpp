@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "corral/sdk/remote/command_hooks.hpp"
 #include "corral/types.hpp"
 #include "toolbox.hpp"
 
@@ -24,15 +25,9 @@ struct SessionCommand {
   std::string home;  // the sandbox user's home folder (where the env file goes)
 };
 
-struct SessionHooks {
-  std::function<void(std::string_view)> on_stdout;
-  std::function<void(std::string_view)> on_stderr;
-  // Polled about ten times a second; true stops the command (the session is deleted)
-  // and ends run_in_session with Error(cancelled).
-  std::function<bool()> stop;
-  // Told when the command may still be running after run_in_session gave up on it.
-  std::function<void(const std::string&)> warn;
-};
+// stop() true stops the command (the session is deleted) and ends run_in_session with
+// Error(cancelled).
+using SessionHooks = sdk::remote::CommandHooks;
 
 // How often and how long run_in_session checks on a command while its stream is quiet.
 // A log stream sends nothing while a command is quiet, and Daytona sends no pings: the

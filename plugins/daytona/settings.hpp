@@ -28,8 +28,8 @@ struct Settings {
   static Settings from(const sdk::Options& options);
 };
 
-// "--daytona-OPTION or CORRAL_DAYTONA_OPTION": the setting behind a request's time limit,
-// which the shared HTTP client names when the limit runs out (http::Request::timeout_setting).
+// "--daytona-OPTION or CORRAL_DAYTONA_OPTION": how a message names the setting `option`, such
+// as the time limit a request ran out of (http::Request::timeout_setting).
 std::string setting_name(const std::string& option);
 
 // "allow more time with --daytona-OPTION or CORRAL_DAYTONA_OPTION": the end of the hint

@@ -1,5 +1,8 @@
 #include "spec.hpp"
 
+#include "corral/json.hpp"
+#include "errors.hpp"
+
 namespace corral::daytona {
 
 // The credentials and endpoint use the official Daytona SDK's environment variables, so
@@ -54,5 +57,12 @@ const char* const kSpecJson = R"json({
     "caveat": "output passes Daytona's line-based log base64-encoded, so the sandbox needs sh, dd and base64 (or od); an idle kept sandbox is stopped (corral starts it again on reuse)"
   }
 })json";
+
+const sdk::remote::Identity& identity() {
+  static const sdk::remote::Identity daytona{
+      "Daytona", sdk::SettingNames(json::spec_from_json(kSpecJson)), "https://app.daytona.io/dashboard/keys",
+      "it was deleted, in the Daytona dashboard or by its auto-delete interval", &api_error};
+  return daytona;
+}
 
 }  // namespace corral::daytona

@@ -1,5 +1,7 @@
 #include "toolbox.hpp"
 
+#include "corral/sdk/read_answer.hpp"
+#include "corral/sdk/streamed_transfer.hpp"
 #include "errors.hpp"
 
 namespace corral::daytona {
@@ -27,12 +29,8 @@ std::string Toolbox::home_dir(const std::function<bool()>& cancelled) {
   http::Response response = api_.send("GET", base_ + "/user-home-dir", "", what, Limit::request, Retry::idempotent, cancelled);
   if (!response.ok()) throw failure(response, what);
   json::Document doc = http::parse_body(response, what);
-  std::string dir;
-  try {
-    dir = doc.IsObject() ? json::get_string(doc, "dir") : "";
-  } catch (const Error& e) {
-    throw http::unexpected_answer(what, e.what());
-  }
+  const std::string dir =
+      http::read_answer(what, [&] { return doc.IsObject() ? json::get_string(doc, "dir") : ""; });
   if (dir.empty() || dir.front() != '/') throw http::unexpected_answer(what, "the home folder is not an absolute path");
   return dir;
 }
@@ -40,32 +38,16 @@ std::string Toolbox::home_dir(const std::function<bool()>& cancelled) {
 void Toolbox::upload(const std::string& local_path, const std::string& remote_path,
                      const std::function<bool()>& cancelled) {
   const std::string what = "Daytona upload to sandbox " + sandbox_id_;
-  http::Request r;
-  r.method = "POST";
-  r.url = base_ + "/files/upload-v2?path=" + http::url_encode(remote_path);
-  r.file = http::FilePart{"file", local_path, remote_path.substr(remote_path.rfind('/') + 1), "application/octet-stream"};
-  r.timeout_seconds = 0;  // size-dependent; the idle guard catches stalls
-  r.idle_timeout_seconds = 60;
-  r.cancelled = cancelled;
-  r.what = what;
-  http::Response response = api_.send(std::move(r));
+  const std::string url = base_ + "/files/upload-v2?path=" + http::url_encode(remote_path);
+  http::Response response = api_.send(http::streamed_upload(url, what, local_path, remote_path, cancelled));
   if (!response.ok()) throw failure(response, what);
 }
 
 void Toolbox::download(const std::string& remote_path, const http::BodyFn& on_body,
                        const std::function<bool()>& cancelled) {
   const std::string what = "Daytona download from sandbox " + sandbox_id_;
-  http::Request r;
-  r.method = "GET";
-  r.url = base_ + "/files/download?path=" + http::url_encode(remote_path);
-  r.headers.emplace_back("Accept", "application/octet-stream");
-  r.timeout_seconds = 0;  // size-dependent; the idle guard catches stalls
-  r.idle_timeout_seconds = 60;
-  r.on_body = on_body;
-  r.cancelled = cancelled;
-  r.what = what;
-  r.sandbox_stream = "download";
-  http::Response response = api_.send(std::move(r));
+  const std::string url = base_ + "/files/download?path=" + http::url_encode(remote_path);
+  http::Response response = api_.send(http::streamed_get(url, what, on_body, cancelled));
   if (!response.ok()) throw failure(response, what);
 }
 
@@ -114,12 +96,8 @@ std::string Toolbox::run_async(const std::string& session_id, const std::string&
                                       buffer.GetString(), what, Limit::request, Retry::never);
   if (!response.ok()) throw failure(response, what);
   json::Document doc = http::parse_body(response, what);
-  std::string id;
-  try {
-    id = doc.IsObject() ? json::get_string(doc, "cmdId") : "";
-  } catch (const Error& e) {
-    throw http::unexpected_answer(what, e.what());
-  }
+  const std::string id =
+      http::read_answer(what, [&] { return doc.IsObject() ? json::get_string(doc, "cmdId") : ""; });
   if (id.empty()) throw http::unexpected_answer(what, "the answer has no cmdId");
   return id;
 }
@@ -151,12 +129,10 @@ std::pair<std::string, std::string> Toolbox::logs(const std::string& session_id,
   http::Response response = api_.send(std::move(r));
   if (!response.ok()) throw failure(response, what);
   json::Document doc = http::parse_body(response, what);
-  try {
+  return http::read_answer(what, [&] {
     if (!doc.IsObject()) throw Error(ErrorCode::invalid_argument, "not a JSON object");
-    return {json::get_string(doc, "stdout"), json::get_string(doc, "stderr")};
-  } catch (const Error& e) {
-    throw http::unexpected_answer(what, e.what());
-  }
+    return std::pair{json::get_string(doc, "stdout"), json::get_string(doc, "stderr")};
+  });
 }
 
 sdk::websocket::Ending Toolbox::follow_logs(const std::string& session_id, const std::string& command_id,

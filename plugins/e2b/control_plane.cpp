@@ -1,14 +1,15 @@
 #include "control_plane.hpp"
 
+#include "corral/sdk/read_answer.hpp"
+#include "corral/sdk/remote/errors.hpp"
+#include "corral/sdk/remote/paged_list.hpp"
 #include "errors.hpp"
+#include "spec.hpp"
 
 namespace corral::e2b {
 namespace {
 
 namespace http = sdk::http;
-
-constexpr int kMaxPages = 1000;       // a server that never stops paging is a bug, not a list
-constexpr const char* kLifetimeSetting = "--e2b-lifetime or CORRAL_E2B_LIFETIME";
 
 // The fields of one sandbox object; throws for a field of the wrong type.
 SandboxInfo fields_of(const json::Value& v) {
@@ -28,12 +29,7 @@ SandboxInfo fields_of(const json::Value& v) {
 
 // Reads one sandbox object; anything off is the provider's fault, not the user's.
 SandboxInfo info_from(const json::Value& v, const std::string& what) {
-  if (!v.IsObject()) throw http::unexpected_answer(what, "a sandbox is not a JSON object");
-  try {
-    return fields_of(v);
-  } catch (const Error& e) {
-    throw http::unexpected_answer(what, e.what());
-  }
+  return http::read_object(v, what, "a sandbox", fields_of);
 }
 
 SandboxInfo info_of(const http::Response& response, const std::string& what) {
@@ -75,7 +71,7 @@ void write_network(json::Writer& w, const NetworkPolicy& network) {
 http::Response ControlPlane::call(const std::string& method, const std::string& path, const std::string& body,
                                   http::Retry retry, const std::string& what, const Timeout& timeout,
                                   const sdk::Host* cancellable) {
-  if (settings_.api_key.empty()) throw missing_api_key();
+  if (settings_.api_key.empty()) throw sdk::remote::missing_api_key(identity());
   http::Request r;
   r.method = method;
   r.url = settings_.api_url + path;
@@ -101,7 +97,8 @@ http::Response ControlPlane::with_lifetime_cap(std::int64_t seconds, const std::
 
 SandboxInfo ControlPlane::create(const StringMap& metadata, const NetworkPolicy& network, const sdk::Host& host) {
   const std::string what = "E2B create sandbox";
-  http::Response response = with_lifetime_cap(settings_.lifetime_seconds, kLifetimeSetting, host, [&](std::int64_t seconds) {
+  const std::string lifetime = setting_name("lifetime");
+  http::Response response = with_lifetime_cap(settings_.lifetime_seconds, lifetime, host, [&](std::int64_t seconds) {
     rapidjson::StringBuffer buffer;
     json::Writer w(buffer);
     w.StartObject();
@@ -127,20 +124,19 @@ SandboxInfo ControlPlane::get(const std::string& id, const sdk::Host& host) {
   const std::string what = "E2B get sandbox " + id;
   http::Response response =
       call("GET", "/sandboxes/" + http::url_encode(id), "", http::Retry::idempotent, what, request_timeout(), &host);
-  if (response.status == 404) throw sandbox_gone(id);
-  if (!response.ok()) throw api_error(response, what);
+  sdk::remote::expect_sandbox(identity(), response, what, id);
   return info_of(response, what);
 }
 
 SandboxInfo ControlPlane::connect(const std::string& id, const sdk::Host& host) {
   const std::string what = "E2B connect to sandbox " + id;
-  http::Response response = with_lifetime_cap(settings_.lifetime_seconds, kLifetimeSetting, host, [&](std::int64_t seconds) {
+  const std::string lifetime = setting_name("lifetime");
+  http::Response response = with_lifetime_cap(settings_.lifetime_seconds, lifetime, host, [&](std::int64_t seconds) {
     return call("POST", "/sandboxes/" + http::url_encode(id) + "/connect", timeout_body(seconds),
                 http::Retry::idempotent, what,
                 create_timeout(), nullptr);
   });
-  if (response.status == 404) throw sandbox_gone(id);
-  if (!response.ok()) throw api_error(response, what);
+  sdk::remote::expect_sandbox(identity(), response, what, id);
   return info_of(response, what);
 }
 
@@ -152,17 +148,14 @@ void ControlPlane::set_timeout(const std::string& id, std::int64_t seconds, cons
                 what, request_timeout(),
                 nullptr);
   });
-  if (response.status == 404) throw sandbox_gone(id);
-  if (!response.ok()) throw api_error(response, what);
+  sdk::remote::expect_sandbox(identity(), response, what, id);
 }
 
 bool ControlPlane::kill(const std::string& id) {
   const std::string what = "E2B kill sandbox " + id;
   http::Response response =
       call("DELETE", "/sandboxes/" + http::url_encode(id), "", http::Retry::idempotent, what, request_timeout(), nullptr);
-  if (response.status == 404) return false;
-  if (!response.ok()) throw api_error(response, what);
-  return true;
+  return sdk::remote::deleted(identity(), response, what);
 }
 
 std::vector<SandboxInfo> ControlPlane::list(const StringMap& metadata, const sdk::Host& host) {
@@ -173,21 +166,18 @@ std::vector<SandboxInfo> ControlPlane::list(const StringMap& metadata, const sdk
   for (const auto& [k, v] : metadata)
     filter += (filter.empty() ? "" : "&") + http::url_encode(k) + "=" + http::url_encode(v);
   std::vector<SandboxInfo> out;
-  std::string next;
-  for (int page = 0; page < kMaxPages; ++page) {
+  sdk::remote::for_each_page(what, [&](const std::string& token) {
     std::string path = "/v2/sandboxes?state=running,paused&limit=100";
     if (!filter.empty()) path += "&metadata=" + http::url_encode(filter);
-    if (!next.empty()) path += "&nextToken=" + http::url_encode(next);
+    if (!token.empty()) path += "&nextToken=" + http::url_encode(token);
     http::Response response = call("GET", path, "", http::Retry::idempotent, what, request_timeout(), &host);
     if (!response.ok()) throw api_error(response, what);
     json::Document doc = http::parse_body(response, what);
     if (!doc.IsArray()) throw http::unexpected_answer(what, "the answer is not a list");
     for (const json::Value& v : doc.GetArray()) out.push_back(info_from(v, what));
-    std::string token = response.header("x-next-token");
-    if (token.empty() || token == next) return out;
-    next = token;
-  }
-  throw Error(ErrorCode::unavailable, what + ": the list did not end after " + std::to_string(kMaxPages) + " pages");
+    return response.header("x-next-token");
+  });
+  return out;
 }
 
 }  // namespace corral::e2b

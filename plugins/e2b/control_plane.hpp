@@ -53,7 +53,7 @@ class ControlPlane {
   // A call's time limit and the setting that chose it, which a timeout's message names.
   struct Timeout {
     std::int64_t seconds;
-    const char* setting;
+    std::string setting;
   };
 
   // Sends a control-plane call with the API key, again on a busy answer when `retry`
@@ -63,8 +63,8 @@ class ControlPlane {
                            sdk::http::Retry retry, const std::string& what, const Timeout& timeout,
                            const sdk::Host* cancellable);
   // The limit of create and connect (which may resume a paused sandbox), and of the rest.
-  Timeout create_timeout() const { return {settings_.create_timeout_seconds, kCreateTimeoutSetting}; }
-  Timeout request_timeout() const { return {settings_.request_timeout_seconds, kRequestTimeoutSetting}; }
+  Timeout create_timeout() const { return {settings_.create_timeout_seconds, setting_name("create-timeout")}; }
+  Timeout request_timeout() const { return {settings_.request_timeout_seconds, setting_name("request-timeout")}; }
   // Runs `attempt(seconds)`; on E2B's lifetime-cap refusal warns (naming `setting`, the
   // option that asks for a specific lifetime) and retries once at the cap.
   sdk::http::Response with_lifetime_cap(std::int64_t seconds, const std::string& setting, const sdk::Host& host,

@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <map>
-#include <random>
 
 #include "base64.hpp"
 #include "corral/sdk/connect.hpp"
+#include "corral/sdk/random.hpp"
+#include "corral/sdk/streamed_transfer.hpp"
 #include "errors.hpp"
 #include "settings.hpp"
+#include "spec.hpp"
 
 namespace corral::e2b {
 
@@ -64,13 +66,7 @@ std::string process_json(const ProcessRequest& p, const std::string& tag) {
 }
 
 // A tag no other process in the sandbox has.
-std::string new_tag() {
-  static thread_local std::mt19937_64 rng{std::random_device{}()};
-  static const char* hex = "0123456789abcdef";
-  std::string out = "corral-";
-  for (int i = 0; i < 16; ++i) out += hex[rng() % 16];
-  return out;
-}
+std::string new_tag() { return sdk::random_tag("corral-"); }
 
 // Signal numbers of the names Go's ProcessState.String() prints on Linux.
 int signal_number(std::string_view name) {
@@ -182,8 +178,8 @@ Error Envd::failure(const http::Response& response, const std::string& what) con
                  "check `corral status --id LEASE`; retry in a moment if the sandbox is there");
   if (response.status == 401 || response.status == 403)
     return http::status_error(response, what,
-                              "the sandbox refused the access token or the user '" + target_.user +
-                                  "'; check --e2b-user (CORRAL_E2B_USER)");
+                              "the sandbox refused the access token or the user '" + target_.user + "'; check " +
+                                  identity().settings.flag("user") + " (" + identity().settings.env("user") + ")");
   return api_error(response, what);
 }
 
@@ -201,7 +197,7 @@ http::Response Envd::start(const ProcessRequest& process, const std::string& tag
   r.body = connect::envelope(process_json(process, tag));
   r.timeout_seconds = timeout_seconds;  // 0 for commands: they may run for hours
   r.idle_timeout_seconds = static_cast<long>(stall_seconds_);
-  if (timeout_seconds == 0) r.timeout_setting = kStallTimeoutSetting;  // the stall limit is the only one
+  if (timeout_seconds == 0) r.timeout_setting = setting_name("stall-timeout");  // the stall limit is the only one
   r.cancelled = hooks.stop;
   r.what = what;
   r.sandbox_stream = "command";
@@ -259,7 +255,8 @@ int Envd::run(const ProcessRequest& process, const ProcessHooks& hooks, const st
   if (st.error)
     throw Error(connect::code_for(st.error->code),
                 what + ": envd reported " + st.error->code + ": " + st.error->message,
-                "check the command, the workdir (--e2b-workdir) and the user (--e2b-user)");
+                "check the command, the workdir (" + identity().settings.flag("workdir") + ") and the user (" +
+                    identity().settings.flag("user") + ")");
   throw Error(ErrorCode::unavailable, what + ": the process stream ended before the command finished (no end event)",
               "the sandbox may have stopped or passed its lifetime; check `corral status --id LEASE` and rerun");
 }
@@ -317,41 +314,28 @@ bool Envd::send_kill(std::uint32_t pid, const std::string& tag) {
   }
 }
 
+std::string Envd::file_url(const std::string& remote_path) const {
+  return target_.base_url + "/files?path=" + http::url_encode(remote_path) +
+         "&username=" + http::url_encode(target_.user);
+}
+
 void Envd::upload(const std::string& local_path, const std::string& remote_path,
                   const std::function<bool()>& cancelled) {
   const std::string what = "E2B upload to sandbox " + target_.sandbox_id;
-  http::Request r;
-  r.method = "POST";
-  r.url = target_.base_url + "/files?path=" + http::url_encode(remote_path) +
-          "&username=" + http::url_encode(target_.user);
-  r.headers = headers();
-  r.file = http::FilePart{"file", local_path, remote_path.substr(remote_path.rfind('/') + 1),
-                          "application/octet-stream"};
-  r.timeout_seconds = 0;  // size-dependent; the idle guard catches stalls
-  r.idle_timeout_seconds = 60;
-  r.cancelled = cancelled;
-  r.what = what;
-  http::Response response = client_.send(r);
-  if (!response.ok()) throw failure(response, what);
+  send_transfer(http::streamed_upload(file_url(remote_path), what, local_path, remote_path, cancelled));
 }
 
 void Envd::download(const std::string& remote_path, const http::BodyFn& on_body,
                     const std::function<bool()>& cancelled) {
   const std::string what = "E2B download from sandbox " + target_.sandbox_id;
-  http::Request r;
-  r.method = "GET";
-  r.url = target_.base_url + "/files?path=" + http::url_encode(remote_path) +
-          "&username=" + http::url_encode(target_.user);
-  r.headers = headers();
-  r.headers.emplace_back("Accept", "application/octet-stream");
-  r.timeout_seconds = 0;  // size-dependent; the idle guard catches stalls
-  r.idle_timeout_seconds = 60;
-  r.on_body = on_body;
-  r.cancelled = cancelled;
-  r.what = what;
-  r.sandbox_stream = "download";
-  http::Response response = client_.send(r);
-  if (!response.ok()) throw failure(response, what);
+  send_transfer(http::streamed_get(file_url(remote_path), what, on_body, cancelled));
+}
+
+void Envd::send_transfer(http::Request request) {
+  const auto h = headers();
+  request.headers.insert(request.headers.begin(), h.begin(), h.end());
+  http::Response response = client_.send(request);
+  if (!response.ok()) throw failure(response, request.what);
 }
 
 }  // namespace corral::e2b

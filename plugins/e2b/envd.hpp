@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "corral/sdk/http.hpp"
+#include "corral/sdk/remote/command_hooks.hpp"
 #include "corral/types.hpp"
 
 namespace corral::e2b {
@@ -32,15 +33,8 @@ struct ProcessRequest {
   std::int64_t timeout_seconds = 0;  // > 0: envd itself ends the call a little after this
 };
 
-struct ProcessHooks {
-  std::function<void(std::string_view)> on_stdout;
-  std::function<void(std::string_view)> on_stderr;
-  // Polled about ten times a second; true kills the remote process and ends run() with
-  // Error(cancelled).
-  std::function<bool()> stop;
-  // Told when the remote process may still be running after run() gave up on it.
-  std::function<void(const std::string&)> warn;
-};
+// stop() true kills the remote process and ends run() with Error(cancelled).
+using ProcessHooks = sdk::remote::CommandHooks;
 
 // The exit code an envd EndEvent stands for: `exitCode` (absent = 0, as proto3 JSON
 // omits defaults), or 128 + the signal number for a process killed by a signal.
@@ -93,6 +87,10 @@ class Envd {
   void stop_remote(std::uint32_t pid, const std::string& tag, const ProcessHooks& hooks);
   // Headers every envd request carries (routing, access token, user).
   std::vector<std::pair<std::string, std::string>> headers() const;
+  // The file API's URL for `remote_path` (GET and POST /files).
+  std::string file_url(const std::string& remote_path) const;
+  // Sends a file transfer with the headers above; throws failure() for a non-2xx answer.
+  void send_transfer(sdk::http::Request request);
   Error failure(const sdk::http::Response& response, const std::string& what) const;
 
   sdk::http::Client& client_;

@@ -2,13 +2,15 @@
 
 #include <regex>
 
+#include "spec.hpp"
+
 namespace corral::e2b {
 
 Error api_error(const sdk::http::Response& response, const std::string& what) {
   std::string hint;
   switch (sdk::http::code_for_status(response.status)) {
     case ErrorCode::auth:
-      hint = "check E2B_API_KEY: it must be a current key of your team (https://e2b.dev/dashboard?tab=keys)";
+      hint = "check " + identity().key_env() + ": it must be a current key of your team (" + identity().key_url + ")";
       break;
     case ErrorCode::quota:
       // 429 is E2B's answer to too many requests and to too many sandboxes at once alike.
@@ -25,24 +27,13 @@ Error api_error(const sdk::http::Response& response, const std::string& what) {
   return sdk::http::status_error(response, what, hint);
 }
 
-Error missing_api_key() {
-  return Error(ErrorCode::auth, "E2B_API_KEY is not set",
-               "export E2B_API_KEY with a key from https://e2b.dev/dashboard?tab=keys");
-}
-
-Error sandbox_gone(const std::string& sandbox_id) {
-  // The hint says why it went; corral's core says what to do about the lease.
-  return Error(ErrorCode::not_found, "E2B sandbox " + sandbox_id + " no longer exists",
-               "E2B deletes a sandbox when its lifetime ends (--e2b-lifetime sets it)");
-}
-
 Error template_not_found(const std::string& template_id, const sdk::http::Response& response) {
   std::string message = "E2B template '" + template_id + "' was not found";
   if (std::string detail = sdk::http::error_message(response.body); !detail.empty())
     message += " (" + detail + ")";
   return Error(ErrorCode::not_found, message,
-               "build it with `e2b template build`, or pick another template with --e2b-template or "
-               "CORRAL_E2B_TEMPLATE (default: base)");
+               "build it with `e2b template build`, or pick another template with " +
+                   identity().settings.either("template") + " (default: base)");
 }
 
 std::optional<std::int64_t> lifetime_cap_seconds(const sdk::http::Response& response) {

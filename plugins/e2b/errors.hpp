@@ -1,4 +1,6 @@
 // E2B's failures, each turned into an Error that says what happened and how to fix it.
+// The ones every remote provider shares (a missing key, a sandbox gone) are the SDK's
+// (corral/sdk/remote/errors.hpp), worded with identity().
 #pragma once
 
 #include <cstdint>
@@ -12,12 +14,6 @@ namespace corral::e2b {
 // A failed control-plane or envd response, with the hint its status calls for; 429 says
 // it is E2B's limit and what corral already did about it.
 Error api_error(const sdk::http::Response& response, const std::string& what);
-
-// E2B_API_KEY is not set.
-Error missing_api_key();
-
-// The sandbox no longer exists (deleted, or past its lifetime); the hint says why.
-Error sandbox_gone(const std::string& sandbox_id);
 
 // The template asked for does not exist.
 Error template_not_found(const std::string& template_id, const sdk::http::Response& response);

@@ -4,8 +4,12 @@
 #include <vector>
 
 #include "corral/sdk/download.hpp"
+#include "corral/sdk/remote/doctor.hpp"
+#include "corral/sdk/remote/errors.hpp"
+#include "corral/sdk/remote/ownership.hpp"
+#include "corral/sdk/remote/step_failure.hpp"
+#include "corral/sdk/remote/strays.hpp"
 #include "corral/sdk/sync.hpp"
-#include "corral/wire.hpp"
 #include "download.hpp"
 #include "spec.hpp"
 
@@ -79,58 +83,20 @@ Sandbox E2bProvider::to_sandbox(const SandboxInfo& info) const {
 }
 
 std::vector<DoctorCheck> E2bProvider::doctor(const sdk::Host& host) {
-  std::vector<DoctorCheck> checks;
-  DoctorCheck key{"E2B API key", !settings_.api_key.empty(), "", ""};
-  key.detail = key.ok ? "E2B_API_KEY is set" : "E2B_API_KEY is not set";
-  if (!key.ok) key.hint = "export E2B_API_KEY with a key from https://e2b.dev/dashboard?tab=keys";
-  checks.push_back(key);
-  if (!key.ok) return checks;
-  DoctorCheck api{"E2B control plane", false, "", ""};
-  try {
-    auto owned = control_.list({{wire::kOwnerLabel, wire::kOwnerValue}}, host);
-    api.ok = true;
-    api.detail = settings_.api_url + " accepts the key; " + std::to_string(owned.size()) +
-                 " corral sandbox(es) alive";
-  } catch (const Error& e) {
-    api.detail = e.what();
-    api.hint = e.hint();
-  }
-  checks.push_back(api);
-  return checks;
+  return sdk::remote::doctor_checks(identity(), settings_.api_key, {"E2B control plane", settings_.api_url}, *this,
+                                    host);
 }
 
 Sandbox E2bProvider::create(const CreateRequest& request, const sdk::Host& host) {
-  StringMap metadata = request.labels;
-  // The marks `corral list` / cleanup rely on, whatever the engine passed.
-  metadata[wire::kOwnerLabel] = wire::kOwnerValue;
-  if (!request.lease_id.empty()) metadata[wire::kLeaseLabel] = request.lease_id;
-  if (!request.slug.empty()) metadata[wire::kSlugLabel] = request.slug;
-  SandboxInfo info;
-  try {
-    info = control_.create(metadata, request.network, host);
-  } catch (const Error& e) {
-    // A create cut by a timeout, a broken connection or a garbled answer may still have
-    // made a sandbox that nobody would own: find it by its lease and delete it.
-    if (e.code() == ErrorCode::unavailable && !request.lease_id.empty())
-      remove_strays(request.lease_id, host);
-    throw;
-  }
+  const StringMap metadata = sdk::remote::creation_labels(request);
+  SandboxInfo info = sdk::remote::create_or_sweep(identity(), *this, request, host,
+                                                  [&] { return control_.create(metadata, request.network, host); });
   if (info.metadata.empty()) info.metadata = metadata;  // create's answer has no metadata
   Live& live = live_[info.id];
   live.access_token = info.envd_access_token;
   live.domain = info.domain;
   live.connected = true;  // fresh: its lifetime was just set
   return to_sandbox(info);
-}
-
-void E2bProvider::remove_strays(const std::string& lease_id, const sdk::Host& host) {
-  try {
-    for (const Sandbox& stray : list({{wire::kLeaseLabel, lease_id}}, host)) control_.kill(stray.id);
-  } catch (const Error& e) {
-    host.warn("E2B may have created a sandbox for lease " + lease_id + " that corral could not remove (" +
-              e.what() + "); check with `corral list --remote --provider e2b` and remove it with "
-              "`corral stop --orphans --provider e2b`");
-  }
 }
 
 void E2bProvider::throw_if_gone(const std::string& id, const sdk::Host& host) {
@@ -151,13 +117,9 @@ Sandbox E2bProvider::get(const std::string& id, const sdk::Host& host) {
 }
 
 std::vector<Sandbox> E2bProvider::list(const StringMap& labels, const sdk::Host& host) {
-  StringMap filter = labels;
-  filter[wire::kOwnerLabel] = wire::kOwnerValue;
-  std::vector<Sandbox> out;
-  // Filtered again here: a sandbox is only ours when every label matches exactly.
-  for (const SandboxInfo& info : control_.list(filter, host))
-    if (wire::labels_match(info.metadata, filter)) out.push_back(to_sandbox(info));
-  return out;
+  return sdk::remote::list_owned(
+      labels, [&](const StringMap& filter) { return control_.list(filter, host); },
+      [this](const SandboxInfo& info) { return to_sandbox(info); });
 }
 
 void E2bProvider::destroy(const Sandbox& sandbox, const sdk::Host&) {
@@ -191,9 +153,7 @@ ExecResult E2bProvider::exec(const Sandbox& sandbox, const Command& command, con
   process.timeout_seconds = command.timeout_seconds;
   Envd envd = envd_for(sandbox, host);
   sdk::CommandDeadline deadline(host, command.timeout_seconds);
-  ProcessHooks hooks;
-  hooks.on_stdout = [&](std::string_view d) { host.emit(CORRAL_STDOUT, d); };
-  hooks.on_stderr = [&](std::string_view d) { host.emit(CORRAL_STDERR, d); };
+  ProcessHooks hooks = sdk::remote::command_hooks(host, deadline);
   // Envd warns when it cannot confirm that the command stopped. That is moot when the
   // sandbox itself is gone, so the warnings wait until the outcome is known.
   std::vector<std::string> warnings;
@@ -201,7 +161,6 @@ ExecResult E2bProvider::exec(const Sandbox& sandbox, const Command& command, con
   const auto pass_warnings_on = [&] {
     for (const std::string& w : warnings) host.warn(w);
   };
-  hooks.stop = [&] { return deadline.stop(); };
   try {
     const int exit_code = envd.run(process, hooks, "run the command");
     pass_warnings_on();
@@ -212,10 +171,7 @@ ExecResult E2bProvider::exec(const Sandbox& sandbox, const Command& command, con
     if (e.code() == ErrorCode::unavailable) throw_if_gone(sandbox.id, host);
     pass_warnings_on();
     if (e.code() == ErrorCode::cancelled && deadline.timed_out())
-      throw Error(ErrorCode::timeout,
-                  "the command did not finish within " + format_duration(command.timeout_seconds) +
-                      "; it was stopped in E2B sandbox " + sandbox.id,
-                  "raise --timeout, or run without one");
+      throw sdk::remote::command_timed_out(identity(), command.timeout_seconds, sandbox.id);
     throw;
   }
 }
@@ -232,23 +188,15 @@ void E2bProvider::upload(const Sandbox& sandbox, const UploadRequest& request, c
                   [&] { envd.upload(request.archive_path, parent + "/" + archive, [&] { return host.cancelled(); }); });
 
   ProcessRequest unpack{"/bin/sh", {"-c", kUnpackScript}, {{"CORRAL_DIR", name}, {"CORRAL_ARCHIVE", archive}}, parent};
-  std::string errors;  // the first few KiB explain a failure; the rest is noise
-  ProcessHooks hooks;
-  hooks.on_stdout = [](std::string_view) {};
-  hooks.on_stderr = [&](std::string_view d) {
-    if (errors.size() < 4096) errors.append(d.substr(0, 4096 - errors.size()));
-  };
-  hooks.stop = [&] { return host.cancelled(); };
-  hooks.warn = [&](const std::string& w) { host.warn(w); };
+  sdk::remote::StepErrors errors;
+  const ProcessHooks hooks = sdk::remote::step_hooks(host, errors.sink());
   int code = confirming_gone(sandbox.id, host, [&] { return envd.run(unpack, hooks, "unpack the workspace into " + workdir); });
-  if (code != 0) {
-    while (!errors.empty() && (errors.back() == '\n' || errors.back() == ' ')) errors.pop_back();
-    throw Error(ErrorCode::unavailable,
-                "unpacking the workspace into " + workdir + " in E2B sandbox " + sandbox.id + " failed (exit " +
-                    std::to_string(code) + ")" + (errors.empty() ? "" : ": " + errors),
-                "the template needs sh, tar and gzip, and user '" + settings_.user + "' must be able to write " +
-                    parent + "; see --e2b-workdir and --e2b-user");
-  }
+  if (code != 0)
+    throw sdk::remote::step_failed(identity(), "unpacking the workspace into " + workdir, sandbox.id, code, errors,
+                                   "the template needs sh, tar and gzip, and user '" + settings_.user +
+                                       "' must be able to write " + parent + "; see " +
+                                       identity().settings.flag("workdir") + " and " +
+                                       identity().settings.flag("user"));
   // Files deleted locally since the last sync leave the sandbox too.
   for (const std::vector<std::string>& batch : sdk::removal_batches(request.removed)) {
     std::vector<std::string> args = {"-c", sdk::kRemovePathsScript, "sh"};
@@ -257,9 +205,8 @@ void E2bProvider::upload(const Sandbox& sandbox, const UploadRequest& request, c
     errors.clear();
     int rc = confirming_gone(sandbox.id, host, [&] { return envd.run(remove, hooks, "remove deleted files from " + workdir); });
     if (rc != 0)
-      throw Error(ErrorCode::unavailable,
-                  "removing files deleted locally from " + workdir + " in E2B sandbox " + sandbox.id + " failed (exit " +
-                      std::to_string(rc) + ")" + (errors.empty() ? "" : ": " + errors));
+      throw sdk::remote::step_failed(identity(), "removing files deleted locally from " + workdir, sandbox.id, rc,
+                                     errors);
   }
 }
 
@@ -269,11 +216,7 @@ DownloadResult E2bProvider::download(const Sandbox& sandbox, const DownloadReque
   sdk::RemoteArchive remote;
   remote.pack = [&](const std::string& script, const std::function<void(std::string_view)>& on_stderr) {
     host.progress("packing the downloads in E2B sandbox " + sandbox.id);
-    ProcessHooks hooks;
-    hooks.on_stdout = [](std::string_view) {};
-    hooks.on_stderr = on_stderr;
-    hooks.stop = [&] { return host.cancelled(); };
-    hooks.warn = [&](const std::string& w) { host.warn(w); };
+    const ProcessHooks hooks = sdk::remote::step_hooks(host, on_stderr);
     return confirming_gone(sandbox.id, host, [&] {
       return envd.run({"/bin/sh", {"-c", script}, {}, paths.run_from}, hooks, "pack the downloads");
     });

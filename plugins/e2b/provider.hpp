@@ -39,9 +39,6 @@ class E2bProvider : public sdk::Provider {
   };
   Envd envd_for(const Sandbox& sandbox, const sdk::Host& host);
   Sandbox to_sandbox(const SandboxInfo& info) const;
-  // Deletes the sandboxes of lease `lease_id` (after a create that may have half
-  // succeeded); warns instead of throwing when it cannot.
-  void remove_strays(const std::string& lease_id, const sdk::Host& host);
   // Throws sandbox_gone when the control plane says sandbox `id` no longer exists; returns
   // when it is there or the control plane cannot tell.
   void throw_if_gone(const std::string& id, const sdk::Host& host);

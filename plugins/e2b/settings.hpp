@@ -11,11 +11,6 @@ namespace corral::e2b {
 
 inline constexpr int kEnvdPort = 49983;
 
-// Where each timeout is set, as hints name it.
-inline constexpr const char* kCreateTimeoutSetting = "--e2b-create-timeout or CORRAL_E2B_CREATE_TIMEOUT";
-inline constexpr const char* kRequestTimeoutSetting = "--e2b-request-timeout or CORRAL_E2B_REQUEST_TIMEOUT";
-inline constexpr const char* kStallTimeoutSetting = "--e2b-stall-timeout or CORRAL_E2B_STALL_TIMEOUT";
-
 struct Settings {
   std::string api_key;      // secret: only ever sent as the X-API-Key header
   std::string api_url;      // control plane, no trailing slash
@@ -33,11 +28,8 @@ struct Settings {
   static Settings from(const sdk::Options& options);
 };
 
-// Throws invalid-argument unless `path` is an absolute, normalised folder that is safe to
-// unpack workspaces over: not "/", not a top-level folder (/tmp, /usr, ...), not a home folder.
-void validate_workdir(const std::string& path);
-
-// Throws invalid-argument unless `user` looks like a POSIX user name (no '/', no "..").
-void validate_user(const std::string& user);
+// "--e2b-OPTION or CORRAL_E2B_OPTION": how a message names the setting `option`, such
+// as the time limit a request ran out of (http::Request::timeout_setting).
+std::string setting_name(const std::string& option);
 
 }  // namespace corral::e2b

@@ -1,5 +1,8 @@
 #include "spec.hpp"
 
+#include "corral/json.hpp"
+#include "errors.hpp"
+
 namespace corral::e2b {
 
 // Environment variable names follow E2B's own SDKs so an existing E2B setup just works.
@@ -44,5 +47,15 @@ const char* const kSpecJson = R"json({
     "caveat": "the sandbox lifetime is capped by the E2B plan; a kept sandbox past it is gone"
   }
 })json";
+
+const sdk::remote::Identity& identity() {
+  static const sdk::remote::Identity e2b = [] {
+    sdk::SettingNames names(json::spec_from_json(kSpecJson));
+    std::string gone = "E2B deletes a sandbox when its lifetime ends (" + names.flag("lifetime") + " sets it)";
+    return sdk::remote::Identity{"E2B", std::move(names), "https://e2b.dev/dashboard?tab=keys", std::move(gone),
+                                 &api_error};
+  }();
+  return e2b;
+}
 
 }  // namespace corral::e2b

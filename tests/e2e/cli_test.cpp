@@ -129,6 +129,31 @@ TEST_CASE("providers describe shows every setting with its flag and env var") {
   CHECK(unknown.err.find("local") != std::string::npos);
 }
 
+TEST_CASE("a provider option flag on a command that opens no provider is refused, spelled as its provider spells it") {
+  CliEnv env;
+  auto providers = env.run({"providers", "--bwrap-network", "none"});  // an alias of local
+  CHECK(providers.exit_code == 64);
+  CHECK_MESSAGE(providers.err.find("--local-network is a provider option; `corral providers` takes none") !=
+                    std::string::npos,
+                providers.err);
+  auto docs = env.run({"docs", "matrix", "--local-network=none"});
+  CHECK(docs.exit_code == 64);
+  CHECK(docs.err.find("`corral docs` takes none") != std::string::npos);
+  CHECK(docs.out.empty());
+  auto list = env.run({"list", "--bwrap-network", "none"});
+  CHECK_MESSAGE(list.exit_code == 0, list.err);
+}
+
+TEST_CASE("providers --json describe NAME is describe's JSON, as with the flag after it") {
+  CliEnv env;
+  auto before = env.run({"providers", "--json", "describe", "local"});
+  REQUIRE(before.exit_code == 0);
+  CHECK(before.out == env.run({"providers", "describe", "local", "--json"}).out);
+  auto doc = corral::json::parse(before.out, "describe");
+  for (auto& o : doc["options"].GetArray())
+    CHECK(o["flag"].GetString() == "--local-" + std::string(o["name"].GetString()));
+}
+
 TEST_CASE("provider filters reject unknown names and list the valid ones") {
   CliEnv env;
   auto with = env.run({"providers", "--feature", "url-bridge", "--kind", "delegated-run"});

@@ -270,6 +270,29 @@ TEST_CASE("an isolated plugin that hangs past its deadline is stopped with a cle
   }
 }
 
+// primitives.def says which primitives call-timeout binds: exec, upload and download last
+// as long as the user's work, so the 4 s that make a slow create hung are theirs to take.
+TEST_CASE("call-timeout binds every primitive but exec, upload and download") {
+  Box tb("process", {{"call-timeout", "2s"}});
+  SUBCASE("a slow create is hung") {
+    tb.env["TESTBOX_PAUSE"] = "create:linger";
+    auto r = tb.run_tb({"--", "true"});
+    CHECK(r.exit_code == 70);
+    CHECK_MESSAGE(r.err.find("hung during 'create': no answer after 2 s") != std::string::npos, r.err);
+  }
+  // The run, with `primitive` taking 4 s, makes and brings back its file.
+  auto slow = [&tb](const std::string& primitive) {
+    tb.env["TESTBOX_PAUSE"] = primitive + ":linger";
+    auto r = tb.run_tb({"--download", "out.txt", "--download-dir", "results", "--", "sh", "-c", "echo made > out.txt"});
+    CHECK_MESSAGE(r.exit_code == 0, r.err);
+    CHECK(read_file(tb.workspace() / "results/out.txt") == "made\n");
+    CHECK(tb.claims().empty());
+  };
+  SUBCASE("a slow exec is not") { slow("exec"); }
+  SUBCASE("a slow upload is not") { slow("upload"); }
+  SUBCASE("a slow download is not") { slow("download"); }
+}
+
 TEST_CASE("an in-process plugin that ignores Ctrl-C or --timeout past the grace is named, and corral exits") {
   Box tb("in-process", {{"cancel-grace", "2s"}});
   tb.env["TESTBOX_CRASH"] = "exec:hang";

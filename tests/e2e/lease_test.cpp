@@ -169,6 +169,32 @@ TEST_CASE("a corrupt claim is visible, blocks nothing else, and stop removes it 
   }
 }
 
+TEST_CASE("every place that prints a lease's stop command prints the same one, and it stops the lease") {
+  CliEnv env;
+  const fs::path handle = env.root().path() / "handle.json";
+  REQUIRE(env.run({"run", "--keep", "--lease-output", handle.string(), "--", "true"}).exit_code == 0);
+  const std::string lease = only_lease(env);
+  const std::string expected = "corral stop --provider local --id " + lease;
+  CHECK(corral::json::get_string(parse(read_file(handle)), "cleanupCommand") == expected);
+  auto listed = parse(env.run({"list", "--json"}).out);
+  CHECK(corral::json::get_string(listed[0], "cleanupCommand") == expected);
+  auto status = parse(env.run({"status", "--id", lease, "--json"}).out);
+  CHECK(corral::json::get_string(status["lease"], "cleanupCommand") == expected);
+  CHECK(env.run({"status", "--id", lease}).out.find(expected) != std::string::npos);
+
+  // A corrupt claim's provider is not to be trusted: its command names none, everywhere.
+  fs::path claim = env.claims().front();
+  std::string text = read_file(claim);
+  std::ofstream(claim, std::ios::trunc) << text.substr(0, text.find("\"details\""));  // the sandbox id survives
+  const std::string corrupt = "corral stop --id " + lease;
+  CHECK(corral::json::get_string(parse(env.run({"list", "--json"}).out)[0], "cleanupCommand") == corrupt);
+  CHECK(env.run({"doctor"}).out.find("`" + corrupt + "` removes it") != std::string::npos);
+  CHECK(env.run({"run", "--id", lease, "--", "true"}).err.find("`" + corrupt + "` removes it") != std::string::npos);
+  CHECK(env.run({"stop", "--id", lease}).exit_code == 0);  // the words of `corrupt`
+  CHECK(env.claims().empty());
+  CHECK(count_sandboxes(local_dir(env)) == 0);
+}
+
 TEST_CASE("orphans are per host: one machine never stops another's sandboxes on a shared account") {
   CliEnv a, b;
   const fs::path shared = a.root().path() / "shared-local";
@@ -348,9 +374,10 @@ TEST_CASE("--lease-output to a FIFO nobody reads gives way to SIGTERM") {
   fs::path fifo = env.root().path() / "handle.fifo";
   REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
   corral::test::Background b = env.start({"run", "--lease-output", fifo.string(), "--", "true"});
-  // The run is over (its sandbox gone) and corral waits for a reader.
-  REQUIRE(eventually([&] { return count_sandboxes(local_dir(env)) == 0 && env.claims().empty() &&
-                                  read_file(b.err).empty() && ::kill(b.pid, 0) == 0; }));
+  // The run is over (its sandbox made, then gone) and corral waits for a reader. Before
+  // the local provider's folder exists nothing was created yet: a slow start is no end.
+  REQUIRE(eventually([&] { return fs::exists(local_dir(env)) && count_sandboxes(local_dir(env)) == 0 &&
+                                  env.claims().empty() && read_file(b.err).empty() && ::kill(b.pid, 0) == 0; }));
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   ::kill(b.pid, SIGTERM);
   CHECK(b.wait(std::chrono::seconds(10)) == 130);

@@ -2,7 +2,8 @@
  * loader refuses them with the right cause. RAW_VARIANT selects the defect:
  *   0 none, 1 no entry point, 2 ABI from the future, 3 feature without its primitive,
  *   4 unknown feature, 5 its ELF constructor segfaults, 6 its entry point segfaults,
- *   7 its entry point never returns.
+ *   7 its entry point never returns, 8 none, but built before `download` was appended to
+ *   corral_plugin_v1: its struct_size ends before that slot (whatever memory follows).
  * 5 to 7 must only ever be loaded in a probe child: they take down whoever loads them. */
 #include <stddef.h>
 #include <unistd.h>
@@ -39,7 +40,12 @@ static const corral_plugin_v1 kDescriptor = {
 #else
     CORRAL_ABI_VERSION,
 #endif
-    sizeof(corral_plugin_v1), "raw", "0.0.1", kSpec, raw_open, raw_close,
+#if RAW_VARIANT == 8
+    offsetof(corral_plugin_v1, download), /* the slot is past the end: the host must not call it */
+#else
+    sizeof(corral_plugin_v1),
+#endif
+    "raw", "0.0.1", kSpec, raw_open, raw_close,
     NULL,     /* doctor */
     raw_call, /* create */
     raw_call, /* get */
@@ -48,7 +54,13 @@ static const corral_plugin_v1 kDescriptor = {
     raw_call, /* exec */
     NULL, NULL,
     NULL, /* url: missing although variant 3 advertises url-bridge */
-    NULL, NULL};
+    NULL, NULL,
+#if RAW_VARIANT == 8
+    raw_call, /* download: what follows an older, shorter descriptor in memory */
+#else
+    NULL, /* download */
+#endif
+};
 
 #if RAW_VARIANT == 5 || RAW_VARIANT == 6
 /* Volatile, so the compiler cannot prove the write faults and drop or reorder it. Not

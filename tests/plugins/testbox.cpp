@@ -57,7 +57,7 @@ const std::string kSpec = std::string("{") + kIdentity + R"json(
     {"name": "fill", "type": "string", "env": ["TESTBOX_FILL"],
      "help": "PRIMITIVE:PATH: once create, upload or exec is done, write PATH until its disk is full"},
     {"name": "pause", "type": "string", "env": ["TESTBOX_PAUSE"],
-     "help": "PRIMITIVE:before|after: write PRIMITIVE to DIR.paused there and wait forever (to SIGKILL corral); PRIMITIVE:until-stopped: the same, until corral is told to stop, then go on"},
+     "help": "PRIMITIVE:before|after: write PRIMITIVE to DIR.paused there and wait forever (to SIGKILL corral); PRIMITIVE:until-stopped: the same, until corral is told to stop, then go on; PRIMITIVE:linger: take 4 s, deaf to cancellation"},
     {"name": "token", "type": "string", "env": ["TESTBOX_TOKEN"], "secret": true, "help": "a secret that must never show"},
     {"name": "leak", "type": "bool", "default": "false", "env": ["TESTBOX_LEAK"],
      "help": "run commands with corral's whole environment, as a careless plugin would"},
@@ -238,6 +238,7 @@ class Testbox : public corral::sdk::Provider {
 
   void maybe_fail(const std::string& primitive) const {
     maybe_pause(primitive, "before");
+    maybe_linger(primitive);
     maybe_crash(primitive);
     if (("," + fail_ + ",").find("," + primitive + ",") != std::string::npos)
       throw corral::Error(corral::ErrorCode::unavailable,
@@ -256,6 +257,12 @@ class Testbox : public corral::sdk::Provider {
     if (pause_ != primitive + ":" + when) return;
     std::ofstream(dir_.string() + ".paused") << primitive << "\n";  // beside DIR: list() reads DIR
     for (;;) ::pause();
+  }
+
+  // Takes 4 s at `primitive` (twice the tests' call-timeout) before going on, if
+  // TESTBOX_PAUSE asks: a primitive that is slow but not stuck.
+  void maybe_linger(const std::string& primitive) const {
+    if (pause_ == primitive + ":linger") std::this_thread::sleep_for(std::chrono::seconds(4));
   }
 
   // Waits at `primitive` until corral is told to stop, then goes on as if nothing happened

@@ -136,9 +136,9 @@ TEST_CASE("bad fan-outs are refused before any provider is asked") {
   RecordingUi user;
   corral::Config config = corral::Config::from(std::nullopt, std::nullopt);
   corral::Providers providers([]() -> const corral::Registry& { throw std::logic_error("no registry needed"); },
-                              config, user, [](const std::string&) { return std::optional<std::string>(); });
+                              config, [](const std::string&) { return std::optional<std::string>(); });
   corral::ClaimStore claims(t.path());
-  corral::LeaseContext ctx{claims, providers};
+  corral::LeaseContext ctx{claims, providers, user};
   auto refusal = [&](int shards, int parallel, const std::string& lease) {
     corral::FanoutRequest r;
     r.shards = shards;

@@ -13,6 +13,7 @@
 
 #include "corral/json.hpp"
 #include "corral/plugin_abi.h"
+#include "corral/primitives.hpp"
 #include "corral/types.hpp"
 
 namespace corral::sdk {
@@ -83,8 +84,9 @@ class Options {
   StringMap values_;
 };
 
-// A provider's primitives. create, destroy and exec are required; the others are
-// provided by overriding them, and the loader checks that advertised features have them.
+// A provider's primitives, one method per line of corral/primitives.def. create, destroy
+// and exec are required; the others are provided by overriding them, and the loader
+// checks that advertised features have them.
 class Provider {
  public:
   virtual ~Provider() = default;
@@ -127,30 +129,19 @@ const char* spec_name(const char* spec_json);
 // validates every spec the same way, and refuses a bad one naming the field.
 const char* spec_text(const ProviderSpec& spec);
 
-std::string do_doctor(Provider&, std::string_view, const Host&);
-std::string do_create(Provider&, std::string_view, const Host&);
-std::string do_get(Provider&, std::string_view, const Host&);
-std::string do_list(Provider&, std::string_view, const Host&);
-std::string do_destroy(Provider&, std::string_view, const Host&);
-std::string do_exec(Provider&, std::string_view, const Host&);
-std::string do_upload(Provider&, std::string_view, const Host&);
-std::string do_extend(Provider&, std::string_view, const Host&);
-std::string do_url(Provider&, std::string_view, const Host&);
-std::string do_pause(Provider&, std::string_view, const Host&);
-std::string do_resume(Provider&, std::string_view, const Host&);
-std::string do_download(Provider&, std::string_view, const Host&);
+// The SDK's side of each primitive: reads its request, calls the Provider method and
+// writes its result (sdk.cpp defines one per primitives.def line).
+#define CORRAL_PRIMITIVE(slot, need, deadline) std::string do_##slot(Provider&, std::string_view, const Host&);
+#include "corral/primitives.def"
 
-// The primitives' names, as template arguments.
-namespace names {
-inline constexpr char doctor[] = "doctor", create[] = "create", get[] = "get", list[] = "list",
-                      destroy[] = "destroy", exec[] = "exec", upload[] = "upload", extend[] = "extend",
-                      url[] = "url", pause[] = "pause", resume[] = "resume", download[] = "download";
-}  // namespace names
-
-template <Body B, const char* Name>
+template <Body B, Primitive P>
 int call(void* instance, const char* request, const corral_host_v1* host, void* c) {
-  return invoke(instance, request, host, c, B, Name);
+  return invoke(instance, request, host, c, B, primitive_name(P));
 }
+
+// True when Provider's own version of `p` answers (doctor: no checks) rather than refusing
+// as unsupported, so a plugin provides it without overriding it.
+constexpr bool answers_by_default(Primitive p) { return p == Primitive::doctor; }
 
 // The provider name of plugin class T's descriptor, for the instances open() makes.
 template <class T>
@@ -177,18 +168,13 @@ corral_plugin_v1 make_descriptor(const char* version, const char* spec_json) {
     return open(config, host, c, [](const Options& o) -> Provider* { return new T(o); }, plugin_name<T>());
   };
   d.close = &close;
-  d.doctor = &call<do_doctor, names::doctor>;
-  d.create = &call<do_create, names::create>;
-  d.destroy = &call<do_destroy, names::destroy>;
-  d.exec = &call<do_exec, names::exec>;
-  if constexpr (CORRAL_SDK_OVERRIDES(T, get)) d.get = &call<do_get, names::get>;
-  if constexpr (CORRAL_SDK_OVERRIDES(T, list)) d.list = &call<do_list, names::list>;
-  if constexpr (CORRAL_SDK_OVERRIDES(T, upload)) d.upload = &call<do_upload, names::upload>;
-  if constexpr (CORRAL_SDK_OVERRIDES(T, extend)) d.extend = &call<do_extend, names::extend>;
-  if constexpr (CORRAL_SDK_OVERRIDES(T, url)) d.url = &call<do_url, names::url>;
-  if constexpr (CORRAL_SDK_OVERRIDES(T, pause)) d.pause = &call<do_pause, names::pause>;
-  if constexpr (CORRAL_SDK_OVERRIDES(T, resume)) d.resume = &call<do_resume, names::resume>;
-  if constexpr (CORRAL_SDK_OVERRIDES(T, download)) d.download = &call<do_download, names::download>;
+  // A primitive is in the descriptor when T provides it: when T (or a base between it and
+  // Provider) overrides it, or Provider's own version answers. The loader thus sees what
+  // the plugin can do, and refuses a feature advertised without its primitives.
+#define CORRAL_PRIMITIVE(slot, need, deadline)                                        \
+  if constexpr (CORRAL_SDK_OVERRIDES(T, slot) || answers_by_default(Primitive::slot)) \
+    d.slot = &call<do_##slot, Primitive::slot>;
+#include "corral/primitives.def"
   return d;
 }
 

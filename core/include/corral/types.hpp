@@ -1,5 +1,6 @@
-// The provider model shared by corral's core and its plugins: features, kinds, specs,
-// sandboxes, commands and the typed error every layer reports.
+// The provider model shared by corral's core and its plugins: kinds, specs, sandboxes,
+// commands and the requests of the primitives; with the features (corral/features.hpp)
+// and the typed error every layer reports (corral/errors.hpp).
 #pragma once
 
 #include <array>
@@ -12,54 +13,9 @@
 #include <vector>
 
 #include "corral/errors.hpp"
+#include "corral/features.hpp"
 
 namespace corral {
-
-enum class Feature {
-  run_session,
-  url_bridge,
-  archive_sync,
-  workspace_mount,
-  keep_alive,
-  cleanup,
-  pause_resume,
-  run_downloads,      // files come back from the sandbox after a run (--download)
-  network_policy,     // --network none: no egress at all
-  network_allowlist,  // --network allow:HOST,...: egress only to the listed addresses and CIDRs
-  network_allowlist_domains,  // ... and to listed domains and *.domain wildcards too
-};
-inline constexpr std::array kAllFeatures = {
-    Feature::run_session,    Feature::url_bridge,        Feature::archive_sync,
-    Feature::workspace_mount, Feature::keep_alive,       Feature::cleanup,
-    Feature::pause_resume,   Feature::run_downloads,     Feature::network_policy,
-    Feature::network_allowlist, Feature::network_allowlist_domains,
-};
-
-// Canonical name of a feature ("run-session").
-std::string_view to_string(Feature feature);
-// The feature named `name`, or nullopt for an unknown name.
-std::optional<Feature> parse_feature(std::string_view name);
-// One line of help per feature, for legends and error messages.
-std::string_view describe(Feature feature);
-
-// A small value set of features.
-class FeatureSet {
- public:
-  FeatureSet() = default;
-  FeatureSet(std::initializer_list<Feature> features) {
-    for (Feature f : features) insert(f);
-  }
-  void insert(Feature f) { bits_ |= bit(f); }
-  bool has(Feature f) const { return (bits_ & bit(f)) != 0; }
-  bool empty() const { return bits_ == 0; }
-  // Canonical names in declaration order.
-  std::vector<std::string> names() const;
-  bool operator==(const FeatureSet&) const = default;
-
- private:
-  static std::uint32_t bit(Feature f) { return 1u << static_cast<unsigned>(f); }
-  std::uint32_t bits_ = 0;
-};
 
 enum class ProviderKind { delegated_run, ssh_lease, service_control };
 inline constexpr std::array kAllKinds = {ProviderKind::delegated_run, ProviderKind::ssh_lease,

@@ -1,0 +1,25 @@
+// The rows of the command table, one per file in this folder.
+#pragma once
+
+#include "command.hpp"
+
+namespace corral::cli {
+
+extern const Command kRun;
+extern const Command kWarmup;
+extern const Command kList;
+extern const Command kStatus;
+extern const Command kStop;
+extern const Command kUrl;
+extern const Command kExtend;
+extern const Command kDoctor;
+extern const Command kConformance;
+extern const Command kProviders;
+extern const Command kDescribe;
+extern const Command kDocs;
+extern const Command kDocsMatrix;
+extern const Command kDocsProvider;
+extern const Command kDocsAll;
+extern const Command kVersion;
+
+}  // namespace corral::cli

@@ -1,0 +1,131 @@
+// `corral list`: this machine's leases, or with --remote a provider's corral sandboxes.
+// Core (fleet.hpp) decides each one's state and owner; this formats them.
+#include <fmt/format.h>
+
+#include <memory>
+
+#include "commands/commands.hpp"
+#include "corral/wire.hpp"
+#include "json_line.hpp"
+#include "lease/fleet.hpp"
+#include "lease/handle.hpp"
+#include "options.hpp"
+#include "table.hpp"
+
+namespace corral::cli {
+namespace {
+
+struct ListOptions {
+  bool json = false;
+  bool remote = false;
+  bool all_hosts = false;
+  std::string provider;
+};
+
+void write_lease(json::Writer& w, const LeaseRow& row) {
+  w.StartObject();
+  if (row.file.claim) {
+    write_claim_fields(w, *row.file.claim);
+    json::write_string(w, "cleanupCommand", cleanup_command(row.file.claim->provider, row.file.lease_id));
+  } else {
+    json::write_string(w, "leaseId", row.file.lease_id);
+    json::write_string(w, "provider", row.file.provider);
+    json::write_string(w, "sandboxId", row.file.sandbox_id);
+    json::write_string(w, "problem", row.file.problem);
+    json::write_string(w, "cleanupCommand", cleanup_command("", row.file.lease_id));
+  }
+  json::write_string(w, "state", to_string(row.state));
+  w.EndObject();
+}
+
+void write_remote(json::Writer& w, const RemoteRow& r) {
+  w.StartObject();
+  json::write_string(w, "sandboxId", r.sandbox.id);
+  json::write_string(w, "state", r.sandbox.state);
+  json::write_map(w, "labels", r.sandbox.labels);
+  json::write_string(w, "owner", to_string(r.owner));
+  w.Key("claimed");
+  w.Bool(r.owner == RemoteOwner::claimed);
+  w.EndObject();
+}
+
+// `list --remote`: what the provider holds, other machines' only with --all-hosts.
+int list_remote_command(Context& ctx, const ListOptions& o) {
+  const ProviderChoice choice = ctx.choice(o.provider);
+  auto session = ctx.providers.open(ctx.providers.resolve(choice), choice, ctx.ui);
+  std::vector<RemoteRow> rows = list_remote(ctx.leases, *session);
+  if (!o.all_hosts) std::erase_if(rows, [](const RemoteRow& r) { return is_foreign(r.owner); });
+  if (o.json) {
+    ctx.ui.out(json_line([&](json::Writer& w) {
+      w.StartArray();
+      for (const RemoteRow& r : rows) write_remote(w, r);
+      w.EndArray();
+    }));
+    return 0;
+  }
+  Table t({"SANDBOX", "STATE", "SLUG", "OWNER"});
+  for (const RemoteRow& r : rows) {
+    auto slug = r.sandbox.labels.find(wire::kSlugLabel);
+    t.add({r.sandbox.id, r.sandbox.state, slug == r.sandbox.labels.end() ? "" : slug->second,
+           std::string(to_string(r.owner))});
+  }
+  ctx.ui.out(t.empty() ? fmt::format("no corral sandboxes at {}\n", session->spec().name) : t.str());
+  return 0;
+}
+
+// The leases as a table, and a note on how to remove those a dead corral left.
+void print_leases(Context& ctx, const std::vector<LeaseRow>& rows) {
+  Table t({"SLUG", "LEASE", "STATE", "PROVIDER", "SANDBOX", "CREATED", "WORKSPACE"});
+  bool stale = false;
+  for (const LeaseRow& r : rows) {
+    stale = stale || r.state == LeaseState::abandoned || r.state == LeaseState::corrupt;
+    if (r.file.claim) {
+      const Claim& c = *r.file.claim;
+      t.add({c.slug, c.lease_id, std::string(to_string(r.state)), c.provider, c.sandbox_id, c.created_at,
+             c.workspace});
+    } else {
+      t.add({"?", r.file.lease_id, "corrupt", r.file.provider, r.file.sandbox_id, "", r.file.problem});
+    }
+  }
+  ctx.ui.out(t.str());
+  if (stale)
+    ctx.ui.note("abandoned leases were left by a corral that died or could not stop their sandbox; "
+                "`corral stop --orphans` removes them, "
+                "`corral stop --id LEASE` removes one (corrupt ones too)");
+}
+
+int list_command(Context& ctx, const ListOptions& o) {
+  if (o.remote) return list_remote_command(ctx, o);
+  std::vector<LeaseRow> rows = list_leases(ctx.claims);
+  if (o.json) {
+    ctx.ui.out(json_line([&](json::Writer& w) {
+      w.StartArray();
+      for (const LeaseRow& r : rows) write_lease(w, r);
+      w.EndArray();
+    }));
+    return 0;
+  }
+  if (rows.empty()) ctx.ui.note("no leases; `corral run --keep -- CMD` keeps a sandbox for reuse");
+  else print_leases(ctx, rows);
+  return 0;
+}
+
+Runner define(CLI::App& app) {
+  auto o = std::make_shared<ListOptions>();
+  add_json_flag(app, o->json);
+  app.add_flag("--remote", o->remote, "Ask the provider for every corral-owned sandbox");
+  app.add_flag("--all-hosts", o->all_hosts, "With --remote: also other machines' sandboxes");
+  add_provider_option(app, o->provider);
+  return [o](Context& ctx) { return list_command(ctx, *o); };
+}
+
+}  // namespace
+
+const Command kList = {
+    .name = "list",
+    .summary = "List kept leases (or a provider's corral sandboxes)",
+    .provider_options = true,
+    .define = define,
+};
+
+}  // namespace corral::cli

@@ -1,0 +1,158 @@
+// `corral run`: a command in a sandbox under the run contract, or in N at once (--shards).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <memory>
+#include <mutex>
+#include <optional>
+
+#include "commands/commands.hpp"
+#include "commands/run_options.hpp"
+#include "corral/errors.hpp"
+#include "lease/fanout.hpp"
+#include "lease/handle.hpp"
+#include "lease/output_file.hpp"
+
+namespace corral::cli {
+namespace {
+
+// Writes a handle as soon as a sandbox exists, so one is there even if corral dies before
+// the end (which writes it again). A failure here is reported by that last write.
+void write_early(const OutputFile& output, const std::string& text) {
+  try {
+    output.write(text);
+  } catch (const Error&) {
+  }
+}
+
+// Writes the handle (or handles) of the finished run to --lease-output; a failure is
+// reported and becomes the exit status of a run that had none.
+void write_final(Context& ctx, const OutputFile& output, const std::string& text, int& exit_code, bool failed) {
+  try {
+    output.write(text, stop_requested_from_now());
+  } catch (const Error& e) {
+    ctx.ui.error(e);
+    if (!failed && exit_code == 0) exit_code = e.exit_code();
+  }
+}
+
+// `corral run --shards N`: the fan-out, its handles file and one summary line per failing shard.
+int fanout_command(Context& ctx, const RunOptions& args, RunRequest request) {
+  FanoutRequest fan;
+  fan.run = std::move(request);
+  fan.shards = args.fanout.shards;
+  fan.fail_fast = args.fanout.fail_fast;
+  fan.max_parallel = args.fanout.max_parallel;
+  fan.output_dir = args.fanout.shard_output;
+  std::optional<OutputFile> output;
+  if (!args.sandbox.lease_output.empty()) output.emplace(args.sandbox.lease_output, "session handles");
+  // The handles known so far, rewritten as each shard gets its sandbox.
+  std::mutex acquired_mutex;
+  std::vector<std::optional<SessionHandle>> acquired(static_cast<size_t>(std::max(args.fanout.shards, 0)));
+  if (output && output->rewritable())
+    fan.on_acquired = [&](int index, const SessionHandle& h) {
+      std::lock_guard guard(acquired_mutex);
+      acquired[static_cast<size_t>(index)] = h;
+      write_early(*output, shard_handles_to_json(acquired));
+    };
+  FanoutResult result = run_fanout(ctx.leases, fan);
+  int exit_code = result.exit_code;
+  std::vector<std::optional<SessionHandle>> handles;
+  for (const ShardOutcome& s : result.shards) handles.push_back(s.result.handle);
+  if (output) write_final(ctx, *output, shard_handles_to_json(handles), exit_code, false);
+  const int n = static_cast<int>(handles.size());
+  for (int i = 0; i < n; ++i) {
+    const std::optional<SessionHandle>& h = handles[static_cast<size_t>(i)];
+    if (h && h->kept)
+      ctx.ui.note(fmt::format("[{}/{}] kept sandbox {} (lease {}): stop with `{}`", i, n, h->slug, h->lease_id,
+                              h->cleanup_command));
+  }
+  for (const ShardSummary& line : fanout_summary(result)) {
+    if (line.stopped) ctx.ui.note(line.text);
+    else ctx.ui.error(line.text, line.hint);
+  }
+  return exit_code;
+}
+
+int run_command(Context& ctx, const RunOptions& args) {
+  if (!args.fanout.given &&
+      (args.fanout.fail_fast || !args.fanout.shard_output.empty() || args.fanout.max_parallel_given))
+    throw Error(ErrorCode::invalid_argument, "--fail-fast, --max-parallel and --shard-output only apply to a fan-out",
+                "add --shards N, e.g. `corral run --shards 4 --fail-fast -- make test`");
+  if (args.command.empty() && args.shell.empty())
+    throw Error(ErrorCode::invalid_argument, "no command to run",
+                "write the command after --, e.g. `corral run -- make test`, or use --shell 'make && make test'");
+  RunRequest request = to_request(ctx, args);
+  if (args.fanout.given) return fanout_command(ctx, args, std::move(request));
+  std::optional<OutputFile> output;
+  if (!args.sandbox.lease_output.empty()) output.emplace(args.sandbox.lease_output, "session handle");
+  if (output && output->rewritable())
+    request.on_acquired = [&](const SessionHandle& h) { write_early(*output, handle_to_json(h)); };
+  RunResult result = run(ctx.leases, request);
+  if (!result.handle) {
+    if (result.error) ctx.ui.error(*result.error);
+    return result.exit_code;
+  }
+  const SessionHandle& h = *result.handle;
+  if (output) write_final(ctx, *output, handle_to_json(h), result.exit_code, result.error.has_value());
+  if (result.error) ctx.ui.error(*result.error);
+  if (h.kept && !h.reused)
+    ctx.ui.note(fmt::format("kept sandbox {} (lease {}): rerun with --id {}; stop with `{}`", h.slug, h.lease_id,
+                            h.slug, h.cleanup_command));
+  return result.exit_code;
+}
+
+// The run-only options, in the order --help lists them after the sandbox's.
+void add_run_options(CLI::App& app, RunOptions& o) {
+  app.add_option("--id", o.lease, "Reuse the kept lease with this id or slug");
+  app.add_flag("--keep", o.keep, "Keep the sandbox after the run");
+  app.add_flag("--keep-on-failure", o.keep_on_failure, "Keep the sandbox when the run fails");
+  app.add_option("--timeout", o.timeout, "Stop the command after DURATION (e.g. 10m)");
+  app.add_option("--shell", o.shell, "Run this string with /bin/sh -c instead of an argv");
+  app.add_option("--download", o.downloads,
+                 "After the command, copy back files matching this path or glob, relative to its folder "
+                 "(repeatable; also when it fails)")
+      ->allow_extra_args(false);
+  app.add_option("--download-dir", o.download_dir,
+                 "Where downloads land (default: .corral/runs/<lease-id>/ in the working tree)");
+  app.add_option("--max-download", o.max_download, "Stop a download past SIZE")->capture_default_str();
+  app.add_option("command", o.command, "The command and its arguments");
+}
+
+// --shards and the flags that only apply with it.
+void add_fanout_options(CLI::App& app, FanoutOptions& o) {
+  app.add_option(
+      "--shards", o.shards,
+      fmt::format("Run the command in N new sandboxes at once (1-{}); shard i gets CORRAL_SHARD_INDEX=i, "
+                  "CORRAL_SHARD_COUNT=N, {{shard}} and {{shards}} replaced in the command, output lines "
+                  "prefixed [i/N]",
+                  kMaxShards));
+  app.add_flag("--fail-fast", o.fail_fast, "With --shards: stop every shard once one fails");
+  app.add_option("--max-parallel", o.max_parallel, "With --shards: create at most M sandboxes at once")
+      ->capture_default_str();
+  app.add_option("--shard-output", o.shard_output,
+                 "With --shards: write shard i's output to DIR/shard-i.stdout and .stderr instead");
+}
+
+Runner define(CLI::App& app) {
+  auto o = std::make_shared<RunOptions>();
+  add_sandbox_options(app, o->sandbox);
+  add_run_options(app, *o);
+  add_fanout_options(app, o->fanout);
+  return [o, cmd = &app](Context& ctx) {
+    o->fanout.given = cmd->count("--shards") > 0;
+    o->fanout.max_parallel_given = cmd->count("--max-parallel") > 0;
+    return run_command(ctx, *o);
+  };
+}
+
+}  // namespace
+
+const Command kRun = {
+    .name = "run",
+    .summary = "Run a command in a sandbox (command after --)",
+    .provider_options = true,
+    .define = define,
+};
+
+}  // namespace corral::cli

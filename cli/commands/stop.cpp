@@ -1,0 +1,75 @@
+// `corral stop`: one kept lease, every lease here, or what dead corrals left (--orphans).
+// Core (fleet.hpp) does the stopping; this reports each outcome.
+#include <fmt/format.h>
+
+#include <memory>
+
+#include "commands/commands.hpp"
+#include "lease/fleet.hpp"
+#include "options.hpp"
+
+namespace corral::cli {
+namespace {
+
+struct StopOptions {
+  std::string id;
+  bool all = false;
+  bool orphans = false;
+  bool all_hosts = false;
+  std::string provider;
+};
+
+// Reports stop outcomes; the exit status of the first failure, else 0.
+int report(Context& ctx, const std::vector<StopOutcome>& outcomes) {
+  int status = 0;
+  for (const StopOutcome& o : outcomes) {
+    if (o.error) {
+      ctx.ui.error(fmt::format("{}: {}", o.what, o.error->what()), o.error->hint());
+      if (status == 0) status = o.error->exit_code();
+    } else {
+      ctx.ui.note("stopped " + o.what);
+    }
+  }
+  return status;
+}
+
+int stop_command(Context& ctx, const StopOptions& o) {
+  int modes = (o.orphans ? 1 : 0) + (o.all ? 1 : 0) + (o.id.empty() ? 0 : 1);
+  if (modes != 1)
+    throw Error(ErrorCode::invalid_argument, "stop needs exactly one of --id LEASE, --all or --orphans",
+                "`corral list` shows your leases");
+  if (o.all_hosts && !o.orphans) throw Error(ErrorCode::invalid_argument, "--all-hosts goes with --orphans");
+  if (o.orphans) {
+    OrphanScope scope;
+    scope.all_hosts = o.all_hosts;
+    scope.all_providers_abandoned = o.provider.empty();
+    std::vector<StopOutcome> outcomes = stop_orphans(ctx.leases, ctx.choice(o.provider), scope);
+    int status = report(ctx, outcomes);
+    if (outcomes.empty()) ctx.ui.note("nothing to stop: no abandoned leases or orphan sandboxes");
+    return status;
+  }
+  if (o.all) return report(ctx, stop_all(ctx.leases));
+  return report(ctx, {stop_lease(ctx.leases, o.id, ctx.choice(o.provider))});
+}
+
+Runner define(CLI::App& app) {
+  auto o = std::make_shared<StopOptions>();
+  add_lease_option(app, o->id);
+  app.add_flag("--all", o->all, "Stop every lease on this machine");
+  app.add_flag("--orphans", o->orphans,
+               "Remove abandoned leases and the provider's sandboxes made here that no lease claims");
+  app.add_flag("--all-hosts", o->all_hosts, "With --orphans: also other machines' sandboxes (careful)");
+  add_provider_option(app, o->provider);
+  return [o](Context& ctx) { return stop_command(ctx, *o); };
+}
+
+}  // namespace
+
+const Command kStop = {
+    .name = "stop",
+    .summary = "Stop a kept sandbox and forget its lease",
+    .provider_options = true,
+    .define = define,
+};
+
+}  // namespace corral::cli

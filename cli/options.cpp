@@ -1,0 +1,17 @@
+#include "options.hpp"
+
+namespace corral::cli {
+
+CLI::Option* add_provider_option(CLI::App& app, std::string& provider) {
+  return app.add_option("--provider", provider, "Provider to use (default: CORRAL_PROVIDER, corral.yaml, local)");
+}
+
+CLI::Option* add_lease_option(CLI::App& app, std::string& id) {
+  return app.add_option("--id", id, "Lease id or slug");
+}
+
+CLI::Option* add_json_flag(CLI::App& app, bool& json) {
+  return app.add_flag("--json", json, "Machine-readable output");
+}
+
+}  // namespace corral::cli

@@ -1,0 +1,17 @@
+// Options several commands share, registered with one spelling and one help text.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+
+namespace corral::cli {
+
+// --provider NAME.
+CLI::Option* add_provider_option(CLI::App& app, std::string& provider);
+// --id LEASE: a kept lease by id or slug.
+CLI::Option* add_lease_option(CLI::App& app, std::string& id);
+// --json.
+CLI::Option* add_json_flag(CLI::App& app, bool& json);
+
+}  // namespace corral::cli

@@ -1,0 +1,270 @@
+#include "lease/run.hpp"
+
+#include <fmt/format.h>
+
+#include "lease/network_policy.hpp"
+
+namespace corral {
+namespace {
+
+// The policy a new sandbox of `spec` gets (flag, configs), refused here when the
+// provider cannot enforce it.
+NetworkPolicy network_policy_for(LeaseContext& ctx, const ProviderSpec& spec,
+                                 const std::optional<NetworkPolicy>& flag) {
+  NetworkPolicy policy = choose_network_policy(flag, spec, ctx.providers.config(), ctx.ui);
+  require_network_policy(spec, policy, ctx.providers.registry());
+  return policy;
+}
+
+// A sandbox's policy was fixed when it was made: a --network that differs (other than
+// in the order of its allow list) is refused rather than silently not applied.
+void check_reused_network(const Claim& claim, const std::optional<NetworkPolicy>& flag) {
+  if (!flag || (network_within(*flag, claim.network) && network_within(claim.network, *flag))) return;
+  throw Error(ErrorCode::invalid_argument,
+              fmt::format("lease '{}' was created with --network {}, not {}: a sandbox's network policy is fixed "
+                          "when it is created",
+                          claim.slug, to_string(claim.network), to_string(*flag)),
+              fmt::format("drop --network to reuse it as it is, or start a new sandbox with --network {} "
+                          "(without --id)",
+                          to_string(*flag)));
+}
+
+}  // namespace
+
+RunPhases::RunPhases(LeaseContext& ctx, const RunRequest& request, Purpose purpose)
+    : ctx_(ctx), request_(request), purpose_(purpose), cancelled_([&ui = ctx.ui] { return ui.cancelled(); }) {}
+
+void RunPhases::start(const char* phase) {
+  const auto now = std::chrono::steady_clock::now();
+  if (phase_)
+    timings_.push_back({phase_, std::chrono::duration_cast<std::chrono::milliseconds>(now - phase_start_).count()});
+  phase_ = phase;
+  phase_start_ = now;
+}
+
+void RunPhases::guarded(const std::function<void()>& step) {
+  if (result_.error) return;
+  try {
+    step();
+  } catch (const Error& e) {
+    fail(e);
+  } catch (const std::exception& e) {
+    fail(Error(ErrorCode::internal, e.what()));
+  }
+}
+
+void RunPhases::fail(Error error) {
+  failed_ = true;
+  result_.exit_code = error.exit_code();
+  result_.error = std::move(error);
+}
+
+void RunPhases::stop_if_cancelled(const char* what) const {
+  if (ctx_.ui.cancelled()) throw Error(ErrorCode::cancelled, what);
+}
+
+const ProviderSpec& RunPhases::spec() const {
+  if (lease_) return lease_->spec();
+  return reused_ ? reused_->spec() : session_->spec();
+}
+
+const Workspace& RunPhases::workspace() const { return shared_ ? shared_->workspace : *scanned_; }
+
+// ---- prepare: everything that can be refused is refused here, before anything is created.
+
+void RunPhases::prepare(const SharedWorkspace* shared) {
+  start("prepare");
+  open_provider();
+  check_features();
+  choose_network();
+  build_command();
+  take_workspace(shared);
+  check_workspace();
+  stop_if_cancelled("interrupted before anything was created");
+}
+
+void RunPhases::open_provider() {
+  if (!request_.lease.empty())
+    reused_.emplace(Lease::attach(ctx_, request_.lease, request_.choice, Lease::Access::exclusive));
+  else
+    session_ = ctx_.providers.open(ctx_.providers.resolve(request_.choice), request_.choice, ctx_.ui);
+}
+
+void RunPhases::check_features() const {
+  const ProviderSpec& s = spec();
+  if (purpose_ == Purpose::warmup) Providers::require(s, Feature::run_session, "warmup");
+  if (request_.keep) Providers::require(s, Feature::run_session, "--keep");
+  if (request_.keep_on_failure) Providers::require(s, Feature::run_session, "--keep-on-failure");
+  if (reused_) Providers::require(s, Feature::run_session, "--id");
+  if (request_.downloads.wanted()) {
+    Providers::require(s, Feature::run_downloads, "--download");
+    check_download_patterns(request_.downloads.patterns);
+  }
+}
+
+void RunPhases::choose_network() {
+  if (!reused_) {
+    network_ = network_policy_for(ctx_, spec(), request_.network);
+    return;
+  }
+  network_ = reused_->claim().network;
+  check_reused_network(reused_->claim(), request_.network);
+}
+
+void RunPhases::build_command() {
+  command_ = request_.command;
+  if (purpose_ == Purpose::warmup) return;  // nothing runs: nothing to forward
+  for (auto& [name, value] : ctx_.providers.forwarded_env(request_.env_names))
+    command_.env.try_emplace(name, std::move(value));
+}
+
+void RunPhases::take_workspace(const SharedWorkspace* shared) {
+  shared_ = shared;
+  if (!shared_)
+    scanned_.emplace(scan_workspace(request_.cwd, cancelled_, [this](const std::string& m) { ctx_.ui.warn(m); }));
+  command_.cwd = workspace().subdir;
+}
+
+void RunPhases::check_workspace() const {
+  const Workspace& ws = workspace();
+  if (spec().features.has(Feature::archive_sync)) check_workspace_size(ws, request_.max_workspace);
+  if (request_.downloads.wanted())
+    check_download_folder(download_folder(ws.root, request_.cwd, request_.downloads.dir,
+                                          reused_ ? reused_->claim().lease_id : std::string()));
+  // A mounted tree cannot be swapped: running from another checkout would silently use
+  // the old one (an uploading provider simply syncs the new tree).
+  if (!reused_ || !spec().features.has(Feature::workspace_mount)) return;
+  const Claim& claim = reused_->claim();
+  if (!claim.workspace.empty() && claim.workspace != ws.root.string())
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("lease '{}' mounts {}, not this working tree ({})", claim.slug, claim.workspace,
+                            ws.root.string()),
+                fmt::format("run from {}, or start a new sandbox without --id", claim.workspace));
+}
+
+// ---- acquire, sync, exec, download
+
+void RunPhases::acquire() {
+  start("acquire");
+  if (reused_) {
+    lease_.emplace(std::move(*reused_));
+    reused_.reset();
+  } else {
+    lease_.emplace(Lease::create(ctx_, std::move(session_), workspace().root.string(), network_));
+  }
+  handle_ = lease_->handle();
+  if (request_.on_acquired) request_.on_acquired(handle_);
+  guarded([&] {
+    lease_->live();
+    stop_if_cancelled("interrupted");
+  });
+}
+
+void RunPhases::sync() {
+  guarded([&] {
+    start("sync");
+    lease_->sync(workspace(), cancelled_, shared_ && shared_->archive ? &*shared_->archive : nullptr);
+  });
+}
+
+void RunPhases::exec() {
+  guarded([&] {
+    stop_if_cancelled("interrupted");
+    start("exec");
+    ran_ = true;
+    const int code = lease_->exec(command_);
+    handle_.exit_code = code;
+    result_.exit_code = code;
+    failed_ = code != 0;
+  });
+}
+
+void RunPhases::download() {
+  // Reports matter most when the command failed: download on every outcome but Ctrl-C.
+  if (!request_.downloads.wanted() || !ran_ || ctx_.ui.cancelled()) return;
+  start("download");
+  DownloadFolder dir =
+      download_folder(workspace().root, request_.cwd, request_.downloads.dir, lease_->claim().lease_id);
+  DownloadSummary summary = lease_->download(request_.downloads, command_.cwd, dir, cancelled_);
+  if (summary.error) {
+    ctx_.ui.warn(fmt::format("the download failed: {}{}", summary.error->what(),
+                             summary.error->hint().empty() ? "" : " (" + summary.error->hint() + ")"));
+    if (!result_.error) handle_.error = summary.error;
+  }
+  handle_.downloads = std::move(summary);
+  // Stopped while the results came back: interrupted, whatever the command did (which
+  // still decides --keep-on-failure).
+  if (ctx_.ui.cancelled() && !result_.error) {
+    result_.error = Error(ErrorCode::cancelled, "interrupted while downloading the results");
+    result_.exit_code = result_.error->exit_code();
+  }
+}
+
+// ---- cleanup: the keep rules, and the handle on every path.
+
+RunResult RunPhases::cleanup() {
+  start("cleanup");
+  Lease& lease = *lease_;
+  if (lease.reused()) {
+    handle_.kept = true;  // a reused lease is never stopped by `run`
+  } else if (request_.keep || (request_.keep_on_failure && failed_)) {
+    handle_.kept = true;
+    try {
+      lease.keep();
+    } catch (const Error& e) {
+      // The sandbox stays; only its claim still says "not kept".
+      ctx_.ui.warn(fmt::format("sandbox {} is kept, but its claim could not record it: {}; `corral list` shows lease "
+                               "{} as abandoned, and `corral stop --orphans` would remove it",
+                               lease.claim().sandbox_id, e.what(), lease.claim().slug));
+    }
+  } else {
+    try {
+      lease.release();
+    } catch (const Error& e) {
+      handle_.kept = true;
+      // Its claim stays "not kept": listed as abandoned, it is `stop --orphans`'s to finish.
+      ctx_.ui.warn(fmt::format("could not stop sandbox {}: {}; stop it later with `{}` (or `corral stop --orphans`)",
+                               lease.claim().sandbox_id, e.what(), handle_.cleanup_command));
+    }
+  }
+  start(nullptr);
+  handle_.timings = std::move(timings_);
+  if (result_.error) handle_.error = result_.error;
+  result_.handle = std::move(handle_);
+  return std::move(result_);
+}
+
+SessionHandle RunPhases::keep_warm() {
+  guarded([&] { lease_->keep(); });
+  if (result_.error) {
+    try {
+      lease_->release();
+    } catch (const Error& e) {
+      ctx_.ui.warn(fmt::format("could not stop sandbox {}: {}; stop it with `{}`", lease_->claim().sandbox_id,
+                               e.what(), handle_.cleanup_command));
+    }
+    throw *result_.error;
+  }
+  handle_.kept = true;
+  return handle_;
+}
+
+RunResult run(LeaseContext& ctx, const RunRequest& request) {
+  RunPhases run(ctx, request);
+  run.prepare();
+  run.acquire();
+  run.sync();
+  run.exec();
+  run.download();
+  return run.cleanup();
+}
+
+SessionHandle warmup(LeaseContext& ctx, const RunRequest& request) {
+  RunPhases warm(ctx, request, RunPhases::Purpose::warmup);
+  warm.prepare();
+  warm.acquire();
+  warm.sync();
+  return warm.keep_warm();
+}
+
+}  // namespace corral

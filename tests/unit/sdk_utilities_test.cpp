@@ -1,0 +1,129 @@
+// The SDK's small shared helpers every plugin and the host use: random names from the
+// system generator, hex text, waits a stop cuts short, setting names read from a spec,
+// streamed file transfers and the reading of a provider's JSON answer.
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <set>
+
+#include "corral/sdk/hex.hpp"
+#include "corral/sdk/random.hpp"
+#include "corral/sdk/read_answer.hpp"
+#include "corral/sdk/setting_names.hpp"
+#include "corral/sdk/streamed_transfer.hpp"
+#include "corral/sdk/wait.hpp"
+
+using namespace corral;
+
+namespace {
+
+bool lower_hex(const std::string& s) { return s.find_first_not_of("0123456789abcdef") == std::string::npos; }
+
+ProviderSpec acme_spec() {
+  ProviderSpec spec;
+  spec.name = "acme";
+  spec.options = {OptionSpec{.name = "workdir", .env = {"CORRAL_ACME_WORKDIR", "ACME_WORKDIR"}},
+                  OptionSpec{.name = "api-url", .type = "url", .env = {"ACME_API_URL"}, .trusted = true},
+                  OptionSpec{.name = "bare"}};
+  return spec;
+}
+
+}  // namespace
+
+TEST_CASE("hex text: two lower-case digits per byte") {
+  CHECK(sdk::hex_encode("") == "");
+  CHECK(sdk::hex_encode(std::string("\x00\x0f\xa5\xff", 4)) == "000fa5ff");
+}
+
+TEST_CASE("random names: hex of the asked length, a tag is its prefix and 16 digits, no two alike") {
+  CHECK(sdk::random_hex(0).empty());
+  const std::string six = sdk::random_hex(6);
+  CHECK(six.size() == 12);
+  CHECK(lower_hex(six));
+  std::set<std::string> tags;
+  for (int i = 0; i < 100; ++i) {
+    const std::string tag = sdk::random_tag("corral-");
+    REQUIRE(tag.size() == 7 + 16);
+    CHECK(tag.rfind("corral-", 0) == 0);
+    CHECK(lower_hex(tag.substr(7)));
+    tags.insert(tag);
+  }
+  CHECK(tags.size() == 100);
+}
+
+TEST_CASE("a wait ends early, false, once stop says so; it runs out, true, when it never does") {
+  CHECK(sdk::sleep_unless_stopped(std::chrono::milliseconds(0), {}));
+  CHECK(sdk::sleep_unless_stopped(std::chrono::milliseconds(120), [] { return false; }));
+  CHECK_FALSE(sdk::sleep_unless_stopped(std::chrono::milliseconds(0), [] { return true; }));
+  // Asked again between slices: the third question stops a wait of an hour.
+  int asked = 0;
+  CHECK_FALSE(sdk::sleep_unless_stopped(std::chrono::hours(1), [&asked] { return ++asked == 3; }));
+  CHECK(asked == 3);
+}
+
+TEST_CASE("setting names come from the spec: flag, first variable, both, and a bug for an unknown option") {
+  const sdk::SettingNames names(acme_spec());
+  CHECK(names.provider() == "acme");
+  CHECK(names.flag("workdir") == "--acme-workdir");
+  CHECK(names.env("workdir") == "CORRAL_ACME_WORKDIR");
+  CHECK(names.env("api-url") == "ACME_API_URL");
+  CHECK(names.either("workdir") == "--acme-workdir or CORRAL_ACME_WORKDIR");
+  CHECK(names.aside("workdir") == "--acme-workdir (or CORRAL_ACME_WORKDIR)");
+  // Naming an option the provider does not have is the plugin's bug, said as one.
+  for (const char* missing : {"user", "workdirx"}) {
+    try {
+      names.flag(missing);
+      FAIL("named an option the spec lacks");
+    } catch (const Error& e) {
+      CHECK(e.code() == ErrorCode::internal);
+      CHECK(std::string(e.what()).find(missing) != std::string::npos);
+    }
+  }
+  CHECK_THROWS_AS(names.env("bare"), Error);
+  CHECK(names.flag("bare") == "--acme-bare");
+}
+
+TEST_CASE("streamed transfers: no time limit, an idle guard, the stop hook; a GET streams its body") {
+  int chunks = 0;
+  const auto get = sdk::http::streamed_get("http://127.0.0.1:1/files?path=a", "fetch a", [&](std::string_view) { ++chunks; },
+                                           [] { return true; });
+  CHECK(get.method == "GET");
+  CHECK(get.timeout_seconds == 0);
+  CHECK(get.idle_timeout_seconds == sdk::http::kTransferIdleSeconds);
+  CHECK(get.what == "fetch a");
+  CHECK(get.sandbox_stream == "download");
+  REQUIRE(get.on_body);
+  get.on_body("x");
+  CHECK(chunks == 1);
+  REQUIRE(get.cancelled);
+  CHECK(get.cancelled());
+  const auto up = sdk::http::streamed_upload("http://127.0.0.1:1/files", "send", "/tmp/local.tar.gz",
+                                             "/home/user/.w.corral-upload.tar.gz", {});
+  CHECK(up.method == "POST");
+  CHECK(up.timeout_seconds == 0);
+  CHECK(up.idle_timeout_seconds == sdk::http::kTransferIdleSeconds);
+  REQUIRE(up.file);
+  CHECK(up.file->field == "file");
+  CHECK(up.file->path == "/tmp/local.tar.gz");
+  CHECK(up.file->filename == ".w.corral-upload.tar.gz");
+}
+
+TEST_CASE("a field of the wrong type, or an object that is none, is the provider's unexpected answer") {
+  const json::Document doc = json::parse(R"({"id": 7, "name": "n"})", "test");
+  CHECK(sdk::http::read_answer("get x", [&] { return json::get_string(doc, "name"); }) == "n");
+  try {
+    sdk::http::read_answer("get x", [&] { return json::get_string(doc, "id"); });
+    FAIL("accepted a number for a string");
+  } catch (const Error& e) {
+    CHECK(e.code() == ErrorCode::unavailable);
+    CHECK(std::string(e.what()).find("get x") != std::string::npos);
+  }
+  const json::Document list = json::parse("[1]", "test");
+  try {
+    sdk::http::read_object(list, "get x", "a sandbox", [](const json::Value&) { return 0; });
+    FAIL("accepted a list for an object");
+  } catch (const Error& e) {
+    CHECK(e.code() == ErrorCode::unavailable);
+    CHECK(std::string(e.what()).find("a sandbox is not a JSON object") != std::string::npos);
+  }
+}
