@@ -1,5 +1,7 @@
 #include "kubelet.hpp"
 
+#include <sys/stat.h>
+
 #include <dirent.h>
 #include <signal.h>
 
@@ -205,8 +207,27 @@ void handle_exit(State& s, PodRuntime& rt, size_t index, int code) {
   publish(s, rt);
 }
 
+// Every process whose root folder is the pod's: what a container's cgroup holds, however
+// its processes regrouped themselves (a command started with setsid leaves the groups the
+// pod tracks, not the container).
+std::vector<pid_t> processes_rooted_at(const fs::path& root) {
+  std::vector<pid_t> found;
+  struct stat want {};
+  if (root.empty() || ::stat(root.c_str(), &want) != 0) return found;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator("/proc", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    struct stat st {};
+    if (::stat(("/proc/" + name + "/root").c_str(), &st) == 0 && st.st_dev == want.st_dev && st.st_ino == want.st_ino)
+      found.push_back(static_cast<pid_t>(std::stol(name)));
+  }
+  return found;
+}
+
 void signal_groups(PodRuntime& rt, int sig) {
   for (pid_t g : rt.groups) ::kill(-g, sig);
+  for (pid_t p : processes_rooted_at(rt.root)) ::kill(p, sig);
 }
 
 bool any_alive(PodRuntime& rt) {

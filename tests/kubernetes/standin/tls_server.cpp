@@ -66,6 +66,10 @@ TlsServer::TlsServer(State& state, const Pki& pki, int port)
   SSL_CTX_add_client_CA(ctx, ca);
   X509_free(ca);
   SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, accept_any);
+  // A client that resumes a TLS session (libcurl does) on a server that asks for client
+  // certificates needs a session id context, or OpenSSL answers with an internal error.
+  static const unsigned char kSessionContext[] = "kubernetes-standin";
+  SSL_CTX_set_session_id_context(ctx, kSessionContext, sizeof kSessionContext - 1);
   port_ = acceptor_.local_endpoint().port();
   accept_thread_ = std::thread([this] { accept_loop(); });
 }
