@@ -22,7 +22,7 @@ Error api_error(const sdk::http::Response& response, const std::string& what) {
              "refreshes them), or check the token with `kubectl auth whoami`";
       break;
     case 403:
-      hint = "the user needs a Role granting pods (create, get, list, watch, patch, delete), pods/exec (create) "
+      hint = "the user needs a Role granting pods (create, get, list, watch, delete), pods/exec (create, get), events (list) "
              "and networkpolicies in the namespace; docs/providers/kubernetes.md has one ready to apply";
       break;
     case 429:

@@ -49,7 +49,7 @@ const char* const kSpecJson = R"json({
     "category": "self-hosted cluster",
     "location": "self-hosted",
     "gpu": "no",
-    "cleanupOwner": "corral; a Pod's activeDeadlineSeconds ends it after its lifetime",
+    "cleanupOwner": "corral; a Pod ends by itself when its lifetime passes, and at its activeDeadlineSeconds (max-lifetime) at the latest",
     "bestFit": "teams with their own cluster: each sandbox a Pod, shards spread over the nodes, CI runners in Pods need no setup",
     "caveat": "network policies need a policy-enforcing network plugin (Calico, Cilium, ...); domains cannot be allowed",
     "authentication": "the kubeconfig's credentials, as kubectl uses them (token, client certificate, exec plugin), or the in-cluster service account"

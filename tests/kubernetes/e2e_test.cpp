@@ -5,7 +5,9 @@
 #include <doctest/doctest.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <chrono>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -210,6 +212,35 @@ TEST_CASE("the cluster is found as kubectl finds it: every kind of kubeconfig us
   CHECK_MESSAGE(r.exit_code == 0, r.err);
   CHECK(r.out == "hello from the workspace\n");
   if (std::filesystem::exists(dir / "login.sh.calls")) CHECK(read_file(dir / "login.sh.calls") == "run\n");
+  CHECK(t.no_pods_left());
+}
+
+TEST_CASE("an exec plugin's credential that is about to expire is fetched again before the next call") {
+  KubeCli t;
+  const std::string token = "short-lived-token-93be1f";
+  t.cluster.add_token(token, "plugin-user");
+  t.secrets.push_back(token);
+  // Within client-go's refresh margin from the start: every call asks the plugin anew.
+  const auto soon = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now() + std::chrono::seconds(30));
+  char when[32];
+  std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&soon));
+  auto script = t.cli.root().write("login.sh", standin::exec_plugin_script(token, when));
+  std::filesystem::permissions(script, std::filesystem::perms::owner_all);
+  t.cli.env["KUBECONFIG"] =
+      t.cluster.write_kubeconfig(t.cli.root().path() / "exec.yaml", {.exec_command = script.string()}).string();
+  CliResult r = t.run_script("echo ok");
+  CHECK_MESSAGE(r.exit_code == 0, r.err);
+  const std::string calls = read_file(script.string() + ".calls");
+  CHECK(std::count(calls.begin(), calls.end(), '\n') > 2);
+  CHECK(t.no_pods_left());
+}
+
+TEST_CASE("an API server that speaks only v4.channel.k8s.io still gets the workspace (head -c ends stdin)") {
+  KubeCli t;
+  t.cluster.with([](standin::State& s) { return s.faults.exec_v4_only = true; });
+  CliResult r = t.run_script("cat hello.txt; exit 3");
+  CHECK(r.exit_code == 3);
+  CHECK(r.out == "hello from the workspace\n");
   CHECK(t.no_pods_left());
 }
 

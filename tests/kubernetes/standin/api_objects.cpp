@@ -504,14 +504,15 @@ Outcome exec(State& s, const Call& call, const HttpRequest& request) {
   for (std::string p; std::getline(offered, p, ',');) {
     p.erase(0, p.find_first_not_of(' '));
     p.erase(p.find_last_not_of(' ') + 1);
-    if (p == "v5.channel.k8s.io" || p == "v4.channel.k8s.io") {
+    if ((p == "v5.channel.k8s.io" && !s.faults.exec_v4_only) || p == "v4.channel.k8s.io") {
       plan.protocol = p;
       break;
     }
   }
   if (plan.protocol.empty())
     throw Refusal{bad_request("unable to upgrade connection: requested protocol(s) are not supported: [" +
-                              request.header("sec-websocket-protocol") + "]; supports [v5.channel.k8s.io v4.channel.k8s.io]")};
+                              request.header("sec-websocket-protocol") + "]; supports [" +
+                              (s.faults.exec_v4_only ? "" : "v5.channel.k8s.io ") + "v4.channel.k8s.io]")};
   return plan;
 }
 

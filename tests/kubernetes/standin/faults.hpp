@@ -52,6 +52,9 @@ struct Faults {
   int exec_cut_times = 0;
   long exec_cut_after_bytes = 0;
   bool exec_cut_with_close_frame = false;
+  // Exec speaks v4.channel.k8s.io only, as API servers before Kubernetes 1.30 do (v5,
+  // which can close stdin, is declined when offered).
+  bool exec_v4_only = false;
 
   // A field (dotted, "status.containerStatuses.0.imageID") removed from every answer that
   // has it: what proves the stand-in's own check of its answers against the schemas.
