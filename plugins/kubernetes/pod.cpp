@@ -72,23 +72,27 @@ std::string pods_path(const std::string& ns, const std::string& name) {
 
 std::string new_pod_name() { return "corral-" + sdk::random_hex(6); }
 
+void write_metadata(json::Writer& w, const std::string& name, const std::string& ns, const StringMap& labels,
+                    const StringMap& annotations) {
+  w.StartObject();
+  json::write_string(w, "name", name);
+  json::write_string(w, "namespace", ns);
+  write_labels(w, labels, name);
+  StringMap all = annotations;
+  all[kLabelsAnnotation] = labels_json(labels);
+  json::write_map(w, "annotations", all);
+  w.EndObject();
+}
+
 std::string pod_manifest(const Settings& settings, const std::string& name, const std::string& ns,
-                         const StringMap& labels) {
+                         const StringMap& labels, const StringMap& annotations) {
   rapidjson::StringBuffer buf;
   json::Writer w(buf);
   w.StartObject();
   json::write_string(w, "apiVersion", "v1");
   json::write_string(w, "kind", "Pod");
   json::write_key(w, "metadata");
-  w.StartObject();
-  json::write_string(w, "name", name);
-  json::write_string(w, "namespace", ns);
-  write_labels(w, labels, name);
-  json::write_key(w, "annotations");
-  w.StartObject();
-  json::write_string(w, kLabelsAnnotation, labels_json(labels));
-  w.EndObject();
-  w.EndObject();
+  write_metadata(w, name, ns, labels, annotations);
 
   json::write_key(w, "spec");
   w.StartObject();
@@ -169,9 +173,11 @@ Sandbox sandbox_of(const json::Value& pod, const std::string& workdir) {
     }
   }
   s.details["namespace"] = json::get_string(*meta, "namespace");
-  if (annotations)
+  if (annotations) {
     if (std::string network = json::get_string(*annotations, kNetworkAnnotation); !network.empty())
       s.details["network"] = network;
+    if (std::string claim = json::get_string(*annotations, kClaimAnnotation); !claim.empty()) s.details["claim"] = claim;
+  }
   s.details["workdir"] = workdir;
   if (spec) {
     if (const json::Value* deadline = json::find(*spec, "activeDeadlineSeconds"); deadline && deadline->IsInt64())
@@ -179,7 +185,10 @@ Sandbox sandbox_of(const json::Value& pod, const std::string& workdir) {
     if (std::string node = json::get_string(*spec, "nodeName"); !node.empty()) s.details["node"] = node;
     if (const json::Value* containers = json::find(*spec, "containers");
         containers && containers->IsArray() && !containers->Empty())
+    {
       s.details["image"] = json::get_string((*containers)[0], "image");
+      s.details["container"] = json::get_string((*containers)[0], "name");
+    }
   }
   if (status) {
     if (std::string start = json::get_string(*status, "startTime"); !start.empty()) s.details["startedAt"] = start;

@@ -17,15 +17,22 @@ namespace corral::kubernetes {
 inline constexpr const char* kLabelsAnnotation = "corral.dev/labels";
 // The annotation that records the sandbox's --network, so destroy knows of its policy.
 inline constexpr const char* kNetworkAnnotation = "corral.dev/network";
+// The annotation on a claimed Pod that names its SandboxClaim, so destroy deletes the claim.
+inline constexpr const char* kClaimAnnotation = "corral.dev/claim";
 // The container that runs the sandbox's commands.
 inline constexpr const char* kContainer = "sandbox";
 
 // A fresh Pod name: corral-<12 hex digits>.
 std::string new_pod_name();
 
+// The metadata object of sandbox `name` in `ns`: corral's labels as Kubernetes labels where
+// they are valid ones, all of them in kLabelsAnnotation, and `annotations`.
+void write_metadata(json::Writer& w, const std::string& name, const std::string& ns, const StringMap& labels,
+                    const StringMap& annotations);
+
 // The Pod manifest of sandbox `name` in namespace `ns` with labels `labels`.
 std::string pod_manifest(const Settings& settings, const std::string& name, const std::string& ns,
-                         const StringMap& labels);
+                         const StringMap& labels, const StringMap& annotations);
 
 // "k=v,k2=v2" of the entries of `labels` that are valid Kubernetes labels, URL-encoded
 // for a labelSelector; the rest is matched by the caller (the annotation holds them all).

@@ -19,6 +19,7 @@
 #include "pod.hpp"
 #include "pod_wait.hpp"
 #include "spec.hpp"
+#include "warm_pool.hpp"
 
 namespace corral::kubernetes {
 namespace {
@@ -31,14 +32,11 @@ std::string delete_options(int grace_seconds) {
          ",\"propagationPolicy\":\"Background\"}";
 }
 
-// The Pod's manifest with the --network annotation added.
-std::string with_network_annotation(std::string manifest, const NetworkPolicy& network) {
-  json::Document doc = json::parse(manifest, "Pod manifest");
-  auto& alloc = doc.GetAllocator();
-  json::Value& annotations = doc["metadata"]["annotations"];
-  const std::string text = to_string(network);
-  annotations.AddMember(json::Value(kNetworkAnnotation, alloc), json::Value(text.c_str(), alloc), alloc);
-  return json::dump(doc);
+// The uid of the object in `response`'s body ("" when it has none).
+std::string uid_of(const sdk::http::Response& response, const std::string& what) {
+  json::Document pod = sdk::http::parse_body(response, what);
+  const json::Value* meta = json::find(pod, "metadata");
+  return meta ? json::get_string(*meta, "uid") : "";
 }
 
 }  // namespace
@@ -111,18 +109,70 @@ std::vector<DoctorCheck> KubernetesProvider::doctor(const sdk::Host& host) {
   return checks;
 }
 
-void KubernetesProvider::delete_quietly(const std::string& namespace_, const std::string& name, const sdk::Host& host) {
+void KubernetesProvider::delete_quietly(const std::string& path, const std::string& kind, const std::string& name,
+                                        const sdk::Host& host) {
   try {
     Call call;
     call.method = "DELETE";
-    call.path = pods_path(namespace_, name);
+    call.path = path;
     call.body = delete_options(0);
-    call.what = "Kubernetes delete Pod " + name;
+    call.what = "Kubernetes delete " + kind + " " + name;
     sdk::http::Response r = api(host).send(call, host);
     if (!r.ok() && r.status != 404) throw api_error(r, call.what);
   } catch (const Error& e) {
-    host.warn("could not delete Kubernetes Pod " + name + " in namespace " + namespace_ + ": " + e.what() +
-              "; delete it with `kubectl delete pod -n " + namespace_ + " " + name + "`");
+    std::string lower = kind;
+    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    host.warn("could not delete Kubernetes " + kind + " " + name + " in namespace " + ns(host) + ": " + e.what() +
+              "; delete it with `kubectl delete " + lower + " -n " + ns(host) + " " + name + "`");
+  }
+}
+
+Sandbox KubernetesProvider::finish_start(const std::string& pod, const std::string& uid, const CreateRequest& request,
+                                         const sdk::Host& host) {
+  const std::string& namespace_ = ns(host);
+  if (request.network.mode != NetworkPolicy::Mode::open) {
+    Call policy;
+    policy.method = "POST";
+    policy.path = network_policies_path(namespace_);
+    policy.body = network_policy_manifest(request.network, namespace_, pod, uid);
+    policy.what = "Kubernetes create NetworkPolicy " + pod;
+    sdk::http::Response p = api(host).send(policy, host);
+    const bool again = p.status == 409 && p.sent > 1;
+    if (!p.ok() && !again) throw api_error(p, policy.what);
+  }
+  host.progress("waiting for Kubernetes Pod " + pod + " to be Ready");
+  wait_until_ready(api(host), namespace_, pod, settings_.image, settings_.start_timeout_seconds,
+                   identity().settings.either("start-timeout"), host);
+  return get(pod, host);
+}
+
+Sandbox KubernetesProvider::start_claimed(const std::string& claim, const CreateRequest& request,
+                                          const sdk::Host& host) {
+  const std::string& namespace_ = ns(host);
+  const StringMap labels = sdk::remote::creation_labels(request);
+  host.progress("claiming a Pod of Kubernetes warm pool " + settings_.warm_pool + " in namespace " + namespace_);
+  try {
+    const std::string pod = claim_pod(api(host), namespace_, claim, settings_.warm_pool, labels,
+                                      settings_.start_timeout_seconds, host);
+    // The adopted Pod takes corral's labels, so list and cleanup find it, and names its claim.
+    rapidjson::StringBuffer buf;
+    json::Writer w(buf);
+    w.StartObject();
+    json::write_key(w, "metadata");
+    write_metadata(w, pod, namespace_, labels, {{kNetworkAnnotation, to_string(request.network)}, {kClaimAnnotation, claim}});
+    w.EndObject();
+    Call adopt;
+    adopt.method = "PATCH";
+    adopt.path = pods_path(namespace_, pod);
+    adopt.body = buf.GetString();
+    adopt.content_type = "application/merge-patch+json";
+    adopt.what = "Kubernetes label Pod " + pod;
+    sdk::http::Response r = api(host).send(adopt, host);
+    if (!r.ok()) throw api_error(r, adopt.what);
+    return finish_start(pod, uid_of(r, adopt.what), request, host);
+  } catch (const Error&) {
+    delete_quietly(claims_path(namespace_, claim), "SandboxClaim", claim, host);
+    throw;
   }
 }
 
@@ -132,7 +182,7 @@ Sandbox KubernetesProvider::start_pod(const std::string& name, const CreateReque
   Call create;
   create.method = "POST";
   create.path = pods_path(namespace_);
-  create.body = with_network_annotation(pod_manifest(settings_, name, namespace_, labels), request.network);
+  create.body = pod_manifest(settings_, name, namespace_, labels, {{kNetworkAnnotation, to_string(request.network)}});
   create.what = "Kubernetes create Pod " + name;
   host.progress("creating Kubernetes Pod " + name + " in namespace " + namespace_);
   sdk::http::Response r = api(host).send(create, host);
@@ -140,7 +190,6 @@ Sandbox KubernetesProvider::start_pod(const std::string& name, const CreateReque
   const bool made_by_earlier_try = r.status == 409 && r.sent > 1 && status_reason(r) == "AlreadyExists";
   if (!r.ok() && !made_by_earlier_try) throw api_error(r, create.what);
   try {
-    std::string uid;
     if (made_by_earlier_try) {
       Call read;
       read.path = pods_path(namespace_, name);
@@ -148,27 +197,9 @@ Sandbox KubernetesProvider::start_pod(const std::string& name, const CreateReque
       r = api(host).send(read, host);
       if (!r.ok()) throw api_error(r, read.what);
     }
-    {
-      json::Document pod = sdk::http::parse_body(r, create.what);
-      const json::Value* meta = json::find(pod, "metadata");
-      uid = meta ? json::get_string(*meta, "uid") : "";
-    }
-    if (request.network.mode != NetworkPolicy::Mode::open) {
-      Call policy;
-      policy.method = "POST";
-      policy.path = network_policies_path(namespace_);
-      policy.body = network_policy_manifest(request.network, namespace_, name, uid);
-      policy.what = "Kubernetes create NetworkPolicy " + name;
-      sdk::http::Response p = api(host).send(policy, host);
-      const bool again = p.status == 409 && p.sent > 1;
-      if (!p.ok() && !again) throw api_error(p, policy.what);
-    }
-    host.progress("waiting for Kubernetes Pod " + name + " to be Ready");
-    wait_until_ready(api(host), namespace_, name, settings_.image, settings_.start_timeout_seconds,
-                     identity().settings.either("start-timeout"), host);
-    return get(name, host);
+    return finish_start(name, uid_of(r, create.what), request, host);
   } catch (const Error&) {
-    delete_quietly(namespace_, name, host);
+    delete_quietly(pods_path(namespace_, name), "Pod", name, host);
     throw;
   }
 }
@@ -177,7 +208,9 @@ Sandbox KubernetesProvider::create(const CreateRequest& request, const sdk::Host
   if (request.network.mode == NetworkPolicy::Mode::allow)
     network_policy_manifest(request.network, "check", "check", "check");  // refuses a domain before any Pod
   const std::string name = new_pod_name();
-  return sdk::remote::create_or_sweep(identity(), *this, request, host, [&] { return start_pod(name, request, host); });
+  return sdk::remote::create_or_sweep(identity(), *this, request, host, [&] {
+    return settings_.warm_pool.empty() ? start_pod(name, request, host) : start_claimed(name, request, host);
+  });
 }
 
 Sandbox KubernetesProvider::get(const std::string& id, const sdk::Host& host) {
@@ -218,9 +251,17 @@ void KubernetesProvider::destroy(const Sandbox& sandbox, const sdk::Host& host) 
   const std::string namespace_ = ns_of(sandbox, host);
   Call call;
   call.method = "DELETE";
-  call.path = pods_path(namespace_, sandbox.id);
   call.body = delete_options(kGraceSeconds);
-  call.what = "Kubernetes delete Pod " + sandbox.id;
+  auto claim = sandbox.details.find("claim");
+  if (claim != sandbox.details.end() && !claim->second.empty()) {
+    // The claim's deletion takes its Sandbox and Pod with it.
+    check_name(claim->second, "SandboxClaim");
+    call.path = claims_path(namespace_, claim->second);
+    call.what = "Kubernetes delete SandboxClaim " + claim->second;
+  } else {
+    call.path = pods_path(namespace_, sandbox.id);
+    call.what = "Kubernetes delete Pod " + sandbox.id;
+  }
   sdk::remote::deleted(identity(), api(host).send(call, host), call.what);  // already gone counts as success
   auto network = sandbox.details.find("network");
   if (network != sandbox.details.end() && network->second != "open") {
@@ -269,7 +310,10 @@ int KubernetesProvider::run_in(const Sandbox& sandbox, const std::vector<std::st
   const std::string namespace_ = ns_of(sandbox, host);
   ExecEnd end;
   try {
-    end = exec_in_pod(api(host), namespace_, sandbox.id, kContainer, argv, hooks, stdin_path, what);
+    auto container = sandbox.details.find("container");
+    const std::string name = container != sandbox.details.end() && !container->second.empty() ? container->second
+                                                                                               : std::string(kContainer);
+    end = exec_in_pod(api(host), namespace_, sandbox.id, name, argv, hooks, stdin_path, what);
   } catch (const Error& e) {
     // Refused before the upgrade (404, a Pod that completed) or cut: say "gone" when it is.
     if (e.code() != ErrorCode::cancelled) throw_if_gone(namespace_, sandbox.id, host);

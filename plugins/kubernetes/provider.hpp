@@ -39,8 +39,15 @@ class KubernetesProvider : public sdk::Provider {
   std::string ns_of(const Sandbox& sandbox, const sdk::Host& host);
   // Pod `name` made for `request`, Ready, with its NetworkPolicy; deleted again on failure.
   Sandbox start_pod(const std::string& name, const CreateRequest& request, const sdk::Host& host);
-  // Deletes Pod `name` in `namespace_` at once; warns instead of throwing.
-  void delete_quietly(const std::string& namespace_, const std::string& name, const sdk::Host& host);
+  // A Pod of the warm pool through SandboxClaim `claim`, labelled as corral's, Ready, with
+  // its NetworkPolicy; the claim is deleted again on failure.
+  Sandbox start_claimed(const std::string& claim, const CreateRequest& request, const sdk::Host& host);
+  // The NetworkPolicy of Pod `pod` (uid `uid`) when `request` asks for one; then Pod
+  // `pod` once Ready.
+  Sandbox finish_start(const std::string& pod, const std::string& uid, const CreateRequest& request,
+                       const sdk::Host& host);
+  // Deletes the object at `path` (a `kind` named `name`) at once; warns instead of throwing.
+  void delete_quietly(const std::string& path, const std::string& kind, const std::string& name, const sdk::Host& host);
   // Runs `argv` in `sandbox`; a Pod that went meanwhile is sandbox_gone (with why), a
   // stream cut with no status is connection_lost.
   int run_in(const Sandbox& sandbox, const std::vector<std::string>& argv, const sdk::remote::CommandHooks& hooks,

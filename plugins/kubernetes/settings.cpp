@@ -77,16 +77,12 @@ Settings Settings::from(const sdk::Options& options) {
   if (!s.service_account.empty()) check_dns_label(s.service_account, "service-account");
   s.workdir = sdk::remote::without_trailing_slash(options.get("workdir", "/corral/workspace"));
   sdk::remote::check_workdir(k8s, s.workdir, /*relative_ok=*/false, "/corral/workspace");
-  s.lifetime_seconds = options.get_duration("lifetime", 3600);
-  if (s.lifetime_seconds <= 0 || s.lifetime_seconds > 2147483647)
-    throw Error(ErrorCode::invalid_argument, "Kubernetes lifetime must be positive and below 68 years",
-                "set " + k8s.settings.aside("lifetime") + " to a duration such as 1h");
-  s.max_lifetime_seconds = options.get_duration("max-lifetime", 86400);
-  if (s.max_lifetime_seconds <= 0 || s.max_lifetime_seconds > 2147483647)
-    throw Error(ErrorCode::invalid_argument, "Kubernetes max-lifetime must be positive and below 68 years",
-                "set " + k8s.settings.aside("max-lifetime") + " to a duration such as 1d");
+  s.lifetime_seconds = sdk::remote::lifetime_option(options, k8s, "lifetime", 3600);
+  s.max_lifetime_seconds = sdk::remote::lifetime_option(options, k8s, "max-lifetime", 86400);
   s.start_timeout_seconds = sdk::remote::time_limit(options, k8s, "start-timeout", 300);
   s.request_timeout_seconds = sdk::remote::time_limit(options, k8s, "request-timeout", 30);
+  s.warm_pool = options.get("warm-pool");
+  if (!s.warm_pool.empty()) check_dns_label(s.warm_pool, "warm-pool");
   s.service_account_dir = options.get("service-account-dir", "/var/run/secrets/kubernetes.io/serviceaccount");
   return s;
 }

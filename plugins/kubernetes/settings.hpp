@@ -25,6 +25,7 @@ struct Settings {
   std::int64_t start_timeout_seconds = 300;
   std::int64_t request_timeout_seconds = 30;
   std::string service_account_dir;
+  std::string warm_pool;  // an agent-sandbox SandboxWarmPool to claim Pods from; empty: bare Pods
 
   // Reads and validates the options; throws Error(invalid_argument) naming the setting.
   static Settings from(const sdk::Options& options);

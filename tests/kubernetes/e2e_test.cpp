@@ -16,6 +16,7 @@
 #include "conformance_run.hpp"
 #include "corral/json.hpp"
 #include "four_shards.hpp"
+#include "https_client.hpp"
 #include "private_network.hpp"
 #include "standin.hpp"
 
@@ -95,6 +96,17 @@ struct KubeCli {
 };
 
 std::string str(const json::Value& v, const char* key) { return json::get_string(v, key); }
+
+// Starts `corral run` of `script` in the background and waits (bounded) until it printed
+// "started"; returns it with the one Pod's name.
+std::pair<Background, std::string> start_run(KubeCli& t, const std::string& script) {
+  Background b = t.cli.start(t.script_args(script));
+  for (int i = 0; i < 300 && read_file(b.out).empty(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  REQUIRE(read_file(b.out) == "started\n");
+  auto names = t.pods();
+  REQUIRE(names.size() == 1u);
+  return {b, names[0]};
+}
 
 bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
@@ -336,12 +348,8 @@ TEST_CASE("--timeout stops the remote command's process group and exits 124") {
 
 TEST_CASE("Ctrl-C stops the remote command and deletes the Pod; exit 130") {
   KubeCli t;
-  Background b = t.cli.start(t.script_args("sleep 60 & echo $! > bg.pid; echo started; wait"));
-  for (int i = 0; i < 300 && read_file(b.out).empty(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  REQUIRE(read_file(b.out) == "started\n");
-  auto names = t.pods();
-  REQUIRE(names.size() == 1u);
-  const pid_t bg = pid_written(t.workdir(names[0]) / "bg.pid");
+  auto [b, pod] = start_run(t, "sleep 60 & echo $! > bg.pid; echo started; wait");
+  const pid_t bg = pid_written(t.workdir(pod) / "bg.pid");
   ::kill(b.pid, SIGINT);
   CHECK(b.wait(std::chrono::seconds(60)) == 130);
   t.seen.push_back(read_file(b.err));
@@ -384,12 +392,8 @@ TEST_CASE("--download brings files back through the exec's stdout") {
 TEST_CASE("a Pod evicted mid-command ends the run naming it; a cut exec stream is a lost connection") {
   KubeCli t;
   SUBCASE("evicted") {
-    Background b = t.cli.start(t.script_args("echo started; sleep 60"));
-    for (int i = 0; i < 300 && read_file(b.out).empty(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    REQUIRE(read_file(b.out) == "started\n");
-    auto names = t.pods();
-    REQUIRE(names.size() == 1u);
-    REQUIRE(t.cluster.evict(kNs, names[0], standin::ExecEnding::dropped));
+    auto [b, pod] = start_run(t, "echo started; sleep 60");
+    REQUIRE(t.cluster.evict(kNs, pod, standin::ExecEnding::dropped));
     const int code = b.wait(std::chrono::seconds(60));
     const std::string err = read_file(b.err);
     t.seen.push_back(err);
@@ -465,6 +469,44 @@ TEST_CASE("doctor checks the cluster and the credentials, and warns about networ
   CliResult bad = t.run({"doctor", "--provider", "kubernetes"});
   CHECK(bad.exit_code != 0);
   CHECK(has(bad.out, "[FAIL] Kubernetes API access"));
+}
+
+TEST_CASE("--kubernetes-warm-pool claims a ready Pod of an agent-sandbox pool; stop deletes the claim and its Pod") {
+  KubeCli t;
+  kubernetes::test::HttpsClient api(t.cluster.url(), t.cluster.ca_pem());
+  api.token(t.cluster.token());
+  const std::string ext = "/apis/extensions.agents.x-k8s.io/v1beta1/namespaces/corral/";
+  REQUIRE(api.post(ext + "sandboxtemplates",
+                   R"({"apiVersion":"extensions.agents.x-k8s.io/v1beta1","kind":"SandboxTemplate","metadata":{"name":"tools"},)"
+                   R"("spec":{"podTemplate":{"spec":{"containers":[{"name":"main","image":"tools:1"}]}}}})")
+              .status == 201);
+  SUBCASE("a pool that exists") {
+    REQUIRE(api.post(ext + "sandboxwarmpools",
+                     R"({"apiVersion":"extensions.agents.x-k8s.io/v1beta1","kind":"SandboxWarmPool","metadata":{"name":"pool"},)"
+                     R"("spec":{"replicas":1,"sandboxTemplateRef":{"name":"tools"}}})")
+                .status == 201);
+    CliResult r = t.run_script("cat hello.txt; hostname", {"--kubernetes-warm-pool", "pool", "--keep"});
+    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+    auto h = t.handle();
+    const std::string pod = str(h, "sandboxId");
+    CHECK(r.out == "hello from the workspace\n" + pod + "\n");
+    CHECK(t.cluster.calls("create sandboxclaims") == 1);
+    CHECK(t.cluster.calls("create pods") == 0);  // the pool's controller made the Pods, not corral
+    CliResult listed = t.run({"list", "--json"});
+    CHECK(has(listed.out, pod));
+    CHECK(t.run({"stop", "--id", str(h, "leaseId")}).exit_code == 0);
+    CHECK(t.cluster.calls("delete sandboxclaims") == 1);
+    CHECK(eventually([&] {
+      auto names = t.pods();
+      return std::find(names.begin(), names.end(), pod) == names.end();
+    }));
+  }
+  SUBCASE("a pool that does not: exit 66 naming it, the claim deleted") {
+    CliResult r = t.run_script("true", {"--kubernetes-warm-pool", "nopool"});
+    CHECK(r.exit_code == 66);
+    CHECK(has(r.err, "warm pool 'nopool' does not exist"));
+    CHECK(t.cluster.calls("delete sandboxclaims") == 1);
+  }
 }
 
 TEST_CASE("kubernetes passes the conformance kit against the stand-in, no Pod left and no token shown") {

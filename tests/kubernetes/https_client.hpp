@@ -1,7 +1,6 @@
 // The tests' HTTPS client for the stand-in API server: libcurl over TLS, trusting the
-// stand-in's CA, with a bearer token or a client certificate. (The SDK's HTTP client
-// trusts only the system's CAs and has no client certificates, so it cannot reach a
-// cluster with its own CA yet.)
+// stand-in's CA, with a bearer token or a client certificate. Apart from the SDK's HTTP
+// client on purpose: the stand-in is checked by a client other than the one under test.
 #pragma once
 
 #include <functional>

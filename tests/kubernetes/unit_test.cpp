@@ -150,7 +150,7 @@ TEST_CASE("labels: only valid Kubernetes labels go to the selector; the annotati
   CHECK_FALSE(is_label_text(std::string(64, 'a'), false));
   CHECK(label_selector({{"corral-owner", "corral"}, {"odd", "a b"}}) == "corral-owner%3Dcorral");
   Settings s = Settings::from(sdk::Options(StringMap{}));
-  const std::string manifest = pod_manifest(s, "corral-abc", "ns", {{"corral-owner", "corral"}, {"odd", "a b"}});
+  const std::string manifest = pod_manifest(s, "corral-abc", "ns", {{"corral-owner", "corral"}, {"odd", "a b"}}, {});
   json::Document pod = json::parse(manifest, "pod");
   Sandbox back = sandbox_of(pod, s.workdir);
   CHECK(back.labels.at("odd") == "a b");
