@@ -1,7 +1,5 @@
 #include "provider.hpp"
 
-#include <chrono>
-
 #include "api_errors.hpp"
 #include "command_line.hpp"
 #include "corral/json.hpp"
@@ -13,7 +11,6 @@
 #include "corral/sdk/remote/step_failure.hpp"
 #include "corral/sdk/remote/strays.hpp"
 #include "corral/sdk/sync.hpp"
-#include "corral/wire.hpp"
 #include "kubeconfig.hpp"
 #include "network_policy.hpp"
 #include "pod.hpp"
@@ -58,10 +55,11 @@ Api& KubernetesProvider::api(const sdk::Host& host) {
 
 const std::string& KubernetesProvider::ns(const sdk::Host& host) {
   if (ns_.empty()) {
-    ns_ = settings_.ns;
-    if (ns_.empty()) ns_ = api(host).access().ns;
-    if (ns_.empty()) ns_ = "default";
-    check_name(ns_, "namespace");
+    std::string chosen = settings_.ns;
+    if (chosen.empty()) chosen = api(host).access().ns;
+    if (chosen.empty()) chosen = "default";
+    check_name(chosen, "namespace");  // the kubeconfig's too: it becomes part of every path
+    ns_ = std::move(chosen);
   }
   return ns_;
 }
