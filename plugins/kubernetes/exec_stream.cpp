@@ -3,6 +3,8 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cerrno>
+
 #include "corral/json.hpp"
 #include "corral/sdk/http.hpp"
 #include "spec.hpp"

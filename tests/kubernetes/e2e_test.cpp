@@ -459,6 +459,35 @@ TEST_CASE("four shards are four Pods made concurrently; a 429 on create is waite
   CHECK(t.no_pods_left());
 }
 
+TEST_CASE("API server failures on create: a 500 is not retried, a 429 asking for longer than corral waits is quota") {
+  KubeCli t;
+  SUBCASE("500") {
+    t.cluster.with([](standin::State& s) {
+      s.faults.fail_route = "create pods";
+      s.faults.fail_times = 1;
+      return 0;
+    });
+    CliResult r = t.run_script("true");
+    CHECK(r.exit_code == 69);
+    CHECK(has(r.err, "HTTP 500"));
+    CHECK(t.cluster.calls("create pods") == 1);
+  }
+  SUBCASE("429 with Retry-After: 120") {
+    t.cluster.with([](standin::State& s) {
+      s.faults.throttle_route = "create pods";
+      s.faults.throttle_times = 1;
+      s.faults.retry_after_seconds = 120;
+      return 0;
+    });
+    CliResult r = t.run_script("true");
+    CHECK(r.exit_code == 75);
+    CHECK(has(r.err, "the API server's rate limit"));
+    CHECK(t.cluster.calls("create pods") == 1);
+  }
+  CHECK(t.no_pods_left());
+  CHECK(t.cli.claims().empty());
+}
+
 TEST_CASE("doctor checks the cluster and the credentials, and warns about network policies") {
   KubeCli t;
   CliResult ok = t.run({"doctor", "--provider", "kubernetes"});
