@@ -18,8 +18,8 @@ namespace corral::kubernetes {
 
 struct Call {
   std::string method = "GET";
-  std::string path;  // from the server's root: /api/v1/namespaces/...
-  std::string body;  // JSON
+  std::string path;          // from the server's root: /api/v1/namespaces/...
+  std::string body;          // JSON
   std::string content_type;  // "" = application/json
   // Whether it may be sent again after a 429, a 5xx or a broken connection. A create of a
   // named object may: a second one is refused as AlreadyExists, never made twice.

@@ -18,12 +18,15 @@ Error api_error(const sdk::http::Response& response, const std::string& what) {
   std::string hint;
   switch (response.status) {
     case 401:
-      hint = "the cluster refused the credentials of the kubeconfig's user: log in again (your cloud's CLI "
-             "refreshes them), or check the token with `kubectl auth whoami`";
+      hint =
+          "the cluster refused the credentials of the kubeconfig's user: log in again (your cloud's CLI "
+          "refreshes them), or check the token with `kubectl auth whoami`";
       break;
     case 403:
-      hint = "the user needs a Role granting pods (create, get, list, watch, delete), pods/exec (create, get), events (list) "
-             "and networkpolicies in the namespace; docs/providers/kubernetes.md has one ready to apply";
+      hint =
+          "the user needs a Role granting pods (create, get, list, watch, delete), pods/exec (create, get), events "
+          "(list) "
+          "and networkpolicies in the namespace; docs/providers/kubernetes.md has one ready to apply";
       break;
     case 429:
       return sdk::http::rate_limited(response, what, "the API server's rate limit (API Priority and Fairness)",

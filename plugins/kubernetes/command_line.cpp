@@ -58,7 +58,9 @@ std::vector<std::string> run_argv(const Command& command, const std::string& fol
   return argv;
 }
 
-std::vector<std::string> kill_argv(const std::string& pid_file) { return {"/bin/sh", "-c", kKillScript, "sh", pid_file}; }
+std::vector<std::string> kill_argv(const std::string& pid_file) {
+  return {"/bin/sh", "-c", kKillScript, "sh", pid_file};
+}
 
 std::vector<std::string> unpack_argv(const std::string& workdir, std::uint64_t size) {
   return {"/bin/sh", "-c", kUnpackScript, "sh", workdir, std::to_string(size)};
@@ -69,14 +71,14 @@ std::vector<std::string> extend_argv(std::int64_t seconds) {
 }
 
 std::string keep_alive_script() {
-  return std::string("mkdir -p -- \"$CORRAL_WORKDIR\"\n"
-                     "echo $(( $(date +%s) + CORRAL_LIFETIME )) > ") +
+  return std::string(
+             "mkdir -p -- \"$CORRAL_WORKDIR\"\n"
+             "echo $(( $(date +%s) + CORRAL_LIFETIME )) > ") +
          kDeadlineFile +
          "\n"
          "trap 'exit 0' TERM INT\n"
          "while [ \"$(date +%s)\" -lt \"$(cat " +
-         kDeadlineFile +
-         " 2>/dev/null || echo 0)\" ]; do sleep 5 & wait $!; done\n";
+         kDeadlineFile + " 2>/dev/null || echo 0)\" ]; do sleep 5 & wait $!; done\n";
 }
 
 }  // namespace corral::kubernetes

@@ -15,7 +15,8 @@ constexpr long kPluginTimeoutSeconds = 60;
 Error plugin_error(const ExecPlugin& plugin, const std::string& origin, const std::string& detail) {
   std::string hint = "run the plugin by hand to see what it needs (a login, a tool on PATH)";
   if (!plugin.install_hint.empty()) hint = plugin.install_hint;
-  return Error(ErrorCode::auth, "the exec credential plugin '" + plugin.command + "' of " + origin + " " + detail, hint);
+  return Error(ErrorCode::auth, "the exec credential plugin '" + plugin.command + "' of " + origin + " " + detail,
+               hint);
 }
 
 // The end of what a plugin said on stderr, for the error (its own explanation).
@@ -71,7 +72,8 @@ ExecCredential run_exec_plugin(const ExecPlugin& plugin, const std::string& orig
   if (run.timed_out) throw plugin_error(plugin, origin, "did not answer within 60 s");
   if (run.exit_code != 0) {
     std::string said = stderr_tail(run.err);
-    throw plugin_error(plugin, origin, "failed (exit " + std::to_string(run.exit_code) + ")" + (said.empty() ? "" : ": " + said));
+    throw plugin_error(plugin, origin,
+                       "failed (exit " + std::to_string(run.exit_code) + ")" + (said.empty() ? "" : ": " + said));
   }
   ExecCredential credential;
   try {
@@ -88,7 +90,8 @@ ExecCredential run_exec_plugin(const ExecPlugin& plugin, const std::string& orig
     throw plugin_error(plugin, origin, "printed something that is not an ExecCredential");
   }
   if (credential.token.empty() && (credential.client_cert_pem.empty() || credential.client_key_pem.empty()))
-    throw plugin_error(plugin, origin, "printed an ExecCredential with neither a token nor a client certificate and key");
+    throw plugin_error(plugin, origin,
+                       "printed an ExecCredential with neither a token nor a client certificate and key");
   return credential;
 }
 

@@ -78,8 +78,8 @@ int exit_code_of_status(std::string_view status_json, const std::string& what) {
 ExecEnd exec_in_pod(Api& api, const std::string& ns, const std::string& pod, const std::string& container,
                     const std::vector<std::string>& argv, const sdk::remote::CommandHooks& hooks,
                     const std::string& stdin_path, const std::string& what) {
-  std::string path = "/api/v1/namespaces/" + ns + "/pods/" + pod + "/exec?container=" + container +
-                     "&stdout=true&stderr=true";
+  std::string path = "/api/v1/namespaces/" + ns + "/pods/" + pod +
+                     "/exec?container=" + sdk::http::url_encode(container) + "&stdout=true&stderr=true";
   if (!stdin_path.empty()) path += "&stdin=true";
   for (const std::string& arg : argv) path += "&command=" + sdk::http::url_encode(arg);
   sdk::websocket::Request request = api.websocket(path, what);

@@ -218,10 +218,12 @@ ClusterAccess find_cluster(const KubeconfigSource& source) {
     access.token = scalar(u, "token");
     if (access.token.empty())
       if (std::string token_file = scalar(u, "tokenFile"); !token_file.empty())
-        access.token = trimmed(read_secret_file(resolve(token_file, file), "the token file of user '" + user_name + "'"));
+        access.token =
+            trimmed(read_secret_file(resolve(token_file, file), "the token file of user '" + user_name + "'"));
     if (const YAML::Node exec = u["exec"]; exec && exec.IsMap()) access.exec = exec_of(exec, file);
     if (const YAML::Node provider = u["auth-provider"]; provider && provider.IsMap())
-      throw config_error("user '" + user_name + "' logs in with an auth-provider, which kubectl itself no longer "
+      throw config_error("user '" + user_name +
+                         "' logs in with an auth-provider, which kubectl itself no longer "
                          "supports; use the exec plugin your cloud's CLI offers (e.g. gke-gcloud-auth-plugin)");
   }
   return access;

@@ -26,10 +26,10 @@ struct ExecPlugin {
 struct ClusterAccess {
   std::string server;  // https://host[:port][/path], no trailing slash
   sdk::TlsSettings tls;
-  std::string token;       // secret: a bearer token (inline, or read from tokenFile)
+  std::string token;  // secret: a bearer token (inline, or read from tokenFile)
   std::optional<ExecPlugin> exec;
-  std::string ns;          // the context's namespace, or "" when it names none
-  std::string origin;      // where it came from, for messages: "context 'x' of /home/u/.kube/config"
+  std::string ns;      // the context's namespace, or "" when it names none
+  std::string origin;  // where it came from, for messages: "context 'x' of /home/u/.kube/config"
 };
 
 struct KubeconfigSource {

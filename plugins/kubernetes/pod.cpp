@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cctype>
 
-#include "corral/sdk/http.hpp"
 #include "command_line.hpp"
+#include "corral/sdk/http.hpp"
 #include "corral/sdk/random.hpp"
 #include "network_policy.hpp"
 
@@ -176,7 +176,8 @@ Sandbox sandbox_of(const json::Value& pod, const std::string& workdir) {
   if (annotations) {
     if (std::string network = json::get_string(*annotations, kNetworkAnnotation); !network.empty())
       s.details["network"] = network;
-    if (std::string claim = json::get_string(*annotations, kClaimAnnotation); !claim.empty()) s.details["claim"] = claim;
+    if (std::string claim = json::get_string(*annotations, kClaimAnnotation); !claim.empty())
+      s.details["claim"] = claim;
   }
   s.details["workdir"] = workdir;
   if (spec) {
@@ -184,8 +185,7 @@ Sandbox sandbox_of(const json::Value& pod, const std::string& workdir) {
       s.details["activeDeadlineSeconds"] = std::to_string(deadline->GetInt64());
     if (std::string node = json::get_string(*spec, "nodeName"); !node.empty()) s.details["node"] = node;
     if (const json::Value* containers = json::find(*spec, "containers");
-        containers && containers->IsArray() && !containers->Empty())
-    {
+        containers && containers->IsArray() && !containers->Empty()) {
       s.details["image"] = json::get_string((*containers)[0], "image");
       s.details["container"] = json::get_string((*containers)[0], "name");
     }

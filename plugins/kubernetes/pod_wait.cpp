@@ -37,8 +37,8 @@ const json::Value* condition(const json::Value& status, const char* type) {
 std::string latest_warning(Api& api, const std::string& ns, const std::string& name, const sdk::Host& host) {
   try {
     Call call;
-    call.path = "/api/v1/namespaces/" + ns + "/events?fieldSelector=" +
-                sdk::http::url_encode("involvedObject.name=" + name);
+    call.path =
+        "/api/v1/namespaces/" + ns + "/events?fieldSelector=" + sdk::http::url_encode("involvedObject.name=" + name);
     call.what = "Kubernetes list the Pod's events";
     sdk::http::Response r = api.send(call, host);
     if (!r.ok()) return {};
@@ -121,12 +121,13 @@ void wait_until_ready(Api& api, const std::string& ns, const std::string& name, 
     if (p.kind == PodProgress::Kind::ready) throw PodReady{};
     if (p.kind == PodProgress::Kind::failed)
       throw Error(p.code, "Kubernetes Pod " + name + " did not start: " + p.why,
-                  p.code == ErrorCode::not_found ? "check " + identity().settings.either("image") +
-                                                       ": the nodes must be able to pull it (name, tag, registry credentials)"
-                                                 : "see `kubectl describe pod` for the Pod's events");
+                  p.code == ErrorCode::not_found
+                      ? "check " + identity().settings.either("image") +
+                            ": the nodes must be able to pull it (name, tag, registry credentials)"
+                      : "see `kubectl describe pod` for the Pod's events");
     last = p.why;
   };
-  for (int round = 0;; ++round) {
+  for (;;) {
     const auto left = std::chrono::duration_cast<std::chrono::seconds>(deadline - Clock::now()).count();
     if (left <= 0) break;
     if (resource_version.empty()) {
@@ -147,10 +148,10 @@ void wait_until_ready(Api& api, const std::string& ns, const std::string& name, 
         return;
       }
     }
-    const std::string path = pods_path(ns) + "?watch=true&allowWatchBookmarks=true&fieldSelector=" +
-                             sdk::http::url_encode("metadata.name=" + name) +
-                             "&resourceVersion=" + sdk::http::url_encode(resource_version) +
-                             "&timeoutSeconds=" + std::to_string(left);
+    const std::string path =
+        pods_path(ns) +
+        "?watch=true&allowWatchBookmarks=true&fieldSelector=" + sdk::http::url_encode("metadata.name=" + name) +
+        "&resourceVersion=" + sdk::http::url_encode(resource_version) + "&timeoutSeconds=" + std::to_string(left);
     std::string pending;
     bool too_old = false;
     auto on_body = [&](std::string_view chunk) {
@@ -165,7 +166,9 @@ void wait_until_ready(Api& api, const std::string& ns, const std::string& name, 
         if (!object) continue;
         if (type == "ERROR") {
           too_old = json::get_int(*object, "code") == 410;
-          if (!too_old) throw Error(ErrorCode::unavailable, "Kubernetes watch Pod " + name + ": " + json::get_string(*object, "message"));
+          if (!too_old)
+            throw Error(ErrorCode::unavailable,
+                        "Kubernetes watch Pod " + name + ": " + json::get_string(*object, "message"));
           continue;
         }
         if (type == "DELETED") {
@@ -182,8 +185,8 @@ void wait_until_ready(Api& api, const std::string& ns, const std::string& name, 
     };
     sdk::http::Response r;
     try {
-      r = api.stream(path, static_cast<long>(left) + 5, on_body, [&] { return host.cancelled(); },
-                     "Kubernetes watch Pod " + name);
+      r = api.stream(
+          path, static_cast<long>(left) + 5, on_body, [&] { return host.cancelled(); }, "Kubernetes watch Pod " + name);
     } catch (const PodReady&) {
       if (gone) break;
       return;
@@ -191,8 +194,10 @@ void wait_until_ready(Api& api, const std::string& ns, const std::string& name, 
       resource_version.clear();  // read it again and watch on
       continue;
     }
-    if (r.status == 410) too_old = true;
-    else if (!r.ok()) throw api_error(r, "Kubernetes watch Pod " + name);
+    if (r.status == 410)
+      too_old = true;
+    else if (!r.ok())
+      throw api_error(r, "Kubernetes watch Pod " + name);
     if (too_old) resource_version.clear();
   }
   if (gone)
@@ -202,10 +207,11 @@ void wait_until_ready(Api& api, const std::string& ns, const std::string& name, 
   if (std::string warning = latest_warning(api, ns, name, host); !warning.empty()) why += "; last event: " + warning;
   throw Error(ErrorCode::unavailable,
               "Kubernetes Pod " + name + " was not Ready within " + format_duration(timeout_seconds) + ": " + why,
-              "raise " + timeout_setting + " if the cluster is just slow (a large image, a node scaling up); an "
-                  "unschedulable Pod needs smaller " + identity().settings.flag("cpu") + "/" +
-                  identity().settings.flag("memory") + ", another " + identity().settings.flag("node-selector") +
-                  ", or more nodes");
+              "raise " + timeout_setting +
+                  " if the cluster is just slow (a large image, a node scaling up); an "
+                  "unschedulable Pod needs smaller " +
+                  identity().settings.flag("cpu") + "/" + identity().settings.flag("memory") + ", another " +
+                  identity().settings.flag("node-selector") + ", or more nodes");
 }
 
 }  // namespace corral::kubernetes

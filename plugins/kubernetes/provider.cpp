@@ -47,8 +47,7 @@ Api& KubernetesProvider::api(const sdk::Host& host) {
       host.warn("the kubeconfig (" + access.origin +
                 ") sets insecure-skip-tls-verify: the API server's certificate is not checked, so anyone on the "
                 "network path could pose as the cluster and receive your credentials");
-    api_.emplace(std::move(access), settings_.request_timeout_seconds,
-                 identity().settings.either("request-timeout"));
+    api_.emplace(std::move(access), settings_.request_timeout_seconds, identity().settings.either("request-timeout"));
   }
   return *api_;
 }
@@ -88,7 +87,8 @@ std::vector<DoctorCheck> KubernetesProvider::doctor(const sdk::Host& host) {
   DoctorCheck access{"Kubernetes API access", false, "", ""};
   try {
     Call call;
-    call.path = pods_path(ns(host)) + "?limit=1&labelSelector=" + sdk::http::url_encode("app.kubernetes.io/managed-by=corral");
+    call.path =
+        pods_path(ns(host)) + "?limit=1&labelSelector=" + sdk::http::url_encode("app.kubernetes.io/managed-by=corral");
     call.what = "Kubernetes list Pods in namespace " + ns(host);
     sdk::http::Response r = api(host).send(call, host);
     if (!r.ok()) throw api_error(r, call.what);
@@ -99,11 +99,12 @@ std::vector<DoctorCheck> KubernetesProvider::doctor(const sdk::Host& host) {
     access.hint = e.hint();
   }
   checks.push_back(access);
-  checks.push_back({"Kubernetes network policies", true,
-                    "--network none and allow:CIDR become a NetworkPolicy per Pod; only a network plugin that "
-                    "enforces policies (Calico, Cilium, ...) makes them hold, and corral cannot tell whether this "
-                    "cluster has one",
-                    "ask the cluster's administrators, or check with a Pod that tries to reach an address it should not"});
+  checks.push_back(
+      {"Kubernetes network policies", true,
+       "--network none and allow:CIDR become a NetworkPolicy per Pod; only a network plugin that "
+       "enforces policies (Calico, Cilium, ...) makes them hold, and corral cannot tell whether this "
+       "cluster has one",
+       "ask the cluster's administrators, or check with a Pod that tries to reach an address it should not"});
   return checks;
 }
 
@@ -150,14 +151,15 @@ Sandbox KubernetesProvider::start_claimed(const std::string& claim, const Create
   const StringMap labels = sdk::remote::creation_labels(request);
   host.progress("claiming a Pod of Kubernetes warm pool " + settings_.warm_pool + " in namespace " + namespace_);
   try {
-    const std::string pod = claim_pod(api(host), namespace_, claim, settings_.warm_pool, labels,
-                                      settings_.start_timeout_seconds, host);
+    const std::string pod =
+        claim_pod(api(host), namespace_, claim, settings_.warm_pool, labels, settings_.start_timeout_seconds, host);
     // The adopted Pod takes corral's labels, so list and cleanup find it, and names its claim.
     rapidjson::StringBuffer buf;
     json::Writer w(buf);
     w.StartObject();
     json::write_key(w, "metadata");
-    write_metadata(w, pod, namespace_, labels, {{kNetworkAnnotation, to_string(request.network)}, {kClaimAnnotation, claim}});
+    write_metadata(w, pod, namespace_, labels,
+                   {{kNetworkAnnotation, to_string(request.network)}, {kClaimAnnotation, claim}});
     w.EndObject();
     Call adopt;
     adopt.method = "PATCH";
@@ -309,8 +311,8 @@ int KubernetesProvider::run_in(const Sandbox& sandbox, const std::vector<std::st
   ExecEnd end;
   try {
     auto container = sandbox.details.find("container");
-    const std::string name = container != sandbox.details.end() && !container->second.empty() ? container->second
-                                                                                               : std::string(kContainer);
+    const std::string name =
+        container != sandbox.details.end() && !container->second.empty() ? container->second : std::string(kContainer);
     end = exec_in_pod(api(host), namespace_, sandbox.id, name, argv, hooks, stdin_path, what);
   } catch (const Error& e) {
     // Refused before the upgrade (404, a Pod that completed) or cut: say "gone" when it is.
@@ -406,7 +408,8 @@ Sandbox KubernetesProvider::extend(const Sandbox& sandbox, std::int64_t seconds,
     throw Error(ErrorCode::invalid_argument, "a Kubernetes lifetime extension must be positive");
   if (seconds > settings_.max_lifetime_seconds)
     host.warn("Kubernetes Pod " + sandbox.id + " still ends at its " + identity().settings.flag("max-lifetime") + " (" +
-              format_duration(settings_.max_lifetime_seconds) + " after it started): the API server never raises a "
+              format_duration(settings_.max_lifetime_seconds) +
+              " after it started): the API server never raises a "
               "Pod's activeDeadlineSeconds");
   sdk::remote::StepErrors errors;
   sdk::remote::CommandHooks hooks = sdk::remote::step_hooks(host, errors.sink());

@@ -36,8 +36,10 @@ StringMap node_selector_of(const std::string& text) {
     if (end == std::string::npos) end = text.size();
     const std::string pair = text.substr(start, end - start);
     const size_t eq = pair.find('=');
-    if (eq == std::string::npos || !is_label_text(pair.substr(0, eq), true) || !is_label_text(pair.substr(eq + 1), false))
-      throw Error(ErrorCode::invalid_argument, "Kubernetes node selector '" + pair + "' is not KEY=VALUE of node labels",
+    if (eq == std::string::npos || !is_label_text(pair.substr(0, eq), true) ||
+        !is_label_text(pair.substr(eq + 1), false))
+      throw Error(ErrorCode::invalid_argument,
+                  "Kubernetes node selector '" + pair + "' is not KEY=VALUE of node labels",
                   "set " + identity().settings.either("node-selector") +
                       " to labels such as kubernetes.io/arch=amd64,pool=sandboxes");
     selector[pair.substr(0, eq)] = pair.substr(eq + 1);
@@ -52,9 +54,10 @@ void check_dns_label(const std::string& value, const char* option) {
             std::isalnum(static_cast<unsigned char>(value.back()));
   for (char c : value) ok = ok && ((c >= 'a' && c <= 'z') || std::isdigit(static_cast<unsigned char>(c)) || c == '-');
   if (!ok)
-    throw Error(ErrorCode::invalid_argument,
-                "Kubernetes " + std::string(option) + " '" + value + "' is not a valid name (lower-case letters, digits, '-')",
-                "check " + identity().settings.either(option));
+    throw Error(
+        ErrorCode::invalid_argument,
+        "Kubernetes " + std::string(option) + " '" + value + "' is not a valid name (lower-case letters, digits, '-')",
+        "check " + identity().settings.either(option));
 }
 
 }  // namespace

@@ -31,8 +31,8 @@ constexpr const char* kNs = "corral";
 struct KubeCli {
   standin::StandIn cluster;
   CliEnv cli;
-  std::vector<std::string> seen;      // everything corral printed or stored
-  std::vector<std::string> secrets;   // what must never be in it
+  std::vector<std::string> seen;     // everything corral printed or stored
+  std::vector<std::string> secrets;  // what must never be in it
 
   KubeCli() {
     cli.env["KUBECONFIG"] = cluster.kubeconfig().string();
@@ -123,10 +123,10 @@ TEST_CASE("providers describe kubernetes lists its settings and the kubectl vari
   KubeCli t;
   CliResult r = t.run({"providers", "describe", "kubernetes"});
   REQUIRE(r.exit_code == 0);
-  for (const char* s : {"KUBECONFIG", "--kubernetes-context", "--kubernetes-namespace", "--kubernetes-image",
-                        "--kubernetes-cpu", "--kubernetes-memory", "--kubernetes-node-selector",
-                        "--kubernetes-service-account", "--kubernetes-lifetime", "--kubernetes-start-timeout",
-                        "run-session", "archive-sync", "keep-alive", "cleanup", "network-policy"})
+  for (const char* s :
+       {"KUBECONFIG", "--kubernetes-context", "--kubernetes-namespace", "--kubernetes-image", "--kubernetes-cpu",
+        "--kubernetes-memory", "--kubernetes-node-selector", "--kubernetes-service-account", "--kubernetes-lifetime",
+        "--kubernetes-start-timeout", "run-session", "archive-sync", "keep-alive", "cleanup", "network-policy"})
     CHECK_MESSAGE(has(r.out, s), s);
 }
 
@@ -147,11 +147,11 @@ TEST_CASE("the Pod carries the settings: namespace, image, resources, node selec
   KubeCli t;
   t.cluster.add_namespace("sandboxes");
   t.cluster.add_service_account("sandboxes", "runner");
-  CliResult r = t.run_script("true", {"--kubernetes-namespace", "sandboxes", "--kubernetes-image", "example.com/tools:1",
-                                      "--kubernetes-cpu", "500m", "--kubernetes-memory", "256Mi",
-                                      "--kubernetes-node-selector", "kubernetes.io/os=linux",
-                                      "--kubernetes-service-account", "runner", "--kubernetes-lifetime", "20m",
-                                      "--kubernetes-max-lifetime", "2h"});
+  CliResult r =
+      t.run_script("true", {"--kubernetes-namespace", "sandboxes", "--kubernetes-image", "example.com/tools:1",
+                            "--kubernetes-cpu", "500m", "--kubernetes-memory", "256Mi", "--kubernetes-node-selector",
+                            "kubernetes.io/os=linux", "--kubernetes-service-account", "runner", "--kubernetes-lifetime",
+                            "20m", "--kubernetes-max-lifetime", "2h"});
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
   auto bodies = t.bodies("create pods");
   REQUIRE(bodies.size() == 1u);
@@ -188,16 +188,18 @@ TEST_CASE("the cluster is found as kubectl finds it: every kind of kubeconfig us
   SUBCASE("a client certificate, inline") {
     auto cert = t.cluster.issue_client_certificate("alice", {"corral-users"});
     t.secrets.push_back(cert.key_pem.substr(40, 64));
-    t.cli.env["KUBECONFIG"] =
-        t.cluster.write_kubeconfig(dir / "cert.yaml", {.client_certificate_pem = cert.cert_pem, .client_key_pem = cert.key_pem})
-            .string();
+    t.cli.env["KUBECONFIG"] = t.cluster
+                                  .write_kubeconfig(dir / "cert.yaml", {.client_certificate_pem = cert.cert_pem,
+                                                                        .client_key_pem = cert.key_pem})
+                                  .string();
   }
   SUBCASE("a client certificate, as files relative to the kubeconfig") {
     auto cert = t.cluster.issue_client_certificate("bob");
     t.cli.root().write("kube/bob.crt", cert.cert_pem);
     t.cli.root().write("kube/bob.key", cert.key_pem);
     t.cli.env["KUBECONFIG"] =
-        t.cluster.write_kubeconfig(dir / "kube/config", {.client_certificate_file = "bob.crt", .client_key_file = "bob.key"})
+        t.cluster
+            .write_kubeconfig(dir / "kube/config", {.client_certificate_file = "bob.crt", .client_key_file = "bob.key"})
             .string();
   }
   SUBCASE("an exec credential plugin (client.authentication.k8s.io/v1), run once per corral") {
@@ -288,10 +290,11 @@ TEST_CASE("a kubeconfig that cannot work is refused before any call, saying what
 
 TEST_CASE("insecure-skip-tls-verify is honoured with a warning") {
   KubeCli t;
-  const std::string config = "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: " +
-                             t.cluster.url() + "\n    insecure-skip-tls-verify: true\nusers:\n- name: u\n  user:\n    token: " +
-                             t.cluster.token() + "\ncontexts:\n- name: x\n  context:\n    cluster: c\n    user: u\n    namespace: corral\n"
-                             "current-context: x\n";
+  const std::string config =
+      "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: " + t.cluster.url() +
+      "\n    insecure-skip-tls-verify: true\nusers:\n- name: u\n  user:\n    token: " + t.cluster.token() +
+      "\ncontexts:\n- name: x\n  context:\n    cluster: c\n    user: u\n    namespace: corral\n"
+      "current-context: x\n";
   t.cli.env["KUBECONFIG"] = t.cli.root().write("insecure.yaml", config).string();
   CliResult r = t.run_script("echo ok");
   CHECK_MESSAGE(r.exit_code == 0, r.err);
@@ -310,7 +313,8 @@ TEST_CASE("a Pod that cannot start fails naming why, and is deleted") {
   }
   SUBCASE("an image that cannot be pulled: at once, naming the image (the start timeout is long)") {
     t.cluster.with([](standin::State& s) { return s.faults.unpullable_images.insert("example.com/missing:1"); });
-    CliResult r = t.run_script("true", {"--kubernetes-image", "example.com/missing:1", "--kubernetes-start-timeout", "10m"});
+    CliResult r =
+        t.run_script("true", {"--kubernetes-image", "example.com/missing:1", "--kubernetes-start-timeout", "10m"});
     CHECK(r.exit_code == 66);
     CHECK(has(r.err, "image 'example.com/missing:1' cannot be pulled"));
     CHECK((has(r.err, "ErrImagePull") || has(r.err, "ImagePullBackOff")));
@@ -380,8 +384,8 @@ TEST_CASE("--download brings files back through the exec's stdout") {
   const auto h = t.cli.root().path() / "h.json";
   const auto results = t.cli.root().path() / "results";
   CliResult r = t.run({"run", "--provider", "kubernetes", "--lease-output", h.string(), "--download", "out/*.txt",
-                       "--download-dir", results.string(), "--",
-                       "sh", "-c", "mkdir -p out && echo one > out/a.txt && head -c 300000 /dev/urandom > out/b.txt"});
+                       "--download-dir", results.string(), "--", "sh", "-c",
+                       "mkdir -p out && echo one > out/a.txt && head -c 300000 /dev/urandom > out/b.txt"});
   CHECK_MESSAGE(r.exit_code == 0, r.err);
   CHECK(read_file(results / "out/a.txt") == "one\n");
   REQUIRE(std::filesystem::exists(results / "out/b.txt"));
@@ -440,7 +444,8 @@ TEST_CASE("--network none and allow:CIDR become a NetworkPolicy the Pod's comman
     CHECK(t.cluster.calls("create pods") == 0);
   }
   CHECK(t.no_pods_left());
-  CHECK(eventually([&] { return t.cluster.calls("delete networkpolicies") == t.cluster.calls("create networkpolicies"); }));
+  CHECK(eventually(
+      [&] { return t.cluster.calls("delete networkpolicies") == t.cluster.calls("create networkpolicies"); }));
 }
 
 TEST_CASE("four shards are four Pods made concurrently; a 429 on create is waited out by its Retry-After") {
@@ -505,15 +510,19 @@ TEST_CASE("--kubernetes-warm-pool claims a ready Pod of an agent-sandbox pool; s
   kubernetes::test::HttpsClient api(t.cluster.url(), t.cluster.ca_pem());
   api.token(t.cluster.token());
   const std::string ext = "/apis/extensions.agents.x-k8s.io/v1beta1/namespaces/corral/";
-  REQUIRE(api.post(ext + "sandboxtemplates",
-                   R"({"apiVersion":"extensions.agents.x-k8s.io/v1beta1","kind":"SandboxTemplate","metadata":{"name":"tools"},)"
-                   R"("spec":{"podTemplate":{"spec":{"containers":[{"name":"main","image":"tools:1"}]}}}})")
-              .status == 201);
+  REQUIRE(
+      api.post(
+             ext + "sandboxtemplates",
+             R"({"apiVersion":"extensions.agents.x-k8s.io/v1beta1","kind":"SandboxTemplate","metadata":{"name":"tools"},)"
+             R"("spec":{"podTemplate":{"spec":{"containers":[{"name":"main","image":"tools:1"}]}}}})")
+          .status == 201);
   SUBCASE("a pool that exists") {
-    REQUIRE(api.post(ext + "sandboxwarmpools",
-                     R"({"apiVersion":"extensions.agents.x-k8s.io/v1beta1","kind":"SandboxWarmPool","metadata":{"name":"pool"},)"
-                     R"("spec":{"replicas":1,"sandboxTemplateRef":{"name":"tools"}}})")
-                .status == 201);
+    REQUIRE(
+        api.post(
+               ext + "sandboxwarmpools",
+               R"({"apiVersion":"extensions.agents.x-k8s.io/v1beta1","kind":"SandboxWarmPool","metadata":{"name":"pool"},)"
+               R"("spec":{"replicas":1,"sandboxTemplateRef":{"name":"tools"}}})")
+            .status == 201);
     CliResult r = t.run_script("cat hello.txt; hostname", {"--kubernetes-warm-pool", "pool", "--keep"});
     REQUIRE_MESSAGE(r.exit_code == 0, r.err);
     auto h = t.handle();

@@ -1,11 +1,12 @@
 // The plugin's exec client against the stand-in's exec WebSocket, below corral: stdin
 // closed by v5's [255, 0] (a `cat` that reads to its end finishes), v4's lack of it, the
 // exit status from channel 3, and a cut stream reported as one.
+#include "exec_stream.hpp"
+
 #include <doctest/doctest.h>
 
 #include "cli.hpp"
 #include "cluster_fixture.hpp"
-#include "exec_stream.hpp"
 #include "kubeconfig.hpp"
 
 using namespace corral;

@@ -43,11 +43,12 @@ TEST_CASE("kubeconfigs merge as kubectl merges them: the first file to name a th
   TempDir dir;
   dir.write("one/ca.pem", "CA PEM\n");
   auto first = dir.write("one/config", kCluster);
-  auto second = dir.write("two/config",
-                          "clusters:\n- name: b\n  cluster:\n    server: https://b.example\n    insecure-skip-tls-verify: true\n"
-                          "users:\n- name: u\n  user:\n    token: second-token\n- name: v\n  user:\n    tokenFile: t\n"
-                          "contexts:\n- name: two\n  context:\n    cluster: b\n    user: v\n"
-                          "current-context: two\n");
+  auto second =
+      dir.write("two/config",
+                "clusters:\n- name: b\n  cluster:\n    server: https://b.example\n    insecure-skip-tls-verify: true\n"
+                "users:\n- name: u\n  user:\n    token: second-token\n- name: v\n  user:\n    tokenFile: t\n"
+                "contexts:\n- name: two\n  context:\n    cluster: b\n    user: v\n"
+                "current-context: two\n");
   dir.write("two/t", "file-token\n");
   const std::string list = first.string() + ":" + (dir.path() / "missing").string() + ":" + second.string();
   ClusterAccess a = find_cluster({list, "", "/nonexistent"});
@@ -77,7 +78,9 @@ TEST_CASE("a broken kubeconfig is refused naming the file and field, never quoti
     text.replace(text.find("    token: first-token"), 22, "    client-certificate-data: Q0VSVA==");
     dir.write("ca.pem", "x");
     f = dir.write("config", text);
-    CHECK(message_of([&] { find_cluster({f.string(), "", "/nonexistent"}); }).find("without its key") != std::string::npos);
+    CHECK(message_of([&] {
+            find_cluster({f.string(), "", "/nonexistent"});
+          }).find("without its key") != std::string::npos);
   }
   SUBCASE("an auth-provider user") {
     std::string text = kCluster;
@@ -100,8 +103,11 @@ TEST_CASE("an exec credential plugin's output is read; a failing plugin says so 
   TempDir dir;
   ExecPlugin plugin;
   plugin.api_version = "client.authentication.k8s.io/v1";
-  plugin.command = dir.write("ok.sh", "#!/bin/sh\necho \"$KUBERNETES_EXEC_INFO\" > \"$0.info\"\n"
-                                      "echo '{\"kind\":\"ExecCredential\",\"status\":{\"token\":\"tok\",\"expirationTimestamp\":\"2030-01-02T03:04:05Z\"}}'\n")
+  plugin.command = dir.write("ok.sh",
+                             "#!/bin/sh\necho \"$KUBERNETES_EXEC_INFO\" > \"$0.info\"\n"
+                             "echo "
+                             "'{\"kind\":\"ExecCredential\",\"status\":{\"token\":\"tok\",\"expirationTimestamp\":"
+                             "\"2030-01-02T03:04:05Z\"}}'\n")
                        .string();
   std::filesystem::permissions(plugin.command, std::filesystem::perms::owner_all);
   ExecCredential c = run_exec_plugin(plugin, "context 'x'");
@@ -122,11 +128,14 @@ TEST_CASE("a Pod's status reads as ready, starting (with why) or failed (pull er
     json::Document pod = json::parse(std::string("{\"status\":") + status + "}", "pod");
     return progress_of(pod, "img:1");
   };
-  CHECK(judge(R"({"phase":"Running","conditions":[{"type":"Ready","status":"True"}]})").kind == PodProgress::Kind::ready);
-  PodProgress pending = judge(R"({"phase":"Pending","conditions":[{"type":"PodScheduled","status":"False","reason":"Unschedulable","message":"0/3 nodes are available: 3 Insufficient cpu."}]})");
+  CHECK(judge(R"({"phase":"Running","conditions":[{"type":"Ready","status":"True"}]})").kind ==
+        PodProgress::Kind::ready);
+  PodProgress pending = judge(
+      R"({"phase":"Pending","conditions":[{"type":"PodScheduled","status":"False","reason":"Unschedulable","message":"0/3 nodes are available: 3 Insufficient cpu."}]})");
   CHECK(pending.kind == PodProgress::Kind::starting);
   CHECK(pending.why.find("Insufficient cpu") != std::string::npos);
-  PodProgress pull = judge(R"({"phase":"Pending","containerStatuses":[{"name":"sandbox","state":{"waiting":{"reason":"ImagePullBackOff","message":"Back-off pulling image"}}}]})");
+  PodProgress pull = judge(
+      R"({"phase":"Pending","containerStatuses":[{"name":"sandbox","state":{"waiting":{"reason":"ImagePullBackOff","message":"Back-off pulling image"}}}]})");
   CHECK(pull.kind == PodProgress::Kind::failed);
   CHECK(pull.code == ErrorCode::not_found);
   CHECK(pull.why.find("image 'img:1' cannot be pulled (ImagePullBackOff") != std::string::npos);
@@ -137,10 +146,13 @@ TEST_CASE("a Pod's status reads as ready, starting (with why) or failed (pull er
 
 TEST_CASE("the exec Status on channel 3 gives the exit code") {
   CHECK(exit_code_of_status(R"({"metadata":{},"status":"Success"})", "x") == 0);
-  CHECK(exit_code_of_status(R"({"status":"Failure","reason":"NonZeroExitCode","details":{"causes":[{"reason":"ExitCode","message":"42"}]}})",
-                            "x") == 42);
-  CHECK(message_of([] { exit_code_of_status(R"({"status":"Failure","reason":"InternalError","message":"no sh"})", "x"); })
-            .find("could not run: no sh") != std::string::npos);
+  CHECK(
+      exit_code_of_status(
+          R"({"status":"Failure","reason":"NonZeroExitCode","details":{"causes":[{"reason":"ExitCode","message":"42"}]}})",
+          "x") == 42);
+  CHECK(message_of([] {
+          exit_code_of_status(R"({"status":"Failure","reason":"InternalError","message":"no sh"})", "x");
+        }).find("could not run: no sh") != std::string::npos);
 }
 
 TEST_CASE("labels: only valid Kubernetes labels go to the selector; the annotation keeps them all") {
@@ -168,8 +180,9 @@ TEST_CASE("a NetworkPolicy denies all egress but the allowed blocks; a domain is
   CHECK(text.find("\"cidr\":\"fd00::1/128\"") != std::string::npos);
   CHECK(text.find("\"cidr\":\"192.168.0.0/16\"") != std::string::npos);
   NetworkPolicy domain{NetworkPolicy::Mode::allow, {"pypi.org"}};
-  CHECK(message_of([&] { network_policy_manifest(domain, "ns", "p", "uid"); }).find("cannot allow the domain 'pypi.org'") !=
-        std::string::npos);
+  CHECK(message_of([&] {
+          network_policy_manifest(domain, "ns", "p", "uid");
+        }).find("cannot allow the domain 'pypi.org'") != std::string::npos);
 }
 
 TEST_CASE("settings are checked before anything reaches the cluster") {
