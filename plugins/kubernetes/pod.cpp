@@ -166,8 +166,9 @@ Sandbox sandbox_of(const json::Value& pod, const std::string& workdir) {
   if (!stored.empty()) {
     try {
       json::Document doc = json::parse(stored, "labels annotation");
-      for (auto it = doc.MemberBegin(); doc.IsObject() && it != doc.MemberEnd(); ++it)
-        if (it->value.IsString()) s.labels[it->name.GetString()] = it->value.GetString();
+      if (doc.IsObject())
+        for (const auto& member : doc.GetObject())
+          if (member.value.IsString()) s.labels[member.name.GetString()] = member.value.GetString();
     } catch (const Error&) {
       s.labels.clear();  // not corral's: listed by nobody
     }
