@@ -379,6 +379,36 @@ TEST_CASE("a re-sync on reuse is exact: files deleted locally go, what the Pod m
   CHECK(t.no_pods_left());
 }
 
+TEST_CASE("a kept Pod ends by itself when its lifetime passes; corral extend moves the end later") {
+  KubeCli t;
+  SUBCASE("the lifetime passes: the Pod ends, and reuse says it is gone") {
+    REQUIRE(t.run_script("true", {"--keep", "--kubernetes-lifetime", "2s"}).exit_code == 0);
+    auto h = t.handle();
+    const std::string pod = str(h, "sandboxId");
+    CHECK(eventually([&] {
+      return t.cluster.with([&](standin::State& s) {
+        auto it = s.pods.find({kNs, pod});
+        return it != s.pods.end() && it->second.stage == standin::PodRuntime::Stage::finished;
+      });
+    }));
+    CliResult again = t.run_script("true", {"--id", str(h, "leaseId")});
+    CHECK(again.exit_code == 66);
+    CHECK(has(again.err, pod));
+    t.run({"stop", "--id", str(h, "leaseId")});
+  }
+  SUBCASE("extend: the deadline the Pod's loop reads moves an hour on") {
+    REQUIRE(t.run_script("true", {"--keep", "--kubernetes-lifetime", "1m"}).exit_code == 0);
+    auto h = t.handle();
+    const auto deadline_file = t.cluster.pod_root(kNs, str(h, "sandboxId")) / "tmp/corral-deadline";
+    const long before = std::stol(read_file(deadline_file));
+    CliResult ext = t.run({"extend", "--id", str(h, "leaseId"), "--by", "1h"});
+    CHECK_MESSAGE(ext.exit_code == 0, ext.err);
+    CHECK(std::stol(read_file(deadline_file)) >= before + 3500);
+    CHECK(t.run({"stop", "--id", str(h, "leaseId")}).exit_code == 0);
+  }
+  CHECK(t.no_pods_left());
+}
+
 TEST_CASE("--download brings files back through the exec's stdout") {
   KubeCli t;
   const auto h = t.cli.root().path() / "h.json";
