@@ -409,6 +409,42 @@ TEST_CASE("a kept Pod ends by itself when its lifetime passes; corral extend mov
   CHECK(t.no_pods_left());
 }
 
+TEST_CASE("stop --orphans deletes this host's Pods no lease claims, and only those") {
+  KubeCli t;
+  REQUIRE(t.run_script("true", {"--keep"}).exit_code == 0);
+  auto kept = t.handle();
+  REQUIRE(t.run_script("true", {"--keep"}).exit_code == 0);
+  auto orphan = t.handle();
+  // The second lease's claim goes, as when its machine's state was lost.
+  for (const auto& claim : t.cli.claims())
+    if (read_file(claim).find(str(orphan, "leaseId")) != std::string::npos) std::filesystem::remove(claim);
+  // Another host's corral Pod, and a Pod that is not corral's at all.
+  kubernetes::test::HttpsClient api(t.cluster.url(), t.cluster.ca_pem());
+  api.token(t.cluster.token());
+  const std::string other_labels = R"({"corral-owner":"corral","corral-lease":"x","corral-host":"another-host"})";
+  std::string escaped;
+  for (char c : other_labels) escaped += c == '"' ? std::string("\\\"") : std::string(1, c);
+  REQUIRE(api.post("/api/v1/namespaces/corral/pods",
+                   R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"other-host","labels":)" + other_labels +
+                       R"(,"annotations":{"corral.dev/labels":")" + escaped +
+                       R"("}},"spec":{"containers":[{"name":"sandbox","image":"x"}]}})")
+              .status == 201);
+  REQUIRE(api.post("/api/v1/namespaces/corral/pods",
+                   R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"not-corral"},)"
+                   R"("spec":{"containers":[{"name":"main","image":"x"}]}})")
+              .status == 201);
+  CliResult r = t.run({"stop", "--orphans", "--provider", "kubernetes"});
+  CHECK_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(eventually([&] {
+    auto names = t.pods();
+    return std::find(names.begin(), names.end(), str(orphan, "sandboxId")) == names.end();
+  }));
+  auto names = t.pods();
+  for (const std::string& stays : {str(kept, "sandboxId"), std::string("other-host"), std::string("not-corral")})
+    CHECK_MESSAGE(std::find(names.begin(), names.end(), stays) != names.end(), stays);
+  CHECK(t.run({"stop", "--id", str(kept, "leaseId")}).exit_code == 0);
+}
+
 TEST_CASE("--download brings files back through the exec's stdout") {
   KubeCli t;
   const auto h = t.cli.root().path() / "h.json";
