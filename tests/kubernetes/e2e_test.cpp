@@ -138,7 +138,6 @@ TEST_CASE("a plain run passes output and exit code over the exec WebSocket, sync
   CHECK(has(r.err, "int main(void)"));
   CHECK(t.cluster.calls("create pods") == 1);
   CHECK(t.cluster.calls("create pods/exec") >= 2);  // the unpack and the command
-  // The exec spoke v5 (stdin closed by [255, 0]): the stand-in records the subprotocol.
   CHECK(t.no_pods_left());
   CHECK(t.cli.claims().empty());
 }
