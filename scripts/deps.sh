@@ -9,6 +9,9 @@ packages=(
   libboost-dev libcli11-dev libarchive-dev nettle-dev libcpp-httplib-dev
   bubblewrap curl time jq openssh-server openssh-client
 )
+# kubectl, for tests/kubernetes/kubectl_test.cpp: any kubectl already on PATH will do
+# (Debian's kubernetes-client would clash with another package's /usr/bin/kubectl).
+command -v kubectl >/dev/null || packages+=(kubernetes-client)
 packages+=("$@")  # what a script needs besides (scripts/test-sanitized.sh: clang)
 
 missing=()

@@ -267,6 +267,28 @@ std::string url_encode(std::string_view text) {
   return out;
 }
 
+namespace {
+
+// Points `easy` at the CA and client certificate of `tls`, from memory (libcurl copies them).
+void apply_tls(CURL* easy, const TlsSettings& tls) {
+  auto blob = [easy](CURLoption option, const std::string& pem) {
+    if (pem.empty()) return;
+    curl_blob b{const_cast<char*>(pem.data()), pem.size(), CURL_BLOB_COPY};
+    curl_easy_setopt(easy, option, &b);
+  };
+  blob(CURLOPT_CAINFO_BLOB, tls.ca_pem);
+  blob(CURLOPT_SSLCERT_BLOB, tls.client_cert_pem);
+  blob(CURLOPT_SSLKEY_BLOB, tls.client_key_pem);
+  if (!tls.client_cert_pem.empty()) curl_easy_setopt(easy, CURLOPT_SSLCERTTYPE, "PEM");
+  if (!tls.client_key_pem.empty()) curl_easy_setopt(easy, CURLOPT_SSLKEYTYPE, "PEM");
+  if (tls.insecure) {
+    curl_easy_setopt(easy, CURLOPT_SSL_VERIFYPEER, 0L);
+    curl_easy_setopt(easy, CURLOPT_SSL_VERIFYHOST, 0L);
+  }
+}
+
+}  // namespace
+
 struct Client::Impl {
   CURL* easy = nullptr;
   CURLM* multi = nullptr;
@@ -314,6 +336,7 @@ Response Client::Impl::perform(const Request& request, const std::string& url, c
   curl_easy_setopt(easy, CURLOPT_XFERINFOFUNCTION, on_progress);
   curl_easy_setopt(easy, CURLOPT_XFERINFODATA, &t);
   curl_easy_setopt(easy, CURLOPT_NOPROGRESS, 0L);
+  apply_tls(easy, request.tls);
 
   std::unique_ptr<curl_slist, SlistDeleter> headers;
   auto add_header = [&](const std::string& line) {
@@ -452,7 +475,9 @@ Response Client::send(const Request& request) {
 
 Response Client::send_json(Request request) {
   request.headers.emplace_back("Accept", "application/json");
-  if (!request.body.empty()) request.headers.emplace_back("Content-Type", "application/json");
+  const bool typed = std::any_of(request.headers.begin(), request.headers.end(),
+                                 [](const auto& h) { return lower(h.first) == "content-type"; });
+  if (!request.body.empty() && !typed) request.headers.emplace_back("Content-Type", "application/json");
   return send(request);
 }
 

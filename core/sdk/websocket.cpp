@@ -27,6 +27,8 @@ using Clock = std::chrono::steady_clock;
 
 // The most a read hands to on_message at once.
 constexpr std::size_t kPieceBytes = 64 * 1024;
+// The largest message whole_messages collects.
+constexpr std::size_t kMaxWholeMessage = 16 * 1024 * 1024;
 
 // Where a ws(s) URL points.
 struct Target {
@@ -122,8 +124,40 @@ void decorate(Stream& stream, const Request& request) {
   stream.set_option(ws::stream_base::decorator([&request](ws::request_type& req) {
     for (const auto& [name, value] : request.headers) req.set(name, value);
     req.set(beast::http::field::user_agent, "corral");
+    std::string offered;
+    for (const std::string& p : request.subprotocols) offered += (offered.empty() ? "" : ", ") + p;
+    if (!offered.empty()) req.set(beast::http::field::sec_websocket_protocol, offered);
   }));
 }
+
+// Writes the caller's messages one after another while the stream is followed; a write
+// that fails stops the writing (the read side reports how the stream ended).
+template <class Stream>
+class Writer {
+ public:
+  Writer(Stream& stream, const Request& request) : stream_(stream), request_(request) {}
+  void start() {
+    if (request_.next_message) next();
+  }
+  bool busy() const { return busy_; }
+
+ private:
+  void next() {
+    std::optional<std::string> message = request_.next_message();
+    if (!message) return;
+    pending_ = std::move(*message);
+    busy_ = true;
+    stream_.binary(true);
+    stream_.async_write(net::buffer(pending_), [this](beast::error_code ec, std::size_t) {
+      busy_ = false;
+      if (!ec) next();
+    });
+  }
+  Stream& stream_;
+  const Request& request_;
+  std::string pending_;
+  bool busy_ = false;
+};
 
 // Upgrades and follows the stream; `stream`'s transport is already connected.
 template <class Stream>
@@ -157,6 +191,22 @@ Ending handshake_and_follow(Stream& stream, net::io_context& ioc, const Target& 
     throw stream_error(what, "WebSocket upgrade failed: " + ec.message());
   }
 
+  if (request.on_open) request.on_open(std::string(response[beast::http::field::sec_websocket_protocol]));
+  Writer<Stream> writer(stream, request);
+  writer.start();
+  // Closes the socket and lets a pending write finish (aborted) before the stream goes.
+  struct Settle {
+    Writer<Stream>& writer;
+    net::io_context& ioc;
+    std::function<void()> stop;
+    ~Settle() {
+      if (!writer.busy()) return;
+      stop();
+      ioc.restart();
+      for (int i = 0; i < 50 && writer.busy(); ++i) ioc.run_for(std::chrono::milliseconds(20));
+    }
+  } settle{writer, ioc, stop};
+
   // Following: every message resets the idle clock, and so do pings (Beast answers them).
   Clock::time_point last_activity = Clock::now();
   stream.control_callback([&](ws::frame_type, beast::string_view) { last_activity = Clock::now(); });
@@ -164,6 +214,7 @@ Ending handshake_and_follow(Stream& stream, net::io_context& ioc, const Target& 
   // log sent whole) is neither refused at Beast's 16 MiB limit nor held in memory.
   stream.read_message_max(0);
   beast::flat_buffer buffer;
+  std::string whole;  // the message so far, with whole_messages
   for (;;) {
     done = false;
     stream.async_read_some(buffer, kPieceBytes, [&](beast::error_code e, std::size_t) {
@@ -190,9 +241,38 @@ Ending handshake_and_follow(Stream& stream, net::io_context& ioc, const Target& 
     if (ec) return Ending{};  // broken without a close frame
     last_activity = Clock::now();
     const auto data = buffer.data();
-    on_message(std::string_view(static_cast<const char*>(data.data()), data.size()), stream.got_binary());
+    const std::string_view piece(static_cast<const char*>(data.data()), data.size());
+    if (!request.whole_messages) {
+      on_message(piece, stream.got_binary());
+    } else {
+      if (whole.size() + piece.size() > kMaxWholeMessage)
+        throw Error(ErrorCode::unavailable, what + ": a message of more than 16 MiB from " +
+                                                http::origin_of(target.http_url));
+      whole.append(piece);
+      if (stream.is_message_done()) {
+        on_message(whole, stream.got_binary());
+        whole.clear();
+      }
+    }
     buffer.consume(buffer.size());
   }
+}
+
+// Trust and identity of `settings` in `tls`: the given CA or the system's, the client
+// certificate if any, no verification only when asked.
+void configure_tls(net::ssl::context& tls, const TlsSettings& settings, const std::string& what) {
+  try {
+    if (settings.ca_pem.empty()) tls.set_default_verify_paths();
+    else tls.add_certificate_authority(net::buffer(settings.ca_pem));
+    if (!settings.client_cert_pem.empty()) tls.use_certificate_chain(net::buffer(settings.client_cert_pem));
+    if (!settings.client_key_pem.empty())
+      tls.use_private_key(net::buffer(settings.client_key_pem), net::ssl::context::pem);
+  } catch (const boost::system::system_error&) {
+    // OpenSSL's words may quote the PEM: say which part, never its text.
+    throw Error(ErrorCode::invalid_argument, what + ": the CA certificate or client certificate/key is not valid PEM",
+                "check the certificate data the configuration gives");
+  }
+  tls.set_verify_mode(settings.insecure ? net::ssl::verify_none : net::ssl::verify_peer);
 }
 
 }  // namespace
@@ -241,14 +321,14 @@ Ending follow(const Request& request, const MessageFn& on_message) {
   }
 
   net::ssl::context tls(net::ssl::context::tls_client);
-  tls.set_default_verify_paths();
-  tls.set_verify_mode(net::ssl::verify_peer);
+  configure_tls(tls, request.tls, what);
   ws::stream<beast::ssl_stream<beast::tcp_stream>> stream(ioc, tls);
   connect(beast::get_lowest_layer(stream));
   // SNI, and the certificate must name the host we meant to reach.
   if (!SSL_set_tlsext_host_name(stream.next_layer().native_handle(), target.host.c_str()))
     throw stream_error(what, "cannot set the TLS server name for " + origin);
-  stream.next_layer().set_verify_callback(net::ssl::host_name_verification(target.host));
+  if (!request.tls.insecure)
+    stream.next_layer().set_verify_callback(net::ssl::host_name_verification(target.host));
   done = false;
   stream.next_layer().async_handshake(net::ssl::stream_base::client, [&](beast::error_code e) {
     ec = e;

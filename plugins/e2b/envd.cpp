@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <map>
 
-#include "base64.hpp"
+#include "corral/sdk/base64.hpp"
 #include "corral/sdk/connect.hpp"
 #include "corral/sdk/random.hpp"
 #include "corral/sdk/streamed_transfer.hpp"
@@ -107,7 +107,7 @@ void handle_event(connect::Message& message, StreamState& st, const ProcessHooks
     if (const json::Value* data = json::find(e, "data"); data && data->IsObject()) {
       for (auto& m : data->GetObject()) {
         if (!m.value.IsString()) continue;
-        base64_decode(std::string_view(m.value.GetString(), m.value.GetStringLength()), st.decoded);
+        sdk::base64_decode(std::string_view(m.value.GetString(), m.value.GetStringLength()), st.decoded);
         std::string_view name(m.name.GetString(), m.name.GetStringLength());
         if (name == "stderr") {
           if (hooks.on_stderr) hooks.on_stderr(st.decoded);
@@ -166,7 +166,7 @@ std::vector<std::pair<std::string, std::string>> Envd::headers() const {
   }
   if (!target_.access_token.empty()) h.emplace_back("X-Access-Token", target_.access_token);
   // envd takes the acting user from HTTP Basic auth with an empty password.
-  h.emplace_back("Authorization", "Basic " + base64_encode(target_.user + ":"));
+  h.emplace_back("Authorization", "Basic " + sdk::base64_encode(target_.user + ":"));
   return h;
 }
 

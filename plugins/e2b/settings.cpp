@@ -40,10 +40,7 @@ Settings Settings::from(const sdk::Options& options) {
   sdk::remote::check_workdir(e2b, s.workdir, /*relative_ok=*/false, "/home/user/workspace");
   s.user = options.get("user", "user");
   sdk::remote::check_user(e2b, s.user, "'user' or 'root'");
-  s.lifetime_seconds = options.get_duration("lifetime", 3600);
-  if (s.lifetime_seconds <= 0 || s.lifetime_seconds > 2147483647)
-    throw Error(ErrorCode::invalid_argument, "E2B lifetime must be positive and below 68 years",
-                "set " + e2b.settings.aside("lifetime") + " to a duration such as 1h");
+  s.lifetime_seconds = sdk::remote::lifetime_option(options, e2b, "lifetime", 3600);
   s.pause_memory = options.get_bool("pause-memory", true);
   s.create_timeout_seconds = sdk::remote::time_limit(options, e2b, "create-timeout", 120);
   s.request_timeout_seconds = sdk::remote::time_limit(options, e2b, "request-timeout", 30);

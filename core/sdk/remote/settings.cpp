@@ -44,4 +44,14 @@ std::int64_t time_limit(const Options& options, const Identity& provider, std::s
                                      provider.settings.either(option));
 }
 
+std::int64_t lifetime_option(const Options& options, const Identity& provider, std::string_view option,
+                             std::int64_t fallback) {
+  const std::int64_t seconds = options.get_duration(std::string(option), fallback);
+  if (seconds <= 0 || seconds > 2147483647)
+    throw Error(ErrorCode::invalid_argument,
+                provider.title + " " + std::string(option) + " must be positive and below 68 years",
+                "set " + provider.settings.aside(option) + " to a duration such as 1h");
+  return seconds;
+}
+
 }  // namespace corral::sdk::remote

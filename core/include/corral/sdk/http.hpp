@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "corral/json.hpp"
+#include "corral/sdk/tls.hpp"
 #include "corral/types.hpp"
 
 namespace corral::sdk::http {
@@ -62,6 +63,8 @@ struct Request {
   // connection_lost() ("the connection to the sandbox was lost mid-command"), not in
   // libcurl's words; empty: like any other transport failure.
   std::string sandbox_stream;
+  // The server's CA and the client certificate, when not the system's defaults.
+  TlsSettings tls;
 };
 
 struct Response {
@@ -120,7 +123,8 @@ class Client {
   // A non-2xx body is collected (first 64 KiB) even when `on_body` is set.
   Response send(const Request& request);
 
-  // Sends `body` (JSON text, may be empty) with JSON content type and accept headers.
+  // Sends `body` (JSON text, may be empty) with JSON accept and content type headers (unless
+  // the request names its own content type, as a JSON merge patch does).
   Response send_json(Request request);
 
  private:

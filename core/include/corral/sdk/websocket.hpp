@@ -1,16 +1,18 @@
 // The SDK's WebSocket client for providers that stream over a WebSocket upgrade (Daytona's
-// log follow, ...): Boost.Beast over Asio, TLS through OpenSSL with peer and host-name
-// verification. It follows one server stream to its end; sending is limited to the
-// handshake, pongs and the closing frame. The safety rules of the HTTP client hold here
+// log follow, Kubernetes exec, ...): Boost.Beast over Asio, TLS through OpenSSL with peer
+// and host-name verification. It follows one server stream to its end, sending what the
+// caller hands it (a command's stdin) as binary messages alongside. The safety rules of the HTTP client hold here
 // too: plain ws only to loopback hosts, no header value ever in an error.
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "corral/sdk/tls.hpp"
 #include "corral/types.hpp"
 
 namespace corral::sdk::websocket {
@@ -27,6 +29,18 @@ struct Request {
   std::function<bool()> cancelled;
   // Names the stream in error messages ("Daytona follow the command's output").
   std::string what;
+  // The server's CA and the client certificate, when not the system's defaults.
+  TlsSettings tls;
+  // Subprotocols offered, most preferred first (Sec-WebSocket-Protocol); empty: none.
+  std::vector<std::string> subprotocols;
+  // Called once the upgrade succeeded, with the subprotocol the server chose ("" if none).
+  std::function<void(const std::string& subprotocol)> on_open;
+  // Asked for the next binary message to send once the upgrade succeeded and after each is
+  // written; nullopt: nothing more to send. Unset: nothing is sent.
+  std::function<std::optional<std::string>()> next_message;
+  // Hand each message to on_message whole (for protocols whose first byte frames it, as
+  // Kubernetes' channels do), refusing one above 16 MiB; false: in pieces as they arrive.
+  bool whole_messages = false;
 };
 
 // Called with the data of each message as it arrives, a large message in several pieces

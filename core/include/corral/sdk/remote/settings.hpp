@@ -30,4 +30,9 @@ void check_user(const Identity& provider, const std::string& user, std::string_v
 std::int64_t time_limit(const Options& options, const Identity& provider, std::string_view option,
                         std::int64_t fallback, std::int64_t min_seconds = 1);
 
+// Seconds of the sandbox lifetime option `option` (else `fallback`), refused naming it unless
+// positive and below 68 years (the providers' 32-bit seconds).
+std::int64_t lifetime_option(const Options& options, const Identity& provider, std::string_view option,
+                             std::int64_t fallback);
+
 }  // namespace corral::sdk::remote

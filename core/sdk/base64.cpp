@@ -1,10 +1,10 @@
-#include "base64.hpp"
+#include "corral/sdk/base64.hpp"
 
 #include <openssl/evp.h>
 
 #include "corral/types.hpp"
 
-namespace corral::e2b {
+namespace corral::sdk {
 
 namespace {
 
@@ -49,4 +49,4 @@ std::string base64_encode(std::string_view bytes) {
   return out;
 }
 
-}  // namespace corral::e2b
+}  // namespace corral::sdk

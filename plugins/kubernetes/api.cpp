@@ -1,0 +1,79 @@
+#include "api.hpp"
+
+namespace corral::kubernetes {
+namespace {
+
+// Refresh an exec plugin's credential this long before it expires, as client-go does.
+constexpr auto kRefreshMargin = std::chrono::seconds(60);
+
+}  // namespace
+
+Api::Api(ClusterAccess access, std::int64_t request_timeout_seconds, std::string timeout_setting)
+    : access_(std::move(access)),
+      request_timeout_seconds_(request_timeout_seconds),
+      timeout_setting_(std::move(timeout_setting)) {}
+
+void Api::authorize(std::vector<std::pair<std::string, std::string>>& headers, sdk::TlsSettings& tls) {
+  tls = access_.tls;
+  std::string token = access_.token;
+  if (access_.exec) {
+    const bool due = credential_ && credential_->expires &&
+                     std::chrono::system_clock::now() + kRefreshMargin >= *credential_->expires;
+    if (!credential_ || due) credential_ = run_exec_plugin(*access_.exec, access_.origin);
+    if (!credential_->token.empty()) token = credential_->token;
+    if (!credential_->client_cert_pem.empty()) {
+      tls.client_cert_pem = credential_->client_cert_pem;
+      tls.client_key_pem = credential_->client_key_pem;
+    }
+  }
+  if (!token.empty()) headers.emplace_back("Authorization", "Bearer " + token);
+}
+
+bool Api::refresh_after_refusal() {
+  if (!access_.exec || !credential_) return false;
+  credential_.reset();
+  return true;
+}
+
+sdk::http::Response Api::send(const Call& call, const sdk::Host& host) {
+  for (int attempt = 0;; ++attempt) {
+    sdk::http::Request r;
+    r.method = call.method;
+    r.url = access_.server + call.path;
+    r.body = call.body;
+    r.what = call.what;
+    r.timeout_seconds = request_timeout_seconds_;
+    r.timeout_setting = timeout_setting_;
+    r.cancelled = [&host] { return host.cancelled(); };
+    if (!call.content_type.empty()) r.headers.emplace_back("Content-Type", call.content_type);
+    authorize(r.headers, r.tls);
+    // The API server's 429 carries Retry-After; a cluster under load may ask for a while.
+    sdk::http::Response response = sdk::http::send_retrying(client_, std::move(r), call.retry, {6, 30});
+    if (response.status == 401 && attempt == 0 && refresh_after_refusal()) continue;
+    return response;
+  }
+}
+
+sdk::http::Response Api::stream(const std::string& path, long timeout_seconds, const sdk::http::BodyFn& on_body,
+                                const std::function<bool()>& cancelled, const std::string& what) {
+  sdk::http::Request r;
+  r.url = access_.server + path;
+  r.what = what;
+  r.timeout_seconds = timeout_seconds;
+  r.on_body = on_body;
+  r.cancelled = cancelled;
+  r.headers.emplace_back("Accept", "application/json");
+  authorize(r.headers, r.tls);
+  return client_.send(r);
+}
+
+sdk::websocket::Request Api::websocket(const std::string& path, const std::string& what) {
+  sdk::websocket::Request r;
+  r.url = access_.server + path;
+  r.what = what;
+  r.connect_timeout_seconds = request_timeout_seconds_;
+  authorize(r.headers, r.tls);
+  return r;
+}
+
+}  // namespace corral::kubernetes

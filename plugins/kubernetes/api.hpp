@@ -1,0 +1,58 @@
+// The API server as the plugin talks to it: the cluster's URL, its CA, the user's
+// credentials on every request (an exec plugin's refreshed when due or refused), bounded
+// calls retried on 429 (its Retry-After) and 5xx, streamed watches, and the WebSocket
+// requests exec upgrades.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "corral/sdk.hpp"
+#include "corral/sdk/http.hpp"
+#include "corral/sdk/websocket.hpp"
+#include "exec_credential.hpp"
+#include "kubeconfig.hpp"
+
+namespace corral::kubernetes {
+
+struct Call {
+  std::string method = "GET";
+  std::string path;          // from the server's root: /api/v1/namespaces/...
+  std::string body;          // JSON
+  std::string content_type;  // "" = application/json
+  // Whether it may be sent again after a 429, a 5xx or a broken connection. A create of a
+  // named object may: a second one is refused as AlreadyExists, never made twice.
+  sdk::http::Retry retry = sdk::http::Retry::idempotent;
+  std::string what;
+};
+
+class Api {
+ public:
+  Api(ClusterAccess access, std::int64_t request_timeout_seconds, std::string timeout_setting);
+
+  // Sends `call`; returns the answer whatever its status (callers decide what fails).
+  sdk::http::Response send(const Call& call, const sdk::Host& host);
+  // Sends a watch or other long GET of `path`, streaming the body to `on_body`, for at most
+  // `timeout_seconds`; returns the answer (its body empty when it was 2xx).
+  sdk::http::Response stream(const std::string& path, long timeout_seconds, const sdk::http::BodyFn& on_body,
+                             const std::function<bool()>& cancelled, const std::string& what);
+  // A WebSocket request to `path` with the credentials and the cluster's TLS settings.
+  sdk::websocket::Request websocket(const std::string& path, const std::string& what);
+
+  const ClusterAccess& access() const { return access_; }
+
+ private:
+  // The request's headers and TLS settings with the current credentials.
+  void authorize(std::vector<std::pair<std::string, std::string>>& headers, sdk::TlsSettings& tls);
+  // Whether a 401 is worth one more try: an exec plugin's credential can be fetched anew.
+  bool refresh_after_refusal();
+
+  ClusterAccess access_;
+  std::int64_t request_timeout_seconds_;
+  std::string timeout_setting_;
+  sdk::http::Client client_;
+  std::optional<ExecCredential> credential_;
+};
+
+}  // namespace corral::kubernetes

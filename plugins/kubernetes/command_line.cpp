@@ -1,0 +1,84 @@
+#include "command_line.hpp"
+
+namespace corral::kubernetes {
+namespace {
+
+// $1 folder, $2 pid file, then the command. util-linux's `setsid -w` gives the command a
+// process group of its own (its id is the inner shell's pid) and passes on its status;
+// where there is none (busybox), the shell's own pid is the best handle there is.
+constexpr const char* kRunScript =
+    "d=$1; p=$2; shift 2\n"
+    "cd -- \"$d\" || exit 1\n"
+    "if setsid -w true >/dev/null 2>&1; then\n"
+    "  exec setsid -w /bin/sh -c 'echo $$ > \"$0\"; \"$@\"; rc=$?; rm -f -- \"$0\"; exit $rc' \"$p\" \"$@\"\n"
+    "fi\n"
+    "echo $$ > \"$p\"; \"$@\"; rc=$?; rm -f -- \"$p\"; exit $rc\n";
+
+// $1 pid file. Waits a moment for a command that is only starting to write it. No `--`
+// before the negative group id: dash's kill takes none.
+constexpr const char* kKillScript =
+    "p=$1; i=0\n"
+    "while [ ! -s \"$p\" ] && [ $i -lt 10 ]; do sleep 0.1; i=$((i+1)); done\n"
+    "g=$(cat -- \"$p\" 2>/dev/null) || exit 0\n"
+    "kill -TERM \"-$g\" 2>/dev/null || kill -TERM \"$g\" 2>/dev/null\n"
+    "i=0; while [ $i -lt 30 ] && kill -0 \"-$g\" 2>/dev/null; do sleep 0.1; i=$((i+1)); done\n"
+    "kill -KILL \"-$g\" 2>/dev/null || kill -KILL \"$g\" 2>/dev/null\n"
+    "rm -f -- \"$p\"; exit 0\n";
+
+// $1 workdir, $2 the archive's size: `head -c` ends stdin where the archive does, so it
+// works under v4.channel.k8s.io too, which cannot close stdin.
+constexpr const char* kUnpackScript =
+    "set -e\n"
+    "mkdir -p -- \"$1\"\n"
+    "head -c \"$2\" | tar -xzf - -C \"$1\"\n";
+
+// $1 seconds, $2 the deadline file; the deadline may only move later.
+constexpr const char* kExtendScript =
+    "f=$2\n"
+    "want=$(( $(date +%s) + $1 ))\n"
+    "have=$(cat \"$f\" 2>/dev/null || echo 0)\n"
+    "[ \"$want\" -gt \"$have\" ] && echo \"$want\" > \"$f\"\n"
+    "cat \"$f\"\n";
+
+}  // namespace
+
+std::vector<std::string> run_argv(const Command& command, const std::string& folder, const std::string& pid_file) {
+  std::vector<std::string> argv = {"/bin/sh", "-c", kRunScript, "sh", folder, pid_file};
+  if (!command.env.empty()) {
+    argv.emplace_back("env");
+    for (const auto& [name, value] : command.env) argv.push_back(name + "=" + value);
+  }
+  if (!command.argv.empty()) {
+    argv.insert(argv.end(), command.argv.begin(), command.argv.end());
+  } else if (!command.shell.empty()) {
+    argv.insert(argv.end(), {"/bin/sh", "-c", command.shell});
+  } else {
+    throw Error(ErrorCode::invalid_argument, "no command to run");
+  }
+  return argv;
+}
+
+std::vector<std::string> kill_argv(const std::string& pid_file) {
+  return {"/bin/sh", "-c", kKillScript, "sh", pid_file};
+}
+
+std::vector<std::string> unpack_argv(const std::string& workdir, std::uint64_t size) {
+  return {"/bin/sh", "-c", kUnpackScript, "sh", workdir, std::to_string(size)};
+}
+
+std::vector<std::string> extend_argv(std::int64_t seconds) {
+  return {"/bin/sh", "-c", kExtendScript, "sh", std::to_string(seconds), kDeadlineFile};
+}
+
+std::string keep_alive_script() {
+  return std::string(
+             "mkdir -p -- \"$CORRAL_WORKDIR\"\n"
+             "echo $(( $(date +%s) + CORRAL_LIFETIME )) > ") +
+         kDeadlineFile +
+         "\n"
+         "trap 'exit 0' TERM INT\n"
+         "while [ \"$(date +%s)\" -lt \"$(cat " +
+         kDeadlineFile + " 2>/dev/null || echo 0)\" ]; do sleep 5 & wait $!; done\n";
+}
+
+}  // namespace corral::kubernetes

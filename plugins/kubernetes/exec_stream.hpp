@@ -1,0 +1,37 @@
+// A command in a Pod over the API server's exec WebSocket: subprotocol v5.channel.k8s.io,
+// else v4.channel.k8s.io; stdout and stderr on channels 1 and 2, stdin on channel 0 (v5
+// closes it with [255, 0]; under v4 the command must stop reading by itself), and the
+// exit status from the metav1.Status on channel 3.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "api.hpp"
+#include "corral/sdk/remote/command_hooks.hpp"
+
+namespace corral::kubernetes {
+
+// How the stream ended.
+struct ExecEnd {
+  std::optional<int> exit_code;  // nullopt: the stream ended with no status (cut, Pod gone)
+  std::string protocol;          // the subprotocol the server chose
+};
+
+// The exit status a channel-3 Status message says: 0 for Success, the ExitCode cause of
+// NonZeroExitCode. Throws Error(unavailable) quoting any other failure (no /bin/sh, ...).
+int exit_code_of_status(std::string_view status_json, const std::string& what);
+
+// Runs `argv` in container `container` of Pod `pod` in `ns`, its output to `hooks` and
+// the local file `stdin_path` ("" = none) as its stdin. Throws Error: the upgrade's
+// refusal (404: the Pod is gone), cancelled when hooks.stop said so, unavailable when it
+// cannot connect or the Status says the command could not run.
+ExecEnd exec_in_pod(Api& api, const std::string& ns, const std::string& pod, const std::string& container,
+                    const std::vector<std::string>& argv, const sdk::remote::CommandHooks& hooks,
+                    const std::string& stdin_path, const std::string& what);
+
+}  // namespace corral::kubernetes

@@ -1,0 +1,217 @@
+#include "pod_wait.hpp"
+
+#include <chrono>
+
+#include "api_errors.hpp"
+#include "corral/sdk/http.hpp"
+#include "pod.hpp"
+#include "spec.hpp"
+
+namespace corral::kubernetes {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Thrown from the watch's body callback to end the stream once the Pod is Ready.
+struct PodReady {};
+
+bool is_pull_failure(const std::string& reason) {
+  return reason == "ErrImagePull" || reason == "ImagePullBackOff" || reason == "InvalidImageName" ||
+         reason == "ErrImageNeverPull";
+}
+
+bool is_start_failure(const std::string& reason) {
+  return reason == "CrashLoopBackOff" || reason == "CreateContainerConfigError" || reason == "RunContainerError" ||
+         reason == "CreateContainerError";
+}
+
+const json::Value* condition(const json::Value& status, const char* type) {
+  const json::Value* conditions = json::find(status, "conditions");
+  if (!conditions || !conditions->IsArray()) return nullptr;
+  for (const json::Value& c : conditions->GetArray())
+    if (json::get_string(c, "type") == type) return &c;
+  return nullptr;
+}
+
+// The message of the latest Warning event about Pod `name`, or "".
+std::string latest_warning(Api& api, const std::string& ns, const std::string& name, const sdk::Host& host) {
+  try {
+    Call call;
+    call.path =
+        "/api/v1/namespaces/" + ns + "/events?fieldSelector=" + sdk::http::url_encode("involvedObject.name=" + name);
+    call.what = "Kubernetes list the Pod's events";
+    sdk::http::Response r = api.send(call, host);
+    if (!r.ok()) return {};
+    json::Document doc = json::parse(r.body, "events");
+    const json::Value* items = json::find(doc, "items");
+    std::string message;
+    if (items && items->IsArray())
+      for (const json::Value& e : items->GetArray())
+        if (json::get_string(e, "type") == "Warning")
+          message = json::get_string(e, "reason") + ": " + json::get_string(e, "message");
+    return message;
+  } catch (const Error&) {
+    return {};  // the events only add to the message
+  }
+}
+
+}  // namespace
+
+PodProgress progress_of(const json::Value& pod, const std::string& image) {
+  PodProgress p;
+  const json::Value* status = json::find(pod, "status");
+  if (!status) {
+    p.why = "Pending";
+    return p;
+  }
+  const std::string phase = json::get_string(*status, "phase", "Pending");
+  if (phase == "Failed" || phase == "Succeeded") {
+    p.kind = PodProgress::Kind::failed;
+    p.why = "the Pod ended (" + phase;
+    if (std::string reason = json::get_string(*status, "reason"); !reason.empty()) p.why += ", " + reason;
+    if (std::string message = json::get_string(*status, "message"); !message.empty()) p.why += ": " + message;
+    p.why += ")";
+    return p;
+  }
+  if (const json::Value* containers = json::find(*status, "containerStatuses"); containers && containers->IsArray())
+    for (const json::Value& c : containers->GetArray()) {
+      const json::Value* state = json::find(c, "state");
+      const json::Value* waiting = state ? json::find(*state, "waiting") : nullptr;
+      if (!waiting) continue;
+      const std::string reason = json::get_string(*waiting, "reason");
+      const std::string message = json::get_string(*waiting, "message");
+      if (is_pull_failure(reason)) {
+        p.kind = PodProgress::Kind::failed;
+        p.code = ErrorCode::not_found;
+        p.why = "image '" + image + "' cannot be pulled (" + reason + (message.empty() ? "" : ": " + message) + ")";
+        return p;
+      }
+      if (is_start_failure(reason)) {
+        p.kind = PodProgress::Kind::failed;
+        p.why = "its container cannot start (" + reason + (message.empty() ? "" : ": " + message) + ")";
+        return p;
+      }
+      if (!reason.empty()) p.why = phase + ", container " + reason;
+    }
+  if (const json::Value* ready = condition(*status, "Ready"); ready && json::get_string(*ready, "status") == "True") {
+    p.kind = PodProgress::Kind::ready;
+    return p;
+  }
+  if (const json::Value* scheduled = condition(*status, "PodScheduled");
+      scheduled && json::get_string(*scheduled, "status") == "False") {
+    p.why = "Pending, not scheduled (" + json::get_string(*scheduled, "reason") + ": " +
+            json::get_string(*scheduled, "message") + ")";
+    return p;
+  }
+  if (p.why.empty()) p.why = phase == "Running" ? "Running, not Ready yet" : phase;
+  return p;
+}
+
+void wait_until_ready(Api& api, const std::string& ns, const std::string& name, const std::string& image,
+                      std::int64_t timeout_seconds, const std::string& timeout_setting, const sdk::Host& host) {
+  const auto deadline = Clock::now() + std::chrono::seconds(timeout_seconds);
+  std::string last = "Pending";
+  std::string resource_version;
+  bool gone = false;
+  // Reads what one Pod object says; throws when it failed, PodReady when it is Ready.
+  auto judge = [&](const json::Value& pod) {
+    if (const json::Value* meta = json::find(pod, "metadata"))
+      resource_version = json::get_string(*meta, "resourceVersion", resource_version);
+    PodProgress p = progress_of(pod, image);
+    if (p.kind == PodProgress::Kind::ready) throw PodReady{};
+    if (p.kind == PodProgress::Kind::failed)
+      throw Error(p.code, "Kubernetes Pod " + name + " did not start: " + p.why,
+                  p.code == ErrorCode::not_found
+                      ? "check " + identity().settings.either("image") +
+                            ": the nodes must be able to pull it (name, tag, registry credentials)"
+                      : "see `kubectl describe pod` for the Pod's events");
+    last = p.why;
+  };
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::seconds>(deadline - Clock::now()).count();
+    if (left <= 0) break;
+    if (resource_version.empty()) {
+      // A fresh read: the first round, or after the watch said its version is too old.
+      Call call;
+      call.path = pods_path(ns, name);
+      call.what = "Kubernetes read Pod " + name;
+      sdk::http::Response r = api.send(call, host);
+      if (r.status == 404) {
+        gone = true;
+        break;
+      }
+      if (!r.ok()) throw api_error(r, call.what);
+      json::Document pod = sdk::http::parse_body(r, call.what);
+      try {
+        judge(pod);
+      } catch (const PodReady&) {
+        return;
+      }
+    }
+    const std::string path =
+        pods_path(ns) +
+        "?watch=true&allowWatchBookmarks=true&fieldSelector=" + sdk::http::url_encode("metadata.name=" + name) +
+        "&resourceVersion=" + sdk::http::url_encode(resource_version) + "&timeoutSeconds=" + std::to_string(left);
+    std::string pending;
+    bool too_old = false;
+    auto on_body = [&](std::string_view chunk) {
+      pending.append(chunk);
+      for (size_t nl; (nl = pending.find('\n')) != std::string::npos;) {
+        const std::string line = pending.substr(0, nl);
+        pending.erase(0, nl + 1);
+        if (line.empty()) continue;
+        json::Document event = json::parse(line, "Kubernetes watch event");
+        const std::string type = json::get_string(event, "type");
+        const json::Value* object = json::find(event, "object");
+        if (!object) continue;
+        if (type == "ERROR") {
+          too_old = json::get_int(*object, "code") == 410;
+          if (!too_old)
+            throw Error(ErrorCode::unavailable,
+                        "Kubernetes watch Pod " + name + ": " + json::get_string(*object, "message"));
+          continue;
+        }
+        if (type == "DELETED") {
+          gone = true;
+          throw PodReady{};  // ends the stream; `gone` says why
+        }
+        if (type == "BOOKMARK") {
+          if (const json::Value* meta = json::find(*object, "metadata"))
+            resource_version = json::get_string(*meta, "resourceVersion", resource_version);
+          continue;
+        }
+        judge(*object);
+      }
+    };
+    sdk::http::Response r;
+    try {
+      r = api.stream(
+          path, static_cast<long>(left) + 5, on_body, [&] { return host.cancelled(); }, "Kubernetes watch Pod " + name);
+    } catch (const PodReady&) {
+      if (gone) break;
+      return;
+    } catch (const sdk::http::ConnectionBroken&) {
+      resource_version.clear();  // read it again and watch on
+      continue;
+    }
+    if (r.status == 410)
+      too_old = true;
+    else if (!r.ok())
+      throw api_error(r, "Kubernetes watch Pod " + name);
+    if (too_old) resource_version.clear();
+  }
+  if (gone)
+    throw Error(ErrorCode::not_found, "Kubernetes Pod " + name + " was deleted while it started",
+                "someone or something (a controller, a quota) deleted it; run again");
+  std::string why = last;
+  if (std::string warning = latest_warning(api, ns, name, host); !warning.empty()) why += "; last event: " + warning;
+  throw Error(ErrorCode::unavailable,
+              "Kubernetes Pod " + name + " was not Ready within " + format_duration(timeout_seconds) + ": " + why,
+              "raise " + timeout_setting +
+                  " if the cluster is just slow (a large image, a node scaling up); an "
+                  "unschedulable Pod needs smaller " +
+                  identity().settings.flag("cpu") + "/" + identity().settings.flag("memory") + ", another " +
+                  identity().settings.flag("node-selector") + ", or more nodes");
+}
+
+}  // namespace corral::kubernetes

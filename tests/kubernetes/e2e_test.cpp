@@ -1,0 +1,623 @@
+// `corral --provider kubernetes` end to end against the stand-in API server: the cluster
+// found as kubectl finds it, sandboxes as Pods, exec over the WebSocket, sync, downloads,
+// network policies, shards, and the faults of docs/reliability.md's K rows. Each test
+// checks afterwards that no Pod is left and that no credential leaked.
+#include <doctest/doctest.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "cli.hpp"
+#include "conformance_run.hpp"
+#include "corral/json.hpp"
+#include "four_shards.hpp"
+#include "https_client.hpp"
+#include "private_network.hpp"
+#include "standin.hpp"
+
+using namespace corral;
+using namespace corral::test;
+namespace standin = corral::kubernetes::standin;
+
+namespace {
+
+constexpr const char* kNs = "corral";
+
+struct KubeCli {
+  standin::StandIn cluster;
+  CliEnv cli;
+  std::vector<std::string> seen;     // everything corral printed or stored
+  std::vector<std::string> secrets;  // what must never be in it
+
+  KubeCli() {
+    cli.env["KUBECONFIG"] = cluster.kubeconfig().string();
+    secrets.push_back(cluster.token());
+    cli.root().write("work/hello.txt", "hello from the workspace\n");
+    cli.root().write("work/src/main.c", "int main(void) { return 0; }\n");
+  }
+
+  ~KubeCli() {
+    for (const auto& c : cli.claims()) seen.push_back(read_file(c));
+    for (const auto& text : seen)
+      for (const auto& secret : secrets) CHECK_MESSAGE(text.find(secret) == std::string::npos, "a credential leaked");
+    CHECK(cluster.answer_violations().empty());
+  }
+
+  CliResult run(std::vector<std::string> args) {
+    CliResult r = cli.run(args);
+    seen.push_back(r.out);
+    seen.push_back(r.err);
+    return r;
+  }
+  std::vector<std::string> script_args(const std::string& script, std::vector<std::string> flags = {}) {
+    std::vector<std::string> args = {"run", "--provider", "kubernetes", "--lease-output", handle_path()};
+    args.insert(args.end(), flags.begin(), flags.end());
+    args.insert(args.end(), {"--", "sh", "-c", script});
+    return args;
+  }
+  // `corral run --provider kubernetes [flags] --lease-output H -- sh -c SCRIPT`.
+  CliResult run_script(const std::string& script, std::vector<std::string> flags = {}) {
+    return run(script_args(script, std::move(flags)));
+  }
+  std::string handle_path() const { return (cli.root().path() / "handle.json").string(); }
+  json::Document handle() {
+    std::string text = read_file(handle_path());
+    seen.push_back(text);
+    REQUIRE_MESSAGE(!text.empty(), "no session handle was written");
+    return json::parse(text, "handle");
+  }
+  // The Pods that exist (in any state) in corral's namespace.
+  std::vector<std::string> pods() {
+    return cluster.with([](standin::State& s) {
+      std::vector<std::string> names;
+      for (const auto& [key, pod] : s.pods)
+        if (key.first == kNs) names.push_back(key.second);
+      return names;
+    });
+  }
+  bool no_pods_left() {
+    return eventually([&] { return pods().empty(); });
+  }
+  // The bodies clients sent to `route`.
+  std::vector<std::string> bodies(const std::string& route) {
+    return cluster.with([&](standin::State& s) {
+      std::vector<std::string> out;
+      for (const auto& r : s.requests)
+        if (r.route == route) out.push_back(r.body);
+      return out;
+    });
+  }
+  std::filesystem::path workdir(const std::string& pod) { return cluster.pod_root(kNs, pod) / "corral/workspace"; }
+};
+
+std::string str(const json::Value& v, const char* key) { return json::get_string(v, key); }
+
+// Starts `corral run` of `script` in the background and waits (bounded) until it printed
+// "started"; returns it with the one Pod's name.
+std::pair<Background, std::string> start_run(KubeCli& t, const std::string& script) {
+  Background b = t.cli.start(t.script_args(script));
+  for (int i = 0; i < 300 && read_file(b.out).empty(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  REQUIRE(read_file(b.out) == "started\n");
+  auto names = t.pods();
+  REQUIRE(names.size() == 1u);
+  return {b, names[0]};
+}
+
+bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+pid_t pid_written(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  pid_t pid = 0;
+  in >> pid;
+  return pid;
+}
+
+}  // namespace
+
+TEST_CASE("providers describe kubernetes lists its settings and the kubectl variables") {
+  KubeCli t;
+  CliResult r = t.run({"providers", "describe", "kubernetes"});
+  REQUIRE(r.exit_code == 0);
+  for (const char* s :
+       {"KUBECONFIG", "--kubernetes-context", "--kubernetes-namespace", "--kubernetes-image", "--kubernetes-cpu",
+        "--kubernetes-memory", "--kubernetes-node-selector", "--kubernetes-service-account", "--kubernetes-lifetime",
+        "--kubernetes-start-timeout", "run-session", "archive-sync", "keep-alive", "cleanup", "network-policy"})
+    CHECK_MESSAGE(has(r.out, s), s);
+}
+
+TEST_CASE("a plain run passes output and exit code over the exec WebSocket, syncs the workspace and deletes its Pod") {
+  KubeCli t;
+  CliResult r = t.run_script("cat hello.txt; cat src/main.c >&2; printf 'no newline'; exit 7");
+  CHECK(r.exit_code == 7);
+  CHECK(r.out == "hello from the workspace\nno newline");
+  CHECK(has(r.err, "int main(void)"));
+  CHECK(t.cluster.calls("create pods") == 1);
+  CHECK(t.cluster.calls("create pods/exec") >= 2);  // the unpack and the command
+  CHECK(t.no_pods_left());
+  CHECK(t.cli.claims().empty());
+}
+
+TEST_CASE("the Pod carries the settings: namespace, image, resources, node selector, account, deadline, labels") {
+  KubeCli t;
+  t.cluster.add_namespace("sandboxes");
+  t.cluster.add_service_account("sandboxes", "runner");
+  CliResult r =
+      t.run_script("true", {"--kubernetes-namespace", "sandboxes", "--kubernetes-image", "example.com/tools:1",
+                            "--kubernetes-cpu", "500m", "--kubernetes-memory", "256Mi", "--kubernetes-node-selector",
+                            "kubernetes.io/os=linux", "--kubernetes-service-account", "runner", "--kubernetes-lifetime",
+                            "20m", "--kubernetes-max-lifetime", "2h"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  auto bodies = t.bodies("create pods");
+  REQUIRE(bodies.size() == 1u);
+  json::Document pod = json::parse(bodies[0], "pod");
+  CHECK(str(pod["metadata"], "namespace") == "sandboxes");
+  CHECK(str(pod["metadata"]["labels"], "corral-owner") == "corral");
+  CHECK(json::find(pod["metadata"]["labels"], "corral-host"));  // the host decides from it which Pods are its own
+  CHECK(has(str(pod["metadata"]["annotations"], "corral.dev/labels"), "corral-lease"));
+  const json::Value& spec = pod["spec"];
+  CHECK(json::get_int(spec, "activeDeadlineSeconds") == 7200);
+  CHECK(str(spec, "serviceAccountName") == "runner");
+  CHECK(str(spec["nodeSelector"], "kubernetes.io/os") == "linux");
+  const json::Value& c = spec["containers"][0];
+  CHECK(str(c, "image") == "example.com/tools:1");
+  CHECK(str(c["resources"]["requests"], "cpu") == "500m");
+  CHECK(str(c["resources"]["limits"], "memory") == "256Mi");
+  CHECK(has(bodies[0], "\"CORRAL_LIFETIME\",\"value\":\"1200\""));
+  CHECK(eventually([&] {
+    return t.cluster.with([](standin::State& s) {
+      for (const auto& [key, pod] : s.pods)
+        if (key.first == "sandboxes") return false;
+      return true;
+    });
+  }));
+}
+
+TEST_CASE("the cluster is found as kubectl finds it: every kind of kubeconfig user, and the in-cluster account") {
+  KubeCli t;
+  const auto dir = t.cli.root().path();
+  SUBCASE("a token file") {
+    t.cli.env["KUBECONFIG"] =
+        t.cluster.write_kubeconfig(dir / "tf.yaml", {.token_file = t.cluster.token_file().string()}).string();
+  }
+  SUBCASE("a client certificate, inline") {
+    auto cert = t.cluster.issue_client_certificate("alice", {"corral-users"});
+    t.secrets.push_back(cert.key_pem.substr(40, 64));
+    t.cli.env["KUBECONFIG"] = t.cluster
+                                  .write_kubeconfig(dir / "cert.yaml", {.client_certificate_pem = cert.cert_pem,
+                                                                        .client_key_pem = cert.key_pem})
+                                  .string();
+  }
+  SUBCASE("a client certificate, as files relative to the kubeconfig") {
+    auto cert = t.cluster.issue_client_certificate("bob");
+    t.cli.root().write("kube/bob.crt", cert.cert_pem);
+    t.cli.root().write("kube/bob.key", cert.key_pem);
+    t.cli.env["KUBECONFIG"] =
+        t.cluster
+            .write_kubeconfig(dir / "kube/config", {.client_certificate_file = "bob.crt", .client_key_file = "bob.key"})
+            .string();
+  }
+  SUBCASE("an exec credential plugin (client.authentication.k8s.io/v1), run once per corral") {
+    const std::string token = "exec-plugin-token-5d2c81";
+    t.cluster.add_token(token, "plugin-user");
+    t.secrets.push_back(token);
+    auto script = t.cli.root().write("login.sh", standin::exec_plugin_script(token));
+    std::filesystem::permissions(script, std::filesystem::perms::owner_all);
+    t.cli.env["KUBECONFIG"] = t.cluster.write_kubeconfig(dir / "exec.yaml", {.exec_command = script.string()}).string();
+  }
+  SUBCASE("a KUBECONFIG list whose first file is missing, and a context asked for by name") {
+    t.cli.env["KUBECONFIG"] = (dir / "missing.yaml").string() + ":" + t.cluster.kubeconfig().string();
+    t.cli.env["CORRAL_KUBERNETES_CONTEXT"] = "standin";
+  }
+  SUBCASE("no kubeconfig: the in-cluster service account") {
+    auto sa = t.cluster.write_service_account(dir / "sa", kNs);
+    t.secrets.push_back(read_file(sa / "token"));
+    t.cli.env["KUBECONFIG"] = (dir / "none.yaml").string();
+    t.cli.env["CORRAL_KUBERNETES_SERVICE_ACCOUNT_DIR"] = sa.string();
+    t.cli.env["KUBERNETES_SERVICE_HOST"] = "127.0.0.1";
+    t.cli.env["KUBERNETES_SERVICE_PORT"] = t.cluster.url().substr(t.cluster.url().rfind(':') + 1);
+  }
+  CliResult r = t.run_script("cat hello.txt");
+  CHECK_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(r.out == "hello from the workspace\n");
+  if (std::filesystem::exists(dir / "login.sh.calls")) CHECK(read_file(dir / "login.sh.calls") == "run\n");
+  CHECK(t.no_pods_left());
+}
+
+TEST_CASE("an exec plugin's credential that is about to expire is fetched again before the next call") {
+  KubeCli t;
+  const std::string token = "short-lived-token-93be1f";
+  t.cluster.add_token(token, "plugin-user");
+  t.secrets.push_back(token);
+  // Within client-go's refresh margin from the start: every call asks the plugin anew.
+  const auto soon = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now() + std::chrono::seconds(30));
+  char when[32];
+  std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&soon));
+  auto script = t.cli.root().write("login.sh", standin::exec_plugin_script(token, when));
+  std::filesystem::permissions(script, std::filesystem::perms::owner_all);
+  t.cli.env["KUBECONFIG"] =
+      t.cluster.write_kubeconfig(t.cli.root().path() / "exec.yaml", {.exec_command = script.string()}).string();
+  CliResult r = t.run_script("echo ok");
+  CHECK_MESSAGE(r.exit_code == 0, r.err);
+  const std::string calls = read_file(script.string() + ".calls");
+  CHECK(std::count(calls.begin(), calls.end(), '\n') > 2);
+  CHECK(t.no_pods_left());
+}
+
+TEST_CASE("an API server that speaks only v4.channel.k8s.io still gets the workspace (head -c ends stdin)") {
+  KubeCli t;
+  t.cluster.with([](standin::State& s) { return s.faults.exec_v4_only = true; });
+  CliResult r = t.run_script("cat hello.txt; exit 3");
+  CHECK(r.exit_code == 3);
+  CHECK(r.out == "hello from the workspace\n");
+  CHECK(t.no_pods_left());
+}
+
+TEST_CASE("a kubeconfig that cannot work is refused before any call, saying what to fix") {
+  KubeCli t;
+  const auto dir = t.cli.root().path();
+  SUBCASE("none at all") {
+    t.cli.env["KUBECONFIG"] = (dir / "none.yaml").string();
+    CliResult r = t.run_script("true");
+    CHECK(r.exit_code == 64);
+    CHECK(has(r.err, "no Kubernetes cluster is configured"));
+    CHECK(has(r.err, "KUBECONFIG"));
+  }
+  SUBCASE("a context it does not have") {
+    CliResult r = t.run_script("true", {"--kubernetes-context", "prod"});
+    CHECK(r.exit_code == 64);
+    CHECK(has(r.err, "no context 'prod'"));
+  }
+  SUBCASE("a revoked token: exit 77 with what to do") {
+    t.cluster.revoke_token(t.cluster.token());
+    CliResult r = t.run_script("true");
+    CHECK(r.exit_code == 77);
+    CHECK(has(r.err, "401"));
+  }
+  SUBCASE("a user whose Role lacks pods/exec: exit 77 naming the verbs, and the Pod is deleted") {
+    t.cluster.with([](standin::State& s) { return s.access.denied.insert("create pods/exec"); });
+    CliResult r = t.run_script("true");
+    CHECK(r.exit_code == 77);
+    CHECK(has(r.err, "pods/exec"));
+  }
+  CHECK(t.no_pods_left());
+}
+
+TEST_CASE("insecure-skip-tls-verify is honoured with a warning") {
+  KubeCli t;
+  const std::string config =
+      "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: " + t.cluster.url() +
+      "\n    insecure-skip-tls-verify: true\nusers:\n- name: u\n  user:\n    token: " + t.cluster.token() +
+      "\ncontexts:\n- name: x\n  context:\n    cluster: c\n    user: u\n    namespace: corral\n"
+      "current-context: x\n";
+  t.cli.env["KUBECONFIG"] = t.cli.root().write("insecure.yaml", config).string();
+  CliResult r = t.run_script("echo ok");
+  CHECK_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(has(r.err, "insecure-skip-tls-verify"));
+  CHECK(t.no_pods_left());
+}
+
+TEST_CASE("a Pod that cannot start fails naming why, and is deleted") {
+  KubeCli t;
+  SUBCASE("unschedulable: the scheduler's reason, within the start timeout") {
+    CliResult r = t.run_script("true", {"--kubernetes-cpu", "64", "--kubernetes-start-timeout", "2s"});
+    CHECK(r.exit_code == 69);
+    CHECK(has(r.err, "not Ready within 2s"));
+    CHECK(has(r.err, "Insufficient cpu"));
+    CHECK(has(r.err, "--kubernetes-start-timeout"));
+  }
+  SUBCASE("an image that cannot be pulled: at once, naming the image (the start timeout is long)") {
+    t.cluster.with([](standin::State& s) { return s.faults.unpullable_images.insert("example.com/missing:1"); });
+    CliResult r =
+        t.run_script("true", {"--kubernetes-image", "example.com/missing:1", "--kubernetes-start-timeout", "10m"});
+    CHECK(r.exit_code == 66);
+    CHECK(has(r.err, "image 'example.com/missing:1' cannot be pulled"));
+    CHECK((has(r.err, "ErrImagePull") || has(r.err, "ImagePullBackOff")));
+  }
+  CHECK(t.no_pods_left());
+  CHECK(t.cli.claims().empty());
+}
+
+TEST_CASE("the start is followed by a watch that survives its end and a 410 Gone") {
+  KubeCli t;
+  t.cluster.with([](standin::State& s) {
+    s.faults.ready_ms = 400;
+    s.faults.watch_end_times = 1;
+    s.faults.watch_gone_times = 1;
+    return 0;
+  });
+  CliResult r = t.run_script("echo ready");
+  CHECK_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(r.out == "ready\n");
+  CHECK(t.cluster.calls("watch pods") >= 2);
+  CHECK(t.no_pods_left());
+}
+
+TEST_CASE("--timeout stops the remote command's process group and exits 124") {
+  KubeCli t;
+  CliResult r = t.run_script("sleep 60 & echo $! > bg.pid; wait", {"--timeout", "1s", "--keep"});
+  CHECK(r.exit_code == 124);
+  auto h = t.handle();
+  const pid_t bg = pid_written(t.workdir(str(h, "sandboxId")) / "bg.pid");
+  REQUIRE(bg > 0);
+  CHECK(gone_within(bg, std::chrono::seconds(10)));  // kept: only the remote kill can have ended it
+  CHECK(t.run({"stop", "--id", str(h, "leaseId")}).exit_code == 0);
+  CHECK(t.no_pods_left());
+}
+
+TEST_CASE("Ctrl-C stops the remote command and deletes the Pod; exit 130") {
+  KubeCli t;
+  auto [b, pod] = start_run(t, "sleep 60 & echo $! > bg.pid; echo started; wait");
+  const pid_t bg = pid_written(t.workdir(pod) / "bg.pid");
+  ::kill(b.pid, SIGINT);
+  CHECK(b.wait(std::chrono::seconds(60)) == 130);
+  t.seen.push_back(read_file(b.err));
+  CHECK(gone_within(bg, std::chrono::seconds(10)));
+  CHECK(t.no_pods_left());
+}
+
+TEST_CASE("a re-sync on reuse is exact: files deleted locally go, what the Pod made stays; extend and list work") {
+  KubeCli t;
+  t.cli.root().write("work/old/gone.txt", "soon gone\n");
+  REQUIRE(t.run_script("echo made > made.txt", {"--keep"}).exit_code == 0);
+  auto h = t.handle();
+  const std::string lease = str(h, "leaseId");
+  std::filesystem::remove_all(t.cli.workspace() / "old");
+  CliResult r = t.run_script("ls -R", {"--id", lease});
+  CHECK(r.exit_code == 0);
+  CHECK_FALSE(has(r.out, "gone.txt"));
+  CHECK(has(r.out, "made.txt"));
+  CHECK(has(r.out, "hello.txt"));
+  CliResult listed = t.run({"list", "--json"});
+  CHECK(has(listed.out, str(h, "sandboxId")));
+  CHECK(t.run({"stop", "--id", lease}).exit_code == 0);
+  CHECK(t.no_pods_left());
+}
+
+TEST_CASE("a kept Pod ends by itself when its lifetime passes; corral extend moves the end later") {
+  KubeCli t;
+  SUBCASE("the lifetime passes: the Pod ends, and reuse says it is gone") {
+    REQUIRE(t.run_script("true", {"--keep", "--kubernetes-lifetime", "2s"}).exit_code == 0);
+    auto h = t.handle();
+    const std::string pod = str(h, "sandboxId");
+    CHECK(eventually([&] {
+      return t.cluster.with([&](standin::State& s) {
+        auto it = s.pods.find({kNs, pod});
+        return it != s.pods.end() && it->second.stage == standin::PodRuntime::Stage::finished;
+      });
+    }));
+    CliResult again = t.run_script("true", {"--id", str(h, "leaseId")});
+    CHECK(again.exit_code == 66);
+    CHECK(has(again.err, pod));
+    t.run({"stop", "--id", str(h, "leaseId")});
+  }
+  SUBCASE("extend: the deadline the Pod's loop reads moves an hour on") {
+    REQUIRE(t.run_script("true", {"--keep", "--kubernetes-lifetime", "1m"}).exit_code == 0);
+    auto h = t.handle();
+    const auto deadline_file = t.cluster.pod_root(kNs, str(h, "sandboxId")) / "tmp/corral-deadline";
+    const long before = std::stol(read_file(deadline_file));
+    CliResult ext = t.run({"extend", "--id", str(h, "leaseId"), "--by", "1h"});
+    CHECK_MESSAGE(ext.exit_code == 0, ext.err);
+    CHECK(std::stol(read_file(deadline_file)) >= before + 3500);
+    CHECK(t.run({"stop", "--id", str(h, "leaseId")}).exit_code == 0);
+  }
+  CHECK(t.no_pods_left());
+}
+
+TEST_CASE("stop --orphans deletes this host's Pods no lease claims, and only those") {
+  KubeCli t;
+  REQUIRE(t.run_script("true", {"--keep"}).exit_code == 0);
+  auto kept = t.handle();
+  REQUIRE(t.run_script("true", {"--keep"}).exit_code == 0);
+  auto orphan = t.handle();
+  // The second lease's claim goes, as when its machine's state was lost.
+  for (const auto& claim : t.cli.claims())
+    if (read_file(claim).find(str(orphan, "leaseId")) != std::string::npos) std::filesystem::remove(claim);
+  // Another host's corral Pod, and a Pod that is not corral's at all.
+  kubernetes::test::HttpsClient api(t.cluster.url(), t.cluster.ca_pem());
+  api.token(t.cluster.token());
+  const std::string other_labels = R"({"corral-owner":"corral","corral-lease":"x","corral-host":"another-host"})";
+  std::string escaped;
+  for (char c : other_labels) escaped += c == '"' ? std::string("\\\"") : std::string(1, c);
+  REQUIRE(api.post("/api/v1/namespaces/corral/pods",
+                   R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"other-host","labels":)" + other_labels +
+                       R"(,"annotations":{"corral.dev/labels":")" + escaped +
+                       R"("}},"spec":{"containers":[{"name":"sandbox","image":"x"}]}})")
+              .status == 201);
+  REQUIRE(api.post("/api/v1/namespaces/corral/pods",
+                   R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"not-corral"},)"
+                   R"("spec":{"containers":[{"name":"main","image":"x"}]}})")
+              .status == 201);
+  CliResult r = t.run({"stop", "--orphans", "--provider", "kubernetes"});
+  CHECK_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(eventually([&] {
+    auto names = t.pods();
+    return std::find(names.begin(), names.end(), str(orphan, "sandboxId")) == names.end();
+  }));
+  auto names = t.pods();
+  for (const std::string& stays : {str(kept, "sandboxId"), std::string("other-host"), std::string("not-corral")})
+    CHECK_MESSAGE(std::find(names.begin(), names.end(), stays) != names.end(), stays);
+  CHECK(t.run({"stop", "--id", str(kept, "leaseId")}).exit_code == 0);
+}
+
+TEST_CASE("--download brings files back through the exec's stdout") {
+  KubeCli t;
+  const auto h = t.cli.root().path() / "h.json";
+  const auto results = t.cli.root().path() / "results";
+  CliResult r = t.run({"run", "--provider", "kubernetes", "--lease-output", h.string(), "--download", "out/*.txt",
+                       "--download-dir", results.string(), "--", "sh", "-c",
+                       "mkdir -p out && echo one > out/a.txt && head -c 300000 /dev/urandom > out/b.txt"});
+  CHECK_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(read_file(results / "out/a.txt") == "one\n");
+  REQUIRE(std::filesystem::exists(results / "out/b.txt"));
+  CHECK(std::filesystem::file_size(results / "out/b.txt") == 300000u);
+  CHECK(t.no_pods_left());
+}
+
+TEST_CASE("a Pod evicted mid-command ends the run naming it; a cut exec stream is a lost connection") {
+  KubeCli t;
+  SUBCASE("evicted") {
+    auto [b, pod] = start_run(t, "echo started; sleep 60");
+    REQUIRE(t.cluster.evict(kNs, pod, standin::ExecEnding::dropped));
+    const int code = b.wait(std::chrono::seconds(60));
+    const std::string err = read_file(b.err);
+    t.seen.push_back(err);
+    CHECK(code == 66);
+    CHECK(has(err, "Evicted"));
+  }
+  SUBCASE("cut") {
+    t.cluster.with([](standin::State& s) {
+      s.faults.exec_cut_times = 2;  // the unpack's answer has no output: the command's is cut
+      s.faults.exec_cut_after_bytes = 3;
+      return 0;
+    });
+    CliResult r = t.run_script("echo hello; sleep 1; echo more");
+    CHECK(r.exit_code == 69);
+    CHECK(has(r.err, "lost mid-command"));
+  }
+  CHECK(t.no_pods_left());
+}
+
+TEST_CASE("--network none and allow:CIDR become a NetworkPolicy the Pod's commands are held to") {
+  KubeCli t;
+  LoopbackListener listener;
+  SUBCASE("none") {
+    CliResult r = t.run_script(listener.probe_script(), {"--network", "none"});
+    CHECK_MESSAGE(r.exit_code == 0, r.err);
+    CHECK(r.out == "unreachable\n");
+    auto policies = t.bodies("create networkpolicies");
+    REQUIRE(policies.size() == 1u);
+    CHECK(has(policies[0], "\"policyTypes\":[\"Egress\"],\"egress\":[]"));
+  }
+  SUBCASE("allow 127.0.0.1") {
+    CliResult r = t.run_script(listener.probe_script(), {"--network", "allow:127.0.0.1,10.0.0.0/8"});
+    CHECK_MESSAGE(r.exit_code == 0, r.err);
+    CHECK(r.out == "reached\n");
+    auto policies = t.bodies("create networkpolicies");
+    REQUIRE(policies.size() == 1u);
+    CHECK(has(policies[0], "{\"ipBlock\":{\"cidr\":\"127.0.0.1/32\"}}"));
+    CHECK(has(policies[0], "{\"ipBlock\":{\"cidr\":\"10.0.0.0/8\"}}"));
+  }
+  SUBCASE("a domain is refused before any Pod") {
+    CliResult r = t.run_script("true", {"--network", "allow:example.com"});
+    CHECK(r.exit_code == 64);
+    CHECK(has(r.err, "example.com"));
+    CHECK(t.cluster.calls("create pods") == 0);
+  }
+  CHECK(t.no_pods_left());
+  CHECK(eventually(
+      [&] { return t.cluster.calls("delete networkpolicies") == t.cluster.calls("create networkpolicies"); }));
+}
+
+TEST_CASE("four shards are four Pods made concurrently; a 429 on create is waited out by its Retry-After") {
+  KubeCli t;
+  t.cluster.with([](standin::State& s) {
+    s.faults.throttle_route = "create pods";
+    s.faults.throttle_times = 2;
+    s.faults.retry_after_seconds = 1;
+    return 0;
+  });
+  CliResult r = t.run_script(four_shard_script(2, 5), {"--shards", "4"});
+  std::string text = read_file(t.handle_path());
+  t.seen.push_back(text);
+  check_four_shards(r, text, 2, 5);
+  CHECK(t.cluster.calls("create pods") == 6);
+  CHECK(t.no_pods_left());
+}
+
+TEST_CASE("API server failures on create: a 500 is not retried, a 429 asking for longer than corral waits is quota") {
+  KubeCli t;
+  SUBCASE("500") {
+    t.cluster.with([](standin::State& s) {
+      s.faults.fail_route = "create pods";
+      s.faults.fail_times = 1;
+      return 0;
+    });
+    CliResult r = t.run_script("true");
+    CHECK(r.exit_code == 69);
+    CHECK(has(r.err, "HTTP 500"));
+    CHECK(t.cluster.calls("create pods") == 1);
+  }
+  SUBCASE("429 with Retry-After: 120") {
+    t.cluster.with([](standin::State& s) {
+      s.faults.throttle_route = "create pods";
+      s.faults.throttle_times = 1;
+      s.faults.retry_after_seconds = 120;
+      return 0;
+    });
+    CliResult r = t.run_script("true");
+    CHECK(r.exit_code == 75);
+    CHECK(has(r.err, "the API server's rate limit"));
+    CHECK(t.cluster.calls("create pods") == 1);
+  }
+  CHECK(t.no_pods_left());
+  CHECK(t.cli.claims().empty());
+}
+
+TEST_CASE("doctor checks the cluster and the credentials, and warns about network policies") {
+  KubeCli t;
+  CliResult ok = t.run({"doctor", "--provider", "kubernetes"});
+  CHECK(has(ok.out, "[ok] Kubernetes cluster"));
+  CHECK(has(ok.out, "[ok] Kubernetes API access"));
+  CHECK(has(ok.out, "enforces policies"));
+  t.cluster.revoke_token(t.cluster.token());
+  CliResult bad = t.run({"doctor", "--provider", "kubernetes"});
+  CHECK(bad.exit_code != 0);
+  CHECK(has(bad.out, "[FAIL] Kubernetes API access"));
+}
+
+TEST_CASE("--kubernetes-warm-pool claims a ready Pod of an agent-sandbox pool; stop deletes the claim and its Pod") {
+  KubeCli t;
+  kubernetes::test::HttpsClient api(t.cluster.url(), t.cluster.ca_pem());
+  api.token(t.cluster.token());
+  const std::string ext = "/apis/extensions.agents.x-k8s.io/v1beta1/namespaces/corral/";
+  REQUIRE(
+      api.post(
+             ext + "sandboxtemplates",
+             R"({"apiVersion":"extensions.agents.x-k8s.io/v1beta1","kind":"SandboxTemplate","metadata":{"name":"tools"},)"
+             R"("spec":{"podTemplate":{"spec":{"containers":[{"name":"main","image":"tools:1"}]}}}})")
+          .status == 201);
+  SUBCASE("a pool that exists") {
+    REQUIRE(
+        api.post(
+               ext + "sandboxwarmpools",
+               R"({"apiVersion":"extensions.agents.x-k8s.io/v1beta1","kind":"SandboxWarmPool","metadata":{"name":"pool"},)"
+               R"("spec":{"replicas":1,"sandboxTemplateRef":{"name":"tools"}}})")
+            .status == 201);
+    CliResult r = t.run_script("cat hello.txt; hostname", {"--kubernetes-warm-pool", "pool", "--keep"});
+    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+    auto h = t.handle();
+    const std::string pod = str(h, "sandboxId");
+    CHECK(r.out == "hello from the workspace\n" + pod + "\n");
+    CHECK(t.cluster.calls("create sandboxclaims") == 1);
+    CHECK(t.cluster.calls("create pods") == 0);  // the pool's controller made the Pods, not corral
+    CliResult listed = t.run({"list", "--json"});
+    CHECK(has(listed.out, pod));
+    CHECK(t.run({"stop", "--id", str(h, "leaseId")}).exit_code == 0);
+    CHECK(t.cluster.calls("delete sandboxclaims") == 1);
+    CHECK(eventually([&] {
+      auto names = t.pods();
+      return std::find(names.begin(), names.end(), pod) == names.end();
+    }));
+  }
+  SUBCASE("a pool that does not: exit 66 naming it, the claim deleted") {
+    CliResult r = t.run_script("true", {"--kubernetes-warm-pool", "nopool"});
+    CHECK(r.exit_code == 66);
+    CHECK(has(r.err, "warm pool 'nopool' does not exist"));
+    CHECK(t.cluster.calls("delete sandboxclaims") == 1);
+  }
+}
+
+TEST_CASE("kubernetes passes the conformance kit against the stand-in, no Pod left and no token shown") {
+  KubeCli t;
+  auto r = conformance_of(t.cli, "kubernetes");
+  t.seen.push_back(r.cli.out);
+  t.seen.push_back(r.cli.err);
+  check_passed(r, {"keep-reuse", "sync-deletions", "extend", "listing", "interrupt", "output-large", "workdir",
+                   "network-none", "destroy-twice"});
+  CHECK(t.no_pods_left());
+}

@@ -1,0 +1,84 @@
+// The plugin's exec client against the stand-in's exec WebSocket, below corral: stdin
+// closed by v5's [255, 0] (a `cat` that reads to its end finishes), v4's lack of it, the
+// exit status from channel 3, and a cut stream reported as one.
+#include "exec_stream.hpp"
+
+#include <doctest/doctest.h>
+
+#include "cli.hpp"
+#include "cluster_fixture.hpp"
+#include "kubeconfig.hpp"
+
+using namespace corral;
+using namespace corral::kubernetes;
+using corral::kubernetes::test::Cluster;
+
+namespace {
+
+struct Exec {
+  Cluster cluster;
+  Api api;
+  std::string out, err;
+  sdk::remote::CommandHooks hooks;
+  bool stop_now = false;
+
+  Exec() : api(find_cluster({cluster.server.kubeconfig().string(), "", ""}), 30, "--kubernetes-request-timeout") {
+    cluster.create_pod("p");
+    cluster.wait_ready("p");
+    hooks.on_stdout = [this](std::string_view d) { out.append(d); };
+    hooks.on_stderr = [this](std::string_view d) { err.append(d); };
+    hooks.stop = [this] { return stop_now; };
+  }
+  ExecEnd run(const std::vector<std::string>& argv, const std::string& stdin_path = {}) {
+    return exec_in_pod(api, "corral", "p", "main", argv, hooks, stdin_path, "test exec");
+  }
+};
+
+}  // namespace
+
+TEST_CASE("v5 closes stdin with [255, 0]: a command that reads stdin to its end finishes, with every byte") {
+  Exec e;
+  corral::test::TempDir dir;
+  const std::string data = corral::test::random_bytes(100000);
+  auto input = dir.write("in.bin", data);
+  ExecEnd end = e.run({"cat"}, input.string());
+  CHECK(end.protocol == "v5.channel.k8s.io");
+  REQUIRE(end.exit_code);
+  CHECK(*end.exit_code == 0);
+  CHECK(e.out == data);
+}
+
+TEST_CASE("v4 cannot close stdin: a bounded reader (head -c) still gets every byte; the exit status arrives") {
+  Exec e;
+  e.cluster.server.with([](auto& s) { return s.faults.exec_v4_only = true; });
+  corral::test::TempDir dir;
+  auto input = dir.write("in.txt", "twelve bytes");
+  ExecEnd end = e.run({"/bin/sh", "-c", "head -c 12; echo; echo err >&2; exit 9"}, input.string());
+  CHECK(end.protocol == "v4.channel.k8s.io");
+  REQUIRE(end.exit_code);
+  CHECK(*end.exit_code == 9);
+  CHECK(e.out == "twelve bytes\n");
+  CHECK(e.err == "err\n");
+}
+
+TEST_CASE("a stream cut with no status ends with no exit code; stop closes it as cancelled") {
+  Exec e;
+  SUBCASE("cut") {
+    e.cluster.server.with([](auto& s) {
+      s.faults.exec_cut_times = 1;
+      s.faults.exec_cut_after_bytes = 2;
+      return 0;
+    });
+    ExecEnd end = e.run({"/bin/sh", "-c", "echo hello; sleep 5"});
+    CHECK_FALSE(end.exit_code);
+  }
+  SUBCASE("stopped") {
+    e.stop_now = true;
+    try {
+      e.run({"sleep", "30"});
+      FAIL("a stopped exec returned");
+    } catch (const Error& err) {
+      CHECK(err.code() == ErrorCode::cancelled);
+    }
+  }
+}
