@@ -13,7 +13,7 @@ const char* const kSpecJson = R"json({
   "kind": "delegated-run",
   "targets": ["linux"],
   "features": ["run-session", "url-bridge", "archive-sync", "keep-alive", "cleanup", "run-downloads",
-               "network-policy", "network-allowlist",
+               "pause-resume", "network-policy", "network-allowlist",
                "network-allowlist-domains"],
   "options": [
     {"name": "api-key", "type": "string", "env": ["DAYTONA_API_KEY"], "secret": true,
