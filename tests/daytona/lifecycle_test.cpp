@@ -99,7 +99,8 @@ TEST_CASE("daytona pause of a sandbox that vanished fails as not found") {
   PluginCall c = call_on(fx, fx.d().pause, sb);
   CHECK_FALSE(c.ok);
   CHECK(c.code == CORRAL_ERR_NOT_FOUND);
-  CHECK(c.message.find(sb.id) != std::string::npos);
+  CHECK(c.message == "Daytona sandbox " + sb.id + " no longer exists");
+  CHECK(c.hint.find("deleted, in the Daytona dashboard") != std::string::npos);
   CHECK(fx.server.sandbox_ids().empty());
 }
 
