@@ -274,6 +274,22 @@ bool auto_pause_allowed(const FakeSandbox& sb, long minutes, long stop_minutes, 
   return true;
 }
 
+using SandboxHandler = std::function<void(State&, FakeSandbox&, const httplib::Request&, httplib::Response&)>;
+
+// Serves `method` on `pattern` (its first group the sandbox's ID or name) as fault route
+// `route`: guarded()'s checks, then `handle` on the sandbox it names (404 without one).
+void on_sandbox(httplib::Server& server, State& st, const std::string& method, const std::string& pattern,
+                const std::string& route, SandboxHandler handle) {
+  auto serve = [&st, route, handle](const httplib::Request& req, httplib::Response& res) {
+    guarded(st, route, req, res, [&] {
+      if (FakeSandbox* sb = target_of(st, route, req, res)) handle(st, *sb, req, res);
+    });
+  };
+  if (method == "GET") server.Get(pattern, serve);
+  else if (method == "PUT") server.Put(pattern, serve);
+  else server.Post(pattern, serve);
+}
+
 long int_member(const rapidjson::Value& body, const char* key, long fallback) {
   auto it = body.FindMember(key);
   return it != body.MemberEnd() && it->value.IsInt64() ? static_cast<long>(it->value.GetInt64()) : fallback;
@@ -434,143 +450,120 @@ void register_control_plane(httplib::Server& server, State& st) {
   });
 
   // "Starts a stopped or archived sandbox, or resumes a paused sandbox."
-  server.Post(R"(/api/sandbox/([^/]+)/start)", [&st](const httplib::Request& req, httplib::Response& res) {
-    guarded(st, "start", req, res, [&] {
-      FakeSandbox* sb = target_of(st, "start", req, res);
-      if (!sb) return;
-      const bool stopped = sb->state == "stopped" || sb->state == "archived", paused = sb->state == "paused";
-      if ((stopped || paused) && st.take_quota("start")) return fail(res, 400, st.faults.quota_message, req.path);
-      if (stopped) st.begin(*sb, "starting");
-      if (paused) st.begin(*sb, "resuming");
-      answer(st, res, *sb);
-    });
-  });
+  on_sandbox(server, st, "POST", R"(/api/sandbox/([^/]+)/start)", "start",
+             [](State& st, FakeSandbox& sb, const httplib::Request& req, httplib::Response& res) {
+               const bool stopped = sb.state == "stopped" || sb.state == "archived", paused = sb.state == "paused";
+               if ((stopped || paused) && st.take_quota("start"))
+                 return fail(res, 400, st.faults.quota_message, req.path);
+               if (stopped) st.begin(sb, "starting");
+               if (paused) st.begin(sb, "resuming");
+               answer(st, res, sb);
+             });
 
-  server.Post(R"(/api/sandbox/([^/]+)/stop)", [&st](const httplib::Request& req, httplib::Response& res) {
-    guarded(st, "stop", req, res, [&] {
-      FakeSandbox* sb = target_of(st, "stop", req, res);
-      if (!sb) return;
-      if (sb->state != "started" && sb->state != "paused")
-        return fail(res, 400, "Sandbox is not started (state " + sb->state + ")", req.path);
-      st.stop_processes(*sb);
-      st.begin(*sb, "stopping");
-      answer(st, res, *sb);
-    });
-  });
+  on_sandbox(server, st, "POST", R"(/api/sandbox/([^/]+)/stop)", "stop",
+             [](State& st, FakeSandbox& sb, const httplib::Request& req, httplib::Response& res) {
+               if (sb.state != "started" && sb.state != "paused")
+                 return fail(res, 400, "Sandbox is not started (state " + sb.state + ")", req.path);
+               st.stop_processes(sb);
+               st.begin(sb, "stopping");
+               answer(st, res, sb);
+             });
 
   // Only VM sandboxes pause (Daytona's docs: pause/resume is VM-only); their processes
   // are frozen, not ended.
-  server.Post(R"(/api/sandbox/([^/]+)/pause)", [&st](const httplib::Request& req, httplib::Response& res) {
-    guarded(st, "pause", req, res, [&] {
-      FakeSandbox* sb = target_of(st, "pause", req, res);
-      if (!sb) return;
-      if (sb->sandbox_class == "container")
-        return fail(res, 400, "Pause is not supported for sandbox class container", req.path);
-      if (sb->state != "started") return fail(res, 400, "Sandbox is not started (state " + sb->state + ")", req.path);
-      st.freeze_processes(*sb, true);
-      st.begin(*sb, "pausing");
-      answer(st, res, *sb);
-    });
-  });
+  on_sandbox(server, st, "POST", R"(/api/sandbox/([^/]+)/pause)", "pause",
+             [](State& st, FakeSandbox& sb, const httplib::Request& req, httplib::Response& res) {
+               if (sb.sandbox_class == "container")
+                 return fail(res, 400, "Pause is not supported for sandbox class container", req.path);
+               if (sb.state != "started")
+                 return fail(res, 400, "Sandbox is not started (state " + sb.state + ")", req.path);
+               st.freeze_processes(sb, true);
+               st.begin(sb, "pausing");
+               answer(st, res, sb);
+             });
 
   // A copy of the sandbox's disk as a new sandbox (ForkSandbox: an optional name), which
   // then starts; its labels and settings are the source's.
-  server.Post(R"(/api/sandbox/([^/]+)/fork)", [&st](const httplib::Request& req, httplib::Response& res) {
-    guarded(st, "fork", req, res, [&] {
-      FakeSandbox* sb = target_of(st, "fork", req, res);
-      if (!sb) return;
-      rapidjson::Document body;
-      body.Parse(req.body.c_str());
-      if (body.HasParseError() || !body.IsObject()) return fail(res, 400, "invalid JSON body", req.path);
-      std::string name;
-      if (body.HasMember("name")) {
-        if (!body["name"].IsString()) return fail(res, 400, "name must be a string", req.path);
-        name = body["name"].GetString();
-        for (const auto& [id, other] : st.sandboxes)
-          if (other.name == name) return fail(res, 409, "Sandbox with name " + name + " already exists", req.path);
-      }
-      if (sb->state != "started" && sb->state != "stopped" && sb->state != "paused")
-        return fail(res, 400, "Sandbox cannot be forked in state " + sb->state, req.path);
-      if (st.take_quota("fork")) return fail(res, 400, st.faults.quota_message, req.path);
-      answer(st, res, st.fork_sandbox(*sb, name));
-    });
-  });
+  on_sandbox(server, st, "POST", R"(/api/sandbox/([^/]+)/fork)", "fork",
+             [](State& st, FakeSandbox& sb, const httplib::Request& req, httplib::Response& res) {
+               rapidjson::Document body;
+               body.Parse(req.body.c_str());
+               if (body.HasParseError() || !body.IsObject()) return fail(res, 400, "invalid JSON body", req.path);
+               std::string name;
+               if (body.HasMember("name")) {
+                 if (!body["name"].IsString()) return fail(res, 400, "name must be a string", req.path);
+                 name = body["name"].GetString();
+                 for (const auto& [id, other] : st.sandboxes)
+                   if (other.name == name)
+                     return fail(res, 409, "Sandbox with name " + name + " already exists", req.path);
+               }
+               if (sb.state != "started" && sb.state != "stopped" && sb.state != "paused")
+                 return fail(res, 400, "Sandbox cannot be forked in state " + sb.state, req.path);
+               if (st.take_quota("fork")) return fail(res, 400, st.faults.quota_message, req.path);
+               answer(st, res, st.fork_sandbox(sb, name));
+             });
 
-  server.Get(R"(/api/sandbox/([^/]+)/forks)", [&st](const httplib::Request& req, httplib::Response& res) {
-    guarded(st, "forks", req, res, [&] {
-      FakeSandbox* sb = target_of(st, "forks", req, res);
-      if (!sb) return;
-      rapidjson::StringBuffer b;
-      Writer w(b);
-      w.StartArray();
-      for (auto& [id, other] : st.sandboxes)
-        if (other.parent == sb->id) {
-          st.settle(other);
-          write_sandbox(w, other, toolbox_url_of(st));
-        }
-      w.EndArray();
-      res.set_content(b.GetString(), "application/json");
-    });
-  });
+  on_sandbox(server, st, "GET", R"(/api/sandbox/([^/]+)/forks)", "forks",
+             [](State& st, FakeSandbox& sb, const httplib::Request&, httplib::Response& res) {
+               rapidjson::StringBuffer b;
+               Writer w(b);
+               w.StartArray();
+               for (auto& [id, other] : st.sandboxes)
+                 if (other.parent == sb.id) {
+                   st.settle(other);
+                   write_sandbox(w, other, toolbox_url_of(st));
+                 }
+               w.EndArray();
+               res.set_content(b.GetString(), "application/json");
+             });
 
-  server.Put(R"(/api/sandbox/([^/]+)/labels)", [&st](const httplib::Request& req, httplib::Response& res) {
-    guarded(st, "labels", req, res, [&] {
-      FakeSandbox* sb = target_of(st, "labels", req, res);
-      if (!sb) return;
-      rapidjson::Document body;
-      body.Parse(req.body.c_str());
-      if (body.HasParseError() || !body.IsObject() || !body.HasMember("labels") || !body["labels"].IsObject())
-        return fail(res, 400, "labels must be an object", req.path);
-      std::map<std::string, std::string> labels;
-      for (auto& m : body["labels"].GetObject()) {
-        if (!m.value.IsString()) return fail(res, 400, "label values must be strings", req.path);
-        labels[m.name.GetString()] = m.value.GetString();
-      }
-      sb->labels = labels;
-      rapidjson::StringBuffer b;
-      Writer w(b);
-      w.StartObject();
-      write_map(w, "labels", sb->labels);
-      w.EndObject();
-      res.set_content(b.GetString(), "application/json");
-    });
-  });
+  on_sandbox(server, st, "PUT", R"(/api/sandbox/([^/]+)/labels)", "labels",
+             [](State&, FakeSandbox& sb, const httplib::Request& req, httplib::Response& res) {
+               rapidjson::Document body;
+               body.Parse(req.body.c_str());
+               if (body.HasParseError() || !body.IsObject() || !body.HasMember("labels") || !body["labels"].IsObject())
+                 return fail(res, 400, "labels must be an object", req.path);
+               std::map<std::string, std::string> labels;
+               for (auto& m : body["labels"].GetObject()) {
+                 if (!m.value.IsString()) return fail(res, 400, "label values must be strings", req.path);
+                 labels[m.name.GetString()] = m.value.GetString();
+               }
+               sb.labels = labels;
+               rapidjson::StringBuffer b;
+               Writer w(b);
+               w.StartObject();
+               write_map(w, "labels", sb.labels);
+               w.EndObject();
+               res.set_content(b.GetString(), "application/json");
+             });
 
-  server.Post(R"(/api/sandbox/([^/]+)/autostop/(-?\d+))", [&st](const httplib::Request& req, httplib::Response& res) {
-    guarded(st, "autostop", req, res, [&] {
-      FakeSandbox* sb = target_of(st, "autostop", req, res);
-      if (!sb) return;
-      const auto minutes = interval_of(req, res, "Auto-stop");
-      if (!minutes) return;
-      if (*minutes != 0 && sb->auto_pause_minutes != 0)
-        return fail(res, 400, "At most one of autoStopInterval and autoPauseInterval may be non-zero", req.path);
-      sb->auto_stop_minutes = *minutes;
-      answer(st, res, *sb);
-    });
-  });
+  on_sandbox(server, st, "POST", R"(/api/sandbox/([^/]+)/autostop/(-?\d+))", "autostop",
+             [](State& st, FakeSandbox& sb, const httplib::Request& req, httplib::Response& res) {
+               const auto minutes = interval_of(req, res, "Auto-stop");
+               if (!minutes) return;
+               if (*minutes != 0 && sb.auto_pause_minutes != 0)
+                 return fail(res, 400, "At most one of autoStopInterval and autoPauseInterval may be non-zero",
+                             req.path);
+               sb.auto_stop_minutes = *minutes;
+               answer(st, res, sb);
+             });
 
-  server.Post(R"(/api/sandbox/([^/]+)/autopause/(-?\d+))", [&st](const httplib::Request& req, httplib::Response& res) {
-    guarded(st, "autopause", req, res, [&] {
-      FakeSandbox* sb = target_of(st, "autopause", req, res);
-      if (!sb) return;
-      const auto minutes = interval_of(req, res, "Auto-pause");
-      if (!minutes || !auto_pause_allowed(*sb, *minutes, sb->auto_stop_minutes, req, res)) return;
-      sb->auto_pause_minutes = *minutes;
-      answer(st, res, *sb);
-    });
-  });
+  on_sandbox(server, st, "POST", R"(/api/sandbox/([^/]+)/autopause/(-?\d+))", "autopause",
+             [](State& st, FakeSandbox& sb, const httplib::Request& req, httplib::Response& res) {
+               const auto minutes = interval_of(req, res, "Auto-pause");
+               if (!minutes || !auto_pause_allowed(sb, *minutes, sb.auto_stop_minutes, req, res)) return;
+               sb.auto_pause_minutes = *minutes;
+               answer(st, res, sb);
+             });
 
   // "0 means the maximum interval will be used" (30 days here).
-  server.Post(R"(/api/sandbox/([^/]+)/autoarchive/(-?\d+))", [&st](const httplib::Request& req, httplib::Response& res) {
-    guarded(st, "autoarchive", req, res, [&] {
-      FakeSandbox* sb = target_of(st, "autoarchive", req, res);
-      if (!sb) return;
-      const auto minutes = interval_of(req, res, "Auto-archive");
-      if (!minutes) return;
-      sb->auto_archive_minutes = *minutes == 0 ? 43200 : *minutes;
-      answer(st, res, *sb);
-    });
-  });
+  on_sandbox(server, st, "POST", R"(/api/sandbox/([^/]+)/autoarchive/(-?\d+))", "autoarchive",
+             [](State& st, FakeSandbox& sb, const httplib::Request& req, httplib::Response& res) {
+               const auto minutes = interval_of(req, res, "Auto-archive");
+               if (!minutes) return;
+               sb.auto_archive_minutes = *minutes == 0 ? 43200 : *minutes;
+               answer(st, res, sb);
+             });
 
   server.Get(R"(/api/sandbox/([^/]+)/ports/(\d+)/preview-url)", [&st](const httplib::Request& req, httplib::Response& res) {
     guarded(st, "preview-url", req, res, [&] {
