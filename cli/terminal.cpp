@@ -40,9 +40,6 @@ void install_signal_handlers() {
 
 bool stop_requested() { return g_signals.load() > 0; }
 
-std::function<bool()> stop_requested_from_now() {
-  return [seen = g_signals.load()] { return g_signals.load() > seen; };
-}
 
 TerminalUi::TerminalUi(bool verbose) : verbose_(verbose), tty_(::isatty(2) == 1) {
   const char* no_color = std::getenv("NO_COLOR");

@@ -41,8 +41,6 @@ class TerminalUi : public corral::Ui {
 void install_signal_handlers();
 // True once a stop signal arrived.
 bool stop_requested();
-// A test that is true once a stop signal arrives after this call: ends a wait that must
-// give way to the user even when the run was already stopped (a FIFO with no reader).
-std::function<bool()> stop_requested_from_now();
+
 
 }  // namespace corral::cli

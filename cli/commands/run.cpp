@@ -29,7 +29,7 @@ void write_early(const OutputFile& output, const std::string& text) {
 // reported and becomes the exit status of a run that had none.
 void write_final(Context& ctx, const OutputFile& output, const std::string& text, int& exit_code, bool failed) {
   try {
-    output.write(text, stop_requested_from_now());
+    output.write(text, stop_requested);
   } catch (const Error& e) {
     ctx.ui.error(e);
     if (!failed && exit_code == 0) exit_code = e.exit_code();

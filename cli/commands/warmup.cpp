@@ -17,7 +17,7 @@ int warmup_command(Context& ctx, const SandboxOptions& sandbox) {
   RunOptions args;
   args.sandbox = sandbox;
   SessionHandle handle = warmup(ctx.leases, to_request(ctx, args));
-  if (output) output->write(handle_to_json(handle), stop_requested_from_now());
+  if (output) output->write(handle_to_json(handle), stop_requested);
   ctx.ui.out(handle_to_json(handle));
   return 0;
 }

@@ -27,8 +27,9 @@ class OutputFile {
 
   // True for a regular file, which may be written more than once (each write replaces it).
   bool rewritable() const;
-  // Writes `text` as above. Waiting for a FIFO's reader, or for a slow reader, ends with an
-  // error once `give_up` says so (a stop signal). Throws invalid-argument (quota for a
+  // Writes `text` as above. Waiting for a FIFO's reader, or for a slow reader, ends with
+  // cancelled as soon as `give_up` says so (any stop signal: after one, corral offers the
+  // text once and waits for nobody). Throws invalid-argument (quota for a
   // full disk) naming `what` and the path.
   void write(std::string_view text, const std::function<bool()>& give_up = {}) const;
 

@@ -235,4 +235,39 @@ DownloadResult ProviderSession::download(const Sandbox& sandbox, const DownloadR
                              wire::to_json(wire::DownloadCall{sandbox, request}));
 }
 
+Sandbox ProviderSession::pause(const Sandbox& sandbox) {
+  return remember(ask<Sandbox>(Primitive::pause, lease_of(sandbox), wire::to_json(wire::SandboxRequest{sandbox})));
+}
+
+Sandbox ProviderSession::resume(const Sandbox& sandbox) {
+  return remember(ask<Sandbox>(Primitive::resume, lease_of(sandbox), wire::to_json(wire::SandboxRequest{sandbox})));
+}
+
+std::vector<ForkOutcome> ProviderSession::fork(const Sandbox& source, const std::vector<ForkTarget>& targets) {
+  auto result = ask<wire::ForkResult>(Primitive::fork, lease_of(source), wire::to_json(wire::ForkRequest{source, targets}));
+  for (ForkOutcome& f : result.forks) {
+    if (f.sandbox) remember(*f.sandbox);
+    if (f.error) f.error = Error(f.error->code(), redactor_.apply(f.error->what()), redactor_.apply(f.error->hint()));
+  }
+  if (result.forks.size() != targets.size()) {
+    for (const ForkOutcome& f : result.forks) {
+      if (!f.sandbox) continue;
+      try {
+        destroy(*f.sandbox);
+      } catch (const Error&) {
+        // Best effort: the error below is what the user needs; the fork carries corral's labels.
+      }
+    }
+    throw Error(ErrorCode::internal,
+                fmt::format("provider '{}' answered {} fork outcomes for {} forks", spec().name, result.forks.size(),
+                            targets.size()),
+                "this is a bug in the provider plugin; report it to its authors");
+  }
+  for (const ForkOutcome& f : result.forks)
+    if (f.sandbox && f.sandbox->id.empty())
+      throw Error(ErrorCode::internal, fmt::format("provider '{}' forked a sandbox without an id", spec().name),
+                  "this is a bug in the provider plugin; report it to its authors");
+  return result.forks;
+}
+
 }  // namespace corral

@@ -53,6 +53,11 @@ class ProviderSession {
   Sandbox extend(const Sandbox& sandbox, std::int64_t seconds);
   std::string url(const Sandbox& sandbox, int port);
   DownloadResult download(const Sandbox& sandbox, const DownloadRequest& request);
+  Sandbox pause(const Sandbox& sandbox);
+  Sandbox resume(const Sandbox& sandbox);
+  // One outcome per target, in order; an answer with another count is the plugin's bug
+  // (internal), and the forks it did report are destroyed before that is thrown.
+  std::vector<ForkOutcome> fork(const Sandbox& source, const std::vector<ForkTarget>& targets);
 
  private:
   // Calls primitive `p` and returns its JSON result; `lease` is the lease named should the

@@ -223,6 +223,7 @@ std::string to_json(const ProviderSpec& spec) {
   write_string(w, "kind", to_string(spec.kind));
   write_strings(w, "targets", spec.targets);
   write_strings(w, "features", spec.features.names());
+  if (!spec.idle.empty()) write_strings(w, "idle", spec.idle);
   w.Key("options");
   w.StartArray();
   for (const OptionSpec& o : spec.options) {
@@ -264,7 +265,8 @@ ProviderSpec spec_from_json(std::string_view text) {
   Document doc = parse(text, "provider spec");
   if (!doc.IsObject())
     throw Error(ErrorCode::invalid_argument, "provider spec must be a JSON object");
-  check_keys(doc, {"name", "aliases", "family", "kind", "targets", "features", "options", "docs"}, "provider spec");
+  check_keys(doc, {"name", "aliases", "family", "kind", "targets", "features", "idle", "options", "docs"},
+             "provider spec");
   ProviderSpec spec;
   spec.name = get_string(doc, "name");
   if (spec.name.empty())
@@ -294,6 +296,11 @@ ProviderSpec spec_from_json(std::string_view text) {
     }
     spec.features.insert(*feature);
   }
+  spec.idle = get_strings(doc, "idle");
+  for (const std::string& action : spec.idle)
+    if (std::find(kIdleActions.begin(), kIdleActions.end(), action) == kIdleActions.end())
+      throw Error(ErrorCode::invalid_argument, "field 'idle': unknown idle action '" + action + "'",
+                  "use pause or stop");
   if (auto it = doc.FindMember("options"); it != doc.MemberEnd()) {
     if (!it->value.IsArray())
       throw Error(ErrorCode::invalid_argument, "field 'options' must be a list");

@@ -57,6 +57,10 @@ std::vector<std::string> spec_problems(const ProviderSpec& spec) {
   if (spec.targets.empty()) problems.push_back("targets is missing");
   for (const OptionSpec& o : spec.options)
     if (blank(o.help)) problems.push_back("options '" + o.name + "': help is missing");
+  // A sandbox paused when idle is only worth keeping if corral can resume it.
+  if (std::find(spec.idle.begin(), spec.idle.end(), "pause") != spec.idle.end() &&
+      !spec.features.has(Feature::pause_resume))
+    problems.push_back("idle lists 'pause' but features lack pause-resume");
   return problems;
 }
 

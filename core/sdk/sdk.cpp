@@ -106,6 +106,9 @@ DownloadResult Provider::download(const Sandbox&, const DownloadRequest&, const 
   throw unsupported(Primitive::download);
 }
 Sandbox Provider::resume(const Sandbox&, const Host&) { throw unsupported(Primitive::resume); }
+std::vector<ForkOutcome> Provider::fork(const Sandbox&, const std::vector<ForkTarget>&, const Host&) {
+  throw unsupported(Primitive::fork);
+}
 
 namespace detail {
 
@@ -244,6 +247,15 @@ std::string do_resume(Provider& p, std::string_view r, const Host& h) {
 std::string do_download(Provider& p, std::string_view r, const Host& h) {
   wire::DownloadCall m = wire::read<wire::DownloadCall>(r, "download request");
   return wire::to_json(p.download(m.sandbox, m.download, h));
+}
+
+std::string do_fork(Provider& p, std::string_view r, const Host& h) {
+  wire::ForkRequest m = wire::read<wire::ForkRequest>(r, "fork request");
+  wire::ForkResult result{p.fork(m.sandbox, m.forks, h)};
+  if (result.forks.size() != m.forks.size())
+    throw Error(ErrorCode::internal, "the provider answered " + std::to_string(result.forks.size()) +
+                                         " fork outcomes for " + std::to_string(m.forks.size()) + " forks asked");
+  return wire::to_json(result);
 }
 
 }  // namespace detail

@@ -92,6 +92,7 @@ std::string to_json(const CreateRequest& m) {
     json::write_map(w, "labels", m.labels);
     json::write_string(w, "workspace", m.workspace);
     if (m.network.mode != NetworkPolicy::Mode::open) json::write_string(w, "network", to_string(m.network));
+    if (!m.idle.empty()) json::write_string(w, "idle", m.idle);
   });
 }
 
@@ -183,6 +184,43 @@ std::string to_json(const UrlResult& m) {
   return object([&](Writer& w) { json::write_string(w, "url", m.url); });
 }
 
+std::string to_json(const ForkRequest& m) {
+  return object([&](Writer& w) {
+    write_sandbox_member(w, m.sandbox);
+    w.Key("forks");
+    w.StartArray();
+    for (const ForkTarget& f : m.forks) {
+      w.StartObject();
+      json::write_string(w, "leaseId", f.lease_id);
+      json::write_string(w, "slug", f.slug);
+      json::write_map(w, "labels", f.labels);
+      w.EndObject();
+    }
+    w.EndArray();
+  });
+}
+
+std::string to_json(const ForkResult& m) {
+  return object([&](Writer& w) {
+    w.Key("forks");
+    w.StartArray();
+    for (const ForkOutcome& f : m.forks) {
+      w.StartObject();
+      if (f.sandbox) write_sandbox_member(w, *f.sandbox);
+      if (f.error) {
+        w.Key("error");
+        w.StartObject();
+        json::write_string(w, "code", std::string(to_string(f.error->code())));
+        json::write_string(w, "message", f.error->what());
+        if (!f.error->hint().empty()) json::write_string(w, "hint", f.error->hint());
+        w.EndObject();
+      }
+      w.EndObject();
+    }
+    w.EndArray();
+  });
+}
+
 template <>
 DoctorResult read<DoctorResult>(std::string_view text, std::string_view what) {
   json::Document doc = json::parse(text, what);
@@ -210,6 +248,7 @@ CreateRequest read<CreateRequest>(std::string_view text, std::string_view what) 
   r.labels = json::get_map(doc, "labels");
   r.workspace = json::get_string(doc, "workspace");
   if (doc.HasMember("network")) r.network = parse_network_policy(json::get_string(doc, "network"));
+  r.idle = json::get_string(doc, "idle");
   return r;
 }
 
@@ -307,6 +346,41 @@ UrlRequest read<UrlRequest>(std::string_view text, std::string_view what) {
 template <>
 UrlResult read<UrlResult>(std::string_view text, std::string_view what) {
   return {json::get_string(json::parse(text, what), "url")};
+}
+
+template <>
+ForkRequest read<ForkRequest>(std::string_view text, std::string_view what) {
+  json::Document doc = json::parse(text, what);
+  ForkRequest m;
+  m.sandbox = sandbox_member(doc, what);
+  const Value& forks = required(doc, "forks", what);
+  if (!forks.IsArray()) throw Error(ErrorCode::invalid_argument, std::string(what) + ": 'forks' must be a list");
+  for (const Value& f : forks.GetArray())
+    m.forks.push_back({json::get_string(f, "leaseId"), json::get_string(f, "slug"), json::get_map(f, "labels")});
+  return m;
+}
+
+template <>
+ForkResult read<ForkResult>(std::string_view text, std::string_view what) {
+  json::Document doc = json::parse(text, what);
+  ForkResult r;
+  const Value& forks = required(doc, "forks", what);
+  if (!forks.IsArray()) throw Error(ErrorCode::invalid_argument, std::string(what) + ": 'forks' must be a list");
+  for (const Value& f : forks.GetArray()) {
+    ForkOutcome outcome;
+    if (const Value* error = json::find(f, "error")) {
+      // A code outside the ABI's set (or the host's own config) reads as internal.
+      const std::string code = json::get_string(*error, "code");
+      ErrorCode parsed = ErrorCode::internal;
+      for (int c = CORRAL_ERR_INTERNAL; c <= CORRAL_ERR_UNSUPPORTED; ++c)
+        if (to_string(static_cast<ErrorCode>(c)) == code) parsed = static_cast<ErrorCode>(c);
+      outcome.error = Error(parsed, json::get_string(*error, "message"), json::get_string(*error, "hint"));
+    } else {
+      outcome.sandbox = sandbox_member(f, what);
+    }
+    r.forks.push_back(std::move(outcome));
+  }
+  return r;
 }
 
 }  // namespace corral::wire

@@ -382,6 +382,20 @@ TEST_CASE("--lease-output to a FIFO nobody reads gives way to SIGTERM") {
   ::kill(b.pid, SIGTERM);
   CHECK(b.wait(std::chrono::seconds(10)) == 130);
   CHECK(read_file(b.err).find("nothing was reading the FIFO") != std::string::npos);
+
+  // Stopped during the command: the handle is offered once, and nothing waits for a reader.
+  corral::test::Background stopped =
+      env.start({"run", "--lease-output", fifo.string(), "--", "sh", "-c", "touch started; sleep 60"});
+  REQUIRE(eventually([&] {
+    std::error_code ec;
+    for (const fs::path& box : fs::directory_iterator(local_dir(env), ec))
+      if (fs::exists(box / "workspace" / "started")) return true;
+    return false;
+  }));
+  ::kill(stopped.pid, SIGTERM);
+  CHECK(stopped.wait(std::chrono::seconds(20)) == 130);
+  CHECK(read_file(stopped.err).find("nothing was reading the FIFO") != std::string::npos);
+  CHECK(env.claims().empty());
 }
 
 TEST_CASE("the handle is written as soon as the sandbox exists, and rewritten at the end") {

@@ -54,6 +54,7 @@ TEST_CASE("each primitive is the descriptor member of its name, and its name rea
       {Primitive::upload, &corral_plugin_v1::upload},   {Primitive::extend, &corral_plugin_v1::extend},
       {Primitive::url, &corral_plugin_v1::url},         {Primitive::pause, &corral_plugin_v1::pause},
       {Primitive::resume, &corral_plugin_v1::resume},   {Primitive::download, &corral_plugin_v1::download},
+      {Primitive::fork, &corral_plugin_v1::fork},
   };
   REQUIRE(std::size(expected) == kPrimitives.size());
   corral_plugin_v1 d{};

@@ -103,6 +103,12 @@ typedef struct corral_plugin_v1 {
    * .tar.gz of the files matching the patterns (relative to cwd) to the local path
    * `archive`, at most maxBytes of it. */
   corral_call_fn download;
+  /* Appended: absent when struct_size does not reach it.
+   * {"sandbox","forks":[{"leaseId","slug","labels"}]} ->
+   * {"forks":[{"sandbox"} | {"error":{"code","message"}}]} : one copy of the sandbox's
+   * current state per entry, in order; a fork that could not be made is an error entry.
+   * A failed or cancelled call leaves none of the forks it made. */
+  corral_call_fn fork;
 } corral_plugin_v1;
 
 /* The one symbol a plugin exports. */

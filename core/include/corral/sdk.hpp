@@ -102,12 +102,24 @@ class Provider {
   virtual void upload(const Sandbox& sandbox, const UploadRequest& request, const Host& host);
   virtual Sandbox extend(const Sandbox& sandbox, std::int64_t seconds, const Host& host);
   virtual std::string url(const Sandbox& sandbox, int port, const Host& host);
+  // Stops the sandbox costing compute, its files kept; returns it with state "paused".
+  // Pausing a paused sandbox is no error; a vanished one throws not-found.
   virtual Sandbox pause(const Sandbox& sandbox, const Host& host);
+  // Makes a paused sandbox run again as it was; returns it with state "running". Resuming
+  // a running one is no error; a provider that refuses for quota throws quota.
   virtual Sandbox resume(const Sandbox& sandbox, const Host& host);
   // Packs the files matching request.patterns into a .tar.gz at request.archive_path;
   // write it through sdk::DownloadFile (corral/sdk/download.hpp), which holds the size
   // bound, and build it in the sandbox with sdk::download_script.
   virtual DownloadResult download(const Sandbox& sandbox, const DownloadRequest& request, const Host& host);
+  // Copies `source`'s current files into one new sandbox per target, in order, each
+  // independent of the source and of the others; the source stays as it was. Put each
+  // target's labels on its fork where the provider stores labels. A fork that could not
+  // be made is an outcome with its error; when the call as a whole fails (or host says
+  // cancelled), destroy the forks already made before throwing. In a class derived from
+  // Provider, `fork` names this method: call POSIX's as ::fork().
+  virtual std::vector<ForkOutcome> fork(const Sandbox& source, const std::vector<ForkTarget>& targets,
+                                        const Host& host);
 };
 
 namespace detail {

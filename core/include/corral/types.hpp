@@ -76,6 +76,8 @@ struct ProviderSpec {
   FeatureSet features{};
   std::vector<OptionSpec> options{};
   DocsMeta docs{};
+  // The kIdleActions a kept sandbox can be given (--idle); "pause" needs pause-resume.
+  std::vector<std::string> idle{};
 
   // The option named `name`, or nullptr.
   const OptionSpec* find_option(std::string_view option_name) const;
@@ -144,6 +146,9 @@ struct CreateRequest {
   // provider whose spec has network-policy or network-allowlist, and for an allow list
   // with domains only of one that also has network-allowlist-domains.
   NetworkPolicy network;
+  // "" = the provider's usual end of a sandbox at its lifetime; else one of kIdleActions,
+  // asked for only of a provider whose spec lists it in `idle`.
+  std::string idle;
 };
 
 struct UploadRequest {
@@ -169,6 +174,22 @@ struct DownloadResult {
   std::uint64_t size = 0;             // bytes written to archive_path; 0 = nothing matched
   std::vector<std::string> missing;   // patterns that matched nothing
 };
+
+// fork: one new sandbox to make from the source's current state, as create would label it.
+struct ForkTarget {
+  std::string lease_id;
+  std::string slug;
+  StringMap labels;
+};
+// What became of one ForkTarget: the fork, or why it could not be made.
+struct ForkOutcome {
+  std::optional<Sandbox> sandbox;
+  std::optional<Error> error;
+};
+
+// What a kept sandbox does once idle for its timeout (--idle), instead of being deleted.
+// A provider lists in ProviderSpec::idle the ones it honours.
+inline constexpr std::array<std::string_view, 2> kIdleActions = {"pause", "stop"};
 
 struct DoctorCheck {
   std::string name;

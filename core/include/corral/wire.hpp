@@ -71,6 +71,13 @@ struct UrlRequest {
 struct UrlResult {
   std::string url;
 };
+struct ForkRequest {
+  Sandbox sandbox;
+  std::vector<ForkTarget> forks;
+};
+struct ForkResult {
+  std::vector<ForkOutcome> forks;  // one per ForkRequest::forks entry, in its order
+};
 
 // The JSON text of each message. A Sandbox travels with its secrets here: the wire runs
 // from a plugin back into the same plugin, never to storage or the screen.
@@ -90,6 +97,8 @@ std::string to_json(const DownloadResult& m);
 std::string to_json(const ExtendRequest& m);
 std::string to_json(const UrlRequest& m);
 std::string to_json(const UrlResult& m);
+std::string to_json(const ForkRequest& m);
+std::string to_json(const ForkResult& m);
 
 // Reads message T from JSON text; a missing required field or a wrong type throws
 // corral::Error naming `what` and the field.
