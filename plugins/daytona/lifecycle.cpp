@@ -1,6 +1,6 @@
-// The Daytona provider's pause and resume. Daytona pauses only its VM sandboxes (their
-// memory kept); a container sandbox is stopped instead, which keeps its files: corral
-// reports both as paused, Daytona's own word in details["provider-state"].
+// The Daytona provider's pause, resume and --idle pause. Daytona pauses only its VM
+// sandboxes (their memory kept); a container sandbox is stopped instead, which keeps its
+// files: corral reports both as paused, Daytona's own word in details["provider-state"].
 #include "provider.hpp"
 #include "spec.hpp"
 
@@ -27,6 +27,21 @@ Sandbox DaytonaProvider::pause(const Sandbox& sandbox, const sdk::Host& host) {
 Sandbox DaytonaProvider::resume(const Sandbox& sandbox, const sdk::Host& host) {
   check_sandbox_id(sandbox.id);
   return to_sandbox(started(sandbox.id, host));
+}
+
+void DaytonaProvider::pause_when_idle(SandboxInfo& info, const sdk::Host& host) {
+  const std::int64_t minutes = settings_.auto_stop_minutes;
+  if (!can_pause(info)) {
+    host.warn("--idle pause: Daytona cannot pause container sandbox " + info.id + ", so it stops after " +
+              format_duration(minutes * 60) + " without activity instead, its files kept (VM snapshots, " +
+              identity().settings.flag("snapshot") + " daytona-vm-*, can pause)");
+    return;
+  }
+  // At most one of the auto-stop and auto-pause intervals may be non-zero (api.json).
+  control_.set_auto_stop(info.id, 0);
+  control_.set_auto_pause(info.id, minutes);
+  info.auto_stop_minutes = 0;
+  info.auto_pause_minutes = minutes;
 }
 
 }  // namespace corral::daytona

@@ -81,6 +81,12 @@ std::vector<DoctorCheck> DaytonaProvider::doctor(const sdk::Host& host) {
 }
 
 Sandbox DaytonaProvider::create(const CreateRequest& request, const sdk::Host& host) {
+  if (!request.idle.empty() && settings_.auto_stop_minutes == 0)
+    throw Error(ErrorCode::invalid_argument,
+                "--idle " + request.idle + " needs Daytona's auto-stop interval, but " +
+                    identity().settings.flag("auto-stop") + " is 0 (never)",
+                "set " + identity().settings.flag("auto-stop") + " to the minutes without activity after which to " +
+                    request.idle + " the sandbox");
   const StringMap labels = sdk::remote::creation_labels(request);
   SandboxInfo info = sdk::remote::create_or_sweep(identity(), *this, request, host, [&] {
     host.progress("creating a Daytona sandbox");
@@ -92,6 +98,7 @@ Sandbox DaytonaProvider::create(const CreateRequest& request, const sdk::Host& h
   try {
     info = control_.wait_started(info, host);
     toolbox_url = control_.toolbox_url(info, host);
+    if (request.idle == "pause") pause_when_idle(info, host);
   } catch (const Error&) {
     try {
       control_.remove(info.id);

@@ -33,6 +33,9 @@ class DaytonaProvider : public sdk::Provider {
   // lifecycle.cpp
   Sandbox pause(const Sandbox& sandbox, const sdk::Host& host) override;
   Sandbox resume(const Sandbox& sandbox, const sdk::Host& host) override;
+  // fork.cpp
+  std::vector<ForkOutcome> fork(const Sandbox& source, const std::vector<ForkTarget>& targets,
+                                const sdk::Host& host) override;
   std::string url(const Sandbox& sandbox, int port, const sdk::Host& host) override;
 
  private:
@@ -51,9 +54,12 @@ class DaytonaProvider : public sdk::Provider {
   // The absolute workdir in the sandbox (a relative setting is below the user's home).
   std::string workdir_of(const Sandbox& sandbox, Toolbox& toolbox, const sdk::Host& host);
   Sandbox to_sandbox(const SandboxInfo& info) const;
-  // Deletes fork `id_or_name` that the host will never learn of; a failure is only warned
-  // about (the fork carries its lease's labels, so `stop --orphans` finds it).
+  // Deletes fork `id_or_name`, which the host will never learn of; a failure is only
+  // warned about (the fork carries its lease's labels, so `stop --orphans` finds it).
   void discard_fork(const std::string& id_or_name, const sdk::Host& host);
+  // Applies --idle pause to new sandbox `info` (lifecycle.cpp): Daytona's auto-pause
+  // instead of its auto-stop where the sandbox can pause; a container keeps auto-stop.
+  void pause_when_idle(SandboxInfo& info, const sdk::Host& host);
 
   Settings settings_;
   sdk::http::Client client_;

@@ -119,3 +119,43 @@ TEST_CASE("daytona resume refused by the organization's quota fails with the quo
   CHECK(c.hint.find("corral stop --id") != std::string::npos);
   CHECK(stand_in_state(fx, sb.id) == "stopped");  // left as it was
 }
+
+TEST_CASE("daytona --idle pause sets auto-pause on a VM sandbox and keeps auto-stop on a container; --idle stop keeps auto-stop") {
+  std::map<std::string, std::string> options{{"auto-stop", "30"}};
+  std::string idle = "pause";
+  long stop_minutes = 0, pause_minutes = 30;
+  bool warned = false;
+  SUBCASE("pause, VM sandbox") { options["snapshot"] = "daytona-vm-small"; }
+  SUBCASE("pause, container sandbox: Daytona cannot pause it") {
+    stop_minutes = 30, pause_minutes = 0, warned = true;
+  }
+  SUBCASE("stop") {
+    idle = "stop";
+    stop_minutes = 30, pause_minutes = 0;
+  }
+  DaytonaPlugin fx(options);
+  CreateRequest r{"lease-1", "calm-otter", {}, ""};
+  r.idle = idle;
+  PluginCall created = fx.plugin->call(fx.d().create, wire::to_json(r));
+  Sandbox sb = sandbox_of(created);
+  CHECK(fx.sandbox(sb.id).auto_stop_minutes == stop_minutes);
+  CHECK(fx.sandbox(sb.id).auto_pause_minutes == pause_minutes);
+  CHECK(fx.server.calls("autopause") == (pause_minutes ? 1 : 0));
+  CHECK(detail(sb, "autoPauseMinutes") == (pause_minutes ? "30" : ""));
+  PluginCall again = fx.plugin->call(fx.d().get, wire::to_json(wire::GetRequest{sb.id}));
+  CHECK(sandbox_of(again).details["autoStopMinutes"] == std::to_string(stop_minutes));
+  REQUIRE(created.warnings.size() == (warned ? 1u : 0u));
+  if (warned) CHECK(created.warnings[0].find("Daytona cannot pause container sandbox") != std::string::npos);
+}
+
+TEST_CASE("daytona --idle with auto-stop 0 (never) is refused before anything is created") {
+  DaytonaPlugin fx(std::map<std::string, std::string>{{"auto-stop", "0"}});
+  CreateRequest r{"lease-1", "calm-otter", {}, ""};
+  r.idle = "stop";
+  PluginCall c = fx.plugin->call(fx.d().create, wire::to_json(r));
+  CHECK_FALSE(c.ok);
+  CHECK(c.code == CORRAL_ERR_INVALID_ARGUMENT);
+  CHECK(c.message.find("--idle stop needs Daytona's auto-stop interval") != std::string::npos);
+  CHECK(c.hint.find("--daytona-auto-stop") != std::string::npos);
+  CHECK(fx.server.calls("create") == 0);
+}
