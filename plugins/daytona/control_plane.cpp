@@ -1,5 +1,6 @@
 #include "control_plane.hpp"
 
+#include <cctype>
 #include <chrono>
 
 #include "corral/sdk/read_answer.hpp"
@@ -198,7 +199,8 @@ SandboxInfo ControlPlane::wait_until(SandboxInfo info, bool (*done)(const std::s
 
 SandboxInfo ControlPlane::lifecycle(const std::string& id, const std::string& action) {
   const std::string what = "Daytona " + action + " sandbox " + id;
-  http::Response response = api_.send("POST", sandbox_path(id) + "/" + action, "", what, Limit::request, Retry::idempotent);
+  http::Response response =
+      api_.send("POST", sandbox_path(id) + "/" + action, "", what, Limit::request, Retry::idempotent);
   sdk::remote::expect_sandbox(identity(), response, what, id);
   return info_of(response, what);
 }

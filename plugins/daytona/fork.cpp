@@ -31,14 +31,14 @@ void DaytonaProvider::discard_fork(const std::string& id_or_name, const sdk::Hos
   try {
     control_.remove(id_or_name);
   } catch (const Error& e) {
-    host.warn("could not delete Daytona fork " + id_or_name + " (" + e.what() + "); remove it with `corral stop --orphans --provider " +
-              identity().settings.provider() + "`");
+    host.warn("could not delete Daytona fork " + id_or_name + " (" + e.what() +
+              "); remove it with `corral stop --orphans --provider " + identity().settings.provider() + "`");
   }
   live_.erase(id_or_name);
 }
 
 std::vector<ForkOutcome> DaytonaProvider::fork(const Sandbox& source, const std::vector<ForkTarget>& targets,
-                                              const sdk::Host& host) {
+                                               const sdk::Host& host) {
   check_sandbox_id(source.id);
   std::vector<ForkOutcome> outcomes(targets.size());
   std::vector<std::optional<SandboxInfo>> made(targets.size());
@@ -57,7 +57,8 @@ std::vector<ForkOutcome> DaytonaProvider::fork(const Sandbox& source, const std:
         outcomes[i].error = e;
         continue;
       }
-      const StringMap labels = sdk::remote::creation_labels({targets[i].lease_id, targets[i].slug, targets[i].labels, ""});
+      const StringMap labels =
+          sdk::remote::creation_labels({targets[i].lease_id, targets[i].slug, targets[i].labels, ""});
       control_.replace_labels(made[i]->id, labels);
       made[i]->labels = labels;
     }

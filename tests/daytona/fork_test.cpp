@@ -63,6 +63,7 @@ TEST_CASE("daytona fork makes independent copies labelled for their own leases a
   REQUIRE(forks[1].sandbox);
   const Sandbox f1 = *forks[0].sandbox, f2 = *forks[1].sandbox;
   CHECK(f1.state == "running");
+  CHECK(f2.state == "running");
   CHECK(f1.id != source.id);
   CHECK(f2.id != f1.id);
   CHECK(fx.server.calls("fork") == 2);
