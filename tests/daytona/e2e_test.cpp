@@ -175,8 +175,10 @@ TEST_CASE("--keep keeps the sandbox; status, url, extend, list, reuse with --id 
   CHECK(t.server.with([&](auto& st) { return st.sandboxes.at(id).sessions.size(); }) == 0);
 
   CliResult status = t.run({"status", "--id", lease, "--json"});
-  CHECK(status.exit_code == 0);
-  CHECK(status.out.find("started") != std::string::npos);
+  REQUIRE(status.exit_code == 0);
+  json::Document shown = json::parse(status.out, "status");
+  CHECK(json::get_string(shown["sandbox"], "state") == "running");
+  CHECK(json::get_map(shown["sandbox"], "details").at("provider-state") == "started");
 
   CliResult url = t.run({"url", "--id", lease, "--port", "3000"});
   CHECK(url.exit_code == 0);

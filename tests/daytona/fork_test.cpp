@@ -114,6 +114,18 @@ TEST_CASE("daytona fork that partly fails answers an error entry for each fork n
     CHECK(code_of(forks[1]) == "unavailable");
     CHECK(fx.server.calls("fork") == 2);
   }
+  SUBCASE("the second fork's answer cut short after Daytona made it: found by its name and deleted") {
+    fx.server.with([](auto& st) {
+      st.faults.cut_route = "fork";
+      st.faults.cut_skip = 1;
+      return st.faults.cut_times = 1;
+    });
+    forks = forked(fork_call(fx, source, {"lease-f1", "lease-f2"}));
+    REQUIRE(forks.size() == 2);
+    CHECK(code_of(forks[1]) == "unavailable");
+    CHECK(fx.server.calls("fork") == 2);
+    CHECK(fx.server.calls("delete") == 1);
+  }
   REQUIRE(forks[0].sandbox);
   CHECK(sorted(fx.server.sandbox_ids()) == sorted({source.id, forks[0].sandbox->id}));
   CHECK(cat(fx, *forks[0].sandbox, "a.txt") == "one\n");

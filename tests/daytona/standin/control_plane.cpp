@@ -212,7 +212,9 @@ void guarded(State& st, const std::string& route, const httplib::Request& req, h
   }
   st.hold_while_asked(route, lock);
   st.delay_if_slow(route, lock);
-  if (st.faults.cut_route == route && st.faults.cut_times != 0) {
+  if (st.faults.cut_route == route && st.faults.cut_times != 0 && st.faults.cut_skip > 0) {
+    --st.faults.cut_skip;
+  } else if (st.faults.cut_route == route && st.faults.cut_times != 0) {
     if (st.faults.cut_times > 0) --st.faults.cut_times;
     cut_answer(res);
   }
@@ -444,7 +446,7 @@ void register_control_plane(httplib::Server& server, State& st) {
       if (!sb) return fail(res, 404, "Sandbox with ID or name " + std::string(req.matches[1]) + " not found", req.path);
       FakeSandbox copy = *sb;
       copy.state = "destroying";
-      st.remove(req.matches[1]);
+      st.remove(copy.id);
       answer(st, res, copy);
     });
   });
