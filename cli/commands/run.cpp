@@ -44,6 +44,7 @@ int fanout_command(Context& ctx, const RunOptions& args, RunRequest request) {
   fan.fail_fast = args.fanout.fail_fast;
   fan.max_parallel = args.fanout.max_parallel;
   fan.output_dir = args.fanout.shard_output;
+  fan.from = args.fanout.from;
   std::optional<OutputFile> output;
   if (!args.sandbox.lease_output.empty()) output.emplace(args.sandbox.lease_output, "session handles");
   // The handles known so far, rewritten as each shard gets its sandbox.
@@ -76,8 +77,10 @@ int fanout_command(Context& ctx, const RunOptions& args, RunRequest request) {
 
 int run_command(Context& ctx, const RunOptions& args) {
   if (!args.fanout.given &&
-      (args.fanout.fail_fast || !args.fanout.shard_output.empty() || args.fanout.max_parallel_given))
-    throw Error(ErrorCode::invalid_argument, "--fail-fast, --max-parallel and --shard-output only apply to a fan-out",
+      (args.fanout.fail_fast || !args.fanout.shard_output.empty() || args.fanout.max_parallel_given ||
+       !args.fanout.from.empty()))
+    throw Error(ErrorCode::invalid_argument,
+                "--fail-fast, --max-parallel, --shard-output and --from only apply to a fan-out",
                 "add --shards N, e.g. `corral run --shards 4 --fail-fast -- make test`");
   if (args.command.empty() && args.shell.empty())
     throw Error(ErrorCode::invalid_argument, "no command to run",
@@ -132,6 +135,9 @@ void add_fanout_options(CLI::App& app, FanoutOptions& o) {
       ->capture_default_str();
   app.add_option("--shard-output", o.shard_output,
                  "With --shards: write shard i's output to DIR/shard-i.stdout and .stderr instead");
+  app.add_option("--from", o.from,
+                 "With --shards: run the shards in N forks of this kept lease (the provider's fork), removed at "
+                 "the end unless kept; the lease stays as it was");
 }
 
 Runner define(CLI::App& app) {

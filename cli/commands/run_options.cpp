@@ -16,6 +16,10 @@ void add_sandbox_options(CLI::App& app, SandboxOptions& o) {
       ->capture_default_str();
   app.add_option("--network", o.network,
                  "What the new sandbox may reach: open, none, or allow:HOST[,HOST...] (domains, IPs, CIDRs)");
+  app.add_option("--idle", o.idle,
+                 "What a kept sandbox does once idle for its timeout, where the provider can: pause or stop "
+                 "(instead of being deleted)")
+      ->check(CLI::IsMember({"pause", "stop"}));
 }
 
 RunRequest to_request(const Context& ctx, const RunOptions& args) {
@@ -35,6 +39,8 @@ RunRequest to_request(const Context& ctx, const RunOptions& args) {
   if (args.downloads.empty() && !args.download_dir.empty())
     throw Error(ErrorCode::invalid_argument, "--download-dir without --download", "add --download PATH_OR_GLOB");
   if (args.sandbox.network) r.network = parse_network_policy(*args.sandbox.network);
+  r.idle = args.sandbox.idle.empty() ? ctx.config.idle().value_or("") : args.sandbox.idle;
+  r.idle_given = !args.sandbox.idle.empty();
   if (!args.timeout.empty()) r.command.timeout_seconds = parse_duration(args.timeout);
   if (!args.shell.empty() && !args.command.empty())
     throw Error(ErrorCode::invalid_argument, "give either --shell 'COMMAND' or a command after --, not both");

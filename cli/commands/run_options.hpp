@@ -20,6 +20,7 @@ struct SandboxOptions {
   std::vector<std::string> env;       // --env NAME (repeatable)
   std::string max_workspace = "512M";
   std::optional<std::string> network;  // --network POLICY
+  std::string idle;                    // --idle pause|stop: what a kept sandbox does once idle
 };
 
 // `corral run --shards N` and the flags that only apply with it (fanout.hpp).
@@ -30,6 +31,7 @@ struct FanoutOptions {
   int max_parallel = kDefaultMaxParallel;
   bool max_parallel_given = false;
   std::string shard_output;
+  std::string from;  // --from LEASE: the shards run in forks of this kept lease
 };
 
 struct RunOptions {

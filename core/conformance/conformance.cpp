@@ -16,7 +16,9 @@
 #include "corral/sdk/process.hpp"
 #include "corral/wire.hpp"
 #include "base/hash.hpp"
+#include "lease/fanout.hpp"
 #include "lease/fleet.hpp"
+#include "lease/fork.hpp"
 #include "lease/run.hpp"
 #include "plugin_host/plugin_instance.hpp"
 #include "base/printable.hpp"
@@ -311,6 +313,37 @@ class Kit {
     LeaseContext ctx{setup_.claims, providers, ui};
     Lease lease = Lease::attach(ctx, id, choice_, access);
     return body(lease);
+  }
+
+  // Makes `count` forks of lease `id` as `corral fork` does, recording them as made.
+  Forks fork(const std::string& id, int count) {
+    CaptureUi ui(setup_.user);
+    Watched watched(*this, ui);
+    Providers providers = kit_providers();
+    LeaseContext ctx{setup_.claims, providers, ui};
+    Lease source = Lease::attach(ctx, id, choice_, Lease::Access::exclusive);
+    Forks forks = fork_lease(ctx, source, {.count = count, .kept = true});
+    for (const Claim& c : forks.made) made_.push_back({c.lease_id, c.sandbox_id, true});
+    return forks;
+  }
+
+  // Runs `shell` in `shards` forks of lease `id`, as `corral run --shards N --from` does,
+  // recording the forks as made.
+  FanoutResult fanout_from(const std::string& id, int shards, const std::string& shell) {
+    CaptureUi ui(setup_.user);
+    Watched watched(*this, ui);
+    Providers providers = kit_providers();
+    LeaseContext ctx{setup_.claims, providers, ui};
+    FanoutRequest fan;
+    fan.run.choice = choice_;
+    fan.run.command.shell = shell;
+    fan.run.cwd = fixture_.root();
+    fan.shards = shards;
+    fan.from = id;
+    FanoutResult result = run_fanout(ctx, fan);
+    for (const ShardOutcome& s : result.shards)
+      if (s.result.handle) made_.push_back({s.result.handle->lease_id, s.result.handle->sandbox_id, false});
+    return result;
   }
 
   // Stops lease `id` as `corral stop --id` does.
@@ -658,6 +691,67 @@ class Checks {
                        host_label.value_or("missing"), host));
   }
 
+  void pause_resume() {
+    const std::string lease = kept_lease();
+    kit_.run({.shell = "echo before the pause > paused.txt", .lease = lease}).expect_exit(0);
+    Sandbox paused = kit_.with_lease(lease, Lease::Access::exclusive, [](Lease& l) { return l.pause(); });
+    if (paused.state != "paused") fail(fmt::format("pause answered state {}, not \"paused\"", literal(paused.state)));
+    auto state_now = [&] {
+      return kit_.with_session([&](ProviderSession& s) { return s.get(kept_sandbox_).state; });
+    };
+    if (std::string now = state_now(); now != "paused")
+      fail(fmt::format("get after pause says state {}, not \"paused\"", literal(now)));
+    // A run in a paused lease resumes it first; its files are as they were.
+    Observed again = kit_.run({.shell = "cat paused.txt", .lease = lease});
+    again.expect_exit(0);
+    again.expect_out("before the pause\n");
+    if (std::string now = state_now(); now == "paused") fail("the sandbox is still paused after a run resumed it");
+  }
+
+  void fork_independent() {
+    const std::string lease = kept_lease();
+    kit_.run({.shell = "echo source > forked.txt", .lease = lease}).expect_exit(0);
+    Forks forks = kit_.fork(lease, 2);
+    if (forks.made.size() != 2) fail(fmt::format("2 forks were asked for, {} made", forks.made.size()));
+    for (const Claim& c : forks.made)
+      if (c.sandbox_id == kept_sandbox_) fail("a fork is the source sandbox itself, " + kept_sandbox_);
+    Observed first = kit_.run({.shell = "cat forked.txt; echo fork > forked.txt", .lease = forks.made[0].lease_id});
+    first.expect_exit(0);
+    first.expect_out("source\n");
+    for (const std::string& other : {forks.made[1].lease_id, lease}) {
+      Observed o = kit_.run({.shell = "cat forked.txt", .lease = other});
+      o.expect_exit(0);
+      if (o.out != "source\n")
+        fail(fmt::format("a write in one fork shows in {}: it printed {}", other == lease ? "the source" : "another fork",
+                         literal(o.out)));
+    }
+    for (const Claim& c : forks.made) {
+      kit_.stop(c.lease_id);
+      if (std::string left = kit_.still_there(c.sandbox_id); !left.empty()) fail(left + " after the fork was stopped");
+    }
+  }
+
+  void shards_from() {
+    const std::string lease = kept_lease();
+    kit_.run({.shell = "echo prepared > prepared.txt; rm -f shard-made.txt", .lease = lease}).expect_exit(0);
+    FanoutResult fan = kit_.fanout_from(lease, 2, "cat prepared.txt && echo made > shard-made.txt");
+    if (fan.exit_code != 0) {
+      std::vector<ShardSummary> why = fanout_summary(fan);
+      fail(fmt::format("--shards 2 --from failed with exit code {}{}", fan.exit_code,
+                       why.empty() ? "" : ": " + printable(why.front().text)));
+    }
+    for (const ShardOutcome& s : fan.shards) {
+      if (!s.result.handle) fail("a shard has no session handle");
+      const SessionHandle& h = *s.result.handle;
+      if (h.sandbox_id == kept_sandbox_) fail("a shard ran in the source sandbox itself, not a fork");
+      if (kit_.claims().inspect(h.lease_id)) fail("the fork of a shard is still claimed after the fan-out");
+      if (std::string left = kit_.still_there(h.sandbox_id); !left.empty()) fail(left + " after the fan-out ended");
+    }
+    Observed source = kit_.run({.shell = "test ! -e shard-made.txt && cat prepared.txt", .lease = lease});
+    if (source.result.exit_code != 0) fail("a shard's write shows in the source lease" + source.why());
+    source.expect_out("prepared\n");
+  }
+
   void stop() {
     const std::string lease = kept_lease();
     const std::string sandbox = kept_sandbox_;
@@ -835,6 +929,12 @@ const std::vector<CheckDef>& check_defs() {
       {"extend", "a kept sandbox's lifetime can be extended", {F::run_session, F::keep_alive}, {}, &Checks::extend},
       {"listing", "the provider lists corral's sandboxes with their lease and host labels",
        {F::run_session, F::cleanup}, {}, &Checks::listing},
+      {"pause-resume", "a paused sandbox says so, and a run resumes it with its files as they were",
+       {F::run_session, F::pause_resume}, {}, &Checks::pause_resume},
+      {"fork", "forks of a kept sandbox are independent: a write in one shows in neither the source nor another",
+       {F::run_session, F::fork}, {}, &Checks::fork_independent},
+      {"shards-from", "--shards --from runs each shard in a fork, removes the forks and leaves the source as it was",
+       {F::run_session, F::fork}, {}, &Checks::shards_from},
       {"stop", "corral stop removes a kept sandbox and forgets its lease", {F::run_session}, {}, &Checks::stop},
       {"nothing-left", "nothing the kit made is left: no claim, no sandbox", {}, {}, &Checks::nothing_left},
   };

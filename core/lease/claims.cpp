@@ -86,6 +86,10 @@ void write_claim_fields(json::Writer& w, const Claim& c) {
   json::write_string(w, "createdAt", c.created_at);
   w.Key("kept");
   w.Bool(c.kept);
+  if (c.paused) {
+    w.Key("paused");
+    w.Bool(true);
+  }
   // Absent for open, so claims of sandboxes made before policies read the same.
   if (c.network.mode != NetworkPolicy::Mode::open) json::write_string(w, "network", to_string(c.network));
 }
@@ -115,6 +119,7 @@ Claim claim_from_json(std::string_view text, const std::string& what) {
   c.fingerprint = json::get_string(doc, "fingerprint");
   c.created_at = json::get_string(doc, "createdAt");
   c.kept = json::get_bool(doc, "kept");
+  c.paused = json::get_bool(doc, "paused");
   if (doc.HasMember("network")) c.network = parse_network_policy(json::get_string(doc, "network"));
   if (c.lease_id.empty() || c.provider.empty() || c.sandbox_id.empty())
     throw Error(ErrorCode::invalid_argument, what + " lacks leaseId, provider or sandboxId");

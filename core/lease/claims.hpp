@@ -42,6 +42,7 @@ struct Claim {
   std::string fingerprint;    // of the last workspace synced into it
   std::string created_at;     // RFC 3339, UTC
   bool kept = false;          // true once the user asked to keep it
+  bool paused = false;        // paused by corral (`corral pause`) and not resumed since
   NetworkPolicy network;      // fixed when the sandbox was created (--network)
 };
 

@@ -7,6 +7,7 @@
 #include <semaphore>
 #include <thread>
 
+#include "lease/fork.hpp"
 #include "lease/shard_ui.hpp"
 
 namespace fs = std::filesystem;
@@ -46,9 +47,14 @@ class CreationSlot {
   std::counting_semaphore<kMaxShards>& slots_;
 };
 
-// What shard `index` runs: its own command, its variables, its own download folder.
-RunRequest shard_request(const FanoutRequest& request, int index) {
+// What shard `index` runs: its own command, its variables, its own download folder, and
+// `fork`, the lease of its fork with --from ("" = a new sandbox).
+RunRequest shard_request(const FanoutRequest& request, int index, const std::string& fork) {
   RunRequest shard = request.run;
+  if (!fork.empty()) {
+    shard.lease = fork;
+    shard.release_reused = true;
+  }
   shard.command = shard_command(request.run.command, index, request.shards);
   shard.command.env["CORRAL_SHARD_INDEX"] = std::to_string(index);
   shard.command.env["CORRAL_SHARD_COUNT"] = std::to_string(request.shards);
@@ -60,9 +66,10 @@ RunRequest shard_request(const FanoutRequest& request, int index) {
 
 // Runs shard `index` through the run's phases, in `ctx` (its own Ui), on the shared
 // workspace, acquiring its sandbox in one of the fan-out's creation slots.
-ShardOutcome run_shard(LeaseContext& ctx, const FanoutRequest& request, int index, const SharedWorkspace& shared,
-                       std::counting_semaphore<kMaxShards>& slots, ShardTerminal& terminal) {
-  const RunRequest shard = shard_request(request, index);
+ShardOutcome run_shard(LeaseContext& ctx, const FanoutRequest& request, int index, const std::string& fork,
+                       const SharedWorkspace& shared, std::counting_semaphore<kMaxShards>& slots,
+                       ShardTerminal& terminal) {
+  const RunRequest shard = shard_request(request, index, fork);
   RunPhases run(ctx, shard);
   ShardOutcome out;
   try {
@@ -90,6 +97,41 @@ ShardOutcome run_shard(LeaseContext& ctx, const FanoutRequest& request, int inde
   return out;
 }
 
+// The lease `from` names (--from), and its provider's spec.
+Claim source_claim(LeaseContext& ctx, const FanoutRequest& request) {
+  Claim claim = ctx.claims.resolve(request.from);
+  const ProviderChoice& choice = request.run.choice;
+  if (!choice.provider.empty() && ctx.providers.spec(choice.provider).name != claim.provider)
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("lease '{}' belongs to provider '{}', not '{}'", claim.slug, claim.provider,
+                            choice.provider),
+                "drop --provider: --from alone finds the lease's provider");
+  return claim;
+}
+
+// Makes the forks of --from the shards run in: one lease id per shard.
+std::vector<std::string> fork_for_shards(LeaseContext& ctx, const FanoutRequest& request) {
+  Lease source = Lease::attach(ctx, request.from, request.run.choice, Lease::Access::exclusive);
+  Forks forks = fork_lease(ctx, source, {.count = request.shards, .kept = false, .keep_partial = false});
+  std::vector<std::string> ids;
+  for (const Claim& c : forks.made) ids.push_back(c.lease_id);
+  return ids;
+}
+
+// Releases the forks of shards that never took theirs (stopped before they started).
+void release_untaken_forks(LeaseContext& ctx, const FanoutRequest& request, const std::vector<std::string>& forks,
+                           const FanoutResult& result) {
+  for (size_t i = 0; i < forks.size(); ++i) {
+    if (result.shards[i].started) continue;
+    try {
+      Lease::attach(ctx, forks[i], request.run.choice, Lease::Access::exclusive).release();
+    } catch (const Error& e) {
+      ctx.ui.warn(fmt::format("could not remove the fork of shard {}: {}; `corral stop --orphans` removes it later",
+                              i, e.what()));
+    }
+  }
+}
+
 }  // namespace
 
 Command shard_command(const Command& command, int index, int count) {
@@ -111,13 +153,22 @@ void check_fanout(LeaseContext& ctx, const FanoutRequest& request) {
                 fmt::format("the default is {}", kDefaultMaxParallel));
   if (!request.run.lease.empty())
     throw Error(ErrorCode::invalid_argument, "--shards cannot reuse a lease (--id): every shard needs a new sandbox",
-                "drop --id to fan out, or drop --shards to rerun in the kept sandbox");
+                "drop --id to fan out, --from LEASE runs the shards in forks of it, or drop --shards to rerun in "
+                "the kept sandbox");
+  if (!request.from.empty()) {
+    const Claim source = source_claim(ctx, request);
+    Providers::require(ctx.providers.spec(source.provider), Feature::fork, "--shards --from");
+    return;
+  }
   Providers::require(ctx.providers.spec(ctx.providers.resolve(request.run.choice)), Feature::run_session,
                      "--shards");
 }
 
-FanoutResult run_fanout(LeaseContext& ctx, const FanoutRequest& request) {
-  check_fanout(ctx, request);
+FanoutResult run_fanout(LeaseContext& ctx, const FanoutRequest& asked) {
+  check_fanout(ctx, asked);
+  // With --from the provider is the lease's, whatever the default.
+  FanoutRequest request = asked;
+  if (!request.from.empty()) request.run.choice.provider = source_claim(ctx, request).provider;
   Ui& ui = ctx.ui;
   auto cancelled = [&] { return ui.cancelled(); };
   const int n = request.shards;
@@ -154,7 +205,13 @@ FanoutResult run_fanout(LeaseContext& ctx, const FanoutRequest& request) {
     contexts.push_back(LeaseContext{ctx.claims, ctx.providers, *uis.back()});
   }
   if (ui.cancelled()) throw Error(ErrorCode::cancelled, "interrupted before anything was created");
-  ui.info(fmt::format("running {} shards, creating up to {} sandboxes at once", n, request.max_parallel));
+  std::vector<std::string> forks(static_cast<size_t>(n));
+  if (!request.from.empty()) {
+    forks = fork_for_shards(ctx, request);
+    ui.info(fmt::format("running {} shards in forks of lease {}", n, request.from));
+  } else {
+    ui.info(fmt::format("running {} shards, creating up to {} sandboxes at once", n, request.max_parallel));
+  }
 
   FanoutResult result;
   result.shards.resize(static_cast<size_t>(n));
@@ -162,7 +219,7 @@ FanoutResult run_fanout(LeaseContext& ctx, const FanoutRequest& request) {
   for (int i = 0; i < n; ++i) {
     try {
       threads.emplace_back([&, i] {
-        result.shards[i] = run_shard(contexts[i], request, i, shared, slots, terminal);
+        result.shards[i] = run_shard(contexts[i], request, i, forks[i], shared, slots, terminal);
         uis[i]->flush();
       });
     } catch (const std::system_error& e) {  // no thread for this shard: it and the rest cannot run
@@ -176,6 +233,7 @@ FanoutResult run_fanout(LeaseContext& ctx, const FanoutRequest& request) {
     }
   }
   for (std::thread& t : threads) t.join();
+  if (!request.from.empty()) release_untaken_forks(ctx, request, forks, result);
 
   for (const ShardOutcome& s : result.shards)
     if (s.result.exit_code != 0 && !s.stopped) {

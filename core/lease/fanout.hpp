@@ -35,6 +35,9 @@ struct FanoutRequest {
   int max_parallel = kDefaultMaxParallel;  // sandboxes being created at once
   bool fail_fast = false;
   std::filesystem::path output_dir;  // --shard-output: one file per shard and stream; empty = prefixed lines
+  // --from: the shards run in forks of this kept lease (fork.hpp), made at once through the
+  // provider's fork and released by the keep rules; the lease itself is left as it was.
+  std::string from;
   // RunRequest::on_acquired for shard `index`; called from the shards' threads, several at
   // once: it must be safe so, and must not throw.
   std::function<void(int index, const SessionHandle&)> on_acquired;
@@ -54,7 +57,8 @@ struct FanoutResult {
 };
 
 // Refuses, before anything is created, a fan-out that cannot run: N outside 1..64, a
-// --max-parallel below 1, reuse of a lease (--id), a provider without run-session.
+// --max-parallel below 1, reuse of a lease (--id), a provider without run-session (or,
+// with --from, without fork).
 void check_fanout(LeaseContext& ctx, const FanoutRequest& request);
 // Runs the fan-out; after check_fanout() and the workspace scan it never throws. Before
 // them it throws as run() does before anything was created. The shards' threads call

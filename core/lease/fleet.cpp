@@ -57,6 +57,7 @@ std::string_view to_string(LeaseState state) {
   switch (state) {
     case LeaseState::in_use: return "in use";
     case LeaseState::kept: return "kept";
+    case LeaseState::paused: return "paused";
     case LeaseState::abandoned: return "abandoned";
     case LeaseState::corrupt: return "corrupt";
   }
@@ -82,7 +83,8 @@ std::vector<LeaseRow> list_leases(const ClaimStore& claims) {
     LeaseRow row;
     if (!f.claim) row.state = LeaseState::corrupt;
     else if (valid_lease_id(f.lease_id) && claims.in_use(f.lease_id)) row.state = LeaseState::in_use;
-    else row.state = f.claim->kept ? LeaseState::kept : LeaseState::abandoned;
+    else if (!f.claim->kept) row.state = LeaseState::abandoned;
+    else row.state = f.claim->paused ? LeaseState::paused : LeaseState::kept;
     row.file = std::move(f);
     rows.push_back(std::move(row));
   }

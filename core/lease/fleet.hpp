@@ -22,6 +22,7 @@ namespace corral {
 enum class LeaseState {
   in_use,     // a corral process holds it right now
   kept,       // kept by the user, idle
+  paused,     // kept and paused (`corral pause`): costing little until resumed
   abandoned,  // never kept and nobody holds it: its corral died, or could not stop it
   corrupt,    // the claim file cannot be read
 };

@@ -1,5 +1,7 @@
 #include "lease/handle.hpp"
 
+#include <fmt/format.h>
+
 #include "lease/claims.hpp"
 #include "corral/json.hpp"
 #include "corral/sdk/shell.hpp"
@@ -80,8 +82,10 @@ std::string handle_to_json(const SessionHandle& h) {
   return std::string(buffer.GetString()) + "\n";
 }
 
-std::string shard_handles_to_json(const std::vector<std::optional<SessionHandle>>& handles) {
-  std::string text = "{\"shards\":[";
+namespace {
+// {"KEY":[handle or null,...]}
+std::string handles_to_json(const char* key, const std::vector<std::optional<SessionHandle>>& handles) {
+  std::string text = fmt::format("{{\"{}\":[", key);
   for (size_t i = 0; i < handles.size(); ++i) {
     if (i > 0) text += ",";
     if (!handles[i]) {
@@ -93,6 +97,15 @@ std::string shard_handles_to_json(const std::vector<std::optional<SessionHandle>
     text += one;
   }
   return text + "]}\n";
+}
+}  // namespace
+
+std::string shard_handles_to_json(const std::vector<std::optional<SessionHandle>>& handles) {
+  return handles_to_json("shards", handles);
+}
+
+std::string fork_handles_to_json(const std::vector<SessionHandle>& handles) {
+  return handles_to_json("forks", {handles.begin(), handles.end()});
 }
 
 }  // namespace corral

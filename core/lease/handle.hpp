@@ -53,5 +53,7 @@ std::string handle_to_json(const SessionHandle& handle);
 // A fan-out's handles, {"shards":[handle,...]} by shard index; null for a shard that never
 // got a sandbox.
 std::string shard_handles_to_json(const std::vector<std::optional<SessionHandle>>& handles);
+// `corral fork`'s handles, {"forks":[handle,...]} in the order the forks were asked for.
+std::string fork_handles_to_json(const std::vector<SessionHandle>& handles);
 
 }  // namespace corral

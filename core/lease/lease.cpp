@@ -54,7 +54,7 @@ Lease& Lease::operator=(Lease&&) noexcept = default;
 Lease::~Lease() = default;
 
 Lease Lease::create(LeaseContext& ctx, std::unique_ptr<ProviderSession> session, const std::string& workspace_root,
-                    const NetworkPolicy& network) {
+                    const NetworkPolicy& network, const std::string& idle) {
   Claim claim;
   claim.lease_id = random_hex(6);
   SlugHold slug = ctx.claims.hold_new_slug();  // until the claim is written
@@ -71,7 +71,7 @@ Lease Lease::create(LeaseContext& ctx, std::unique_ptr<ProviderSession> session,
     ctx.ui.progress(fmt::format("creating a {} sandbox", claim.provider));
     sandbox = session->create(
         {claim.lease_id, claim.slug, wire::owner_labels(claim.lease_id, claim.slug, ctx.claims.host_id()),
-         workspace_root, network});
+         workspace_root, network, idle});
   } catch (const Error&) {
     ctx.claims.remove(claim.lease_id);  // only the lock file exists so far
     throw;
@@ -273,6 +273,28 @@ Sandbox Lease::extend(std::int64_t seconds) {
   sandbox_ = session_->extend(live(), seconds);
   return *sandbox_;
 }
+
+Sandbox Lease::pause() {
+  Providers::require(spec(), Feature::pause_resume, "corral pause");
+  const Sandbox& current = live();
+  confirming_gone([&] { sandbox_ = session_->pause(current); });
+  claim_.paused = true;
+  ctx_->claims.write(claim_);
+  return *sandbox_;
+}
+
+Sandbox Lease::resume() {
+  Providers::require(spec(), Feature::pause_resume, "corral resume");
+  const Sandbox& current = live();
+  confirming_gone([&] { sandbox_ = session_->resume(current); });
+  if (claim_.paused) {
+    claim_.paused = false;
+    ctx_->claims.write(claim_);
+  }
+  return *sandbox_;
+}
+
+bool Lease::paused() { return live().state == "paused"; }
 
 SessionHandle Lease::handle() const {
   SessionHandle h = handle_for(claim_);

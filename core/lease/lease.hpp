@@ -58,8 +58,9 @@ class Lease {
   // Takes `session`. Throws the provider's error (or the claim's) with nothing left behind
   // but, when even the destroy failed, a warning naming the sandbox. Threads may create
   // at once through one context: their slugs differ (ClaimStore::hold_new_slug).
+  // `idle` is CreateRequest::idle, which the caller checked the provider honours.
   static Lease create(LeaseContext& ctx, std::unique_ptr<ProviderSession> session, const std::string& workspace_root,
-                      const NetworkPolicy& network = {});
+                      const NetworkPolicy& network = {}, const std::string& idle = {});
   // The lease whose id or slug is `id`, resolved once, with its provider opened. Throws
   // not-found (listing the leases there are) or config for a corrupt claim; exclusive
   // access waits for the lock (saying so once), and throws cancelled on Ctrl-C.
@@ -108,6 +109,15 @@ class Lease {
   // Extends the sandbox's lifetime by `seconds` from now (keep-alive); the updated sandbox.
   // Throws invalid-argument for seconds <= 0, unsupported without keep-alive.
   Sandbox extend(std::int64_t seconds);
+  // Pauses the sandbox (pause-resume) and records it in the claim; the paused sandbox.
+  // Throws unsupported without the feature, else the provider's error (not-found as
+  // live() explains it).
+  Sandbox pause();
+  // Resumes a paused sandbox and records it in the claim; the running sandbox. Throws as
+  // pause() does; quota when the provider refuses for lack of it.
+  Sandbox resume();
+  // True when the provider reports the sandbox paused (asks live()).
+  bool paused();
   // The session handle of this lease (not kept yet, no exit code).
   SessionHandle handle() const;
 

@@ -1,6 +1,9 @@
 #include "lease/run.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
 
 #include "lease/network_policy.hpp"
 
@@ -76,6 +79,7 @@ void RunPhases::prepare(const SharedWorkspace* shared) {
   start("prepare");
   open_provider();
   check_features();
+  choose_idle();
   choose_network();
   build_command();
   take_workspace(shared);
@@ -100,6 +104,32 @@ void RunPhases::check_features() const {
     Providers::require(s, Feature::run_downloads, "--download");
     check_download_patterns(request_.downloads.patterns);
   }
+}
+
+void RunPhases::choose_idle() {
+  if (request_.idle.empty()) return;
+  const bool may_keep = purpose_ == Purpose::warmup || request_.keep || request_.keep_on_failure;
+  if (request_.idle_given && reused_)
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("--idle applies to a new sandbox; lease '{}' keeps what it was created with",
+                            reused_->claim().slug),
+                "drop --idle");
+  if (request_.idle_given && !may_keep)
+    throw Error(ErrorCode::invalid_argument, "--idle applies to a sandbox that is kept",
+                "add --keep (or --keep-on-failure), or make one with `corral warmup --idle ...`");
+  if (reused_ || !may_keep) return;  // the config's default, for sandboxes it does not concern
+  const ProviderSpec& s = spec();
+  if (std::find(s.idle.begin(), s.idle.end(), request_.idle) == s.idle.end()) {
+    if (request_.idle_given)
+      throw Error(ErrorCode::unsupported,
+                  fmt::format("provider '{}' cannot {} a sandbox once it is idle", s.name, request_.idle),
+                  s.idle.empty() ? std::string("its sandboxes end at their lifetime; drop --idle")
+                                 : fmt::format("it can: --idle {}", fmt::join(s.idle, " or --idle ")));
+    ctx_.ui.info(fmt::format("provider '{}' cannot {} an idle sandbox; the config's 'idle: {}' does not apply to it",
+                             s.name, request_.idle, request_.idle));
+    return;
+  }
+  idle_ = request_.idle;
 }
 
 void RunPhases::choose_network() {
@@ -150,14 +180,21 @@ void RunPhases::acquire() {
     lease_.emplace(std::move(*reused_));
     reused_.reset();
   } else {
-    lease_.emplace(Lease::create(ctx_, std::move(session_), workspace().root.string(), network_));
+    lease_.emplace(Lease::create(ctx_, std::move(session_), workspace().root.string(), network_, idle_));
   }
   handle_ = lease_->handle();
   if (request_.on_acquired) request_.on_acquired(handle_);
   guarded([&] {
     lease_->live();
+    resume_if_paused();
     stop_if_cancelled("interrupted");
   });
+}
+
+void RunPhases::resume_if_paused() {
+  if (!lease_->reused() || !lease_->spec().features.has(Feature::pause_resume) || !lease_->paused()) return;
+  ctx_.ui.note(fmt::format("lease {} is paused; resuming it", lease_->claim().slug));
+  lease_->resume();
 }
 
 void RunPhases::sync() {
@@ -205,7 +242,7 @@ void RunPhases::download() {
 RunResult RunPhases::cleanup() {
   start("cleanup");
   Lease& lease = *lease_;
-  if (lease.reused()) {
+  if (lease.reused() && !request_.release_reused) {
     handle_.kept = true;  // a reused lease is never stopped by `run`
   } else if (request_.keep || (request_.keep_on_failure && failed_)) {
     handle_.kept = true;

@@ -41,6 +41,13 @@ struct RunRequest {
   std::filesystem::path cwd;
   DownloadOptions downloads;
   std::optional<NetworkPolicy> network;  // --network; nullopt = the configured default
+  // --idle (or the config's `idle:`): what the sandbox does once idle instead of being
+  // deleted, asked of the provider only for a sandbox the run may keep; "" = its usual end.
+  std::string idle;
+  bool idle_given = false;  // on the command line: refused where it cannot apply, not ignored
+  // With `lease`: the lease was made for this run (a fork of `run --shards --from`), so the
+  // keep rules release it like a new sandbox instead of always keeping it.
+  bool release_reused = false;
   // Called once a sandbox is acquired, with its handle (not kept, no exit code yet), so
   // a handle exists even if corral dies before the end. Must not throw.
   std::function<void(const SessionHandle&)> on_acquired;
@@ -77,7 +84,7 @@ class RunPhases {
   // this object; null = scanned here. Throws cancelled after Ctrl-C.
   void prepare(const SharedWorkspace* shared = nullptr);
   // Takes the reused lease, or creates the sandbox and writes its claim; then calls
-  // on_acquired and confirms a reused sandbox still exists. Throws when no sandbox could
+  // on_acquired and confirms a reused sandbox still exists, resuming it if paused. Throws when no sandbox could
   // be acquired; after that, failures are recorded.
   void acquire();
   // Uploads the workspace (nothing for a mounted or unchanged tree), unless Ctrl-C came first.
@@ -101,6 +108,8 @@ class RunPhases {
   void guarded(const std::function<void()>& step);
   // Records `error` as the run's failure.
   void fail(Error error);
+  // acquire's last step: a reused lease whose sandbox is paused is resumed, saying so.
+  void resume_if_paused();
   // Throws cancelled with `what` once the user asked to stop.
   void stop_if_cancelled(const char* what) const;
   const ProviderSpec& spec() const;
@@ -109,6 +118,7 @@ class RunPhases {
   // prepare()'s steps, in order.
   void open_provider();
   void check_features() const;
+  void choose_idle();
   void choose_network();
   void build_command();
   void take_workspace(const SharedWorkspace* shared);
@@ -125,6 +135,7 @@ class RunPhases {
   std::optional<Lease> reused_;               // prepare: the lease --id names
   std::unique_ptr<ProviderSession> session_;  // prepare: the provider of a new sandbox
   NetworkPolicy network_;
+  std::string idle_;  // asked of create: the request's idle action, where it applies
   Command command_;
   std::optional<Workspace> scanned_;  // the workspace when scanned here
   const SharedWorkspace* shared_ = nullptr;

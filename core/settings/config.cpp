@@ -119,6 +119,10 @@ void check_shape(const ConfigFile& file) {
           throw ConfigError(fmt::format("{}: 'env[{}]' must be a variable name, not empty", file.path.string(), i));
     } else if (key == "network") {
       check_network(file, kv.second);
+    } else if (key == "idle") {
+      const std::string action = scalar(kv.second, file, key, "pause or stop").value_or("");
+      if (std::find(kIdleActions.begin(), kIdleActions.end(), action) == kIdleActions.end())
+        throw ConfigError(fmt::format("{}: 'idle' must be pause or stop, not '{}'", file.path.string(), action));
     } else if (kv.second.IsMap()) {
       provider_section(file, key);
     }
@@ -161,6 +165,17 @@ std::optional<std::string> Config::provider(std::string* from) const {
   for (const auto* layer : {&repository_, &user_}) {
     if (!*layer || !(*layer)->root.IsMap()) continue;
     if (auto v = scalar((*layer)->root["provider"], **layer, "provider", "a provider name")) {
+      if (from) *from = (*layer)->path.string();
+      return v;
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> Config::idle(std::string* from) const {
+  for (const auto* layer : {&repository_, &user_}) {
+    if (!*layer || !(*layer)->root.IsMap()) continue;
+    if (auto v = scalar((*layer)->root["idle"], **layer, "idle", "pause or stop")) {
       if (from) *from = (*layer)->path.string();
       return v;
     }

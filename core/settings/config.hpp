@@ -39,6 +39,9 @@ class Config {
   // `<provider>.<option>` from the repository (unless `user_only`), else the user config.
   std::optional<std::string> option(const std::string& provider, const std::string& option,
                                     std::string* from = nullptr, bool user_only = false) const;
+  // What a kept sandbox does once idle ('idle: pause|stop'), from the repository, else the
+  // user config; `from` gets the file. Checked to be one of kIdleActions when loaded.
+  std::optional<std::string> idle(std::string* from = nullptr) const;
   // The repository config file, when there is one.
   std::optional<std::filesystem::path> repository_path() const;
   // Option names set under `<provider>:` in any layer, with the file (to reject typos).

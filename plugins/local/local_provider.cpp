@@ -25,7 +25,8 @@ constexpr const char* kSpec = R"json({
   "family": "local",
   "kind": "delegated-run",
   "targets": ["linux"],
-  "features": ["run-session", "archive-sync", "url-bridge", "cleanup", "run-downloads", "network-policy"],
+  "features": ["run-session", "archive-sync", "url-bridge", "cleanup", "run-downloads", "network-policy",
+               "pause-resume", "fork"],
   "options": [
     {"name": "network", "type": "string", "default": "shared", "choices": ["none", "shared"], "tightest-first": true,
      "env": ["CORRAL_LOCAL_NETWORK"],
@@ -104,11 +105,7 @@ class LocalProvider : public sdk::Provider {
     return to_sandbox(s);
   }
 
-  Sandbox get(const std::string& id, const sdk::Host&) override {
-    auto s = store_.find(id);
-    if (!s) throw Error(ErrorCode::not_found, "local sandbox " + id + " does not exist");
-    return to_sandbox(*s);
-  }
+  Sandbox get(const std::string& id, const sdk::Host&) override { return to_sandbox(existing(id)); }
 
   std::vector<Sandbox> list(const StringMap& labels, const sdk::Host&) override {
     std::vector<Sandbox> out;
@@ -120,20 +117,19 @@ class LocalProvider : public sdk::Provider {
   void destroy(const Sandbox& sandbox, const sdk::Host&) override { store_.remove(sandbox.id); }
 
   void upload(const Sandbox& sandbox, const UploadRequest& request, const sdk::Host&) override {
-    if (!store_.find(sandbox.id)) throw Error(ErrorCode::not_found, "local sandbox " + sandbox.id + " does not exist");
+    running(sandbox.id);
     store_.unpack(sandbox.id, request.archive_path);
     sdk::remove_paths_under(store_.workspace_of(sandbox.id), request.removed);
   }
 
   ExecResult exec(const Sandbox& sandbox, const Command& command, const sdk::Host& host) override {
-    auto s = store_.find(sandbox.id);
-    if (!s) throw Error(ErrorCode::not_found, "local sandbox " + sandbox.id + " does not exist");
+    const LocalSandbox s = running(sandbox.id);
     if (!command.cwd.empty() && !fs::is_directory(store_.workspace_of(sandbox.id) / command.cwd))
       throw Error(ErrorCode::invalid_argument, "the folder '" + command.cwd + "' is not in the synced workspace",
                   "run corral from a folder that holds at least one file corral syncs");
     store_.require_workspace(sandbox.id);
     sdk::ProcessOutcome outcome = run_jailed(
-        jail_spec(bwrap_, "corral-" + s->slug, s->no_network), store_.workspace_of(sandbox.id).string(), store_.owner(),
+        jail_spec(bwrap_, "corral-" + s.slug, s.no_network), store_.workspace_of(sandbox.id).string(), store_.owner(),
         command,
         [&](std::string_view d) { host.emit(CORRAL_STDOUT, d); }, [&](std::string_view d) { host.emit(CORRAL_STDERR, d); },
         [&] { return host.cancelled(); }, command.timeout_seconds);
@@ -148,14 +144,13 @@ class LocalProvider : public sdk::Provider {
   // The archive is made inside the jail, by the sandbox's own view of its files: a link
   // the command planted cannot make corral read anything of this machine.
   DownloadResult download(const Sandbox& sandbox, const DownloadRequest& request, const sdk::Host& host) override {
-    auto s = store_.find(sandbox.id);
-    if (!s) throw Error(ErrorCode::not_found, "local sandbox " + sandbox.id + " does not exist");
+    const LocalSandbox s = running(sandbox.id);
     store_.require_workspace(sandbox.id);
     auto in_jail = [&](const std::string& script, const sdk::OutputSink& out, const sdk::OutputSink& err,
                        const std::function<bool()>& stop) {
       Command pack;
       pack.argv = {"/bin/sh", "-c", script};
-      sdk::ProcessOutcome o = run_jailed(jail_spec(bwrap_, "corral-" + s->slug), store_.workspace_of(sandbox.id).string(),
+      sdk::ProcessOutcome o = run_jailed(jail_spec(bwrap_, "corral-" + s.slug), store_.workspace_of(sandbox.id).string(),
                                          store_.owner(), pack, out, err, stop);
       return sdk::StreamedScript{o.exit_code, o.cancelled};
     };
@@ -163,10 +158,54 @@ class LocalProvider : public sdk::Provider {
                                         [&] { return host.cancelled(); });
   }
 
+  // A local sandbox runs processes only during a command, and a command holds its lease,
+  // which pausing takes too: so pausing is a state, under which commands are refused.
+  Sandbox pause(const Sandbox& sandbox, const sdk::Host&) override {
+    LocalSandbox s = existing(sandbox.id);
+    if (!s.paused) store_.set_paused(s, true);
+    return to_sandbox(s);
+  }
+
+  Sandbox resume(const Sandbox& sandbox, const sdk::Host&) override {
+    LocalSandbox s = existing(sandbox.id);
+    if (s.paused) store_.set_paused(s, false);
+    return to_sandbox(s);
+  }
+
+  // A copy of the sandbox's folder: reflinks where the file system has them, else a copy.
+  std::vector<ForkOutcome> fork(const Sandbox& source, const std::vector<ForkTarget>& targets,
+                                const sdk::Host& host) override {
+    const LocalSandbox from = existing(source.id);
+    std::vector<ForkOutcome> out;
+    try {
+      for (const ForkTarget& target : targets) {
+        if (host.cancelled()) throw Error(ErrorCode::cancelled, "forking was interrupted");
+        ForkOutcome made;
+        try {
+          made.sandbox = to_sandbox(store_.fork(from, target.slug, target.labels));
+        } catch (const Error& e) {
+          if (e.code() != ErrorCode::quota) throw;
+          made.error = e;  // a full disk fails this fork and the ones after it, not the call
+        }
+        out.push_back(std::move(made));
+      }
+    } catch (const Error&) {
+      for (const ForkOutcome& f : out) {
+        if (!f.sandbox) continue;
+        try {
+          store_.remove(f.sandbox->id);
+        } catch (const Error&) {
+          // The fork carries its labels: `corral stop --orphans` finds it.
+        }
+      }
+      throw;
+    }
+    return out;
+  }
+
   std::string url(const Sandbox& sandbox, int port, const sdk::Host&) override {
-    auto s = store_.find(sandbox.id);
-    if (!s) throw Error(ErrorCode::not_found, "local sandbox " + sandbox.id + " does not exist");
-    if (s->no_network)
+    const LocalSandbox s = existing(sandbox.id);
+    if (s.no_network)
       throw Error(ErrorCode::unsupported, "local sandbox " + sandbox.id + " was created with --network none: it has "
                   "no network to reach",
                   "start a sandbox without --network none to reach its ports");
@@ -177,6 +216,22 @@ class LocalProvider : public sdk::Provider {
   }
 
  private:
+  // The sandbox `id`; throws not-found when it is gone.
+  LocalSandbox existing(const std::string& id) const {
+    auto s = store_.find(id);
+    if (!s) throw Error(ErrorCode::not_found, "local sandbox " + id + " does not exist");
+    return *s;
+  }
+
+  // The sandbox `id`, which must not be paused: a paused sandbox runs nothing.
+  LocalSandbox running(const std::string& id) const {
+    LocalSandbox s = existing(id);
+    if (s.paused)
+      throw Error(ErrorCode::unavailable, "local sandbox " + id + " is paused",
+                  "resume it first: `corral resume --id LEASE` (or `corral run --id LEASE`, which resumes it)");
+    return s;
+  }
+
   // The identity jails run as when it differs from corral's own: corral as root.
   static std::optional<JailUser> jail_user() { return running_as_root() ? std::optional(kNobody) : std::nullopt; }
 
@@ -208,7 +263,7 @@ class LocalProvider : public sdk::Provider {
   Sandbox to_sandbox(const LocalSandbox& s) const {
     Sandbox out;
     out.id = s.id;
-    out.state = "ready";
+    out.state = s.paused ? "paused" : "ready";
     out.labels = s.labels;
     out.details = {{"path", store_.dir_of(s.id).string()},
                    {"workdir", workdir_},

@@ -16,7 +16,9 @@
 
 #include "corral/json.hpp"
 #include "corral/sdk/fd_write.hpp"
+#include "corral/sdk/atomic_file.hpp"
 #include "run_as.hpp"
+#include "tree_copy.hpp"
 
 namespace fs = std::filesystem;
 
@@ -125,6 +127,18 @@ LocalSandbox SandboxStore::create(const std::string& slug, const StringMap& labe
   if (owner_ && ::chown(workspace_of(s.id).c_str(), owner_->uid, owner_->gid) != 0)
     throw Error(ErrorCode::internal, "cannot hand " + workspace_of(s.id).string() + " to uid " +
                                          std::to_string(owner_->uid) + ": " + std::strerror(errno));
+  try {
+    // Checked: a sandbox whose "no network" went unrecorded would get one on its next command.
+    write_metadata(s);
+  } catch (const Error&) {
+    std::error_code ec;
+    fs::remove_all(dir_of(s.id), ec);
+    throw;
+  }
+  return s;
+}
+
+void SandboxStore::write_metadata(const LocalSandbox& s) const {
   rapidjson::StringBuffer buffer;
   json::Writer w(buffer);
   w.StartObject();
@@ -133,17 +147,50 @@ LocalSandbox SandboxStore::create(const std::string& slug, const StringMap& labe
   json::write_string(w, "createdAt", s.created_at);
   json::write_map(w, "labels", s.labels);
   if (s.no_network) json::write_string(w, "network", "none");
-  w.EndObject();
-  // Checked: a sandbox whose "no network" went unrecorded would get one on its next command.
-  std::ofstream out(dir_of(s.id) / "sandbox.json");
-  out << buffer.GetString() << "\n";
-  out.close();
-  if (!out) {
-    std::error_code ec;
-    fs::remove_all(dir_of(s.id), ec);
-    throw Error(ErrorCode::internal, "cannot write the metadata of sandbox " + s.id + " in " + root_.string());
+  if (s.paused) {
+    w.Key("paused");
+    w.Bool(true);
   }
-  return s;
+  w.EndObject();
+  sdk::write_file_atomically(dir_of(s.id) / "sandbox.json", std::string(buffer.GetString()) + "\n", 0600,
+                             "the metadata of sandbox " + s.id, sdk::Durability::process_crash);
+}
+
+void SandboxStore::set_paused(LocalSandbox& sandbox, bool paused) const {
+  sandbox.paused = paused;
+  write_metadata(sandbox);
+}
+
+LocalSandbox SandboxStore::fork(const LocalSandbox& source, const std::string& slug, const StringMap& labels) const {
+  require_workspace(source.id);
+  // Opened as the caller: the sandbox folders are only the caller's to enter.
+  auto open_folder = [](const fs::path& p) {
+    const int fd = ::open(p.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) throw Error(ErrorCode::internal, sdk::with_reason("cannot open " + p.string(), errno));
+    return fd;
+  };
+  LocalSandbox copy = create(slug, labels, source.no_network);
+  int from = -1, to = -1;
+  try {
+    from = open_folder(workspace_of(source.id));
+    to = open_folder(workspace_of(copy.id));
+    // As the jail's identity, which owns both trees: the copies are its, and nothing the
+    // command planted can steer root.
+    if (owner_) run_as(*owner_, workspace_of(copy.id), [&] { copy_tree(from, to); });
+    else copy_tree(from, to);
+  } catch (...) {
+    if (from >= 0) ::close(from);
+    if (to >= 0) ::close(to);
+    try {
+      remove(copy.id);
+    } catch (const Error&) {
+      // The copy's own error says more; the half copy carries the fork's labels for `stop --orphans`.
+    }
+    throw;
+  }
+  ::close(from);
+  ::close(to);
+  return copy;
 }
 
 std::optional<LocalSandbox> SandboxStore::find(const std::string& id) const {
@@ -161,6 +208,7 @@ std::optional<LocalSandbox> SandboxStore::find(const std::string& id) const {
     s.labels = json::get_map(doc, "labels");
     // Anything but absent means no network: an unreadable value must never open it.
     s.no_network = doc.HasMember("network");
+    s.paused = json::get_bool(doc, "paused");
     return s;
   } catch (const Error&) {
     return std::nullopt;

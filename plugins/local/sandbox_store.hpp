@@ -18,6 +18,7 @@ struct LocalSandbox {
   std::string created_at;
   StringMap labels;
   bool no_network = false;  // created with network policy none: every command without a network
+  bool paused = false;      // `corral pause`: commands refused until resumed
 };
 
 class SandboxStore {
@@ -30,6 +31,12 @@ class SandboxStore {
   const std::optional<JailUser>& owner() const { return owner_; }
   // Creates a new sandbox folder and its metadata; returns it with a fresh id.
   LocalSandbox create(const std::string& slug, const StringMap& labels, bool no_network = false) const;
+  // A new sandbox whose workspace is a copy of `source`'s as it is now (fork), with its
+  // own slug and labels and the source's network policy. Throws not-found when `source`
+  // is gone; a failed copy leaves no folder behind.
+  LocalSandbox fork(const LocalSandbox& source, const std::string& slug, const StringMap& labels) const;
+  // Records the sandbox as paused or not (its metadata, replaced atomically).
+  void set_paused(LocalSandbox& sandbox, bool paused) const;
   // The sandbox with `id`, or nullopt when its folder or metadata is gone.
   std::optional<LocalSandbox> find(const std::string& id) const;
   std::vector<LocalSandbox> all() const;
@@ -47,6 +54,9 @@ class SandboxStore {
   void require_workspace(const std::string& id) const;
 
  private:
+  // Writes the sandbox's metadata file atomically.
+  void write_metadata(const LocalSandbox& s) const;
+
   std::filesystem::path root_;
   std::optional<JailUser> owner_;
 };

@@ -24,7 +24,7 @@ TEST_CASE("providers --json lists local with its features") {
     std::vector<std::string> features;
     for (auto& f : p["features"].GetArray()) features.push_back(f.GetString());
     CHECK(features == std::vector<std::string>{"run-session", "url-bridge", "archive-sync", "cleanup",
-                                               "run-downloads", "network-policy"});
+                                               "pause-resume", "run-downloads", "network-policy", "fork"});
   }
   CHECK(found);
 }
@@ -158,7 +158,7 @@ TEST_CASE("provider filters reject unknown names and list the valid ones") {
   CliEnv env;
   auto with = env.run({"providers", "--feature", "url-bridge", "--kind", "delegated-run"});
   CHECK(with.out.find("local") != std::string::npos);
-  auto without = env.run({"providers", "--feature", "pause-resume"});
+  auto without = env.run({"providers", "--feature", "run-session", "--kind", "service-control"});
   CHECK(without.out == "no providers match\n");
   auto bad = env.run({"providers", "--feature", "teleport"});
   CHECK(bad.exit_code == 64);

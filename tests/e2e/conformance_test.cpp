@@ -71,12 +71,12 @@ TEST_CASE("testbox passes every check; the report lists each with its outcome") 
   INFO(r.failures);
   CHECK(r.cli.exit_code == 0);
   CHECK(r.failed.empty());
-  // testbox advertises run-session, archive-sync, url-bridge, keep-alive, cleanup, run-downloads,
+  // testbox advertises run-session, archive-sync, url-bridge, keep-alive, cleanup, run-downloads, pause-resume, fork,
   // network-policy and network-allowlist, and enforces the policies as the stand-ins do.
   for (const char* id : {"lifecycle", "exit-codes", "output-separate", "output-binary", "output-large", "workspace",
                          "workdir", "environment", "timeout", "interrupt", "network-none", "network-allowlist",
                          "destroy-twice", "keep-reuse", "sync-deletions", "keep-on-failure", "downloads", "url",
-                         "extend", "listing", "stop", "nothing-left"})
+                         "extend", "listing", "pause-resume", "fork", "shards-from", "stop", "nothing-left"})
     CHECK_MESSAGE(has(r.passed, id), id);
   CHECK(user.empty());
   CHECK(user.claims().empty());
@@ -91,6 +91,8 @@ TEST_CASE("a workspace-mount provider passes too; what it does not advertise is 
   CHECK(has(r.skipped, "url"));
   CHECK(has(r.skipped, "extend"));
   CHECK(has(r.skipped, "downloads"));
+  CHECK(has(r.skipped, "pause-resume"));
+  CHECK(has(r.skipped, "fork"));
   CHECK(has(r.skipped, "network-none"));
   CHECK(has(r.skipped, "network-allowlist"));
   CHECK(has(r.passed, "workdir"));  // the mounted tree's own subfolder, written through
@@ -107,7 +109,7 @@ TEST_CASE("the human report has one line per check and a summary") {
   CHECK(r.out.find("  ok    lifecycle ") != std::string::npos);
   CHECK(r.out.find("  skip  url ") != std::string::npos);
   CHECK(r.out.find("the provider does not advertise url-bridge") != std::string::npos);
-  CHECK(r.out.find("mountbox: 17 passed, 0 failed, 5 skipped\n") != std::string::npos);
+  CHECK(r.out.find("mountbox: 17 passed, 0 failed, 8 skipped\n") != std::string::npos);
 }
 
 TEST_CASE("a plugin whose exec fails fails the checks that run commands, with its reason, and exits 1") {

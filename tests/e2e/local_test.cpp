@@ -295,8 +295,9 @@ TEST_CASE("doctor reports bubblewrap and explains when it is missing") {
 TEST_CASE("local passes the conformance kit, every sandbox removed") {
   CliEnv env;
   auto r = corral::test::conformance_of(env, "local");
-  corral::test::check_passed(r, {"workdir", "timeout", "interrupt", "network-none", "destroy-twice", "nothing-left"});
-  CHECK(r.passed.size() >= 18);  // all but the features local does not advertise
+  corral::test::check_passed(r, {"workdir", "timeout", "interrupt", "network-none", "destroy-twice", "pause-resume",
+                                 "fork", "shards-from", "nothing-left"});
+  CHECK(r.passed.size() >= 21);  // all but the features local does not advertise
   CHECK(r.skipped == std::vector<std::string>{"network-allowlist", "extend"});
   CHECK(env.local_sandboxes().empty());
   CHECK(env.claims().empty());

@@ -40,7 +40,8 @@ constexpr const char* kIdentity =
 #else
 constexpr const char* kIdentity = R"json("name": "testbox", "aliases": ["tb"],
   "features": ["run-session", "archive-sync", "url-bridge", "keep-alive", "cleanup", "run-downloads",
-               "network-policy", "network-allowlist", "network-allowlist-domains"],)json";
+               "network-policy", "network-allowlist", "network-allowlist-domains", "pause-resume", "fork"],
+  "idle": ["pause"],)json";
 #endif
 
 const std::string kSpec = std::string("{") + kIdentity + R"json(
@@ -49,7 +50,7 @@ const std::string kSpec = std::string("{") + kIdentity + R"json(
   "targets": ["linux"],
   "options": [
     {"name": "dir", "type": "string", "env": ["TESTBOX_DIR"], "help": "where sandboxes live"},
-    {"name": "fail", "type": "string", "env": ["TESTBOX_FAIL"], "help": "primitives that fail: create,upload,exec,destroy,get,list"},
+    {"name": "fail", "type": "string", "env": ["TESTBOX_FAIL"], "help": "primitives that fail: create,upload,exec,destroy,get,list,pause,resume,fork"},
     {"name": "crash", "type": "string", "env": ["TESTBOX_CRASH"],
      "help": "PRIMITIVE:HOW pairs (segv, orphan-segv, abort, throw, runtime-error, exit, hang), e.g. exec:segv; open is one too"},
     {"name": "flaw", "type": "string", "env": ["TESTBOX_FLAW"],
@@ -62,7 +63,7 @@ const std::string kSpec = std::string("{") + kIdentity + R"json(
     {"name": "leak", "type": "bool", "default": "false", "env": ["TESTBOX_LEAK"],
      "help": "run commands with corral's whole environment, as a careless plugin would"},
     {"name": "quota", "type": "int", "default": "0", "env": ["TESTBOX_QUOTA"],
-     "help": "refuse (quota) a create while this many sandboxes exist; 0 = no limit"},
+     "help": "refuse (quota) a create, a fork or a resume while this many sandboxes exist (a resume: run); 0 = no limit"},
     {"name": "size", "type": "int", "default": "1", "env": ["TESTBOX_SIZE"], "help": "an integer option"},
     {"name": "tier", "type": "string", "default": "small", "choices": ["small", "large"], "env": ["TESTBOX_TIER"],
      "help": "an option with choices"}
@@ -123,10 +124,59 @@ class Testbox : public corral::sdk::Provider {
     std::ofstream(d / "seconds") << 0;
     std::ofstream(d / "mount") << r.workspace;
     std::ofstream(d / "network") << corral::to_string(r.network);  // what create was asked to enforce
+    if (!r.idle.empty()) std::ofstream(d / "idle") << r.idle;
     maybe_pause("create", "after");
     maybe_fill("create");
     return sandbox("tb-" + r.lease_id);
   }
+
+#ifndef TESTBOX_MOUNT  // mountbox provides neither: the loader test sees a primitive left out
+  corral::Sandbox pause(const corral::Sandbox& s, const corral::sdk::Host&) override {
+    maybe_fail("pause");
+    if (!fs::exists(dir_ / s.id)) throw corral::Error(corral::ErrorCode::not_found, "testbox " + s.id + " is gone");
+    std::ofstream(dir_ / s.id / "paused") << "paused\n";
+    return sandbox(s.id);
+  }
+
+  corral::Sandbox resume(const corral::Sandbox& s, const corral::sdk::Host&) override {
+    maybe_fail("resume");
+    if (!fs::exists(dir_ / s.id)) throw corral::Error(corral::ErrorCode::not_found, "testbox " + s.id + " is gone");
+    if (quota_ > 0 && running() >= quota_)
+      throw corral::Error(corral::ErrorCode::quota, "testbox quota reached: cannot resume " + s.id,
+                          "stop some, or raise TESTBOX_QUOTA");
+    fs::remove(dir_ / s.id / "paused");
+    return sandbox(s.id);
+  }
+
+  // Each fork a copy of the source's folder with the target's labels; past TESTBOX_QUOTA
+  // a fork fails on its own (the call goes on), as a provider's per-sandbox limit does.
+  std::vector<corral::ForkOutcome> fork(const corral::Sandbox& source, const std::vector<corral::ForkTarget>& targets,
+                                        const corral::sdk::Host& host) override {
+    maybe_fail("fork");
+    if (!fs::exists(dir_ / source.id))
+      throw corral::Error(corral::ErrorCode::not_found, "testbox " + source.id + " is gone");
+    std::vector<corral::ForkOutcome> out;
+    QuotaLock lock(dir_.string() + ".quota-lock");
+    for (const corral::ForkTarget& t : targets) {
+      corral::ForkOutcome made;
+      if (quota_ > 0 && live() >= quota_) {
+        made.error = corral::Error(corral::ErrorCode::quota, "testbox quota reached: cannot fork " + source.id,
+                                   "stop some, or raise TESTBOX_QUOTA");
+      } else {
+        const std::string id = "tb-" + t.lease_id;
+        fs::copy(dir_ / source.id, dir_ / id, fs::copy_options::recursive | fs::copy_options::copy_symlinks);
+        fs::remove(dir_ / id / "paused");
+        corral::sdk::write_labels(dir_ / id, t.labels);
+        made.sandbox = sandbox(id);
+      }
+      out.push_back(std::move(made));
+    }
+    // A provider whose fork finishes whatever the user asked: corral must remove the forks.
+    maybe_wait_for_stop("fork", host);
+    return out;
+  }
+
+#endif
 
   corral::Sandbox get(const std::string& id, const corral::sdk::Host&) override {
     maybe_fail("get");
@@ -165,6 +215,8 @@ class Testbox : public corral::sdk::Provider {
 
   corral::ExecResult exec(const corral::Sandbox& s, const corral::Command& c, const corral::sdk::Host& host) override {
     maybe_fail("exec");
+    if (fs::exists(dir_ / s.id / "paused"))
+      throw corral::Error(corral::ErrorCode::unavailable, "testbox " + s.id + " is paused: it runs nothing");
     corral::sdk::ProcessSpec spec;
     spec.argv = c.argv.empty() ? std::vector<std::string>{"/bin/sh", "-c", c.shell} : c.argv;
     std::ifstream mount(dir_ / s.id / "mount");
@@ -306,10 +358,24 @@ class Testbox : public corral::sdk::Provider {
     }
   }
 
+  // How many sandbox folders exist, and how many of them are not paused.
+  std::int64_t live() const {
+    std::int64_t n = 0;
+    std::error_code ec;
+    for (auto& e : fs::directory_iterator(dir_, ec)) n += e.is_directory() ? 1 : 0;
+    return n;
+  }
+  std::int64_t running() const {
+    std::int64_t n = 0;
+    std::error_code ec;
+    for (auto& e : fs::directory_iterator(dir_, ec)) n += e.is_directory() && !fs::exists(e.path() / "paused") ? 1 : 0;
+    return n;
+  }
+
   corral::Sandbox sandbox(const std::string& id) const {
     corral::Sandbox s;
     s.id = id;
-    s.state = "running";
+    s.state = fs::exists(dir_ / id / "paused") ? "paused" : "running";
     s.details = {{"dir", (dir_ / id).string()}};
     s.secrets = {{"token", "tok-" + id}};
     s.labels = corral::sdk::read_labels(dir_ / id);

@@ -73,7 +73,8 @@ TEST_CASE("provider options go to the commands that open a provider; only versio
     if (!c->needs_settings) bare.emplace(c->name);
   }
   CHECK(taking ==
-        std::set<std::string>{"run", "warmup", "list", "status", "stop", "url", "extend", "doctor", "conformance"});
+        std::set<std::string>{"run", "warmup", "list", "status", "stop", "url", "extend", "pause", "resume", "fork",
+                              "doctor", "conformance"});
   CHECK(bare == std::set<std::string>{"version"});
   REQUIRE(find_command("describe") == nullptr);  // a child is found under its parent only
   REQUIRE(find_command("providers") != nullptr);

@@ -55,7 +55,11 @@ TEST_CASE("a well-formed SDK plugin loads with its spec and primitives") {
   CHECK(r.plugin->spec().name == "testbox");
   CHECK(r.plugin->version() == "1.0.0");
   CHECK(bool(r.plugin->table().url));
-  CHECK_FALSE(bool(r.plugin->table().pause));  // not overridden, so not provided
+  CHECK(bool(r.plugin->table().fork));
+  LoadResult mount = load_plugin(plugin("mountbox"), {});
+  REQUIRE_MESSAGE(mount.plugin, (mount.error ? mount.error->message : ""));
+  CHECK_FALSE(bool(mount.plugin->table().pause));  // not overridden, so not provided
+  CHECK_FALSE(bool(mount.plugin->table().fork));
 }
 
 TEST_CASE("a plain C plugin built against the ABI header loads too") {

@@ -1,0 +1,42 @@
+// `corral pause`: a kept sandbox stops costing compute, its files kept, until resumed.
+#include <fmt/format.h>
+
+#include <memory>
+
+#include "commands/commands.hpp"
+#include "lease/lease.hpp"
+#include "options.hpp"
+
+namespace corral::cli {
+namespace {
+
+struct PauseOptions {
+  std::string id;
+  std::string provider;
+};
+
+int pause_command(Context& ctx, const PauseOptions& o) {
+  Lease lease = Lease::attach(ctx.leases, o.id, ctx.choice(o.provider), Lease::Access::exclusive);
+  lease.pause();
+  ctx.ui.note(fmt::format("paused {}; `corral resume --id {}` or `corral run --id {} -- CMD` resumes it",
+                          lease.claim().slug, lease.claim().slug, lease.claim().slug));
+  return 0;
+}
+
+Runner define(CLI::App& app) {
+  auto o = std::make_shared<PauseOptions>();
+  add_lease_option(app, o->id)->required();
+  add_provider_option(app, o->provider);
+  return [o](Context& ctx) { return pause_command(ctx, *o); };
+}
+
+}  // namespace
+
+const Command kPause = {
+    .name = "pause",
+    .summary = "Pause a kept sandbox (it keeps its files and costs little)",
+    .provider_options = true,
+    .define = define,
+};
+
+}  // namespace corral::cli

@@ -1,0 +1,14 @@
+// Copying a sandbox's workspace into a fork: the tree below one open folder into another,
+// never following a link (a jailed command may have planted any), sharing the data blocks
+// where the file system can (reflinks), keeping modes and modification times so a build
+// in the fork sees its outputs as up to date.
+#pragma once
+
+namespace corral::local {
+
+// Copies everything below the folder open at `from` into the empty folder open at `to`:
+// folders, regular files and symbolic links (as links); other kinds (FIFOs, sockets,
+// devices) are skipped. Throws Error (quota for a full disk) naming the entry.
+void copy_tree(int from, int to);
+
+}  // namespace corral::local
