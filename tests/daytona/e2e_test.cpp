@@ -628,7 +628,8 @@ TEST_CASE("daytona passes the conformance kit against the stand-in, no sandbox l
   t.seen.push_back(r.cli.out);
   t.seen.push_back(r.cli.err);
   check_passed(r, {"keep-reuse", "sync-deletions", "url", "extend", "listing", "interrupt", "output-large",
-                   "workdir", "network-none", "network-allowlist", "destroy-twice"});
+                   "workdir", "network-none", "network-allowlist", "destroy-twice", "pause-resume", "fork",
+                   "shards-from"});
 }
 
 TEST_CASE("a sandbox whose toolbox URL is refused after it started is deleted, not left behind") {
