@@ -1,5 +1,6 @@
 #include "control_plane.hpp"
 
+#include <cctype>
 #include <chrono>
 
 #include "corral/sdk/read_answer.hpp"
@@ -30,12 +31,14 @@ SandboxInfo fields_of(const json::Value& v) {
   s.name = json::get_string(v, "name");
   s.state = json::get_string(v, "state");
   s.error_reason = json::get_string(v, "errorReason");
+  s.sandbox_class = json::get_string(v, "sandboxClass");
   s.snapshot = json::get_string(v, "snapshot");
   s.user = json::get_string(v, "user");
   s.target = json::get_string(v, "target");
   s.toolbox_proxy_url = json::get_string(v, "toolboxProxyUrl");
   s.created_at = json::get_string(v, "createdAt");
   s.auto_stop_minutes = number_or(v, "autoStopInterval", -1);
+  s.auto_pause_minutes = number_or(v, "autoPauseInterval", -1);
   s.labels = json::get_map(v, "labels");
   return s;
 }
@@ -89,7 +92,23 @@ std::string create_body(const Settings& settings, const StringMap& labels, const
 
 bool failed_state(const std::string& state) { return state == "error" || state == "build_failed"; }
 
+bool is_started(const std::string& state) { return state == "started"; }
+
+// Pausing and stopping pass; the state they reach is whatever Daytona makes of the call
+// (a pause may end stopped or archived, as the official SDK allows).
+bool is_settled(const std::string& state) { return state != "pausing" && state != "stopping"; }
+
 }  // namespace
+
+void check_sandbox_id(const std::string& id) {
+  bool ok = !id.empty() && id.size() <= 128;
+  for (char c : id) ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_');
+  if (!ok) throw Error(ErrorCode::invalid_argument, "'" + id + "' is not a Daytona sandbox ID");
+}
+
+bool at_rest(const std::string& state) { return state == "stopped" || state == "archived" || state == "paused"; }
+
+bool can_pause(const SandboxInfo& info) { return !info.sandbox_class.empty() && info.sandbox_class != "container"; }
 
 SandboxInfo sandbox_info_from(const json::Value& v, const std::string& what) {
   return http::read_object(v, what, "a sandbox", fields_of);
@@ -141,13 +160,23 @@ SandboxInfo ControlPlane::get(const std::string& id, const sdk::Host& host) {
 }
 
 SandboxInfo ControlPlane::wait_started(SandboxInfo info, const sdk::Host& host) {
+  return wait_until(std::move(info), is_started, "start", host);
+}
+
+SandboxInfo ControlPlane::wait_settled(SandboxInfo info, const sdk::Host& host) {
+  const std::string verb = info.state == "stopping" ? "stop" : "pause";
+  return wait_until(std::move(info), is_settled, verb, host);
+}
+
+SandboxInfo ControlPlane::wait_until(SandboxInfo info, bool (*done)(const std::string&), const std::string& verb,
+                                     const sdk::Host& host) {
   const long limit_seconds = settings_.start_timeout_seconds;
   const auto deadline = Clock::now() + std::chrono::seconds(limit_seconds);
   auto delay = std::chrono::milliseconds(100);
-  while (info.state != "started") {
+  while (!done(info.state)) {
     if (failed_state(info.state))
       throw Error(ErrorCode::unavailable,
-                  "Daytona sandbox " + info.id + " failed to start (state " + info.state + ")" +
+                  "Daytona sandbox " + info.id + " failed to " + verb + " (state " + info.state + ")" +
                       (info.error_reason.empty() ? "" : ": " + info.error_reason),
                   info.state == "build_failed"
                       ? "check the image (" + identity().settings.flag("image") +
@@ -155,11 +184,11 @@ SandboxInfo ControlPlane::wait_started(SandboxInfo info, const sdk::Host& host) 
                       : "check the sandbox in the Daytona dashboard; retry, or pick another snapshot");
     if (Clock::now() >= deadline)
       throw Error(ErrorCode::unavailable,
-                  "Daytona sandbox " + info.id + " did not start within " + format_duration(limit_seconds) +
+                  "Daytona sandbox " + info.id + " did not " + verb + " within " + format_duration(limit_seconds) +
                       " (state " + info.state + ")",
                   "Daytona may be busy, pulling the snapshot or building the image; retry in a moment, or " +
                       allow_more_time("start-timeout"));
-    host.progress("waiting for Daytona sandbox " + info.id + " to start (" + info.state + ")");
+    host.progress("waiting for Daytona sandbox " + info.id + " to " + verb + " (" + info.state + ")");
     if (!sdk::sleep_unless_stopped(delay, [&host] { return host.cancelled(); }))
       throw Error(ErrorCode::cancelled, "waiting for Daytona sandbox " + info.id + ": cancelled");
     delay = std::min(std::chrono::milliseconds(2000), delay * 3 / 2);
@@ -168,11 +197,53 @@ SandboxInfo ControlPlane::wait_started(SandboxInfo info, const sdk::Host& host) 
   return info;
 }
 
-SandboxInfo ControlPlane::start(const std::string& id, const sdk::Host& host) {
-  const std::string what = "Daytona start sandbox " + id;
-  http::Response response = api_.send("POST", sandbox_path(id) + "/start", "", what, Limit::request, Retry::idempotent);
+SandboxInfo ControlPlane::lifecycle(const std::string& id, const std::string& action) {
+  const std::string what = "Daytona " + action + " sandbox " + id;
+  http::Response response =
+      api_.send("POST", sandbox_path(id) + "/" + action, "", what, Limit::request, Retry::idempotent);
   sdk::remote::expect_sandbox(identity(), response, what, id);
-  return wait_started(info_of(response, what), host);
+  return info_of(response, what);
+}
+
+SandboxInfo ControlPlane::start(const std::string& id, const sdk::Host& host) {
+  return wait_started(lifecycle(id, "start"), host);
+}
+
+SandboxInfo ControlPlane::pause(const std::string& id, const sdk::Host& host) {
+  return wait_settled(lifecycle(id, "pause"), host);
+}
+
+SandboxInfo ControlPlane::stop(const std::string& id, const sdk::Host& host) {
+  return wait_settled(lifecycle(id, "stop"), host);
+}
+
+SandboxInfo ControlPlane::fork(const std::string& id, const std::string& name) {
+  const std::string what = "Daytona fork sandbox " + id;
+  rapidjson::StringBuffer body;
+  {
+    json::Writer w(body);
+    w.StartObject();
+    if (!name.empty()) json::write_string(w, "name", name);
+    w.EndObject();
+  }
+  http::Response response =
+      api_.send("POST", sandbox_path(id) + "/fork", body.GetString(), what, Limit::create, Retry::never);
+  sdk::remote::expect_sandbox(identity(), response, what, id);
+  return info_of(response, what);
+}
+
+void ControlPlane::replace_labels(const std::string& id, const StringMap& labels) {
+  const std::string what = "Daytona label sandbox " + id;
+  rapidjson::StringBuffer body;
+  {
+    json::Writer w(body);
+    w.StartObject();
+    json::write_map(w, "labels", labels);
+    w.EndObject();
+  }
+  http::Response response =
+      api_.send("PUT", sandbox_path(id) + "/labels", body.GetString(), what, Limit::request, Retry::idempotent);
+  sdk::remote::expect_sandbox(identity(), response, what, id);
 }
 
 bool ControlPlane::remove(const std::string& id) {
@@ -220,11 +291,20 @@ PreviewUrl ControlPlane::preview_url(const std::string& id, int port, const sdk:
   return p;
 }
 
-void ControlPlane::set_auto_stop(const std::string& id, std::int64_t minutes) {
-  const std::string what = "Daytona set the auto-stop interval of sandbox " + id;
-  http::Response response = api_.send("POST", sandbox_path(id) + "/autostop/" + std::to_string(minutes), "", what,
-                                      Limit::request, Retry::idempotent);
+void ControlPlane::set_interval(const std::string& id, const std::string& setting, const std::string& what_interval,
+                                std::int64_t minutes) {
+  const std::string what = "Daytona set the " + what_interval + " interval of sandbox " + id;
+  http::Response response = api_.send("POST", sandbox_path(id) + "/" + setting + "/" + std::to_string(minutes), "",
+                                      what, Limit::request, Retry::idempotent);
   sdk::remote::expect_sandbox(identity(), response, what, id);
+}
+
+void ControlPlane::set_auto_stop(const std::string& id, std::int64_t minutes) {
+  set_interval(id, "autostop", "auto-stop", minutes);
+}
+
+void ControlPlane::set_auto_pause(const std::string& id, std::int64_t minutes) {
+  set_interval(id, "autopause", "auto-pause", minutes);
 }
 
 std::string ControlPlane::toolbox_url(const SandboxInfo& info, const sdk::Host& host) {

@@ -16,14 +16,6 @@
 namespace corral::daytona {
 namespace {
 
-
-// Sandbox IDs become URL path segments; refuse anything that is not a plain ID.
-void check_sandbox_id(const std::string& id) {
-  bool ok = !id.empty() && id.size() <= 128;
-  for (char c : id) ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_');
-  if (!ok) throw Error(ErrorCode::invalid_argument, "'" + id + "' is not a Daytona sandbox ID");
-}
-
 // Unpacks the archive ($2) into the workdir ($1) over what is there: files the sandbox
 // made survive a re-sync. Then removes the paths listed in file $3 (one per line, relative
 // to the workdir): files deleted locally since the last sync. Paths arrive as arguments
@@ -51,8 +43,14 @@ std::string removal_list(const std::vector<std::string>& removed, const std::str
 
 std::string megabytes(std::uint64_t bytes) { return std::to_string((bytes + 512 * 1024) / (1024 * 1024)) + " MB"; }
 
-bool needs_start(const std::string& state) {
-  return state == "stopped" || state == "archived" || state == "paused";
+// corral's word for Daytona's state: a started sandbox is running; one that costs no
+// compute and keeps its files (paused, or stopped or archived after a stop-based pause or
+// auto-stop) is paused; any other keeps Daytona's word.
+std::string corral_state(const std::string& state) {
+  if (state.empty()) return "unknown";
+  if (state == "started") return "running";
+  if (at_rest(state)) return "paused";
+  return state;
 }
 
 }  // namespace
@@ -63,7 +61,10 @@ DaytonaProvider::DaytonaProvider(const sdk::Options& options)
 Sandbox DaytonaProvider::to_sandbox(const SandboxInfo& info) const {
   Sandbox s;
   s.id = info.id;
-  s.state = info.state.empty() ? "unknown" : info.state;
+  s.state = corral_state(info.state);
+  if (s.state != info.state && !info.state.empty()) s.details["provider-state"] = info.state;
+  if (!info.sandbox_class.empty()) s.details["sandboxClass"] = info.sandbox_class;
+  if (info.auto_pause_minutes > 0) s.details["autoPauseMinutes"] = std::to_string(info.auto_pause_minutes);
   s.labels = info.labels;
   if (!info.snapshot.empty()) s.details["snapshot"] = info.snapshot;
   if (!info.target.empty()) s.details["target"] = info.target;
@@ -80,6 +81,12 @@ std::vector<DoctorCheck> DaytonaProvider::doctor(const sdk::Host& host) {
 }
 
 Sandbox DaytonaProvider::create(const CreateRequest& request, const sdk::Host& host) {
+  if (!request.idle.empty() && settings_.auto_stop_minutes == 0)
+    throw Error(ErrorCode::invalid_argument,
+                "--idle " + request.idle + " needs Daytona's auto-stop interval, but " +
+                    identity().settings.flag("auto-stop") + " is 0 (never)",
+                "set " + identity().settings.flag("auto-stop") + " to the minutes without activity after which to " +
+                    request.idle + " the sandbox");
   const StringMap labels = sdk::remote::creation_labels(request);
   SandboxInfo info = sdk::remote::create_or_sweep(identity(), *this, request, host, [&] {
     host.progress("creating a Daytona sandbox");
@@ -91,6 +98,7 @@ Sandbox DaytonaProvider::create(const CreateRequest& request, const sdk::Host& h
   try {
     info = control_.wait_started(info, host);
     toolbox_url = control_.toolbox_url(info, host);
+    if (request.idle == "pause") pause_when_idle(info, host);
   } catch (const Error&) {
     try {
       control_.remove(info.id);
@@ -124,21 +132,24 @@ void DaytonaProvider::destroy(const Sandbox& sandbox, const sdk::Host&) {
   live_.erase(sandbox.id);
 }
 
+SandboxInfo DaytonaProvider::started(const std::string& id, const sdk::Host& host) {
+  SandboxInfo info = control_.wait_settled(control_.get(id, host), host);
+  if (at_rest(info.state)) {
+    host.progress("starting Daytona sandbox " + id + " (it was " + info.state + ")");
+    info = control_.start(id, host);
+  } else {
+    info = control_.wait_started(info, host);
+  }
+  Live& live = live_[id];
+  live.toolbox_url = control_.toolbox_url(info, host);
+  live.started = true;
+  return info;
+}
+
 Toolbox DaytonaProvider::toolbox_for(const Sandbox& sandbox, const sdk::Host& host) {
   check_sandbox_id(sandbox.id);
-  Live& live = live_[sandbox.id];
-  if (!live.started) {
-    SandboxInfo info = control_.get(sandbox.id, host);
-    if (needs_start(info.state)) {
-      host.progress("starting Daytona sandbox " + sandbox.id + " (it was " + info.state + ")");
-      info = control_.start(sandbox.id, host);
-    } else {
-      info = control_.wait_started(info, host);
-    }
-    live.toolbox_url = control_.toolbox_url(info, host);
-    live.started = true;
-  }
-  return Toolbox(api_, live.toolbox_url, sandbox.id);
+  if (!live_[sandbox.id].started) started(sandbox.id, host);
+  return Toolbox(api_, live_[sandbox.id].toolbox_url, sandbox.id);
 }
 
 std::string DaytonaProvider::workdir_of(const Sandbox& sandbox, Toolbox& toolbox, const sdk::Host& host) {

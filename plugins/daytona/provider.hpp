@@ -30,6 +30,12 @@ class DaytonaProvider : public sdk::Provider {
   // download.cpp
   DownloadResult download(const Sandbox& sandbox, const DownloadRequest& request, const sdk::Host& host) override;
   Sandbox extend(const Sandbox& sandbox, std::int64_t seconds, const sdk::Host& host) override;
+  // lifecycle.cpp
+  Sandbox pause(const Sandbox& sandbox, const sdk::Host& host) override;
+  Sandbox resume(const Sandbox& sandbox, const sdk::Host& host) override;
+  // fork.cpp
+  std::vector<ForkOutcome> fork(const Sandbox& source, const std::vector<ForkTarget>& targets,
+                                const sdk::Host& host) override;
   std::string url(const Sandbox& sandbox, int port, const sdk::Host& host) override;
 
  private:
@@ -39,12 +45,21 @@ class DaytonaProvider : public sdk::Provider {
     std::string toolbox_url;   // {toolboxProxyUrl}/{id}
     std::string home;          // the sandbox user's home folder; empty until asked
   };
-  // The toolbox of a started sandbox: a stopped or archived one is started first (a
-  // reused sandbox may have been auto-stopped), one still starting is waited for.
+  // The toolbox of a started sandbox (started()).
   Toolbox toolbox_for(const Sandbox& sandbox, const sdk::Host& host);
+  // Sandbox `id` started, and known started in this process: a stopped, archived or paused
+  // one is started first (a reused sandbox may have been auto-stopped), one still
+  // starting is waited for. Returns what Daytona said last.
+  SandboxInfo started(const std::string& id, const sdk::Host& host);
   // The absolute workdir in the sandbox (a relative setting is below the user's home).
   std::string workdir_of(const Sandbox& sandbox, Toolbox& toolbox, const sdk::Host& host);
   Sandbox to_sandbox(const SandboxInfo& info) const;
+  // Deletes fork `id_or_name`, which the host will never learn of; a failure is only
+  // warned about (the fork carries its lease's labels, so `stop --orphans` finds it).
+  void discard_fork(const std::string& id_or_name, const sdk::Host& host);
+  // Applies --idle pause to new sandbox `info` (lifecycle.cpp): Daytona's auto-pause
+  // instead of its auto-stop where the sandbox can pause; a container keeps auto-stop.
+  void pause_when_idle(SandboxInfo& info, const sdk::Host& host);
 
   Settings settings_;
   sdk::http::Client client_;

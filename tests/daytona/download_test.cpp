@@ -9,26 +9,13 @@
 #include "corral/json.hpp"
 #include "corral/sdk/process.hpp"
 #include "corral/wire.hpp"
-#include "plugin_harness.hpp"
-#include "server.hpp"
+#include "plugin_fixture.hpp"
 
 using namespace corral;
 using namespace corral::test;
 namespace fs = std::filesystem;
 
 namespace {
-
-struct DaytonaPlugin {
-  daytona::standin::StandIn server;
-  std::unique_ptr<PluginHarness> plugin;
-  DaytonaPlugin() {
-    plugin = std::make_unique<PluginHarness>(CORRAL_DAYTONA_PLUGIN,
-                                             std::map<std::string, std::string>{{"api-key", server.api_key()},
-                                                                                {"api-url", server.api_url()}});
-  }
-  const corral_plugin_v1& d() const { return plugin->descriptor(); }
-  int toolbox_calls(const std::string& route) { return server.calls("toolbox " + route); }
-};
 
 // Every byte value, then a pseudo-random tail that gzip cannot shrink.
 std::string binary_bytes(size_t size) {
@@ -47,23 +34,6 @@ void tar(std::vector<std::string> args) {
   spec.argv = {"tar"};
   spec.argv.insert(spec.argv.end(), args.begin(), args.end());
   REQUIRE(sdk::capture_process(spec, 30).exit_code == 0);
-}
-
-// A sandbox whose workspace holds `files` (relative path -> content), synced as core does.
-Sandbox ready(DaytonaPlugin& fx, const std::map<std::string, std::string>& files) {
-  CreateRequest r{"lease-1", "calm-otter", {{"corral-owner", "corral"}, {"corral-lease", "lease-1"}}, ""};
-  PluginCall c = fx.plugin->call(fx.d().create, wire::to_json(r));
-  INFO(c.message);
-  REQUIRE(c.ok);
-  Sandbox sb = wire::read<Sandbox>(c.result, "sandbox");
-  TempDir src, tmp;
-  for (const auto& [p, content] : files) src.write(p, content);
-  const std::string archive = (tmp.path() / "ws.tar.gz").string();
-  tar({"-czf", archive, "-C", src.str(), "."});
-  PluginCall up = fx.plugin->call(fx.d().upload, wire::to_json(wire::UploadCall{sb, {archive, 100, {}}}));
-  INFO(up.message);
-  REQUIRE(up.ok);
-  return sb;
 }
 
 PluginCall download(DaytonaPlugin& fx, const Sandbox& sb, const std::string& cwd, std::vector<std::string> patterns,

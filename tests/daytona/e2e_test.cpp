@@ -175,8 +175,10 @@ TEST_CASE("--keep keeps the sandbox; status, url, extend, list, reuse with --id 
   CHECK(t.server.with([&](auto& st) { return st.sandboxes.at(id).sessions.size(); }) == 0);
 
   CliResult status = t.run({"status", "--id", lease, "--json"});
-  CHECK(status.exit_code == 0);
-  CHECK(status.out.find("started") != std::string::npos);
+  REQUIRE(status.exit_code == 0);
+  json::Document shown = json::parse(status.out, "status");
+  CHECK(json::get_string(shown["sandbox"], "state") == "running");
+  CHECK(json::get_map(shown["sandbox"], "details").at("provider-state") == "started");
 
   CliResult url = t.run({"url", "--id", lease, "--port", "3000"});
   CHECK(url.exit_code == 0);
@@ -626,7 +628,8 @@ TEST_CASE("daytona passes the conformance kit against the stand-in, no sandbox l
   t.seen.push_back(r.cli.out);
   t.seen.push_back(r.cli.err);
   check_passed(r, {"keep-reuse", "sync-deletions", "url", "extend", "listing", "interrupt", "output-large",
-                   "workdir", "network-none", "network-allowlist", "destroy-twice"});
+                   "workdir", "network-none", "network-allowlist", "destroy-twice", "pause-resume", "fork",
+                   "shards-from"});
 }
 
 TEST_CASE("a sandbox whose toolbox URL is refused after it started is deleted, not left behind") {

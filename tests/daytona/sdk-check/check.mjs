@@ -1,7 +1,8 @@
 // Drives the stand-in Daytona with the official @daytonaio/sdk: every call corral makes
 // (create with labels and both allow lists, wait until started, list by labels, upload, a session command
 // followed live over the WebSocket with stdout and stderr apart, its exit code, a preview
-// URL, the auto-stop interval, delete). Exits 0 when the SDK is content, 1 otherwise.
+// URL, the auto-stop interval, stop and start, fork and labels, pause of a VM sandbox and
+// its auto-pause and auto-archive intervals, delete). Exits 0 when the SDK is content, 1 otherwise.
 // Needs DAYTONA_API_URL and DAYTONA_API_KEY (printed by `daytona-standin`); see README.md.
 import { Daytona } from '@daytonaio/sdk'
 
@@ -69,6 +70,49 @@ check(preview.url.includes('3000') && preview.token.length > 0, `preview URL ${p
 await sandbox.setAutostopInterval(45)
 await sandbox.refreshData()
 check(sandbox.autoStopInterval === 45, 'the auto-stop interval is set')
+
+// A session command's exit code says whether `test` holds in the sandbox.
+async function holds(sb, test) {
+  await sb.process.createSession('holds')
+  const r = await sb.process.executeSessionCommand('holds', { command: test })
+  await sb.process.deleteSession('holds')
+  return r.exitCode === 0
+}
+
+await sandbox.stop()
+check(sandbox.state === 'stopped', 'stop waits until the sandbox is stopped')
+await sandbox.start()
+check(sandbox.state === 'started', 'start waits until it is started again')
+check(await holds(sandbox, 'test "$(cat check.txt)" = "hello from the sdk"'), 'its files survive stop and start')
+
+const fork = await sandbox.fork({ name: 'sdk-check-fork' })
+check(fork.state === 'started' && fork.id !== sandbox.id, `fork waits until the fork ${fork.id} is started`)
+check(fork.labels['corral-lease'] === 'sdk-check', 'the fork carries the source\'s labels')
+await fork.setLabels({ 'corral-owner': 'corral', 'corral-lease': 'sdk-check-fork' })
+await fork.refreshData()
+check(fork.labels['corral-lease'] === 'sdk-check-fork', 'setLabels replaces the fork\'s labels')
+check(await holds(fork, 'test "$(cat check.txt)" = "hello from the sdk" && echo changed > check.txt'),
+  'the fork holds the source\'s files')
+check(await holds(sandbox, 'test "$(cat check.txt)" = "hello from the sdk"'), 'a write in the fork is not seen in the source')
+await fork.delete()
+
+const vm = await daytona.create({ snapshot: 'daytona-vm-small', labels, autoStopInterval: 0 }, { timeout: 60 })
+await vm.setAutoPauseInterval(30)
+await vm.setAutoArchiveInterval(60)
+await vm.refreshData()
+check(vm.autoPauseInterval === 30 && vm.autoArchiveInterval === 60, 'a VM sandbox takes auto-pause and auto-archive intervals')
+await vm.pause()
+check(vm.state === 'paused', 'pause waits until the VM sandbox is paused')
+await vm.start()
+check(vm.state === 'started', 'start resumes the paused VM sandbox')
+let pauseRefused = false
+try {
+  await sandbox.pause()
+} catch (e) {
+  pauseRefused = true
+}
+check(pauseRefused, 'a container sandbox cannot pause')
+await vm.delete()
 
 await sandbox.delete()
 listed = []

@@ -1,5 +1,6 @@
 // The stand-in's control plane: POST/GET /sandbox, GET/DELETE /sandbox/{id}, start, stop,
-// autostop, preview URLs and the toolbox proxy URL, with Daytona's JSON error bodies.
+// pause, fork and its forks, labels, the autostop/autopause/autoarchive intervals, preview
+// URLs and the toolbox proxy URL, with Daytona's JSON error bodies.
 #include <rapidjson/document.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
@@ -29,6 +30,7 @@ const char* reason_of(int status) {
     case 400: return "Bad Request";
     case 401: return "Unauthorized";
     case 404: return "Not Found";
+    case 409: return "Conflict";
     case 429: return "Too Many Requests";
     case 500: return "Internal Server Error";
     case 502: return "Bad Gateway";
@@ -94,6 +96,14 @@ void write_map(Writer& w, const char* key, const std::map<std::string, std::stri
   w.EndObject();
 }
 
+// api.json's SandboxDesiredState of a sandbox in `state`: where it is heading.
+const char* desired_state(const std::string& state) {
+  if (state == "stopping" || state == "stopped") return "stopped";
+  if (state == "pausing" || state == "paused") return "paused";
+  if (state == "archived") return "archived";
+  return "started";
+}
+
 void write_sandbox(Writer& w, const FakeSandbox& sb, const std::string& toolbox_url) {
   w.StartObject();
   auto str = [&](const char* k, const std::string& v) {
@@ -125,14 +135,17 @@ void write_sandbox(Writer& w, const FakeSandbox& sb, const std::string& toolbox_
   w.Key("disk");
   w.Double(sb.disk);
   str("state", sb.state);
-  str("desiredState", sb.state == "stopped" ? "stopped" : "started");
+  str("desiredState", desired_state(sb.state));
   if (!sb.error_reason.empty()) str("errorReason", sb.error_reason);
+  str("sandboxClass", sb.sandbox_class);
   w.Key("autoStopInterval");
   w.Int64(sb.auto_stop_minutes);
+  w.Key("autoPauseInterval");
+  w.Int64(sb.auto_pause_minutes);
   w.Key("autoArchiveInterval");
-  w.Int(10080);
+  w.Int64(sb.auto_archive_minutes);
   w.Key("autoDeleteInterval");
-  w.Int(-1);
+  w.Int64(sb.auto_delete_minutes);
   str("createdAt", rfc3339(sb.created_at));
   str("updatedAt", rfc3339(Clock::now()));
   if (!toolbox_url.empty()) str("toolboxProxyUrl", toolbox_url);
@@ -199,7 +212,9 @@ void guarded(State& st, const std::string& route, const httplib::Request& req, h
   }
   st.hold_while_asked(route, lock);
   st.delay_if_slow(route, lock);
-  if (st.faults.cut_route == route && st.faults.cut_times != 0) {
+  if (st.faults.cut_route == route && st.faults.cut_times != 0 && st.faults.cut_skip > 0) {
+    --st.faults.cut_skip;
+  } else if (st.faults.cut_route == route && st.faults.cut_times != 0) {
     if (st.faults.cut_times > 0) --st.faults.cut_times;
     cut_answer(res);
   }
@@ -211,6 +226,8 @@ void guarded(State& st, const std::string& route, const httplib::Request& req, h
 
 FakeSandbox* find(State& st, const std::string& id) {
   auto it = st.sandboxes.find(id);
+  if (it == st.sandboxes.end())  // by name, as {sandboxIdOrName} allows
+    it = std::find_if(st.sandboxes.begin(), st.sandboxes.end(), [&](const auto& e) { return e.second.name == id; });
   if (it == st.sandboxes.end()) return nullptr;
   st.settle(it->second);
   return &it->second;
@@ -221,6 +238,63 @@ std::string toolbox_url_of(const State& st) { return st.faults.no_toolbox_proxy_
 
 void answer(State& st, httplib::Response& res, const FakeSandbox& sb) {
   res.set_content(sandbox_json(sb, toolbox_url_of(st)), "application/json");
+}
+
+// The sandbox a lifecycle call of `route` names, or nullptr after answering 404; the
+// vanish fault deletes it first (as in the dashboard, between a client's get and this call).
+FakeSandbox* target_of(State& st, const std::string& route, const httplib::Request& req, httplib::Response& res) {
+  if (st.take_vanish(route))
+    if (FakeSandbox* sb = find(st, req.matches[1])) st.remove(sb->id);
+  FakeSandbox* sb = find(st, req.matches[1]);
+  if (!sb) fail(res, 404, "Sandbox with ID or name " + std::string(req.matches[1]) + " not found", req.path);
+  return sb;
+}
+
+// A non-negative whole interval in minutes from the path, or nullopt after answering 400.
+std::optional<long> interval_of(const httplib::Request& req, httplib::Response& res, const char* what) {
+  const std::string text = req.matches[2];
+  if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos || text.size() > 9) {
+    fail(res, 400, std::string(what) + " interval must be a non-negative integer", req.path);
+    return std::nullopt;
+  }
+  return std::stol(text);
+}
+
+// Answers 400 and returns false unless auto-pause `minutes` suits `sb` (api.json: only
+// for classes that can pause; at most one of the auto-stop and auto-pause intervals non-zero).
+bool auto_pause_allowed(const FakeSandbox& sb, long minutes, long stop_minutes, const httplib::Request& req,
+                        httplib::Response& res) {
+  if (minutes == 0) return true;
+  if (sb.sandbox_class == "container") {
+    fail(res, 400, "Auto-pause is not supported for sandbox class container", req.path);
+    return false;
+  }
+  if (stop_minutes != 0) {
+    fail(res, 400, "At most one of autoStopInterval and autoPauseInterval may be non-zero", req.path);
+    return false;
+  }
+  return true;
+}
+
+using SandboxHandler = std::function<void(State&, FakeSandbox&, const httplib::Request&, httplib::Response&)>;
+
+// Serves `method` on `pattern` (its first group the sandbox's ID or name) as fault route
+// `route`: guarded()'s checks, then `handle` on the sandbox it names (404 without one).
+void on_sandbox(httplib::Server& server, State& st, const std::string& method, const std::string& pattern,
+                const std::string& route, SandboxHandler handle) {
+  auto serve = [&st, route, handle](const httplib::Request& req, httplib::Response& res) {
+    guarded(st, route, req, res, [&] {
+      if (FakeSandbox* sb = target_of(st, route, req, res)) handle(st, *sb, req, res);
+    });
+  };
+  if (method == "GET") server.Get(pattern, serve);
+  else if (method == "PUT") server.Put(pattern, serve);
+  else server.Post(pattern, serve);
+}
+
+long int_member(const rapidjson::Value& body, const char* key, long fallback) {
+  auto it = body.FindMember(key);
+  return it != body.MemberEnd() && it->value.IsInt64() ? static_cast<long>(it->value.GetInt64()) : fallback;
 }
 
 }  // namespace
@@ -254,7 +328,7 @@ void register_control_plane(httplib::Server& server, State& st) {
   server.Post("/api/sandbox", [&st](const httplib::Request& req, httplib::Response& res) {
     guarded(st, "create", req, res, [&] {
       st.create_bodies.push_back(req.body);
-      if (!st.faults.quota_message.empty()) return fail(res, 400, st.faults.quota_message, req.path);
+      if (st.take_quota("create")) return fail(res, 400, st.faults.quota_message, req.path);
       rapidjson::Document body;
       body.Parse(req.body.c_str());
       if (body.HasParseError() || !body.IsObject()) return fail(res, 400, "invalid JSON body", req.path);
@@ -289,10 +363,18 @@ void register_control_plane(httplib::Server& server, State& st) {
         for (auto& m : body["labels"].GetObject())
           if (m.value.IsString()) sb.labels[m.name.GetString()] = m.value.GetString();
       if (body.HasMember("snapshot") && body["snapshot"].IsString()) sb.snapshot = body["snapshot"].GetString();
+      if (sb.snapshot.rfind("daytona-vm", 0) == 0) sb.sandbox_class = "linux-vm";
       if (body.HasMember("user") && body["user"].IsString()) sb.user = body["user"].GetString();
       if (body.HasMember("target") && body["target"].IsString()) sb.target = body["target"].GetString();
-      if (body.HasMember("autoStopInterval") && body["autoStopInterval"].IsInt())
-        sb.auto_stop_minutes = body["autoStopInterval"].GetInt();
+      sb.auto_stop_minutes = int_member(body, "autoStopInterval", sb.auto_stop_minutes);
+      sb.auto_pause_minutes = int_member(body, "autoPauseInterval", 0);
+      if (sb.auto_pause_minutes != 0 && !body.HasMember("autoStopInterval")) sb.auto_stop_minutes = 0;
+      sb.auto_archive_minutes = int_member(body, "autoArchiveInterval", sb.auto_archive_minutes);
+      sb.auto_delete_minutes = int_member(body, "autoDeleteInterval", sb.auto_delete_minutes);
+      if (!auto_pause_allowed(sb, sb.auto_pause_minutes, sb.auto_stop_minutes, req, res)) {
+        st.remove(sb.id);
+        return;
+      }
       if (body.HasMember("cpu") && body["cpu"].IsNumber()) sb.cpu = body["cpu"].GetDouble();
       if (body.HasMember("memory") && body["memory"].IsNumber()) sb.memory = body["memory"].GetDouble();
       if (body.HasMember("disk") && body["disk"].IsNumber()) sb.disk = body["disk"].GetDouble();
@@ -364,43 +446,126 @@ void register_control_plane(httplib::Server& server, State& st) {
       if (!sb) return fail(res, 404, "Sandbox with ID or name " + std::string(req.matches[1]) + " not found", req.path);
       FakeSandbox copy = *sb;
       copy.state = "destroying";
-      st.remove(req.matches[1]);
+      st.remove(copy.id);
       answer(st, res, copy);
     });
   });
 
-  server.Post(R"(/api/sandbox/([^/]+)/start)", [&st](const httplib::Request& req, httplib::Response& res) {
-    guarded(st, "start", req, res, [&] {
-      FakeSandbox* sb = find(st, req.matches[1]);
-      if (!sb) return fail(res, 404, "Sandbox not found", req.path);
-      if (sb->state == "stopped" || sb->state == "archived") {
-        sb->state = "starting";
-        sb->ready_at = Clock::now() + std::chrono::milliseconds(st.faults.start_delay_ms);
-      }
-      answer(st, res, *sb);
-    });
-  });
+  // "Starts a stopped or archived sandbox, or resumes a paused sandbox."
+  on_sandbox(server, st, "POST", R"(/api/sandbox/([^/]+)/start)", "start",
+             [](State& st, FakeSandbox& sb, const httplib::Request& req, httplib::Response& res) {
+               const bool stopped = sb.state == "stopped" || sb.state == "archived", paused = sb.state == "paused";
+               if ((stopped || paused) && st.take_quota("start"))
+                 return fail(res, 400, st.faults.quota_message, req.path);
+               if (stopped) st.begin(sb, "starting");
+               if (paused) st.begin(sb, "resuming");
+               answer(st, res, sb);
+             });
 
-  server.Post(R"(/api/sandbox/([^/]+)/stop)", [&st](const httplib::Request& req, httplib::Response& res) {
-    guarded(st, "stop", req, res, [&] {
-      FakeSandbox* sb = find(st, req.matches[1]);
-      if (!sb) return fail(res, 404, "Sandbox not found", req.path);
-      st.stop_processes(*sb);
-      sb->state = "stopped";
-      answer(st, res, *sb);
-    });
-  });
+  on_sandbox(server, st, "POST", R"(/api/sandbox/([^/]+)/stop)", "stop",
+             [](State& st, FakeSandbox& sb, const httplib::Request& req, httplib::Response& res) {
+               if (sb.state != "started" && sb.state != "paused")
+                 return fail(res, 400, "Sandbox is not started (state " + sb.state + ")", req.path);
+               st.stop_processes(sb);
+               st.begin(sb, "stopping");
+               answer(st, res, sb);
+             });
 
-  server.Post(R"(/api/sandbox/([^/]+)/autostop/(-?\d+))", [&st](const httplib::Request& req, httplib::Response& res) {
-    guarded(st, "autostop", req, res, [&] {
-      FakeSandbox* sb = find(st, req.matches[1]);
-      if (!sb) return fail(res, 404, "Sandbox not found", req.path);
-      long minutes = std::stol(req.matches[2]);
-      if (minutes < 0) return fail(res, 400, "Auto-stop interval must be a non-negative integer", req.path);
-      sb->auto_stop_minutes = minutes;
-      answer(st, res, *sb);
-    });
-  });
+  // Only VM sandboxes pause (Daytona's docs: pause/resume is VM-only); their processes
+  // are frozen, not ended.
+  on_sandbox(server, st, "POST", R"(/api/sandbox/([^/]+)/pause)", "pause",
+             [](State& st, FakeSandbox& sb, const httplib::Request& req, httplib::Response& res) {
+               if (sb.sandbox_class == "container")
+                 return fail(res, 400, "Pause is not supported for sandbox class container", req.path);
+               if (sb.state != "started")
+                 return fail(res, 400, "Sandbox is not started (state " + sb.state + ")", req.path);
+               st.freeze_processes(sb, true);
+               st.begin(sb, "pausing");
+               answer(st, res, sb);
+             });
+
+  // A copy of the sandbox's disk as a new sandbox (ForkSandbox: an optional name), which
+  // then starts; its labels and settings are the source's.
+  on_sandbox(server, st, "POST", R"(/api/sandbox/([^/]+)/fork)", "fork",
+             [](State& st, FakeSandbox& sb, const httplib::Request& req, httplib::Response& res) {
+               rapidjson::Document body;
+               body.Parse(req.body.c_str());
+               if (body.HasParseError() || !body.IsObject()) return fail(res, 400, "invalid JSON body", req.path);
+               std::string name;
+               if (body.HasMember("name")) {
+                 if (!body["name"].IsString()) return fail(res, 400, "name must be a string", req.path);
+                 name = body["name"].GetString();
+                 for (const auto& [id, other] : st.sandboxes)
+                   if (other.name == name)
+                     return fail(res, 409, "Sandbox with name " + name + " already exists", req.path);
+               }
+               if (sb.state != "started" && sb.state != "stopped" && sb.state != "paused")
+                 return fail(res, 400, "Sandbox cannot be forked in state " + sb.state, req.path);
+               if (st.take_quota("fork")) return fail(res, 400, st.faults.quota_message, req.path);
+               answer(st, res, st.fork_sandbox(sb, name));
+             });
+
+  on_sandbox(server, st, "GET", R"(/api/sandbox/([^/]+)/forks)", "forks",
+             [](State& st, FakeSandbox& sb, const httplib::Request&, httplib::Response& res) {
+               rapidjson::StringBuffer b;
+               Writer w(b);
+               w.StartArray();
+               for (auto& [id, other] : st.sandboxes)
+                 if (other.parent == sb.id) {
+                   st.settle(other);
+                   write_sandbox(w, other, toolbox_url_of(st));
+                 }
+               w.EndArray();
+               res.set_content(b.GetString(), "application/json");
+             });
+
+  on_sandbox(server, st, "PUT", R"(/api/sandbox/([^/]+)/labels)", "labels",
+             [](State&, FakeSandbox& sb, const httplib::Request& req, httplib::Response& res) {
+               rapidjson::Document body;
+               body.Parse(req.body.c_str());
+               if (body.HasParseError() || !body.IsObject() || !body.HasMember("labels") || !body["labels"].IsObject())
+                 return fail(res, 400, "labels must be an object", req.path);
+               std::map<std::string, std::string> labels;
+               for (auto& m : body["labels"].GetObject()) {
+                 if (!m.value.IsString()) return fail(res, 400, "label values must be strings", req.path);
+                 labels[m.name.GetString()] = m.value.GetString();
+               }
+               sb.labels = labels;
+               rapidjson::StringBuffer b;
+               Writer w(b);
+               w.StartObject();
+               write_map(w, "labels", sb.labels);
+               w.EndObject();
+               res.set_content(b.GetString(), "application/json");
+             });
+
+  on_sandbox(server, st, "POST", R"(/api/sandbox/([^/]+)/autostop/(-?\d+))", "autostop",
+             [](State& st, FakeSandbox& sb, const httplib::Request& req, httplib::Response& res) {
+               const auto minutes = interval_of(req, res, "Auto-stop");
+               if (!minutes) return;
+               if (*minutes != 0 && sb.auto_pause_minutes != 0)
+                 return fail(res, 400, "At most one of autoStopInterval and autoPauseInterval may be non-zero",
+                             req.path);
+               sb.auto_stop_minutes = *minutes;
+               answer(st, res, sb);
+             });
+
+  on_sandbox(server, st, "POST", R"(/api/sandbox/([^/]+)/autopause/(-?\d+))", "autopause",
+             [](State& st, FakeSandbox& sb, const httplib::Request& req, httplib::Response& res) {
+               const auto minutes = interval_of(req, res, "Auto-pause");
+               if (!minutes || !auto_pause_allowed(sb, *minutes, sb.auto_stop_minutes, req, res)) return;
+               sb.auto_pause_minutes = *minutes;
+               answer(st, res, sb);
+             });
+
+  // "0 means the maximum interval will be used" (30 days here).
+  on_sandbox(server, st, "POST", R"(/api/sandbox/([^/]+)/autoarchive/(-?\d+))", "autoarchive",
+             [](State& st, FakeSandbox& sb, const httplib::Request& req, httplib::Response& res) {
+               const auto minutes = interval_of(req, res, "Auto-archive");
+               if (!minutes) return;
+               sb.auto_archive_minutes = *minutes == 0 ? 43200 : *minutes;
+               answer(st, res, sb);
+             });
 
   server.Get(R"(/api/sandbox/([^/]+)/ports/(\d+)/preview-url)", [&st](const httplib::Request& req, httplib::Response& res) {
     guarded(st, "preview-url", req, res, [&] {

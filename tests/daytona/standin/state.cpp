@@ -49,10 +49,53 @@ FakeSandbox& State::add_sandbox() {
 }
 
 void State::settle(FakeSandbox& sb) {
-  if ((sb.state == "creating" || sb.state == "starting") && Clock::now() >= sb.ready_at) {
+  if (Clock::now() < sb.ready_at) return;
+  if (sb.state == "creating" || sb.state == "starting" || sb.state == "resuming") {
+    if (sb.state == "resuming") freeze_processes(sb, false);
     sb.state = sb.settles_to;
     if (sb.state != "started") sb.error_reason = "the stand-in was told to fail this sandbox (" + sb.state + ")";
+  } else if (sb.state == "pausing") {
+    sb.state = "paused";
+  } else if (sb.state == "stopping") {
+    sb.state = "stopped";
   }
+}
+
+void State::begin(FakeSandbox& sb, const std::string& passing) {
+  sb.state = passing;
+  sb.ready_at = Clock::now() + std::chrono::milliseconds(faults.start_delay_ms);
+}
+
+FakeSandbox& State::fork_sandbox(const FakeSandbox& source, const std::string& name) {
+  FakeSandbox& fork = add_sandbox();
+  const std::string id = fork.id;
+  const fs::path root = fork.root;
+  const Clock::time_point created = fork.created_at, ready = fork.ready_at;
+  const std::string settles_to = fork.settles_to;
+  fork = source;
+  fork.id = id;
+  fork.name = name.empty() ? id : name;
+  fork.root = root;
+  fork.parent = source.id;
+  fork.created_at = created;
+  fork.ready_at = ready;
+  fork.settles_to = settles_to;
+  fork.state = "creating";
+  fork.error_reason.clear();
+  fork.sessions.clear();  // a copy of the disk: no process runs in the fork
+  fs::remove_all(root);
+  fs::copy(source.root, root, fs::copy_options::recursive | fs::copy_options::copy_symlinks);
+  fs::remove_all(root / ".daytona");  // the source's session logs are not the fork's
+  return fork;
+}
+
+bool State::take_quota(const std::string& route) {
+  if (faults.quota_message.empty() || faults.quota_route != route) return false;
+  if (faults.quota_skip > 0) {
+    --faults.quota_skip;
+    return false;
+  }
+  return true;
 }
 
 bool State::take_rate_limit(const std::string& route) {
@@ -73,6 +116,10 @@ bool State::take_vanish(const std::string& route) {
 
 int State::take_failure(const std::string& route) {
   if (route.empty() || faults.fail_route != route || faults.fail_times <= 0) return 0;
+  if (faults.fail_skip > 0) {
+    --faults.fail_skip;
+    return 0;
+  }
   --faults.fail_times;
   return faults.fail_status;
 }
@@ -104,6 +151,12 @@ void State::stop_processes(FakeSandbox& sb) {
     for (auto& [cid, cmd] : session.commands)
       if (!cmd->exit_code && cmd->pid > 0) ::kill(-cmd->pid, SIGKILL);
   sb.sessions.clear();
+}
+
+void State::freeze_processes(FakeSandbox& sb, bool frozen) {
+  for (auto& [sid, session] : sb.sessions)
+    for (auto& [cid, cmd] : session.commands)
+      if (!cmd->exit_code && cmd->pid > 0) ::kill(-cmd->pid, frozen ? SIGSTOP : SIGCONT);
 }
 
 void State::remove(const std::string& id) {

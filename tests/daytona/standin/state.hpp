@@ -44,12 +44,21 @@ struct FakeSandbox {
   std::string user = "daytona";
   std::string target = "us";
   std::map<std::string, std::string> labels;
-  std::string state = "creating";  // creating | starting | started | stopped | error | build_failed
+  // api.json's SandboxState: creating | starting | started | stopping | stopped | pausing |
+  // paused | resuming | archived | error | build_failed
+  std::string state = "creating";
   std::string error_reason;
+  // api.json's sandboxClass, from the snapshot: "linux-vm" for a daytona-vm-* snapshot
+  // (Daytona's VM sandboxes, the only ones that can pause), else "container".
+  std::string sandbox_class = "container";
+  std::string parent;              // the sandbox this one was forked from, if any
   Clock::time_point created_at;
-  Clock::time_point ready_at;      // when creating/starting turns into started (or the failure)
+  Clock::time_point ready_at;      // when a passing state (creating, pausing, ...) ends
   std::string settles_to = "started";
   long auto_stop_minutes = 15;
+  long auto_pause_minutes = 0;
+  long auto_archive_minutes = 10080;
+  long auto_delete_minutes = -1;
   double cpu = 1, memory = 1, disk = 3;
   bool network_block_all = false;  // create's networkBlockAll: its commands run without a network
   std::string network_allow_list;  // create's networkAllowList: enforced as it can be (state.cpp)
@@ -61,7 +70,9 @@ struct FakeSandbox {
 // Fault switches; tests set them between runs.
 struct Faults {
   bool reject_api_key = false;    // every call answers 401
-  std::string quota_message;      // non-empty: create answers 400 with this message
+  std::string quota_message;      // non-empty: quota_route answers 400 with this message ...
+  std::string quota_route = "create";  // ... ("create", "start" or "fork") ...
+  int quota_skip = 0;             // ... after letting this many of its calls through
   std::string rate_limit_route;   // "create", "get", "list", "exec", "delete", ...: answers 429 ...
   int rate_limit_count = 0;       // ... this many times
   std::string fail_state;         // "error" or "build_failed": new sandboxes end there
@@ -76,9 +87,11 @@ struct Faults {
   std::string retry_after = "1";  // sent with 429 and fail_status answers; empty: none
   std::string fail_route;         // as rate_limit_route, or "upload", "session", "exec" on the toolbox: ...
   int fail_status = 503;          // ... answers this status ...
-  int fail_times = 0;             // ... this many times
+  int fail_times = 0;             // ... this many times ...
+  int fail_skip = 0;              // ... after letting this many of its calls through
   std::string cut_route;          // a control-plane route whose connection closes mid-answer, its work done ...
-  int cut_times = -1;             // ... this many times, then the real answer; < 0: always
+  int cut_times = -1;             // ... this many times, then the real answer; < 0: always ...
+  int cut_skip = 0;               // ... after letting this many of its calls through
   std::string hold_route;         // a route ("create", "upload", "exec") that does its work, then hangs until cleared ...
   int hold_skip = 0;              // ... after letting this many of its calls through
   std::string slow_route;         // a route (as hold_route) that does its work, then answers only ...
@@ -87,7 +100,8 @@ struct Faults {
   int reset_times = -1;           // ... this many times, then the real answer; < 0: always
   bool no_toolbox_proxy_url = false;  // sandboxes come without toolboxProxyUrl: clients ask toolbox-proxy-url
   bool whole_log_message = false;     // a log follow sends the whole log in one message once the command ended
-  std::string vanish_route;       // a toolbox route ("upload", "session", "exec"): once, the sandbox is deleted
+  std::string vanish_route;       // a toolbox route ("upload", "session", "exec") or "pause", "stop", "start",
+                                  // "fork": once, the sandbox is deleted
                                   // (as in the dashboard) just before that call is served ...
   int vanish_skip = 0;            // ... after letting this many of its calls through
 };
@@ -113,10 +127,22 @@ class State {
 
   // A new sandbox and its home folder; caller holds the mutex.
   FakeSandbox& add_sandbox();
-  // creating/starting sandboxes whose time has come become started (or their failure).
+  // A sandbox in a passing state whose time has come reaches the state it was heading
+  // for: creating/starting/resuming become started (or their failure), pausing paused,
+  // stopping stopped.
   void settle(FakeSandbox& sb);
+  // Moves `sb` to passing state `passing`, to settle start_delay_ms later; caller holds the mutex.
+  void begin(FakeSandbox& sb, const std::string& passing);
   // Kills what the sandbox runs; caller holds the mutex.
   void stop_processes(FakeSandbox& sb);
+  // Freezes (SIGSTOP) or thaws (SIGCONT) what the sandbox runs, as a VM's pause keeps its
+  // memory; caller holds the mutex.
+  void freeze_processes(FakeSandbox& sb, bool frozen);
+  // A new sandbox holding a copy of `source`'s files (its folder copied, so the two are
+  // independent from then on), labels and settings, creating; caller holds the mutex.
+  FakeSandbox& fork_sandbox(const FakeSandbox& source, const std::string& name);
+  // True when the quota fault refuses this call of `route`; caller holds the mutex.
+  bool take_quota(const std::string& route);
   // Deletes a sandbox (processes and folder); caller holds the mutex.
   void remove(const std::string& id);
   // The sandbox user's home folder on this machine.
