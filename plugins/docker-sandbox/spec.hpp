@@ -32,7 +32,7 @@ inline constexpr const char kSpecJson[] = R"JSON({
     "cleanupOwner": "corral (sbx rm)",
     "bestFit": "running agent-written or untrusted commands on a workstation that has Docker Sandboxes, against the live working tree",
     "authentication": "a Docker sign-in held by sbx (`sbx login`)",
-    "caveat": "needs the sbx CLI, a Docker sign-in and hardware virtualization; the working tree is mounted read-write, so commands change local files; pause is `sbx stop` (files kept, running processes end); sbx cannot copy a sandbox, so there is no fork (`corral fork`, `run --shards --from`)"
+    "caveat": "needs the sbx CLI, a Docker sign-in and hardware virtualization; the working tree is mounted read-write, so commands change local files; pausing ends running processes; no fork"
   }
 })JSON";
 

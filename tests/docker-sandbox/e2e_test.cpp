@@ -222,6 +222,17 @@ TEST_CASE_FIXTURE(E2E, "fork and --shards --from refuse a docker-sandbox lease, 
   CHECK(env.run({"stop", "--id", lease}).exit_code == 0);
 }
 
+TEST_CASE_FIXTURE(E2E, "--idle is refused before anything is made: sbx has no idle timer") {
+  for (const char* idle : {"pause", "stop"}) {
+    CAPTURE(idle);
+    CliResult r = run({"--keep", "--idle", idle, "--", "true"});
+    CHECK(r.exit_code == 64);
+    CHECK(r.err.find("docker-sandbox") != std::string::npos);
+  }
+  CHECK(sbx.calls_of("create").empty());
+  CHECK(env.claims().empty());
+}
+
 TEST_CASE_FIXTURE(E2E, "keep-on-failure keeps only failed runs; the handle is written on failure too") {
   CliResult ok = run({"--keep-on-failure", "--", "true"});
   CHECK(ok.exit_code == 0);
