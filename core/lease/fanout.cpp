@@ -152,7 +152,8 @@ void check_fanout(LeaseContext& ctx, const FanoutRequest& request) {
                 "the kept sandbox");
   if (!request.from.empty()) {
     const Claim source = source_claim(ctx, request);
-    Providers::require(ctx.providers.spec(source.provider), Feature::fork, "--shards --from");
+    Providers::require(ctx.providers.spec(source.provider), Feature::fork, "--shards --from",
+                       ctx.providers.having(Feature::fork));
     return;
   }
   Providers::require(ctx.providers.spec(ctx.providers.resolve(request.run.choice)), Feature::run_session,

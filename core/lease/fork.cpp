@@ -56,7 +56,7 @@ void discard(LeaseContext& ctx, Lease& source, std::vector<Claim>& made, std::ve
 }  // namespace
 
 Forks fork_lease(LeaseContext& ctx, Lease& source, const ForkOptions& options) {
-  Providers::require(source.spec(), Feature::fork, "forking a lease");
+  Providers::require(source.spec(), Feature::fork, "forking a lease", ctx.providers.having(Feature::fork));
   if (options.count < 1 || options.count > kMaxForks)
     throw Error(ErrorCode::invalid_argument,
                 fmt::format("--count must be between 1 and {}, not {}", kMaxForks, options.count),

@@ -1,6 +1,7 @@
 #include "plugin_host/providers.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 
@@ -36,12 +37,24 @@ std::string Providers::resolve(const ProviderChoice& choice, std::string* from) 
   return kDefaultProvider;
 }
 
-void Providers::require(const ProviderSpec& spec, Feature feature, std::string_view what) {
+void Providers::require(const ProviderSpec& spec, Feature feature, std::string_view what,
+                        const std::vector<std::string>& having) {
   if (spec.features.has(feature)) return;
+  const std::string listing =
+      fmt::format("`corral providers --feature {}` lists the providers that have it", to_string(feature));
   throw Error(ErrorCode::unsupported,
               fmt::format("{} needs the '{}' feature, which provider '{}' does not have", what, to_string(feature),
                           spec.name),
-              fmt::format("`corral providers --feature {}` lists the providers that have it", to_string(feature)));
+              having.empty() ? listing
+                             : fmt::format("the installed providers that have it: {}; {}", fmt::join(having, ", "),
+                                           listing));
+}
+
+std::vector<std::string> Providers::having(Feature feature) const {
+  std::vector<std::string> out;
+  for (const ProviderEntry& e : registry_().entries())
+    if (e.ok() && e.spec->features.has(feature)) out.push_back(e.name);
+  return out;
 }
 
 const ProviderEntry& Providers::entry(const std::string& name) const { return registry_().entry(name); }

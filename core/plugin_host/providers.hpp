@@ -52,8 +52,12 @@ class Providers {
   // The variables named by the user config's env list and `names`, with their values.
   // Refuses unset names and any installed provider's secret.
   StringMap forwarded_env(const std::vector<std::string>& names) const;
-  // Refuses, before anything is created, a request that needs a feature `spec` lacks.
-  static void require(const ProviderSpec& spec, Feature feature, std::string_view what);
+  // Refuses, before anything is created, a request that needs a feature `spec` lacks;
+  // the hint names `having` (the providers that have it, see having()) when given.
+  static void require(const ProviderSpec& spec, Feature feature, std::string_view what,
+                      const std::vector<std::string>& having = {});
+  // The installed providers whose spec has `feature`, by name.
+  std::vector<std::string> having(Feature feature) const;
 
   const Registry& registry() const { return registry_(); }
   const Config& config() const { return config_; }

@@ -36,10 +36,17 @@ Error gone(const std::string& name) {
                "it was removed outside corral (sbx rm, sbx reset); start a new run without --id");
 }
 
+// sbx's word for a sandbox `sbx stop` stopped: it keeps its files, so corral calls it paused.
+constexpr char kStopped[] = "stopped";
+
 Sandbox to_sandbox(const SbxEntry& e) {
   Sandbox s;
   s.id = e.name;
   s.state = e.status.empty() ? "unknown" : e.status;
+  if (e.status == kStopped) {
+    s.state = "paused";
+    s.details["provider-state"] = e.status;
+  }
   s.details["name"] = e.name;
   if (!e.workspace.empty()) s.details["workspace"] = e.workspace;
   if (!e.agent.empty()) s.details["agent"] = e.agent;
@@ -207,11 +214,13 @@ std::vector<SbxEntry> DockerSandboxProvider::entries(const std::function<bool()>
   return parse_ls_json(cli_.run({"ls", "--json"}, cancelled).out);
 }
 
-Sandbox DockerSandboxProvider::get(const std::string& id, const sdk::Host& host) {
-  auto e = find_entry(entries(interruptible(host)), id);
-  if (!e) throw gone(id);
+Sandbox DockerSandboxProvider::listed(const std::string& name, const sdk::Host& host) const {
+  auto e = find_entry(entries(interruptible(host)), name);
+  if (!e) throw gone(name);
   return to_sandbox(*e);
 }
+
+Sandbox DockerSandboxProvider::get(const std::string& id, const sdk::Host& host) { return listed(id, host); }
 
 std::vector<Sandbox> DockerSandboxProvider::list(const StringMap& labels, const sdk::Host& host) {
   std::vector<Sandbox> out;
@@ -233,6 +242,27 @@ void DockerSandboxProvider::destroy(const Sandbox& sandbox, const sdk::Host&) {
   // rm fails for a sandbox that is already gone, which counts as success; ask ls.
   if (!find_entry(entries({}), sandbox.id)) return;
   throw sbx_failed("rm", r.exit_code, r.err + "\n" + r.out);
+}
+
+Sandbox DockerSandboxProvider::pause(const Sandbox& sandbox, const sdk::Host& host) {
+  host.progress("stopping Docker Sandbox " + sandbox.id);
+  SbxResult r = cli_.capture({"stop", sandbox.id}, interruptible(host));
+  if (r.exit_code != 0) {
+    listed(sandbox.id, host);  // a sandbox that is gone is not-found, whatever stop said
+    throw sbx_failed("stop", r.exit_code, r.err + "\n" + r.out);
+  }
+  return listed(sandbox.id, host);
+}
+
+Sandbox DockerSandboxProvider::resume(const Sandbox& sandbox, const sdk::Host& host) {
+  // sbx has no start command of its own: exec starts a stopped sandbox first.
+  host.progress("starting Docker Sandbox " + sandbox.id);
+  SbxResult r = cli_.capture({"exec", sandbox.id, "true"}, interruptible(host));
+  if (r.exit_code != 0) {
+    if (auto e = exec_failure(sandbox.id, r.err + "\n" + r.out, host)) throw *e;
+    throw sbx_failed("exec", r.exit_code, r.err + "\n" + r.out);
+  }
+  return listed(sandbox.id, host);
 }
 
 std::string DockerSandboxProvider::exec_dir(const Sandbox& sandbox, const std::string& cwd) const {

@@ -9,6 +9,10 @@
 //              (`sbx ls` names why when it can) or ended under the command, which is stopped
 //   create failure -> sbx rm -f <name> (whatever create may have registered)
 //   destroy -> sbx rm -f <name>
+//   pause   -> sbx stop <name> (a stopped sandbox keeps its files; get and list say
+//              "paused" for sbx's "stopped")
+//   resume  -> sbx exec <name> true (sbx exec starts a stopped sandbox first)
+//   fork    -> none: sbx has no way to copy a sandbox, so the spec leaves the feature out
 //   download -> sbx exec <name> sh -c <pack script> (on Ctrl-C, sbx stop <name> ends tar),
 //              sbx cp <name>:/tmp/<archive> <local>, sbx exec <name> rm -f -- /tmp/<archive>
 //   doctor  -> sbx version, sbx diagnose
@@ -35,6 +39,8 @@ class DockerSandboxProvider : public sdk::Provider {
   Sandbox get(const std::string& id, const sdk::Host& host) override;
   std::vector<Sandbox> list(const StringMap& labels, const sdk::Host& host) override;
   void destroy(const Sandbox& sandbox, const sdk::Host& host) override;
+  Sandbox pause(const Sandbox& sandbox, const sdk::Host& host) override;
+  Sandbox resume(const Sandbox& sandbox, const sdk::Host& host) override;
   ExecResult exec(const Sandbox& sandbox, const Command& command, const sdk::Host& host) override;
   // download.cpp
   DownloadResult download(const Sandbox& sandbox, const DownloadRequest& request, const sdk::Host& host) override;
@@ -56,6 +62,8 @@ class DockerSandboxProvider : public sdk::Provider {
   std::optional<int> recorded_status(const std::string& name, const std::string& path, const sdk::Host& host) const;
   // The folder `command` runs in inside the sandbox, or "" to leave it to sbx.
   std::string exec_dir(const Sandbox& sandbox, const std::string& cwd) const;
+  // The sandbox `name` as `sbx ls` reports it now; throws not-found when it is gone.
+  Sandbox listed(const std::string& name, const sdk::Host& host) const;
   // Stops the sandbox so nothing a stopped `sbx exec` started keeps running; warns on failure.
   void stop_quietly(const std::string& name, const sdk::Host& host) const;
 

@@ -159,6 +159,80 @@ TEST_CASE_FIXTURE(E2E, "keep, session handle, reuse by --id, status, stop") {
   CHECK(env.claims().empty());
 }
 
+TEST_CASE_FIXTURE(E2E, "pause stops the kept sandbox with sbx stop; status says paused; run --id resumes it with its files") {
+  REQUIRE(run({"--keep", "--lease-output", handle_path("h.json"), "--", "sh", "-c", "echo one > made.txt"}).exit_code == 0);
+  auto h = handle("h.json");
+  const std::string lease = h["leaseId"].GetString();
+  const std::string sandbox = h["sandboxId"].GetString();
+
+  CliResult paused = env.run({"pause", "--id", lease});
+  REQUIRE_MESSAGE(paused.exit_code == 0, paused.err);
+  CHECK(sbx.status(sandbox) == "stopped");
+  CHECK(sbx.calls_of("stop").size() == 1);
+  CliResult status = env.run({"status", "--id", lease, "--json"});
+  REQUIRE_MESSAGE(status.exit_code == 0, status.err);
+  auto doc = corral::json::parse(status.out, "status");
+  CHECK(corral::json::get_string(doc["sandbox"], "state") == "paused");
+  CHECK(corral::json::get_string(doc["sandbox"]["details"], "provider-state") == "stopped");
+  CHECK(env.run({"pause", "--id", lease}).exit_code == 0);  // pausing a paused lease is no error
+
+  CliResult again = run({"--id", lease, "--", "cat", "made.txt"});
+  INFO(again.err);
+  CHECK(again.exit_code == 0);
+  CHECK(again.out == "one\n");
+  CHECK(again.err.find("is paused; resuming it") != std::string::npos);
+  CHECK(sbx.status(sandbox) == "running");
+  CHECK(sbx.calls_of("create").size() == 1);  // resumed, not recreated
+
+  REQUIRE(env.run({"pause", "--id", lease}).exit_code == 0);
+  CliResult resumed = env.run({"resume", "--id", lease});
+  CHECK_MESSAGE(resumed.exit_code == 0, resumed.err);
+  CHECK(sbx.status(sandbox) == "running");
+  CHECK(env.run({"stop", "--id", lease}).exit_code == 0);
+  CHECK(sbx.sandboxes().empty());
+}
+
+TEST_CASE_FIXTURE(E2E, "pausing a sandbox removed behind corral's back is not-found") {
+  REQUIRE(run({"--keep", "--lease-output", handle_path("h.json"), "--", "true"}).exit_code == 0);
+  auto h = handle("h.json");
+  REQUIRE(sbx.run({"rm", "-f", h["sandboxId"].GetString()}).exit_code == 0);
+  CliResult r = env.run({"pause", "--id", h["leaseId"].GetString()});
+  CHECK(r.exit_code == 66);
+  CHECK(r.err.find("no longer exists") != std::string::npos);
+  CHECK(r.err.find("hint:") != std::string::npos);
+  CHECK(sbx.sandboxes().empty());
+}
+
+TEST_CASE_FIXTURE(E2E, "fork and --shards --from refuse a docker-sandbox lease, naming the providers that can fork") {
+  REQUIRE(run({"--keep", "--lease-output", handle_path("h.json"), "--", "true"}).exit_code == 0);
+  auto h = handle("h.json");
+  const std::string lease = h["leaseId"].GetString();
+  for (std::vector<std::string> args : {std::vector<std::string>{"fork", "--id", lease, "--count", "2"},
+                                        {"run", "--shards", "2", "--from", lease, "--", "true"}}) {
+    CAPTURE(args);
+    CliResult r = env.run(args);
+    CHECK(r.exit_code == 64);
+    CHECK(r.err.find("needs the 'fork' feature, which provider 'docker-sandbox' does not have") != std::string::npos);
+    CHECK(r.err.find("the installed providers that have it: ") != std::string::npos);
+    CHECK(r.err.find("local") != std::string::npos);
+  }
+  CHECK(sbx.calls_of("create").size() == 1);  // nothing made
+  CHECK(sbx.sandboxes() == std::vector<std::string>{h["sandboxId"].GetString()});
+  CHECK(env.claims().size() == 1);
+  CHECK(env.run({"stop", "--id", lease}).exit_code == 0);
+}
+
+TEST_CASE_FIXTURE(E2E, "--idle is refused before anything is made: sbx has no idle timer") {
+  for (const char* idle : {"pause", "stop"}) {
+    CAPTURE(idle);
+    CliResult r = run({"--keep", "--idle", idle, "--", "true"});
+    CHECK(r.exit_code == 64);
+    CHECK(r.err.find("docker-sandbox") != std::string::npos);
+  }
+  CHECK(sbx.calls_of("create").empty());
+  CHECK(env.claims().empty());
+}
+
 TEST_CASE_FIXTURE(E2E, "keep-on-failure keeps only failed runs; the handle is written on failure too") {
   CliResult ok = run({"--keep-on-failure", "--", "true"});
   CHECK(ok.exit_code == 0);
@@ -328,14 +402,17 @@ TEST_CASE_FIXTURE(E2E, "providers describe lists the settings") {
   CliResult r = env.run({"providers", "describe", "docker-sandbox"});
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
   for (const char* s : {"cli", "template", "cpus", "memory", "workdir", "CORRAL_SBX_CLI", "workspace-mount",
-                        "run-session", "cleanup"})
+                        "run-session", "cleanup", "pause-resume"})
     CHECK_MESSAGE(r.out.find(s) != std::string::npos, s);
   CHECK(r.out.find("url-bridge") == std::string::npos);
+  CHECK(r.out.find("fork") != std::string::npos);  // the caveat: no fork with sbx
 }
 
 TEST_CASE_FIXTURE(E2E, "docker-sandbox passes the conformance kit against the stand-in sbx, nothing left") {
   auto r = corral::test::conformance_of(env, "docker-sandbox");
-  corral::test::check_passed(r, {"keep-reuse", "sync-deletions", "listing", "interrupt", "workdir", "destroy-twice"});
+  corral::test::check_passed(
+      r, {"keep-reuse", "sync-deletions", "listing", "interrupt", "workdir", "destroy-twice", "pause-resume"});
+  for (const char* id : {"fork", "shards-from"}) CHECK_MESSAGE(std::count(r.skipped.begin(), r.skipped.end(), id) == 1, id);
   CHECK(corral_sandboxes().empty());
 }
 

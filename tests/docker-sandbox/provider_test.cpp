@@ -271,6 +271,65 @@ TEST_CASE_FIXTURE(Fixture, "get: details from sbx ls --json in both output shape
   }
 }
 
+TEST_CASE_FIXTURE(Fixture, "pause is sbx stop: the sandbox stays, get and list say paused; resume starts it again") {
+  auto p = provider();
+  Sandbox s = p.create(request("lease-1"), fake.host());
+  REQUIRE(p.exec(s, argv_command({"sh", "-c", "echo kept > kept.txt"}), fake.host()).exit_code == 0);
+
+  Sandbox paused = p.pause(s, fake.host());
+  CHECK(args_of(sbx.calls_of("stop").back()) == std::vector<std::string>{"stop", s.id});
+  CHECK(sbx.status(s.id) == "stopped");
+  CHECK(paused.state == "paused");
+  CHECK(paused.details.at("provider-state") == "stopped");
+  CHECK(paused.details.at("workspace") == ws);
+  CHECK(p.get(s.id, fake.host()).state == "paused");
+  std::vector<Sandbox> listed = p.list({{"corral-lease", "lease-1"}}, fake.host());
+  REQUIRE(listed.size() == 1);
+  CHECK(listed[0].state == "paused");
+  CHECK(p.pause(paused, fake.host()).state == "paused");  // pausing a paused sandbox is no error
+
+  Sandbox resumed = p.resume(paused, fake.host());
+  CHECK(args_of(sbx.calls_of("exec").back()) == std::vector<std::string>{"exec", s.id, "true"});
+  CHECK(resumed.state == "running");
+  CHECK(resumed.details.count("provider-state") == 0);
+  CHECK(sbx.status(s.id) == "running");
+  CHECK(p.resume(resumed, fake.host()).state == "running");  // resuming a running one is no error
+  ExecResult r = p.exec(resumed, argv_command({"cat", "kept.txt"}), fake.host());
+  CHECK(r.exit_code == 0);
+  CHECK(fake.out() == "kept\n");
+}
+
+TEST_CASE_FIXTURE(Fixture, "pause and resume of a vanished sandbox are not-found; one that cannot start is unavailable") {
+  auto p = provider();
+  Sandbox s = p.create(request("lease-1"), fake.host());
+  SUBCASE("removed behind corral's back") {
+    REQUIRE(sbx.run({"rm", "-f", s.id}).exit_code == 0);
+    for (bool pausing : {true, false}) {
+      CAPTURE(pausing);
+      try {
+        pausing ? p.pause(s, fake.host()) : p.resume(s, fake.host());
+        FAIL("a removed sandbox was paused or resumed");
+      } catch (const Error& e) {
+        CHECK(e.code() == ErrorCode::not_found);
+        CHECK(std::string(e.what()).find(s.id) != std::string::npos);
+        CHECK(!e.hint().empty());
+      }
+    }
+  }
+  SUBCASE("no virtualization to start it again") {
+    REQUIRE(p.pause(s, fake.host()).state == "paused");
+    ::setenv("SBX_STANDIN_FAULT", "no-virtualization", 1);
+    try {
+      p.resume(s, fake.host());
+      FAIL("a sandbox that cannot start was resumed");
+    } catch (const Error& e) {
+      CHECK(e.code() == ErrorCode::unavailable);
+      CHECK(e.hint().find("virtualization") != std::string::npos);
+    }
+    CHECK(sbx.status(s.id) == "stopped");
+  }
+}
+
 TEST_CASE_FIXTURE(Fixture, "list and destroy touch only sandboxes corral created") {
   auto p = provider();
   REQUIRE(sbx.run({"create", "--name", "my-own-box", "shell", ws}).exit_code == 0);

@@ -76,3 +76,30 @@ TEST_CASE("stand-in: flags after SANDBOX belong to the command, as with docker e
   CHECK(sbx.run({"exec", "-w", "/no/such/dir", "b", "true"}).exit_code == 126);
   CHECK(sbx.run({"exec", "nobox", "true"}).exit_code != 0);
 }
+
+TEST_CASE("stand-in: stop keeps a sandbox stopped with its files, ends its commands; exec starts it first") {
+  StandIn sbx;
+  corral::test::TempDir ws;
+  REQUIRE(sbx.run({"create", "--name", "b", "shell", ws.str()}).exit_code == 0);
+  REQUIRE(sbx.run({"exec", "b", "sh", "-c", "echo kept > " + ws.str() + "/kept.txt"}).exit_code == 0);
+  REQUIRE(sbx.run({"exec", "-d", "b", "sleep", "60"}).exit_code == 0);
+  std::vector<int> running = sbx.exec_pids("b");
+  REQUIRE(running.size() == 1);
+
+  auto stop = sbx.run({"stop", "b"});
+  CHECK_MESSAGE(stop.exit_code == 0, stop.err);
+  CHECK(sbx.status("b") == "stopped");  // "Stopped sandboxes retain their state"
+  CHECK(sbx.sandboxes() == std::vector<std::string>{"b"});
+  CHECK(sbx_test::process_ends(running[0]));
+  CHECK(sbx.run({"stop", "b"}).exit_code == 0);  // stopping a stopped sandbox is no error
+  CHECK(sbx.run({"ls", "--json"}).out.find("\"stopped\"") != std::string::npos);
+
+  auto again = sbx.run({"exec", "b", "cat", "kept.txt"});  // "If the sandbox is stopped, it is started first"
+  CHECK(again.out == "kept\n");
+  CHECK(sbx.status("b") == "running");
+
+  auto missing = sbx.run({"stop", "b", "nobox"});
+  CHECK(missing.exit_code != 0);
+  CHECK(missing.err.find("nobox") != std::string::npos);
+  CHECK(sbx.status("b") == "stopped");  // the names that exist are still stopped
+}
