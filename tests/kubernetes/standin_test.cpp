@@ -219,7 +219,8 @@ TEST_CASE("discovery, /version and a Table as kubectl asks for them") {
   CHECK(string_at(api.json(), {"kind"}) == "APIVersions");
   Answer v1 = c.api.get("/api/v1");
   bool exec = false;
-  for (const auto& r : v1.json()["resources"].GetArray()) exec |= string_at(r, {"name"}) == "pods/exec";
+  const json::Document resources = v1.json();  // a range over a temporary's array would outlive it
+  for (const auto& r : resources["resources"].GetArray()) exec |= string_at(r, {"name"}) == "pods/exec";
   CHECK(exec);
   Answer groups = c.api.get("/apis");
   CHECK(groups.body.find("\"name\":\"extensions.agents.x-k8s.io\"") != std::string::npos);
