@@ -180,7 +180,10 @@ FanoutResult run_fanout(LeaseContext& ctx, const FanoutRequest& asked) {
   shared.workspace = scan_workspace(request.run.cwd, cancelled, [&](const std::string& m) { ui.warn(m); });
   if (archive_sync) {
     check_workspace_size(shared.workspace, request.run.max_workspace);
-    shared.archive = pack_archive(shared.workspace, ui, cancelled);
+    // Forks of a lease synced with this very tree upload nothing: pack only when they will.
+    const bool forks_current =
+        !request.from.empty() && source_claim(ctx, request).fingerprint == shared.workspace.fingerprint;
+    if (!forks_current) shared.archive = pack_archive(shared.workspace, ui, cancelled);
   }
   if (!request.output_dir.empty()) {
     std::error_code ec;
