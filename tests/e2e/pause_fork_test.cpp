@@ -268,3 +268,23 @@ TEST_CASE("--idle reaches the provider for a kept sandbox, and is refused where 
   fs::remove(tb.root().path() / "config/corral/config.yaml");
   CHECK(tb.run({"stop", "--all"}).exit_code == 0);
 }
+
+TEST_CASE("a local fork copies links as links and skips FIFOs: it never follows or waits on what the command planted") {
+  CliEnv env;
+  env.root().write("work/file.txt", "synced");
+  REQUIRE(env.run({"run", "--keep", "--", "sh", "-c",
+                   "ln -s /etc/passwd host-link; mkfifo pipe; ln -s .. up; mkdir -p d; echo x > d/f; chmod 500 d"})
+              .exit_code == 0);
+  const std::string source = env.only_lease();
+  auto r = env.run({"fork", "--id", source, "--count", "1", "--lease-output",
+                    (env.root().path() / "fork.json").string()});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const std::string fork = handle_leases(env.root().path() / "fork.json", "forks").front();
+  r = env.run({"run", "--id", fork, "--", "sh", "-c",
+               "readlink host-link; readlink up; test -e pipe || echo no-pipe; cat d/f; stat -c %a d"});
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == "/etc/passwd\n..\nno-pipe\nx\n500\n");
+  CHECK(env.run({"stop", "--all"}).exit_code == 0);
+  CHECK(env.local_sandboxes().empty());
+}
