@@ -2,7 +2,11 @@
 # version being packaged (Debian takes a package's version from its changelog).
 file(STRINGS "${CPACK_CORRAL_DEB_CHANGELOG}" top LIMIT_COUNT 1)
 set(expected "${CPACK_PACKAGE_VERSION}-${CPACK_DEBIAN_PACKAGE_RELEASE}")
-if(NOT top MATCHES "^corral \\(([^)]+)\\)" OR NOT CMAKE_MATCH_1 STREQUAL expected)
-  message(FATAL_ERROR "packaging/debian/changelog starts with '${top}', but the package "
-    "is corral ${expected}: add an entry for ${expected} at the top (dch -v ${expected})")
+set(found "")
+if(top MATCHES "^corral \\(([^)]+)\\)")
+  set(found "${CMAKE_MATCH_1}")
+endif()
+if(NOT found STREQUAL expected)
+  message(FATAL_ERROR "packaging/debian/changelog's latest entry is '${found}', but the "
+    "package is corral ${expected}: add an entry for ${expected} at the top (dch -v ${expected})")
 endif()
