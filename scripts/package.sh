@@ -25,5 +25,5 @@ rm -rf "$out/_CPack_Packages"
 debs=("$out"/corral_*.deb "$out"/corral-dev_*.deb)
 # --fail-on error: warnings and the tags packaging/debian/*.lintian-overrides explains
 # are printed but do not fail; an error does.
-lintian --fail-on error --no-tag-display-limit "${debs[@]}"
+lintian --fail-on error --tag-display-limit 0 "${debs[@]}"
 printf '%s\n' "${debs[@]}"
