@@ -56,10 +56,12 @@ done
 sdk_archive=$(find "$usr/lib" -name libcorral_sdk.a)
 ! objdump -h "$sdk_archive" | grep -q '\.debug_info' || fail "the SDK archive keeps its debug info: $sdk_archive"
 # The packages hold everything `cmake --install` installs (a rule under a component the
-# packages do not take would be missing), and only Debian's documents besides.
+# packages do not take would be missing), and only Debian's documents besides; manual
+# pages are gzipped in the packages, as Debian requires.
 cmake --install "$build_dir" --prefix "$work/plain" >/dev/null
-(cd "$work/plain" && find . ! -type d | sort) >"$work/plain.list"
-(cd "$usr" && find . ! -type d | sort \
+unzipped_manuals() { sed -E 's#^(\./share/man/.*)\.gz$#\1#' | sort; }
+(cd "$work/plain" && find . ! -type d | unzipped_manuals) >"$work/plain.list"
+(cd "$usr" && find . ! -type d | unzipped_manuals \
   | grep -vxE '\./share/doc/corral(-dev)?/(copyright|changelog\.Debian\.gz)|\./share/lintian/overrides/corral(-dev)?') >"$work/packaged.list"
 diff -u "$work/plain.list" "$work/packaged.list" >"$work/list.diff" \
   || fail "the packages differ from cmake --install (- only installed, + only packaged): $(cat "$work/list.diff")"
