@@ -9,7 +9,7 @@
 # Debian maintainer checks still holds: dpkg-shlibdeps computes Depends from the shared
 # libraries actually linked, binaries are stripped, files are root-owned 0644/0755, and
 # lintian passes with no errors. The install rules underneath (GNUInstallDirs, two
-# components) are the same ones a dh-cmake debian/ would drive.
+# components) are the ones dh_auto_install would drive from a debian/ folder.
 
 set(CORRAL_DEB_RELEASE 1 CACHE STRING "Debian revision of the packages (the N in corral_X.Y.Z-N)")
 set(CORRAL_DEB_MAINTAINER "corral maintainers <maintainers@corral.example>" CACHE STRING
