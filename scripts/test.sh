@@ -4,5 +4,7 @@
 # runs the whole test suite. This is what CI runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# lintian: the package test (tests/install/package_test.sh) checks the .debs with it.
+scripts/deps.sh lintian
 CORRAL_BUILD_TARGET=all CORRAL_CMAKE_ARGS="-DCORRAL_WERROR=ON ${CORRAL_CMAKE_ARGS:-}" scripts/build.sh
 ctest --test-dir build --output-on-failure -j "$(nproc)" "$@"

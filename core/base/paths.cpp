@@ -27,7 +27,7 @@ fs::path executable_dir() {
 }
 
 fs::path shipped_registry() {
-  return (executable_dir() / ".." / "share" / "corral" / "providers.yaml").lexically_normal();
+  return (executable_dir() / CORRAL_REGISTRY_RELPATH).lexically_normal();
 }
 
 }  // namespace corral::paths
