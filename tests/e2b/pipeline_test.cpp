@@ -13,9 +13,11 @@ using namespace corral::test;
 
 namespace {
 
-// True once the stand-in holds `count` calls of Faults::hold_route.
-bool holding(E2bCli& t, int count = 1) {
-  return eventually([&] { return t.server.with([](auto& st) { return st.held; }) == count; });
+// True once the stand-in holds a call of Faults::hold_route and, while it does, corral
+// has begun to pack: a workspace archive is in its staging folder.
+bool staged_while_held(E2bCli& t) {
+  REQUIRE(eventually([&] { return t.server.with([](auto& st) { return st.held; }) == 1; }));
+  return eventually([&] { return !t.cli.staged_archives().empty(); });
 }
 
 void release(E2bCli& t) {
@@ -45,9 +47,8 @@ TEST_CASE("the workspace is packed while the sandbox is being created, then uplo
   t.fault([](auto& f) { f.hold_route = "create"; });
   Background b =
       t.cli.start({"run", "--provider", "e2b", "--lease-output", t.handle_path(), "--", "cat", "hello.txt"});
-  REQUIRE(holding(t));
   // Create has not answered yet: an archive exists only if packing began before it ended.
-  CHECK(eventually([&] { return !t.cli.staged_archives().empty(); }));
+  CHECK(staged_while_held(t));
   release(t);
   CHECK(b.wait() == 0);
   CHECK(read_file(b.out) == "hello from the workspace\n");
@@ -78,8 +79,7 @@ TEST_CASE("a reused lease packs only a changed workspace, while its sandbox is c
     t.cli.root().write("work/hello.txt", "changed\n");
     t.fault([](auto& f) { f.hold_route = "get"; });
     Background b = t.cli.start({"run", "--id", lease, "--", "cat", "hello.txt"});
-    REQUIRE(holding(t));
-    CHECK(eventually([&] { return !t.cli.staged_archives().empty(); }));
+    CHECK(staged_while_held(t));
     release(t);
     CHECK(b.wait() == 0);
     CHECK(read_file(b.out) == "changed\n");
@@ -99,8 +99,7 @@ TEST_CASE("a create that fails while a large workspace is packed stops the packe
     f.fail_status = 500;
   });
   Background b = t.cli.start({"run", "--provider", "e2b", "--", "true"});
-  REQUIRE(holding(t));
-  REQUIRE(eventually([&] { return !t.cli.staged_archives().empty(); }));  // the packer is at work
+  REQUIRE(staged_while_held(t));  // the packer is at work
   release(t);                                                          // create now answers 500
   CHECK(b.wait() == 69);
   t.seen.push_back(read_file(b.err));
@@ -113,8 +112,7 @@ TEST_CASE("Ctrl-C while the sandbox is created and the workspace packed leaves n
   add_large_files(t, 64);
   t.fault([](auto& f) { f.hold_route = "create"; });
   Background b = t.cli.start({"run", "--provider", "e2b", "--lease-output", t.handle_path(), "--", "true"});
-  REQUIRE(holding(t));
-  REQUIRE(eventually([&] { return !t.cli.staged_archives().empty(); }));
+  REQUIRE(staged_while_held(t));
   ::kill(b.pid, SIGINT);
   release(t);  // the sandbox is made after all: corral must delete it
   CHECK(b.wait() == 130);
