@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <exception>
 #include <optional>
+#include <system_error>
 
 #include "lease/network_policy.hpp"
 
@@ -183,7 +184,11 @@ void RunPhases::start_packing() {
   // still says the same at sync.
   if (reused_ && reused_->claim().fingerprint == workspace().fingerprint) return;
   ctx_.ui.progress(packing_message(workspace()));
-  packer_ = std::make_unique<BackgroundPack>(workspace(), cancelled_);
+  try {
+    packer_ = std::make_unique<BackgroundPack>(workspace(), cancelled_);
+  } catch (const std::system_error&) {
+    // No thread to be had (a process or memory limit): sync packs in line, as before.
+  }
 }
 
 PackedArchive RunPhases::take_packed() {
