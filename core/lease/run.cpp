@@ -4,6 +4,9 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <exception>
+#include <optional>
+#include <system_error>
 
 #include "lease/network_policy.hpp"
 
@@ -57,6 +60,7 @@ void RunPhases::guarded(const std::function<void()>& step) {
 }
 
 void RunPhases::fail(Error error) {
+  packer_.reset();  // nothing will be uploaded now: stop packing at once
   failed_ = true;
   result_.exit_code = error.exit_code();
   result_.error = std::move(error);
@@ -85,6 +89,7 @@ void RunPhases::prepare(const SharedWorkspace* shared) {
   take_workspace(shared);
   check_workspace();
   stop_if_cancelled("interrupted before anything was created");
+  start_packing();
 }
 
 void RunPhases::open_provider() {
@@ -172,6 +177,34 @@ void RunPhases::check_workspace() const {
                 fmt::format("run from {}, or start a new sandbox without --id", claim.workspace));
 }
 
+void RunPhases::start_packing() {
+  // A fan-out decided for its shards (and packed once for all of them).
+  if (shared_ || !spec().features.has(Feature::archive_sync)) return;
+  // Lease::sync uploads nothing then. The claim was read under the lease's lock, so it
+  // still says the same at sync.
+  if (reused_ && reused_->claim().fingerprint == workspace().fingerprint) return;
+  ctx_.ui.progress(packing_message(workspace()));
+  try {
+    packer_ = std::make_unique<BackgroundPack>(workspace(), cancelled_);
+  } catch (const std::system_error&) {
+    // No thread to be had (a process or memory limit): sync packs in line, as before.
+  }
+}
+
+PackedArchive RunPhases::take_packed() {
+  std::optional<PackedArchive> packed;
+  std::exception_ptr error;
+  try {
+    packed.emplace(packer_->take());
+  } catch (...) {
+    error = std::current_exception();
+  }
+  timings_.push_back({"pack", packer_->elapsed().count()});  // as a failed phase's time is kept
+  packer_.reset();
+  if (error) std::rethrow_exception(error);
+  return std::move(*packed);
+}
+
 // ---- acquire, sync, exec, download
 
 void RunPhases::acquire() {
@@ -200,7 +233,10 @@ void RunPhases::resume_if_paused() {
 void RunPhases::sync() {
   guarded([&] {
     start("sync");
-    lease_->sync(workspace(), cancelled_, shared_ && shared_->archive ? &*shared_->archive : nullptr);
+    std::optional<PackedArchive> own;  // removed once uploaded
+    if (packer_) own.emplace(take_packed());
+    const PackedArchive* packed = own ? &*own : shared_ && shared_->archive ? &*shared_->archive : nullptr;
+    lease_->sync(workspace(), cancelled_, packed);
   });
 }
 
@@ -241,6 +277,7 @@ void RunPhases::download() {
 
 RunResult RunPhases::cleanup() {
   start("cleanup");
+  packer_.reset();  // still packing only when the run failed before sync: stop it
   Lease& lease = *lease_;
   if (lease.reused() && !request_.release_reused) {
     handle_.kept = true;  // a reused lease is never stopped by `run`

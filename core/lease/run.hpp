@@ -9,7 +9,15 @@
 // (fanout.hpp) runs them for each shard, with a workspace it scanned once and a bound on
 // how many shards acquire at once.
 //
-// Threads: a RunPhases and the RunRequest it reads belong to one thread. Runs on several
+// Pipelined start: where the sandbox needs an archive of the workspace (archive-sync) and
+// will not find this one already there (a reused lease's fingerprint), prepare() ends by
+// starting a packer thread, so packing overlaps acquire (create, or the reused sandbox's
+// get and resume); sync() waits for the archive, then uploads it. The packer is stopped
+// and joined on every way out (failure, Ctrl-C, cleanup, destruction): it never outlives
+// the RunPhases, nor does its archive.
+//
+// Threads: a RunPhases and the RunRequest it reads belong to one thread (its packer
+// thread reads only the workspace and Ui::cancelled()). Runs on several
 // threads may share one LeaseContext's claims and providers, each with its own Ui
 // (lease.hpp); run() and warmup() are safe so. RunRequest::on_acquired is called on the
 // run's thread.
@@ -24,6 +32,7 @@
 #include <vector>
 
 #include "lease/lease.hpp"
+#include "workspace/background_pack.hpp"
 
 namespace corral {
 
@@ -123,6 +132,10 @@ class RunPhases {
   void build_command();
   void take_workspace(const SharedWorkspace* shared);
   void check_workspace() const;
+  // prepare()'s end: starts the packer when sync() will upload an archive of its own.
+  void start_packing();
+  // The packed archive, waiting for the packer; records its time as the "pack" timing.
+  PackedArchive take_packed();
 
   LeaseContext& ctx_;
   const RunRequest& request_;
@@ -145,6 +158,9 @@ class RunPhases {
   RunResult result_;
   bool ran_ = false;     // the command started: its results may be worth downloading
   bool failed_ = false;  // for --keep-on-failure: an error, or the command's non-zero exit
+  // prepare to sync: packing the workspace meanwhile. Last, so it stops before the
+  // workspace it reads goes.
+  std::unique_ptr<BackgroundPack> packer_;
 };
 
 // Runs a command under the run contract: the six phases in order. Throws before a sandbox

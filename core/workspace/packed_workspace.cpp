@@ -9,11 +9,19 @@
 namespace corral {
 
 PackedArchive pack_archive(const Workspace& ws, Ui& ui, const std::function<bool()>& cancelled) {
+  ui.progress(packing_message(ws));
+  return pack_workspace(ws, cancelled);
+}
+
+PackedArchive pack_workspace(const Workspace& ws, const std::function<bool()>& cancelled) {
   PackedArchive packed;
   packed.file = std::make_unique<StagedArchive>(paths::state_dir() / "tmp");
-  ui.progress(fmt::format("packing {} files ({})", ws.files.size(), format_size(ws.total_bytes)));
   packed.size = write_archive(ws, packed.file->path(), cancelled);
   return packed;
+}
+
+std::string packing_message(const Workspace& ws) {
+  return fmt::format("packing {} files ({})", ws.files.size(), format_size(ws.total_bytes));
 }
 
 }  // namespace corral

@@ -1402,3 +1402,21 @@ TEST_CASE("a kept sandbox deleted behind corral's back says how to forget the le
   CHECK(t.run({"stop", "--id", lease}).exit_code == 0);
   CHECK(t.cli.claims().empty());
 }
+
+TEST_CASE("the workspace is packed while Daytona creates the sandbox, and nothing is left after") {
+  DaytonaCli t;
+  t.fault([](auto& f) { f.hold_route = "create"; });
+  Background b = t.cli.start(t.script_args("cat hello.txt"));
+  // The sandbox exists at the stand-in, its create not answered yet.
+  REQUIRE(eventually([&] { return t.alive().size() == 1u; }));
+  // An archive exists only if packing began before create ended.
+  CHECK(eventually([&] { return !t.cli.staged_archives().empty(); }));
+  t.fault([](auto& f) { f.hold_route.clear(); });
+  CHECK(b.wait() == 0);
+  CHECK(read_file(b.out) == "hello from the workspace\n");
+  t.seen.push_back(read_file(b.err));
+  CHECK(t.handle()["timingsMs"].HasMember("pack"));
+  CHECK(t.alive().empty());
+  CHECK(t.cli.claims().empty());
+  CHECK(t.cli.staged_archives().empty());
+}

@@ -16,6 +16,13 @@ namespace {
 
 using Strings = std::vector<std::string>;
 
+// The threads this process has now.
+std::size_t thread_count() {
+  std::size_t n = 0;
+  for ([[maybe_unused]] const auto& task : fs::directory_iterator("/proc/self/task")) ++n;
+  return n;
+}
+
 // The phases the handle timed, in order.
 Strings phases_of(const SessionHandle& h) {
   Strings out;
@@ -54,7 +61,9 @@ ErrorCode refused(LeaseKit& kit, const RunRequest& request) {
 
 TEST_CASE("a run creates a sandbox, syncs the tree, runs the command and releases the sandbox") {
   LeaseKit kit;
+  const std::size_t threads = thread_count();
   RunResult r = run(kit.ctx, kit.request());
+  CHECK(thread_count() == threads);  // the packer that overlapped create is gone with the run
   CHECK(r.exit_code == 0);
   CHECK_FALSE(r.error);
   REQUIRE(r.handle);
@@ -65,7 +74,7 @@ TEST_CASE("a run creates a sandbox, syncs the tree, runs the command and release
   CHECK_FALSE(r.handle->kept);
   CHECK_FALSE(r.handle->reused);
   CHECK(r.handle->exit_code == 0);
-  CHECK(phases_of(*r.handle) == Strings{"prepare", "acquire", "sync", "exec", "cleanup"});
+  CHECK(phases_of(*r.handle) == Strings{"prepare", "acquire", "pack", "sync", "exec", "cleanup"});
   CHECK(kit.cloud.boxes().empty());
   CHECK(kit.leases().empty());
   CHECK(kit.claim_folder().empty());  // no lock or file list outlives the lease
@@ -251,7 +260,7 @@ TEST_CASE("a stop during the download makes the run interrupted (130); the comma
   REQUIRE(r.handle);
   CHECK(r.handle->exit_code == 0);
   CHECK(r.handle->downloads);
-  CHECK(phases_of(*r.handle) == Strings{"prepare", "acquire", "sync", "exec", "download", "cleanup"});
+  CHECK(phases_of(*r.handle) == Strings{"prepare", "acquire", "pack", "sync", "exec", "download", "cleanup"});
   CHECK_FALSE(r.handle->kept);  // the command passed: --keep-on-failure has nothing to keep
   CHECK(kit.cloud.boxes().empty());
 }
@@ -337,7 +346,9 @@ TEST_CASE("a sandbox that cannot be created leaves no handle, no claim and no lo
   bool acquired = false;
   request.on_acquired = [&](const SessionHandle&) { acquired = true; };
   kit.cloud.fail("create", Error(ErrorCode::quota, "the fake's quota is reached"));
+  const std::size_t threads = thread_count();
   CHECK(refused(kit, request) == ErrorCode::quota);
+  CHECK(thread_count() == threads);  // the packer started before create was stopped and joined
   CHECK_FALSE(acquired);
   CHECK(kit.leases().empty());
   CHECK(kit.claim_folder().empty());

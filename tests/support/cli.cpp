@@ -229,6 +229,14 @@ std::vector<fs::path> CliEnv::local_sandboxes() const {
   return out;
 }
 
+std::vector<fs::path> CliEnv::staged_archives() const {
+  std::vector<fs::path> out;
+  std::error_code ec;
+  for (auto& e : fs::directory_iterator(state_dir() / "corral" / "tmp", ec))
+    if (e.path().filename().string().rfind("workspace-", 0) == 0) out.push_back(e.path());
+  return out;
+}
+
 std::vector<std::string> CliEnv::lease_states() const {
   CliResult r = run({"list", "--json"});
   REQUIRE(r.exit_code == 0);

@@ -75,6 +75,8 @@ class CliEnv {
   std::vector<std::string> lease_states() const;
   // The local provider's sandbox folders that exist now.
   std::vector<std::filesystem::path> local_sandboxes() const;
+  // The workspace archives corral is packing or holding for upload now (its staging folder).
+  std::vector<std::filesystem::path> staged_archives() const;
   // Writes a registry under the user's providers.d listing `libraries`, with the isolation
   // $CORRAL_TEST_ISOLATION names when set.
   void add_registry(const std::string& name, const std::vector<std::string>& libraries) const;

@@ -47,6 +47,8 @@ void State::hold(const std::string& route, std::unique_lock<std::mutex>& lock) {
 }
 
 void State::delay(const std::string& route, std::unique_lock<std::mutex>& lock) {
+  if (route == "create" && create_delay_ms > 0)  // the full delay: release() does not end it
+    released_.wait_for(lock, std::chrono::milliseconds(create_delay_ms), [] { return false; });
   if (faults.delay_route != route || faults.delay_ms <= 0) return;
   released_.wait_for(lock, std::chrono::milliseconds(faults.delay_ms), [&] { return faults.delay_route != route; });
 }

@@ -124,6 +124,9 @@ class State {
   // Every header value clients sent, per route, to check where secrets travel.
   std::map<std::string, std::vector<std::string>> header_values;
 
+  // Create answers this many ms after it made the sandbox, as E2B's start latency makes it
+  // (e2b-standin --create-delay-ms; tests leave it 0).
+  int create_delay_ms = 0;
   // Calls waiting on Faults::hold_route now.
   int held = 0;
   // Waits while `route` is held (see Faults::hold_route); `lock` holds mutex() and is
@@ -131,6 +134,7 @@ class State {
   void hold(const std::string& route, std::unique_lock<std::mutex>& lock);
   // Waits delay_ms when `route` is Faults::delay_route, or until release(); `lock` holds
   // mutex() and is released while waiting.
+  // Also waits create_delay_ms on "create".
   void delay(const std::string& route, std::unique_lock<std::mutex>& lock);
   // Lets every held or delayed call go on and holds or delays no more (clears hold_route
   // and delay_route).
