@@ -45,6 +45,7 @@ struct Position {
   std::vector<const CLI::App*> chain;
   bool after_dashes = false;
   size_t positionals = 0;  // words given to the innermost command that were not flags
+  std::string provider;    // the value of --provider, when given
 };
 
 class Completer {
@@ -87,12 +88,16 @@ class Completer {
         break;
       }
       if (is_flag(w)) {
-        if (w.find('=') != std::string::npos) continue;
-        if (i + 1 < words.size() && words[i + 1] == "=") {
-          i += 2;  // bash's "--flag", "=", "value"
-          continue;
+        const size_t eq = w.find('=');
+        std::string value;
+        if (eq != std::string::npos) {
+          value = w.substr(eq + 1);
+        } else if (i + 2 < words.size() && words[i + 1] == "=") {
+          value = words[i += 2];  // bash's "--flag", "=", "value"
+        } else if (takes_value(at, w) && i + 1 < words.size()) {
+          value = words[++i];
         }
-        if (takes_value(at, w)) ++i;
+        if (w.substr(0, eq) == "--provider") at.provider = value;
         continue;
       }
       if (const CLI::App* sub = subcommand(*at.chain.back(), w)) {
@@ -154,7 +159,8 @@ class Completer {
     return names;
   }
 
-  // The flags of the innermost command (and those it falls through to), then providers'.
+  // The flags of the innermost command (and those it falls through to), then providers':
+  // only the one --provider names, when it names one.
   Words flags(const Position& at) {
     Words out;
     for (size_t depth = at.chain.size(); depth-- > 0;) {
@@ -162,11 +168,12 @@ class Completer {
         for (const std::string& n : o->get_lnames()) out.push_back("--" + n);
       if (!at.chain[depth]->get_fallthrough()) break;
     }
-    if (provider_flags_apply(at))
-      for (const ProviderEntry& e : registry().entries())
-        if (e.ok())
-          for (const OptionSpec& o : e.spec->options)
-            if (!o.secret) out.push_back(e.spec->flag(o));
+    if (!provider_flags_apply(at)) return out;
+    const ProviderEntry* chosen = at.provider.empty() ? nullptr : registry().find(at.provider);
+    for (const ProviderEntry& e : registry().entries())
+      if (e.ok() && (!chosen || &e == chosen))
+        for (const OptionSpec& o : e.spec->options)
+          if (!o.secret) out.push_back(e.spec->flag(o));
     return out;
   }
 

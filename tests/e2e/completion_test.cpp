@@ -119,7 +119,11 @@ TEST_CASE("bash completes provider names and aliases, and each provider's option
   CHECK(has(tab(env, {"run", "--local-"}), "--local-network"));
   CHECK(tab(env, {"run", "--local-network", ""}) == Words{"none", "shared"});  // its choices
   CHECK(has(tab(env, {"warmup", "--local-"}), "--local-network"));
-  CHECK(tab(env, {"list", "--local-"}).empty() == false);  // list takes --provider, so its options too
+  // With --provider given, only that provider's flags (by name or alias).
+  CHECK(tab(env, {"run", "--provider", "bwrap", "--e2b-"}).empty());
+  CHECK(has(tab(env, {"run", "--provider", "bwrap", "--"}), "--local-network"));
+  CHECK(has(tab(env, {"run", "--provider=e2b", "--e2b-"}), "--e2b-template"));
+  CHECK(!tab(env, {"list", "--local-"}).empty());  // list's row takes provider options
   CHECK(tab(env, {"version", "--local-"}).empty());
   // bash splits "--provider=lo" at "=": the value alone completes.
   CHECK(tab(env, {"run", "--provider", "=", "lo"}) == Words{"local"});
