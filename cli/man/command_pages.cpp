@@ -87,7 +87,9 @@ void see_also(const CLI::App& app, const CLI::App& self, std::vector<std::string
 
 void add_pages(const CLI::App& app, std::string_view version, std::vector<Page>& pages) {
   std::string roff = heading(page_name(app), 1, version, "corral's command table (cli/commands/)");
-  roff += fmt::format(".SH NAME\n{} \\- {}\n", escape(page_name(app)), escape(app.get_description()));
+  std::string summary = app.get_description();
+  if (const std::string own = app.get_name() + ": "; summary.rfind(own, 0) == 0) summary.erase(0, own.size());
+  roff += fmt::format(".SH NAME\n{} \\- {}\n", escape(page_name(app)), escape(summary));
   roff += ".SH SYNOPSIS\n" + synopsis(app);
   std::string details = app.get_footer();
   if (!details.empty()) roff += ".SH DESCRIPTION\n" + escape(details) + "\n";
