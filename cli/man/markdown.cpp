@@ -74,19 +74,23 @@ std::string inline_text(std::string_view text) {
   return out;
 }
 
-std::vector<std::string_view> table_cells(std::string_view row) {
+// The cells of a table row; "|" inside `code` or escaped as "\\|" is text.
+std::vector<std::string> table_cells(std::string_view row) {
   row = trim(row);
   if (starts_with(row, "|")) row.remove_prefix(1);
-  if (!row.empty() && row.back() == '|') row.remove_suffix(1);
-  std::vector<std::string_view> cells;
-  size_t start = 0;
+  if (!row.empty() && row.back() == '|' && !(row.size() > 1 && row[row.size() - 2] == '\\')) row.remove_suffix(1);
+  std::vector<std::string> cells;
+  std::string cell;
   bool in_code = false;
   for (size_t i = 0; i <= row.size(); ++i) {
-    if (i < row.size() && row[i] == '`') in_code = !in_code;
     if (i == row.size() || (row[i] == '|' && !in_code)) {
-      cells.push_back(trim(row.substr(start, i - start)));
-      start = i + 1;
+      cells.emplace_back(trim(cell));
+      cell.clear();
+      continue;
     }
+    if (row[i] == '`') in_code = !in_code;
+    if (row[i] == '\\' && i + 1 < row.size() && row[i + 1] == '|') ++i;
+    cell += row[i];
   }
   return cells;
 }
@@ -149,13 +153,13 @@ class Converter {
 
   // A row per tagged paragraph: the first cell the tag, the others "header: cell".
   void table() {
-    const std::vector<std::string_view> header = table_cells(lines_[i_]);
+    const std::vector<std::string> header = table_cells(lines_[i_]);
     i_ += 2;  // the header and its |---| line
     for (; i_ < lines_.size() && starts_with(trim(lines_[i_]), "|"); ++i_) {
-      const std::vector<std::string_view> cells = table_cells(lines_[i_]);
+      const std::vector<std::string> cells = table_cells(lines_[i_]);
       out_ += fmt::format(".TP\n{}\n", cells.empty() || cells[0].empty() ? "\\&" : inline_text(cells[0]));
       for (size_t c = 1; c < cells.size(); ++c) {
-        const std::string_view name = c < header.size() ? header[c] : std::string_view();
+        const std::string name = c < header.size() ? header[c] : std::string();
         out_ += name.empty() ? "" : inline_text(name) + ": ";
         out_ += inline_text(cells[c]) + (c + 1 < cells.size() ? ";\n" : "\n");
       }
