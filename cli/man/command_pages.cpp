@@ -52,7 +52,8 @@ std::string synopsis(const CLI::App& app) {
     if (o->get_expected_max() > 1) name += "\\&...";
     s += o->get_required() ? fmt::format("\\fI{}\\fR\n", name) : fmt::format("[\\fI{}\\fR]\n", name);
   }
-  if (!visible_subcommands(app).empty()) s += "\\fICOMMAND\\fR\n";
+  if (!visible_subcommands(app).empty())
+    s += app.get_require_subcommand_min() > 0 ? "\\fICOMMAND\\fR\n" : "[\\fICOMMAND\\fR]\n";
   return s;
 }
 
@@ -92,7 +93,13 @@ void add_pages(const CLI::App& app, std::string_view version, std::vector<Page>&
   roff += fmt::format(".SH NAME\n{} \\- {}\n", escape(page_name(app)), escape(summary));
   roff += ".SH SYNOPSIS\n" + synopsis(app);
   std::string details = app.get_footer();
-  if (!details.empty()) roff += ".SH DESCRIPTION\n" + escape(details) + "\n";
+  while (!details.empty() && details.back() == '\n') details.pop_back();
+  if (!details.empty()) {
+    std::string text = escape(details);
+    // Its lines break where --help breaks them.
+    for (size_t at = 0; (at = text.find('\n', at)) != std::string::npos; at += 5) text.replace(at, 1, "\n.br\n");
+    roff += ".SH DESCRIPTION\n" + text + "\n";
+  }
   roff += options_section(app) + commands_section(app);
   std::vector<std::string> refs;
   if (app.get_parent()) {
