@@ -2,6 +2,7 @@
 // into a real bash whose completion function is called the way bash calls it on TAB
 // (COMP_WORDS, COMP_CWORD, COMP_LINE, COMP_POINT), with the built corral on PATH.
 #include <doctest/doctest.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -146,12 +147,13 @@ TEST_CASE("bash completes --id and --from with this user's kept leases, read fro
   REQUIRE(other.run({"stop", "--id", foreign}).exit_code == 0);
 }
 
-TEST_CASE("a corrupt claim file neither breaks completion nor prints into the shell") {
+TEST_CASE("a corrupt claim file, a folder or a FIFO in its place neither breaks completion nor prints into the shell") {
   CliEnv env;
   const std::string slug = keep_lease(env);
   const fs::path leases = env.state_dir() / "corral" / "leases";
   env.root().write("state/corral/leases/0123456789ab.json", "{ not json");
   fs::create_directory(leases / "fedcba987654.json");  // a folder where a claim should be
+  REQUIRE(::mkfifo((leases / "aaaaaaaaaaaa.json").c_str(), 0600) == 0);  // read, it would wait forever
   const auto r = env.run({"__complete", "--", "run", "--id", ""});
   CHECK(r.exit_code == 0);
   CHECK(r.err.empty());
@@ -165,6 +167,7 @@ TEST_CASE("a corrupt claim file neither breaks completion nor prints into the sh
   CHECK(providers.err.empty());
   CHECK(providers.out.find("local\n") != std::string::npos);
   fs::remove_all(leases / "fedcba987654.json");
+  fs::remove(leases / "aaaaaaaaaaaa.json");
   fs::remove(leases / "0123456789ab.json");
   REQUIRE(env.run({"stop", "--id", slug}).exit_code == 0);
 }
