@@ -133,12 +133,15 @@ TEST_CASE("each command's man page lists exactly the options its --help lists, w
     const Options from_help = help_options(help.out);
     const Options from_page = page_options(read_file(page));
     REQUIRE(!from_help.empty());
-    for (const auto& [flag, description] : from_help) {
+    // No structured bindings: CAPTURE's lambda cannot capture them under clang 14.
+    for (const auto& option : from_help) {
+      const std::string& flag = option.first;
       CAPTURE(flag);
       REQUIRE(from_page.count(flag) == 1);
-      CHECK(from_page.at(flag).rfind(description, 0) == 0);  // the page may add the default
+      CHECK(from_page.at(flag).rfind(option.second, 0) == 0);  // the page may add the default
     }
-    for (const auto& [flag, description] : from_page) {
+    for (const auto& option : from_page) {
+      const std::string& flag = option.first;
       CAPTURE(flag);
       CHECK(from_help.count(flag) == 1);
     }
@@ -196,7 +199,9 @@ TEST_CASE("the completion scripts the build installs are what `corral completion
       {"bash", kShare / "bash-completion" / "completions" / "corral"},
       {"zsh", kShare / "zsh" / "vendor-completions" / "_corral"},
       {"fish", kShare / "fish" / "vendor_completions.d" / "corral.fish"}};
-  for (const auto& [shell, file] : files) {
+  for (const auto& entry : files) {
+    const std::string& shell = entry.first;
+    const fs::path& file = entry.second;
     CAPTURE(shell);
     const auto printed = env.run({"completion", shell});
     REQUIRE(printed.exit_code == 0);
