@@ -37,6 +37,7 @@ CommandLine::CommandLine() : app_{"corral: run a command from your working tree 
     CLI::App* parent = c->parent.empty() ? &app_ : app_of(c->parent);
     CLI::App* sub = parent->add_subcommand(std::string(c->name), std::string(c->summary));
     if (!c->details.empty()) sub->footer(std::string(c->details));
+    if (c->hidden) sub->group("");
     entries_.push_back({*c, sub, c->define ? c->define(*sub) : Runner{}});
   }
 }

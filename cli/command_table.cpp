@@ -26,7 +26,9 @@ const Command* const kCommands[] = {
     &kDocsMatrix,
     &kDocsProvider,
     &kDocsAll,
+    &kCompletion,
     &kVersion,
+    &kComplete,
 };
 
 }  // namespace

@@ -1,6 +1,7 @@
 // corral: run a command from your working tree in a sandbox from any provider.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <memory>
 
@@ -27,14 +28,14 @@ bool wants_verbose(const std::vector<std::string>& args) {
 // True when the command needs neither settings nor plugins (`version`, `--help`), so it
 // works whatever state the user's config or registries are in.
 bool needs_nothing(const std::vector<std::string>& args) {
+  // The command is the first word that is not a flag; one that needs nothing decides
+  // before a "--", which `__complete -- WORDS...` is given.
+  auto word = std::find_if(args.begin(), args.end(), [](const std::string& a) { return !a.empty() && a[0] != '-'; });
+  if (word != args.end())
+    if (const Command* command = find_command(*word); command && !command->needs_settings) return true;
   for (const std::string& a : args) {
     if (a == "--") return false;
     if (a == "-h" || a == "--help" || a == "--help-all") return true;
-  }
-  for (const std::string& a : args) {
-    if (a.empty() || a[0] == '-') continue;
-    const Command* command = find_command(a);
-    return command && !command->needs_settings;
   }
   return args.empty();
 }

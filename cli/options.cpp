@@ -3,11 +3,16 @@
 namespace corral::cli {
 
 CLI::Option* add_provider_option(CLI::App& app, std::string& provider) {
-  return app.add_option("--provider", provider, "Provider to use (default: CORRAL_PROVIDER, corral.yaml, local)");
+  return app.add_option("--provider", provider, "Provider to use (default: CORRAL_PROVIDER, corral.yaml, local)")
+      ->type_name(kProviderValue);
 }
 
 CLI::Option* add_lease_option(CLI::App& app, std::string& id) {
-  return app.add_option("--id", id, "Lease id or slug");
+  return app.add_option("--id", id, "Lease id or slug")->type_name(kLeaseValue);
+}
+
+CLI::Option* add_provider_argument(CLI::App& app, std::string& name) {
+  return app.add_option("name", name, "Provider name or alias")->type_name(kProviderValue)->required();
 }
 
 CLI::Option* add_json_flag(CLI::App& app, bool& json) {

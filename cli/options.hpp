@@ -7,10 +7,18 @@
 
 namespace corral::cli {
 
-// --provider NAME.
+// The value names of options whose values shell completion can list (it goes by these):
+// a provider's name or alias, a kept lease's id or slug, and a shell completion knows.
+inline constexpr const char* kProviderValue = "PROVIDER";
+inline constexpr const char* kLeaseValue = "LEASE";
+inline constexpr const char* kShellValue = "SHELL";
+
+// --provider PROVIDER.
 CLI::Option* add_provider_option(CLI::App& app, std::string& provider);
 // --id LEASE: a kept lease by id or slug.
 CLI::Option* add_lease_option(CLI::App& app, std::string& id);
+// The required positional PROVIDER: a provider's name or alias.
+CLI::Option* add_provider_argument(CLI::App& app, std::string& name);
 // --json.
 CLI::Option* add_json_flag(CLI::App& app, bool& json);
 

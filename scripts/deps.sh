@@ -8,6 +8,7 @@ packages=(
   libcurl4-openssl-dev libssl-dev rapidjson-dev libfmt-dev libyaml-cpp-dev doctest-dev
   libboost-dev libcli11-dev libarchive-dev nettle-dev libcpp-httplib-dev
   bubblewrap curl time jq openssh-server openssh-client
+  groff-base zsh fish  # the man pages render, and the completion scripts parse, in the tests
 )
 # kubectl, for tests/kubernetes/kubectl_test.cpp: any kubectl already on PATH will do
 # (Debian's kubernetes-client would clash with another package's /usr/bin/kubectl).

@@ -23,6 +23,8 @@ extern const Command kDocs;
 extern const Command kDocsMatrix;
 extern const Command kDocsProvider;
 extern const Command kDocsAll;
+extern const Command kCompletion;
 extern const Command kVersion;
+extern const Command kComplete;
 
 }  // namespace corral::cli

@@ -68,7 +68,7 @@ std::string describe_text(const ProviderEntry& e) {
 
 Runner define(CLI::App& app) {
   auto o = std::make_shared<DescribeOptions>();
-  app.add_option("name", o->name, "Provider name or alias")->required();
+  add_provider_argument(app, o->name);
   add_json_flag(app, o->json);
   // `corral providers --json describe NAME` asks for JSON too.
   const CLI::App* providers = app.get_parent();

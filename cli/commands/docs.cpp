@@ -13,6 +13,7 @@
 #include "docs_blocks.hpp"
 #include "docs_matrix.hpp"
 #include "docs_page.hpp"
+#include "options.hpp"
 
 namespace fs = std::filesystem;
 
@@ -93,7 +94,7 @@ int provider_command(Context& ctx, const PageOptions& o) {
 
 Runner define_provider(CLI::App& app) {
   auto o = std::make_shared<PageOptions>();
-  app.add_option("name", o->name, "Provider name or alias")->required();
+  add_provider_argument(app, o->name);
   add_file_options(app, o->file, "Regenerate FILE, keeping its hand-written block");
   return [o](Context& ctx) { return provider_command(ctx, *o); };
 }

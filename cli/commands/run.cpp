@@ -12,6 +12,7 @@
 #include "lease/fanout.hpp"
 #include "lease/handle.hpp"
 #include "lease/output_file.hpp"
+#include "options.hpp"
 
 namespace corral::cli {
 namespace {
@@ -107,7 +108,7 @@ int run_command(Context& ctx, const RunOptions& args) {
 
 // The run-only options, in the order --help lists them after the sandbox's.
 void add_run_options(CLI::App& app, RunOptions& o) {
-  app.add_option("--id", o.lease, "Reuse the kept lease with this id or slug");
+  app.add_option("--id", o.lease, "Reuse the kept lease with this id or slug")->type_name(kLeaseValue);
   app.add_flag("--keep", o.keep, "Keep the sandbox after the run");
   app.add_flag("--keep-on-failure", o.keep_on_failure, "Keep the sandbox when the run fails");
   app.add_option("--timeout", o.timeout, "Stop the command after DURATION (e.g. 10m)");
@@ -137,7 +138,8 @@ void add_fanout_options(CLI::App& app, FanoutOptions& o) {
                  "With --shards: write shard i's output to DIR/shard-i.stdout and .stderr instead");
   app.add_option("--from", o.from,
                  "With --shards: run the shards in N forks of this kept lease (the provider's fork), removed at "
-                 "the end unless kept; the lease stays as it was");
+                 "the end unless kept; the lease stays as it was")
+      ->type_name(kLeaseValue);
 }
 
 Runner define(CLI::App& app) {

@@ -27,12 +27,13 @@ std::string_view to_string(LoadFailure cause) {
     case LoadFailure::crashed: return "crashed";
     case LoadFailure::hung: return "hung";
     case LoadFailure::bad_registry: return "bad-registry";
+    case LoadFailure::not_probed: return "not-probed";
   }
   return "?";
 }
 
 std::optional<LoadFailure> parse_load_failure(std::string_view text) {
-  for (int i = 0; i <= static_cast<int>(LoadFailure::bad_registry); ++i)
+  for (int i = 0; i <= static_cast<int>(LoadFailure::not_probed); ++i)
     if (to_string(static_cast<LoadFailure>(i)) == text) return static_cast<LoadFailure>(i);
   return std::nullopt;
 }

@@ -29,6 +29,7 @@ enum class LoadFailure {
   crashed,  // the probe child died while loading it (a signal or an exit)
   hung,     // the probe child was still loading it at the deadline and was killed
   bad_registry,  // the registry file or its entry is malformed (unknown key, bad value)
+  not_probed,    // not in the spec cache, and the registry was read without probing
 };
 std::string_view to_string(LoadFailure cause);
 // The cause named `text` (as to_string writes it), or nullopt.

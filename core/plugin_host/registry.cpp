@@ -65,7 +65,8 @@ ProbeResult failed(LoadFailure cause, std::string message) {
 
 // What the plugin at `library` is, as its probe found it: from the cache when the file
 // is the one probed before, else from a fresh probe. Never runs the plugin's code here.
-ProbeResult inspect(const fs::path& library, const std::string& pin, const SpecCache& cache) {
+ProbeResult inspect(const fs::path& library, const std::string& pin, const SpecCache& cache,
+                    Probing probing = Probing::when_needed) {
   const std::string file = library.string();
   std::error_code ec;
   if (!fs::is_regular_file(library, ec)) return failed(LoadFailure::missing_file, fmt::format("plugin {}: no such file", file));
@@ -79,6 +80,8 @@ ProbeResult inspect(const fs::path& library, const std::string& pin, const SpecC
   if (!stamp) return failed(LoadFailure::missing_file, fmt::format("plugin {}: no such file", file));
   std::optional<CachedProbe> cached = cache.get(real);
   if (cached && cached->stamp != *stamp) cached.reset();
+  if (!cached && probing == Probing::never)
+    return failed(LoadFailure::not_probed, fmt::format("plugin {}: not probed yet (`corral providers` probes it)", file));
   std::string sha;
   try {
     sha = cached ? cached->sha256 : sha256_file(real);
@@ -109,8 +112,8 @@ struct Listed {
 
 // The entry of the plugin at `library`, working or with its load error.
 Listed list_plugin(const RegistrySource& source, const fs::path& library, const std::string& pin,
-                   const SpecCache& cache) {
-  ProbeResult probed = inspect(library, pin, cache);
+                   const SpecCache& cache, Probing probing) {
+  ProbeResult probed = inspect(library, pin, cache, probing);
   if (probed.error) return {broken(source, library, probed.error->cause, probed.error->message), pin};
   ProviderSpec spec;
   try {
@@ -140,7 +143,7 @@ Listed list_plugin(const RegistrySource& source, const fs::path& library, const 
 constexpr std::uint64_t kMaxRegistryBytes = 1 << 20;
 
 // The entries one registry file lists, each inspected (or with its error).
-std::vector<Listed> read_registry(const RegistrySource& source, const SpecCache& cache) {
+std::vector<Listed> read_registry(const RegistrySource& source, const SpecCache& cache, Probing probing) {
   const std::string file = source.file.string();
   TrustCheck trust = check_trusted_path(source.file);
   if (trust.distrust)
@@ -163,7 +166,7 @@ std::vector<Listed> read_registry(const RegistrySource& source, const SpecCache&
       out.push_back({broken(source, item.library, LoadFailure::bad_registry, *item.error), ""});
       continue;
     }
-    out.push_back(list_plugin(source, item.library, item.sha256, cache));
+    out.push_back(list_plugin(source, item.library, item.sha256, cache, probing));
     out.back().entry.isolation = item.isolation;
   }
   return out;
@@ -195,7 +198,7 @@ std::vector<RegistrySource> Registry::default_sources() {
   return sources;
 }
 
-Registry Registry::load(const std::vector<RegistrySource>& sources) {
+Registry Registry::load(const std::vector<RegistrySource>& sources, Probing probing) {
   Registry r;
   r.sources_ = sources;
   const SpecCache cache = SpecCache::standard();
@@ -209,7 +212,7 @@ Registry Registry::load(const std::vector<RegistrySource>& sources) {
                                 ""});
       continue;
     }
-    for (Listed& listed : read_registry(source, cache)) {
+    for (Listed& listed : read_registry(source, cache, probing)) {
       ProviderEntry& e = listed.entry;
       if (!e.ok()) {
         // A broken entry meant to replace an earlier working one must not leave that one

@@ -37,6 +37,11 @@ struct ProviderEntry {
   bool ok() const { return spec != nullptr; }
 };
 
+// What Registry::load does with a plugin file the spec cache does not know in its
+// current form: probe it, or (never) list it as broken, not-probed, running no plugin code
+// at all — shell completion reads the registry on every TAB.
+enum class Probing { when_needed, never };
+
 // Entries know their plugin's spec without its code running in this process: each plugin
 // file is probed once in a child process and its spec cached (spec_cache.hpp); only the
 // plugin a command opens is loaded here, by plugin(), once even when threads ask at once.
@@ -47,7 +52,7 @@ class Registry {
   static std::vector<RegistrySource> default_sources();
   // Reads every source in order and learns each listed plugin's spec, probing only the
   // plugin files the spec cache does not know in their current form.
-  static Registry load(const std::vector<RegistrySource>& sources);
+  static Registry load(const std::vector<RegistrySource>& sources, Probing probing = Probing::when_needed);
 
   // Effective entries: providers by name, then broken entries.
   const std::vector<ProviderEntry>& entries() const { return entries_; }

@@ -66,7 +66,7 @@ TEST_CASE("corral's own flags, which provider option flags never take, are every
   CHECK(has("dir"));
 }
 
-TEST_CASE("provider options go to the commands that open a provider; only version needs no settings") {
+TEST_CASE("provider options go to the commands that open a provider; only version and completion need no settings") {
   std::set<std::string> taking, bare;
   for (const Command* c : command_table()) {
     if (c->provider_options) taking.emplace(c->name);
@@ -75,7 +75,7 @@ TEST_CASE("provider options go to the commands that open a provider; only versio
   CHECK(taking ==
         std::set<std::string>{"run", "warmup", "list", "status", "stop", "url", "extend", "pause", "resume", "fork",
                               "doctor", "conformance"});
-  CHECK(bare == std::set<std::string>{"version"});
+  CHECK(bare == std::set<std::string>{"version", "completion", "__complete"});
   REQUIRE(find_command("describe") == nullptr);  // a child is found under its parent only
   REQUIRE(find_command("providers") != nullptr);
 }
