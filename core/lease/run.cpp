@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "lease/network_policy.hpp"
+#include "lease/pool.hpp"
 
 namespace corral {
 namespace {
@@ -179,6 +180,9 @@ void RunPhases::acquire() {
   if (reused_) {
     lease_.emplace(std::move(*reused_));
     reused_.reset();
+  } else if (std::optional<Lease> pooled = take_pooled_for(ctx_, request_, purpose_ == Purpose::command, spec().name,
+                                                             network_, workspace().root)) {
+    lease_.emplace(std::move(*pooled));
   } else {
     lease_.emplace(Lease::create(ctx_, std::move(session_), workspace().root.string(), network_, idle_));
   }
@@ -242,7 +246,7 @@ void RunPhases::download() {
 RunResult RunPhases::cleanup() {
   start("cleanup");
   Lease& lease = *lease_;
-  if (lease.reused() && !request_.release_reused) {
+  if (lease.reused() && !request_.release_reused && !lease.pooled()) {
     handle_.kept = true;  // a reused lease is never stopped by `run`
   } else if (request_.keep || (request_.keep_on_failure && failed_)) {
     handle_.kept = true;
