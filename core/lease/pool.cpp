@@ -146,16 +146,17 @@ void start_refill(LeaseContext& ctx, const PoolRef& ref, const PoolTag& tag, con
   }
 }
 
-// Makes one pooled sandbox of `ref` synced with `packed` (`ws`), tagged `tag`, paused
+// Makes one pooled sandbox of `ref` synced with `packed` (`ws` packed; null for a provider
+// that mounts the tree), tagged `tag`, paused
 // where the provider can. A sandbox that cannot be made ready is destroyed again.
 void make_pooled(LeaseContext& ctx, const PoolRef& ref, const PoolTag& tag, const Workspace& ws,
-                 const PackedArchive& packed) {
+                 const PackedArchive* packed) {
   // Tagged in the claim create writes: a filler killed from then on leaves a sandbox
   // pooled until its expiry, then abandoned; a run that takes one never synced syncs it whole.
   Lease lease = Lease::create(ctx, ctx.providers.open(ref.provider, ref.choice, ctx.ui), ws.root.string(),
                               ref.network, {}, tag);
   try {
-    lease.sync(ws, [&ui = ctx.ui] { return ui.cancelled(); }, &packed);
+    lease.sync(ws, [&ui = ctx.ui] { return ui.cancelled(); }, packed);
     if (lease.spec().features.has(Feature::pause_resume)) lease.pause();
   } catch (const Error&) {
     try {
@@ -225,7 +226,7 @@ FillResult fill_pool(LeaseContext& ctx, const FillRequest& request) {
   for (int i = result.ready_before; i < request.size; ++i) {
     if (ctx.ui.cancelled()) throw Error(ErrorCode::cancelled, "interrupted while filling the pool");
     ctx.ui.progress(fmt::format("filling the pool: sandbox {} of {}", i + 1, request.size));
-    make_pooled(ctx, ref, tag, ws, *packed);
+    make_pooled(ctx, ref, tag, ws, packed ? &*packed : nullptr);
     ++result.made;
   }
   return result;

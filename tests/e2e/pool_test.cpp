@@ -209,3 +209,48 @@ TEST_CASE("a filler killed mid-way leaves nothing that stop --orphans does not r
   CHECK(env.claims().empty());
   CHECK(env.local_sandboxes().empty());
 }
+
+TEST_CASE("testbox and mountbox pools: a vanished pooled sandbox is skipped; a provider that cannot pause says so") {
+  PoolCli env;
+  const fs::path boxes = env.root().path() / "boxes";
+  fs::create_directories(boxes);
+  const std::string dir = CORRAL_TEST_PLUGIN_DIR;
+  env.add_registry("boxes", {dir + "/libcorral-testbox.so", dir + "/libcorral-mountbox.so"});
+  env.env["TESTBOX_DIR"] = boxes.string();
+
+  // testbox: the pooled sandbox's folder removed behind corral's back.
+  CliResult r = env.run({"pool", "fill", "--provider", "testbox", "--size", "1"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  const std::set<std::string> gone = env.pooled_sandboxes();
+  REQUIRE(gone.size() == 1);
+  fs::remove_all(boxes / *gone.begin());
+  const std::string file = (env.root().path() / "h.json").string();
+  r = env.run({"run", "--provider", "testbox", "--lease-output", file, "--", "cat", "file.txt"});
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == "v1\n");
+  auto h = parse(read_file(file));
+  CHECK_FALSE(pooled(h));
+  CHECK(gone.count(corral::json::get_string(h, "sandboxId")) == 0);
+  CHECK(env.settles_at(1));
+  CHECK(env.pooled_sandboxes() != gone);
+  REQUIRE(env.run({"pool", "drain", "--provider", "testbox"}).exit_code == 0);
+  CHECK(env.claims().empty());
+
+  // mountbox: no pause-resume, so its pool runs while it waits, and status says so.
+  r = env.run({"pool", "fill", "--provider", "mountbox", "--size", "1"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(r.err.find("cannot pause: pooled sandboxes run while they wait") != std::string::npos);
+  r = env.run({"pool", "status"});
+  CHECK(r.out.find("cannot pause: pooled sandboxes run while they wait") != std::string::npos);
+  auto doc = env.status();
+  REQUIRE(doc.GetArray().Size() == 1);
+  CHECK_FALSE(corral::json::get_bool(doc.GetArray()[0], "canPause"));
+  r = env.run({"run", "--provider", "mountbox", "--lease-output", file, "--", "cat", "file.txt"});
+  CHECK(r.out == "v1\n");
+  CHECK(pooled(parse(read_file(file))));
+  CHECK(env.settles_at(1));
+  REQUIRE(env.run({"pool", "drain"}).exit_code == 0);
+  CHECK(env.claims().empty());
+  CHECK(fs::is_empty(boxes));
+}
