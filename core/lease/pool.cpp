@@ -253,7 +253,8 @@ std::optional<Lease> take_pooled(LeaseContext& ctx, const PoolRef& ref, const fs
     // Ours from here: a run that dies now leaves an abandoned lease, not a pooled one.
     Claim mine = *fresh;
     mine.pool.reset();
-    ctx.claims.write(mine);
+    // After a power loss the run is gone too; the tag coming back then is harmless.
+    ctx.claims.write(mine, Durability::process_crash);
     Lease lease = Lease::adopt_pooled(ctx, std::move(mine), std::move(*lock), ref.choice);
     if (expired) {
       discard(ctx, lease, "expired");

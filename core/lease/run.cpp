@@ -197,7 +197,10 @@ void RunPhases::acquire() {
 
 void RunPhases::resume_if_paused() {
   if (!lease_->reused() || !lease_->spec().features.has(Feature::pause_resume) || !lease_->paused()) return;
-  ctx_.ui.note(fmt::format("lease {} is paused; resuming it", lease_->claim().slug));
+  // A pooled sandbox waits paused by design: resuming it is news only with --verbose.
+  const std::string message = fmt::format("lease {} is paused; resuming it", lease_->claim().slug);
+  if (lease_->pooled()) ctx_.ui.info(message);
+  else ctx_.ui.note(message);
   lease_->resume();
 }
 

@@ -1265,26 +1265,6 @@ json::Document pools(E2bCli& t) {
   return json::parse(r.out, "pool status");
 }
 
-// The ids of the sandboxes the pooled claims record.
-std::vector<std::string> pooled_ids(E2bCli& t) {
-  std::vector<std::string> out;
-  for (const auto& c : t.cli.claims()) {
-    auto doc = json::parse(read_file(c), "claim");
-    if (doc.HasMember("pool")) out.push_back(str(doc, "sandboxId"));
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
-// Waits (bounded) until the only pool holds `n` ready sandboxes and none is being filled.
-bool pool_settles_at(E2bCli& t, int n) {
-  return eventually([&] {
-    auto doc = pools(t);
-    if (doc.GetArray().Empty()) return n == 0;
-    return json::get_int(doc.GetArray()[0], "ready") == n && json::get_int(doc.GetArray()[0], "busy") == 0;
-  });
-}
-
 }  // namespace
 
 TEST_CASE("a warm E2B pool waits paused; a run resumes one, runs in it without a create, and a refill follows") {
@@ -1292,7 +1272,7 @@ TEST_CASE("a warm E2B pool waits paused; a run resumes one, runs in it without a
   CliResult r = t.run({"pool", "fill", "--provider", "e2b", "--size", "2"});
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
   CHECK(t.server.calls("create") == 2);
-  const std::vector<std::string> ids = pooled_ids(t);
+  const std::set<std::string> ids = t.cli.pooled_sandboxes();
   REQUIRE(ids.size() == 2);
   for (const std::string& id : ids)
     CHECK(t.server.with([&](auto& st) { return st.sandboxes.at(id).state; }) == "paused");
@@ -1307,9 +1287,9 @@ TEST_CASE("a warm E2B pool waits paused; a run resumes one, runs in it without a
   CHECK(r.out == "hello from the workspace\n");
   auto h = t.handle();
   CHECK(json::get_bool(h, "pooled"));
-  CHECK(std::count(ids.begin(), ids.end(), str(h, "sandboxId")) == 1);
+  CHECK(ids.count(str(h, "sandboxId")) == 1);
   // Released at the end like any run's own sandbox; the refill makes the third.
-  CHECK(pool_settles_at(t, 2));
+  CHECK(t.cli.pool_settles_at(2));
   CHECK(t.server.calls("create") == 3);
   REQUIRE(t.run({"pool", "drain", "--provider", "e2b"}).exit_code == 0);
   CHECK(t.alive().empty());
@@ -1319,10 +1299,10 @@ TEST_CASE("a warm E2B pool waits paused; a run resumes one, runs in it without a
 TEST_CASE("a pooled E2B sandbox deleted at E2B is skipped and removed, never used") {
   E2bCli t;
   REQUIRE(t.run({"pool", "fill", "--provider", "e2b", "--size", "1"}).exit_code == 0);
-  const std::vector<std::string> ids = pooled_ids(t);
+  const std::set<std::string> ids = t.cli.pooled_sandboxes();
   REQUIRE(ids.size() == 1);
   t.server.with([&](auto& st) {
-    st.remove(ids[0]);
+    st.remove(*ids.begin());
     return 0;
   });
   CliResult r = t.run_script("cat hello.txt");
@@ -1331,10 +1311,10 @@ TEST_CASE("a pooled E2B sandbox deleted at E2B is skipped and removed, never use
   CHECK(r.out == "hello from the workspace\n");
   auto h = t.handle();
   CHECK_FALSE(json::get_bool(h, "pooled"));
-  CHECK(str(h, "sandboxId") != ids[0]);
+  CHECK(ids.count(str(h, "sandboxId")) == 0);
   // The vanished one's claim is gone; the refill put a new one in its place.
-  CHECK(pool_settles_at(t, 1));
-  CHECK(pooled_ids(t) != ids);
+  CHECK(t.cli.pool_settles_at(1));
+  CHECK(t.cli.pooled_sandboxes() != ids);
   REQUIRE(t.run({"pool", "drain"}).exit_code == 0);
   CHECK(t.alive().empty());
 }
@@ -1342,7 +1322,7 @@ TEST_CASE("a pooled E2B sandbox deleted at E2B is skipped and removed, never use
 TEST_CASE("--shards takes what the pool has and creates the rest") {
   E2bCli t;
   REQUIRE(t.run({"pool", "fill", "--provider", "e2b", "--size", "2"}).exit_code == 0);
-  const std::vector<std::string> ids = pooled_ids(t);
+  const std::set<std::string> ids = t.cli.pooled_sandboxes();
   const std::string handles = (t.cli.root().path() / "shards.json").string();
   CliResult r = t.run({"run", "--provider", "e2b", "--shards", "3", "--lease-output", handles, "--", "cat", "hello.txt"});
   INFO(r.err);
@@ -1352,11 +1332,11 @@ TEST_CASE("--shards takes what the pool has and creates the rest") {
   for (const auto& h : doc["shards"].GetArray()) {
     if (!json::get_bool(h, "pooled")) continue;
     ++pooled;
-    CHECK(std::count(ids.begin(), ids.end(), str(h, "sandboxId")) == 1);
+    CHECK(ids.count(str(h, "sandboxId")) == 1);
   }
   // Both pooled ones were taken unless a refill was quicker than a shard; at least one.
   CHECK(pooled >= 1);
-  CHECK(pool_settles_at(t, 2));
+  CHECK(t.cli.pool_settles_at(2));
   REQUIRE(t.run({"pool", "drain"}).exit_code == 0);
   CHECK(t.alive().empty());
 }

@@ -38,24 +38,6 @@ struct PoolCli : CliEnv {
     auto doc = status();
     return doc.GetArray().Empty() ? 0 : static_cast<int>(corral::json::get_int(doc.GetArray()[0], "ready"));
   }
-  // Waits (bounded) until the only pool holds `n` ready and none being filled.
-  bool settles_at(int n) const {
-    return eventually([&] {
-      auto doc = status();
-      if (doc.GetArray().Empty()) return n == 0;
-      const auto& p = doc.GetArray()[0];
-      return corral::json::get_int(p, "ready") == n && corral::json::get_int(p, "busy") == 0;
-    });
-  }
-  // The sandbox ids the pooled claims record.
-  std::set<std::string> pooled_sandboxes() const {
-    std::set<std::string> out;
-    for (const fs::path& c : claims()) {
-      auto doc = parse(read_file(c));
-      if (doc.HasMember("pool")) out.insert(corral::json::get_string(doc, "sandboxId"));
-    }
-    return out;
-  }
   // `run --lease-output FILE -- ARGS`, the handle parsed.
   std::pair<CliResult, corral::json::Document> run_with_handle(const std::vector<std::string>& command,
                                                                const std::string& name = "handle.json") const {
@@ -101,7 +83,7 @@ TEST_CASE("pool fill makes N ready; a run takes one, syncs what changed, and a b
   CHECK_FALSE(corral::json::get_bool(handle, "kept"));
 
   // The refill runs on after the run ended and brings the pool back to 2.
-  CHECK(env.settles_at(2));
+  CHECK(env.pool_settles_at(2));
   CHECK(env.local_sandboxes().size() == 2);
   CHECK(fs::exists(env.state_dir() / "corral/pools/refill.log"));
 
@@ -137,7 +119,7 @@ TEST_CASE("two runs at once with a pool of one: exactly one of them gets the poo
   // The sandbox that was pooled went to one run only (the other created one, or took the
   // refill's if that was quicker).
   CHECK(pooled_ids.count(sa) + pooled_ids.count(sb) == 1);
-  CHECK(env.settles_at(1));
+  CHECK(env.pool_settles_at(1));
   REQUIRE(env.run({"pool", "drain"}).exit_code == 0);
   CHECK(env.local_sandboxes().empty());
 }
@@ -232,7 +214,7 @@ TEST_CASE("testbox and mountbox pools: a vanished pooled sandbox is skipped; a p
   auto h = parse(read_file(file));
   CHECK_FALSE(pooled(h));
   CHECK(gone.count(corral::json::get_string(h, "sandboxId")) == 0);
-  CHECK(env.settles_at(1));
+  CHECK(env.pool_settles_at(1));
   CHECK(env.pooled_sandboxes() != gone);
   REQUIRE(env.run({"pool", "drain", "--provider", "testbox"}).exit_code == 0);
   CHECK(env.claims().empty());
@@ -249,7 +231,7 @@ TEST_CASE("testbox and mountbox pools: a vanished pooled sandbox is skipped; a p
   r = env.run({"run", "--provider", "mountbox", "--lease-output", file, "--", "cat", "file.txt"});
   CHECK(r.out == "v1\n");
   CHECK(pooled(parse(read_file(file))));
-  CHECK(env.settles_at(1));
+  CHECK(env.pool_settles_at(1));
   REQUIRE(env.run({"pool", "drain"}).exit_code == 0);
   CHECK(env.claims().empty());
   CHECK(fs::is_empty(boxes));

@@ -238,6 +238,26 @@ std::vector<std::string> CliEnv::lease_states() const {
   return out;
 }
 
+bool CliEnv::pool_settles_at(int ready) const {
+  return eventually([&] {
+    CliResult r = run({"pool", "status", "--json"});
+    if (r.exit_code != 0) return false;
+    json::Document doc = json::parse(r.out, "pool status");
+    if (doc.GetArray().Empty()) return ready == 0;
+    const auto& p = doc.GetArray()[0];
+    return doc.GetArray().Size() == 1 && json::get_int(p, "ready") == ready && json::get_int(p, "busy") == 0;
+  });
+}
+
+std::set<std::string> CliEnv::pooled_sandboxes() const {
+  std::set<std::string> out;
+  for (const fs::path& c : claims()) {
+    json::Document doc = json::parse(read_file(c), c.string());
+    if (doc.HasMember("pool")) out.insert(json::get_string(doc, "sandboxId"));
+  }
+  return out;
+}
+
 std::vector<fs::path> CliEnv::claims() const {
   std::vector<fs::path> out;
   fs::path dir = state_dir() / "corral" / "leases";
