@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -96,8 +97,9 @@ std::vector<std::string> option_flags(const ProviderSpec& spec, const ProviderCh
   return out;
 }
 
-// Starts `argv` (argv[0] the program) in `cwd` as a process of its own session, its
-// stdin /dev/null and its output appended to `log`, and does not wait for it: the
+// Starts `argv` (argv[0] the program) in `cwd` as a process of its own session, at a
+// lower priority, its stdin /dev/null and its output appended to `log`, and does not wait
+// for it: the
 // intermediate child exits at once, so the process is nobody's child here and holds no
 // descriptor of ours (our leases' locks included).
 void spawn_detached(const std::vector<std::string>& argv, const fs::path& cwd, const fs::path& log) {
@@ -118,6 +120,8 @@ void spawn_detached(const std::vector<std::string>& argv, const fs::path& cwd, c
     if (in < 0 || out < 0 || ::dup2(in, 0) < 0 || ::dup2(out, 1) < 0 || ::dup2(out, 2) < 0 || ::chdir(dir.c_str()) != 0)
       ::_exit(127);
     sdk::close_on_exec_from(3);
+    // On a machine of few cores the refill must not slow the run that started it.
+    ::setpriority(PRIO_PROCESS, 0, 10);
     ::execv(args[0], args.data());
     ::_exit(127);
   }
