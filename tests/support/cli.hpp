@@ -74,8 +74,9 @@ class CliEnv {
   std::string only_lease() const;
   // The state `corral list --json` gives each lease there is ("kept", "abandoned", ...).
   std::vector<std::string> lease_states() const;
-  // Waits (bounded) until the only warm pool holds `ready` ready sandboxes and none being
-  // filled or taken (no pool at all for 0): a run's background refill has finished.
+  // Waits (bounded) until no `corral pool fill` runs in the workspace (a run's background
+  // refills have ended) and the only warm pool holds `ready` ready sandboxes, none being
+  // filled or taken (no pool at all for 0).
   bool pool_settles_at(int ready) const;
   // The sandbox ids the pooled claims (warm pools) record.
   std::set<std::string> pooled_sandboxes() const;
