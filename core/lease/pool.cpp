@@ -102,9 +102,8 @@ std::vector<std::string> option_flags(const ProviderSpec& spec, const ProviderCh
 
 // Starts `argv` (argv[0] the program) in `cwd` as a process of its own session, at a
 // lower priority, its stdin /dev/null and its output appended to `log`, and does not wait
-// for it: the
-// intermediate child exits at once, so the process is nobody's child here and holds no
-// descriptor of ours (our leases' locks included).
+// for it: the intermediate child exits at once, so the process is nobody's child here and
+// holds no descriptor of ours (our leases' locks included).
 void spawn_detached(const std::vector<std::string>& argv, const fs::path& cwd, const fs::path& log) {
   // Everything the children use is made before the fork: they only call what is safe
   // after a fork in a process with threads.
