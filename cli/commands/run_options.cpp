@@ -28,6 +28,10 @@ RunRequest to_request(const Context& ctx, const RunOptions& args) {
   r.lease = args.lease;
   r.keep = args.keep;
   r.keep_on_failure = args.keep_on_failure;
+  r.use_pool = !args.no_pool;
+  // The refill a run starts after taking a pooled sandbox is this same corral.
+  std::error_code ec;
+  r.refill_exe = std::filesystem::read_symlink("/proc/self/exe", ec);
   r.env_names = args.sandbox.env;
   r.max_workspace = parse_size(args.sandbox.max_workspace);
   r.cwd = std::filesystem::current_path();

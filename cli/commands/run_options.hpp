@@ -39,6 +39,7 @@ struct RunOptions {
   std::string lease;  // --id: reuse this kept lease
   bool keep = false;
   bool keep_on_failure = false;
+  bool no_pool = false;  // --no-pool: never take a sandbox from a warm pool
   std::string timeout;
   std::string shell;
   std::vector<std::string> command;

@@ -5,22 +5,13 @@
 #include <memory>
 
 #include "commands/commands.hpp"
+#include "commands/stop_report.hpp"
 #include "lease/fleet.hpp"
 #include "options.hpp"
 
 namespace corral::cli {
-namespace {
 
-struct StopOptions {
-  std::string id;
-  bool all = false;
-  bool orphans = false;
-  bool all_hosts = false;
-  std::string provider;
-};
-
-// Reports stop outcomes; the exit status of the first failure, else 0.
-int report(Context& ctx, const std::vector<StopOutcome>& outcomes) {
+int report_stops(Context& ctx, const std::vector<StopOutcome>& outcomes) {
   int status = 0;
   for (const StopOutcome& o : outcomes) {
     if (o.error) {
@@ -33,6 +24,16 @@ int report(Context& ctx, const std::vector<StopOutcome>& outcomes) {
   return status;
 }
 
+namespace {
+
+struct StopOptions {
+  std::string id;
+  bool all = false;
+  bool orphans = false;
+  bool all_hosts = false;
+  std::string provider;
+};
+
 int stop_command(Context& ctx, const StopOptions& o) {
   int modes = (o.orphans ? 1 : 0) + (o.all ? 1 : 0) + (o.id.empty() ? 0 : 1);
   if (modes != 1)
@@ -44,12 +45,12 @@ int stop_command(Context& ctx, const StopOptions& o) {
     scope.all_hosts = o.all_hosts;
     scope.all_providers_abandoned = o.provider.empty();
     std::vector<StopOutcome> outcomes = stop_orphans(ctx.leases, ctx.choice(o.provider), scope);
-    int status = report(ctx, outcomes);
+    int status = report_stops(ctx, outcomes);
     if (outcomes.empty()) ctx.ui.note("nothing to stop: no abandoned leases or orphan sandboxes");
     return status;
   }
-  if (o.all) return report(ctx, stop_all(ctx.leases));
-  return report(ctx, {stop_lease(ctx.leases, o.id, ctx.choice(o.provider))});
+  if (o.all) return report_stops(ctx, stop_all(ctx.leases));
+  return report_stops(ctx, {stop_lease(ctx.leases, o.id, ctx.choice(o.provider))});
 }
 
 Runner define(CLI::App& app) {

@@ -92,6 +92,18 @@ void write_claim_fields(json::Writer& w, const Claim& c) {
   }
   // Absent for open, so claims of sandboxes made before policies read the same.
   if (c.network.mode != NetworkPolicy::Mode::open) json::write_string(w, "network", to_string(c.network));
+  if (c.pool) {
+    w.Key("pool");
+    w.StartObject();
+    json::write_string(w, "key", c.pool->key);
+    w.Key("size");
+    w.Int(c.pool->size);
+    w.Key("filledAt");
+    w.Int64(c.pool->filled_at);
+    w.Key("expiresAt");
+    w.Int64(c.pool->expires_at);
+    w.EndObject();
+  }
 }
 
 std::string claim_to_json(const Claim& c) {
@@ -121,6 +133,14 @@ Claim claim_from_json(std::string_view text, const std::string& what) {
   c.kept = json::get_bool(doc, "kept");
   c.paused = json::get_bool(doc, "paused");
   if (doc.HasMember("network")) c.network = parse_network_policy(json::get_string(doc, "network"));
+  if (const json::Value* pool = json::find(doc, "pool"); pool && pool->IsObject()) {
+    PoolTag tag;
+    tag.key = json::get_string(*pool, "key");
+    tag.size = static_cast<int>(json::get_int(*pool, "size"));
+    tag.filled_at = json::get_int(*pool, "filledAt");
+    tag.expires_at = json::get_int(*pool, "expiresAt");
+    c.pool = std::move(tag);
+  }
   if (c.lease_id.empty() || c.provider.empty() || c.sandbox_id.empty())
     throw Error(ErrorCode::invalid_argument, what + " lacks leaseId, provider or sandboxId");
   return c;

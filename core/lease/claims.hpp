@@ -32,6 +32,15 @@ using sdk::write_file_atomically;
 // (so never "." or ".."). Lease ids corral makes are hex; --id is user input.
 bool valid_lease_id(std::string_view id);
 
+// A sandbox waiting in a warm pool (`corral pool fill`): which pool, and until when it
+// may wait. A run takes it by clearing this under the lease's lock (pool.hpp).
+struct PoolTag {
+  std::string key;          // the pool: provider, its options, network policy, workspace (pool.hpp)
+  int size = 0;             // the pool's size when filled, for the refill a run starts
+  std::int64_t filled_at = 0;   // Unix seconds
+  std::int64_t expires_at = 0;  // Unix seconds: after this it is an orphan (`stop --orphans`)
+};
+
 struct Claim {
   std::string lease_id;
   std::string slug;
@@ -44,6 +53,7 @@ struct Claim {
   bool kept = false;          // true once the user asked to keep it
   bool paused = false;        // paused by corral (`corral pause`) and not resumed since
   NetworkPolicy network;      // fixed when the sandbox was created (--network)
+  std::optional<PoolTag> pool;  // set while the sandbox waits in a warm pool
 };
 
 // An exclusive lock on one lease, held while a process works with it. Released on

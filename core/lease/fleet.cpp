@@ -1,4 +1,5 @@
 #include "lease/fleet.hpp"
+#include "lease/pool.hpp"
 
 #include <fmt/format.h>
 
@@ -58,6 +59,7 @@ std::string_view to_string(LeaseState state) {
     case LeaseState::in_use: return "in use";
     case LeaseState::kept: return "kept";
     case LeaseState::paused: return "paused";
+    case LeaseState::pooled: return "pooled";
     case LeaseState::abandoned: return "abandoned";
     case LeaseState::corrupt: return "corrupt";
   }
@@ -79,10 +81,12 @@ bool is_foreign(RemoteOwner owner) { return owner == RemoteOwner::other_host || 
 
 std::vector<LeaseRow> list_leases(const ClaimStore& claims) {
   std::vector<LeaseRow> rows;
+  const std::int64_t now = unix_now();
   for (ClaimFile& f : claims.scan()) {
     LeaseRow row;
     if (!f.claim) row.state = LeaseState::corrupt;
     else if (valid_lease_id(f.lease_id) && claims.in_use(f.lease_id)) row.state = LeaseState::in_use;
+    else if (f.claim->pool && !pool_expired(*f.claim->pool, now)) row.state = LeaseState::pooled;
     else if (!f.claim->kept) row.state = LeaseState::abandoned;
     else row.state = f.claim->paused ? LeaseState::paused : LeaseState::kept;
     row.file = std::move(f);

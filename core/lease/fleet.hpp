@@ -23,7 +23,9 @@ enum class LeaseState {
   in_use,     // a corral process holds it right now
   kept,       // kept by the user, idle
   paused,     // kept and paused (`corral pause`): costing little until resumed
-  abandoned,  // never kept and nobody holds it: its corral died, or could not stop it
+  pooled,     // waiting in a warm pool (`corral pool fill`) until its pool time is over
+  abandoned,  // never kept and nobody holds it: its corral died, or could not stop it;
+              // or pooled past its pool time
   corrupt,    // the claim file cannot be read
 };
 std::string_view to_string(LeaseState state);

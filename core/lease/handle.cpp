@@ -61,6 +61,10 @@ std::string handle_to_json(const SessionHandle& h) {
   json::write_string(w, "sandboxId", h.sandbox_id);
   w.Key("reused");
   w.Bool(h.reused);
+  if (h.pooled) {
+    w.Key("pooled");
+    w.Bool(true);
+  }
   w.Key("kept");
   w.Bool(h.kept);
   json::write_string(w, "cleanupCommand", h.cleanup_command);

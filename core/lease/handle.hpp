@@ -34,6 +34,7 @@ struct SessionHandle {
   std::string slug;
   std::string sandbox_id;
   bool reused = false;
+  bool pooled = false;  // taken ready from a warm pool (`corral pool fill`)
   bool kept = false;
   std::string cleanup_command;  // a shell command that stops the sandbox
   NetworkPolicy network;        // the sandbox's, fixed at creation

@@ -54,7 +54,8 @@ Lease& Lease::operator=(Lease&&) noexcept = default;
 Lease::~Lease() = default;
 
 Lease Lease::create(LeaseContext& ctx, std::unique_ptr<ProviderSession> session, const std::string& workspace_root,
-                    const NetworkPolicy& network, const std::string& idle) {
+                    const NetworkPolicy& network, const std::string& idle,
+                    const std::optional<PoolTag>& pool) {
   Claim claim;
   claim.lease_id = random_hex(6);
   SlugHold slug = ctx.claims.hold_new_slug();  // until the claim is written
@@ -63,6 +64,7 @@ Lease Lease::create(LeaseContext& ctx, std::unique_ptr<ProviderSession> session,
   claim.workspace = workspace_root;
   claim.created_at = now_rfc3339();
   claim.network = network;
+  claim.pool = pool;
   // Locked before the sandbox exists: `stop --orphans` skips a lease whose lock is held,
   // so a sandbox being created right now is never taken for an orphan.
   LeaseLock lock = ctx.claims.lock(claim.lease_id);
@@ -125,6 +127,13 @@ Lease Lease::attach(LeaseContext& ctx, const Claim& claim, const ProviderChoice&
   }
   auto session = ctx.providers.open(current.provider, choice, ctx.ui);
   return Lease(ctx, std::move(current), std::move(session), std::move(lock), /*reused=*/true);
+}
+
+Lease Lease::adopt_pooled(LeaseContext& ctx, Claim claim, LeaseLock lock, const ProviderChoice& choice) {
+  auto session = ctx.providers.open(claim.provider, choice, ctx.ui);
+  Lease lease(ctx, std::move(claim), std::move(session), std::move(lock), /*reused=*/true);
+  lease.pooled_ = true;
+  return lease;
 }
 
 const Sandbox& Lease::live() {
@@ -303,7 +312,8 @@ bool Lease::paused() { return live().state == "paused"; }
 
 SessionHandle Lease::handle() const {
   SessionHandle h = handle_for(claim_);
-  h.reused = reused_;
+  h.reused = reused_ && !pooled_;
+  h.pooled = pooled_;
   return h;
 }
 

@@ -65,12 +65,18 @@ class Lease {
   // but, when even the destroy failed, a warning naming the sandbox. Threads may create
   // at once through one context: their slugs differ (ClaimStore::hold_new_slug).
   // `idle` is CreateRequest::idle, which the caller checked the provider honours.
+  // `pool` tags the claim as a warm pool's from its first write (pool.hpp).
   static Lease create(LeaseContext& ctx, std::unique_ptr<ProviderSession> session, const std::string& workspace_root,
-                      const NetworkPolicy& network = {}, const std::string& idle = {});
+                      const NetworkPolicy& network = {}, const std::string& idle = {},
+                      const std::optional<PoolTag>& pool = std::nullopt);
   // The lease whose id or slug is `id`, resolved once, with its provider opened. Throws
   // not-found (listing the leases there are) or config for a corrupt claim; exclusive
   // access waits for the lock (saying so once), and throws cancelled on Ctrl-C.
   static Lease attach(LeaseContext& ctx, const std::string& id, const ProviderChoice& choice, Access access);
+  // A sandbox taken from a warm pool (pool.hpp): `claim` as read under `lock`, which the
+  // caller took and hands over. It syncs like a reused lease (only what changed since
+  // the fill) and is released by its run like a new one.
+  static Lease adopt_pooled(LeaseContext& ctx, Claim claim, LeaseLock lock, const ProviderChoice& choice);
   // The lease of an already read claim (for commands over every lease).
   static Lease attach(LeaseContext& ctx, const Claim& claim, const ProviderChoice& choice, Access access);
 
@@ -82,6 +88,7 @@ class Lease {
   const ProviderSpec& spec() const { return session_->spec(); }
   ProviderSession& session() { return *session_; }
   bool reused() const { return reused_; }
+  bool pooled() const { return pooled_; }
 
   // The sandbox as the provider sees it now (asked once, then remembered). Not-found
   // explains that the sandbox is gone and how to forget the lease; other errors are the
@@ -140,6 +147,7 @@ class Lease {
   std::unique_ptr<ProviderSession> session_;
   LeaseLock lock_;
   bool reused_ = false;
+  bool pooled_ = false;             // taken from a warm pool
   std::optional<Sandbox> sandbox_;  // the live sandbox once known
 };
 

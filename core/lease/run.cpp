@@ -9,6 +9,7 @@
 #include <system_error>
 
 #include "lease/network_policy.hpp"
+#include "lease/pool.hpp"
 
 namespace corral {
 namespace {
@@ -212,6 +213,9 @@ void RunPhases::acquire() {
   if (reused_) {
     lease_.emplace(std::move(*reused_));
     reused_.reset();
+  } else if (std::optional<Lease> pooled = take_pooled_for(ctx_, request_, purpose_ == Purpose::command, spec().name,
+                                                             network_, workspace().root)) {
+    lease_.emplace(std::move(*pooled));
   } else {
     lease_.emplace(Lease::create(ctx_, std::move(session_), workspace().root.string(), network_, idle_));
   }
@@ -226,7 +230,10 @@ void RunPhases::acquire() {
 
 void RunPhases::resume_if_paused() {
   if (!lease_->reused() || !lease_->spec().features.has(Feature::pause_resume) || !lease_->paused()) return;
-  ctx_.ui.note(fmt::format("lease {} is paused; resuming it", lease_->claim().slug));
+  // A pooled sandbox waits paused by design: resuming it is news only with --verbose.
+  const std::string message = fmt::format("lease {} is paused; resuming it", lease_->claim().slug);
+  if (lease_->pooled()) ctx_.ui.info(message);
+  else ctx_.ui.note(message);
   lease_->resume();
 }
 
@@ -279,7 +286,7 @@ RunResult RunPhases::cleanup() {
   start("cleanup");
   packer_.reset();  // still packing only when the run failed before sync: stop it
   Lease& lease = *lease_;
-  if (lease.reused() && !request_.release_reused) {
+  if (lease.reused() && !request_.release_reused && !lease.pooled()) {
     handle_.kept = true;  // a reused lease is never stopped by `run`
   } else if (request_.keep || (request_.keep_on_failure && failed_)) {
     handle_.kept = true;

@@ -57,6 +57,11 @@ struct RunRequest {
   // With `lease`: the lease was made for this run (a fork of `run --shards --from`), so the
   // keep rules release it like a new sandbox instead of always keeping it.
   bool release_reused = false;
+  // Take a ready sandbox from the warm pool this run's sandbox would belong to, when there
+  // is one (pool.hpp); false = --no-pool. `refill_exe` is the corral to start, detached,
+  // to refill the pool once one is taken; empty = none.
+  bool use_pool = true;
+  std::filesystem::path refill_exe;
   // Called once a sandbox is acquired, with its handle (not kept, no exit code yet), so
   // a handle exists even if corral dies before the end. Must not throw.
   std::function<void(const SessionHandle&)> on_acquired;

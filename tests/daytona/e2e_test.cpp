@@ -1420,3 +1420,25 @@ TEST_CASE("the workspace is packed while Daytona creates the sandbox, and nothin
   CHECK(t.cli.claims().empty());
   CHECK(t.cli.staged_archives().empty());
 }
+
+TEST_CASE("a warm Daytona pool waits stopped; a run starts the pooled sandbox and syncs what changed since the fill") {
+  DaytonaCli t;
+  CliResult r = t.run({"pool", "fill", "--provider", "daytona", "--size", "1"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  const std::set<std::string> ids = t.cli.pooled_sandboxes();
+  REQUIRE(ids.size() == 1);
+  CHECK(t.server.with([&](auto& st) { return st.sandboxes.at(*ids.begin()).state; }) != "started");
+
+  t.cli.root().write("work/hello.txt", "changed after the fill\n");
+  r = t.run_script("cat hello.txt");
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == "changed after the fill\n");
+  auto h = t.handle();
+  CHECK(json::get_bool(h, "pooled"));
+  CHECK(ids.count(json::get_string(h, "sandboxId")) == 1);
+  CHECK(t.cli.pool_settles_at(1));
+  REQUIRE(t.run({"pool", "drain", "--provider", "daytona"}).exit_code == 0);
+  CHECK(t.alive().empty());
+  CHECK(t.cli.claims().empty());
+}

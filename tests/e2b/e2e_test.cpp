@@ -1207,3 +1207,88 @@ TEST_CASE("a kept sandbox that E2B deleted says how to forget the lease, whether
   CHECK(t.run({"stop", "--id", lease}).exit_code == 0);
   CHECK(t.cli.claims().empty());
 }
+
+namespace {
+
+// `corral pool status --json`'s pools.
+json::Document pools(E2bCli& t) {
+  CliResult r = t.run({"pool", "status", "--json"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  return json::parse(r.out, "pool status");
+}
+
+}  // namespace
+
+TEST_CASE("a warm E2B pool waits paused; a run resumes one, runs in it without a create, and a refill follows") {
+  E2bCli t;
+  CliResult r = t.run({"pool", "fill", "--provider", "e2b", "--size", "2"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(t.server.calls("create") == 2);
+  const std::set<std::string> ids = t.cli.pooled_sandboxes();
+  REQUIRE(ids.size() == 2);
+  for (const std::string& id : ids)
+    CHECK(t.server.with([&](auto& st) { return st.sandboxes.at(id).state; }) == "paused");
+  auto doc = pools(t);
+  REQUIRE(doc.GetArray().Size() == 1);
+  CHECK(json::get_bool(doc.GetArray()[0], "canPause"));
+  CHECK(json::get_int(doc.GetArray()[0], "ready") == 2);
+
+  r = t.run_script("cat hello.txt");
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == "hello from the workspace\n");
+  auto h = t.handle();
+  CHECK(json::get_bool(h, "pooled"));
+  CHECK(ids.count(str(h, "sandboxId")) == 1);
+  // Released at the end like any run's own sandbox; the refill makes the third.
+  CHECK(t.cli.pool_settles_at(2));
+  CHECK(t.server.calls("create") == 3);
+  REQUIRE(t.run({"pool", "drain", "--provider", "e2b"}).exit_code == 0);
+  CHECK(t.alive().empty());
+  CHECK(t.cli.claims().empty());
+}
+
+TEST_CASE("a pooled E2B sandbox deleted at E2B is skipped and removed, never used") {
+  E2bCli t;
+  REQUIRE(t.run({"pool", "fill", "--provider", "e2b", "--size", "1"}).exit_code == 0);
+  const std::set<std::string> ids = t.cli.pooled_sandboxes();
+  REQUIRE(ids.size() == 1);
+  t.server.with([&](auto& st) {
+    st.remove(*ids.begin());
+    return 0;
+  });
+  CliResult r = t.run_script("cat hello.txt");
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == "hello from the workspace\n");
+  auto h = t.handle();
+  CHECK_FALSE(json::get_bool(h, "pooled"));
+  CHECK(ids.count(str(h, "sandboxId")) == 0);
+  // The vanished one's claim is gone; the refill put a new one in its place.
+  CHECK(t.cli.pool_settles_at(1));
+  CHECK(t.cli.pooled_sandboxes() != ids);
+  REQUIRE(t.run({"pool", "drain"}).exit_code == 0);
+  CHECK(t.alive().empty());
+}
+
+TEST_CASE("--shards takes what the pool has and creates the rest") {
+  E2bCli t;
+  REQUIRE(t.run({"pool", "fill", "--provider", "e2b", "--size", "2"}).exit_code == 0);
+  const std::set<std::string> ids = t.cli.pooled_sandboxes();
+  const std::string handles = (t.cli.root().path() / "shards.json").string();
+  CliResult r = t.run({"run", "--provider", "e2b", "--shards", "3", "--lease-output", handles, "--", "cat", "hello.txt"});
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  auto doc = json::parse(read_file(handles), "handles");
+  int pooled = 0;
+  for (const auto& h : doc["shards"].GetArray()) {
+    if (!json::get_bool(h, "pooled")) continue;
+    ++pooled;
+    CHECK(ids.count(str(h, "sandboxId")) == 1);
+  }
+  // Both pooled ones were taken unless a refill was quicker than a shard; at least one.
+  CHECK(pooled >= 1);
+  CHECK(t.cli.pool_settles_at(2));
+  REQUIRE(t.run({"pool", "drain"}).exit_code == 0);
+  CHECK(t.alive().empty());
+}

@@ -621,3 +621,34 @@ TEST_CASE("kubernetes passes the conformance kit against the stand-in, no Pod le
                    "network-none", "destroy-twice"});
   CHECK(t.no_pods_left());
 }
+
+TEST_CASE("a Kubernetes pool waits as running Pods (no pause), says so, and a run takes one without creating a Pod") {
+  KubeCli t;
+  CliResult r = t.run({"pool", "fill", "--provider", "kubernetes", "--size", "1"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(has(r.err, "cannot pause: pooled sandboxes run while they wait"));
+  const std::vector<std::string> pooled = t.pods();
+  REQUIRE(pooled.size() == 1u);
+  CHECK(t.cluster.calls("create pods") == 1);
+  r = t.run({"pool", "status", "--json"});
+  auto doc = json::parse(r.out, "pool status");
+  REQUIRE(doc.GetArray().Size() == 1);
+  CHECK_FALSE(json::get_bool(doc.GetArray()[0], "canPause"));
+  CHECK(json::get_int(doc.GetArray()[0], "ready") == 1);
+
+  r = t.run_script("cat hello.txt");
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == "hello from the workspace\n");
+  auto h = t.handle();
+  CHECK(json::get_bool(h, "pooled"));
+  // The run's Pod was the pooled one: deleted at the end; the refill makes the next.
+  CHECK(eventually([&] {
+    auto names = t.pods();
+    return names.size() == 1u && names[0] != pooled[0] && t.cluster.calls("create pods") == 2;
+  }));
+  CHECK(t.cli.pool_settles_at(1));
+  REQUIRE(t.run({"pool", "drain"}).exit_code == 0);
+  CHECK(t.no_pods_left());
+  CHECK(t.cli.claims().empty());
+}

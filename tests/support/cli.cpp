@@ -246,6 +246,42 @@ std::vector<std::string> CliEnv::lease_states() const {
   return out;
 }
 
+// True while a `corral pool fill` (a run's refill, say) runs in folder `cwd`.
+static bool fill_running_in(const fs::path& cwd) {
+  std::error_code ec;
+  for (auto& e : fs::directory_iterator("/proc", ec)) {
+    const std::string pid = e.path().filename().string();
+    if (pid.find_first_not_of("0123456789") != std::string::npos || dead(pid)) continue;
+    if (read_file(e.path() / "cmdline").find(std::string("\0pool\0fill\0", 11)) == std::string::npos) continue;
+    std::error_code cwd_ec;
+    if (fs::read_symlink(e.path() / "cwd", cwd_ec) == cwd) return true;
+  }
+  return false;
+}
+
+bool CliEnv::pool_settles_at(int ready) const {
+  return eventually([&] {
+    // Every refill done, those that found the pool full and made nothing included: one
+    // still waiting for the pool's lock would fill it again after a drain.
+    if (fill_running_in(fs::weakly_canonical(workspace()))) return false;
+    CliResult r = run({"pool", "status", "--json"});
+    if (r.exit_code != 0) return false;
+    json::Document doc = json::parse(r.out, "pool status");
+    if (doc.GetArray().Empty()) return ready == 0;
+    const auto& p = doc.GetArray()[0];
+    return doc.GetArray().Size() == 1 && json::get_int(p, "ready") == ready && json::get_int(p, "busy") == 0;
+  });
+}
+
+std::set<std::string> CliEnv::pooled_sandboxes() const {
+  std::set<std::string> out;
+  for (const fs::path& c : claims()) {
+    json::Document doc = json::parse(read_file(c), c.string());
+    if (doc.HasMember("pool")) out.insert(json::get_string(doc, "sandboxId"));
+  }
+  return out;
+}
+
 std::vector<fs::path> CliEnv::claims() const {
   std::vector<fs::path> out;
   fs::path dir = state_dir() / "corral" / "leases";

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -73,6 +74,12 @@ class CliEnv {
   std::string only_lease() const;
   // The state `corral list --json` gives each lease there is ("kept", "abandoned", ...).
   std::vector<std::string> lease_states() const;
+  // Waits (bounded) until no `corral pool fill` runs in the workspace (a run's background
+  // refills have ended) and the only warm pool holds `ready` ready sandboxes, none being
+  // filled or taken (no pool at all for 0).
+  bool pool_settles_at(int ready) const;
+  // The sandbox ids the pooled claims (warm pools) record.
+  std::set<std::string> pooled_sandboxes() const;
   // The local provider's sandbox folders that exist now.
   std::vector<std::filesystem::path> local_sandboxes() const;
   // The workspace archives corral is packing or holding for upload now (its staging folder).

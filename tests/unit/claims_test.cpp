@@ -49,6 +49,25 @@ TEST_CASE("claims are written with mode 0600 and read back") {
   CHECK(files == 1);
 }
 
+TEST_CASE("a pooled claim keeps its pool tag; one without a tag reads back without one") {
+  TempDir t;
+  ClaimStore store(t.path() / "leases");
+  Claim c = sample("abc123", "calm-otter");
+  c.pool = corral::PoolTag{"0123456789abcdef", 3, 1764633600, 1764637200};
+  store.write(c);
+  store.write(sample("def456", "eager-yak"));
+  auto pooled = store.read("abc123");
+  REQUIRE(pooled);
+  REQUIRE(pooled->pool);
+  CHECK(pooled->pool->key == "0123456789abcdef");
+  CHECK(pooled->pool->size == 3);
+  CHECK(pooled->pool->filled_at == 1764633600);
+  CHECK(pooled->pool->expires_at == 1764637200);
+  auto plain = store.read("def456");
+  REQUIRE(plain);
+  CHECK_FALSE(plain->pool);
+}
+
 TEST_CASE("threads racing for a new host id all get the same one, and a damaged id is replaced") {
   TempDir t;
   for (int round = 0; round < 20; ++round) {

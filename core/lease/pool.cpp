@@ -1,0 +1,344 @@
+#include "lease/pool.hpp"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <map>
+
+#include "base/hash.hpp"
+#include "corral/sdk/descriptors.hpp"
+#include "lease/network_policy.hpp"
+#include "workspace/packed_workspace.hpp"
+
+namespace fs = std::filesystem;
+
+namespace corral {
+namespace {
+
+// The folder of the pools' lock files and the refills' log, beside the claims.
+fs::path pools_dir(const ClaimStore& claims) { return claims.dir().parent_path() / "pools"; }
+
+// An exclusive lock on one pool's lock file, waiting for another fill of the pool;
+// released when the descriptor closes (or the process dies).
+LeaseLock lock_pool(const ClaimStore& claims, const std::string& key, Ui& ui) {
+  const fs::path dir = pools_dir(claims);
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  const fs::path path = dir / (key + ".lock");
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0)
+    throw Error(ErrorCode::internal, fmt::format("cannot open the pool lock {}: {}", path.string(), std::strerror(errno)));
+  LeaseLock lock(fd);
+  bool waited = false;
+  // Polled rather than blocking, as lease locks are, so a waiting fill notices Ctrl-C.
+  while (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    if (errno != EWOULDBLOCK && errno != EINTR)
+      throw Error(ErrorCode::internal, fmt::format("cannot lock {}: {}", path.string(), std::strerror(errno)));
+    if (!waited) ui.note("waiting for another corral filling this pool");
+    waited = true;
+    if (ui.cancelled()) throw Error(ErrorCode::cancelled, "interrupted while waiting for the pool's lock");
+    ::usleep(50'000);
+  }
+  return lock;
+}
+
+// The pooled claims of pool `key`.
+std::vector<Claim> pooled_claims(const ClaimStore& claims, const std::string& key) {
+  std::vector<Claim> out;
+  for (Claim& c : claims.all())
+    if (c.pool && c.pool->key == key) out.push_back(std::move(c));
+  return out;
+}
+
+// Destroys the sandbox of `lease` (gone counts as destroyed) and forgets it; a failure
+// is a warning: the claim stays, for `stop --orphans`.
+void discard(LeaseContext& ctx, Lease& lease, const char* why) {
+  ctx.ui.info(fmt::format("pooled sandbox {} {}; removing it", lease.claim().slug, why));
+  try {
+    lease.release();
+  } catch (const Error& e) {
+    ctx.ui.warn(fmt::format("could not remove pooled sandbox {} ({}): {}", lease.claim().sandbox_id,
+                            lease.claim().slug, e.what()));
+  }
+}
+
+// Removes the expired sandboxes of pool `key` that nobody holds.
+void remove_expired(LeaseContext& ctx, const std::string& key, const ProviderChoice& choice) {
+  const std::int64_t now = unix_now();
+  for (const Claim& c : pooled_claims(ctx.claims, key)) {
+    if (!pool_expired(*c.pool, now)) continue;
+    std::optional<LeaseLock> lock = ctx.claims.try_lock(c.lease_id);
+    if (!lock) continue;
+    std::optional<Claim> fresh = ctx.claims.read(c.lease_id);
+    if (!fresh || !fresh->pool) continue;
+    Lease lease = Lease::adopt_pooled(ctx, std::move(*fresh), std::move(*lock), choice);
+    discard(ctx, lease, "expired");
+  }
+}
+
+// `provider`'s option flags in `choice`, as the command line gives them.
+std::vector<std::string> option_flags(const ProviderSpec& spec, const ProviderChoice& choice) {
+  std::vector<std::string> out;
+  const std::string prefix = spec.name + ".";
+  for (const auto& [key, value] : choice.option_flags) {
+    if (key.rfind(prefix, 0) != 0) continue;
+    const std::string option = key.substr(prefix.size());
+    for (const OptionSpec& o : spec.options)
+      if (o.name == option && !o.secret) {
+        out.push_back(spec.flag(o));
+        out.push_back(value);
+      }
+  }
+  return out;
+}
+
+// Starts `argv` (argv[0] the program) in `cwd` as a process of its own session, at a
+// lower priority, its stdin /dev/null and its output appended to `log`, and does not wait
+// for it: the intermediate child exits at once, so the process is nobody's child here and
+// holds no descriptor of ours (our leases' locks included).
+void spawn_detached(const std::vector<std::string>& argv, const fs::path& cwd, const fs::path& log) {
+  // Everything the children use is made before the fork: they only call what is safe
+  // after a fork in a process with threads.
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  const std::string dir = cwd.string();
+  const std::string log_path = log.string();
+  const pid_t child = ::fork();
+  if (child < 0) throw Error(ErrorCode::internal, fmt::format("cannot start the pool's refill: {}", std::strerror(errno)));
+  if (child == 0) {
+    ::setsid();
+    if (::fork() != 0) ::_exit(0);
+    const int in = ::open("/dev/null", O_RDONLY);
+    const int out = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW, 0600);
+    if (in < 0 || out < 0 || ::dup2(in, 0) < 0 || ::dup2(out, 1) < 0 || ::dup2(out, 2) < 0 || ::chdir(dir.c_str()) != 0)
+      ::_exit(127);
+    sdk::close_on_exec_from(3);
+    // On a machine of few cores the refill must not slow the run that started it.
+    ::setpriority(PRIO_PROCESS, 0, 10);
+    ::execv(args[0], args.data());
+    ::_exit(127);
+  }
+  int status = 0;
+  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+}
+
+// Starts one detached `exe pool fill` that brings `ref`'s pool back to `tag`'s size.
+void start_refill(LeaseContext& ctx, const PoolRef& ref, const PoolTag& tag, const fs::path& exe) {
+  const ProviderSpec spec = ctx.providers.spec(ref.provider);
+  std::vector<std::string> argv = {exe.string(), "pool",          "fill",
+                                   "--provider",  spec.name,      "--size",
+                                   std::to_string(std::clamp(tag.size, 1, kMaxPoolSize)),
+                                   "--pool-ttl",  std::to_string(std::max<std::int64_t>(tag.expires_at - tag.filled_at, 1)),
+                                   "--network",   to_string(ref.network)};
+  for (std::string& flag : option_flags(spec, ref.choice)) argv.push_back(std::move(flag));
+  const fs::path dir = pools_dir(ctx.claims);
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  try {
+    spawn_detached(argv, ref.root, dir / "refill.log");
+    ctx.ui.info(fmt::format("refilling the pool in the background (log: {})", (dir / "refill.log").string()));
+  } catch (const Error& e) {
+    ctx.ui.warn(fmt::format("could not refill the pool: {}; run `corral pool fill` to refill it", e.what()));
+  }
+}
+
+// Makes one pooled sandbox of `ref` synced with `packed` (`ws` packed; null for a provider
+// that mounts the tree), tagged `tag`, paused
+// where the provider can. A sandbox that cannot be made ready is destroyed again.
+void make_pooled(LeaseContext& ctx, const PoolRef& ref, const PoolTag& tag, const Workspace& ws,
+                 const PackedArchive* packed) {
+  // Tagged in the claim create writes: a filler killed from then on leaves a sandbox
+  // pooled until its expiry, then abandoned; a run that takes one never synced syncs it whole.
+  Lease lease = Lease::create(ctx, ctx.providers.open(ref.provider, ref.choice, ctx.ui), ws.root.string(),
+                              ref.network, {}, tag);
+  try {
+    lease.sync(ws, [&ui = ctx.ui] { return ui.cancelled(); }, packed);
+    if (lease.spec().features.has(Feature::pause_resume)) lease.pause();
+  } catch (const Error&) {
+    try {
+      lease.release();
+    } catch (const Error& e) {
+      ctx.ui.warn(fmt::format("could not remove sandbox {} after its fill failed: {}", lease.claim().sandbox_id,
+                              e.what()));
+    }
+    throw;
+  }
+}
+
+}  // namespace
+
+std::int64_t unix_now() {
+  return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+bool pool_expired(const PoolTag& tag, std::int64_t now) { return now >= tag.expires_at; }
+
+std::string pool_key(const PoolRef& ref) {
+  Sha256 h;
+  h.update(ref.provider);
+  const std::string prefix = ref.provider + ".";
+  for (const auto& [key, value] : ref.choice.option_flags) {  // a std::map: sorted
+    if (key.rfind(prefix, 0) != 0) continue;
+    h.update(std::string(1, '\0') + key + '=' + value);
+  }
+  h.update(std::string(1, '\0') + to_string(ref.network));
+  h.update(std::string(1, '\0') + ref.root.string());
+  return h.hex().substr(0, 16);
+}
+
+FillResult fill_pool(LeaseContext& ctx, const FillRequest& request) {
+  if (request.size < 1 || request.size > kMaxPoolSize)
+    throw Error(ErrorCode::invalid_argument, fmt::format("--size {} is out of range", request.size),
+                fmt::format("a pool holds 1 to {} sandboxes", kMaxPoolSize));
+  if (request.ttl_seconds < 1)
+    throw Error(ErrorCode::invalid_argument, "--pool-ttl must be a positive duration", "e.g. --pool-ttl 1h");
+  PoolRef ref;
+  ref.provider = ctx.providers.resolve(request.choice);
+  ref.choice = request.choice;
+  const ProviderSpec& spec = ctx.providers.spec(ref.provider);
+  ref.provider = spec.name;
+  Providers::require(spec, Feature::run_session, "corral pool fill");
+  ref.network = choose_network_policy(request.network, spec, ctx.providers.config(), ctx.ui);
+  require_network_policy(spec, ref.network, ctx.providers.registry());
+  auto cancelled = [&ui = ctx.ui] { return ui.cancelled(); };
+  const Workspace ws = scan_workspace(request.cwd, cancelled, [&](const std::string& m) { ctx.ui.warn(m); });
+  if (spec.features.has(Feature::archive_sync)) check_workspace_size(ws, request.max_workspace);
+  ref.root = ws.root;
+
+  FillResult result;
+  result.key = pool_key(ref);
+  result.provider = spec.name;
+  result.can_pause = spec.features.has(Feature::pause_resume);
+  LeaseLock pool_lock = lock_pool(ctx.claims, result.key, ctx.ui);
+  remove_expired(ctx, result.key, ref.choice);
+  const std::int64_t now = unix_now();
+  for (const Claim& c : pooled_claims(ctx.claims, result.key))
+    if (!pool_expired(*c.pool, now)) ++result.ready_before;
+  if (result.ready_before >= request.size) return result;
+
+  std::optional<PackedArchive> packed;
+  if (spec.features.has(Feature::archive_sync)) packed.emplace(pack_archive(ws, ctx.ui, cancelled));
+  PoolTag tag{result.key, request.size, now, now + request.ttl_seconds};
+  for (int i = result.ready_before; i < request.size; ++i) {
+    if (ctx.ui.cancelled()) throw Error(ErrorCode::cancelled, "interrupted while filling the pool");
+    ctx.ui.progress(fmt::format("filling the pool: sandbox {} of {}", i + 1, request.size));
+    make_pooled(ctx, ref, tag, ws, packed ? &*packed : nullptr);
+    ++result.made;
+  }
+  return result;
+}
+
+std::optional<Lease> take_pooled(LeaseContext& ctx, const PoolRef& ref, const fs::path& refill_exe) {
+  const std::string key = pool_key(ref);
+  std::vector<Claim> candidates = pooled_claims(ctx.claims, key);
+  if (candidates.empty()) return std::nullopt;
+  std::optional<PoolTag> seen;
+  std::optional<Lease> taken;
+  for (const Claim& c : candidates) {
+    if (taken) break;
+    seen = c.pool;
+    std::optional<LeaseLock> lock = ctx.claims.try_lock(c.lease_id);
+    if (!lock) continue;  // being filled, or another run is taking it
+    std::optional<Claim> fresh = ctx.claims.read(c.lease_id);
+    if (!fresh) {
+      ctx.claims.remove(c.lease_id);  // the lock file our try made, while we hold it
+      continue;
+    }
+    if (!fresh->pool || fresh->pool->key != key) continue;  // taken meanwhile
+    const bool expired = pool_expired(*fresh->pool, unix_now());
+    // Ours from here: a run that dies now leaves an abandoned lease, not a pooled one.
+    Claim mine = *fresh;
+    mine.pool.reset();
+    // After a power loss the run is gone too; the tag coming back then is harmless.
+    ctx.claims.write(mine, Durability::process_crash);
+    Lease lease = Lease::adopt_pooled(ctx, std::move(mine), std::move(*lock), ref.choice);
+    if (expired) {
+      discard(ctx, lease, "expired");
+      continue;
+    }
+    try {
+      lease.live();
+    } catch (const Error& e) {
+      discard(ctx, lease, e.code() == ErrorCode::not_found ? "no longer exists" : "could not be reached");
+      continue;
+    }
+    taken.emplace(std::move(lease));
+  }
+  if (seen && !refill_exe.empty()) start_refill(ctx, ref, *seen, refill_exe);
+  return taken;
+}
+
+std::optional<Lease> take_pooled_for(LeaseContext& ctx, const RunRequest& request, bool eligible,
+                                     const std::string& provider, const NetworkPolicy& network, const fs::path& root) {
+  if (!eligible || !request.use_pool || !request.lease.empty() || request.idle_given) return std::nullopt;
+  return take_pooled(ctx, {provider, request.choice, network, root}, request.refill_exe);
+}
+
+std::vector<PoolStatus> pool_status(LeaseContext& ctx) {
+  std::map<std::pair<std::string, std::string>, PoolStatus> pools;
+  const std::int64_t now = unix_now();
+  for (const Claim& c : ctx.claims.all()) {
+    if (!c.pool) continue;
+    PoolStatus& p = pools[{c.provider, c.pool->key}];
+    if (p.key.empty()) {
+      p.key = c.pool->key;
+      p.provider = c.provider;
+      p.workspace = c.workspace;
+      p.network = c.network;
+      try {
+        p.can_pause = ctx.providers.spec(c.provider).features.has(Feature::pause_resume);
+      } catch (const Error&) {
+        p.can_pause = false;  // a provider no longer installed: it cannot say
+      }
+    }
+    p.size = std::max(p.size, c.pool->size);
+    const std::int64_t age = std::max<std::int64_t>(now - c.pool->filled_at, 0);
+    p.oldest_seconds = std::max(p.oldest_seconds, age);
+    p.sandbox_minutes += static_cast<double>(age) / 60.0;
+    if (!c.paused) p.running_minutes += static_cast<double>(age) / 60.0;
+    if (ctx.claims.in_use(c.lease_id)) ++p.busy;
+    else if (pool_expired(*c.pool, now)) ++p.expired;
+    else ++p.ready;
+  }
+  std::vector<PoolStatus> out;
+  for (auto& [name, status] : pools) out.push_back(std::move(status));
+  return out;
+}
+
+std::vector<StopOutcome> drain_pools(LeaseContext& ctx, const std::string& provider) {
+  std::vector<StopOutcome> outcomes;
+  for (const Claim& c : ctx.claims.all()) {
+    if (!c.pool || (!provider.empty() && c.provider != provider)) continue;
+    StopOutcome out{fmt::format("pooled {} ({})", c.slug, c.provider), std::nullopt};
+    std::optional<LeaseLock> lock = ctx.claims.try_lock(c.lease_id);
+    std::optional<Claim> fresh = lock ? ctx.claims.read(c.lease_id) : std::nullopt;
+    if (!lock) {
+      out.error = Error(ErrorCode::unavailable, "being filled or taken by a run right now",
+                        "drain again once it is done");
+    } else if (!fresh || !fresh->pool) {
+      if (!fresh) ctx.claims.remove(c.lease_id);
+      continue;  // taken by a run meanwhile: not the pool's any more
+    } else {
+      try {
+        Lease lease = Lease::adopt_pooled(ctx, std::move(*fresh), std::move(*lock), ProviderChoice{});
+        lease.release();
+      } catch (const Error& e) {
+        out.error = e;
+      }
+    }
+    outcomes.push_back(std::move(out));
+  }
+  return outcomes;
+}
+
+}  // namespace corral

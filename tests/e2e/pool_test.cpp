@@ -1,0 +1,238 @@
+// Warm pools end to end on the local provider (real bwrap jails): `pool fill`, `pool
+// status`, `pool drain`, a run taking a pooled sandbox and the refill it starts, the
+// races (two runs, one pooled sandbox; two fills of one pool), expiry and `stop --orphans`,
+// and a filler killed mid-way.
+#include <doctest/doctest.h>
+#include <signal.h>
+
+#include <set>
+#include <thread>
+
+#include "cli.hpp"
+#include "corral/json.hpp"
+
+namespace fs = std::filesystem;
+using corral::test::Background;
+using corral::test::CliEnv;
+using corral::test::CliResult;
+using corral::test::eventually;
+using corral::test::read_file;
+
+namespace {
+
+corral::json::Document parse(const std::string& text) { return corral::json::parse(text, "corral output"); }
+
+struct PoolCli : CliEnv {
+  PoolCli() {
+    root().write("work/file.txt", "v1\n");
+    root().write("work/old.txt", "deleted later\n");
+  }
+  // `pool status --json`: the pools.
+  corral::json::Document status() const {
+    CliResult r = run({"pool", "status", "--json"});
+    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+    return parse(r.out);
+  }
+  // The ready sandboxes of the only pool (0 when there is none).
+  int ready() const {
+    auto doc = status();
+    return doc.GetArray().Empty() ? 0 : static_cast<int>(corral::json::get_int(doc.GetArray()[0], "ready"));
+  }
+  // `run --lease-output FILE -- ARGS`, the handle parsed.
+  std::pair<CliResult, corral::json::Document> run_with_handle(const std::vector<std::string>& command,
+                                                               const std::string& name = "handle.json") const {
+    const std::string file = (root().path() / name).string();
+    std::vector<std::string> args = {"run", "--lease-output", file, "--"};
+    args.insert(args.end(), command.begin(), command.end());
+    CliResult r = run(args);
+    return {r, parse(read_file(file))};
+  }
+};
+
+bool pooled(const corral::json::Value& handle) { return corral::json::get_bool(handle, "pooled"); }
+
+}  // namespace
+
+TEST_CASE("pool fill makes N ready; a run takes one, syncs what changed, and a background refill restores N") {
+  PoolCli env;
+  CliResult r = env.run({"pool", "fill", "--size", "2"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(env.local_sandboxes().size() == 2);
+  auto doc = env.status();
+  REQUIRE(doc.GetArray().Size() == 1);
+  const auto& pool = doc.GetArray()[0];
+  CHECK(corral::json::get_string(pool, "provider") == "local");
+  CHECK(corral::json::get_int(pool, "ready") == 2);
+  CHECK(corral::json::get_int(pool, "size") == 2);
+  CHECK(corral::json::get_bool(pool, "canPause"));
+  CHECK(env.lease_states() == std::vector<std::string>{"pooled", "pooled"});
+  // Filled to its size already: another fill makes nothing.
+  r = env.run({"pool", "fill", "--size", "2", "--json"});
+  CHECK(corral::json::get_int(parse(r.out), "made") == 0);
+
+  // The workspace changes after the fill: the run sees exactly the new tree.
+  const std::set<std::string> before = env.pooled_sandboxes();
+  env.root().write("work/file.txt", "v2\n");
+  fs::remove(env.workspace() / "old.txt");
+  auto [run, handle] = env.run_with_handle({"sh", "-c", "cat file.txt; test -e old.txt && echo stale; true"});
+  INFO(run.err);
+  CHECK(run.exit_code == 0);
+  CHECK(run.out == "v2\n");
+  CHECK(pooled(handle));
+  CHECK(before.count(corral::json::get_string(handle, "sandboxId")) == 1);
+  CHECK_FALSE(corral::json::get_bool(handle, "kept"));
+
+  // The refill runs on after the run ended and brings the pool back to 2.
+  CHECK(env.pool_settles_at(2));
+  CHECK(env.local_sandboxes().size() == 2);
+  CHECK(fs::exists(env.state_dir() / "corral/pools/refill.log"));
+
+  // --no-pool creates anyway and leaves the pool alone.
+  r = env.run({"run", "--no-pool", "--lease-output", (env.root().path() / "np.json").string(), "--", "true"});
+  CHECK(r.exit_code == 0);
+  CHECK_FALSE(pooled(parse(read_file(env.root().path() / "np.json"))));
+  CHECK(env.ready() == 2);
+
+  r = env.run({"pool", "drain"});
+  CHECK_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(env.claims().empty());
+  CHECK(env.local_sandboxes().empty());
+  CHECK(env.status().GetArray().Empty());
+}
+
+TEST_CASE("two runs at once with a pool of one: exactly one of them gets the pooled sandbox") {
+  PoolCli env;
+  REQUIRE(env.run({"pool", "fill", "--size", "1"}).exit_code == 0);
+  const std::set<std::string> pooled_ids = env.pooled_sandboxes();
+  REQUIRE(pooled_ids.size() == 1);
+  const std::string file_a = (env.root().path() / "a.json").string();
+  const std::string file_b = (env.root().path() / "b.json").string();
+  Background a = env.start({"run", "--lease-output", file_a, "--", "cat", "file.txt"});
+  Background b = env.start({"run", "--lease-output", file_b, "--", "cat", "file.txt"});
+  CHECK(a.wait() == 0);
+  CHECK(b.wait() == 0);
+  auto ha = parse(read_file(file_a));
+  auto hb = parse(read_file(file_b));
+  const std::string sa = corral::json::get_string(ha, "sandboxId");
+  const std::string sb = corral::json::get_string(hb, "sandboxId");
+  CHECK(sa != sb);
+  // The sandbox that was pooled went to one run only (the other created one, or took the
+  // refill's if that was quicker).
+  CHECK(pooled_ids.count(sa) + pooled_ids.count(sb) == 1);
+  CHECK(env.pool_settles_at(1));
+  REQUIRE(env.run({"pool", "drain"}).exit_code == 0);
+  CHECK(env.local_sandboxes().empty());
+}
+
+TEST_CASE("two fills of one pool at once never make it larger than its size") {
+  PoolCli env;
+  Background a = env.start({"pool", "fill", "--size", "2"});
+  Background b = env.start({"pool", "fill", "--size", "2"});
+  CHECK(a.wait() == 0);
+  CHECK(b.wait() == 0);
+  CHECK(env.pooled_sandboxes().size() == 2);
+  CHECK(env.local_sandboxes().size() == 2);
+  REQUIRE(env.run({"pool", "drain"}).exit_code == 0);
+  CHECK(env.claims().empty());
+}
+
+TEST_CASE("stop --orphans leaves a pool alone until it expires; an expired pooled sandbox is removed, never used") {
+  PoolCli env;
+  REQUIRE(env.run({"pool", "fill", "--size", "1", "--pool-ttl", "1h"}).exit_code == 0);
+  CliResult r = env.run({"stop", "--orphans"});
+  CHECK_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(env.pooled_sandboxes().size() == 1);
+  CHECK(env.local_sandboxes().size() == 1);
+  REQUIRE(env.run({"pool", "drain"}).exit_code == 0);
+
+  // A pool that expires in a second: waiting for it is the test's only pause.
+  REQUIRE(env.run({"pool", "fill", "--size", "1", "--pool-ttl", "1s"}).exit_code == 0);
+  const std::set<std::string> expired = env.pooled_sandboxes();
+  REQUIRE(eventually([&] {
+    auto doc = env.status();
+    return !doc.GetArray().Empty() && corral::json::get_int(doc.GetArray()[0], "expired") == 1;
+  }));
+  CHECK(env.lease_states() == std::vector<std::string>{"abandoned"});
+  auto [run, handle] = env.run_with_handle({"cat", "file.txt"});
+  CHECK(run.exit_code == 0);
+  CHECK(run.out == "v1\n");
+  CHECK_FALSE(pooled(handle));
+  CHECK(expired.count(corral::json::get_string(handle, "sandboxId")) == 0);
+  // Removed, and replaced by the refill (whose sandboxes expire in a second too).
+  CHECK(eventually([&] {
+    for (const std::string& id : env.pooled_sandboxes())
+      if (expired.count(id)) return false;
+    return env.pooled_sandboxes().size() == 1;
+  }));
+  CHECK(eventually([&] {
+    auto doc = env.status();
+    return !doc.GetArray().Empty() && corral::json::get_int(doc.GetArray()[0], "expired") == 1;
+  }));
+  r = env.run({"stop", "--orphans"});
+  CHECK_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(env.claims().empty());
+  CHECK(env.local_sandboxes().empty());
+}
+
+TEST_CASE("a filler killed mid-way leaves nothing that stop --orphans does not remove once the pool expires") {
+  PoolCli env;
+  Background fill = env.start({"pool", "fill", "--size", "4", "--pool-ttl", "2s"});
+  REQUIRE(eventually([&] { return !env.claims().empty(); }));
+  ::kill(fill.pid, SIGKILL);
+  fill.wait();
+  // What it made is pooled until its time is over, then abandoned.
+  REQUIRE(eventually([&] {
+    auto doc = env.status();
+    return !doc.GetArray().Empty() && corral::json::get_int(doc.GetArray()[0], "expired") >= 1 &&
+           corral::json::get_int(doc.GetArray()[0], "ready") == 0;
+  }));
+  CliResult r = env.run({"stop", "--orphans"});
+  CHECK_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(env.claims().empty());
+  CHECK(env.local_sandboxes().empty());
+}
+
+TEST_CASE("testbox and mountbox pools: a vanished pooled sandbox is skipped; a provider that cannot pause says so") {
+  PoolCli env;
+  const fs::path boxes = env.root().path() / "boxes";
+  fs::create_directories(boxes);
+  const std::string dir = CORRAL_TEST_PLUGIN_DIR;
+  env.add_registry("boxes", {dir + "/libcorral-testbox.so", dir + "/libcorral-mountbox.so"});
+  env.env["TESTBOX_DIR"] = boxes.string();
+
+  // testbox: the pooled sandbox's folder removed behind corral's back.
+  CliResult r = env.run({"pool", "fill", "--provider", "testbox", "--size", "1"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  const std::set<std::string> gone = env.pooled_sandboxes();
+  REQUIRE(gone.size() == 1);
+  fs::remove_all(boxes / *gone.begin());
+  const std::string file = (env.root().path() / "h.json").string();
+  r = env.run({"run", "--provider", "testbox", "--lease-output", file, "--", "cat", "file.txt"});
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == "v1\n");
+  auto h = parse(read_file(file));
+  CHECK_FALSE(pooled(h));
+  CHECK(gone.count(corral::json::get_string(h, "sandboxId")) == 0);
+  CHECK(env.pool_settles_at(1));
+  CHECK(env.pooled_sandboxes() != gone);
+  REQUIRE(env.run({"pool", "drain", "--provider", "testbox"}).exit_code == 0);
+  CHECK(env.claims().empty());
+
+  // mountbox: no pause-resume, so its pool runs while it waits, and status says so.
+  r = env.run({"pool", "fill", "--provider", "mountbox", "--size", "1"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(r.err.find("cannot pause: pooled sandboxes run while they wait") != std::string::npos);
+  r = env.run({"pool", "status"});
+  CHECK(r.out.find("cannot pause: pooled sandboxes run while they wait") != std::string::npos);
+  auto doc = env.status();
+  REQUIRE(doc.GetArray().Size() == 1);
+  CHECK_FALSE(corral::json::get_bool(doc.GetArray()[0], "canPause"));
+  r = env.run({"run", "--provider", "mountbox", "--lease-output", file, "--", "cat", "file.txt"});
+  CHECK(r.out == "v1\n");
+  CHECK(pooled(parse(read_file(file))));
+  CHECK(env.pool_settles_at(1));
+  REQUIRE(env.run({"pool", "drain"}).exit_code == 0);
+  CHECK(env.claims().empty());
+  CHECK(fs::is_empty(boxes));
+}
