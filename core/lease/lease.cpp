@@ -54,7 +54,8 @@ Lease& Lease::operator=(Lease&&) noexcept = default;
 Lease::~Lease() = default;
 
 Lease Lease::create(LeaseContext& ctx, std::unique_ptr<ProviderSession> session, const std::string& workspace_root,
-                    const NetworkPolicy& network, const std::string& idle) {
+                    const NetworkPolicy& network, const std::string& idle, bool ephemeral,
+                    std::uint64_t workspace_bytes) {
   Claim claim;
   claim.lease_id = random_hex(6);
   SlugHold slug = ctx.claims.hold_new_slug();  // until the claim is written
@@ -71,7 +72,7 @@ Lease Lease::create(LeaseContext& ctx, std::unique_ptr<ProviderSession> session,
     ctx.ui.progress(fmt::format("creating a {} sandbox", claim.provider));
     sandbox = session->create(
         {claim.lease_id, claim.slug, wire::owner_labels(claim.lease_id, claim.slug, ctx.claims.host_id()),
-         workspace_root, network, idle});
+         workspace_root, network, idle, ephemeral, workspace_bytes});
   } catch (const Error&) {
     ctx.claims.remove(claim.lease_id);  // only the lock file exists so far
     throw;

@@ -64,9 +64,11 @@ class Lease {
   // Takes `session`. Throws the provider's error (or the claim's) with nothing left behind
   // but, when even the destroy failed, a warning naming the sandbox. Threads may create
   // at once through one context: their slugs differ (ClaimStore::hold_new_slug).
-  // `idle` is CreateRequest::idle, which the caller checked the provider honours.
+  // `idle` is CreateRequest::idle, which the caller checked the provider honours;
+  // `ephemeral` and `workspace_bytes` are CreateRequest's (the caller will never keep it).
   static Lease create(LeaseContext& ctx, std::unique_ptr<ProviderSession> session, const std::string& workspace_root,
-                      const NetworkPolicy& network = {}, const std::string& idle = {});
+                      const NetworkPolicy& network = {}, const std::string& idle = {}, bool ephemeral = false,
+                      std::uint64_t workspace_bytes = 0);
   // The lease whose id or slug is `id`, resolved once, with its provider opened. Throws
   // not-found (listing the leases there are) or config for a corrupt claim; exclusive
   // access waits for the lock (saying so once), and throws cancelled on Ctrl-C.
