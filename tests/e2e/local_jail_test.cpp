@@ -372,6 +372,28 @@ TEST_CASE("as an unprivileged user the jail is a user namespace, isolated, with 
   CHECK_MESSAGE(stop.exit_code == 0, stop.err);
 }
 
+TEST_CASE("as an unprivileged user a run that is not kept works in a tmpfs of its own, bounded and isolated") {
+  if (!as_root() || !shadow_private() || corral::sdk::find_program("setpriv").empty()) return;
+  CliEnv env;
+  env.root().write("work/a.txt", "one");
+  install_for_nobody(env);
+  give_to_nobody(env);
+  SwappinessGuard guard;
+  auto r = run_as_nobody(env, {"run", "--max-workspace", "1M", "--", "sh", "-c",
+                               probe_script(other_swappiness(guard.before)) +
+                                   "; echo --; stat -f -c %T .; cat a.txt; echo changed > a.txt; "
+                                   "head -c 4000000 /dev/zero > big 2>/dev/null || echo refused"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  auto s = sections(r.out);
+  REQUIRE_MESSAGE(s.size() == 8, r.out);
+  check_isolated(r.out.substr(0, r.out.rfind("--\n")), kNobody, false);
+  CHECK(s[7] == "tmpfs\nonerefused\n");
+  CHECK(read_file(kSwappiness) == guard.before);
+  CHECK(read_file(env.workspace() / "a.txt") == "one");
+  CHECK(env.local_sandboxes().empty());
+  CHECK(env.claims().empty());
+}
+
 TEST_CASE("a workspace file corral cannot read is the user's to fix (64, with a hint); a folder it cannot enter is left out, saying so") {
   // Root reads everything: the user who cannot is nobody.
   if (!as_root() || corral::sdk::find_program("setpriv").empty()) return;
