@@ -144,6 +144,15 @@ bool shadow_private() {
   return ::stat("/etc/shadow", &st) == 0 && !(st.st_mode & S_IROTH);
 }
 
+// Whether a test can run corral as nobody and tell a jail that reads /etc/shadow.
+bool nobody_can_run_here() { return as_root() && shadow_private() && !corral::sdk::find_program("setpriv").empty(); }
+
+// Installs corral where nobody can run it and gives nobody the test's folder.
+void hand_to_nobody(const CliEnv& env) {
+  install_for_nobody(env);
+  give_to_nobody(env);
+}
+
 }  // namespace
 
 TEST_CASE("as root, the jailed command is not root: no host sysctl, no /etc/shadow, no root mapping") {
@@ -340,11 +349,10 @@ TEST_CASE("descriptors the caller left open never reach the command, and it cann
 }
 
 TEST_CASE("as an unprivileged user the jail is a user namespace, isolated, with a writable workspace") {
-  if (!as_root() || !shadow_private() || corral::sdk::find_program("setpriv").empty()) return;
+  if (!nobody_can_run_here()) return;
   CliEnv env;
   env.root().write("work/a.txt", "one");
-  install_for_nobody(env);
-  give_to_nobody(env);
+  hand_to_nobody(env);
   SwappinessGuard guard;
   fs::path h = env.root().path() / "handle.json";
   auto r = run_as_nobody(env, {"run", "--keep", "--lease-output", h.string(), "--", "sh", "-c",
@@ -373,11 +381,10 @@ TEST_CASE("as an unprivileged user the jail is a user namespace, isolated, with 
 }
 
 TEST_CASE("as an unprivileged user a run that is not kept works in a tmpfs of its own, bounded and isolated") {
-  if (!as_root() || !shadow_private() || corral::sdk::find_program("setpriv").empty()) return;
+  if (!nobody_can_run_here()) return;
   CliEnv env;
   env.root().write("work/a.txt", "one");
-  install_for_nobody(env);
-  give_to_nobody(env);
+  hand_to_nobody(env);
   SwappinessGuard guard;
   auto r = run_as_nobody(env, {"run", "--max-workspace", "1M", "--", "sh", "-c",
                                probe_script(other_swappiness(guard.before)) +
