@@ -54,8 +54,7 @@ Lease& Lease::operator=(Lease&&) noexcept = default;
 Lease::~Lease() = default;
 
 Lease Lease::create(LeaseContext& ctx, std::unique_ptr<ProviderSession> session, const std::string& workspace_root,
-                    const NetworkPolicy& network, const std::string& idle,
-                    const std::optional<PoolTag>& pool) {
+                    const NewSandbox& made) {
   Claim claim;
   claim.lease_id = random_hex(6);
   SlugHold slug = ctx.claims.hold_new_slug();  // until the claim is written
@@ -63,8 +62,8 @@ Lease Lease::create(LeaseContext& ctx, std::unique_ptr<ProviderSession> session,
   claim.provider = session->spec().name;
   claim.workspace = workspace_root;
   claim.created_at = now_rfc3339();
-  claim.network = network;
-  claim.pool = pool;
+  claim.network = made.network;
+  claim.pool = made.pool;
   // Locked before the sandbox exists: `stop --orphans` skips a lease whose lock is held,
   // so a sandbox being created right now is never taken for an orphan.
   LeaseLock lock = ctx.claims.lock(claim.lease_id);
@@ -73,7 +72,7 @@ Lease Lease::create(LeaseContext& ctx, std::unique_ptr<ProviderSession> session,
     ctx.ui.progress(fmt::format("creating a {} sandbox", claim.provider));
     sandbox = session->create(
         {claim.lease_id, claim.slug, wire::owner_labels(claim.lease_id, claim.slug, ctx.claims.host_id()),
-         workspace_root, network, idle});
+         workspace_root, made.network, made.idle, made.ephemeral, made.workspace_bytes});
   } catch (const Error&) {
     ctx.claims.remove(claim.lease_id);  // only the lock file exists so far
     throw;

@@ -50,6 +50,17 @@ struct DownloadOptions {
 void require_lease_provider(LeaseContext& ctx, const Claim& claim, const ProviderChoice& choice,
                             std::string_view flag);
 
+// How a new sandbox is made (Lease::create), besides its provider and workspace.
+struct NewSandbox {
+  NetworkPolicy network;  // enforced for the sandbox's whole life (the caller checked the provider can)
+  std::string idle;       // CreateRequest::idle, which the caller checked the provider honours
+  // CreateRequest::ephemeral and workspace_bytes: the caller will never keep the sandbox,
+  // whose workspace may take this much (0 = unbounded).
+  bool ephemeral = false;
+  std::uint64_t workspace_bytes = 0;
+  std::optional<PoolTag> pool;  // tags the claim as a warm pool's from its first write (pool.hpp)
+};
+
 class Lease {
  public:
   enum class Access {
@@ -57,18 +68,14 @@ class Lease {
     observe,    // not locked: reading state or asking for a URL must not wait for a run
   };
 
-  // A new sandbox from `session`'s provider, labelled as this host's, its claim written
-  // before anything else is done with it; a sandbox whose claim cannot be written is
-  // destroyed before the error is reported. The lease is locked until released. The
-  // sandbox enforces `network` for its whole life (the caller checked the provider can).
+  // A new sandbox from `session`'s provider, made as `made` says, labelled as this host's,
+  // its claim written before anything else is done with it; a sandbox whose claim cannot
+  // be written is destroyed before the error is reported. The lease is locked until released.
   // Takes `session`. Throws the provider's error (or the claim's) with nothing left behind
   // but, when even the destroy failed, a warning naming the sandbox. Threads may create
   // at once through one context: their slugs differ (ClaimStore::hold_new_slug).
-  // `idle` is CreateRequest::idle, which the caller checked the provider honours.
-  // `pool` tags the claim as a warm pool's from its first write (pool.hpp).
   static Lease create(LeaseContext& ctx, std::unique_ptr<ProviderSession> session, const std::string& workspace_root,
-                      const NetworkPolicy& network = {}, const std::string& idle = {},
-                      const std::optional<PoolTag>& pool = std::nullopt);
+                      const NewSandbox& made = {});
   // The lease whose id or slug is `id`, resolved once, with its provider opened. Throws
   // not-found (listing the leases there are) or config for a corrupt claim; exclusive
   // access waits for the lock (saying so once), and throws cancelled on Ctrl-C.

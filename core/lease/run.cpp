@@ -112,9 +112,19 @@ void RunPhases::check_features() const {
   }
 }
 
+bool RunPhases::may_keep() const {
+  return purpose_ == Purpose::warmup || request_.keep || request_.keep_on_failure;
+}
+
+std::uint64_t RunPhases::workspace_bytes() const {
+  // tmpfs and most disks round each file up to a 4 KiB block.
+  if (request_.max_workspace == 0) return 0;
+  return request_.max_workspace + 4096 * static_cast<std::uint64_t>(workspace().files.size());
+}
+
 void RunPhases::choose_idle() {
   if (request_.idle.empty()) return;
-  const bool may_keep = purpose_ == Purpose::warmup || request_.keep || request_.keep_on_failure;
+  const bool may_keep = this->may_keep();
   if (request_.idle_given && reused_)
     throw Error(ErrorCode::invalid_argument,
                 fmt::format("--idle applies to a new sandbox; lease '{}' keeps what it was created with",
@@ -217,7 +227,8 @@ void RunPhases::acquire() {
                                                              network_, workspace().root)) {
     lease_.emplace(std::move(*pooled));
   } else {
-    lease_.emplace(Lease::create(ctx_, std::move(session_), workspace().root.string(), network_, idle_));
+    NewSandbox made{.network = network_, .idle = idle_, .ephemeral = !may_keep(), .workspace_bytes = workspace_bytes()};
+    lease_.emplace(Lease::create(ctx_, std::move(session_), workspace().root.string(), made));
   }
   handle_ = lease_->handle();
   if (request_.on_acquired) request_.on_acquired(handle_);

@@ -133,6 +133,11 @@ class RunPhases {
   void open_provider();
   void check_features() const;
   void choose_idle();
+  // Whether the keep rules may keep a sandbox this run creates (--keep, --keep-on-failure,
+  // warmup); false: it is released at the end, whatever happens.
+  bool may_keep() const;
+  // CreateRequest::workspace_bytes for --max-workspace and the scanned workspace.
+  std::uint64_t workspace_bytes() const;
   void choose_network();
   void build_command();
   void take_workspace(const SharedWorkspace* shared);

@@ -129,6 +129,7 @@ pid_t start_child(const ProcessSpec& spec, const std::string& program, int out_f
     close_on_exec_from(3);
     for (const ProcessSpec::PassedFd& p : passed)
       if (::dup2(p.fd, p.as) < 0) fail();
+    if (spec.user_ns_fd >= 0 && ::setns(spec.user_ns_fd, CLONE_NEWUSER) != 0) fail();
     if (spec.mount_ns_fd >= 0 && ::setns(spec.mount_ns_fd, CLONE_NEWNS) != 0) fail();
     if (!spec.cwd.empty() && ::chdir(spec.cwd.c_str()) != 0) fail();
     bool drop = spec.uid >= 0 || spec.gid >= 0;

@@ -93,6 +93,14 @@ std::string to_json(const CreateRequest& m) {
     json::write_string(w, "workspace", m.workspace);
     if (m.network.mode != NetworkPolicy::Mode::open) json::write_string(w, "network", to_string(m.network));
     if (!m.idle.empty()) json::write_string(w, "idle", m.idle);
+    if (m.ephemeral) {
+      w.Key("ephemeral");
+      w.Bool(true);
+    }
+    if (m.workspace_bytes) {
+      w.Key("workspaceBytes");
+      w.Uint64(m.workspace_bytes);
+    }
   });
 }
 
@@ -249,6 +257,10 @@ CreateRequest read<CreateRequest>(std::string_view text, std::string_view what) 
   r.workspace = json::get_string(doc, "workspace");
   if (doc.HasMember("network")) r.network = parse_network_policy(json::get_string(doc, "network"));
   r.idle = json::get_string(doc, "idle");
+  r.ephemeral = json::get_bool(doc, "ephemeral");
+  const std::int64_t bound = json::get_int(doc, "workspaceBytes");
+  if (bound < 0) throw Error(ErrorCode::invalid_argument, std::string(what) + ": workspaceBytes is negative");
+  r.workspace_bytes = static_cast<std::uint64_t>(bound);
   return r;
 }
 

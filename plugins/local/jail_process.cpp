@@ -92,21 +92,28 @@ std::string namespace_hint(const std::string& bwrap_error, bool as_root) {
 
 }  // namespace
 
-sdk::ProcessOutcome run_jailed(JailSpec jail, const std::string& workspace, const std::optional<JailUser>& as_user,
+sdk::ProcessOutcome run_jailed(JailSpec jail, const JailWorkspace& workspace, const std::optional<JailUser>& as_user,
                                const Command& command, const sdk::OutputFn& on_stdout, const sdk::OutputFn& on_stderr,
                                const std::function<bool()>& cancelled, long timeout_seconds) {
   StatusPipe status;
   sdk::ProcessSpec spec;
   jail.report_status = true;
   spec.pass_fds = {{status.fd[1], kJailStatusFd}};
-  jail.workspace_dir = workspace;
-  std::optional<JailNamespaces> namespaces;
-  if (as_user) {
-    namespaces.emplace(JailNamespaces::create(*as_user, workspace));
+  jail.workspace_dir = workspace.folder;
+  std::optional<JailNamespaces> made;
+  const JailNamespaces* namespaces = workspace.in_memory.get();
+  if (!namespaces && as_user) namespaces = &made.emplace(JailNamespaces::create(*as_user, workspace.folder));
+  if (workspace.in_memory) jail.workspace_dir = workspace_mount_point();
+  if (namespaces && !namespaces->jail_joins_userns()) {
+    // The caller's own user namespace, which owns the tmpfs's mount namespace: bwrap's
+    // spawner joins both, and bwrap makes the jail's user namespace inside.
+    spec.user_ns_fd = namespaces->userns_fd();
+    spec.mount_ns_fd = namespaces->mountns_fd();
+  } else if (namespaces) {
     jail.join_userns = true;
     spec.pass_fds.push_back({namespaces->userns_fd(), kJailUsernsFd});
     jail.user = *as_user;
-    if (!workspace.empty()) jail.workspace_dir = workspace_mount_point();
+    if (!jail.workspace_dir.empty()) jail.workspace_dir = workspace_mount_point();
     spec.mount_ns_fd = namespaces->mountns_fd();
     // bwrap itself runs as the jail's user, without root's groups: it owns the namespace,
     // so it may join it, and no process of the jail is ever the host's root.

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -11,12 +12,22 @@
 
 namespace corral::local {
 
-// Runs `command` in `jail` with `workspace` (a host folder, empty for none) bound at its
-// workdir; as `as_user` in a namespace mapping only that user when given (corral is root),
+class JailNamespaces;
+
+// Where a jail's workspace comes from: a host folder (empty: none), or the tmpfs of
+// namespaces made with JailNamespaces::create_in_memory, held until the jail ends.
+struct JailWorkspace {
+  JailWorkspace(std::string host_folder) : folder(std::move(host_folder)) {}  // NOLINT: a folder is the usual case
+  explicit JailWorkspace(std::shared_ptr<const JailNamespaces> namespaces) : in_memory(std::move(namespaces)) {}
+  std::string folder;
+  std::shared_ptr<const JailNamespaces> in_memory;
+};
+
+// Runs `command` in `jail` with `workspace` bound at its workdir; as `as_user` in a namespace mapping only that user when given (corral is root),
 // else in bwrap's own user namespace. Output streams to the callbacks as
 // sdk::run_process's does. Throws Error(unavailable), with a hint, when the jail itself
 // cannot start; a command that cannot be executed is the command's failure (exit 1).
-sdk::ProcessOutcome run_jailed(JailSpec jail, const std::string& workspace, const std::optional<JailUser>& as_user,
+sdk::ProcessOutcome run_jailed(JailSpec jail, const JailWorkspace& workspace, const std::optional<JailUser>& as_user,
                                const Command& command, const sdk::OutputFn& on_stdout, const sdk::OutputFn& on_stderr,
                                const std::function<bool()>& cancelled = {}, long timeout_seconds = 0);
 

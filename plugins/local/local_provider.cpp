@@ -4,6 +4,9 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
 
 #include "bwrap.hpp"
 #include "corral/sdk.hpp"
@@ -11,6 +14,7 @@
 #include "corral/sdk/process.hpp"
 #include "corral/sdk/sync.hpp"
 #include "corral/wire.hpp"
+#include "jail_namespaces.hpp"
 #include "jail_process.hpp"
 #include "sandbox_store.hpp"
 
@@ -77,7 +81,7 @@ class LocalProvider : public sdk::Provider {
         Command probe;
         probe.argv = {"true"};
         probe.timeout_seconds = 30;
-        sdk::ProcessOutcome o = run_jailed(jail_spec(path, ""), "", store_.owner(), probe, {}, {}, {}, 30);
+        sdk::ProcessOutcome o = run_jailed(jail_spec(path, ""), std::string(), store_.owner(), probe, {}, {}, {}, 30);
         bool ok = o.exit_code == 0;
         checks.push_back({"user namespaces usable", ok, ok ? jail_identity() : "the probe jail exited with " + std::to_string(o.exit_code),
                           ok ? "" : "run the same with `bwrap --unshare-user --dev /dev true` to see why"});
@@ -101,8 +105,10 @@ class LocalProvider : public sdk::Provider {
                   "use --network none, or a provider with network-allowlist (`corral providers --feature "
                   "network-allowlist`)");
     ensure_bwrap_installed();
-    LocalSandbox s = store_.create(request.slug, request.labels, request.network.mode == NetworkPolicy::Mode::none);
-    return to_sandbox(s);
+    const bool no_network = request.network.mode == NetworkPolicy::Mode::none;
+    if (request.ephemeral && fits_in_memory(request.workspace_bytes))
+      if (std::optional<LocalSandbox> s = create_in_memory(request, no_network)) return to_sandbox(*s);
+    return to_sandbox(store_.create(request.slug, request.labels, no_network));
   }
 
   Sandbox get(const std::string& id, const sdk::Host&) override { return to_sandbox(existing(id)); }
@@ -114,22 +120,33 @@ class LocalProvider : public sdk::Provider {
     return out;
   }
 
-  void destroy(const Sandbox& sandbox, const sdk::Host&) override { store_.remove(sandbox.id); }
+  void destroy(const Sandbox& sandbox, const sdk::Host&) override {
+    store_.remove(sandbox.id);
+    std::lock_guard lock(memory_mutex_);
+    in_memory_.erase(sandbox.id);  // its tmpfs goes with the last jail using it
+  }
 
   void upload(const Sandbox& sandbox, const UploadRequest& request, const sdk::Host&) override {
-    running(sandbox.id);
-    store_.unpack(sandbox.id, request.archive_path);
-    sdk::remove_paths_under(store_.workspace_of(sandbox.id), request.removed);
+    const LocalSandbox s = running(sandbox.id);
+    if (!s.in_memory) store_.unpack(sandbox.id, request.archive_path);
+    else try {
+      store_.unpack_into(workspace_path(s), request.archive_path);
+    } catch (const Error& e) {
+      if (e.code() != ErrorCode::quota) throw;
+      throw Error(ErrorCode::quota, e.what(),
+                  "the sandbox's in-memory workspace is bounded by --max-workspace (plus 4 KiB a file): raise it");
+    }
+    sdk::remove_paths_under(workspace_path(s), request.removed);
   }
 
   ExecResult exec(const Sandbox& sandbox, const Command& command, const sdk::Host& host) override {
     const LocalSandbox s = running(sandbox.id);
-    if (!command.cwd.empty() && !fs::is_directory(store_.workspace_of(sandbox.id) / command.cwd))
+    const JailWorkspace workspace = jail_workspace(s);
+    if (!command.cwd.empty() && !fs::is_directory(workspace_path(s) / command.cwd))
       throw Error(ErrorCode::invalid_argument, "the folder '" + command.cwd + "' is not in the synced workspace",
                   "run corral from a folder that holds at least one file corral syncs");
-    store_.require_workspace(sandbox.id);
     sdk::ProcessOutcome outcome = run_jailed(
-        jail_spec(bwrap_, "corral-" + s.slug, s.no_network), store_.workspace_of(sandbox.id).string(), store_.owner(),
+        jail_spec(bwrap_, "corral-" + s.slug, s.no_network), workspace, store_.owner(),
         command,
         [&](std::string_view d) { host.emit(CORRAL_STDOUT, d); }, [&](std::string_view d) { host.emit(CORRAL_STDERR, d); },
         [&] { return host.cancelled(); }, command.timeout_seconds);
@@ -145,13 +162,13 @@ class LocalProvider : public sdk::Provider {
   // the command planted cannot make corral read anything of this machine.
   DownloadResult download(const Sandbox& sandbox, const DownloadRequest& request, const sdk::Host& host) override {
     const LocalSandbox s = running(sandbox.id);
-    store_.require_workspace(sandbox.id);
+    const JailWorkspace workspace = jail_workspace(s);
     auto in_jail = [&](const std::string& script, const sdk::OutputSink& out, const sdk::OutputSink& err,
                        const std::function<bool()>& stop) {
       Command pack;
       pack.argv = {"/bin/sh", "-c", script};
-      sdk::ProcessOutcome o = run_jailed(jail_spec(bwrap_, "corral-" + s.slug), store_.workspace_of(sandbox.id).string(),
-                                         store_.owner(), pack, out, err, stop);
+      sdk::ProcessOutcome o = run_jailed(jail_spec(bwrap_, "corral-" + s.slug), workspace, store_.owner(), pack, out,
+                                         err, stop);
       return sdk::StreamedScript{o.exit_code, o.cancelled};
     };
     return sdk::download_through_stdout(request, join_workspace_path(workdir_, request.cwd), in_jail,
@@ -176,6 +193,10 @@ class LocalProvider : public sdk::Provider {
   std::vector<ForkOutcome> fork(const Sandbox& source, const std::vector<ForkTarget>& targets,
                                 const sdk::Host& host) override {
     const LocalSandbox from = existing(source.id);
+    if (from.in_memory)
+      throw Error(ErrorCode::unsupported, "local sandbox " + source.id + " is not kept: its workspace lives only in "
+                  "the memory of the run that made it",
+                  "fork a kept sandbox: `corral run --keep` or `corral warmup`");
     std::vector<ForkOutcome> out;
     try {
       for (const ForkTarget& target : targets) {
@@ -216,6 +237,55 @@ class LocalProvider : public sdk::Provider {
   }
 
  private:
+  // Whether a workspace bounded by `bytes` (0: unbounded) may live in memory: bounded,
+  // and by at most half of it (tmpfs's own default), so a run can never fill the memory.
+  static bool fits_in_memory(std::uint64_t bytes) {
+    const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+    return bytes > 0 && pages > 0 && page > 0 && bytes <= static_cast<std::uint64_t>(pages) * page / 2;
+  }
+
+  // A sandbox whose workspace is a tmpfs of its own, held by this process, for a run that
+  // never keeps it; nullopt when this host cannot make one (the caller falls back to disk).
+  std::optional<LocalSandbox> create_in_memory(const CreateRequest& request, bool no_network) {
+    std::shared_ptr<JailNamespaces> namespaces;
+    try {
+      namespaces = std::make_shared<JailNamespaces>(
+          JailNamespaces::create_in_memory(store_.owner(), request.workspace_bytes));
+    } catch (const Error&) {
+      return std::nullopt;  // e.g. no unprivileged user namespaces but a setuid bwrap: the disk works
+    }
+    LocalSandbox s = store_.create(request.slug, request.labels, no_network, /*in_memory=*/true);
+    std::lock_guard lock(memory_mutex_);
+    in_memory_[s.id] = std::move(namespaces);
+    return s;
+  }
+
+  // The namespaces holding in-memory sandbox `s`'s workspace; throws unavailable when
+  // another process made it (its workspace is out of reach, and gone with that process).
+  std::shared_ptr<JailNamespaces> memory_of(const LocalSandbox& s) const {
+    std::lock_guard lock(memory_mutex_);
+    auto found = in_memory_.find(s.id);
+    if (found != in_memory_.end()) return found->second;
+    throw Error(ErrorCode::unavailable,
+                "local sandbox " + s.id + " was made for a run that does not keep it; its workspace lives in that "
+                "run's memory only",
+                "remove it with `corral stop --id LEASE` or `corral stop --orphans`; keep a sandbox to reuse with "
+                "--keep");
+  }
+
+  // Where this process reaches `s`'s workspace: its folder, or its tmpfs's open root.
+  fs::path workspace_path(const LocalSandbox& s) const {
+    if (!s.in_memory) return store_.workspace_of(s.id);
+    return "/proc/self/fd/" + std::to_string(memory_of(s)->workspace_fd());
+  }
+
+  // What a jail of `s` binds; for a folder, checked to be the jail user's first.
+  JailWorkspace jail_workspace(const LocalSandbox& s) const {
+    if (s.in_memory) return JailWorkspace(memory_of(s));
+    store_.require_workspace(s.id);
+    return JailWorkspace(store_.workspace_of(s.id).string());
+  }
+
   // The sandbox `id`; throws not-found when it is gone.
   LocalSandbox existing(const std::string& id) const {
     auto s = store_.find(id);
@@ -273,6 +343,9 @@ class LocalProvider : public sdk::Provider {
   }
 
   SandboxStore store_;
+  mutable std::mutex memory_mutex_;
+  // In-memory sandboxes this process made, by id; destroy() drops one.
+  std::map<std::string, std::shared_ptr<JailNamespaces>> in_memory_;
   std::string bwrap_;
   bool network_;
   std::string workdir_;

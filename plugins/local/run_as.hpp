@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <optional>
 
 #include "jail_user.hpp"
 
@@ -14,5 +15,7 @@ namespace corral::local {
 // process keeps its identity. Open what only root may read before calling. Rethrows what
 // `work` throws.
 void run_as(const JailUser& user, const std::filesystem::path& dir, const std::function<void()>& work);
+// The same, keeping the caller's identity when `user` is nullopt.
+void run_as(const std::optional<JailUser>& user, const std::filesystem::path& dir, const std::function<void()>& work);
 
 }  // namespace corral::local

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <ctime>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <random>
 #include <sstream>
@@ -100,6 +101,21 @@ void extract(int archive_fd, const fs::path& prefix) {
   if (archive_write_close(out.get()) < ARCHIVE_WARN) throw fail(out.get(), "close");
 }
 
+// Opens the workspace archive (as the caller: it may be readable only by it, not by the
+// owner) for `work`, closing it however `work` ends.
+void with_archive(const fs::path& archive_path, const std::function<void(int)>& work) {
+  int fd = ::open(archive_path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    throw Error(ErrorCode::internal, "cannot open the workspace archive " + archive_path.string() + ": " + std::strerror(errno));
+  try {
+    work(fd);
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+  ::close(fd);
+}
+
 }  // namespace
 
 fs::path SandboxStore::dir_of(const std::string& id) const {
@@ -108,12 +124,14 @@ fs::path SandboxStore::dir_of(const std::string& id) const {
   return root_ / id;
 }
 
-LocalSandbox SandboxStore::create(const std::string& slug, const StringMap& labels, bool no_network) const {
+LocalSandbox SandboxStore::create(const std::string& slug, const StringMap& labels, bool no_network,
+                                  bool in_memory) const {
   fs::create_directories(root_);
   LocalSandbox s;
   s.slug = slug;
   s.labels = labels;
   s.no_network = no_network;
+  s.in_memory = in_memory;
   s.created_at = now_rfc3339();
   for (int attempt = 0;; ++attempt) {
     s.id = random_id();
@@ -147,6 +165,7 @@ void SandboxStore::write_metadata(const LocalSandbox& s) const {
   json::write_string(w, "createdAt", s.created_at);
   json::write_map(w, "labels", s.labels);
   if (s.no_network) json::write_string(w, "network", "none");
+  if (s.in_memory) json::write_string(w, "workspace", "memory");
   if (s.paused) {
     w.Key("paused");
     w.Bool(true);
@@ -209,6 +228,7 @@ std::optional<LocalSandbox> SandboxStore::find(const std::string& id) const {
     // Anything but absent means no network: an unreadable value must never open it.
     s.no_network = doc.HasMember("network");
     s.paused = json::get_bool(doc, "paused");
+    s.in_memory = doc.HasMember("workspace");
     return s;
   } catch (const Error&) {
     return std::nullopt;
@@ -241,21 +261,18 @@ void SandboxStore::unpack(const std::string& id, const fs::path& archive_path) c
   fs::path ws = workspace_of(id);
   if (!owner_) fs::create_directories(ws);
   require_workspace(id);
-  // Opened here: the archive may be readable only by the caller, not by the owner.
-  int fd = ::open(archive_path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    throw Error(ErrorCode::internal, "cannot open the workspace archive " + archive_path.string() + ": " + std::strerror(errno));
-  try {
+  with_archive(archive_path, [&](int fd) {
     if (owner_) {
       run_as(*owner_, ws, [fd] { extract(fd, {}); });
     } else {
       extract(fd, fs::canonical(ws));  // no symlinks in the prefix, so SECURE_SYMLINKS judges only the archive's
     }
-  } catch (...) {
-    ::close(fd);
-    throw;
-  }
-  ::close(fd);
+  });
+}
+
+void SandboxStore::unpack_into(const fs::path& workspace, const fs::path& archive_path) const {
+  // Entered by a thread of its own: the path is a /proc/self link no prefix could spell.
+  with_archive(archive_path, [&](int fd) { run_as(owner_, workspace, [fd] { extract(fd, {}); }); });
 }
 
 bool SandboxStore::workspace_owned(const std::string& id) const {

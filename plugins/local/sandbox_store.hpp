@@ -19,6 +19,9 @@ struct LocalSandbox {
   StringMap labels;
   bool no_network = false;  // created with network policy none: every command without a network
   bool paused = false;      // `corral pause`: commands refused until resumed
+  // Its workspace is a tmpfs held by the corral process that made it (a run that never
+  // keeps it), not the folder's workspace/: gone with that process.
+  bool in_memory = false;
 };
 
 class SandboxStore {
@@ -30,7 +33,8 @@ class SandboxStore {
   const std::filesystem::path& root() const { return root_; }
   const std::optional<JailUser>& owner() const { return owner_; }
   // Creates a new sandbox folder and its metadata; returns it with a fresh id.
-  LocalSandbox create(const std::string& slug, const StringMap& labels, bool no_network = false) const;
+  LocalSandbox create(const std::string& slug, const StringMap& labels, bool no_network = false,
+                      bool in_memory = false) const;
   // A new sandbox whose workspace is a copy of `source`'s as it is now (fork), with its
   // own slug and labels and the source's network policy. Throws not-found when `source`
   // is gone; a failed copy leaves no folder behind.
@@ -48,6 +52,9 @@ class SandboxStore {
   // Unpacks the .tar.gz at `archive` over the workspace (the archive's files win), as
   // the owner when there is one.
   void unpack(const std::string& id, const std::filesystem::path& archive) const;
+  // The same into `workspace`, a folder only this process can reach (an in-memory
+  // workspace's /proc/self/fd path), as the owner when there is one.
+  void unpack_into(const std::filesystem::path& workspace, const std::filesystem::path& archive) const;
   // True when the workspace is a real folder owned by the owner (any, without one).
   bool workspace_owned(const std::string& id) const;
   // Throws Error(unavailable) with a way out unless workspace_owned(id).

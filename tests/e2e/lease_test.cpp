@@ -378,13 +378,8 @@ TEST_CASE("--lease-output to a FIFO nobody reads gives way to SIGTERM") {
 
   // Stopped during the command: the handle is offered once, and nothing waits for a reader.
   corral::test::Background stopped =
-      env.start({"run", "--lease-output", fifo.string(), "--", "sh", "-c", "touch started; sleep 60"});
-  REQUIRE(eventually([&] {
-    std::error_code ec;
-    for (const fs::path& box : fs::directory_iterator(local_dir(env), ec))
-      if (fs::exists(box / "workspace" / "started")) return true;
-    return false;
-  }));
+      env.start({"run", "--lease-output", fifo.string(), "--", "sh", "-c", "echo started; sleep 60"});
+  REQUIRE(eventually([&] { return read_file(stopped.out) == "started\n"; }));
   ::kill(stopped.pid, SIGTERM);
   CHECK(stopped.wait(std::chrono::seconds(20)) == 130);
   CHECK(read_file(stopped.err).find("nothing was reading the FIFO") != std::string::npos);
@@ -396,13 +391,8 @@ TEST_CASE("the handle is written as soon as the sandbox exists, and rewritten at
   // A corral killed mid-command leaves the early handle, naming the sandbox to clean up.
   fs::path early = env.root().path() / "early.json";
   corral::test::Background b =
-      env.start({"run", "--lease-output", early.string(), "--", "sh", "-c", "touch started; sleep 60"});
-  REQUIRE(eventually([&] {
-    std::error_code ec;
-    for (const fs::path& box : fs::directory_iterator(local_dir(env), ec))
-      if (fs::exists(box / "workspace" / "started")) return true;
-    return false;
-  }));
+      env.start({"run", "--lease-output", early.string(), "--", "sh", "-c", "echo started; sleep 60"});
+  REQUIRE(eventually([&] { return read_file(b.out) == "started\n"; }));
   ::kill(b.pid, SIGKILL);
   b.wait();
   auto doc = parse(read_file(early));

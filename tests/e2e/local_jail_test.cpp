@@ -144,6 +144,15 @@ bool shadow_private() {
   return ::stat("/etc/shadow", &st) == 0 && !(st.st_mode & S_IROTH);
 }
 
+// Whether a test can run corral as nobody and tell a jail that reads /etc/shadow.
+bool nobody_can_run_here() { return as_root() && shadow_private() && !corral::sdk::find_program("setpriv").empty(); }
+
+// Installs corral where nobody can run it and gives nobody the test's folder.
+void hand_to_nobody(const CliEnv& env) {
+  install_for_nobody(env);
+  give_to_nobody(env);
+}
+
 }  // namespace
 
 TEST_CASE("as root, the jailed command is not root: no host sysctl, no /etc/shadow, no root mapping") {
@@ -340,11 +349,10 @@ TEST_CASE("descriptors the caller left open never reach the command, and it cann
 }
 
 TEST_CASE("as an unprivileged user the jail is a user namespace, isolated, with a writable workspace") {
-  if (!as_root() || !shadow_private() || corral::sdk::find_program("setpriv").empty()) return;
+  if (!nobody_can_run_here()) return;
   CliEnv env;
   env.root().write("work/a.txt", "one");
-  install_for_nobody(env);
-  give_to_nobody(env);
+  hand_to_nobody(env);
   SwappinessGuard guard;
   fs::path h = env.root().path() / "handle.json";
   auto r = run_as_nobody(env, {"run", "--keep", "--lease-output", h.string(), "--", "sh", "-c",
@@ -370,6 +378,27 @@ TEST_CASE("as an unprivileged user the jail is a user namespace, isolated, with 
   CHECK(doctor.out.find("[ok] user namespaces usable") != std::string::npos);
   auto stop = run_as_nobody(env, {"stop", "--id", slug});
   CHECK_MESSAGE(stop.exit_code == 0, stop.err);
+}
+
+TEST_CASE("as an unprivileged user a run that is not kept works in a tmpfs of its own, bounded and isolated") {
+  if (!nobody_can_run_here()) return;
+  CliEnv env;
+  env.root().write("work/a.txt", "one");
+  hand_to_nobody(env);
+  SwappinessGuard guard;
+  auto r = run_as_nobody(env, {"run", "--max-workspace", "1M", "--", "sh", "-c",
+                               probe_script(other_swappiness(guard.before)) +
+                                   "; echo --; stat -f -c %T .; cat a.txt; echo changed > a.txt; "
+                                   "head -c 4000000 /dev/zero > big 2>/dev/null || echo refused"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  auto s = sections(r.out);
+  REQUIRE_MESSAGE(s.size() == 8, r.out);
+  check_isolated(r.out.substr(0, r.out.rfind("--\n")), kNobody, false);
+  CHECK(s[7] == "tmpfs\nonerefused\n");
+  CHECK(read_file(kSwappiness) == guard.before);
+  CHECK(read_file(env.workspace() / "a.txt") == "one");
+  CHECK(env.local_sandboxes().empty());
+  CHECK(env.claims().empty());
 }
 
 TEST_CASE("a workspace file corral cannot read is the user's to fix (64, with a hint); a folder it cannot enter is left out, saying so") {

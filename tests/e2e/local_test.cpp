@@ -334,7 +334,8 @@ TEST_CASE("a full disk while the workspace is copied into the sandbox folder is 
   corral::test::SmallDisk disk(env.state_dir() / "corral" / "local", 512u << 10);
   if (disk.skipped("the sandbox folders")) return;
   env.root().write("work/big.bin", corral::test::random_bytes(2u << 20));
-  auto r = env.run({"run", "--", "sh", "-c", "echo ran"});
+  // Unbounded, so on disk: a bounded run that is not kept holds its workspace in memory.
+  auto r = env.run({"run", "--max-workspace", "0", "--", "sh", "-c", "echo ran"});
   CHECK(r.exit_code == 75);
   CHECK(r.out.empty());  // the command never ran
   CHECK_MESSAGE(r.err.find("cannot unpack the workspace") != std::string::npos, r.err);

@@ -46,6 +46,16 @@ TEST_CASE("every primitive's request and result reads back as written") {
   auto create = wire::read<CreateRequest>(wire::to_json(cr), "t");
   CHECK(create.labels == cr.labels);
   CHECK(create.workspace == "/w");
+  CHECK_FALSE(create.ephemeral);  // absent, as an older corral sends it: the sandbox may be kept
+  CHECK(create.workspace_bytes == 0);
+  CreateRequest plain{"lease1", "calm-otter", {}, "/w", {}, "", true, 1 << 20};
+  auto ephemeral = wire::read<CreateRequest>(wire::to_json(plain), "t");
+  CHECK(ephemeral.ephemeral);
+  CHECK(ephemeral.workspace_bytes == 1u << 20);
+  // An older plugin's reader takes the request as today's: the new members are extra keys.
+  auto old_shape = json::parse(wire::to_json(plain), "t");
+  CHECK(json::get_string(old_shape, "slug") == "calm-otter");
+  CHECK(wire::to_json(cr).find("ephemeral") == std::string::npos);
 
   CHECK(wire::read<wire::ExtendRequest>(wire::to_json(wire::ExtendRequest{sb, 3600}), "t").seconds == 3600);
   CHECK(wire::read<wire::UrlRequest>(wire::to_json(wire::UrlRequest{sb, 8080}), "t").port == 8080);

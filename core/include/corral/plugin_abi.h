@@ -88,7 +88,10 @@ typedef struct corral_plugin_v1 {
   /* Primitives. NULL means "not provided"; the loader checks that every advertised
    * feature has the primitives it needs. create, destroy and exec are required. */
   corral_call_fn doctor;  /* {} -> {"checks":[{"name","ok","detail","hint"}]} */
-  corral_call_fn create;  /* {"leaseId","slug","labels","workspace"} -> Sandbox */
+  /* {"leaseId","slug","labels","workspace"} -> Sandbox. Appended members a plugin may
+   * ignore: "ephemeral": true when the run releases the sandbox at its end (absent: it may
+   * be kept), "workspaceBytes": the most the workspace may take (absent: no bound). */
+  corral_call_fn create;
   corral_call_fn get;     /* {"id"} -> Sandbox */
   corral_call_fn list;    /* {"labels"} -> {"sandboxes":[Sandbox]} */
   corral_call_fn destroy; /* {"sandbox"} -> {} */

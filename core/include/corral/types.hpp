@@ -149,6 +149,13 @@ struct CreateRequest {
   // "" = the provider's usual end of a sandbox at its lifetime; else one of kIdleActions,
   // asked for only of a provider whose spec lists it in `idle`.
   std::string idle;
+  // Appended: true when the run will release the sandbox at its end, never keep it (a
+  // plain `corral run`), so the provider may hold its workspace in memory only. false (or
+  // absent, from an older corral) = it may be kept: today's sandbox.
+  bool ephemeral = false;
+  // Appended: the most bytes the workspace may take in the sandbox (--max-workspace plus
+  // a block per file), a bound for a workspace held in memory; 0 = no bound.
+  std::uint64_t workspace_bytes = 0;
 };
 
 struct UploadRequest {

@@ -38,6 +38,9 @@ struct ProcessSpec {
   // less trusted identity must not leave it root's groups (setns/setuid keep them).
   // Needs CAP_SETGID: the start fails otherwise.
   bool clear_groups = false;
+  // A user namespace (nsfs fd) the child joins first, before mount_ns_fd: one the caller
+  // made, hence owns, for a mount namespace that namespace owns. -1: stay.
+  int user_ns_fd = -1;
   // A mount namespace (nsfs fd) the child joins before it execs; `cwd` is then looked
   // up there, and without one the child starts at its root. Needs CAP_SYS_ADMIN. -1: stay.
   int mount_ns_fd = -1;
