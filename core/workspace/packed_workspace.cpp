@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "base/paths.hpp"
+#include "base/phase_report.hpp"
 #include "base/sizes.hpp"
 #include "workspace/archive.hpp"
 
@@ -12,7 +13,9 @@ PackedArchive pack_archive(const Workspace& ws, Ui& ui, const std::function<bool
   PackedArchive packed;
   packed.file = std::make_unique<StagedArchive>(paths::state_dir() / "tmp");
   ui.progress(fmt::format("packing {} files ({})", ws.files.size(), format_size(ws.total_bytes)));
-  packed.size = write_archive(ws, packed.file->path(), cancelled);
+  PhaseReport report(ui, "pack", ws.total_bytes);
+  packed.size = write_archive(ws, packed.file->path(), cancelled, [&](std::uint64_t read) { report.bytes(read); });
+  report.done();
   return packed;
 }
 
