@@ -32,12 +32,14 @@ TEST_CASE("--progress json: one object a line per phase event, in phase order, b
   CliEnv env;
   const std::uint64_t workspace_bytes = big_workspace(env);
   CliResult r = env.run({"run", "--provider", "local", "--progress", "json", "--", "sh", "-c",
-                         "echo out; printf 'half'; printf ' line\\n' >&2"});
+                         "echo out; printf 'half' >&2; printf ' line' >&2"});
   REQUIRE(r.exit_code == 0);
   CHECK(r.out == "out\n");
   progress::Run run = progress::parse(r.err);
-  // The command's stderr stays whole: no JSON line lands inside its line.
+  // The command's stderr stays whole: the event that came while it was mid-line (the end
+  // of exec) waits for that line to end, and corral ends it at exit.
   CHECK(run.other == std::vector<std::string>{"half line"});
+  CHECK(run.first("exec", "done") < run.events.size());
   progress::check_upload_run(run);
   CHECK(run.total("pack") == workspace_bytes);
   CHECK_MESSAGE(run.steps("pack") >= 1, "packing 3 MB reports the bytes read on the way");
