@@ -203,7 +203,9 @@ void Lease::sync(const Workspace& ws, const std::function<bool()>& cancelled, co
   upload.size = packed->size;
   ui.progress(fmt::format("uploading the workspace ({})", format_size(upload.size)));
   PhaseReport report(ui, "upload", upload.size);
-  confirming_gone([&] { session_->upload(sandbox, upload, [&](std::uint64_t done, std::uint64_t) { report.bytes(done); }); });
+  // Counted against the archive: a plugin's own total may include its request's framing.
+  const TransferFn on_bytes = [&](std::uint64_t done, std::uint64_t) { report.bytes(done); };
+  confirming_gone([&] { session_->upload(sandbox, upload, on_bytes); });
   report.done();
   ctx_->claims.write_synced_files(claim_.lease_id, current);
   claim_.fingerprint = ws.fingerprint;

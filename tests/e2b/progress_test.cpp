@@ -10,7 +10,7 @@
 using namespace corral::test;
 
 TEST_CASE("--progress json with E2B: pack and upload count their bytes to the total, the upload from the plugin") {
-  e2b::standin::StandIn server;
+  corral::e2b::standin::StandIn server;
   CliEnv cli;
   cli.env["E2B_API_KEY"] = server.api_key();
   cli.env["E2B_API_URL"] = server.api_url();
