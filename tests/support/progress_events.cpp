@@ -102,7 +102,7 @@ void check_well_formed(const Run& run) {
     }
     if (e.state == "done" || e.state == "failed") at = "ended";
   }
-  for (const auto& [key, at] : where) CHECK_MESSAGE(at == "ended", key.first << " never ended");
+  for (const auto& phase : where) CHECK_MESSAGE(phase.second == "ended", phase.first.first << " never ended");
 }
 
 void check_upload_run(const Run& run) {
