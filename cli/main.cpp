@@ -1,7 +1,10 @@
 // corral: run a command from your working tree in a sandbox from any provider.
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <filesystem>
 #include <memory>
 
@@ -42,6 +45,15 @@ bool needs_nothing(const std::vector<std::string>& args) {
 
 // The context of this invocation with the user's and the repository's settings (none when
 // `bare`), or nullptr after reporting settings corral cannot use.
+// Opens /dev/null on each of descriptors 0, 1 and 2 that is closed.
+void open_closed_standard_descriptors() {
+  for (int fd = 0; fd <= 2; ++fd) {
+    if (::fcntl(fd, F_GETFD) != -1 || errno != EBADF) continue;
+    const int null = ::open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);  // the lowest free: fd itself
+    if (null >= 0 && null != fd) ::close(null);
+  }
+}
+
 std::unique_ptr<Context> open_context(bool verbose, bool bare) {
   TerminalUi early_ui(verbose);
   try {
@@ -73,6 +85,9 @@ int run_parsed(Context& ctx, const CommandLine& line) {
 }
 
 int main_impl(int argc, char** argv) {
+  // A closed stdin, stdout or stderr (`2>&-`) would be the next file corral opens, and its
+  // progress and messages would land in an archive or a claim: hold /dev/null there instead.
+  open_closed_standard_descriptors();
   // What the user's shell left open (`9>>file`) is not for any program corral starts.
   sdk::close_on_exec_from(3);
   install_signal_handlers();

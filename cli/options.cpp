@@ -19,4 +19,12 @@ CLI::Option* add_json_flag(CLI::App& app, bool& json) {
   return app.add_flag("--json", json, "Machine-readable output");
 }
 
+CLI::Option* add_progress_option(CLI::App& app, std::string& mode) {
+  return app
+      .add_option("--progress", mode,
+                  "How the run's phases show on stderr: auto (a live line on a terminal), never, or json "
+                  "(one JSON object per line)")
+      ->capture_default_str();
+}
+
 }  // namespace corral::cli

@@ -21,5 +21,7 @@ CLI::Option* add_lease_option(CLI::App& app, std::string& id);
 CLI::Option* add_provider_argument(CLI::App& app, std::string& name);
 // --json.
 CLI::Option* add_json_flag(CLI::App& app, bool& json);
+// --progress auto|never|json, checked by parse_progress_mode (progress_board.hpp) when run.
+CLI::Option* add_progress_option(CLI::App& app, std::string& mode);
 
 }  // namespace corral::cli

@@ -1,30 +1,50 @@
 #include "terminal.hpp"
 
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
 #include <cstdlib>
 
-#include "corral/sdk/fd_write.hpp"
 #include "base/printable.hpp"
+#include "corral/sdk/fd_write.hpp"
 
 namespace corral::cli {
 namespace {
 
 std::atomic<int> g_signals{0};
+// The live line is on the screen: the stop message erases it instead of starting a new line.
+std::atomic<bool> g_line_shown{false};
+
+constexpr std::chrono::milliseconds kRedraw{100};  // at most 10 redraws a second
+constexpr char kErase[] = "\r\033[K";
 
 void on_stop_signal(int) {
   int n = ++g_signals;
+  const bool erase = g_line_shown.exchange(false);
+  if (erase) (void)!::write(2, kErase, sizeof kErase - 1);
   if (n == 1) {
     const char msg[] = "\ncorral: stopping the command and cleaning up (Ctrl-C twice more to abandon cleanup)\n";
-    (void)!::write(2, msg, sizeof msg - 1);
+    (void)!::write(2, msg + erase, sizeof msg - 1 - erase);
   } else if (n >= 3) {
     const char msg[] = "\ncorral: abandoned cleanup; `corral list` shows what may be left\n";
-    (void)!::write(2, msg, sizeof msg - 1);
+    (void)!::write(2, msg + erase, sizeof msg - 1 - erase);
     ::_exit(130);
   }
+}
+
+// Columns of the terminal on stderr, asked at every draw so a resize (SIGWINCH) takes
+// effect at the next one; COLUMNS when the terminal does not say; 0 when neither does.
+std::size_t terminal_width() {
+  winsize size{};
+  if (::ioctl(2, TIOCGWINSZ, &size) == 0 && size.ws_col > 0) return size.ws_col;
+  const char* columns = std::getenv("COLUMNS");
+  if (!columns) return 0;
+  char* end = nullptr;
+  const long n = std::strtol(columns, &end, 10);
+  return end != columns && *end == '\0' && n > 0 && n < 100000 ? static_cast<std::size_t>(n) : 0;
 }
 
 }  // namespace
@@ -40,20 +60,118 @@ void install_signal_handlers() {
 
 bool stop_requested() { return g_signals.load() > 0; }
 
-
 TerminalUi::TerminalUi(bool verbose) : verbose_(verbose), tty_(::isatty(2) == 1) {
   const char* no_color = std::getenv("NO_COLOR");
   const char* term = std::getenv("TERM");
   color_ = tty_ && !(no_color && *no_color) && !(term && std::string_view(term) == "dumb");
 }
 
+TerminalUi::~TerminalUi() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (ticker_.joinable()) ticker_.join();
+  std::lock_guard lock(mutex_);
+  clear_progress();
+  if (!pending_json_.empty()) {
+    // The command's stderr ended mid-line: end that line rather than lose the events.
+    err_midline_ = false;
+    if (!stderr_broken_) sdk::write_all(2, "\n");
+    flush_json();
+  }
+}
+
+void TerminalUi::set_progress_mode(ProgressMode mode) {
+  std::lock_guard lock(mutex_);
+  mode_ = mode;
+}
+
+bool TerminalUi::live() const {
+  return mode_ == ProgressMode::automatic && tty_ && !stderr_broken_ && !stop_requested();
+}
+
 void TerminalUi::clear_progress() {
   if (!progress_shown_) return;
-  sdk::write_all(2, "\r\033[K");
+  g_line_shown = false;
   progress_shown_ = false;
+  if (!sdk::write_all(2, kErase)) stderr_broken_ = true;
+}
+
+void TerminalUi::draw(bool force) {
+  if (!live()) return;
+  const Clock::time_point now = Clock::now();
+  if (!force && now - last_draw_ < kRedraw) return;
+  const std::string text = board_.line(now, terminal_width());
+  if (text.empty()) {
+    clear_progress();
+    return;
+  }
+  last_draw_ = now;
+  const std::string line =
+      std::string("\r") + (color_ ? "\033[2m" : "") + printable(text) + (color_ ? "\033[0m" : "") + "\033[K";
+  if (!sdk::write_all(2, line)) {
+    stderr_broken_ = true;
+    return;
+  }
+  progress_shown_ = true;
+  g_line_shown = true;
+}
+
+void TerminalUi::start_ticker() {
+  if (ticker_.joinable() || stopping_) return;
+  ticker_ = std::thread([this] { tick(); });
+}
+
+void TerminalUi::tick() {
+  std::unique_lock lock(mutex_);
+  while (!wake_.wait_for(lock, kRedraw, [this] { return stopping_; })) {
+    if (stop_requested()) {
+      progress_shown_ = false;  // the stop message erased it
+      continue;
+    }
+    if (!board_.idle()) draw(true);
+  }
+}
+
+void TerminalUi::write_json(std::string line) {
+  pending_json_.push_back(std::move(line));
+  if (!err_midline_) flush_json();
+}
+
+void TerminalUi::flush_json() {
+  for (const std::string& line : pending_json_)
+    if (!stderr_broken_ && !sdk::write_all(2, line)) stderr_broken_ = true;
+  pending_json_.clear();
+}
+
+void TerminalUi::phase(const PhaseEvent& event) {
+  std::lock_guard lock(mutex_);
+  const Clock::time_point now = Clock::now();
+  if (mode_ == ProgressMode::json) {
+    // Byte counts at most 10 times a second per phase, and at each tenth of the total:
+    // a bounded number of lines, and the steps of a fast transfer still show.
+    if (event.state == PhaseEvent::State::bytes) {
+      JsonPace& pace = json_pace_[{event.phase, event.shard}];
+      const std::uint64_t tenth = event.total ? event.bytes * 10 / event.total : 0;
+      if (now - pace.at < kRedraw && (!event.total || tenth == pace.tenth)) return;
+      pace = {now, tenth};
+    }
+    write_json(phase_json_line(event));
+    return;
+  }
+  if (mode_ != ProgressMode::automatic || !tty_) return;
+  board_.update(event, now);
+  start_ticker();
+  if (board_.idle()) clear_progress();
+  else draw(false);
 }
 
 void TerminalUi::out(std::string_view data) {
+  std::lock_guard lock(mutex_);
+  if (data.empty()) return;
+  board_.output_started();
   clear_progress();
   if (stdout_closed_) return;
   // A reader that went away (`| head`) must not stop the command: drop the rest.
@@ -61,46 +179,59 @@ void TerminalUi::out(std::string_view data) {
 }
 
 void TerminalUi::err(std::string_view data) {
+  std::lock_guard lock(mutex_);
+  if (data.empty()) return;
+  board_.output_started();
   clear_progress();
   sdk::write_all(2, data);
+  err_midline_ = data.back() != '\n';
+  if (!err_midline_) flush_json();
 }
 
-void TerminalUi::info(const std::string& message) {
+void TerminalUi::message(const std::string& text) {
+  clear_progress();
+  sdk::write_all(2, text);  // the ticker draws the live line again below it
+}
+
+void TerminalUi::info(const std::string& message_text) {
   if (!verbose_) return;
-  clear_progress();
-  sdk::write_all(2, "corral: " + printable(message, true) + "\n");
+  std::lock_guard lock(mutex_);
+  message("corral: " + printable(message_text, true) + "\n");
 }
 
-void TerminalUi::warn(const std::string& message) {
-  clear_progress();
-  sdk::write_all(2, std::string(color_ ? "\033[33mcorral: warning:\033[0m " : "corral: warning: ") + printable(message, true) + "\n");
+void TerminalUi::warn(const std::string& message_text) {
+  std::lock_guard lock(mutex_);
+  message(std::string(color_ ? "\033[33mcorral: warning:\033[0m " : "corral: warning: ") +
+          printable(message_text, true) + "\n");
 }
 
-void TerminalUi::progress(const std::string& message) {
+void TerminalUi::progress(const std::string& message_text) {
+  std::lock_guard lock(mutex_);
   if (!tty_) {
-    if (verbose_ && !message.empty()) sdk::write_all(2, "corral: " + printable(message) + "\n");
+    if (verbose_ && !message_text.empty()) message("corral: " + printable(message_text) + "\n");
     return;
   }
-  clear_progress();
-  if (message.empty()) return;
-  sdk::write_all(2, std::string(color_ ? "\033[2m" : "") + "corral: " + printable(message) + "…" + (color_ ? "\033[0m" : ""));
-  progress_shown_ = true;
+  if (mode_ != ProgressMode::automatic) return;
+  board_.set_note(printable(message_text));
+  if (board_.idle()) clear_progress();
+  else draw(false);
 }
 
 bool TerminalUi::cancelled() { return stop_requested(); }
 
 void TerminalUi::error(const Error& e) { error(e.what(), e.hint()); }
 
-void TerminalUi::error(const std::string& message, const std::string& hint) {
-  clear_progress();
-  std::string text = std::string(color_ ? "\033[31mcorral: error:\033[0m " : "corral: error: ") + printable(message, true) + "\n";
+void TerminalUi::error(const std::string& message_text, const std::string& hint) {
+  std::string text = std::string(color_ ? "\033[31mcorral: error:\033[0m " : "corral: error: ") +
+                     printable(message_text, true) + "\n";
   if (!hint.empty()) text += "  hint: " + printable(hint, true) + "\n";
-  sdk::write_all(2, text);
+  std::lock_guard lock(mutex_);
+  message(text);
 }
 
-void TerminalUi::note(const std::string& message) {
-  clear_progress();
-  sdk::write_all(2, "corral: " + printable(message, true) + "\n");
+void TerminalUi::note(const std::string& message_text) {
+  std::lock_guard lock(mutex_);
+  message("corral: " + printable(message_text, true) + "\n");
 }
 
 }  // namespace corral::cli

@@ -19,9 +19,11 @@ struct ForkCommandOptions {
   bool keep = false;
   std::string lease_output;
   std::string provider;
+  std::string progress = "auto";
 };
 
 int fork_command(Context& ctx, const ForkCommandOptions& o) {
+  ctx.ui.set_progress_mode(parse_progress_mode(o.progress));
   std::optional<OutputFile> output;
   if (!o.lease_output.empty()) output.emplace(o.lease_output, "fork handles");
   Lease source = Lease::attach(ctx.leases, o.id, ctx.choice(o.provider), Lease::Access::exclusive);
@@ -57,6 +59,7 @@ Runner define(CLI::App& app) {
   app.add_flag("--keep", o->keep, "Keep the forks that were made even when others failed or corral was stopped");
   app.add_option("--lease-output", o->lease_output, "Write {\"forks\":[handle,...]} to FILE");
   add_provider_option(app, o->provider);
+  add_progress_option(app, o->progress);
   return [o](Context& ctx) { return fork_command(ctx, *o); };
 }
 

@@ -20,9 +20,11 @@ void add_sandbox_options(CLI::App& app, SandboxOptions& o) {
                  "What a kept sandbox does once idle for its timeout, where the provider can: pause or stop "
                  "(instead of being deleted)")
       ->check(CLI::IsMember({"pause", "stop"}));
+  add_progress_option(app, o.progress);
 }
 
-RunRequest to_request(const Context& ctx, const RunOptions& args) {
+RunRequest to_request(Context& ctx, const RunOptions& args) {
+  ctx.ui.set_progress_mode(parse_progress_mode(args.sandbox.progress));
   RunRequest r;
   r.choice = ctx.choice(args.sandbox.provider);
   r.lease = args.lease;

@@ -21,6 +21,7 @@ struct SandboxOptions {
   std::string max_workspace = "512M";
   std::optional<std::string> network;  // --network POLICY
   std::string idle;                    // --idle pause|stop: what a kept sandbox does once idle
+  std::string progress = "auto";       // --progress auto|never|json
 };
 
 // `corral run --shards N` and the flags that only apply with it (fanout.hpp).
@@ -54,6 +55,7 @@ struct RunOptions {
 void add_sandbox_options(CLI::App& app, SandboxOptions& options);
 // The request `options` describe, run from the current folder; a usage error for values
 // that cannot be used (sizes, durations, a network policy, flags that do not go together).
-RunRequest to_request(const Context& ctx, const RunOptions& options);
+// Sets the --progress mode on ctx's Ui.
+RunRequest to_request(Context& ctx, const RunOptions& options);
 
 }  // namespace corral::cli

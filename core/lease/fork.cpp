@@ -1,5 +1,7 @@
 #include "lease/fork.hpp"
 
+#include "base/phase_report.hpp"
+
 #include <fmt/format.h>
 
 #include "base/hash.hpp"
@@ -76,7 +78,9 @@ Forks fork_lease(LeaseContext& ctx, Lease& source, const ForkOptions& options) {
   ctx.ui.progress(fmt::format("forking lease {} into {}", from.slug, options.count));
   std::vector<ForkOutcome> outcomes;
   try {
+    PhaseReport report(ctx.ui, "fork");
     outcomes = source.session().fork(origin, targets);
+    report.done();
   } catch (const Error&) {
     forget_pending();
     throw;

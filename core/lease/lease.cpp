@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "base/phase_report.hpp"
 #include "base/sizes.hpp"
 #include "corral/wire.hpp"
 #include "workspace/downloads.hpp"
@@ -70,9 +71,11 @@ Lease Lease::create(LeaseContext& ctx, std::unique_ptr<ProviderSession> session,
   Sandbox sandbox;
   try {
     ctx.ui.progress(fmt::format("creating a {} sandbox", claim.provider));
+    PhaseReport report(ctx.ui, "create");
     sandbox = session->create(
         {claim.lease_id, claim.slug, wire::owner_labels(claim.lease_id, claim.slug, ctx.claims.host_id()),
          workspace_root, made.network, made.idle, made.ephemeral, made.workspace_bytes});
+    report.done();
   } catch (const Error&) {
     ctx.claims.remove(claim.lease_id);  // only the lock file exists so far
     throw;
@@ -207,7 +210,11 @@ void Lease::sync(const Workspace& ws, const std::function<bool()>& cancelled, co
   upload.archive_path = packed->path().string();
   upload.size = packed->size;
   ui.progress(fmt::format("uploading the workspace ({})", format_size(upload.size)));
-  confirming_gone([&] { session_->upload(sandbox, upload); });
+  PhaseReport report(ui, "upload", upload.size);
+  // Counted against the archive: a plugin's own total may include its request's framing.
+  const TransferFn on_bytes = [&](std::uint64_t done, std::uint64_t) { report.bytes(done); };
+  confirming_gone([&] { session_->upload(sandbox, upload, on_bytes); });
+  report.done();
   ctx_->claims.write_synced_files(claim_.lease_id, current);
   claim_.fingerprint = ws.fingerprint;
   // Losing the fingerprint to a power loss costs one upload more, not two fsyncs a run:
@@ -218,8 +225,10 @@ void Lease::sync(const Workspace& ws, const std::function<bool()>& cancelled, co
 int Lease::exec(const Command& command) {
   const Sandbox& sandbox = live();
   ctx_->ui.progress("");
+  PhaseReport report(ctx_->ui, "exec");
   int exit_code = 0;
   confirming_gone([&] { exit_code = session_->exec(sandbox, command); });
+  report.done();
   return exit_code;
 }
 
@@ -232,8 +241,11 @@ DownloadSummary Lease::download(const DownloadOptions& options, const std::strin
     check_download_folder(dir);
     StagedArchive archive(paths::state_dir() / "tmp");
     ui.progress("downloading results");
-    DownloadResult got =
-        session_->download(live(), {cwd, options.patterns, archive.path().string(), options.max_bytes});
+    PhaseReport report(ui, "download");
+    DownloadResult got = session_->download(
+        live(), {cwd, options.patterns, archive.path().string(), options.max_bytes},
+        [&](std::uint64_t done, std::uint64_t total) { report.bytes(done, total); });
+    report.done();
     summary.missing = std::move(got.missing);
     for (const std::string& p : summary.missing) ui.warn(fmt::format("--download '{}' matched nothing", p));
     std::error_code ec;
@@ -299,7 +311,9 @@ Sandbox Lease::pause() {
 Sandbox Lease::resume() {
   Providers::require(spec(), Feature::pause_resume, "corral resume");
   const Sandbox& current = live();
+  PhaseReport report(ctx_->ui, "resume");
   confirming_gone([&] { sandbox_ = session_->resume(current); });
+  report.done();
   if (claim_.paused) {
     claim_.paused = false;
     ctx_->claims.write(claim_);

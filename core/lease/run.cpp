@@ -196,7 +196,7 @@ void RunPhases::start_packing() {
   if (reused_ && reused_->claim().fingerprint == workspace().fingerprint) return;
   ctx_.ui.progress(packing_message(workspace()));
   try {
-    packer_ = std::make_unique<BackgroundPack>(workspace(), cancelled_);
+    packer_ = std::make_unique<BackgroundPack>(workspace(), ctx_.ui, cancelled_);
   } catch (const std::system_error&) {
     // No thread to be had (a process or memory limit): sync packs in line, as before.
   }

@@ -16,7 +16,7 @@ namespace fs = std::filesystem;
 namespace corral {
 
 ShardUi::ShardUi(ShardTerminal& terminal, int index, int count, const fs::path& output_dir)
-    : terminal_(terminal), prefix_(fmt::format("[{}/{}] ", index, count)) {
+    : terminal_(terminal), prefix_(fmt::format("[{}/{}] ", index, count)), index_(index) {
   if (output_dir.empty()) return;
   const char* suffixes[2] = {"stdout", "stderr"};
   for (int stream = 0; stream < 2; ++stream) {
@@ -108,6 +108,13 @@ void ShardUi::warn(const std::string& message) {
 
 void ShardUi::progress(const std::string& message) {
   if (!message.empty()) info(message);
+}
+
+void ShardUi::phase(const PhaseEvent& event) {
+  PhaseEvent mine = event;
+  mine.shard = index_;
+  std::lock_guard guard(terminal_.mutex);
+  terminal_.user.phase(mine);
 }
 
 bool ShardUi::cancelled() { return terminal_.stop.load() || terminal_.user.cancelled(); }

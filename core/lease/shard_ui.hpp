@@ -48,6 +48,8 @@ class ShardUi : public Ui {
   void warn(const std::string& message) override;
   // Shown only with --verbose, as a prefixed line: N progress lines cannot share one spot.
   void progress(const std::string& message) override;
+  // Passed on to the user's Ui with this shard's index.
+  void phase(const PhaseEvent& event) override;
   bool cancelled() override;
   // Writes what is left of a last line without a newline, ending it; call once at the end.
   void flush();
@@ -66,6 +68,7 @@ class ShardUi : public Ui {
   std::string pending_[2];  // a line still without its newline, per stream
   std::mutex mutex_;        // a plugin may emit from threads of its own
   bool file_failed_ = false;
+  int index_;
 };
 
 }  // namespace corral

@@ -86,6 +86,10 @@ const corral_host_v1 kHost = {
       send(channel::Kind::log, byte(level, l), message ? message : "");
     },
     /*progress=*/[](void*, const char* message) { send(channel::Kind::progress, message ? message : ""); },
+    /*transfer=*/
+    [](void*, std::uint64_t done, std::uint64_t total) {
+      send(channel::Kind::transfer, std::to_string(done) + ' ' + std::to_string(total));
+    },
 };
 
 void done(int rc) {

@@ -12,6 +12,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <fmt/format.h>
+
+#include <charconv>
 #include <optional>
 #include <set>
 
@@ -240,6 +242,16 @@ class Isolated final : public PluginInstance {
         host.log(call, static_cast<unsigned char>(p[0]), std::string(p.substr(1)).c_str());
         return std::nullopt;
       case channel::Kind::progress: host.progress(call, std::string(p).c_str()); return std::nullopt;
+      case channel::Kind::transfer: {
+        std::uint64_t done = 0, total = 0;
+        const char* end = p.data() + p.size();
+        auto [at, ec] = std::from_chars(p.data(), end, done);
+        if (ec != std::errc() || at == end || *at != ' ') break;
+        auto [last, ec2] = std::from_chars(at + 1, end, total);
+        if (ec2 != std::errc() || last != end) break;
+        if (CORRAL_HOST_HAS(&host, transfer)) host.transfer(call, done, total);
+        return std::nullopt;
+      }
       case channel::Kind::done:
         if (p.size() != 4) break;
         return static_cast<int>(channel::decode_u32(p));

@@ -25,6 +25,7 @@ enum class Kind : std::uint8_t {
   emit = 'w',      // payload: stream byte, output bytes
   log = 'g',       // payload: level byte, message
   progress = 'p',  // payload: message
+  transfer = 't',  // payload: bytes done and total in decimal, space separated
   done = 'd',      // payload: the primitive's return code as 4 bytes (open: 0 = opened)
 };
 

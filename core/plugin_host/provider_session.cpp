@@ -45,6 +45,7 @@ struct CallState {
   const HostHooks* hooks;
   const Redactor* redactor;
   CallStop* stop = nullptr;  // nullptr while cleaning up after the Ctrl-C that caused it
+  const TransferFn* transfer = nullptr;  // who hears the call's transfer reports
   std::string result;
   std::optional<Error> error;
 };
@@ -96,6 +97,23 @@ const corral_host_v1 kHost = {
       CallState& s = state(call);
       if (s.hooks->progress) s.hooks->progress(s.redactor->apply(message ? message : ""));
     },
+    /*transfer=*/
+    [](void* call, std::uint64_t done, std::uint64_t total) {
+      CallState& s = state(call);
+      if (s.transfer && *s.transfer) (*s.transfer)(done, total);
+    },
+};
+
+// Points `slot` at `fn` (when set) until the end of the scope.
+class TransferScope {
+ public:
+  TransferScope(const TransferFn*& slot, const TransferFn& fn) : slot_(slot) { slot_ = fn ? &fn : nullptr; }
+  ~TransferScope() { slot_ = nullptr; }
+  TransferScope(const TransferScope&) = delete;
+  TransferScope& operator=(const TransferScope&) = delete;
+
+ private:
+  const TransferFn*& slot_;
 };
 
 }  // namespace
@@ -129,7 +147,7 @@ std::string ProviderSession::call(Primitive p, const std::string& lease, const s
   if (!plugin_->provides(p))
     throw Error(ErrorCode::unsupported,
                 fmt::format("provider '{}' does not support '{}'", spec().name, primitive_name(p)));
-  CallState s{&hooks_, &redactor_, stop};
+  CallState s{&hooks_, &redactor_, stop, transfer_};
   CallSite site{primitive_name(p), lease, command_timeout, nullptr};
   if (stop) site.stop = [stop] { return stop->reason(); };
   int rc = plugin_->call(site, request, kHost, &s);
@@ -217,7 +235,8 @@ int ProviderSession::exec(const Sandbox& sandbox, const Command& command) {
   return code;
 }
 
-void ProviderSession::upload(const Sandbox& sandbox, const UploadRequest& request) {
+void ProviderSession::upload(const Sandbox& sandbox, const UploadRequest& request, const TransferFn& on_bytes) {
+  TransferScope scope(transfer_, on_bytes);
   call(Primitive::upload, lease_of(sandbox), wire::to_json(wire::UploadCall{sandbox, request}));
 }
 
@@ -230,7 +249,9 @@ std::string ProviderSession::url(const Sandbox& sandbox, int port) {
   return ask<wire::UrlResult>(Primitive::url, lease_of(sandbox), wire::to_json(wire::UrlRequest{sandbox, port})).url;
 }
 
-DownloadResult ProviderSession::download(const Sandbox& sandbox, const DownloadRequest& request) {
+DownloadResult ProviderSession::download(const Sandbox& sandbox, const DownloadRequest& request,
+                                         const TransferFn& on_bytes) {
+  TransferScope scope(transfer_, on_bytes);
   return ask<DownloadResult>(Primitive::download, lease_of(sandbox),
                              wire::to_json(wire::DownloadCall{sandbox, request}));
 }

@@ -27,6 +27,9 @@ struct HostHooks {
   std::function<void(const std::string& message)> progress;
 };
 
+// Hears the bytes an upload or download moved so far, of a total (0 = not known).
+using TransferFn = std::function<void(std::uint64_t done, std::uint64_t total)>;
+
 class ProviderSession {
  public:
   // Opens an instance with resolved `options`; secret option values are registered with
@@ -49,10 +52,11 @@ class ProviderSession {
   std::vector<Sandbox> list(const StringMap& labels);
   void destroy(const Sandbox& sandbox);
   int exec(const Sandbox& sandbox, const Command& command);
-  void upload(const Sandbox& sandbox, const UploadRequest& request);
+  // `on_bytes` hears the plugin's transfer reports (the ABI's transfer()), if it makes any.
+  void upload(const Sandbox& sandbox, const UploadRequest& request, const TransferFn& on_bytes = {});
   Sandbox extend(const Sandbox& sandbox, std::int64_t seconds);
   std::string url(const Sandbox& sandbox, int port);
-  DownloadResult download(const Sandbox& sandbox, const DownloadRequest& request);
+  DownloadResult download(const Sandbox& sandbox, const DownloadRequest& request, const TransferFn& on_bytes = {});
   Sandbox pause(const Sandbox& sandbox);
   Sandbox resume(const Sandbox& sandbox);
   // One outcome per target, in order; an answer with another count is the plugin's bug
@@ -82,6 +86,7 @@ class ProviderSession {
   std::unique_ptr<PluginInstance> plugin_;
   HostHooks hooks_;
   Redactor redactor_;
+  const TransferFn* transfer_ = nullptr;  // during upload() and download(): their on_bytes
   std::pair<std::string, std::string> created_;  // the sandbox id create() returned, and its lease
 };
 

@@ -1,5 +1,7 @@
 #include "corral/sdk/http.hpp"
 
+#include "call_host.hpp"
+
 #include <arpa/inet.h>
 #include <curl/curl.h>
 
@@ -84,14 +86,31 @@ struct Transfer {
   curl_off_t moved = 0;        // bytes sent + received so far, to notice upload progress
   bool head_seen = false;      // on_headers was called
   bool streaming = false;      // a 2xx body chunk reached on_body: the answer has begun
+  curl_off_t reported = -1;    // the transfer bytes last reported to the call's host
+  Clock::time_point reported_at{};
 };
 
+// Reports a streamed upload's sent bytes (a file part) or a streamed download's received
+// ones to the call's host: when they grew by 1 MiB, 100 ms passed, or the transfer is complete.
+void report_transfer(Transfer& t, curl_off_t now, curl_off_t total) {
+  if (now == t.reported) return;
+  const Clock::time_point at = Clock::now();
+  if (now != total && now - t.reported < (1 << 20) && at - t.reported_at < std::chrono::milliseconds(100)) return;
+  t.reported = now;
+  t.reported_at = at;
+  detail::report_transfer(static_cast<std::uint64_t>(now), static_cast<std::uint64_t>(std::max<curl_off_t>(total, 0)));
+}
+
 // Counts bytes moving in either direction as activity, so a long upload is not "idle".
-int on_progress(void* user, curl_off_t, curl_off_t dlnow, curl_off_t, curl_off_t ulnow) {
+int on_progress(void* user, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal, curl_off_t ulnow) {
   auto* t = static_cast<Transfer*>(user);
   if (dlnow + ulnow != t->moved) {
     t->moved = dlnow + ulnow;
     t->last_activity = Clock::now();
+  }
+  if (t->request->reports_transfer) {
+    if (t->request->file) report_transfer(*t, ulnow, ultotal);
+    else if (t->streaming) report_transfer(*t, dlnow, dltotal);
   }
   return 0;
 }

@@ -14,6 +14,7 @@ Request transfer(std::string method, std::string url, std::string what, std::fun
   r.idle_timeout_seconds = kTransferIdleSeconds;
   r.cancelled = std::move(cancelled);
   r.what = std::move(what);
+  r.reports_transfer = true;
   return r;
 }
 

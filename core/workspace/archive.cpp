@@ -28,6 +28,7 @@ namespace corral {
 namespace {
 
 using CancelFn = std::function<bool()>;
+using ReadFn = std::function<void(std::uint64_t)>;
 using ArchivePtr = std::unique_ptr<archive, decltype(&archive_write_free)>;
 
 // A workspace at least this large is compressed on several threads (ParallelGzip).
@@ -67,7 +68,8 @@ struct GzipSink {
 };
 
 // write_archive without the clean-up of a cancelled archive.
-std::uint64_t write_archive_file(const Workspace& ws, const fs::path& archive_path, const CancelFn& cancelled) {
+std::uint64_t write_archive_file(const Workspace& ws, const fs::path& archive_path, const CancelFn& cancelled,
+                                 const ReadFn& on_read) {
   const unsigned threads = compression_threads(ws);
   // Declared before the archive, so they outlive it: freeing an archive that was not
   // closed (a cancel, an error) flushes it through the callback into the sink and fd.
@@ -118,6 +120,7 @@ std::uint64_t write_archive_file(const Workspace& ws, const fs::path& archive_pa
   std::unique_ptr<archive_entry, decltype(&archive_entry_free)> entry(archive_entry_new(), archive_entry_free);
   std::vector<char> buffer(1 << 16);
   std::size_t files_done = 0, buffers_done = 0;
+  std::uint64_t read_so_far = 0;
   for (const WorkspaceFile& f : ws.files) {
     if (++files_done % kPollFiles == 0) stop_if_cancelled(cancelled);
     archive_entry_clear(entry.get());
@@ -150,6 +153,8 @@ std::uint64_t write_archive_file(const Workspace& ws, const fs::path& archive_pa
       if (n <= 0) break;
       if (archive_write_data(a.get(), buffer.data(), static_cast<size_t>(n)) < 0) check(ARCHIVE_FATAL, f.path.c_str());
       left -= n;
+      read_so_far += static_cast<std::uint64_t>(n);
+      if (on_read) on_read(read_so_far);
     }
     if (left > 0) {  // the file shrank while we read it: pad, the header promised its size
       std::fill(buffer.begin(), buffer.end(), 0);
@@ -179,9 +184,10 @@ std::uint64_t write_archive_file(const Workspace& ws, const fs::path& archive_pa
 
 }  // namespace
 
-std::uint64_t write_archive(const Workspace& ws, const fs::path& archive_path, const CancelFn& cancelled) {
+std::uint64_t write_archive(const Workspace& ws, const fs::path& archive_path, const CancelFn& cancelled,
+                            const ReadFn& on_read) {
   try {
-    return write_archive_file(ws, archive_path, cancelled);
+    return write_archive_file(ws, archive_path, cancelled, on_read);
   } catch (const Error& e) {
     if (e.code() != ErrorCode::cancelled) throw;
     std::error_code ignored;

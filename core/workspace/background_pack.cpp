@@ -4,15 +4,15 @@
 
 namespace corral {
 
-BackgroundPack::BackgroundPack(const Workspace& ws, std::function<bool()> cancelled)
-    : thread_([this, &ws, cancelled = std::move(cancelled)] { pack(ws, cancelled); }) {}
+BackgroundPack::BackgroundPack(const Workspace& ws, Ui& ui, std::function<bool()> cancelled)
+    : thread_([this, &ws, &ui, cancelled = std::move(cancelled)] { pack(ws, ui, cancelled); }) {}
 
 BackgroundPack::~BackgroundPack() { stop(); }
 
-void BackgroundPack::pack(const Workspace& ws, const std::function<bool()>& cancelled) {
+void BackgroundPack::pack(const Workspace& ws, Ui& ui, const std::function<bool()>& cancelled) {
   const auto begin = std::chrono::steady_clock::now();
   try {
-    archive_.emplace(pack_workspace(ws, [&] { return stop_.load() || (cancelled && cancelled()); }));
+    archive_.emplace(pack_workspace(ws, ui, [&] { return stop_.load() || (cancelled && cancelled()); }));
   } catch (...) {
     archive_.reset();  // a half-built archive is removed with its staging file
     error_ = std::current_exception();

@@ -3,7 +3,8 @@
 //
 // Threads: construct, take(), stop() and destroy on the owning thread. The packer thread
 // reads only the workspace, which must neither change nor go until the packer is stopped
-// or taken, and calls `cancelled`, which must be safe to call from any thread (Ui's is).
+// or taken, calls `cancelled`, which must be safe to call from any thread (Ui's is), and
+// reports the "pack" phase to the Ui (Ui::phase may be called from any thread).
 #pragma once
 
 #include <atomic>
@@ -19,9 +20,9 @@ namespace corral {
 
 class BackgroundPack {
  public:
-  // Starts packing `ws` (borrowed) into a staged archive; the packer gives up once
-  // `cancelled` says so or stop() is called.
-  BackgroundPack(const Workspace& ws, std::function<bool()> cancelled);
+  // Starts packing `ws` (borrowed) into a staged archive, reporting to `ui` (borrowed);
+  // the packer gives up once `cancelled` says so or stop() is called.
+  BackgroundPack(const Workspace& ws, Ui& ui, std::function<bool()> cancelled);
   // Stops the packer and waits for it: no thread and no archive outlive this object.
   ~BackgroundPack();
   BackgroundPack(const BackgroundPack&) = delete;
@@ -37,7 +38,7 @@ class BackgroundPack {
 
  private:
   // The thread's body: packs, keeping the archive or the exception.
-  void pack(const Workspace& ws, const std::function<bool()>& cancelled);
+  void pack(const Workspace& ws, Ui& ui, const std::function<bool()>& cancelled);
 
   std::atomic<bool> stop_{false};
   std::optional<PackedArchive> archive_;  // written by the packer, read after join

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "base/paths.hpp"
+#include "base/phase_report.hpp"
 #include "base/sizes.hpp"
 #include "workspace/archive.hpp"
 
@@ -10,13 +11,15 @@ namespace corral {
 
 PackedArchive pack_archive(const Workspace& ws, Ui& ui, const std::function<bool()>& cancelled) {
   ui.progress(packing_message(ws));
-  return pack_workspace(ws, cancelled);
+  return pack_workspace(ws, ui, cancelled);
 }
 
-PackedArchive pack_workspace(const Workspace& ws, const std::function<bool()>& cancelled) {
+PackedArchive pack_workspace(const Workspace& ws, Ui& ui, const std::function<bool()>& cancelled) {
   PackedArchive packed;
   packed.file = std::make_unique<StagedArchive>(paths::state_dir() / "tmp");
-  packed.size = write_archive(ws, packed.file->path(), cancelled);
+  PhaseReport report(ui, "pack", ws.total_bytes);
+  packed.size = write_archive(ws, packed.file->path(), cancelled, [&](std::uint64_t read) { report.bytes(read); });
+  report.done();
   return packed;
 }
 

@@ -32,8 +32,9 @@ struct SharedWorkspace {
 // Packs `ws` into a new staged archive under corral's state folder, telling `ui` so; throws
 // cancelled once `cancelled` says so (nothing is left behind).
 PackedArchive pack_archive(const Workspace& ws, Ui& ui, const std::function<bool()>& cancelled);
-// The same without a word to anyone: safe on a thread other than the Ui's.
-PackedArchive pack_workspace(const Workspace& ws, const std::function<bool()>& cancelled);
+// The same with no message, only the "pack" phase's events (Ui::phase, which any thread
+// may call): safe on a thread other than the Ui's.
+PackedArchive pack_workspace(const Workspace& ws, Ui& ui, const std::function<bool()>& cancelled);
 // What pack_archive tells the user: "packing N files (SIZE)".
 std::string packing_message(const Workspace& ws);
 

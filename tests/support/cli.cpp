@@ -3,6 +3,8 @@
 #include <stdlib.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <poll.h>
+#include <pty.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -157,6 +159,45 @@ CliResult CliEnv::run(const std::vector<std::string>& args, const std::string& c
   spec.cwd = cwd.empty() ? workspace().string() : cwd;
   sdk::CapturedProcess p = sdk::capture_process(spec, 300);
   return {p.exit_code, p.out, p.err};
+}
+
+CliResult CliEnv::run_on_terminal(const std::vector<std::string>& args, unsigned short columns) const {
+  std::vector<std::string> argv = {corral_binary()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  std::vector<std::string> envp = environment();
+  const std::string dir = workspace().string();
+  std::vector<char*> a, e;  // built before fork: the child may not allocate
+  for (auto& s : argv) a.push_back(s.data());
+  a.push_back(nullptr);
+  for (auto& s : envp) e.push_back(s.data());
+  e.push_back(nullptr);
+  winsize size{};
+  size.ws_row = 24;
+  size.ws_col = columns;
+  int master = -1;
+  const pid_t pid = ::forkpty(&master, nullptr, nullptr, &size);
+  if (pid < 0) return {};
+  if (pid == 0) {
+    if (::chdir(dir.c_str()) != 0) ::_exit(127);
+    ::execve(a[0], a.data(), e.data());
+    ::_exit(127);
+  }
+  CliResult r;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  char buffer[4096];
+  while (std::chrono::steady_clock::now() < deadline) {
+    pollfd p{master, POLLIN, 0};
+    if (::poll(&p, 1, 1000) <= 0) continue;
+    const ssize_t n = ::read(master, buffer, sizeof buffer);
+    if (n <= 0) break;  // EIO once the child and every holder of the terminal are gone
+    r.out.append(buffer, static_cast<size_t>(n));
+  }
+  ::close(master);
+  int status = 0;
+  if (std::chrono::steady_clock::now() >= deadline) ::kill(pid, SIGKILL);
+  ::waitpid(pid, &status, 0);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return r;
 }
 
 Background CliEnv::start(const std::vector<std::string>& args, const std::string& cwd) const {

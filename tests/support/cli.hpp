@@ -59,6 +59,10 @@ class CliEnv {
   CliEnv();
   // Runs `corral args...` in `cwd` (default: the workspace folder) and captures the result.
   CliResult run(const std::vector<std::string>& args, const std::string& cwd = {}) const;
+  // Runs `corral args...` with a terminal of `columns` columns as its stdin, stdout and
+  // stderr; `out` is every byte it wrote there, in order (the terminal turns "\n" into
+  // "\r\n"), `err` stays empty.
+  CliResult run_on_terminal(const std::vector<std::string>& args, unsigned short columns) const;
   // Starts `corral args...` without waiting (to signal it mid-run).
   Background start(const std::vector<std::string>& args, const std::string& cwd = {}) const;
   // Extra or overridden environment variables for every run.

@@ -65,7 +65,15 @@ typedef struct corral_host_v1 {
   void (*log)(void* call, int level, const char* message);
   /* A short note about a slow phase ("uploading 12 MB"). */
   void (*progress)(void* call, const char* message);
+  /* Appended: absent when struct_size does not reach it (use CORRAL_HOST_HAS).
+   * Bytes of the call's transfer moved so far (upload: sent; download: received), of
+   * `total` (0 = not known). The SDK's HTTP uploads and downloads report it themselves. */
+  void (*transfer)(void* call, uint64_t done, uint64_t total);
 } corral_host_v1;
+
+/* Whether host table `h` reaches member `m` (a member appended after a plugin's host). */
+#define CORRAL_HOST_HAS(h, m) \
+  ((h)->struct_size >= offsetof(corral_host_v1, m) + sizeof(((corral_host_v1*)0)->m) && (h)->m != NULL)
 
 /* Every primitive has this shape: a JSON request in, a JSON result out through
  * host->result, 0 on success, non-zero after host->error on failure. */

@@ -32,6 +32,12 @@ class Host {
   void warn(const std::string& message) const { host_->log(call_, CORRAL_LOG_WARN, message.c_str()); }
   void debug(const std::string& message) const { host_->log(call_, CORRAL_LOG_DEBUG, message.c_str()); }
   void progress(const std::string& message) const { host_->progress(call_, message.c_str()); }
+  // Bytes of this call's upload or download moved so far, of `total` (0 = not known), for
+  // the user's progress bar; a host too old to hear it is skipped. The SDK's HTTP client
+  // reports its streamed uploads and downloads itself (on the primitive's thread).
+  void transfer(std::uint64_t done, std::uint64_t total) const {
+    if (CORRAL_HOST_HAS(host_, transfer)) host_->transfer(call_, done, total);
+  }
 
  private:
   const corral_host_v1* host_;

@@ -65,6 +65,9 @@ struct Request {
   std::string sandbox_stream;
   // The server's CA and the client certificate, when not the system's defaults.
   TlsSettings tls;
+  // Report the bytes sent (a file part) or received (on_body) to the primitive's host as
+  // its transfer, for the user's progress bar; set by streamed_upload and streamed_get.
+  bool reports_transfer = false;
 };
 
 struct Response {
