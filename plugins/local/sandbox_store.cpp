@@ -3,10 +3,13 @@
 #include <archive.h>
 #include <archive_entry.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <fstream>
@@ -133,30 +136,38 @@ LocalSandbox SandboxStore::create(const std::string& slug, const StringMap& labe
   s.no_network = no_network;
   s.in_memory = in_memory;
   s.created_at = now_rfc3339();
-  for (int attempt = 0;; ++attempt) {
-    s.id = random_id();
-    std::error_code ec;
-    if (fs::create_directory(dir_of(s.id), ec)) break;
-    if (attempt > 8) throw Error(ErrorCode::internal, "cannot create a sandbox folder in " + root_.string() + ": " + ec.message());
-  }
-  fs::permissions(dir_of(s.id), fs::perms::owner_all, fs::perm_options::replace);
-  fs::create_directory(workspace_of(s.id));
-  // The jail's identity owns its workspace, and nothing else of the sandbox folder.
-  if (owner_ && ::chown(workspace_of(s.id).c_str(), owner_->uid, owner_->gid) != 0)
-    throw Error(ErrorCode::internal, "cannot hand " + workspace_of(s.id).string() + " to uid " +
-                                         std::to_string(owner_->uid) + ": " + std::strerror(errno));
+  // Made under a staging name and renamed into place whole: a create killed half-way
+  // leaves a staging folder naming its dead maker (all() sweeps it), never a sandbox
+  // folder without the metadata that lets `stop --orphans` attribute and remove it.
+  const fs::path staging = root_ / (std::string(staging_prefix) + std::to_string(::getpid()) + "-" + random_id());
+  fs::create_directory(staging);
   try {
-    // Checked: a sandbox whose "no network" went unrecorded would get one on its next command.
-    write_metadata(s);
-  } catch (const Error&) {
+    fs::permissions(staging, fs::perms::owner_all, fs::perm_options::replace);
+    fs::create_directory(staging / "workspace");
+    // The jail's identity owns its workspace, and nothing else of the sandbox folder.
+    if (owner_ && ::chown((staging / "workspace").c_str(), owner_->uid, owner_->gid) != 0)
+      throw Error(ErrorCode::internal, "cannot hand " + (staging / "workspace").string() + " to uid " +
+                                           std::to_string(owner_->uid) + ": " + std::strerror(errno));
+    for (int attempt = 0;; ++attempt) {
+      s.id = random_id();
+      // Checked: a sandbox whose "no network" went unrecorded would get one on its next command.
+      write_metadata(s, staging);
+      if (::renameat2(AT_FDCWD, staging.c_str(), AT_FDCWD, dir_of(s.id).c_str(), RENAME_NOREPLACE) == 0) break;
+      if (errno != EEXIST || attempt > 8)
+        throw Error(ErrorCode::internal, "cannot create a sandbox folder in " + root_.string() + ": " +
+                                             std::strerror(errno));
+    }
+  } catch (...) {
     std::error_code ec;
-    fs::remove_all(dir_of(s.id), ec);
+    fs::remove_all(staging, ec);
     throw;
   }
   return s;
 }
 
-void SandboxStore::write_metadata(const LocalSandbox& s) const {
+void SandboxStore::write_metadata(const LocalSandbox& s) const { write_metadata(s, dir_of(s.id)); }
+
+void SandboxStore::write_metadata(const LocalSandbox& s, const fs::path& dir) const {
   rapidjson::StringBuffer buffer;
   json::Writer w(buffer);
   w.StartObject();
@@ -171,7 +182,7 @@ void SandboxStore::write_metadata(const LocalSandbox& s) const {
     w.Bool(true);
   }
   w.EndObject();
-  sdk::write_file_atomically(dir_of(s.id) / "sandbox.json", std::string(buffer.GetString()) + "\n", 0600,
+  sdk::write_file_atomically(dir / "sandbox.json", std::string(buffer.GetString()) + "\n", 0600,
                              "the metadata of sandbox " + s.id, sdk::Durability::process_crash);
 }
 
@@ -238,9 +249,25 @@ std::optional<LocalSandbox> SandboxStore::find(const std::string& id) const {
 std::vector<LocalSandbox> SandboxStore::all() const {
   std::vector<LocalSandbox> out;
   std::error_code ec;
-  for (const auto& e : fs::directory_iterator(root_, ec))
-    if (auto s = find(e.path().filename().string())) out.push_back(std::move(*s));
+  for (const auto& e : fs::directory_iterator(root_, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.starts_with(staging_prefix)) {
+      remove_if_maker_gone(e.path());
+      continue;
+    }
+    if (auto s = find(name)) out.push_back(std::move(*s));
+  }
   return out;
+}
+
+void SandboxStore::remove_if_maker_gone(const fs::path& staging) const {
+  // ".new-<pid>-<id>": nothing was ever run in it, so it holds only an empty workspace
+  // and perhaps the metadata, removable as corral's user.
+  const std::string rest = staging.filename().string().substr(staging_prefix.size());
+  const pid_t maker = static_cast<pid_t>(std::strtol(rest.c_str(), nullptr, 10));
+  if (maker <= 0 || maker == ::getpid() || ::kill(maker, 0) == 0 || errno != ESRCH) return;
+  std::error_code ec;
+  fs::remove_all(staging, ec);
 }
 
 void SandboxStore::remove(const std::string& id) const {

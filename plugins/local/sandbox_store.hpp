@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "corral/types.hpp"
@@ -63,6 +64,12 @@ class SandboxStore {
  private:
   // Writes the sandbox's metadata file atomically.
   void write_metadata(const LocalSandbox& s) const;
+  // The same into `dir`, the sandbox's folder or its staging folder.
+  void write_metadata(const LocalSandbox& s, const std::filesystem::path& dir) const;
+  // Removes the staging folder of a create whose process is gone (killed half-way).
+  void remove_if_maker_gone(const std::filesystem::path& staging) const;
+  // Where create() builds a sandbox folder before renaming it into place.
+  static constexpr std::string_view staging_prefix = ".new-";
 
   std::filesystem::path root_;
   std::optional<JailUser> owner_;

@@ -102,7 +102,8 @@ TEST_CASE("bash completes commands, their flags and subcommands from the command
   CHECK(has(top, "completion"));
   CHECK(has(top, "providers"));
   CHECK(!has(top, "__complete"));  // hidden: corral's own
-  CHECK(tab(env, {"run", "--pro"}) == Words{"--provider"});
+  CHECK(tab(env, {"run", "--pro"}) == Words{"--progress", "--provider"});
+  CHECK(tab(env, {"run", "--provi"}) == Words{"--provider"});
   const Words run_flags = tab(env, {"run", "--"});
   for (const char* flag : {"--id", "--keep", "--shards", "--from", "--verbose", "--help"}) CHECK(has(run_flags, flag));
   CHECK(tab(env, {"providers", "d"}) == Words{"describe"});

@@ -4,6 +4,8 @@
 // exactly in the phase under test.
 #include <doctest/doctest.h>
 #include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "cli.hpp"
 #include "corral/json.hpp"
@@ -89,6 +91,28 @@ TEST_CASE("SIGKILL at each phase: the next stop --orphans leaves nothing, and co
     CHECK(env.live() == 0);
     CHECK(env.claims().empty());
   }
+}
+
+TEST_CASE("a local create killed before its sandbox folder was complete leaves a staging folder the next listing removes") {
+  CliEnv env;
+  REQUIRE(env.run({"run", "--keep", "--", "true"}).exit_code == 0);  // the local state folder exists
+  // A create builds its folder under ".new-<its pid>-..." and renames it into place
+  // whole; one SIGKILLed before the rename leaves that folder, naming a dead process.
+  const pid_t dead = ::fork();
+  if (dead == 0) ::_exit(0);
+  REQUIRE(dead > 0);
+  ::waitpid(dead, nullptr, 0);
+  const fs::path local = env.state_dir() / "corral" / "local";
+  const fs::path abandoned = local / (".new-" + std::to_string(dead) + "-0123456789");
+  const fs::path in_progress = local / (".new-" + std::to_string(::getpid()) + "-9876543210");
+  fs::create_directories(abandoned / "workspace");
+  fs::create_directories(in_progress / "workspace");
+  auto r = env.run({"stop", "--orphans", "--provider", "local"});
+  CHECK_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(!fs::exists(abandoned));
+  CHECK(fs::exists(in_progress));  // its maker lives: a create still under way
+  CHECK(env.run({"list"}).exit_code == 0);
+  fs::remove_all(in_progress);
 }
 
 TEST_CASE("SIGKILL during a local command: bubblewrap takes the command down with corral") {
