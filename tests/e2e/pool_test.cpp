@@ -74,7 +74,10 @@ TEST_CASE("pool fill makes N ready; a run takes one, syncs what changed, and a b
   const std::set<std::string> before = env.pooled_sandboxes();
   env.root().write("work/file.txt", "v2\n");
   fs::remove(env.workspace() / "old.txt");
-  auto [run, handle] = env.run_with_handle({"sh", "-c", "cat file.txt; test -e old.txt && echo stale; true"});
+  // Named, not a structured binding: clang 14 refuses one captured by INFO's lambda.
+  const auto taken = env.run_with_handle({"sh", "-c", "cat file.txt; test -e old.txt && echo stale; true"});
+  const CliResult& run = taken.first;
+  const corral::json::Document& handle = taken.second;
   INFO(run.err);
   CHECK(run.exit_code == 0);
   CHECK(run.out == "v2\n");
@@ -153,7 +156,9 @@ TEST_CASE("stop --orphans leaves a pool alone until it expires; an expired poole
     return !doc.GetArray().Empty() && corral::json::get_int(doc.GetArray()[0], "expired") == 1;
   }));
   CHECK(env.lease_states() == std::vector<std::string>{"abandoned"});
-  auto [run, handle] = env.run_with_handle({"cat", "file.txt"});
+  const auto taken = env.run_with_handle({"cat", "file.txt"});
+  const CliResult& run = taken.first;
+  const corral::json::Document& handle = taken.second;
   CHECK(run.exit_code == 0);
   CHECK(run.out == "v1\n");
   CHECK_FALSE(pooled(handle));
