@@ -1,6 +1,5 @@
 #include "corral/sdk/http.hpp"
 
-#include "call_host.hpp"
 
 #include <arpa/inet.h>
 #include <curl/curl.h>
@@ -98,7 +97,7 @@ void report_transfer(Transfer& t, curl_off_t now, curl_off_t total) {
   if (now != total && now - t.reported < (1 << 20) && at - t.reported_at < std::chrono::milliseconds(100)) return;
   t.reported = now;
   t.reported_at = at;
-  detail::report_transfer(static_cast<std::uint64_t>(now), static_cast<std::uint64_t>(std::max<curl_off_t>(total, 0)));
+  t.request->on_transfer(static_cast<std::uint64_t>(now), static_cast<std::uint64_t>(std::max<curl_off_t>(total, 0)));
 }
 
 // Counts bytes moving in either direction as activity, so a long upload is not "idle".
@@ -108,7 +107,7 @@ int on_progress(void* user, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ult
     t->moved = dlnow + ulnow;
     t->last_activity = Clock::now();
   }
-  if (t->request->reports_transfer) {
+  if (t->request->on_transfer) {
     if (t->request->file) report_transfer(*t, ulnow, ultotal);
     else if (t->streaming) report_transfer(*t, dlnow, dltotal);
   }

@@ -1,6 +1,5 @@
 #include "corral/sdk.hpp"
 
-#include "call_host.hpp"
 
 #include "corral/wire.hpp"
 
@@ -155,7 +154,6 @@ int invoke(void* instance, const char* request, const corral_host_v1* host, void
   Instance& self = *static_cast<Instance*>(instance);
   try {
     Host h(host, call);
-    detail::CallHostScope current(h);
     std::string result = body(*self.provider, request ? request : "{}", h);
     host->result(call, result.data(), result.size());
     return 0;

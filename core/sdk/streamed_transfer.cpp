@@ -6,7 +6,8 @@ namespace corral::sdk::http {
 namespace {
 
 // What both directions share: no time limit, the idle guard, cancellation, the name.
-Request transfer(std::string method, std::string url, std::string what, std::function<bool()> cancelled) {
+Request transfer(std::string method, std::string url, std::string what, std::function<bool()> cancelled,
+                 TransferFn on_transfer) {
   Request r;
   r.method = std::move(method);
   r.url = std::move(url);
@@ -14,14 +15,15 @@ Request transfer(std::string method, std::string url, std::string what, std::fun
   r.idle_timeout_seconds = kTransferIdleSeconds;
   r.cancelled = std::move(cancelled);
   r.what = std::move(what);
-  r.reports_transfer = true;
+  r.on_transfer = std::move(on_transfer);
   return r;
 }
 
 }  // namespace
 
-Request streamed_get(std::string url, std::string what, BodyFn on_body, std::function<bool()> cancelled) {
-  Request r = transfer("GET", std::move(url), std::move(what), std::move(cancelled));
+Request streamed_get(std::string url, std::string what, BodyFn on_body, std::function<bool()> cancelled,
+                     TransferFn on_transfer) {
+  Request r = transfer("GET", std::move(url), std::move(what), std::move(cancelled), std::move(on_transfer));
   r.headers.emplace_back("Accept", "application/octet-stream");
   r.on_body = std::move(on_body);
   r.sandbox_stream = "download";  // a break mid-answer is reported as a lost download
@@ -29,8 +31,8 @@ Request streamed_get(std::string url, std::string what, BodyFn on_body, std::fun
 }
 
 Request streamed_upload(std::string url, std::string what, const std::string& local_path,
-                        const std::string& remote_path, std::function<bool()> cancelled) {
-  Request r = transfer("POST", std::move(url), std::move(what), std::move(cancelled));
+                        const std::string& remote_path, std::function<bool()> cancelled, TransferFn on_transfer) {
+  Request r = transfer("POST", std::move(url), std::move(what), std::move(cancelled), std::move(on_transfer));
   r.file = FilePart{"file", local_path, remote_path.substr(remote_path.rfind('/') + 1), "application/octet-stream"};
   return r;
 }

@@ -26,7 +26,7 @@ DownloadResult DaytonaProvider::download(const Sandbox& sandbox, const DownloadR
   };
   remote.fetch = [&](const std::function<void(std::string_view)>& sink) {
     host.progress("downloading the files from Daytona sandbox " + sandbox.id);
-    toolbox.download(archive, sink, [&] { return host.cancelled(); });
+    toolbox.download(archive, sink, [&] { return host.cancelled(); }, host.transfer_reporter());
   };
   remote.remove = [&] {
     try {

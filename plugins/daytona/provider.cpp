@@ -187,7 +187,7 @@ void DaytonaProvider::upload(const Sandbox& sandbox, const UploadRequest& reques
   std::vector<std::string> remove_separately;
   const std::string removals = removal_list(request.removed, workdir, remove_separately);
   host.progress("uploading the workspace (" + megabytes(request.size) + ") to Daytona sandbox " + sandbox.id);
-  toolbox.upload(request.archive_path, archive, [&host] { return host.cancelled(); });
+  toolbox.upload(request.archive_path, archive, [&host] { return host.cancelled(); }, host.transfer_reporter());
   std::string removal_file;
   if (!removals.empty()) {
     removal_file = archive.substr(0, archive.size() - std::string(".tar.gz").size()) + ".removed";

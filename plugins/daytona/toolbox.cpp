@@ -36,18 +36,18 @@ std::string Toolbox::home_dir(const std::function<bool()>& cancelled) {
 }
 
 void Toolbox::upload(const std::string& local_path, const std::string& remote_path,
-                     const std::function<bool()>& cancelled) {
+                     const std::function<bool()>& cancelled, const http::TransferFn& on_transfer) {
   const std::string what = "Daytona upload to sandbox " + sandbox_id_;
   const std::string url = base_ + "/files/upload-v2?path=" + http::url_encode(remote_path);
-  http::Response response = api_.send(http::streamed_upload(url, what, local_path, remote_path, cancelled));
+  http::Response response = api_.send(http::streamed_upload(url, what, local_path, remote_path, cancelled, on_transfer));
   if (!response.ok()) throw failure(response, what);
 }
 
 void Toolbox::download(const std::string& remote_path, const http::BodyFn& on_body,
-                       const std::function<bool()>& cancelled) {
+                       const std::function<bool()>& cancelled, const http::TransferFn& on_transfer) {
   const std::string what = "Daytona download from sandbox " + sandbox_id_;
   const std::string url = base_ + "/files/download?path=" + http::url_encode(remote_path);
-  http::Response response = api_.send(http::streamed_get(url, what, on_body, cancelled));
+  http::Response response = api_.send(http::streamed_get(url, what, on_body, cancelled, on_transfer));
   if (!response.ok()) throw failure(response, what);
 }
 

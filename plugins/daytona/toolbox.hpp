@@ -23,11 +23,12 @@ class Toolbox {
   std::string home_dir(const std::function<bool()>& cancelled);
   // POST /files/upload-v2?path=: `local_path` streamed as the multipart field "file";
   // parent folders are created by the toolbox, an existing file is replaced.
-  void upload(const std::string& local_path, const std::string& remote_path, const std::function<bool()>& cancelled);
+  void upload(const std::string& local_path, const std::string& remote_path, const std::function<bool()>& cancelled,
+              const sdk::http::TransferFn& on_transfer = {});
   // GET /files/download?path=: the file's bytes to `on_body` as they arrive, never held
   // whole; an exception from on_body ends the transfer and reaches the caller.
   void download(const std::string& remote_path, const sdk::http::BodyFn& on_body,
-                const std::function<bool()>& cancelled);
+                const std::function<bool()>& cancelled, const sdk::http::TransferFn& on_transfer = {});
   // DELETE /files?path=&recursive=true; a path already gone is success.
   void remove_path(const std::string& remote_path);
   // POST /process/session.

@@ -320,15 +320,15 @@ std::string Envd::file_url(const std::string& remote_path) const {
 }
 
 void Envd::upload(const std::string& local_path, const std::string& remote_path,
-                  const std::function<bool()>& cancelled) {
+                  const std::function<bool()>& cancelled, const http::TransferFn& on_transfer) {
   const std::string what = "E2B upload to sandbox " + target_.sandbox_id;
-  send_transfer(http::streamed_upload(file_url(remote_path), what, local_path, remote_path, cancelled));
+  send_transfer(http::streamed_upload(file_url(remote_path), what, local_path, remote_path, cancelled, on_transfer));
 }
 
 void Envd::download(const std::string& remote_path, const http::BodyFn& on_body,
-                    const std::function<bool()>& cancelled) {
+                    const std::function<bool()>& cancelled, const http::TransferFn& on_transfer) {
   const std::string what = "E2B download from sandbox " + target_.sandbox_id;
-  send_transfer(http::streamed_get(file_url(remote_path), what, on_body, cancelled));
+  send_transfer(http::streamed_get(file_url(remote_path), what, on_body, cancelled, on_transfer));
 }
 
 void Envd::send_transfer(http::Request request) {

@@ -62,12 +62,12 @@ class Envd {
 
   // Uploads the local file to `remote_path` (parent folders are created by envd).
   void upload(const std::string& local_path, const std::string& remote_path,
-              const std::function<bool()>& cancelled);
+              const std::function<bool()>& cancelled, const sdk::http::TransferFn& on_transfer = {});
 
   // Streams the sandbox file `remote_path` (GET /files) to `on_body` chunk by chunk; an
   // exception from on_body ends the transfer and reaches the caller.
   void download(const std::string& remote_path, const sdk::http::BodyFn& on_body,
-                const std::function<bool()>& cancelled);
+                const std::function<bool()>& cancelled, const sdk::http::TransferFn& on_transfer = {});
 
   // Kills process group `pid` (a second Start of /bin/kill), falling back to SIGKILL of
   // the process itself; true when envd confirmed one of them (or it was already gone).

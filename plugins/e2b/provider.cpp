@@ -192,7 +192,7 @@ void E2bProvider::upload(const Sandbox& sandbox, const UploadRequest& request, c
   const std::string archive = "." + name + ".corral-upload.tar.gz";
   host.progress("uploading the workspace (" + megabytes(request.size) + ") to E2B sandbox " + sandbox.id);
   confirming_gone(sandbox.id, host,
-                  [&] { envd.upload(request.archive_path, parent + "/" + archive, [&] { return host.cancelled(); }); });
+                  [&] { envd.upload(request.archive_path, parent + "/" + archive, [&] { return host.cancelled(); }, host.transfer_reporter()); });
 
   ProcessRequest unpack{"/bin/sh", {"-c", kUnpackScript}, {{"CORRAL_DIR", name}, {"CORRAL_ARCHIVE", archive}}, parent};
   sdk::remote::StepErrors errors;
@@ -230,7 +230,7 @@ DownloadResult E2bProvider::download(const Sandbox& sandbox, const DownloadReque
   };
   remote.fetch = [&](const std::function<void(std::string_view)>& sink) {
     host.progress("downloading the files from E2B sandbox " + sandbox.id);
-    confirming_gone(sandbox.id, host, [&] { envd.download(paths.remote, sink, [&] { return host.cancelled(); }); });
+    confirming_gone(sandbox.id, host, [&] { envd.download(paths.remote, sink, [&] { return host.cancelled(); }, host.transfer_reporter()); });
   };
   remote.remove = [&] {
     // By its name in run_from, as the script wrote it.

@@ -6,6 +6,8 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -33,10 +35,14 @@ class Host {
   void debug(const std::string& message) const { host_->log(call_, CORRAL_LOG_DEBUG, message.c_str()); }
   void progress(const std::string& message) const { host_->progress(call_, message.c_str()); }
   // Bytes of this call's upload or download moved so far, of `total` (0 = not known), for
-  // the user's progress bar; a host too old to hear it is skipped. The SDK's HTTP client
-  // reports its streamed uploads and downloads itself (on the primitive's thread).
+  // the user's progress bar; a host too old to hear it is skipped.
   void transfer(std::uint64_t done, std::uint64_t total) const {
     if (CORRAL_HOST_HAS(host_, transfer)) host_->transfer(call_, done, total);
+  }
+  // transfer() as a callback, for the SDK's streamed uploads and downloads (their
+  // on_transfer); valid during this call, like the Host itself.
+  std::function<void(std::uint64_t, std::uint64_t)> transfer_reporter() const {
+    return [host = *this](std::uint64_t done, std::uint64_t total) { host.transfer(done, total); };
   }
 
  private:

@@ -33,6 +33,8 @@ struct FilePart {
 // Called with each chunk of a successful (2xx) response body as it arrives. Throwing
 // aborts the transfer; the exception reaches the caller of send().
 using BodyFn = std::function<void(std::string_view)>;
+// Bytes of a transfer moved so far, of `total` (0 = not known).
+using TransferFn = std::function<void(std::uint64_t done, std::uint64_t total)>;
 
 struct Response;
 
@@ -65,9 +67,9 @@ struct Request {
   std::string sandbox_stream;
   // The server's CA and the client certificate, when not the system's defaults.
   TlsSettings tls;
-  // Report the bytes sent (a file part) or received (on_body) to the primitive's host as
-  // its transfer, for the user's progress bar; set by streamed_upload and streamed_get.
-  bool reports_transfer = false;
+  // Told the bytes sent (a file part) or received (on_body) as they move, at most every
+  // 1 MiB or 100 ms and at the end, for the user's progress bar (Host::transfer_reporter).
+  TransferFn on_transfer;
 };
 
 struct Response {
