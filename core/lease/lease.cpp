@@ -190,7 +190,7 @@ void Lease::confirming_gone(const std::function<void()>& step) {
 void Lease::sync(const Workspace& ws, const std::function<bool()>& cancelled, const PackedArchive* packed) {
   if (!spec().features.has(Feature::archive_sync)) return;  // a mounted tree is always current
   Ui& ui = ctx_->ui;
-  if (reused_ && claim_.fingerprint == ws.fingerprint) {
+  if (holds(ws)) {
     ui.info("workspace unchanged since the last sync; not uploading");
     return;
   }

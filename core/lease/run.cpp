@@ -193,7 +193,7 @@ void RunPhases::start_packing() {
   if (shared_ || !spec().features.has(Feature::archive_sync)) return;
   // Lease::sync uploads nothing then. The claim was read under the lease's lock, so it
   // still says the same at sync.
-  if (reused_ && reused_->claim().fingerprint == workspace().fingerprint) return;
+  if (reused_ && reused_->holds(workspace())) return;
   ctx_.ui.progress(packing_message(workspace()));
   try {
     packer_ = std::make_unique<BackgroundPack>(workspace(), ctx_.ui, cancelled_);
@@ -251,6 +251,9 @@ void RunPhases::resume_if_paused() {
 void RunPhases::sync() {
   guarded([&] {
     start("sync");
+    // A pooled sandbox is known only now: one already holding this tree needs no archive,
+    // so the packer is stopped rather than waited for.
+    if (packer_ && lease_->holds(workspace())) packer_.reset();
     std::optional<PackedArchive> own;  // removed once uploaded
     if (packer_) own.emplace(take_packed());
     const PackedArchive* packed = own ? &*own : shared_ && shared_->archive ? &*shared_->archive : nullptr;
