@@ -122,6 +122,9 @@ pid_t start_child(const ProcessSpec& spec, const std::string& program, int out_f
     int in = ::open(spec.stdin_path.c_str(), O_RDONLY);
     if (in < 0 || ::dup2(in, 0) < 0 || ::dup2(out_fd, 1) < 0 || ::dup2(err_fd, 2) < 0) fail();
     if (in > 2) ::close(in);
+    // Namespaces first: a passed descriptor's target number may be a namespace's descriptor.
+    if (spec.user_ns_fd >= 0 && ::setns(spec.user_ns_fd, CLONE_NEWUSER) != 0) fail();
+    if (spec.mount_ns_fd >= 0 && ::setns(spec.mount_ns_fd, CLONE_NEWNS) != 0) fail();
     // Passed descriptors move out of the way first, so one's target never overwrites
     // another's source; the copies are close-on-exec like everything else but the targets.
     for (size_t i = 0; i < passed.size(); ++i)
@@ -129,8 +132,6 @@ pid_t start_child(const ProcessSpec& spec, const std::string& program, int out_f
     close_on_exec_from(3);
     for (const ProcessSpec::PassedFd& p : passed)
       if (::dup2(p.fd, p.as) < 0) fail();
-    if (spec.user_ns_fd >= 0 && ::setns(spec.user_ns_fd, CLONE_NEWUSER) != 0) fail();
-    if (spec.mount_ns_fd >= 0 && ::setns(spec.mount_ns_fd, CLONE_NEWNS) != 0) fail();
     if (!spec.cwd.empty() && ::chdir(spec.cwd.c_str()) != 0) fail();
     bool drop = spec.uid >= 0 || spec.gid >= 0;
     if ((spec.clear_groups || drop) && ::setgroups(0, nullptr) != 0) fail();
