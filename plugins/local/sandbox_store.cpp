@@ -3,13 +3,12 @@
 #include <archive.h>
 #include <archive_entry.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <fstream>
@@ -28,6 +27,17 @@ namespace fs = std::filesystem;
 
 namespace corral::local {
 namespace {
+
+// Renames folder `from` to `to` unless `to` exists; false with errno set otherwise.
+// RENAME_NOREPLACE where the file system has it; NFS and FUSE refuse the flag (EINVAL),
+// and a plain rename refuses too when `to` is a sandbox folder, never empty.
+bool rename_new_folder(const fs::path& from, const fs::path& to) {
+  if (::renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), RENAME_NOREPLACE) == 0) return true;
+  if (errno != EINVAL && errno != ENOSYS) return false;
+  if (::rename(from.c_str(), to.c_str()) == 0) return true;
+  if (errno == ENOTEMPTY) errno = EEXIST;
+  return false;
+}
 
 std::string random_id() {
   std::random_device rd;
@@ -137,22 +147,30 @@ LocalSandbox SandboxStore::create(const std::string& slug, const StringMap& labe
   s.in_memory = in_memory;
   s.created_at = now_rfc3339();
   // Made under a staging name and renamed into place whole: a create killed half-way
-  // leaves a staging folder naming its dead maker (all() sweeps it), never a sandbox
-  // folder without the metadata that lets `stop --orphans` attribute and remove it.
-  const fs::path staging = root_ / (std::string(staging_prefix) + std::to_string(::getpid()) + "-" + random_id());
-  fs::create_directory(staging);
+  // leaves a staging folder (all() sweeps it), never a sandbox folder without the
+  // metadata that lets `stop --orphans` attribute and remove it. The staging folder is
+  // locked while it is built, so a listing in another process, PID namespace or container
+  // sharing this folder never removes one still being made.
+  const fs::path staging = root_ / (std::string(staging_prefix) + random_id());
+  if (::mkdir(staging.c_str(), 0700) != 0)
+    throw Error(ErrorCode::internal, "cannot create a sandbox folder in " + root_.string() + ": " + std::strerror(errno));
+  const int held = ::open(staging.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  const std::unique_ptr<const int, void (*)(const int*)> release(&held, [](const int* fd) {
+    if (*fd >= 0) ::close(*fd);  // unlocks it
+  });
   try {
-    fs::permissions(staging, fs::perms::owner_all, fs::perm_options::replace);
+    if (held < 0 || ::flock(held, LOCK_EX) != 0)
+      throw Error(ErrorCode::internal, "cannot lock " + staging.string() + ": " + std::strerror(errno));
     fs::create_directory(staging / "workspace");
     // The jail's identity owns its workspace, and nothing else of the sandbox folder.
-    if (owner_ && ::chown((staging / "workspace").c_str(), owner_->uid, owner_->gid) != 0)
+    if (owner_ && ::fchownat(held, "workspace", owner_->uid, owner_->gid, AT_SYMLINK_NOFOLLOW) != 0)
       throw Error(ErrorCode::internal, "cannot hand " + (staging / "workspace").string() + " to uid " +
                                            std::to_string(owner_->uid) + ": " + std::strerror(errno));
     for (int attempt = 0;; ++attempt) {
       s.id = random_id();
       // Checked: a sandbox whose "no network" went unrecorded would get one on its next command.
       write_metadata(s, staging);
-      if (::renameat2(AT_FDCWD, staging.c_str(), AT_FDCWD, dir_of(s.id).c_str(), RENAME_NOREPLACE) == 0) break;
+      if (rename_new_folder(staging, dir_of(s.id))) break;
       if (errno != EEXIST || attempt > 8)
         throw Error(ErrorCode::internal, "cannot create a sandbox folder in " + root_.string() + ": " +
                                              std::strerror(errno));
@@ -261,13 +279,19 @@ std::vector<LocalSandbox> SandboxStore::all() const {
 }
 
 void SandboxStore::remove_if_maker_gone(const fs::path& staging) const {
-  // ".new-<pid>-<id>": nothing was ever run in it, so it holds only an empty workspace
+  // Its maker holds its lock until the rename; a minute's grace covers the moment between
+  // its mkdir and its lock. Nothing was ever run in it: it holds only an empty workspace
   // and perhaps the metadata, removable as corral's user.
-  const std::string rest = staging.filename().string().substr(staging_prefix.size());
-  const pid_t maker = static_cast<pid_t>(std::strtol(rest.c_str(), nullptr, 10));
-  if (maker <= 0 || maker == ::getpid() || ::kill(maker, 0) == 0 || errno != ESRCH) return;
-  std::error_code ec;
-  fs::remove_all(staging, ec);
+  const int fd = ::open(staging.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return;
+  struct stat st {};
+  const bool abandoned = ::fstat(fd, &st) == 0 && std::time(nullptr) - st.st_mtime > 60 &&
+                         ::flock(fd, LOCK_EX | LOCK_NB) == 0;
+  if (abandoned) {
+    std::error_code ec;
+    fs::remove_all(staging, ec);
+  }
+  ::close(fd);
 }
 
 void SandboxStore::remove(const std::string& id) const {

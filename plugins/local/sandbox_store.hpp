@@ -66,7 +66,8 @@ class SandboxStore {
   void write_metadata(const LocalSandbox& s) const;
   // The same into `dir`, the sandbox's folder or its staging folder.
   void write_metadata(const LocalSandbox& s, const std::filesystem::path& dir) const;
-  // Removes the staging folder of a create whose process is gone (killed half-way).
+  // Removes the staging folder of a create whose process is gone (killed half-way): one
+  // nobody holds locked, untouched for a minute.
   void remove_if_maker_gone(const std::filesystem::path& staging) const;
   // Where create() builds a sandbox folder before renaming it into place.
   static constexpr std::string_view staging_prefix = ".new-";

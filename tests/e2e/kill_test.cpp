@@ -4,8 +4,11 @@
 // exactly in the phase under test.
 #include <doctest/doctest.h>
 #include <signal.h>
-#include <sys/wait.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
+
+#include <chrono>
 
 #include "cli.hpp"
 #include "corral/json.hpp"
@@ -96,22 +99,26 @@ TEST_CASE("SIGKILL at each phase: the next stop --orphans leaves nothing, and co
 TEST_CASE("a local create killed before its sandbox folder was complete leaves a staging folder the next listing removes") {
   CliEnv env;
   REQUIRE(env.run({"run", "--keep", "--", "true"}).exit_code == 0);  // the local state folder exists
-  // A create builds its folder under ".new-<its pid>-..." and renames it into place
-  // whole; one SIGKILLed before the rename leaves that folder, naming a dead process.
-  const pid_t dead = ::fork();
-  if (dead == 0) ::_exit(0);
-  REQUIRE(dead > 0);
-  ::waitpid(dead, nullptr, 0);
+  // A create builds its folder under ".new-..." locked, and renames it into place whole;
+  // one SIGKILLed before the rename leaves that folder, unlocked. One still being made is
+  // locked by its maker.
   const fs::path local = env.state_dir() / "corral" / "local";
-  const fs::path abandoned = local / (".new-" + std::to_string(dead) + "-0123456789");
-  const fs::path in_progress = local / (".new-" + std::to_string(::getpid()) + "-9876543210");
+  const fs::path abandoned = local / ".new-0123456789";
+  const fs::path in_progress = local / ".new-9876543210";
   fs::create_directories(abandoned / "workspace");
   fs::create_directories(in_progress / "workspace");
+  const auto long_ago = fs::file_time_type::clock::now() - std::chrono::minutes(5);
+  fs::last_write_time(abandoned, long_ago);
+  fs::last_write_time(in_progress, long_ago);
+  const int maker = ::open(in_progress.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  REQUIRE(maker >= 0);
+  REQUIRE(::flock(maker, LOCK_EX) == 0);
   auto r = env.run({"stop", "--orphans", "--provider", "local"});
   CHECK_MESSAGE(r.exit_code == 0, r.err);
   CHECK(!fs::exists(abandoned));
-  CHECK(fs::exists(in_progress));  // its maker lives: a create still under way
+  CHECK(fs::exists(in_progress));  // its maker holds it: a create still under way
   CHECK(env.run({"list"}).exit_code == 0);
+  ::close(maker);
   fs::remove_all(in_progress);
 }
 
