@@ -1,6 +1,8 @@
 #include "lease/pool.hpp"
 
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
 #include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -111,22 +113,41 @@ void spawn_detached(const std::vector<std::string>& argv, const fs::path& cwd, c
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   const std::string dir = cwd.string();
-  const std::string log_path = log.string();
+  // Opened here, never blocking: a FIFO or a symlink planted at the log is refused before
+  // any child exists, instead of holding a child (and the descriptors it shares with
+  // this run until its exec, our lease's lock among them) in open() for ever.
+  const int in = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  const int out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0600);
+  struct stat st {};
+  if (in < 0 || out < 0 || ::fstat(out, &st) != 0 || !S_ISREG(st.st_mode)) {
+    const std::string why = out < 0 ? std::strerror(errno) : "not a regular file";
+    if (in >= 0) ::close(in);
+    if (out >= 0) ::close(out);
+    throw Error(ErrorCode::internal, fmt::format("cannot open its log {}: {}", log.string(), why));
+  }
   const pid_t child = ::fork();
-  if (child < 0) throw Error(ErrorCode::internal, fmt::format("cannot start the pool's refill: {}", std::strerror(errno)));
+  if (child < 0) {
+    ::close(in);
+    ::close(out);
+    throw Error(ErrorCode::internal, fmt::format("cannot start the pool's refill: {}", std::strerror(errno)));
+  }
   if (child == 0) {
+    // corral's stop handlers and signal mask are not the refill's.
+    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) ::signal(sig, SIG_DFL);
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
     ::setsid();
     if (::fork() != 0) ::_exit(0);
-    const int in = ::open("/dev/null", O_RDONLY);
-    const int out = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW, 0600);
-    if (in < 0 || out < 0 || ::dup2(in, 0) < 0 || ::dup2(out, 1) < 0 || ::dup2(out, 2) < 0 || ::chdir(dir.c_str()) != 0)
-      ::_exit(127);
+    if (::dup2(in, 0) < 0 || ::dup2(out, 1) < 0 || ::dup2(out, 2) < 0 || ::chdir(dir.c_str()) != 0) ::_exit(127);
     sdk::close_on_exec_from(3);
     // On a machine of few cores the refill must not slow the run that started it.
     ::setpriority(PRIO_PROCESS, 0, 10);
     ::execv(args[0], args.data());
     ::_exit(127);
   }
+  ::close(in);
+  ::close(out);
   int status = 0;
   while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
   }
@@ -240,6 +261,10 @@ FillResult fill_pool(LeaseContext& ctx, const FillRequest& request) {
 
 std::optional<Lease> take_pooled(LeaseContext& ctx, const PoolRef& ref, const fs::path& refill_exe) {
   const std::string key = pool_key(ref);
+  // A fill makes the pool's lock file before its first sandbox: without one, every run
+  // would read every claim for nothing.
+  std::error_code ec;
+  if (!fs::exists(pools_dir(ctx.claims) / (key + ".lock"), ec)) return std::nullopt;
   std::vector<Claim> candidates = pooled_claims(ctx.claims, key);
   if (candidates.empty()) return std::nullopt;
   std::optional<PoolTag> seen;
@@ -281,7 +306,15 @@ std::optional<Lease> take_pooled(LeaseContext& ctx, const PoolRef& ref, const fs
 std::optional<Lease> take_pooled_for(LeaseContext& ctx, const RunRequest& request, bool eligible,
                                      const std::string& provider, const NetworkPolicy& network, const fs::path& root) {
   if (!eligible || !request.use_pool || !request.lease.empty() || request.idle_given) return std::nullopt;
-  return take_pooled(ctx, {provider, request.choice, network, root}, request.refill_exe);
+  try {
+    return take_pooled(ctx, {provider, request.choice, network, root}, request.refill_exe);
+  } catch (const Error& e) {
+    // A pool is a shortcut: a corrupt pooled claim or a lock that cannot be taken must
+    // not fail a run that can make its own sandbox.
+    if (e.code() == ErrorCode::cancelled) throw;
+    ctx.ui.warn(fmt::format("could not take a sandbox from the pool: {}; creating one", e.what()));
+    return std::nullopt;
+  }
 }
 
 std::vector<PoolStatus> pool_status(LeaseContext& ctx) {

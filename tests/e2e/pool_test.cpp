@@ -3,6 +3,7 @@
 // races (two runs, one pooled sandbox; two fills of one pool), expiry and `stop --orphans`,
 // and a filler killed mid-way.
 #include <doctest/doctest.h>
+#include <sys/stat.h>
 #include <signal.h>
 
 #include <set>
@@ -240,4 +241,24 @@ TEST_CASE("testbox and mountbox pools: a vanished pooled sandbox is skipped; a p
   REQUIRE(env.run({"pool", "drain"}).exit_code == 0);
   CHECK(env.claims().empty());
   CHECK(fs::is_empty(boxes));
+}
+
+TEST_CASE("a FIFO planted at the refill's log: the run still takes its pooled sandbox and says the refill could not start") {
+  PoolCli env;
+  CliResult r = env.run({"pool", "fill", "--size", "1"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  const fs::path log = env.state_dir() / "corral/pools/refill.log";
+  fs::remove(log);
+  REQUIRE(::mkfifo(log.c_str(), 0600) == 0);
+  const auto taken = env.run_with_handle({"cat", "file.txt"});
+  const CliResult& run = taken.first;
+  INFO(run.err);
+  CHECK(run.exit_code == 0);
+  CHECK(run.out == "v1\n");
+  CHECK(pooled(taken.second));
+  // Refused before any child was made: nothing waits on the FIFO holding this run's lock.
+  CHECK(run.err.find("could not refill the pool") != std::string::npos);
+  CHECK(run.err.find("cannot open its log") != std::string::npos);
+  CHECK(env.claims().empty());
+  CHECK(env.local_sandboxes().empty());
 }
