@@ -132,7 +132,7 @@ fs::path SpecCache::file_for(const fs::path& library) const {
 
 std::optional<CachedProbe> SpecCache::get(const fs::path& library) const {
   const fs::path file = file_for(library);
-  int fd = ::open(file.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  int fd = ::open(file.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) return std::nullopt;
   // An entry someone else could have written would let them name or hide a provider.
   struct stat st {};
