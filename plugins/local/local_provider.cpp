@@ -128,6 +128,9 @@ class LocalProvider : public sdk::Provider {
 
   void upload(const Sandbox& sandbox, const UploadRequest& request, const sdk::Host&) override {
     const LocalSandbox s = running(sandbox.id);
+    // Held to the end: workspace_path() names the tmpfs by its descriptor's number, which
+    // a concurrent destroy would otherwise close and a later open() could reuse.
+    const std::shared_ptr<JailNamespaces> memory = s.in_memory ? memory_of(s) : nullptr;
     if (!s.in_memory) store_.unpack(sandbox.id, request.archive_path);
     else try {
       store_.unpack_into(workspace_path(s), request.archive_path);
