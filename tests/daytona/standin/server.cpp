@@ -22,6 +22,8 @@ std::filesystem::path make_root() {
 StandIn::StandIn(std::string api_key, int api_port, int toolbox_port)
     : root_(make_root()), state_(root_, std::move(api_key)) {
   register_control_plane(api_, state_);
+  // As Go's net/http does for the real API: no Nagle delay on a response written in parts.
+  api_.set_tcp_nodelay(true);
   api_port_ = api_port == 0 ? api_.bind_to_any_port("127.0.0.1") : (api_.bind_to_port("127.0.0.1", api_port) ? api_port : -1);
   if (api_port_ <= 0) throw std::runtime_error("stand-in Daytona cannot bind its API port");
   toolbox_ = std::make_unique<ToolboxServer>(state_, toolbox_port);

@@ -567,6 +567,7 @@ void ToolboxServer::accept_loop() {
     acceptor_.accept(*socket, ec);
     if (stopping_) return;
     if (ec) continue;
+    socket->set_option(tcp::no_delay(true), ec);  // as the Go daemon does: no Nagle delay
     std::lock_guard lock(connections_mutex_);
     sockets_.push_back(socket);
     connections_.emplace_back([this, socket] { serve(socket); });

@@ -106,6 +106,8 @@ void TlsServer::accept_loop() {
     acceptor_.accept(beast::get_lowest_layer(connection->stream), ec);
     if (stopping_) return;
     if (ec) continue;
+    // As the Go API server does on every connection: no Nagle delay on an answer in parts.
+    beast::get_lowest_layer(connection->stream).set_option(asio::ip::tcp::no_delay(true), ec);
     std::lock_guard lock(connections_mutex_);
     for (auto it = connections_.begin(); it != connections_.end();) {
       if ((*it)->done) {
