@@ -28,13 +28,20 @@ namespace {
 // The folder of the pools' lock files and the refills' log, beside the claims.
 fs::path pools_dir(const ClaimStore& claims) { return claims.dir().parent_path() / "pools"; }
 
-// An exclusive lock on one pool's lock file, waiting for another fill of the pool;
-// released when the descriptor closes (or the process dies).
-LeaseLock lock_pool(const ClaimStore& claims, const std::string& key, Ui& ui) {
+// pools_dir(), made if missing; private, as the claims' folder is: the refills' log names
+// workspaces and provider options.
+fs::path ensure_pools_dir(const ClaimStore& claims) {
   const fs::path dir = pools_dir(claims);
   std::error_code ec;
   fs::create_directories(dir, ec);
-  const fs::path path = dir / (key + ".lock");
+  ::chmod(dir.c_str(), 0700);
+  return dir;
+}
+
+// An exclusive lock on one pool's lock file, waiting for another fill of the pool;
+// released when the descriptor closes (or the process dies).
+LeaseLock lock_pool(const ClaimStore& claims, const std::string& key, Ui& ui) {
+  const fs::path path = ensure_pools_dir(claims) / (key + ".lock");
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0)
     throw Error(ErrorCode::internal, fmt::format("cannot open the pool lock {}: {}", path.string(), std::strerror(errno)));
@@ -102,6 +109,18 @@ std::vector<std::string> option_flags(const ProviderSpec& spec, const ProviderCh
   return out;
 }
 
+constexpr off_t kMaxRefillLogBytes = 1 << 20;
+
+// The options that name a pool of `provider`: what a session of `choice` is opened with,
+// flags, environment and config alike (a template changed in corral.yaml is another
+// pool), but its secrets: a key's digest has no business in file names.
+StringMap keyed_options(LeaseContext& ctx, const std::string& provider, const ProviderChoice& choice) {
+  StringMap values = ctx.providers.option_values(provider, choice);
+  for (const OptionSpec& o : ctx.providers.spec(provider).options)
+    if (o.secret) values.erase(o.name);
+  return values;
+}
+
 // Starts `argv` (argv[0] the program) in `cwd` as a process of its own session, at a
 // lower priority, its stdin /dev/null and its output appended to `log`, and does not wait
 // for it: the intermediate child exits at once, so the process is nobody's child here and
@@ -125,6 +144,8 @@ void spawn_detached(const std::vector<std::string>& argv, const fs::path& cwd, c
     if (out >= 0) ::close(out);
     throw Error(ErrorCode::internal, fmt::format("cannot open its log {}: {}", log.string(), why));
   }
+  // Every refill appends; a log past its bound starts over rather than grow for ever.
+  if (st.st_size > kMaxRefillLogBytes) (void)::ftruncate(out, 0);
   const pid_t child = ::fork();
   if (child < 0) {
     ::close(in);
@@ -154,17 +175,16 @@ void spawn_detached(const std::vector<std::string>& argv, const fs::path& cwd, c
 }
 
 // Starts one detached `exe pool fill` that brings `ref`'s pool back to `tag`'s size.
-void start_refill(LeaseContext& ctx, const PoolRef& ref, const PoolTag& tag, const fs::path& exe) {
+void start_refill(LeaseContext& ctx, const PoolRef& ref, const PoolTag& tag, const Refill& refill) {
   const ProviderSpec spec = ctx.providers.spec(ref.provider);
-  std::vector<std::string> argv = {exe.string(), "pool",          "fill",
+  std::vector<std::string> argv = {refill.exe.string(), "pool",     "fill",
                                    "--provider",  spec.name,      "--size",
                                    std::to_string(std::clamp(tag.size, 1, kMaxPoolSize)),
                                    "--pool-ttl",  std::to_string(std::max<std::int64_t>(tag.expires_at - tag.filled_at, 1)),
-                                   "--network",   to_string(ref.network)};
+                                   "--network",   to_string(ref.network),
+                                   "--max-workspace", std::to_string(refill.max_workspace)};
   for (std::string& flag : option_flags(spec, ref.choice)) argv.push_back(std::move(flag));
-  const fs::path dir = pools_dir(ctx.claims);
-  std::error_code ec;
-  fs::create_directories(dir, ec);
+  const fs::path dir = ensure_pools_dir(ctx.claims);
   try {
     spawn_detached(argv, ref.root, dir / "refill.log");
     ctx.ui.info(fmt::format("refilling the pool in the background (log: {})", (dir / "refill.log").string()));
@@ -207,11 +227,8 @@ bool pool_expired(const PoolTag& tag, std::int64_t now) { return now >= tag.expi
 std::string pool_key(const PoolRef& ref) {
   Sha256 h;
   h.update(ref.provider);
-  const std::string prefix = ref.provider + ".";
-  for (const auto& [key, value] : ref.choice.option_flags) {  // a std::map: sorted
-    if (key.rfind(prefix, 0) != 0) continue;
-    h.update(std::string(1, '\0') + key + '=' + value);
-  }
+  for (const auto& [name, value] : ref.options)  // a std::map: sorted
+    h.update(std::string(1, '\0') + name + '=' + value);
   h.update(std::string(1, '\0') + to_string(ref.network));
   h.update(std::string(1, '\0') + ref.root.string());
   return h.hex().substr(0, 16);
@@ -229,6 +246,7 @@ FillResult fill_pool(LeaseContext& ctx, const FillRequest& request) {
   const ProviderSpec& spec = ctx.providers.spec(ref.provider);
   ref.provider = spec.name;
   Providers::require(spec, Feature::run_session, "corral pool fill");
+  ref.options = keyed_options(ctx, ref.provider, ref.choice);
   ref.network = choose_network_policy(request.network, spec, ctx.providers.config(), ctx.ui);
   require_network_policy(spec, ref.network, ctx.providers.registry());
   auto cancelled = [&ui = ctx.ui] { return ui.cancelled(); };
@@ -259,7 +277,7 @@ FillResult fill_pool(LeaseContext& ctx, const FillRequest& request) {
   return result;
 }
 
-std::optional<Lease> take_pooled(LeaseContext& ctx, const PoolRef& ref, const fs::path& refill_exe) {
+std::optional<Lease> take_pooled(LeaseContext& ctx, const PoolRef& ref, const Refill& refill) {
   const std::string key = pool_key(ref);
   // A fill makes the pool's lock file before its first sandbox: without one, every run
   // would read every claim for nothing.
@@ -299,7 +317,7 @@ std::optional<Lease> take_pooled(LeaseContext& ctx, const PoolRef& ref, const fs
     }
     taken.emplace(std::move(lease));
   }
-  if (seen && !refill_exe.empty()) start_refill(ctx, ref, *seen, refill_exe);
+  if (seen && !refill.exe.empty()) start_refill(ctx, ref, *seen, refill);
   return taken;
 }
 
@@ -307,7 +325,8 @@ std::optional<Lease> take_pooled_for(LeaseContext& ctx, const RunRequest& reques
                                      const std::string& provider, const NetworkPolicy& network, const fs::path& root) {
   if (!eligible || !request.use_pool || !request.lease.empty() || request.idle_given) return std::nullopt;
   try {
-    return take_pooled(ctx, {provider, request.choice, network, root}, request.refill_exe);
+    PoolRef ref{provider, request.choice, keyed_options(ctx, provider, request.choice), network, root};
+    return take_pooled(ctx, ref, {request.refill_exe, request.max_workspace});
   } catch (const Error& e) {
     // A pool is a shortcut: a corrupt pooled claim or a lock that cannot be taken must
     // not fail a run that can make its own sandbox.

@@ -32,7 +32,8 @@ constexpr std::int64_t kDefaultPoolTtlSeconds = 3600;
 // What names a pool.
 struct PoolRef {
   std::string provider;        // the provider's name (resolved)
-  ProviderChoice choice;       // its option flags are part of the key; others are ignored
+  ProviderChoice choice;       // as given: the refill is started with its option flags
+  StringMap options;           // the options it is opened with, secrets left out: part of the key
   NetworkPolicy network;
   std::filesystem::path root;  // the workspace root
 };
@@ -68,11 +69,17 @@ struct FillResult {
 // (sandboxes already made stay pooled).
 FillResult fill_pool(LeaseContext& ctx, const FillRequest& request);
 
+// How a run that took a pooled sandbox starts the pool's refill.
+struct Refill {
+  std::filesystem::path exe;       // corral itself; empty = no refill
+  std::uint64_t max_workspace = 0; // the run's --max-workspace, which the refill's scan keeps
+};
+
 // A ready sandbox of `ref`'s pool, taken for this process (its tag cleared under its
 // lock), or nullopt when there is none. Expired or vanished ones (the provider says
 // gone) are removed on the way, never returned. When the pool had any sandbox and
-// `refill_exe` is set, starts `refill_exe pool fill ...` for the pool, detached.
-std::optional<Lease> take_pooled(LeaseContext& ctx, const PoolRef& ref, const std::filesystem::path& refill_exe);
+// `refill.exe` is set, starts `corral pool fill ...` for the pool, detached.
+std::optional<Lease> take_pooled(LeaseContext& ctx, const PoolRef& ref, const Refill& refill);
 
 // take_pooled() for a run of `request` (with `provider`, `network`, workspace `root`),
 // or nullopt when the run may not use a pool: not `eligible` (a warmup), --no-pool, --id,

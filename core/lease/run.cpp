@@ -94,9 +94,16 @@ void RunPhases::prepare(const SharedWorkspace* shared) {
 }
 
 void RunPhases::open_provider() {
-  if (!request_.lease.empty())
+  if (!request_.lease.empty()) {
     reused_.emplace(Lease::attach(ctx_, request_.lease, request_.choice, Lease::Access::exclusive));
-  else
+    // A pooled sandbox is the pool's until a run takes it from there; used by name, it
+    // would stay counted as ready with this run's changes in it.
+    if (const Claim& claim = reused_->claim(); claim.pool)
+      throw Error(ErrorCode::invalid_argument,
+                  fmt::format("lease '{}' waits in a warm pool; it is not a kept lease to run in", claim.slug),
+                  "drop --id: a run with the pool's provider and workspace takes it from the pool (`corral pool "
+                  "status` lists pools)");
+  } else
     session_ = ctx_.providers.open(ctx_.providers.resolve(request_.choice), request_.choice, ctx_.ui);
 }
 

@@ -61,9 +61,9 @@ const ProviderEntry& Providers::entry(const std::string& name) const { return re
 
 const ProviderSpec& Providers::spec(const std::string& name) const { return *entry(name).spec; }
 
-std::unique_ptr<ProviderSession> Providers::open(const std::string& name, const ProviderChoice& choice, Ui& ui) {
-  const ProviderEntry& found = entry(name);
-  const ProviderSpec& spec = *found.spec;
+StringMap Providers::option_values(const std::string& name, const ProviderChoice& choice,
+                                   const std::function<void(const std::string&)>& warn) const {
+  const ProviderSpec& spec = this->spec(name);
   StringMap flags;
   for (const auto& [key, value] : choice.option_flags) {
     size_t dot = key.find('.');
@@ -76,9 +76,15 @@ std::unique_ptr<ProviderSession> Providers::open(const std::string& name, const 
   }
   StringMap values;
   for (auto& [option, resolved] : resolve_options(spec, flags, env_, config_)) {
-    if (!resolved.warning.empty()) ui.warn(resolved.warning);
+    if (!resolved.warning.empty() && warn) warn(resolved.warning);
     values[option] = resolved.value;
   }
+  return values;
+}
+
+std::unique_ptr<ProviderSession> Providers::open(const std::string& name, const ProviderChoice& choice, Ui& ui) {
+  const ProviderEntry& found = entry(name);
+  const StringMap values = option_values(name, choice, [&ui](const std::string& m) { ui.warn(m); });
   HostHooks hooks;
   hooks.emit = [&ui](int stream, std::string_view data) {
     if (stream == CORRAL_STDERR) ui.err(data);

@@ -47,6 +47,11 @@ class Providers {
   // and must outlive the session. Throws a precise error for an unknown or broken
   // provider or a bad option (warnings about options go to `ui`).
   std::unique_ptr<ProviderSession> open(const std::string& name, const ProviderChoice& choice, Ui& ui);
+  // The option values open() gives provider `name` for `choice`: flags over the
+  // environment over the config over the spec's defaults. Throws for a flag of another
+  // provider; warnings about the values go to `warn` when given.
+  StringMap option_values(const std::string& name, const ProviderChoice& choice,
+                          const std::function<void(const std::string&)>& warn = {}) const;
   // The spec of the provider called `name` (or an alias), without loading its code.
   const ProviderSpec& spec(const std::string& name) const;
   // The variables named by the user config's env list and `names`, with their values.

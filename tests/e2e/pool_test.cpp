@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <signal.h>
 
+#include <fstream>
 #include <set>
 #include <thread>
 
@@ -261,4 +262,78 @@ TEST_CASE("a FIFO planted at the refill's log: the run still takes its pooled sa
   CHECK(run.err.find("cannot open its log") != std::string::npos);
   CHECK(env.claims().empty());
   CHECK(env.local_sandboxes().empty());
+}
+
+TEST_CASE("the pools' folder is private, and a refill log past its bound starts over") {
+  PoolCli env;
+  CliResult r = env.run({"pool", "fill", "--size", "1"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  const fs::path dir = env.state_dir() / "corral/pools";
+  // Opened up behind corral's back: the next refill closes it again.
+  REQUIRE(::chmod(dir.c_str(), 0755) == 0);
+  const fs::path log = dir / "refill.log";
+  {
+    std::ofstream grown(log, std::ios::binary | std::ios::trunc);
+    grown << std::string(2 << 20, 'x');  // past the 1 MiB bound
+  }
+  const auto taken = env.run_with_handle({"cat", "file.txt"});
+  INFO(taken.first.err);
+  CHECK(taken.first.exit_code == 0);
+  CHECK(pooled(taken.second));
+  CHECK(env.pool_settles_at(1));
+  struct stat st {};
+  REQUIRE(::stat(dir.c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0700);
+  REQUIRE(::stat(log.c_str(), &st) == 0);
+  // What this refill wrote, not the 2 MiB before it.
+  CHECK(st.st_size < (1 << 20));
+  REQUIRE(env.run({"pool", "drain"}).exit_code == 0);
+}
+
+TEST_CASE("run --id naming a pooled lease is refused; the pool keeps it ready") {
+  PoolCli env;
+  REQUIRE(env.run({"pool", "fill", "--size", "1"}).exit_code == 0);
+  const std::vector<fs::path> claims = env.claims();
+  REQUIRE(claims.size() == 1);
+  const std::string slug = corral::json::get_string(parse(read_file(claims[0])), "slug");
+  CliResult r = env.run({"run", "--id", slug, "--", "sh", "-c", "echo used > file.txt"});
+  INFO(r.err);
+  CHECK(r.exit_code == 64);
+  CHECK(r.err.find("waits in a warm pool") != std::string::npos);
+  CHECK(r.err.find("drop --id") != std::string::npos);
+  CHECK(env.ready() == 1);
+  // Untouched: a run from the pool still sees the workspace as it was filled.
+  const auto taken = env.run_with_handle({"cat", "file.txt"});
+  CHECK(taken.first.out == "v1\n");
+  CHECK(pooled(taken.second));
+  CHECK(env.pool_settles_at(1));
+  REQUIRE(env.run({"pool", "drain"}).exit_code == 0);
+}
+
+TEST_CASE("a provider option set by the environment or the config names another pool, not the one filled without it") {
+  PoolCli env;
+  REQUIRE(env.run({"pool", "fill", "--size", "1"}).exit_code == 0);
+  const std::set<std::string> filled = env.pooled_sandboxes();
+  // The pooled sandbox was made with /workspace; a run that asks for /work by its
+  // environment must not be handed it.
+  env.env["CORRAL_LOCAL_WORKDIR"] = "/work";
+  auto other = env.run_with_handle({"pwd"}, "env.json");
+  INFO(other.first.err);
+  CHECK(other.first.exit_code == 0);
+  CHECK(other.first.out == "/work\n");
+  CHECK_FALSE(pooled(other.second));
+  env.env.erase("CORRAL_LOCAL_WORKDIR");
+  // The same through the user's config.
+  env.root().write("config/corral/config.yaml", "local:\n  workdir: /w\n");
+  other = env.run_with_handle({"pwd"}, "config.json");
+  CHECK(other.first.exit_code == 0);
+  CHECK(other.first.out == "/w\n");
+  CHECK_FALSE(pooled(other.second));
+  CHECK(env.pooled_sandboxes() == filled);
+  fs::remove(env.config_dir() / "corral/config.yaml");
+  const auto taken = env.run_with_handle({"pwd"}, "pooled.json");
+  CHECK(taken.first.out == "/workspace\n");
+  CHECK(pooled(taken.second));
+  CHECK(env.pool_settles_at(1));
+  REQUIRE(env.run({"pool", "drain"}).exit_code == 0);
 }
