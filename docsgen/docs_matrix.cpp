@@ -215,7 +215,10 @@ std::string matrix_json(const std::vector<ProviderSpec>& specs) {
     for (const OptionSpec& o : s.options) {
       w.StartObject();
       json::write_string(w, "name", o.name);
-      json::write_string(w, "flag", s.flag(o));
+      // corral refuses a secret on the command line: it has no flag to show.
+      w.Key("flag");
+      if (o.secret) w.Null();
+      else w.String(s.flag(o).c_str());
       json::write_string(w, "type", o.type);
       if (o.default_value) json::write_string(w, "default", *o.default_value);
       json::write_strings(w, "env", o.env);

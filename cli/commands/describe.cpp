@@ -17,14 +17,17 @@ struct DescribeOptions {
   bool json = false;
 };
 
-// The spec as JSON, each option with its flag, and where the plugin was loaded from.
+// The spec as JSON, each option with its flag (null for a secret, which corral refuses on
+// the command line), and where the plugin was loaded from.
 std::string describe_json(const ProviderEntry& e) {
   const ProviderSpec& s = *e.spec;
   json::Document doc = json::parse(json::to_json(s), "spec");
   auto& alloc = doc.GetAllocator();
   for (auto& o : doc["options"].GetArray()) {
-    std::string flag = s.flag(*s.find_option(o["name"].GetString()));
-    o.AddMember("flag", rapidjson::Value(flag.c_str(), alloc), alloc);
+    const OptionSpec& option = *s.find_option(o["name"].GetString());
+    rapidjson::Value flag;  // null
+    if (!option.secret) flag.SetString(s.flag(option).c_str(), alloc);
+    o.AddMember("flag", flag, alloc);
   }
   doc.AddMember("version", rapidjson::Value(e.plugin_version.c_str(), alloc), alloc);
   doc.AddMember("abiVersion", rapidjson::Value(e.abi_version), alloc);

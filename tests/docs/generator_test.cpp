@@ -114,6 +114,7 @@ TEST_CASE("the JSON matrix carries the same facts, with every option") {
   CHECK(std::string(endpoint["default"].GetString()) == "https://api.cloudbox.invalid");
   CHECK_FALSE(endpoint["repositoryMaySet"].GetBool());   // trusted
   CHECK_FALSE(cloud["options"][0]["repositoryMaySet"].GetBool());  // secret
+  CHECK(cloud["options"][0]["flag"].IsNull());  // never on the command line
   CHECK(cloud["options"][1]["repositoryMaySet"].GetBool());
   CHECK_FALSE(cloud["options"][4].HasMember("default"));
   CHECK(std::string(doc["providers"][0]["workspaceSync"].GetString()) == "none");

@@ -154,6 +154,25 @@ TEST_CASE("providers --json describe NAME is describe's JSON, as with the flag a
     CHECK(o["flag"].GetString() == "--local-" + std::string(o["name"].GetString()));
 }
 
+TEST_CASE("describe --json gives a secret option no flag: corral refuses secrets on the command line") {
+  CliEnv env;
+  env.add_registry("testbox", {std::string(CORRAL_TEST_PLUGIN_DIR) + "/libcorral-testbox.so"});
+  auto r = env.run({"providers", "describe", "testbox", "--json"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  auto doc = corral::json::parse(r.out, "describe");
+  int secrets = 0;
+  for (auto& o : doc["options"].GetArray()) {
+    INFO(o["name"].GetString());
+    if (o["secret"].GetBool()) {
+      ++secrets;
+      CHECK(o["flag"].IsNull());
+    } else {
+      CHECK(o["flag"].IsString());
+    }
+  }
+  CHECK(secrets == 1);  // testbox's token
+}
+
 TEST_CASE("provider filters reject unknown names and list the valid ones") {
   CliEnv env;
   auto with = env.run({"providers", "--feature", "url-bridge", "--kind", "delegated-run"});
