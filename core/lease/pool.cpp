@@ -312,8 +312,17 @@ std::optional<Lease> take_pooled(LeaseContext& ctx, const PoolRef& ref, const Re
     try {
       lease.live();
     } catch (const Error& e) {
-      discard(ctx, lease, e.code() == ErrorCode::not_found ? "no longer exists" : "could not be reached");
-      continue;
+      if (e.code() == ErrorCode::not_found) {
+        discard(ctx, lease, "no longer exists");
+        continue;
+      }
+      // Not reached now (a network blip, an outage): the sandbox may well be fine, so it
+      // goes back to the pool for a later run, and this one makes its own. The others
+      // would most likely fail alike.
+      ctx.claims.write(*fresh, Durability::process_crash);
+      ctx.ui.warn(fmt::format("could not reach pooled sandbox {} ({}): {}; leaving it in the pool", fresh->slug,
+                              fresh->sandbox_id, e.what()));
+      break;
     }
     taken.emplace(std::move(lease));
   }

@@ -1271,6 +1271,43 @@ TEST_CASE("a pooled E2B sandbox deleted at E2B is skipped and removed, never use
   CHECK(t.alive().empty());
 }
 
+TEST_CASE("a pooled E2B sandbox that cannot be reached stays in the pool; the run makes its own") {
+  E2bCli t;
+  REQUIRE(t.run({"pool", "fill", "--provider", "e2b", "--size", "1"}).exit_code == 0);
+  const std::set<std::string> ids = t.cli.pooled_sandboxes();
+  REQUIRE(ids.size() == 1);
+  t.server.with([&](auto& st) {  // every get answers 500 (not retried): E2B cannot say
+    st.faults.fail_route = "get";
+    st.faults.fail_status = 500;
+    return 0;
+  });
+  CliResult r = t.run_script("cat hello.txt");
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == "hello from the workspace\n");
+  CHECK(r.err.find("leaving it in the pool") != std::string::npos);
+  auto h = t.handle();
+  CHECK_FALSE(json::get_bool(h, "pooled"));
+  CHECK(ids.count(str(h, "sandboxId")) == 0);
+  // Still pooled, never destroyed: once E2B answers again, a run takes it.
+  CHECK(t.cli.pool_settles_at(1));
+  CHECK(t.cli.pooled_sandboxes() == ids);
+  const std::vector<std::string> alive = t.alive();
+  CHECK(std::find(alive.begin(), alive.end(), *ids.begin()) != alive.end());
+  t.server.with([&](auto& st) {
+    st.faults.fail_route.clear();
+    return 0;
+  });
+  r = t.run_script("cat hello.txt");
+  CHECK(r.exit_code == 0);
+  h = t.handle();
+  CHECK(json::get_bool(h, "pooled"));
+  CHECK(str(h, "sandboxId") == *ids.begin());
+  CHECK(t.cli.pool_settles_at(1));
+  REQUIRE(t.run({"pool", "drain"}).exit_code == 0);
+  CHECK(t.alive().empty());
+}
+
 TEST_CASE("--shards takes what the pool has and creates the rest") {
   E2bCli t;
   REQUIRE(t.run({"pool", "fill", "--provider", "e2b", "--size", "2"}).exit_code == 0);
