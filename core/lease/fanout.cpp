@@ -47,12 +47,20 @@ class CreationSlot {
   std::counting_semaphore<kMaxShards>& slots_;
 };
 
+// The fork a shard runs in with --from: its lease, and the lock held on it since it was
+// made, which the shard's run takes over.
+struct ShardFork {
+  std::string lease;  // "" = a new sandbox
+  std::shared_ptr<LeaseLock> lock;
+};
+
 // What shard `index` runs: its own command, its variables, its own download folder, and
-// `fork`, the lease of its fork with --from ("" = a new sandbox).
-RunRequest shard_request(const FanoutRequest& request, int index, const std::string& fork) {
+// `fork`, the fork it runs in with --from.
+RunRequest shard_request(const FanoutRequest& request, int index, const ShardFork& fork) {
   RunRequest shard = request.run;
-  if (!fork.empty()) {
-    shard.lease = fork;
+  if (!fork.lease.empty()) {
+    shard.lease = fork.lease;
+    shard.lease_lock = fork.lock;
     shard.release_reused = true;
   }
   shard.command = shard_command(request.run.command, index, request.shards);
@@ -66,7 +74,7 @@ RunRequest shard_request(const FanoutRequest& request, int index, const std::str
 
 // Runs shard `index` through the run's phases, in `ctx` (its own Ui), on the shared
 // workspace, acquiring its sandbox in one of the fan-out's creation slots.
-ShardOutcome run_shard(LeaseContext& ctx, const FanoutRequest& request, int index, const std::string& fork,
+ShardOutcome run_shard(LeaseContext& ctx, const FanoutRequest& request, int index, const ShardFork& fork,
                        const SharedWorkspace& shared, std::counting_semaphore<kMaxShards>& slots,
                        ShardTerminal& terminal) {
   const RunRequest shard = shard_request(request, index, fork);
@@ -104,22 +112,27 @@ Claim source_claim(LeaseContext& ctx, const FanoutRequest& request) {
   return claim;
 }
 
-// Makes the forks of --from the shards run in: one lease id per shard.
-std::vector<std::string> fork_for_shards(LeaseContext& ctx, const FanoutRequest& request) {
+// Makes the forks of --from the shards run in, one per shard, each still locked.
+std::vector<ShardFork> fork_for_shards(LeaseContext& ctx, const FanoutRequest& request) {
   Lease source = Lease::attach(ctx, request.from, request.run.choice, Lease::Access::exclusive);
   Forks forks = fork_lease(ctx, source, {.count = request.shards, .kept = false, .keep_partial = false});
-  std::vector<std::string> ids;
-  for (const Claim& c : forks.made) ids.push_back(c.lease_id);
-  return ids;
+  std::vector<ShardFork> out;
+  for (size_t i = 0; i < forks.made.size(); ++i)
+    out.push_back({forks.made[i].lease_id, std::make_shared<LeaseLock>(std::move(forks.locks[i]))});
+  return out;
 }
 
 // Releases the forks of shards that never took theirs (stopped before they started).
-void release_untaken_forks(LeaseContext& ctx, const FanoutRequest& request, const std::vector<std::string>& forks,
+void release_untaken_forks(LeaseContext& ctx, const FanoutRequest& request, const std::vector<ShardFork>& forks,
                            const FanoutResult& result) {
   for (size_t i = 0; i < forks.size(); ++i) {
     if (result.shards[i].started) continue;
     try {
-      Lease::attach(ctx, forks[i], request.run.choice, Lease::Access::exclusive).release();
+      // Still ours when the shard stopped before taking it over; else its run let go.
+      const ShardFork& f = forks[i];
+      Lease lease = f.lock->held() ? Lease::adopt(ctx, f.lease, std::move(*f.lock), request.run.choice)
+                                   : Lease::attach(ctx, f.lease, request.run.choice, Lease::Access::exclusive);
+      lease.release();
     } catch (const Error& e) {
       ctx.ui.warn(fmt::format("could not remove the fork of shard {}: {}; `corral stop --orphans` removes it later",
                               i, e.what()));
@@ -204,7 +217,7 @@ FanoutResult run_fanout(LeaseContext& ctx, const FanoutRequest& asked) {
     contexts.push_back(LeaseContext{ctx.claims, ctx.providers, *uis.back()});
   }
   if (ui.cancelled()) throw Error(ErrorCode::cancelled, "interrupted before anything was created");
-  std::vector<std::string> forks(static_cast<size_t>(n));
+  std::vector<ShardFork> forks(static_cast<size_t>(n));
   if (!request.from.empty()) {
     forks = fork_for_shards(ctx, request);
     ui.info(fmt::format("running {} shards in forks of lease {}", n, request.from));

@@ -26,6 +26,9 @@ struct ForkOptions {
 
 struct Forks {
   std::vector<Claim> made;    // one claim per fork made, in the order asked
+  // The lock of each of `made`, by index, held until the caller lets go: a fork made for
+  // a run waits not kept, and unlocked it would look abandoned to `stop --orphans`.
+  std::vector<LeaseLock> locks;
   std::vector<Error> failed;  // why the others were not made (only with keep_partial)
 };
 

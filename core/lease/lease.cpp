@@ -131,6 +131,14 @@ Lease Lease::attach(LeaseContext& ctx, const Claim& claim, const ProviderChoice&
   return Lease(ctx, std::move(current), std::move(session), std::move(lock), /*reused=*/true);
 }
 
+Lease Lease::adopt(LeaseContext& ctx, const std::string& id, LeaseLock lock, const ProviderChoice& choice) {
+  std::optional<Claim> claim = ctx.claims.read(id);
+  if (!claim) throw Error(ErrorCode::not_found, fmt::format("lease '{}' is gone", id));
+  require_lease_provider(ctx, *claim, choice, "--id");
+  auto session = ctx.providers.open(claim->provider, choice, ctx.ui);
+  return Lease(ctx, std::move(*claim), std::move(session), std::move(lock), /*reused=*/true);
+}
+
 Lease Lease::adopt_pooled(LeaseContext& ctx, Claim claim, LeaseLock lock, const ProviderChoice& choice) {
   auto session = ctx.providers.open(claim.provider, choice, ctx.ui);
   Lease lease(ctx, std::move(claim), std::move(session), std::move(lock), /*reused=*/true);

@@ -84,6 +84,10 @@ class Lease {
   // caller took and hands over. It syncs like a reused lease (only what changed since
   // the fill) and is released by its run like a new one.
   static Lease adopt_pooled(LeaseContext& ctx, Claim claim, LeaseLock lock, const ProviderChoice& choice);
+  // The lease whose id is `id`, attached exclusively with `lock`, its lock, which this
+  // process already holds (a fork made for this run) and hands over: attach() would wait
+  // for it for ever. Throws not-found when the claim is gone.
+  static Lease adopt(LeaseContext& ctx, const std::string& id, LeaseLock lock, const ProviderChoice& choice);
   // The lease of an already read claim (for commands over every lease).
   static Lease attach(LeaseContext& ctx, const Claim& claim, const ProviderChoice& choice, Access access);
 

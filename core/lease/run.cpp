@@ -95,7 +95,10 @@ void RunPhases::prepare(const SharedWorkspace* shared) {
 
 void RunPhases::open_provider() {
   if (!request_.lease.empty()) {
-    reused_.emplace(Lease::attach(ctx_, request_.lease, request_.choice, Lease::Access::exclusive));
+    if (request_.lease_lock && request_.lease_lock->held())
+      reused_.emplace(Lease::adopt(ctx_, request_.lease, std::move(*request_.lease_lock), request_.choice));
+    else
+      reused_.emplace(Lease::attach(ctx_, request_.lease, request_.choice, Lease::Access::exclusive));
     // A pooled sandbox is the pool's until a run takes it from there; used by name, it
     // would stay counted as ready with this run's changes in it.
     if (const Claim& claim = reused_->claim(); claim.pool)

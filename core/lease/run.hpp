@@ -57,6 +57,9 @@ struct RunRequest {
   // With `lease`: the lease was made for this run (a fork of `run --shards --from`), so the
   // keep rules release it like a new sandbox instead of always keeping it.
   bool release_reused = false;
+  // With `lease`: its lock, which this process already holds (the fan-out made the fork
+  // and kept it locked since); the run takes it over instead of waiting for it.
+  std::shared_ptr<LeaseLock> lease_lock;
   // Take a ready sandbox from the warm pool this run's sandbox would belong to, when there
   // is one (pool.hpp); false = --no-pool. `refill_exe` is the corral to start, detached,
   // to refill the pool once one is taken; empty = none.

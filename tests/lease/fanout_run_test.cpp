@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "lease/fanout.hpp"
+#include "lease/fork.hpp"
 #include "lease_kit.hpp"
 
 using corral::test::LeaseKit;
@@ -111,4 +112,41 @@ TEST_CASE("--fail-fast: the first shard that fails stops the others, which are c
   }
   CHECK(kit.cloud.boxes().empty());
   CHECK(kit.leases().empty());
+}
+
+TEST_CASE("forks made for a fan-out stay locked from the fork until their shards take them over") {
+  LeaseKit kit;
+  const SessionHandle source = kit.kept_lease();
+  std::vector<std::string> ids;
+  {
+    Lease lease = Lease::attach(kit.ctx, source.lease_id, kit.request().choice, Lease::Access::exclusive);
+    Forks forks = fork_lease(kit.ctx, lease, {.count = 2, .kept = false, .keep_partial = false});
+    REQUIRE(forks.made.size() == 2);
+    REQUIRE(forks.locks.size() == 2);
+    for (const Claim& c : forks.made) {
+      ids.push_back(c.lease_id);
+      // Not kept: unlocked, `stop --orphans` would take it for abandoned.
+      CHECK(kit.claims.in_use(c.lease_id));
+    }
+  }
+  for (const std::string& id : ids) CHECK_FALSE(kit.claims.in_use(id));  // let go with `forks`
+
+  // Through the fan-out: each shard takes its fork's held lock (waiting for it would never
+  // end), runs in it, and releases it; the source is left as it was.
+  FanoutRequest f = fanout(kit, 3, 1);
+  f.from = source.lease_id;
+  FanoutResult r = run_fanout(kit.ctx, f);
+  CHECK(r.exit_code == 0);
+  std::set<std::string> ran;
+  for (const ShardOutcome& s : r.shards) {
+    CHECK(s.started);
+    REQUIRE(s.result.handle);
+    CHECK(s.result.handle->reused);
+    ran.insert(s.result.handle->lease_id);
+  }
+  CHECK(ran.size() == 3);
+  CHECK(ran.count(source.lease_id) == 0);
+  CHECK(kit.cloud.count("fork") == 2);
+  std::vector<Claim> left = kit.leases();
+  REQUIRE(left.size() == 3);  // the source and the two forks the first part let go of
 }

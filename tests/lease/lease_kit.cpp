@@ -28,6 +28,9 @@ class FakeProvider : public sdk::Provider {
   DownloadResult download(const Sandbox& s, const DownloadRequest& r, const sdk::Host& h) override {
     return cloud_.download(s, r, h);
   }
+  std::vector<ForkOutcome> fork(const Sandbox& s, const std::vector<ForkTarget>& t, const sdk::Host& h) override {
+    return cloud_.fork(s, t, h);
+  }
   Sandbox extend(const Sandbox& s, std::int64_t, const sdk::Host&) override { return s; }
   std::string url(const Sandbox& s, int port, const sdk::Host&) override {
     return "https://" + std::to_string(port) + "-" + s.id + ".fake.invalid";
@@ -199,6 +202,15 @@ std::vector<Sandbox> FakeCloud::list(const StringMap& labels, const sdk::Host& h
   std::vector<Sandbox> out;
   for (const auto& [id, box] : boxes_)
     if (wire::labels_match(box.sandbox.labels, labels)) out.push_back(box.sandbox);
+  return out;
+}
+
+std::vector<ForkOutcome> FakeCloud::fork(const Sandbox& source, const std::vector<ForkTarget>& targets,
+                                         const sdk::Host& host) {
+  begin("fork", source.id, host);
+  get(source.id, host);  // a gone source forks nothing
+  std::vector<ForkOutcome> out;
+  for (const ForkTarget& t : targets) out.push_back({get(add(t.labels), host), std::nullopt});
   return out;
 }
 

@@ -102,6 +102,8 @@ class FakeCloud {
   Sandbox get(const std::string& id, const sdk::Host& host);
   std::vector<Sandbox> list(const StringMap& labels, const sdk::Host& host);
   void destroy(const Sandbox& sandbox, const sdk::Host& host);
+  // One new sandbox per target, labelled as the target says.
+  std::vector<ForkOutcome> fork(const Sandbox& source, const std::vector<ForkTarget>& targets, const sdk::Host& host);
   int exec(const Sandbox& sandbox, const Command& command, const sdk::Host& host);
   void upload(const Sandbox& sandbox, const UploadRequest& request, const sdk::Host& host);
   DownloadResult download(const Sandbox& sandbox, const DownloadRequest& request, const sdk::Host& host);
