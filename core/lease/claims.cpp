@@ -136,9 +136,15 @@ Claim claim_from_json(std::string_view text, const std::string& what) {
   if (const json::Value* pool = json::find(doc, "pool"); pool && pool->IsObject()) {
     PoolTag tag;
     tag.key = json::get_string(*pool, "key");
-    tag.size = static_cast<int>(json::get_int(*pool, "size"));
+    const std::int64_t size = json::get_int(*pool, "size");
     tag.filled_at = json::get_int(*pool, "filledAt");
     tag.expires_at = json::get_int(*pool, "expiresAt");
+    // What a fill writes, or damage: never numbers for the pool's arithmetic to overflow.
+    constexpr std::int64_t kMaxTagSize = 1000, kLatest = std::int64_t{1} << 40;  // seconds: ~34,000 years
+    if (size < 1 || size > kMaxTagSize || tag.filled_at < 0 || tag.expires_at < tag.filled_at ||
+        tag.expires_at > kLatest)
+      throw Error(ErrorCode::invalid_argument, what + " has a pool tag out of range");
+    tag.size = static_cast<int>(size);
     c.pool = std::move(tag);
   }
   if (c.lease_id.empty() || c.provider.empty() || c.sandbox_id.empty())

@@ -101,6 +101,25 @@ TEST_CASE("a lease resolves by id or slug, and a miss lists what exists") {
   CHECK_FALSE(store.read("aaa"));
 }
 
+TEST_CASE("a pool tag with numbers no fill writes makes the claim corrupt, not arithmetic to overflow") {
+  TempDir t;
+  ClaimStore store(t.path());
+  const std::string head = R"({"version":1,"leaseId":"abc123","slug":"calm-otter","provider":"local",)"
+                           R"("sandboxId":"sb-1","kept":false,"pool":{"key":"0123456789abcdef",)";
+  for (const char* numbers : {R"("size":0,"filledAt":1,"expiresAt":2)", R"("size":4294967297,"filledAt":1,"expiresAt":2)",
+                              R"("size":2,"filledAt":-9223372036854775807,"expiresAt":2)",
+                              R"("size":2,"filledAt":5,"expiresAt":4)",
+                              R"("size":2,"filledAt":1,"expiresAt":9223372036854775807)"}) {
+    INFO(numbers);
+    t.write("abc123.json", head + numbers + "}}");
+    CHECK_THROWS_WITH_AS(store.read("abc123"), doctest::Contains("pool tag out of range"), corral::Error);
+  }
+  t.write("abc123.json", head + R"("size":2,"filledAt":1764633600,"expiresAt":1764637200}})");
+  auto fine = store.read("abc123");
+  REQUIRE(fine);
+  CHECK(fine->pool->size == 2);
+}
+
 TEST_CASE("a corrupt claim is an error naming the file, not a crash") {
   TempDir t;
   ClaimStore store(t.path());
