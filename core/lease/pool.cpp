@@ -79,16 +79,38 @@ void discard(LeaseContext& ctx, Lease& lease, const char* why) {
   }
 }
 
+// A pooled claim locked by this process and read again under the lock.
+struct LockedPooled {
+  LeaseLock lock;
+  Claim claim;
+};
+
+// `lease_id`'s claim, locked and read again, when it still belongs to pool `key` ("" =
+// to any pool). nullopt when another process holds it (then `busy` is set) or when it is
+// no longer pooled: taken by a run meanwhile, or gone (the lock file this try made is
+// removed, under the lock).
+std::optional<LockedPooled> lock_pooled(const ClaimStore& claims, const std::string& lease_id,
+                                        const std::string& key, bool* busy = nullptr) {
+  std::optional<LeaseLock> lock = claims.try_lock(lease_id);
+  if (busy) *busy = !lock;
+  if (!lock) return std::nullopt;
+  std::optional<Claim> fresh = claims.read(lease_id);
+  if (!fresh) {
+    claims.remove(lease_id);
+    return std::nullopt;
+  }
+  if (!fresh->pool || (!key.empty() && fresh->pool->key != key)) return std::nullopt;
+  return LockedPooled{std::move(*lock), std::move(*fresh)};
+}
+
 // Removes the expired sandboxes of pool `key` that nobody holds.
 void remove_expired(LeaseContext& ctx, const std::string& key, const ProviderChoice& choice) {
   const std::int64_t now = unix_now();
   for (const Claim& c : pooled_claims(ctx.claims, key)) {
     if (!pool_expired(*c.pool, now)) continue;
-    std::optional<LeaseLock> lock = ctx.claims.try_lock(c.lease_id);
-    if (!lock) continue;
-    std::optional<Claim> fresh = ctx.claims.read(c.lease_id);
-    if (!fresh || !fresh->pool) continue;
-    Lease lease = Lease::adopt_pooled(ctx, std::move(*fresh), std::move(*lock), choice);
+    std::optional<LockedPooled> held = lock_pooled(ctx.claims, c.lease_id, key);
+    if (!held) continue;
+    Lease lease = Lease::adopt_pooled(ctx, std::move(held->claim), std::move(held->lock), choice);
     discard(ctx, lease, "expired");
   }
 }
@@ -290,21 +312,17 @@ std::optional<Lease> take_pooled(LeaseContext& ctx, const PoolRef& ref, const Re
   for (const Claim& c : candidates) {
     if (taken) break;
     seen = c.pool;
-    std::optional<LeaseLock> lock = ctx.claims.try_lock(c.lease_id);
-    if (!lock) continue;  // being filled, or another run is taking it
-    std::optional<Claim> fresh = ctx.claims.read(c.lease_id);
-    if (!fresh) {
-      ctx.claims.remove(c.lease_id);  // the lock file our try made, while we hold it
-      continue;
-    }
-    if (!fresh->pool || fresh->pool->key != key) continue;  // taken meanwhile
-    const bool expired = pool_expired(*fresh->pool, unix_now());
+    // Busy: being filled, or another run is taking it.
+    std::optional<LockedPooled> held = lock_pooled(ctx.claims, c.lease_id, key);
+    if (!held) continue;
+    const Claim& pooled = held->claim;
+    const bool expired = pool_expired(*pooled.pool, unix_now());
     // Ours from here: a run that dies now leaves an abandoned lease, not a pooled one.
-    Claim mine = *fresh;
+    Claim mine = pooled;
     mine.pool.reset();
     // After a power loss the run is gone too; the tag coming back then is harmless.
     ctx.claims.write(mine, Durability::process_crash);
-    Lease lease = Lease::adopt_pooled(ctx, std::move(mine), std::move(*lock), ref.choice);
+    Lease lease = Lease::adopt_pooled(ctx, std::move(mine), std::move(held->lock), ref.choice);
     if (expired) {
       discard(ctx, lease, "expired");
       continue;
@@ -319,9 +337,9 @@ std::optional<Lease> take_pooled(LeaseContext& ctx, const PoolRef& ref, const Re
       // Not reached now (a network blip, an outage): the sandbox may well be fine, so it
       // goes back to the pool for a later run, and this one makes its own. The others
       // would most likely fail alike.
-      ctx.claims.write(*fresh, Durability::process_crash);
-      ctx.ui.warn(fmt::format("could not reach pooled sandbox {} ({}): {}; leaving it in the pool", fresh->slug,
-                              fresh->sandbox_id, e.what()));
+      ctx.claims.write(pooled, Durability::process_crash);
+      ctx.ui.warn(fmt::format("could not reach pooled sandbox {} ({}): {}; leaving it in the pool", pooled.slug,
+                              pooled.sandbox_id, e.what()));
       break;
     }
     taken.emplace(std::move(lease));
@@ -381,17 +399,16 @@ std::vector<StopOutcome> drain_pools(LeaseContext& ctx, const std::string& provi
   for (const Claim& c : ctx.claims.all()) {
     if (!c.pool || (!provider.empty() && c.provider != provider)) continue;
     StopOutcome out{fmt::format("pooled {} ({})", c.slug, c.provider), std::nullopt};
-    std::optional<LeaseLock> lock = ctx.claims.try_lock(c.lease_id);
-    std::optional<Claim> fresh = lock ? ctx.claims.read(c.lease_id) : std::nullopt;
-    if (!lock) {
+    bool busy = false;
+    std::optional<LockedPooled> held = lock_pooled(ctx.claims, c.lease_id, "", &busy);
+    if (busy) {
       out.error = Error(ErrorCode::unavailable, "being filled or taken by a run right now",
                         "drain again once it is done");
-    } else if (!fresh || !fresh->pool) {
-      if (!fresh) ctx.claims.remove(c.lease_id);
+    } else if (!held) {
       continue;  // taken by a run meanwhile: not the pool's any more
     } else {
       try {
-        Lease lease = Lease::adopt_pooled(ctx, std::move(*fresh), std::move(*lock), ProviderChoice{});
+        Lease lease = Lease::adopt_pooled(ctx, std::move(held->claim), std::move(held->lock), ProviderChoice{});
         lease.release();
       } catch (const Error& e) {
         out.error = e;
