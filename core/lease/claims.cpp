@@ -401,22 +401,30 @@ bool still_the_lock_file(int fd, const fs::path& path) {
 
 }  // namespace
 
+void lock_polling(int fd, const std::string& what, const std::function<void()>& on_wait,
+                  const std::function<bool()>& cancelled) {
+  bool waited = false;
+  while (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    if (errno != EWOULDBLOCK && errno != EINTR)
+      throw Error(ErrorCode::internal, fmt::format("cannot lock {}: {}", what, std::strerror(errno)));
+    if (!waited && on_wait) on_wait();
+    waited = true;
+    if (cancelled && cancelled()) throw Error(ErrorCode::cancelled, fmt::format("stopped waiting for {}", what));
+    ::usleep(50'000);
+  }
+}
+
 LeaseLock ClaimStore::lock(const std::string& lease_id, const std::function<void()>& on_wait,
                            const std::function<bool()>& cancelled) const {
   path_of(lease_id);  // validates the id
-  bool waited = false;
+  bool said = false;  // once, though a lock file replaced meanwhile means waiting again
+  auto waiting = [&] {
+    if (!said && on_wait) on_wait();
+    said = true;
+  };
   while (true) {
     LeaseLock lock(open_lock_file(dir_, lease_id));
-    // Polled rather than blocking, so a waiting process still notices Ctrl-C.
-    while (::flock(lock.fd(), LOCK_EX | LOCK_NB) != 0) {
-      if (errno != EWOULDBLOCK && errno != EINTR)
-        throw Error(ErrorCode::internal, fmt::format("cannot lock lease {}: {}", lease_id, std::strerror(errno)));
-      if (!waited && on_wait) on_wait();
-      waited = true;
-      if (cancelled && cancelled())
-        throw Error(ErrorCode::cancelled, fmt::format("stopped waiting for lease {}", lease_id));
-      ::usleep(50'000);
-    }
+    lock_polling(lock.fd(), "lease " + lease_id, waiting, cancelled);
     if (still_the_lock_file(lock.fd(), lock_path(dir_, lease_id))) return lock;
   }
 }

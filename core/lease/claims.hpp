@@ -72,6 +72,13 @@ class LeaseLock {
   int fd_ = -1;
 };
 
+// Takes an exclusive flock on `fd`, polled rather than blocking so that a waiting process
+// still notices Ctrl-C: calls `on_wait` before the first wait, throws cancelled once
+// `cancelled` says so, internal for a lock that cannot be taken (`what` names the lock
+// in both, e.g. "lease 0123ab").
+void lock_polling(int fd, const std::string& what, const std::function<void()>& on_wait,
+                  const std::function<bool()>& cancelled);
+
 // One claim file as found on disk: readable, or corrupt with what could be salvaged.
 struct ClaimFile {
   std::string lease_id;       // from the file name

@@ -46,16 +46,8 @@ LeaseLock lock_pool(const ClaimStore& claims, const std::string& key, Ui& ui) {
   if (fd < 0)
     throw Error(ErrorCode::internal, fmt::format("cannot open the pool lock {}: {}", path.string(), std::strerror(errno)));
   LeaseLock lock(fd);
-  bool waited = false;
-  // Polled rather than blocking, as lease locks are, so a waiting fill notices Ctrl-C.
-  while (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
-    if (errno != EWOULDBLOCK && errno != EINTR)
-      throw Error(ErrorCode::internal, fmt::format("cannot lock {}: {}", path.string(), std::strerror(errno)));
-    if (!waited) ui.note("waiting for another corral filling this pool");
-    waited = true;
-    if (ui.cancelled()) throw Error(ErrorCode::cancelled, "interrupted while waiting for the pool's lock");
-    ::usleep(50'000);
-  }
+  lock_polling(fd, "the pool lock " + path.string(), [&ui] { ui.note("waiting for another corral filling this pool"); },
+               [&ui] { return ui.cancelled(); });
   return lock;
 }
 
