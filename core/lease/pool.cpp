@@ -262,10 +262,9 @@ FillResult fill_pool(LeaseContext& ctx, const FillRequest& request) {
   ref.options = keyed_options(ctx, ref.provider, ref.choice);
   ref.network = choose_network_policy(request.network, spec, ctx.providers.config(), ctx.ui);
   require_network_policy(spec, ref.network, ctx.providers.registry());
-  auto cancelled = [&ui = ctx.ui] { return ui.cancelled(); };
-  const Workspace ws = scan_workspace(request.cwd, cancelled, [&](const std::string& m) { ctx.ui.warn(m); });
-  if (spec.features.has(Feature::archive_sync)) check_workspace_size(ws, request.max_workspace);
-  ref.root = ws.root;
+  // The root names the pool; the tree is scanned only once the pool is known to need a
+  // sandbox: the refills of a fan-out's shards queue here and mostly find it full.
+  ref.root = find_workspace_root(request.cwd);
 
   FillResult result;
   result.key = pool_key(ref);
@@ -278,6 +277,9 @@ FillResult fill_pool(LeaseContext& ctx, const FillRequest& request) {
     if (!pool_expired(*c.pool, now)) ++result.ready_before;
   if (result.ready_before >= request.size) return result;
 
+  auto cancelled = [&ui = ctx.ui] { return ui.cancelled(); };
+  const Workspace ws = scan_workspace(request.cwd, cancelled, [&](const std::string& m) { ctx.ui.warn(m); });
+  if (spec.features.has(Feature::archive_sync)) check_workspace_size(ws, request.max_workspace);
   std::optional<PackedArchive> packed;
   if (spec.features.has(Feature::archive_sync)) packed.emplace(pack_archive(ws, ctx.ui, cancelled));
   PoolTag tag{result.key, request.size, now, now + request.ttl_seconds};
