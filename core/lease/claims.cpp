@@ -37,7 +37,7 @@ bool valid_lease_id(std::string_view id) {
 // The slugs of leases being created through one store, whose claims are not written yet.
 struct ClaimStore::HeldSlugs {
   std::mutex mutex;
-  std::set<std::string> slugs;
+  std::multiset<std::string> slugs;  // a slug may be held twice: by its create, then by a fan-out
 };
 
 ClaimStore::ClaimStore(fs::path dir) : dir_(std::move(dir)), held_(std::make_shared<HeldSlugs>()) {}
@@ -53,13 +53,19 @@ SlugHold ClaimStore::hold_new_slug() const {
   return SlugHold(held_, std::move(slug));
 }
 
+SlugHold ClaimStore::hold_slug(const std::string& slug) const {
+  std::lock_guard guard(held_->mutex);
+  held_->slugs.insert(slug);
+  return SlugHold(held_, slug);
+}
+
 SlugHold::SlugHold(std::shared_ptr<ClaimStore::HeldSlugs> held, std::string slug)
     : held_(std::move(held)), slug_(std::move(slug)) {}
 
 SlugHold::~SlugHold() {
   if (!held_) return;  // moved from
   std::lock_guard guard(held_->mutex);
-  held_->slugs.erase(slug_);
+  if (auto it = held_->slugs.find(slug_); it != held_->slugs.end()) held_->slugs.erase(it);  // this hold only
 }
 
 LeaseLock& LeaseLock::operator=(LeaseLock&& other) noexcept {

@@ -145,6 +145,9 @@ class ClaimStore {
   // until the returned SlugHold is destroyed, which must be after the claim is written.
   // Two corral processes may still pick one slug (resolve() then asks for the lease id).
   SlugHold hold_new_slug() const;
+  // Keeps `slug` from hold_new_slug()'s choice while the returned hold lives, though its
+  // lease may end meanwhile: a fan-out's shards stay told apart to its end.
+  SlugHold hold_slug(const std::string& slug) const;
 
  private:
   struct HeldSlugs;

@@ -4,8 +4,10 @@
 
 #include <chrono>
 #include <memory>
+#include <mutex>
 #include <semaphore>
 #include <thread>
+#include <vector>
 
 #include "lease/fork.hpp"
 #include "lease/shard_ui.hpp"
@@ -54,9 +56,26 @@ struct ShardFork {
   std::shared_ptr<LeaseLock> lock;
 };
 
+// The slugs of the fan-out's shards, held to its end: a shard's lease may end before
+// another shard's is made, which must not get the same slug in the same report.
+class ShardSlugs {
+ public:
+  explicit ShardSlugs(const ClaimStore& claims) : claims_(claims) {}
+  void keep(const std::string& slug) {
+    SlugHold hold = claims_.hold_slug(slug);
+    std::lock_guard guard(mutex_);
+    holds_.push_back(std::move(hold));
+  }
+
+ private:
+  const ClaimStore& claims_;
+  std::mutex mutex_;
+  std::vector<SlugHold> holds_;
+};
+
 // What shard `index` runs: its own command, its variables, its own download folder, and
-// `fork`, the fork it runs in with --from.
-RunRequest shard_request(const FanoutRequest& request, int index, const ShardFork& fork) {
+// `fork`, the fork it runs in with --from; its slug is kept in `slugs` once acquired.
+RunRequest shard_request(const FanoutRequest& request, int index, const ShardFork& fork, ShardSlugs& slugs) {
   RunRequest shard = request.run;
   if (!fork.lease.empty()) {
     shard.lease = fork.lease;
@@ -68,16 +87,22 @@ RunRequest shard_request(const FanoutRequest& request, int index, const ShardFor
   shard.command.env["CORRAL_SHARD_COUNT"] = std::to_string(request.shards);
   if (!request.run.downloads.dir.empty())
     shard.downloads.dir = request.run.downloads.dir / fmt::format("shard-{}", index);
-  if (request.on_acquired) shard.on_acquired = [&request, index](const SessionHandle& h) { request.on_acquired(index, h); };
+  shard.on_acquired = [&request, index, &slugs](const SessionHandle& h) {
+    try {
+      slugs.keep(h.slug);
+    } catch (const std::exception&) {  // on_acquired must not throw; a slug may repeat then
+    }
+    if (request.on_acquired) request.on_acquired(index, h);
+  };
   return shard;
 }
 
 // Runs shard `index` through the run's phases, in `ctx` (its own Ui), on the shared
 // workspace, acquiring its sandbox in one of the fan-out's creation slots.
 ShardOutcome run_shard(LeaseContext& ctx, const FanoutRequest& request, int index, const ShardFork& fork,
-                       const SharedWorkspace& shared, std::counting_semaphore<kMaxShards>& slots,
+                       ShardSlugs& slugs, const SharedWorkspace& shared, std::counting_semaphore<kMaxShards>& slots,
                        ShardTerminal& terminal) {
-  const RunRequest shard = shard_request(request, index, fork);
+  const RunRequest shard = shard_request(request, index, fork, slugs);
   RunPhases run(ctx, shard);
   ShardOutcome out;
   try {
@@ -227,11 +252,12 @@ FanoutResult run_fanout(LeaseContext& ctx, const FanoutRequest& asked) {
 
   FanoutResult result;
   result.shards.resize(static_cast<size_t>(n));
+  ShardSlugs slugs(ctx.claims);
   std::vector<std::thread> threads;
   for (int i = 0; i < n; ++i) {
     try {
       threads.emplace_back([&, i] {
-        result.shards[i] = run_shard(contexts[i], request, i, forks[i], shared, slots, terminal);
+        result.shards[i] = run_shard(contexts[i], request, i, forks[i], slugs, shared, slots, terminal);
         uis[i]->flush();
       });
     } catch (const std::system_error& e) {  // no thread for this shard: it and the rest cannot run
