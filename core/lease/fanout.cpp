@@ -140,7 +140,8 @@ Claim source_claim(LeaseContext& ctx, const FanoutRequest& request) {
 // Makes the forks of --from the shards run in, one per shard, each still locked.
 std::vector<ShardFork> fork_for_shards(LeaseContext& ctx, const FanoutRequest& request) {
   Lease source = Lease::attach(ctx, request.from, request.run.choice, Lease::Access::exclusive);
-  Forks forks = fork_lease(ctx, source, {.count = request.shards, .kept = false, .keep_partial = false});
+  Forks forks =
+      fork_lease(ctx, source, {.count = request.shards, .kept = false, .keep_partial = false, .keep_locked = true});
   std::vector<ShardFork> out;
   for (size_t i = 0; i < forks.made.size(); ++i)
     out.push_back({forks.made[i].lease_id, std::make_shared<LeaseLock>(std::move(forks.locks[i]))});

@@ -112,7 +112,7 @@ Forks fork_lease(LeaseContext& ctx, Lease& source, const ForkOptions& options) {
       continue;
     }
     result.made.push_back(claim);
-    result.locks.push_back(std::move(pending[i].lock));
+    if (options.keep_locked) result.locks.push_back(std::move(pending[i].lock));
     sandboxes.push_back(*outcome.sandbox);
   }
   const bool stopped = ctx.ui.cancelled();

@@ -22,13 +22,16 @@ struct ForkOptions {
   // When some forks fail, or the user stops corral after the provider made them: keep the
   // ones made (--keep) rather than destroying them.
   bool keep_partial = false;
+  // Hand each fork's lock to the caller (Forks::locks) instead of letting go of it: a fork
+  // made for a run waits not kept, and unlocked it would look abandoned to `stop
+  // --orphans`. A caller that holds them must not attach() to the forks (it would wait
+  // for itself); Lease::adopt() takes a held lock over.
+  bool keep_locked = false;
 };
 
 struct Forks {
   std::vector<Claim> made;    // one claim per fork made, in the order asked
-  // The lock of each of `made`, by index, held until the caller lets go: a fork made for
-  // a run waits not kept, and unlocked it would look abandoned to `stop --orphans`.
-  std::vector<LeaseLock> locks;
+  std::vector<LeaseLock> locks;  // with keep_locked: the lock of each of `made`, by index
   std::vector<Error> failed;  // why the others were not made (only with keep_partial)
 };
 

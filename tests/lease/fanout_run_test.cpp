@@ -120,7 +120,7 @@ TEST_CASE("forks made for a fan-out stay locked from the fork until their shards
   std::vector<std::string> ids;
   {
     Lease lease = Lease::attach(kit.ctx, source.lease_id, kit.request().choice, Lease::Access::exclusive);
-    Forks forks = fork_lease(kit.ctx, lease, {.count = 2, .kept = false, .keep_partial = false});
+    Forks forks = fork_lease(kit.ctx, lease, {.count = 2, .kept = false, .keep_partial = false, .keep_locked = true});
     REQUIRE(forks.made.size() == 2);
     REQUIRE(forks.locks.size() == 2);
     for (const Claim& c : forks.made) {
@@ -130,6 +130,15 @@ TEST_CASE("forks made for a fan-out stay locked from the fork until their shards
     }
   }
   for (const std::string& id : ids) CHECK_FALSE(kit.claims.in_use(id));  // let go with `forks`
+  {
+    // Without keep_locked (`corral fork`, the conformance kit) the forks are free at once.
+    Lease lease = Lease::attach(kit.ctx, source.lease_id, kit.request().choice, Lease::Access::exclusive);
+    Forks forks = fork_lease(kit.ctx, lease, {.count = 1, .kept = false, .keep_partial = false});
+    REQUIRE(forks.made.size() == 1);
+    CHECK(forks.locks.empty());
+    CHECK_FALSE(kit.claims.in_use(forks.made[0].lease_id));
+    ids.push_back(forks.made[0].lease_id);
+  }
 
   // Through the fan-out: each shard takes its fork's held lock (waiting for it would never
   // end), runs in it, and releases it; the source is left as it was.
@@ -146,7 +155,7 @@ TEST_CASE("forks made for a fan-out stay locked from the fork until their shards
   }
   CHECK(ran.size() == 3);
   CHECK(ran.count(source.lease_id) == 0);
-  CHECK(kit.cloud.count("fork") == 2);
+  CHECK(kit.cloud.count("fork") == 3);
   std::vector<Claim> left = kit.leases();
-  REQUIRE(left.size() == 3);  // the source and the two forks the first part let go of
+  REQUIRE(left.size() == 4);  // the source and the three forks the first part let go of
 }
