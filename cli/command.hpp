@@ -24,6 +24,7 @@ struct Command {
   bool provider_options = false;  // takes --<provider>-<option> VALUE flags
   bool needs_settings = true;     // false: runs whatever state settings and registries are in
   bool hidden = false;            // for corral's own scripts: not in --help, man pages or completion
+  bool scans_workspace = false;   // scans the working tree at once: git's listing starts before parsing
   // Adds the command's options and positionals to `app`, its own CLI11 subcommand, and
   // returns what runs it with the values they were given; running nothing meanwhile.
   Runner (*define)(CLI::App& app) = nullptr;

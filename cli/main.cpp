@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <filesystem>
 #include <memory>
+#include <optional>
 
 #include "command_line.hpp"
 #include "context.hpp"
@@ -28,14 +29,18 @@ bool wants_verbose(const std::vector<std::string>& args) {
   return false;
 }
 
+// The command named by the first word that is not a flag, or nullptr: known before
+// parsing (a guess only where a flag's value comes first, which no top-level flag has).
+const Command* first_command(const std::vector<std::string>& args) {
+  auto word = std::find_if(args.begin(), args.end(), [](const std::string& a) { return !a.empty() && a[0] != '-'; });
+  return word == args.end() ? nullptr : find_command(*word);
+}
+
 // True when the command needs neither settings nor plugins (`version`, `--help`), so it
 // works whatever state the user's config or registries are in.
 bool needs_nothing(const std::vector<std::string>& args) {
-  // The command is the first word that is not a flag; one that needs nothing decides
-  // before a "--", which `__complete -- WORDS...` is given.
-  auto word = std::find_if(args.begin(), args.end(), [](const std::string& a) { return !a.empty() && a[0] != '-'; });
-  if (word != args.end())
-    if (const Command* command = find_command(*word); command && !command->needs_settings) return true;
+  // One that needs nothing decides before a "--", which `__complete -- WORDS...` is given.
+  if (const Command* command = first_command(args); command && !command->needs_settings) return true;
   for (const std::string& a : args) {
     if (a == "--") return false;
     if (a == "-h" || a == "--help" || a == "--help-all") return true;
@@ -95,6 +100,15 @@ int main_impl(int argc, char** argv) {
   const bool bare = needs_nothing(args);
   std::unique_ptr<Context> ctx = open_context(wants_verbose(args), bare);
   if (!ctx) return kExitConfig;  // a settings file corral could not use
+  // git lists the working tree while the registry and the provider's plugin load.
+  std::optional<WorkspacePrefetch> prefetch;
+  if (const Command* command = first_command(args); !bare && command && command->scans_workspace) {
+    try {
+      prefetch.emplace(std::filesystem::current_path());
+    } catch (const std::exception&) {
+      // The scan lists the tree itself, and reports what stopped this.
+    }
+  }
   CommandLine line;
   try {
     if (!bare) ctx->provider_flags = take_provider_flags(args, ctx->registry(), line.reserved_flags());

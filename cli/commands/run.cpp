@@ -161,6 +161,7 @@ const Command kRun = {
     .name = "run",
     .summary = "Run a command in a sandbox (command after --)",
     .provider_options = true,
+    .scans_workspace = true,
     .define = define,
 };
 

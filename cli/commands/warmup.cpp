@@ -34,6 +34,7 @@ const Command kWarmup = {
     .name = "warmup",
     .summary = "Create and sync a sandbox and keep it; prints its handle",
     .provider_options = true,
+    .scans_workspace = true,
     .define = define,
 };
 

@@ -9,11 +9,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cctype>
 #include <cstdint>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
+#include <future>
 #include <fstream>
 #include <memory>
 #include <mutex>
@@ -29,11 +32,26 @@
 #include "corral/sdk/read_file.hpp"
 #include "corral/types.hpp"
 #include "base/hash.hpp"
+#include "workspace/git_checkout.hpp"
 #include "workspace/ignore.hpp"
 
 namespace fs = std::filesystem;
 
 namespace corral {
+
+// A listing of the checkout holding `start` (top level `top`) made on a thread of its own.
+struct PrefetchedListing {
+  fs::path start;
+  fs::path top;
+  std::atomic<bool> stop{false};
+  std::future<GitListing> listing;
+  std::thread thread;
+  ~PrefetchedListing() {
+    stop = true;  // not taken: git is stopped, its thread ends within 100 ms
+    if (thread.joinable()) thread.join();
+  }
+};
+
 namespace {
 
 using CancelFn = std::function<bool()>;
@@ -49,75 +67,11 @@ void stop_if_cancelled(const CancelFn& cancelled, std::string_view doing) {
   if (cancelled && cancelled()) throw Error(ErrorCode::cancelled, fmt::format("interrupted while {}", doing));
 }
 
-// Runs git to completion and captures its output; on cancel git is stopped (its process
-// group gets SIGTERM) and this throws cancelled, so a huge `ls-files` cannot hold Ctrl-C.
-sdk::CapturedProcess run_git(const sdk::ProcessSpec& spec, long timeout_seconds, const CancelFn& cancelled) {
-  sdk::CapturedProcess captured;
-  sdk::ProcessOutcome o = sdk::run_process(
-      spec, [&](std::string_view d) { captured.out.append(d); },
-      [&](std::string_view d) { captured.err.append(d); }, cancelled, timeout_seconds, 1);
-  if (o.cancelled) throw Error(ErrorCode::cancelled, "interrupted while asking git for the workspace's files");
-  captured.exit_code = o.exit_code;
-  captured.timed_out = o.timed_out;
-  return captured;
-}
-
-// The git top level containing `cwd`, or empty when it is not in a checkout (or git is absent).
-fs::path git_toplevel(const fs::path& cwd, const CancelFn& cancelled = {}) {
-  if (sdk::find_program("git").empty()) return {};
-  sdk::ProcessSpec spec{{"git", "rev-parse", "--show-toplevel"}, std::nullopt, cwd.string()};
-  spec.inherit = {"*"};  // git reads the user's own config, as when they run it
-  sdk::CapturedProcess p = run_git(spec, 30, cancelled);
-  if (p.exit_code != 0) return {};
-  std::string out = p.out;
-  while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
-  return out;
-}
-
 // What to tell the user of a folder the scan could not enter (`dir` relative to the root).
 std::string skipped_folder(std::string_view dir) {
   return fmt::format("left out folder {}: corral cannot read it (permission denied); make it readable to send it, "
                      "or list it in .corralignore to leave it out quietly",
                      dir);
-}
-
-// The folders git said it could not open, from its warnings on stderr.
-std::vector<std::string> unopened_folders(std::string_view git_stderr) {
-  static constexpr std::string_view kWarning = "could not open directory '";
-  std::vector<std::string> out;
-  for (size_t at = git_stderr.find(kWarning); at != std::string_view::npos; at = git_stderr.find(kWarning, at)) {
-    at += kWarning.size();
-    size_t end = git_stderr.find("': ", at);
-    if (end == std::string_view::npos) break;
-    std::string dir(git_stderr.substr(at, end - at));
-    while (!dir.empty() && dir.back() == '/') dir.pop_back();
-    out.push_back(std::move(dir));
-  }
-  return out;
-}
-
-// The tracked and untracked, not git-ignored files of the checkout at `root`, sorted;
-// folders git could not enter are passed to `warn`.
-std::vector<std::string> git_files(const fs::path& root, const CancelFn& cancelled, const WarnFn& warn) {
-  sdk::ProcessSpec spec{{"git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"}, std::nullopt,
-                        root.string()};
-  spec.inherit = {"*"};
-  sdk::CapturedProcess p = run_git(spec, 120, cancelled);
-  if (p.exit_code != 0)
-    throw Error(ErrorCode::internal, fmt::format("git ls-files failed in {}: {}", root.string(), p.err));
-  if (warn)
-    for (const std::string& dir : unopened_folders(p.err)) warn(skipped_folder(dir));
-  std::vector<std::string> files;
-  std::string_view rest = p.out;
-  while (!rest.empty()) {
-    size_t nul = rest.find('\0');
-    files.emplace_back(rest.substr(0, nul));
-    if (nul == std::string_view::npos) break;
-    rest.remove_prefix(nul + 1);
-  }
-  std::sort(files.begin(), files.end());
-  files.erase(std::unique(files.begin(), files.end()), files.end());
-  return files;
 }
 
 // Every file below `root` outside .git and ignored folders, sorted; folders it cannot
@@ -148,17 +102,26 @@ std::vector<std::string> walk_files(const fs::path& root, const IgnoreRules& rul
   return files;
 }
 
-// git's answer in find_workspace_root, kept for the scan_workspace of the same folder
-// that follows it in one corral command (the settings need the root first, the run then
-// scans it), so a run asks git once. Taken by the first scan, whatever its folder: any
-// other scan asks git itself.
-struct ToplevelMemo {
+// What one corral command learned before its scan, for the scan of the same folder: the
+// top level find_workspace_root found (the settings need the root first, the run then
+// scans it) and a listing started early (WorkspacePrefetch). Taken by the first scan,
+// whatever its folder: any other scan asks again.
+struct ScanHints {
   std::mutex mutex;
   std::optional<std::pair<fs::path, fs::path>> start_and_top;
+  std::shared_ptr<PrefetchedListing> prefetched;
 };
-ToplevelMemo& toplevel_memo() {
-  static ToplevelMemo memo;
-  return memo;
+ScanHints& scan_hints() {
+  static ScanHints hints;
+  return hints;
+}
+
+// The listing `p` is making, once git is done; stops git and throws cancelled when
+// `cancelled` says so meanwhile.
+GitListing take_listing(PrefetchedListing& p, const CancelFn& cancelled) {
+  while (p.listing.wait_for(std::chrono::milliseconds(100)) != std::future_status::ready)
+    if (cancelled && cancelled()) p.stop = true;  // git is stopped within 100 ms; get() then throws
+  return p.listing.get();
 }
 
 }  // namespace
@@ -167,24 +130,58 @@ fs::path find_workspace_root(const fs::path& cwd) {
   fs::path start = fs::weakly_canonical(cwd);
   fs::path top = git_toplevel(start);
   {
-    ToplevelMemo& memo = toplevel_memo();
-    std::lock_guard lock(memo.mutex);
-    memo.start_and_top.emplace(start, top);
+    ScanHints& hints = scan_hints();
+    std::lock_guard lock(hints.mutex);
+    hints.start_and_top.emplace(start, top);
   }
   return top.empty() ? start : fs::weakly_canonical(top);
+}
+
+WorkspacePrefetch::WorkspacePrefetch(const fs::path& cwd) {
+  auto p = std::make_shared<PrefetchedListing>();
+  p->start = fs::weakly_canonical(cwd);
+  ScanHints& hints = scan_hints();
+  std::optional<fs::path> known;
+  {
+    std::lock_guard lock(hints.mutex);
+    if (hints.start_and_top && hints.start_and_top->first == p->start) known = hints.start_and_top->second;
+  }
+  fs::path top = known ? *known : git_toplevel(p->start);
+  if (top.empty()) return;  // no checkout: the scan walks the folder itself
+  p->top = fs::weakly_canonical(top);
+  std::packaged_task<GitListing()> task([p = p.get()] { return list_git_files(p->top, [p] { return p->stop.load(); }); });
+  p->listing = task.get_future();
+  try {
+    p->thread = std::thread(std::move(task));
+  } catch (const std::system_error&) {
+    return;  // no thread to be had (a process or memory limit): the scan lists in line
+  }
+  std::lock_guard lock(hints.mutex);
+  hints.prefetched = p;
+  state_ = std::move(p);
+}
+
+WorkspacePrefetch::~WorkspacePrefetch() {
+  if (!state_) return;
+  ScanHints& hints = scan_hints();
+  std::lock_guard lock(hints.mutex);
+  if (hints.prefetched == state_) hints.prefetched.reset();
 }
 
 Workspace scan_workspace(const fs::path& cwd, const CancelFn& cancelled, const WarnFn& warn) {
   Workspace ws;
   fs::path start = fs::weakly_canonical(cwd);
   std::optional<fs::path> known;
+  std::shared_ptr<PrefetchedListing> prefetched;
   {
-    ToplevelMemo& memo = toplevel_memo();
-    std::lock_guard lock(memo.mutex);
-    if (memo.start_and_top && memo.start_and_top->first == start) known = memo.start_and_top->second;
-    memo.start_and_top.reset();
+    ScanHints& hints = scan_hints();
+    std::lock_guard lock(hints.mutex);
+    if (hints.start_and_top && hints.start_and_top->first == start) known = hints.start_and_top->second;
+    hints.start_and_top.reset();
+    if (hints.prefetched && hints.prefetched->start == start) prefetched = hints.prefetched;
+    hints.prefetched.reset();
   }
-  fs::path top = known ? *known : git_toplevel(start, cancelled);
+  fs::path top = prefetched ? prefetched->top : known ? *known : git_toplevel(start, cancelled);
   ws.git = !top.empty();
   ws.root = ws.git ? fs::weakly_canonical(top) : start;
   std::string sub = start.lexically_relative(ws.root).generic_string();
@@ -194,8 +191,15 @@ Workspace scan_workspace(const fs::path& cwd, const CancelFn& cancelled, const W
   const fs::path ignore_file = ws.root / ".corralignore";
   if (auto text = sdk::read_regular_file(ignore_file, kMaxIgnoreBytes, "the ignore file"))
     rules = IgnoreRules::parse(*text, ignore_file.string(), cancelled);
-  std::vector<std::string> names =
-      ws.git ? git_files(ws.root, cancelled, warn) : walk_files(ws.root, rules, cancelled, warn);
+  std::vector<std::string> names;
+  if (ws.git) {
+    GitListing listing = prefetched ? take_listing(*prefetched, cancelled) : list_git_files(ws.root, cancelled);
+    if (warn)
+      for (const std::string& dir : listing.unopened) warn(skipped_folder(dir));
+    names = std::move(listing.files);
+  } else {
+    names = walk_files(ws.root, rules, cancelled, warn);
+  }
 
   Sha256 fingerprint;
   for (const std::string& name : names) {

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,6 +35,23 @@ struct Workspace {
 
 // The root of the working tree holding `cwd`: its git top level, else `cwd` itself.
 std::filesystem::path find_workspace_root(const std::filesystem::path& cwd);
+
+struct PrefetchedListing;
+
+// Starts git's listing of the checkout holding `cwd` on a thread of its own, for the
+// scan_workspace(cwd) that follows in this process: a run's listing then overlaps
+// loading its provider. Nothing for a folder in no checkout. A scan of another folder
+// ignores it; destroyed untaken, it stops git and waits for its thread (under 100 ms).
+class WorkspacePrefetch {
+ public:
+  explicit WorkspacePrefetch(const std::filesystem::path& cwd);
+  ~WorkspacePrefetch();
+  WorkspacePrefetch(const WorkspacePrefetch&) = delete;
+  WorkspacePrefetch& operator=(const WorkspacePrefetch&) = delete;
+
+ private:
+  std::shared_ptr<PrefetchedListing> state_;
+};
 
 // Scans the working tree containing `cwd`: in a git checkout its tracked and untracked,
 // not-ignored files; elsewhere every file below `cwd`; minus .corralignore matches and

@@ -93,7 +93,7 @@ TEST_CASE("a git checkout sends tracked and untracked files but not ignored ones
   CHECK(names == std::vector<std::string>{".corralignore", ".gitignore", "sub/untracked.txt", "tracked.c"});
 }
 
-TEST_CASE("finding the root and then scanning the same folder asks git for the top level once") {
+TEST_CASE("where git must be asked for the top level, finding the root and then scanning asks it once") {
   TempDir t;
   git(t.path(), {"init", "-q"});
   t.write("a.txt", "a");
@@ -116,6 +116,10 @@ TEST_CASE("finding the root and then scanning the same folder asks git for the t
   ::setenv("PATH", (bin.string() + ":" + old_path).c_str(), 1);
   std::unique_ptr<const std::string, void (*)(const std::string*)> restore(
       &old_path, [](const std::string* p) { ::setenv("PATH", p->c_str(), 1); });
+  // A variable that may carry `-c` settings: only git can say where the top level is.
+  REQUIRE(std::getenv("GIT_CONFIG_COUNT") == nullptr);
+  ::setenv("GIT_CONFIG_COUNT", "0", 1);
+  std::unique_ptr<const char, void (*)(const char*)> unset("GIT_CONFIG_COUNT", [](const char* n) { ::unsetenv(n); });
   auto rev_parses = [&] {
     std::string text = corral::test::read_file(log);
     return std::count(text.begin(), text.end(), '\n');
