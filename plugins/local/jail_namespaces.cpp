@@ -3,7 +3,10 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <linux/capability.h>
+#include <signal.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -19,22 +22,6 @@
 namespace corral::local {
 namespace {
 
-// Writes `text` to /proc/<pid>/<file>; the errno on failure, else 0.
-int write_proc(pid_t pid, const char* file, const std::string& text) {
-  std::string path = "/proc/" + std::to_string(pid) + "/" + file;
-  int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-  if (fd < 0) return errno;
-  int rc = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) ? 0 : errno;
-  ::close(fd);
-  return rc;
-}
-
-// Opens /proc/<pid>/ns/<name>; the fd, or -1 with errno set.
-int open_ns(pid_t pid, const char* name) {
-  std::string path = "/proc/" + std::to_string(pid) + "/ns/" + name;
-  return ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-}
-
 Error refused(const std::string& step, int err) {
   return Error(ErrorCode::unavailable,
                "bubblewrap cannot create a sandbox here: root cannot prepare the jail's namespaces (" + step +
@@ -44,10 +31,23 @@ Error refused(const std::string& step, int err) {
                "another provider with --provider");
 }
 
-// What the forked child reports: the step that failed (0 = none) and its errno.
-struct ChildStatus {
-  int step = 0;
-  int err = 0;
+// The step the child failed at, named in the error.
+enum Step : int {
+  kNone,
+  kUnshareMount,
+  kPrivateMounts,
+  kBindWorkspace,
+  kUnshareUser,
+  kBecomeJailUser,
+  kForbidNestedUser,
+  kUnshareOwnUser,
+  kMountTmpfs,
+  kSetgroups,
+  kUidMap,
+  kGidMap,
+  kOpenUser,
+  kOpenMount,
+  kOpenTmpfs,
 };
 constexpr const char* kSteps[] = {"",
                                   "unshare mount namespace",
@@ -57,44 +57,13 @@ constexpr const char* kSteps[] = {"",
                                   "become the jail's user",
                                   "forbid user namespaces inside the jail",
                                   "unshare a user namespace of one's own",
-                                  "mount the workspace's tmpfs"};
-
-// Sets the calling process's user namespace's limit on user namespaces nested in it to
-// none (what bwrap --disable-userns does for a namespace of its own); errno, else 0.
-// The namespace's creator holds CAP_SYS_RESOURCE in it, which the write needs.
-int forbid_nested_user_namespaces() {
-  int fd = ::open("/proc/sys/user/max_user_namespaces", O_WRONLY | O_CLOEXEC);
-  if (fd < 0) return errno;
-  int rc = ::write(fd, "0", 1) == 1 ? 0 : errno;
-  ::close(fd);
-  return rc;
-}
-
-// Makes the permitted capabilities effective again (a raw syscall: async-signal-safe).
-// Failure is ignored: unprivileged namespaces may be allowed anyway.
-void raise_permitted_caps() {
-  __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
-  __user_cap_data_struct data[2] = {};
-  if (::syscall(SYS_capget, &header, data) != 0) return;
-  for (auto& d : data) d.effective = d.permitted;
-  (void)::syscall(SYS_capset, &header, data);
-}
-
-// Closes every descriptor from 3 on but `keep_a` and `keep_b` (raw syscalls: async-signal-safe).
-// Another thread may fork its own helper at the same time: this child must not hold that
-// helper's release pipe, or each would wait for the other's end-of-file forever.
-void close_all_but(int keep_a, int keep_b) {
-  const unsigned lo = static_cast<unsigned>(std::min(keep_a, keep_b));
-  const unsigned hi = static_cast<unsigned>(std::max(keep_a, keep_b));
-  auto close_range = [](unsigned first, unsigned last) {
-    if (first > last) return;
-    if (::syscall(SYS_close_range, first, last, 0) == 0) return;
-    for (unsigned fd = first; fd <= last && fd < 65536; ++fd) ::close(static_cast<int>(fd));
-  };
-  close_range(3, lo - 1);
-  close_range(lo + 1, hi - 1);
-  close_range(hi + 1, ~0U);
-}
+                                  "mount the workspace's tmpfs",
+                                  "setgroups",
+                                  "uid_map",
+                                  "gid_map",
+                                  "open user namespace",
+                                  "open mount namespace",
+                                  "open the workspace's tmpfs"};
 
 // What the child makes: the workspace at the mount point (a bind of `bind_source`, a
 // tmpfs with `tmpfs_options`, or nothing), then the jail's user namespace for `user`
@@ -107,102 +76,148 @@ struct ChildPlan {
   bool self_userns = false;
 };
 
-// The child: the plan's namespaces; reports, then waits until the parent has mapped and
-// opened them.
-// Only async-signal-safe calls: the parent may be multi-threaded.
-[[noreturn]] void prepare_child(const ChildPlan& plan, const int ready[2], const int release[2]) {
-  // The parent's ends: holding release's write end would keep the read below from ever ending.
-  ::close(ready[0]);
-  ::close(release[1]);
-  int ready_fd = ready[1], release_fd = release[0];
-  close_all_but(ready_fd, release_fd);
-  ChildStatus status;
-  if (plan.self_userns && ::unshare(CLONE_NEWUSER) != 0) status = {7, errno};
-  if (status.step == 0 && (plan.bind_source || plan.tmpfs_options)) {
-    if (::unshare(CLONE_NEWNS) != 0) status = {1, errno};
-    // Slave, so the mount below never propagates back to the host's mount table.
-    else if (::mount(nullptr, "/", nullptr, MS_REC | MS_SLAVE, nullptr) != 0) status = {2, errno};
-    else if (plan.bind_source && ::mount(plan.bind_source, workspace_mount_point(), nullptr, MS_BIND, nullptr) != 0)
-      status = {3, errno};
-    else if (plan.tmpfs_options && ::mount("tmpfs", workspace_mount_point(), "tmpfs", MS_NOSUID | MS_NODEV,
-                                           plan.tmpfs_options) != 0)
-      status = {8, errno};
-  }
-  // The user namespace is made with the jail's uid as effective uid, which makes that user
-  // its owner: bwrap, started as that user, may then join it, and bwrap's processes all
-  // share one identity (so --die-with-parent's signal is allowed to reach the jail).
-  // Root's capabilities are raised again, so hosts that restrict unprivileged user
-  // namespaces (a sysctl, AppArmor) still let root make it.
-  if (status.step == 0 && !plan.self_userns) {
-    if (::setresuid(-1, plan.user.uid, -1) != 0) status = {5, errno};
-    else {
-      raise_permitted_caps();
-      if (::unshare(CLONE_NEWUSER) != 0) status = {4, errno};
-      else if (int err = forbid_nested_user_namespaces()) status = {6, err};
-    }
-  }
-  (void)!::write(ready_fd, &status, sizeof status);
-  char c;
-  (void)!::read(release_fd, &c, 1);  // EOF once the parent is done, or gone
-  ::_exit(0);
+// The child's whole world: it shares this process's memory and descriptor table, so it
+// reads its plan and the map lines made beforehand (it must not allocate), and leaves
+// its descriptors and the step it failed at here.
+struct ChildRun {
+  const ChildPlan* plan = nullptr;
+  const char* mount_point = nullptr;
+  std::string uid_map;  // "<uid> <uid> 1\n"
+  std::string gid_map;
+  int dumpable = 1;  // this process's, restored by the child: it shares the flag
+  int failed_step = kNone;
+  int failed_errno = 0;
+  JailNamespaces::Opened opened;
+};
+
+// The child runs on this process's memory while the thread that started it waits (a
+// vfork): raw system calls only, none of which libc or a sanitizer wraps, since a
+// wrapper's bookkeeping (errno aside) would be the waiting thread's or another's.
+#define CORRAL_RAW_CHILD __attribute__((no_sanitize("address", "undefined"), noinline))
+
+CORRAL_RAW_CHILD long raw_open(const char* path, int flags) {
+  return ::syscall(SYS_openat, AT_FDCWD, path, flags | O_CLOEXEC, 0);
 }
 
-// Runs prepare_child(plan) and, while it waits, maps its user namespace to `plan.user` alone
-// and opens what `opened` names: the user namespace, the mount namespace (with a workspace)
-// and the workspace's root (with a tmpfs).
-JailNamespaces::Opened prepare(const ChildPlan& plan) {
-  workspace_mount_point();  // decided before the fork: its static init is not async-signal-safe
-  int ready[2], release[2];
-  if (::pipe2(ready, O_CLOEXEC) != 0) throw refused("pipe", errno);
-  if (::pipe2(release, O_CLOEXEC) != 0) {
-    int e = errno;
-    ::close(ready[0]);
-    ::close(ready[1]);
-    throw refused("pipe", e);
-  }
-  pid_t pid = ::fork();
-  if (pid == 0) prepare_child(plan, ready, release);
-  int fork_errno = errno;
-  ::close(ready[1]);
-  ::close(release[0]);
-  JailNamespaces::Opened opened;
-  auto finish = [&] {
-    ::close(release[1]);
-    ::close(ready[0]);
-    int status;
-    if (pid > 0)
-      while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-      }
-  };
-  auto fail = [&](const std::string& step, int err) {
-    finish();
-    for (int fd : {opened.userns, opened.mountns, opened.workspace})
-      if (fd >= 0) ::close(fd);
-    return refused(step, err);
-  };
-  if (pid < 0) throw fail("fork", fork_errno);
-  ChildStatus child;
-  ssize_t got;
-  do got = ::read(ready[0], &child, sizeof child);
-  while (got < 0 && errno == EINTR);
-  if (got != sizeof child) throw fail("helper process", EIO);
-  if (child.step != 0) throw fail(kSteps[child.step], child.err);
+// Writes `text` (`size` bytes) to the file at `path`; 0, or the errno.
+CORRAL_RAW_CHILD int raw_write_file(const char* path, const char* text, size_t size) {
+  const long fd = raw_open(path, O_WRONLY);
+  if (fd < 0) return errno;
+  const long wrote = ::syscall(SYS_write, fd, text, size);
+  const int err = wrote == static_cast<long>(size) ? 0 : wrote < 0 ? errno : EIO;
+  ::syscall(SYS_close, fd);
+  return err;
+}
 
-  const std::string uid = std::to_string(plan.user.uid), gid = std::to_string(plan.user.gid);
-  if ((opened.userns = open_ns(pid, "user")) < 0) throw fail("open user namespace", errno);
-  const bool has_workspace = plan.bind_source || plan.tmpfs_options;
-  if (has_workspace && (opened.mountns = open_ns(pid, "mnt")) < 0) throw fail("open mount namespace", errno);
-  if (plan.tmpfs_options) {
-    const std::string root = "/proc/" + std::to_string(pid) + "/root" + workspace_mount_point();
-    if ((opened.workspace = ::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
-      throw fail("open the workspace's tmpfs", errno);
+// Makes the permitted capabilities effective again. Failure is ignored: unprivileged
+// namespaces may be allowed anyway.
+CORRAL_RAW_CHILD void raise_permitted_caps() {
+  __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+  __user_cap_data_struct data[2] = {};
+  if (::syscall(SYS_capget, &header, data) != 0) return;
+  for (auto& d : data) d.effective = d.permitted;
+  (void)::syscall(SYS_capset, &header, data);
+}
+
+// Maps the user namespace the child just made to its own ids alone, which is what a
+// process may write for itself (set-groups denied first: nothing in the jail can ever
+// drop its group to get past a deny ACL); the failed step, else kNone.
+CORRAL_RAW_CHILD int map_own_ids(ChildRun& run) {
+  if ((run.failed_errno = raw_write_file("/proc/self/setgroups", "deny", 4))) return kSetgroups;
+  if ((run.failed_errno = raw_write_file("/proc/self/uid_map", run.uid_map.data(), run.uid_map.size()))) return kUidMap;
+  if ((run.failed_errno = raw_write_file("/proc/self/gid_map", run.gid_map.data(), run.gid_map.size()))) return kGidMap;
+  return kNone;
+}
+
+// The child's steps; the one that failed, else kNone (errno in run.failed_errno).
+CORRAL_RAW_CHILD int make_namespaces(ChildRun& run) {
+  const ChildPlan& plan = *run.plan;
+  auto fail = [&run](int step) {
+    run.failed_errno = errno;
+    return step;
+  };
+  if (plan.self_userns) {
+    if (::syscall(SYS_unshare, CLONE_NEWUSER) != 0) return fail(kUnshareOwnUser);
+    if (int step = map_own_ids(run)) return step;
   }
-  // setgroups deny: nothing in the jail can ever drop its group to get past a deny ACL.
-  if (int err = write_proc(pid, "setgroups", "deny")) throw fail("setgroups", err);
-  if (int err = write_proc(pid, "uid_map", uid + " " + uid + " 1\n")) throw fail("uid_map", err);
-  if (int err = write_proc(pid, "gid_map", gid + " " + gid + " 1\n")) throw fail("gid_map", err);
-  finish();
-  return opened;
+  if (plan.bind_source || plan.tmpfs_options) {
+    if (::syscall(SYS_unshare, CLONE_NEWNS) != 0) return fail(kUnshareMount);
+    // Slave, so the mount below never propagates back to the host's mount table.
+    if (::syscall(SYS_mount, nullptr, "/", nullptr, MS_REC | MS_SLAVE, nullptr) != 0) return fail(kPrivateMounts);
+    if (plan.bind_source && ::syscall(SYS_mount, plan.bind_source, run.mount_point, nullptr, MS_BIND, nullptr) != 0)
+      return fail(kBindWorkspace);
+    if (plan.tmpfs_options &&
+        ::syscall(SYS_mount, "tmpfs", run.mount_point, "tmpfs", MS_NOSUID | MS_NODEV, plan.tmpfs_options) != 0)
+      return fail(kMountTmpfs);
+    if ((run.opened.mountns = static_cast<int>(raw_open("/proc/self/ns/mnt", O_RDONLY))) < 0) return fail(kOpenMount);
+    if (plan.tmpfs_options &&
+        (run.opened.workspace = static_cast<int>(raw_open(run.mount_point, O_RDONLY | O_DIRECTORY))) < 0)
+      return fail(kOpenTmpfs);
+  }
+  // The user namespace is made with the jail's ids as effective ids, which makes that
+  // user its owner and lets the child map it: bwrap, started as that user, may then join
+  // it, and bwrap's processes all share one identity (so --die-with-parent's signal is
+  // allowed to reach the jail). Root's capabilities are raised again, so hosts that
+  // restrict unprivileged user namespaces (a sysctl, AppArmor) still let root make it.
+  if (!plan.self_userns) {
+    if (::syscall(SYS_setresgid, -1, plan.user.gid, -1) != 0 || ::syscall(SYS_setresuid, -1, plan.user.uid, -1) != 0)
+      return fail(kBecomeJailUser);
+    // The change of identity made the memory it shares with corral undumpable, which
+    // hands /proc/self's files to root: the maps below are then not the child's to write.
+    ::syscall(SYS_prctl, PR_SET_DUMPABLE, 1, 0, 0, 0);
+    raise_permitted_caps();
+    if (::syscall(SYS_unshare, CLONE_NEWUSER) != 0) return fail(kUnshareUser);
+    // No user namespace nested in it (what bwrap --disable-userns does for one of its
+    // own); the namespace's creator holds CAP_SYS_RESOURCE in it, which the write needs.
+    if ((run.failed_errno = raw_write_file("/proc/sys/user/max_user_namespaces", "0", 1))) return kForbidNestedUser;
+    if (int step = map_own_ids(run)) return step;
+  }
+  if ((run.opened.userns = static_cast<int>(raw_open("/proc/self/ns/user", O_RDONLY))) < 0) return fail(kOpenUser);
+  return kNone;
+}
+
+CORRAL_RAW_CHILD int child_main(void* arg) {
+  ChildRun& run = *static_cast<ChildRun*>(arg);
+  run.failed_step = make_namespaces(run);
+  ::syscall(SYS_prctl, PR_SET_DUMPABLE, run.dumpable, 0, 0, 0);
+  ::syscall(SYS_exit, 0);  // this thread only: exit_group would take the parent along
+  return 0;
+}
+
+// Runs make_namespaces(plan) in a child that shares this process's memory and
+// descriptors (no copy of the address space to make and tear down) and returns the
+// descriptors it opened, which hold the namespaces once it is gone.
+JailNamespaces::Opened prepare(const ChildPlan& plan) {
+  ChildRun run;
+  run.plan = &plan;
+  run.mount_point = workspace_mount_point();
+  run.uid_map = std::to_string(plan.user.uid) + " " + std::to_string(plan.user.uid) + " 1\n";
+  run.gid_map = std::to_string(plan.user.gid) + " " + std::to_string(plan.user.gid) + " 1\n";
+  run.dumpable = ::prctl(PR_GET_DUMPABLE);
+  constexpr size_t kStackSize = 256 << 10;
+  void* stack = ::mmap(nullptr, kStackSize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+  if (stack == MAP_FAILED) throw refused("helper stack", errno);
+  // No handler of this process may run on the child's stack: every signal waits.
+  sigset_t all, old;
+  ::sigfillset(&all);
+  ::pthread_sigmask(SIG_SETMASK, &all, &old);
+  // CLONE_VFORK: this thread resumes once the child has exited.
+  const pid_t pid = ::clone(child_main, static_cast<char*>(stack) + kStackSize,
+                            CLONE_VM | CLONE_VFORK | CLONE_FILES | SIGCHLD, &run);
+  const int clone_errno = errno;
+  ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  ::munmap(stack, kStackSize);
+  if (pid < 0) throw refused("clone", clone_errno);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (run.failed_step != kNone || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    for (int fd : {run.opened.userns, run.opened.mountns, run.opened.workspace})
+      if (fd >= 0) ::close(fd);
+    if (run.failed_step == kNone) throw refused("helper process", EIO);
+    throw refused(kSteps[run.failed_step], run.failed_errno);
+  }
+  return run.opened;
 }
 
 }  // namespace
@@ -216,9 +231,8 @@ const char* workspace_mount_point() {
 }
 
 JailNamespaces JailNamespaces::create(const JailUser& user, const std::string& workspace) {
-  // A child makes the namespaces and waits; the parent (root in the parent namespace,
-  // hence allowed to map any uid) writes the maps and keeps fds that hold them alive.
-  // By path, not by an fd: a mount of the old namespace cannot be bound in the new one.
+  // A child makes the namespaces, maps the jail's user in them and opens the fds that
+  // hold them alive. By path, not by an fd: a mount of the old namespace cannot be bound in the new one.
   // Root-owned 0700 folders lead to it, so the jail's user cannot swap it for a link.
   ChildPlan plan;
   plan.user = user;
