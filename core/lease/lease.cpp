@@ -97,6 +97,7 @@ Lease Lease::create(LeaseContext& ctx, std::unique_ptr<ProviderSession> session,
   }
   Lease lease(ctx, std::move(claim), std::move(session), std::move(lock), /*reused=*/false);
   lease.sandbox_ = std::move(sandbox);
+  lease.ephemeral_ = made.ephemeral;
   return lease;
 }
 
@@ -211,7 +212,7 @@ void Lease::sync(const Workspace& ws, const std::function<bool()>& cancelled, co
   // both, so a later sync still removes whatever of them is deleted locally.
   std::vector<std::string> either;
   std::set_union(previous.begin(), previous.end(), current.begin(), current.end(), std::back_inserter(either));
-  ctx_->claims.write_synced_files(claim_.lease_id, either);
+  if (!ephemeral_) ctx_->claims.write_synced_files(claim_.lease_id, either);
 
   std::optional<PackedArchive> own;
   if (!packed) packed = &own.emplace(pack_archive(ws, ui, cancelled));
@@ -223,8 +224,9 @@ void Lease::sync(const Workspace& ws, const std::function<bool()>& cancelled, co
   const TransferFn on_bytes = [&](std::uint64_t done, std::uint64_t) { report.bytes(done); };
   confirming_gone([&] { session_->upload(sandbox, upload, on_bytes); });
   report.done();
-  ctx_->claims.write_synced_files(claim_.lease_id, current);
   claim_.fingerprint = ws.fingerprint;
+  if (ephemeral_) return;  // released at the run's end: no later sync reads either
+  ctx_->claims.write_synced_files(claim_.lease_id, current);
   // Losing the fingerprint to a power loss costs one upload more, not two fsyncs a run:
   // the claim as created, which is durable, stays in place.
   ctx_->claims.write(claim_, Durability::process_crash);

@@ -107,10 +107,11 @@ class Lease {
   const Sandbox& live();
   // Brings the sandbox's workspace to `ws`: nothing for a mounted tree or an unchanged
   // one; else the archive unpacked over the previous sync, with the files deleted
-  // locally since then removed. `packed` is `ws` already packed (once for several runs);
-  // null = pack here. Throws the provider's or the claim's error, or cancelled once
-  // `cancelled` says so while packing; a reused lease whose sandbox went meanwhile fails
-  // as live() does.
+  // locally since then removed (a sandbox made for one run records neither its files
+  // nor its fingerprint, which only a later sync reads). `packed` is `ws` already packed
+  // (once for several runs); null = pack here. Throws the provider's or the claim's
+  // error, or cancelled once `cancelled` says so while packing; a reused lease whose
+  // sandbox went meanwhile fails as live() does.
   void sync(const Workspace& ws, const std::function<bool()>& cancelled, const PackedArchive* packed = nullptr);
   // True when the sandbox already holds `ws` as it is (a reused or pooled lease synced
   // with this fingerprint): sync uploads nothing.
@@ -162,6 +163,7 @@ class Lease {
   LeaseLock lock_;
   bool reused_ = false;
   bool pooled_ = false;             // taken from a warm pool
+  bool ephemeral_ = false;          // made for one run that releases it (NewSandbox::ephemeral)
   std::optional<Sandbox> sandbox_;  // the live sandbox once known
 };
 

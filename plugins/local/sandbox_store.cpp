@@ -161,11 +161,14 @@ LocalSandbox SandboxStore::create(const std::string& slug, const StringMap& labe
   try {
     if (held < 0 || ::flock(held, LOCK_EX) != 0)
       throw Error(ErrorCode::internal, "cannot lock " + staging.string() + ": " + std::strerror(errno));
-    fs::create_directory(staging / "workspace");
-    // The jail's identity owns its workspace, and nothing else of the sandbox folder.
-    if (owner_ && ::fchownat(held, "workspace", owner_->uid, owner_->gid, AT_SYMLINK_NOFOLLOW) != 0)
-      throw Error(ErrorCode::internal, "cannot hand " + (staging / "workspace").string() + " to uid " +
-                                           std::to_string(owner_->uid) + ": " + std::strerror(errno));
+    // An in-memory sandbox's workspace is its tmpfs: the folder holds only its record.
+    if (!in_memory) {
+      fs::create_directory(staging / "workspace");
+      // The jail's identity owns its workspace, and nothing else of the sandbox folder.
+      if (owner_ && ::fchownat(held, "workspace", owner_->uid, owner_->gid, AT_SYMLINK_NOFOLLOW) != 0)
+        throw Error(ErrorCode::internal, "cannot hand " + (staging / "workspace").string() + " to uid " +
+                                             std::to_string(owner_->uid) + ": " + std::strerror(errno));
+    }
     for (int attempt = 0;; ++attempt) {
       s.id = random_id();
       // Checked: a sandbox whose "no network" went unrecorded would get one on its next command.

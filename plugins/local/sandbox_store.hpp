@@ -33,7 +33,8 @@ class SandboxStore {
       : root_(std::move(root)), owner_(owner) {}
   const std::filesystem::path& root() const { return root_; }
   const std::optional<JailUser>& owner() const { return owner_; }
-  // Creates a new sandbox folder and its metadata; returns it with a fresh id.
+  // Creates a new sandbox folder, its metadata and (unless `in_memory`: a tmpfs holds
+  // it) its empty workspace folder; returns it with a fresh id.
   LocalSandbox create(const std::string& slug, const StringMap& labels, bool no_network = false,
                       bool in_memory = false) const;
   // A new sandbox whose workspace is a copy of `source`'s as it is now (fork), with its
