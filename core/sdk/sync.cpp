@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "corral/errors.hpp"
+#include "corral/sdk/folder_writer.hpp"
 
 namespace corral::sdk {
 namespace {
@@ -28,20 +29,6 @@ std::vector<std::string> parts_of(const std::string& path) {
   return parts;
 }
 
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
-
 }  // namespace
 
 const char* const kRemovePathsScript =
@@ -59,7 +46,7 @@ void remove_paths_under(const std::filesystem::path& root, const std::vector<std
     if (parts.empty()) continue;
     // Walk down with O_NOFOLLOW: each folder is opened relative to the previous one.
     std::vector<int> chain;
-    Fd top(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    UniqueFd top(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (top.get() < 0) throw Error(ErrorCode::not_found, "workspace folder " + root.string() + " is missing");
     int dir = top.get();
     bool reachable = true;

@@ -16,7 +16,7 @@
 #include "corral/sdk/fd_write.hpp"
 #include "workspace/download_tree.hpp"
 #include "workspace/glob.hpp"
-#include "workspace/path_parts.hpp"
+#include "corral/sdk/path_parts.hpp"
 #include "workspace/workspace.hpp"
 
 namespace fs = std::filesystem;
@@ -50,7 +50,7 @@ std::string clean_name(std::string_view name, std::string& why) {
     return "";
   }
   std::string out;
-  for (std::string_view part : path_parts(name)) {
+  for (std::string_view part : sdk::path_parts(name)) {
     if (part == "..") {
       why = "'..' in the path";
       return "";
@@ -82,10 +82,10 @@ std::string why_not_link_text(const std::string& name, std::string_view target) 
   if (target.empty()) return "symbolic link to nothing";
   if (target.size() > kMaxName) return fmt::format("symbolic link longer than {} bytes", kMaxName);
   if (target.front() == '/') return "symbolic link pointing out of the folder (an absolute path)";
-  const std::size_t depth = path_parts(name).size() - 1;  // folders above the link, in the folder
+  const std::size_t depth = sdk::path_parts(name).size() - 1;  // folders above the link, in the folder
   std::size_t climbs = 0;
   bool named = false;
-  for (std::string_view part : path_parts(target)) {
+  for (std::string_view part : sdk::path_parts(target)) {
     if (part != "..") named = true;
     else if (named) return "symbolic link with '..' after a name, which a link made there could turn outward";
     else ++climbs;
@@ -160,7 +160,7 @@ void check_download_patterns(const std::vector<std::string>& patterns) {
       throw Error(ErrorCode::invalid_argument, fmt::format("--download '{}' is absolute", p), hint);
     if (has_control_char(p))
       throw Error(ErrorCode::invalid_argument, "a --download pattern contains a control character", hint);
-    for (std::string_view part : path_parts(p)) {
+    for (std::string_view part : sdk::path_parts(p)) {
       if (part == "..")
         throw Error(ErrorCode::invalid_argument, fmt::format("--download '{}' climbs out with '..'", p), hint);
       if (can_match_dotdot(p, part))
@@ -173,7 +173,7 @@ void check_download_patterns(const std::vector<std::string>& patterns) {
 
 UnpackedDownload unpack_download(const fs::path& archive_path, const DownloadFolder& folder, std::uint64_t max_bytes,
                                  const std::function<bool()>& cancelled) {
-  const UniqueFd root = open_download_folder(folder);
+  const sdk::UniqueFd root = open_download_folder(folder);
   const fs::path base = folder.path();
   ReadPtr in(archive_read_new(), archive_read_free);
   archive_read_support_format_tar(in.get());
@@ -186,7 +186,7 @@ UnpackedDownload unpack_download(const fs::path& archive_path, const DownloadFol
   // of the archive is known and each can be followed through all the others. The tree
   // knows them from their place in the archive on, so nothing is written through them.
   DownloadTree tree(root.get());
-  FolderWriter out(root.get());
+  sdk::FolderWriter out(root.get());
   std::vector<DownloadTree::Id> links;
   UnpackedDownload result;
   auto refuse = [&](std::string_view name, const std::string& reason) {
@@ -262,7 +262,7 @@ UnpackedDownload unpack_download(const fs::path& archive_path, const DownloadFol
                              ? static_cast<std::uint64_t>(archive_entry_size(entry))
                              : 0;
     if (result.bytes + size > max_bytes) throw past_bound(max_bytes);
-    UniqueFd fd;
+    sdk::UniqueFd fd;
     if (int err = out.create_file(name, perm, fd)) {
       failed(name, err);
       continue;

@@ -15,6 +15,7 @@
 namespace fs = std::filesystem;
 using corral::test::CliEnv;
 using corral::test::read_file;
+using corral::test::TempDir;
 
 namespace {
 
@@ -138,6 +139,27 @@ TEST_CASE("keep, reuse by slug, then stop") {
   auto gone = env.run({"run", "--id", slug, "--", "true"});
   CHECK(gone.exit_code == 66);
   CHECK(gone.err.find("no lease") != std::string::npos);
+}
+
+TEST_CASE("a kept sandbox whose command made a synced folder a link: the next sync writes nothing through it") {
+  CliEnv env;
+  env.root().write("work/src/a.c", "one");
+  // Outside the workspace, and writable by anyone, so only the unpacking keeps it empty.
+  TempDir outside;
+  fs::permissions(outside.path(), fs::perms::all, fs::perm_options::replace);
+  const fs::path h = env.root().path() / "handle.json";
+  auto kept = env.run({"run", "--keep", "--lease-output", h.string(), "--", "true"});
+  REQUIRE_MESSAGE(kept.exit_code == 0, kept.err);
+  const std::string slug = handle(h)["slug"].GetString();
+  auto plant = env.run({"run", "--id", slug, "--", "sh", "-c", "rm -rf src && ln -s '" + outside.str() + "' src"});
+  REQUIRE_MESSAGE(plant.exit_code == 0, plant.err);
+
+  env.root().write("work/src/a.c", "two");  // changed: the next run syncs src/a.c again
+  auto r = env.run({"run", "--id", slug, "--", "true"});
+  CHECK(r.exit_code != 0);
+  CHECK(r.err.find("cannot unpack the workspace (src/a.c)") != std::string::npos);
+  CHECK(fs::is_empty(outside.path()));
+  CHECK(env.run({"stop", "--id", slug}).exit_code == 0);
 }
 
 TEST_CASE("warmup keeps a synced sandbox that status describes and run reuses") {

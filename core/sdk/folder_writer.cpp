@@ -1,4 +1,4 @@
-#include "workspace/folder_writer.hpp"
+#include "corral/sdk/folder_writer.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -6,9 +6,9 @@
 
 #include <cerrno>
 
-#include "workspace/path_parts.hpp"
+#include "corral/sdk/path_parts.hpp"
 
-namespace corral {
+namespace corral::sdk {
 
 UniqueFd& UniqueFd::operator=(UniqueFd&& other) noexcept {
   if (this != &other) {
@@ -28,11 +28,11 @@ int UniqueFd::release() {
   return fd;
 }
 
-UniqueFd open_folder_nofollow(int parent, const std::string& part, bool create) {
+UniqueFd open_folder_nofollow(int parent, const std::string& part, bool create, mode_t mode) {
   constexpr int kFlags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
   int fd = ::openat(parent, part.c_str(), kFlags);
   if (fd < 0 && errno == ENOENT && create) {
-    if (::mkdirat(parent, part.c_str(), 0777) != 0 && errno != EEXIST) return UniqueFd();
+    if (::mkdirat(parent, part.c_str(), mode) != 0 && errno != EEXIST) return UniqueFd();
     fd = ::openat(parent, part.c_str(), kFlags);
   }
   return UniqueFd(fd);
@@ -51,7 +51,8 @@ int FolderWriter::parent_of(const std::string& name, std::string& last) {
   open_parts_.resize(keep);
   open_fds_.resize(keep);
   for (std::size_t i = keep; i < parts.size(); ++i) {
-    UniqueFd next = open_folder_nofollow(open_fds_.empty() ? root_ : open_fds_.back().get(), std::string(parts[i]), true);
+    const int at = open_fds_.empty() ? root_ : open_fds_.back().get();
+    UniqueFd next = open_folder_nofollow(at, std::string(parts[i]), true, folder_mode_);
     if (next.get() < 0) return -1;
     open_parts_.emplace_back(parts[i]);
     open_fds_.push_back(std::move(next));
@@ -120,4 +121,4 @@ void FolderWriter::remove(const std::string& name) {
   if (parent >= 0) ::unlinkat(parent, last.c_str(), 0);
 }
 
-}  // namespace corral
+}  // namespace corral::sdk

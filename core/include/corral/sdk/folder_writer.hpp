@@ -1,7 +1,7 @@
 // Writing below one open folder without ever following a symbolic link: every folder on
 // the way is opened relative to the one before with O_NOFOLLOW, so a link planted below
 // the folder, before or while it is written, makes a write fail instead of landing
-// elsewhere. What downloads are unpacked with.
+// elsewhere. What downloads, and the local provider's workspaces, are unpacked with.
 #pragma once
 
 #include <sys/types.h>
@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-namespace corral {
+namespace corral::sdk {
 
 // An open file descriptor, closed with the object.
 class UniqueFd {
@@ -26,15 +26,16 @@ class UniqueFd {
   int fd_ = -1;
 };
 
-// The folder `part` in `parent`, created (mode 0777 less the umask) when `create` and it is
+// The folder `part` in `parent`, created (`mode` less the umask) when `create` and it is
 // missing; never through a link. An invalid UniqueFd with errno set on failure: ELOOP or
 // ENOTDIR when `part` is a link or not a folder.
-UniqueFd open_folder_nofollow(int parent, const std::string& part, bool create);
+UniqueFd open_folder_nofollow(int parent, const std::string& part, bool create, mode_t mode = 0777);
 
 class FolderWriter {
  public:
-  // Writes below the open folder `root` (not owned), creating the folders names need.
-  explicit FolderWriter(int root) : root_(root) {}
+  // Writes below the open folder `root` (not owned), creating the folders names need
+  // with `folder_mode` (less the umask).
+  explicit FolderWriter(int root, mode_t folder_mode = 0777) : root_(root), folder_mode_(folder_mode) {}
 
   // Each returns 0 or the errno of the failure; ELOOP or ENOTDIR mean a folder on the
   // way is a link or not a folder. `name` is clean and relative ("a/b/c").
@@ -57,9 +58,10 @@ class FolderWriter {
   static int clear(int parent, const std::string& last);
 
   int root_;
+  mode_t folder_mode_;
   // The folders opened for the last name: entries of one folder come one after another.
   std::vector<std::string> open_parts_;
   std::vector<UniqueFd> open_fds_;
 };
 
-}  // namespace corral
+}  // namespace corral::sdk

@@ -1,6 +1,6 @@
-#include "workspace/path_parts.hpp"
+#include "corral/sdk/path_parts.hpp"
 
-namespace corral {
+namespace corral::sdk {
 
 std::vector<std::string_view> path_parts(std::string_view path) {
   std::vector<std::string_view> parts;
@@ -15,4 +15,4 @@ std::vector<std::string_view> path_parts(std::string_view path) {
   return parts;
 }
 
-}  // namespace corral
+}  // namespace corral::sdk

@@ -4,10 +4,10 @@
 #include <string_view>
 #include <vector>
 
-namespace corral {
+namespace corral::sdk {
 
 // The '/'-separated parts of `path`, without empty and "." parts ("./a//b/" gives a, b);
 // ".." parts are kept. The views point into `path`.
 std::vector<std::string_view> path_parts(std::string_view path);
 
-}  // namespace corral
+}  // namespace corral::sdk
