@@ -136,6 +136,9 @@ CORRAL_RAW_CHILD int make_namespaces(ChildRun& run) {
     run.failed_errno = errno;
     return step;
   };
+  // An undumpable process's /proc/self files are root's: the maps below would not be the
+  // child's to write (corral may be undumpable, and a change of identity makes it so).
+  ::syscall(SYS_prctl, PR_SET_DUMPABLE, 1, 0, 0, 0);
   if (plan.self_userns) {
     if (::syscall(SYS_unshare, CLONE_NEWUSER) != 0) return fail(kUnshareOwnUser);
     if (int step = map_own_ids(run)) return step;
@@ -162,8 +165,7 @@ CORRAL_RAW_CHILD int make_namespaces(ChildRun& run) {
   if (!plan.self_userns) {
     if (::syscall(SYS_setresgid, -1, plan.user.gid, -1) != 0 || ::syscall(SYS_setresuid, -1, plan.user.uid, -1) != 0)
       return fail(kBecomeJailUser);
-    // The change of identity made the memory it shares with corral undumpable, which
-    // hands /proc/self's files to root: the maps below are then not the child's to write.
+    // The change of identity made the memory it shares with corral undumpable again.
     ::syscall(SYS_prctl, PR_SET_DUMPABLE, 1, 0, 0, 0);
     raise_permitted_caps();
     if (::syscall(SYS_unshare, CLONE_NEWUSER) != 0) return fail(kUnshareUser);

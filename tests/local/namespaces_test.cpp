@@ -1,0 +1,181 @@
+// JailNamespaces: what they hold, and that making them leaves corral's own process as it
+// was (its identity on every thread, its dumpable flag, its descriptors), since the child
+// that makes them shares its memory and descriptor table.
+#include <doctest/doctest.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <linux/magic.h>
+#include <sched.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/vfs.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <condition_variable>
+#include <filesystem>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "corral/errors.hpp"
+#include "corral/sdk/fd_write.hpp"
+#include "jail_namespaces.hpp"
+
+namespace fs = std::filesystem;
+using corral::local::JailNamespaces;
+using corral::local::kNobody;
+
+namespace {
+
+// The number of descriptors open in this process.
+long open_descriptors() {
+  long n = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator("/proc/self/fd")) ++n;
+  return n - 1;  // the iterator's own
+}
+
+// The text of a small file, "" when it cannot be read.
+std::string slurp(const char* path) {
+  std::string text;
+  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return text;
+  char buf[512];
+  for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) text.append(buf, static_cast<size_t>(n));
+  ::close(fd);
+  return text;
+}
+
+// What a forked child sees after joining the user namespace `userns_fd`: its uid_map,
+// its setgroups, and whether it may make a user namespace inside (the errno, 0 if so).
+std::string seen_inside(int userns_fd) {
+  int out[2];
+  REQUIRE(::pipe2(out, O_CLOEXEC) == 0);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    std::string report;
+    if (::setns(userns_fd, CLONE_NEWUSER) != 0) {
+      report = "setns failed";
+    } else {
+      report = slurp("/proc/self/uid_map") + slurp("/proc/self/gid_map") + slurp("/proc/self/setgroups");
+      report += ::unshare(CLONE_NEWUSER) == 0 ? std::string("nested allowed") : "nested: " + std::to_string(errno);
+    }
+    corral::sdk::write_all(out[1], report);
+    ::_exit(0);
+  }
+  ::close(out[1]);
+  std::string text;
+  char buf[512];
+  for (ssize_t n; (n = ::read(out[0], buf, sizeof buf)) > 0;) text.append(buf, static_cast<size_t>(n));
+  ::close(out[0]);
+  ::waitpid(pid, nullptr, 0);
+  return text;
+}
+
+// A thread that waits until told, then reports its own effective uid (the kernel's, not
+// glibc's idea of the process's).
+class WaitingThread {
+ public:
+  WaitingThread()
+      : thread_([this] {
+          std::unique_lock lock(mutex_);
+          wake_.wait(lock, [this] { return go_; });
+          euid_ = static_cast<long>(::syscall(SYS_geteuid));
+        }) {}
+  long euid_after() {
+    {
+      std::lock_guard lock(mutex_);
+      go_ = true;
+    }
+    wake_.notify_all();
+    thread_.join();
+    return euid_;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool go_ = false;
+  long euid_ = -1;
+  std::thread thread_;
+};
+
+}  // namespace
+
+TEST_CASE("as root: an in-memory workspace's namespaces, made without touching corral's own process") {
+  if (::geteuid() != 0) return;  // only root maps another user; the unprivileged case is below
+  const int dumpable = ::prctl(PR_GET_DUMPABLE);
+  const long descriptors = open_descriptors();
+  WaitingThread other;
+  {
+    JailNamespaces ns = JailNamespaces::create_in_memory(kNobody, 1 << 20);
+    REQUIRE(ns.userns_fd() >= 0);
+    REQUIRE(ns.mountns_fd() >= 0);
+    REQUIRE(ns.workspace_fd() >= 0);
+    CHECK(open_descriptors() == descriptors + 3);
+    for (int fd : {ns.userns_fd(), ns.mountns_fd(), ns.workspace_fd()}) CHECK((::fcntl(fd, F_GETFD) & FD_CLOEXEC) != 0);
+    // The workspace: a tmpfs of its own, the jail user's alone.
+    struct statfs fs_info {};
+    REQUIRE(::fstatfs(ns.workspace_fd(), &fs_info) == 0);
+    CHECK(fs_info.f_type == TMPFS_MAGIC);
+    struct stat st {};
+    REQUIRE(::fstat(ns.workspace_fd(), &st) == 0);
+    CHECK(st.st_uid == kNobody.uid);
+    CHECK(st.st_gid == kNobody.gid);
+    CHECK((st.st_mode & 07777) == 0700);
+    // The user namespace maps the jail's user alone, denies setgroups and nests nothing.
+    CHECK(seen_inside(ns.userns_fd()) == "     65534      65534          1\n     65534      65534          1\ndeny\nnested: 28");
+  }
+  CHECK(::geteuid() == 0);
+  CHECK(::getegid() == 0);
+  CHECK(other.euid_after() == 0);  // a libc wrapper would have changed every thread's
+  CHECK(::prctl(PR_GET_DUMPABLE) == dumpable);
+  CHECK(open_descriptors() == descriptors);  // the three, closed with the object
+}
+
+TEST_CASE("as an unprivileged user: the namespaces map the caller to itself") {
+  // A forked child becomes nobody (as root) or stays the user it is, and reports.
+  int out[2];
+  REQUIRE(::pipe2(out, O_CLOEXEC) == 0);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    std::string report;
+    if (::geteuid() == 0 && (::setgroups(0, nullptr) != 0 || ::setresgid(65534, 65534, 65534) != 0 ||
+                             ::setresuid(65534, 65534, 65534) != 0)) {
+      report = "cannot drop root";
+    } else {
+      try {
+        JailNamespaces ns = JailNamespaces::create_in_memory(std::nullopt, 1 << 20);
+        struct stat st {};
+        ::fstat(ns.workspace_fd(), &st);
+        const bool mine = st.st_uid == ::geteuid();
+        const std::string inside = seen_inside(ns.userns_fd());
+        report = std::string(mine ? "owned" : "not owned") + "|" + inside.substr(0, inside.find('\n'));
+      } catch (const corral::Error& e) {
+        report = std::string("unavailable: ") + e.what();
+      }
+    }
+    corral::sdk::write_all(out[1], report);
+    ::_exit(0);
+  }
+  ::close(out[1]);
+  std::string text;
+  char buf[512];
+  for (ssize_t n; (n = ::read(out[0], buf, sizeof buf)) > 0;) text.append(buf, static_cast<size_t>(n));
+  ::close(out[0]);
+  ::waitpid(pid, nullptr, 0);
+  if (text.rfind("unavailable", 0) == 0) {
+    MESSAGE("unprivileged user namespaces are refused here: " << text);
+    return;
+  }
+  // The tmpfs is the caller's, and the uid_map maps the caller's own id to itself alone.
+  const std::string me = ::geteuid() == 0 ? "65534" : std::to_string(::geteuid());
+  CHECK(text.rfind("owned|", 0) == 0);
+  std::string map = text.substr(text.find('|') + 1);
+  CHECK(map.find(me) != std::string::npos);
+  CHECK(map.find(me, map.find(me) + me.size()) != std::string::npos);
+  CHECK(map.substr(map.find_last_not_of(' ')) == "1");
+}
