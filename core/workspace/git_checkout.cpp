@@ -25,8 +25,14 @@ using CancelFn = std::function<bool()>;
 // Variables that move git's repository or work tree, or that carry `-c` settings (which
 // may set core.worktree): with any of them set, only git knows where the top level is.
 constexpr const char* kMovingVariables[] = {
-    "GIT_DIR",         "GIT_WORK_TREE",          "GIT_COMMON_DIR",       "GIT_CEILING_DIRECTORIES",
-    "GIT_DISCOVERY_ACROSS_FILESYSTEM", "GIT_IMPLICIT_WORK_TREE", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT",
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_COMMON_DIR",
+    "GIT_CEILING_DIRECTORIES",
+    "GIT_DISCOVERY_ACROSS_FILESYSTEM",
+    "GIT_IMPLICIT_WORK_TREE",
+    "GIT_CONFIG_PARAMETERS",
+    "GIT_CONFIG_COUNT",
 };
 
 // A repository's config is a few hundred bytes; past this, git is asked rather than read.

@@ -68,7 +68,8 @@ CORRAL_FORWARD(int, archive_entry_size_is_set, (struct archive_entry *p0), (p0))
 CORRAL_FORWARD(const char*, archive_entry_symlink, (struct archive_entry *p0), (p0))
 CORRAL_FORWARD(int, archive_errno, (struct archive *p0), (p0))
 CORRAL_FORWARD(const char*, archive_error_string, (struct archive *p0), (p0))
-CORRAL_FORWARD(int, archive_read_data_block, (struct archive *p0, const void **p1, size_t *p2, la_int64_t *p3), (p0, p1, p2, p3))
+CORRAL_FORWARD(int, archive_read_data_block, (struct archive *p0, const void **p1, size_t *p2, la_int64_t *p3),
+               (p0, p1, p2, p3))
 CORRAL_FORWARD(int, archive_read_free, (struct archive *p0), (p0))
 CORRAL_FORWARD(struct archive*, archive_read_new, (), ())
 CORRAL_FORWARD(int, archive_read_next_header, (struct archive *p0, struct archive_entry **p1), (p0, p1))
@@ -82,9 +83,13 @@ CORRAL_FORWARD(la_ssize_t, archive_write_data, (struct archive *p0, const void *
 CORRAL_FORWARD(int, archive_write_free, (struct archive *p0), (p0))
 CORRAL_FORWARD(int, archive_write_header, (struct archive *p0, struct archive_entry *p1), (p0, p1))
 CORRAL_FORWARD(struct archive*, archive_write_new, (), ())
-CORRAL_FORWARD(int, archive_write_open2, (struct archive *p0, void *p1, archive_open_callback *p2, archive_write_callback *p3, archive_close_callback *p4, archive_free_callback *p5), (p0, p1, p2, p3, p4, p5))
+CORRAL_FORWARD(int, archive_write_open2,
+               (struct archive *p0, void *p1, archive_open_callback *p2, archive_write_callback *p3,
+                archive_close_callback *p4, archive_free_callback *p5),
+               (p0, p1, p2, p3, p4, p5))
 CORRAL_FORWARD(int, archive_write_open_filename, (struct archive *p0, const char *p1), (p0, p1))
 CORRAL_FORWARD(int, archive_write_set_bytes_per_block, (struct archive *p0, int p1), (p0, p1))
-CORRAL_FORWARD(int, archive_write_set_filter_option, (struct archive *p0, const char *p1, const char *p2, const char *p3), (p0, p1, p2, p3))
+CORRAL_FORWARD(int, archive_write_set_filter_option,
+               (struct archive *p0, const char *p1, const char *p2, const char *p3), (p0, p1, p2, p3))
 CORRAL_FORWARD(int, archive_write_set_format_pax_restricted, (struct archive *p0), (p0))
 CORRAL_FORWARD(int, archive_write_set_format_raw, (struct archive *p0), (p0))

@@ -149,7 +149,8 @@ WorkspacePrefetch::WorkspacePrefetch(const fs::path& cwd) {
   fs::path top = known ? *known : git_toplevel(p->start);
   if (top.empty()) return;  // no checkout: the scan walks the folder itself
   p->top = fs::weakly_canonical(top);
-  std::packaged_task<GitListing()> task([p = p.get()] { return list_git_files(p->top, [p] { return p->stop.load(); }); });
+  std::packaged_task<GitListing()> task(
+      [p = p.get()] { return list_git_files(p->top, [p] { return p->stop.load(); }); });
   p->listing = task.get_future();
   try {
     p->thread = std::thread(std::move(task));
