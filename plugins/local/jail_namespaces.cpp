@@ -42,9 +42,6 @@ enum Step : int {
   kForbidNestedUser,
   kUnshareOwnUser,
   kMountTmpfs,
-  kSetgroups,
-  kUidMap,
-  kGidMap,
   kOpenUser,
   kOpenMount,
   kOpenTmpfs,
@@ -58,12 +55,10 @@ constexpr const char* kSteps[] = {"",
                                   "forbid user namespaces inside the jail",
                                   "unshare a user namespace of one's own",
                                   "mount the workspace's tmpfs",
-                                  "setgroups",
-                                  "uid_map",
-                                  "gid_map",
                                   "open user namespace",
                                   "open mount namespace",
                                   "open the workspace's tmpfs"};
+static_assert(sizeof kSteps / sizeof *kSteps == kOpenTmpfs + 1, "a name for every step");
 
 // What the child makes: the workspace at the mount point (a bind of `bind_source`, a
 // tmpfs with `tmpfs_options`, or nothing), then the jail's user namespace for `user`
@@ -77,22 +72,22 @@ struct ChildPlan {
 };
 
 // The child's whole world: it shares this process's memory and descriptor table, so it
-// reads its plan and the map lines made beforehand (it must not allocate), and leaves
-// its descriptors and the step it failed at here.
+// reads its plan here (it must not allocate), leaves the descriptors it opened and the
+// step it failed at here, says so on `ready` and waits for end-of-file on `release`.
 struct ChildRun {
   const ChildPlan* plan = nullptr;
   const char* mount_point = nullptr;
-  std::string uid_map;  // "<uid> <uid> 1\n"
-  std::string gid_map;
-  int dumpable = 1;  // this process's, restored by the child: it shares the flag
+  int ready = -1;    // the child writes one byte once it is done or failed
+  int release = -1;  // the child exits at its end-of-file
   int failed_step = kNone;
   int failed_errno = 0;
   JailNamespaces::Opened opened;
 };
 
-// The child runs on this process's memory while the thread that started it waits (a
-// vfork): raw system calls only, none of which libc or a sanitizer wraps, since a
-// wrapper's bookkeeping (errno aside) would be the waiting thread's or another's.
+// The child runs on this process's memory beside its threads: raw system calls only,
+// none of which libc or a sanitizer wraps, since a wrapper's bookkeeping (errno aside)
+// would be the starting thread's or another's. libc's set*id would even change every
+// thread of corral.
 #define CORRAL_RAW_CHILD __attribute__((no_sanitize("address", "undefined"), noinline))
 
 CORRAL_RAW_CHILD long raw_open(const char* path, int flags) {
@@ -119,16 +114,6 @@ CORRAL_RAW_CHILD void raise_permitted_caps() {
   (void)::syscall(SYS_capset, &header, data);
 }
 
-// Maps the user namespace the child just made to its own ids alone, which is what a
-// process may write for itself (set-groups denied first: nothing in the jail can ever
-// drop its group to get past a deny ACL); the failed step, else kNone.
-CORRAL_RAW_CHILD int map_own_ids(ChildRun& run) {
-  if ((run.failed_errno = raw_write_file("/proc/self/setgroups", "deny", 4))) return kSetgroups;
-  if ((run.failed_errno = raw_write_file("/proc/self/uid_map", run.uid_map.data(), run.uid_map.size()))) return kUidMap;
-  if ((run.failed_errno = raw_write_file("/proc/self/gid_map", run.gid_map.data(), run.gid_map.size()))) return kGidMap;
-  return kNone;
-}
-
 // The child's steps; the one that failed, else kNone (errno in run.failed_errno).
 CORRAL_RAW_CHILD int make_namespaces(ChildRun& run) {
   const ChildPlan& plan = *run.plan;
@@ -136,12 +121,11 @@ CORRAL_RAW_CHILD int make_namespaces(ChildRun& run) {
     run.failed_errno = errno;
     return step;
   };
-  // An undumpable process's /proc/self files are root's: the maps below would not be the
-  // child's to write (corral may be undumpable, and a change of identity makes it so).
-  ::syscall(SYS_prctl, PR_SET_DUMPABLE, 1, 0, 0, 0);
   if (plan.self_userns) {
+    // The parent, the same user, maps it: /proc/<child> must be that user's, which an
+    // undumpable corral's is not (the flag is the memory's, so corral's; restored after).
+    ::syscall(SYS_prctl, PR_SET_DUMPABLE, 1, 0, 0, 0);
     if (::syscall(SYS_unshare, CLONE_NEWUSER) != 0) return fail(kUnshareOwnUser);
-    if (int step = map_own_ids(run)) return step;
   }
   if (plan.bind_source || plan.tmpfs_options) {
     if (::syscall(SYS_unshare, CLONE_NEWNS) != 0) return fail(kUnshareMount);
@@ -157,22 +141,18 @@ CORRAL_RAW_CHILD int make_namespaces(ChildRun& run) {
         (run.opened.workspace = static_cast<int>(raw_open(run.mount_point, O_RDONLY | O_DIRECTORY))) < 0)
       return fail(kOpenTmpfs);
   }
-  // The user namespace is made with the jail's ids as effective ids, which makes that
-  // user its owner and lets the child map it: bwrap, started as that user, may then join
-  // it, and bwrap's processes all share one identity (so --die-with-parent's signal is
-  // allowed to reach the jail). Root's capabilities are raised again, so hosts that
-  // restrict unprivileged user namespaces (a sysctl, AppArmor) still let root make it.
+  // The user namespace is made with the jail's uid as effective uid, which makes that
+  // user its owner: bwrap, started as that user, may then join it, and bwrap's processes
+  // all share one identity (so --die-with-parent's signal is allowed to reach the jail).
+  // Root's capabilities are raised again, so hosts that restrict unprivileged user
+  // namespaces (a sysctl, AppArmor) still let root make it.
   if (!plan.self_userns) {
-    if (::syscall(SYS_setresgid, -1, plan.user.gid, -1) != 0 || ::syscall(SYS_setresuid, -1, plan.user.uid, -1) != 0)
-      return fail(kBecomeJailUser);
-    // The change of identity made the memory it shares with corral undumpable again.
-    ::syscall(SYS_prctl, PR_SET_DUMPABLE, 1, 0, 0, 0);
+    if (::syscall(SYS_setresuid, -1, plan.user.uid, -1) != 0) return fail(kBecomeJailUser);
     raise_permitted_caps();
     if (::syscall(SYS_unshare, CLONE_NEWUSER) != 0) return fail(kUnshareUser);
     // No user namespace nested in it (what bwrap --disable-userns does for one of its
     // own); the namespace's creator holds CAP_SYS_RESOURCE in it, which the write needs.
     if ((run.failed_errno = raw_write_file("/proc/sys/user/max_user_namespaces", "0", 1))) return kForbidNestedUser;
-    if (int step = map_own_ids(run)) return step;
   }
   if ((run.opened.userns = static_cast<int>(raw_open("/proc/self/ns/user", O_RDONLY))) < 0) return fail(kOpenUser);
   return kNone;
@@ -181,44 +161,91 @@ CORRAL_RAW_CHILD int make_namespaces(ChildRun& run) {
 CORRAL_RAW_CHILD int child_main(void* arg) {
   ChildRun& run = *static_cast<ChildRun*>(arg);
   run.failed_step = make_namespaces(run);
-  ::syscall(SYS_prctl, PR_SET_DUMPABLE, run.dumpable, 0, 0, 0);
-  ::syscall(SYS_exit, 0);  // this thread only: exit_group would take the parent along
+  const char done = 1;
+  ::syscall(SYS_write, run.ready, &done, 1);
+  char c;
+  while (::syscall(SYS_read, run.release, &c, 1) < 0 && errno == EINTR) {
+  }
+  ::syscall(SYS_exit, 0);  // this thread only: exit_group would take corral along
   return 0;
 }
 
+// Writes `text` to /proc/<pid>/<file>; the errno on failure, else 0.
+int write_proc(pid_t pid, const char* file, const std::string& text) {
+  std::string path = "/proc/" + std::to_string(pid) + "/" + file;
+  int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return errno;
+  int rc = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) ? 0 : errno;
+  ::close(fd);
+  return rc;
+}
+
 // Runs make_namespaces(plan) in a child that shares this process's memory and
-// descriptors (no copy of the address space to make and tear down) and returns the
-// descriptors it opened, which hold the namespaces once it is gone.
+// descriptors (no copy of the address space to make and tear down) and, while it
+// waits, maps its user namespace to `plan.user` alone: root in the parent namespace may
+// map any uid, and writes as root whatever the child's /proc files say. Returns the
+// descriptors the child opened, which hold the namespaces once it is gone.
 JailNamespaces::Opened prepare(const ChildPlan& plan) {
   ChildRun run;
   run.plan = &plan;
   run.mount_point = workspace_mount_point();
-  run.uid_map = std::to_string(plan.user.uid) + " " + std::to_string(plan.user.uid) + " 1\n";
-  run.gid_map = std::to_string(plan.user.gid) + " " + std::to_string(plan.user.gid) + " 1\n";
-  run.dumpable = ::prctl(PR_GET_DUMPABLE);
+  const int dumpable = ::prctl(PR_GET_DUMPABLE);
+  int ready[2], release[2];
+  if (::pipe2(ready, O_CLOEXEC) != 0) throw refused("pipe", errno);
+  if (::pipe2(release, O_CLOEXEC) != 0) {
+    const int err = errno;
+    ::close(ready[0]);
+    ::close(ready[1]);
+    throw refused("pipe", err);
+  }
+  run.ready = ready[1];
+  run.release = release[0];
   constexpr size_t kStackSize = 256 << 10;
   void* stack = ::mmap(nullptr, kStackSize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-  if (stack == MAP_FAILED) throw refused("helper stack", errno);
-  // No handler of this process may run on the child's stack: every signal waits.
-  sigset_t all, old;
-  ::sigfillset(&all);
-  ::pthread_sigmask(SIG_SETMASK, &all, &old);
-  // CLONE_VFORK: this thread resumes once the child has exited.
-  const pid_t pid = ::clone(child_main, static_cast<char*>(stack) + kStackSize,
-                            CLONE_VM | CLONE_VFORK | CLONE_FILES | SIGCHLD, &run);
-  const int clone_errno = errno;
-  ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
-  ::munmap(stack, kStackSize);
-  if (pid < 0) throw refused("clone", clone_errno);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  const int mmap_errno = errno;
+  pid_t pid = -1;
+  int clone_errno = 0;
+  if (stack != MAP_FAILED) {
+    // No handler of this process may run on the child's stack: the child starts with
+    // every signal blocked, and never unblocks one.
+    sigset_t all, old;
+    ::sigfillset(&all);
+    ::pthread_sigmask(SIG_SETMASK, &all, &old);
+    pid = ::clone(child_main, static_cast<char*>(stack) + kStackSize, CLONE_VM | CLONE_FILES | SIGCHLD, &run);
+    clone_errno = errno;
+    ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
   }
-  if (run.failed_step != kNone || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+  // Lets the child go, reaps it and gives back what only it used; the flag its change of
+  // identity took from corral's memory is restored.
+  auto finish = [&] {
+    ::close(release[1]);
+    if (pid > 0)
+      while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+      }
+    for (int fd : {ready[0], ready[1], release[0]}) ::close(fd);
+    if (stack != MAP_FAILED) ::munmap(stack, kStackSize);
+    ::prctl(PR_SET_DUMPABLE, dumpable);
+  };
+  auto fail = [&](const std::string& step, int err) {
+    finish();
     for (int fd : {run.opened.userns, run.opened.mountns, run.opened.workspace})
       if (fd >= 0) ::close(fd);
-    if (run.failed_step == kNone) throw refused("helper process", EIO);
-    throw refused(kSteps[run.failed_step], run.failed_errno);
-  }
+    return refused(step, err);
+  };
+  if (stack == MAP_FAILED) throw fail("helper stack", mmap_errno);
+  if (pid < 0) throw fail("clone", clone_errno);
+  char done = 0;
+  ssize_t got;
+  do got = ::read(ready[0], &done, 1);
+  while (got < 0 && errno == EINTR);
+  if (got != 1) throw fail("helper process", EIO);
+  if (run.failed_step != kNone) throw fail(kSteps[run.failed_step], run.failed_errno);
+  const std::string uid = std::to_string(plan.user.uid), gid = std::to_string(plan.user.gid);
+  // setgroups deny: nothing in the jail can ever drop its group to get past a deny ACL.
+  if (int err = write_proc(pid, "setgroups", "deny")) throw fail("setgroups", err);
+  if (int err = write_proc(pid, "uid_map", uid + " " + uid + " 1\n")) throw fail("uid_map", err);
+  if (int err = write_proc(pid, "gid_map", gid + " " + gid + " 1\n")) throw fail("gid_map", err);
+  finish();
   return run.opened;
 }
 
@@ -233,8 +260,9 @@ const char* workspace_mount_point() {
 }
 
 JailNamespaces JailNamespaces::create(const JailUser& user, const std::string& workspace) {
-  // A child makes the namespaces, maps the jail's user in them and opens the fds that
-  // hold them alive. By path, not by an fd: a mount of the old namespace cannot be bound in the new one.
+  // A child makes the namespaces and opens the fds that hold them alive; this process
+  // (root in the parent namespace, hence allowed to map any uid) writes the maps.
+  // By path, not by an fd: a mount of the old namespace cannot be bound in the new one.
   // Root-owned 0700 folders lead to it, so the jail's user cannot swap it for a link.
   ChildPlan plan;
   plan.user = user;

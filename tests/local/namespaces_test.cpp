@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <condition_variable>
 #include <filesystem>
@@ -20,6 +21,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "corral/errors.hpp"
 #include "corral/sdk/fd_write.hpp"
@@ -144,6 +146,38 @@ TEST_CASE("as root: an in-memory workspace's namespaces, made without touching c
   CHECK(other.euid_after() == 0);  // a libc wrapper would have changed every thread's
   CHECK(::prctl(PR_GET_DUMPABLE) == dumpable);
   CHECK(open_descriptors() == descriptors);  // the three, closed with the object
+}
+
+TEST_CASE("as root: namespaces made on several threads at once, while another thread changes its identity") {
+  if (::geteuid() != 0) return;
+  // A fan-out's shards make their jails at once, and unpacking as the jail's user changes
+  // a thread's identity, which makes the whole process undumpable for a moment.
+  std::atomic<bool> stop{false};
+  std::thread flipper([&] {
+    while (!stop) {
+      ::syscall(SYS_setresuid, -1, 65534, -1);
+      ::syscall(SYS_setresuid, -1, 0, -1);
+    }
+  });
+  std::atomic<int> made{0};
+  std::mutex errors_mutex;
+  std::string errors;
+  std::vector<std::thread> makers;
+  for (int t = 0; t < 4; ++t)
+    makers.emplace_back([&] {
+      for (int i = 0; i < 25; ++i) try {
+          JailNamespaces ns = JailNamespaces::create_in_memory(kNobody, 1 << 20);
+          if (ns.userns_fd() >= 0 && ns.workspace_fd() >= 0) ++made;
+        } catch (const corral::Error& e) {
+          std::lock_guard lock(errors_mutex);
+          errors += std::string(e.what()) + "\n";
+        }
+    });
+  for (auto& m : makers) m.join();
+  stop = true;
+  flipper.join();
+  CHECK_MESSAGE(made == 100, errors);
+  CHECK(::geteuid() == 0);
 }
 
 TEST_CASE("as an unprivileged user: the namespaces map the caller to itself") {
