@@ -1,6 +1,7 @@
 #include "jail_namespaces.hpp"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <sched.h>
 #include <linux/capability.h>
 #include <signal.h>
@@ -234,11 +235,24 @@ JailNamespaces::Opened prepare(const ChildPlan& plan) {
   };
   if (stack == MAP_FAILED) throw fail("helper stack", mmap_errno);
   if (pid < 0) throw fail("clone", clone_errno);
-  char done = 0;
-  ssize_t got;
-  do got = ::read(ready[0], &done, 1);
-  while (got < 0 && errno == EINTR);
-  if (got != 1) throw fail("helper process", EIO);
+  // The child shares this process's descriptors, so its death closes none of them: one
+  // killed before it reports is noticed by its exit, not by end-of-file on `ready`.
+  bool reported = false;
+  while (true) {
+    pollfd wait_ready{ready[0], POLLIN, 0};
+    const int n = ::poll(&wait_ready, 1, 100);
+    if (n > 0) {
+      char done = 0;
+      reported = ::read(ready[0], &done, 1) == 1;
+      break;
+    }
+    if (n < 0 && errno != EINTR) break;
+    if (::waitpid(pid, nullptr, WNOHANG) == pid) {
+      pid = -1;  // reaped: finish() must not wait for it
+      break;
+    }
+  }
+  if (!reported) throw fail("helper process", EIO);
   if (run.failed_step != kNone) throw fail(kSteps[run.failed_step], run.failed_errno);
   const std::string uid = std::to_string(plan.user.uid), gid = std::to_string(plan.user.gid);
   // setgroups deny: nothing in the jail can ever drop its group to get past a deny ACL.
