@@ -17,6 +17,7 @@
 #include <cerrno>
 #include <condition_variable>
 #include <filesystem>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -51,21 +52,13 @@ std::string slurp(const char* path) {
   return text;
 }
 
-// What a forked child sees after joining the user namespace `userns_fd`: its uid_map,
-// its setgroups, and whether it may make a user namespace inside (the errno, 0 if so).
-std::string seen_inside(int userns_fd) {
+// What `report` returns when run in a forked child (which then exits).
+std::string in_child(const std::function<std::string()>& report) {
   int out[2];
   REQUIRE(::pipe2(out, O_CLOEXEC) == 0);
   const pid_t pid = ::fork();
   if (pid == 0) {
-    std::string report;
-    if (::setns(userns_fd, CLONE_NEWUSER) != 0) {
-      report = "setns failed";
-    } else {
-      report = slurp("/proc/self/uid_map") + slurp("/proc/self/gid_map") + slurp("/proc/self/setgroups");
-      report += ::unshare(CLONE_NEWUSER) == 0 ? std::string("nested allowed") : "nested: " + std::to_string(errno);
-    }
-    corral::sdk::write_all(out[1], report);
+    corral::sdk::write_all(out[1], report());
     ::_exit(0);
   }
   ::close(out[1]);
@@ -75,6 +68,17 @@ std::string seen_inside(int userns_fd) {
   ::close(out[0]);
   ::waitpid(pid, nullptr, 0);
   return text;
+}
+
+// What a forked child sees after joining the user namespace `userns_fd`: its uid_map,
+// its setgroups, and whether it may make a user namespace inside (the errno, 0 if so).
+std::string seen_inside(int userns_fd) {
+  return in_child([userns_fd] {
+    if (::setns(userns_fd, CLONE_NEWUSER) != 0) return std::string("setns failed");
+    std::string report = slurp("/proc/self/uid_map") + slurp("/proc/self/gid_map") + slurp("/proc/self/setgroups");
+    report += ::unshare(CLONE_NEWUSER) == 0 ? std::string("nested allowed") : "nested: " + std::to_string(errno);
+    return report;
+  });
 }
 
 // True when this process's user may make a user namespace (tried in a forked child).
@@ -182,37 +186,22 @@ TEST_CASE("as root: namespaces made on several threads at once, while another th
 
 TEST_CASE("as an unprivileged user: the namespaces map the caller to itself") {
   // A forked child becomes nobody (as root) or stays the user it is, and reports.
-  int out[2];
-  REQUIRE(::pipe2(out, O_CLOEXEC) == 0);
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    std::string report;
+  const std::string text = in_child([] {
     if (::geteuid() == 0 && (::setgroups(0, nullptr) != 0 || ::setresgid(65534, 65534, 65534) != 0 ||
-                             ::setresuid(65534, 65534, 65534) != 0)) {
-      report = "cannot drop root";
-    } else if (!may_make_user_namespace()) {
-      report = "refused";
-    } else {
-      try {
-        JailNamespaces ns = JailNamespaces::create_in_memory(std::nullopt, 1 << 20);
-        struct stat st {};
-        ::fstat(ns.workspace_fd(), &st);
-        const bool mine = st.st_uid == ::geteuid();
-        const std::string inside = seen_inside(ns.userns_fd());
-        report = std::string(mine ? "owned" : "not owned") + "|" + inside.substr(0, inside.find('\n'));
-      } catch (const corral::Error& e) {
-        report = std::string("failed: ") + e.what();
-      }
+                             ::setresuid(65534, 65534, 65534) != 0))
+      return std::string("cannot drop root");
+    if (!may_make_user_namespace()) return std::string("refused");
+    try {
+      JailNamespaces ns = JailNamespaces::create_in_memory(std::nullopt, 1 << 20);
+      struct stat st {};
+      ::fstat(ns.workspace_fd(), &st);
+      const bool mine = st.st_uid == ::geteuid();
+      const std::string inside = seen_inside(ns.userns_fd());
+      return std::string(mine ? "owned" : "not owned") + "|" + inside.substr(0, inside.find('\n'));
+    } catch (const corral::Error& e) {
+      return std::string("failed: ") + e.what();
     }
-    corral::sdk::write_all(out[1], report);
-    ::_exit(0);
-  }
-  ::close(out[1]);
-  std::string text;
-  char buf[512];
-  for (ssize_t n; (n = ::read(out[0], buf, sizeof buf)) > 0;) text.append(buf, static_cast<size_t>(n));
-  ::close(out[0]);
-  ::waitpid(pid, nullptr, 0);
+  });
   if (text == "refused") {
     MESSAGE("this host refuses unprivileged user namespaces: nothing to check");
     return;
