@@ -1,8 +1,5 @@
 #include "workspace/workspace.hpp"
 
-#include <archive.h>
-#include <archive_entry.h>
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -11,24 +8,15 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <cctype>
 #include <cstdint>
-#include <condition_variable>
-#include <cstring>
-#include <deque>
 #include <future>
-#include <fstream>
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <sstream>
-#include <stdexcept>
 #include <system_error>
 #include <thread>
 
 #include "base/sizes.hpp"
-#include "corral/sdk/fd_write.hpp"
-#include "corral/sdk/process.hpp"
 #include "corral/sdk/read_file.hpp"
 #include "corral/types.hpp"
 #include "base/hash.hpp"
