@@ -149,6 +149,22 @@ TEST_CASE("git is asked whenever its answer could differ from a look for .git") 
       CHECK(corral::plain_toplevel(sub, kNoEnv) == c.root);  // back to plain: the test saw the setting
     }
   }
+  SUBCASE("a config that is a FIFO, a link or huge is not read (and never waited on)") {
+    const fs::path config = c.root / ".git" / "config";
+    const std::string text = corral::test::read_file(config);
+    fs::remove(config);
+    REQUIRE(::mkfifo(config.c_str(), 0600) == 0);  // nobody writes it: a read would block
+    CHECK_FALSE(corral::plain_toplevel(sub, kNoEnv).has_value());
+    fs::remove(config);
+    TempDir elsewhere;
+    fs::create_symlink(elsewhere.write("config", text), config);
+    CHECK_FALSE(corral::plain_toplevel(sub, kNoEnv).has_value());
+    fs::remove(config);
+    std::ofstream(config) << text << "# " << std::string(70 << 10, 'x') << "\n";
+    CHECK_FALSE(corral::plain_toplevel(sub, kNoEnv).has_value());
+    std::ofstream(config, std::ios::trunc) << text;
+    CHECK(corral::plain_toplevel(sub, kNoEnv) == c.root);  // as it was: the test saw each change
+  }
   SUBCASE("a .git that is a link, or not a repository") {
     TempDir other;
     const fs::path linked = real(other.path());
