@@ -2,8 +2,6 @@
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <linux/fs.h>
-#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -14,20 +12,11 @@
 
 #include "corral/errors.hpp"
 #include "corral/sdk/fd_write.hpp"
+#include "corral/sdk/folder_writer.hpp"
+#include "file_data.hpp"
 
 namespace corral::local {
 namespace {
-
-// A descriptor closed when it goes out of scope.
-struct Fd {
-  int fd = -1;
-  explicit Fd(int f) : fd(f) {}
-  ~Fd() {
-    if (fd >= 0) ::close(fd);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-};
 
 Error copy_error(const std::string& what, const std::string& name, int err) {
   const ErrorCode code = sdk::write_error_code(err);
@@ -35,31 +24,6 @@ Error copy_error(const std::string& what, const std::string& name, int err) {
                code == ErrorCode::quota ? "free space on the disk of the sandbox folders (CORRAL_LOCAL_DIR sets "
                                           "where they are)"
                                         : "");
-}
-
-// The bytes of `in` into `out`: a reflink where the file system shares blocks, else
-// copy_file_range (which the kernel may still do without reading), else read and write.
-void copy_data(int in, int out, const std::string& name) {
-  if (::ioctl(out, FICLONE, in) == 0) return;
-  while (true) {
-    const ssize_t n = ::copy_file_range(in, nullptr, out, nullptr, 1 << 30, 0);
-    if (n == 0) return;
-    if (n > 0) continue;
-    if (errno == EINTR) continue;
-    if (errno != EXDEV && errno != EINVAL && errno != ENOSYS && errno != EOPNOTSUPP)
-      throw copy_error("copy", name, errno);
-    break;
-  }
-  std::vector<char> buffer(1 << 16);
-  while (true) {
-    const ssize_t n = ::read(in, buffer.data(), buffer.size());
-    if (n == 0) return;
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      throw copy_error("read", name, errno);
-    }
-    if (!sdk::write_all(out, std::string_view(buffer.data(), static_cast<size_t>(n)))) throw copy_error("write", name, errno);
-  }
 }
 
 // The entry names of the folder open at `dir`, "." and ".." left out.
@@ -91,23 +55,23 @@ void copy_below(int from, int to, const std::string& where) {
     const struct timespec times[2] = {st.st_atim, st.st_mtim};
     if (S_ISDIR(st.st_mode)) {
       if (::mkdirat(to, n.c_str(), 0700) != 0) throw copy_error("mkdir", name, errno);
-      Fd in(::openat(from, n.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-      Fd out(::openat(to, n.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-      if (in.fd < 0 || out.fd < 0) throw copy_error("open folder", name, errno);
-      copy_below(in.fd, out.fd, name);
+      sdk::UniqueFd in(::openat(from, n.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+      sdk::UniqueFd out(::openat(to, n.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+      if (in.get() < 0 || out.get() < 0) throw copy_error("open folder", name, errno);
+      copy_below(in.get(), out.get(), name);
       // Last: the copy into it changed its time, and a read-only folder takes no entries.
-      ::fchmod(out.fd, st.st_mode & 07777);
-      ::futimens(out.fd, times);
+      ::fchmod(out.get(), st.st_mode & 07777);
+      ::futimens(out.get(), times);
     } else if (S_ISREG(st.st_mode)) {
-      Fd in(::openat(from, n.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
-      if (in.fd < 0) throw copy_error("open", name, errno);
+      sdk::UniqueFd in(::openat(from, n.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
+      if (in.get() < 0) throw copy_error("open", name, errno);
       struct stat opened {};
-      if (::fstat(in.fd, &opened) != 0 || !S_ISREG(opened.st_mode)) continue;  // swapped since the stat
-      Fd out(::openat(to, n.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
-      if (out.fd < 0) throw copy_error("create", name, errno);
-      copy_data(in.fd, out.fd, name);
-      ::fchmod(out.fd, st.st_mode & 07777);
-      ::futimens(out.fd, times);
+      if (::fstat(in.get(), &opened) != 0 || !S_ISREG(opened.st_mode)) continue;  // swapped since the stat
+      sdk::UniqueFd out(::openat(to, n.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+      if (out.get() < 0) throw copy_error("create", name, errno);
+      if (const int err = copy_file_data(in.get(), out.get(), /*same_file_system=*/true)) throw copy_error("copy", name, err);
+      ::fchmod(out.get(), st.st_mode & 07777);
+      ::futimens(out.get(), times);
     } else if (S_ISLNK(st.st_mode)) {
       std::string target(static_cast<size_t>(st.st_size) + 1, '\0');
       const ssize_t len = ::readlinkat(from, n.c_str(), target.data(), target.size());
