@@ -38,7 +38,7 @@ UniqueFd open_folder_nofollow(int parent, const std::string& part, bool create, 
   return UniqueFd(fd);
 }
 
-int FolderWriter::parent_of(const std::string& name, std::string& last) {
+int OpenFolders::parent_of(const std::string& name, std::string& last) {
   std::vector<std::string_view> parts = path_parts(name);
   if (parts.empty()) {
     errno = EINVAL;
@@ -52,7 +52,7 @@ int FolderWriter::parent_of(const std::string& name, std::string& last) {
   open_fds_.resize(keep);
   for (std::size_t i = keep; i < parts.size(); ++i) {
     const int at = open_fds_.empty() ? root_ : open_fds_.back().get();
-    UniqueFd next = open_folder_nofollow(at, std::string(parts[i]), true, folder_mode_);
+    UniqueFd next = open_folder_nofollow(at, std::string(parts[i]), create_, folder_mode_);
     if (next.get() < 0) return -1;
     open_parts_.emplace_back(parts[i]);
     open_fds_.push_back(std::move(next));
@@ -84,8 +84,14 @@ int FolderWriter::create_file(const std::string& name, mode_t mode, UniqueFd& fd
   std::string last;
   int parent = parent_of(name, last);
   if (parent < 0) return errno;
+  constexpr int kCreate = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+  // Made where nothing is first (a fresh folder: one system call); O_EXCL refuses
+  // anything there, a link included, which is then cleared (never followed).
+  fd = UniqueFd(::openat(parent, last.c_str(), kCreate, mode));
+  if (fd.get() >= 0) return 0;
+  if (errno != EEXIST) return errno;
   if (int err = clear(parent, last)) return err;
-  fd = UniqueFd(::openat(parent, last.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode));
+  fd = UniqueFd(::openat(parent, last.c_str(), kCreate, mode));
   return fd.get() < 0 ? errno : 0;
 }
 

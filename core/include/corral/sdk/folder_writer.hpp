@@ -31,11 +31,32 @@ class UniqueFd {
 // ENOTDIR when `part` is a link or not a folder.
 UniqueFd open_folder_nofollow(int parent, const std::string& part, bool create, mode_t mode = 0777);
 
+// The folders on the way to names below one open folder, each opened relative to the
+// one before without following a link, and kept open for the next name: entries of one
+// folder, which come one after another, open no folder twice. For reading as for writing.
+class OpenFolders {
+ public:
+  // Below the open folder `root` (not owned); `create`: make the missing folders with
+  // `folder_mode` (less the umask).
+  OpenFolders(int root, bool create, mode_t folder_mode = 0777)
+      : root_(root), create_(create), folder_mode_(folder_mode) {}
+  // The open folder holding `name` ("a/b/c": a/b) and its last part ("c"); -1 with errno
+  // (ELOOP or ENOTDIR: a folder on the way is a link or not a folder; EINVAL: no name).
+  int parent_of(const std::string& name, std::string& last);
+
+ private:
+  int root_;
+  bool create_;
+  mode_t folder_mode_;
+  std::vector<std::string> open_parts_;
+  std::vector<UniqueFd> open_fds_;
+};
+
 class FolderWriter {
  public:
   // Writes below the open folder `root` (not owned), creating the folders names need
   // with `folder_mode` (less the umask).
-  explicit FolderWriter(int root, mode_t folder_mode = 0777) : root_(root), folder_mode_(folder_mode) {}
+  explicit FolderWriter(int root, mode_t folder_mode = 0777) : folders_(root, true, folder_mode) {}
 
   // Each returns 0 or the errno of the failure; ELOOP or ENOTDIR mean a folder on the
   // way is a link or not a folder. `name` is clean and relative ("a/b/c").
@@ -53,15 +74,11 @@ class FolderWriter {
 
  private:
   // The open folder holding `name` (created as needed) and its last part; -1 with errno.
-  int parent_of(const std::string& name, std::string& last);
+  int parent_of(const std::string& name, std::string& last) { return folders_.parent_of(name, last); }
   // Removes a file or link at `last` in `parent` so something new can take its place.
   static int clear(int parent, const std::string& last);
 
-  int root_;
-  mode_t folder_mode_;
-  // The folders opened for the last name: entries of one folder come one after another.
-  std::vector<std::string> open_parts_;
-  std::vector<UniqueFd> open_fds_;
+  OpenFolders folders_;
 };
 
 }  // namespace corral::sdk
