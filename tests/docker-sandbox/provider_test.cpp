@@ -16,7 +16,7 @@
 namespace fs = std::filesystem;
 using namespace corral;
 using namespace corral::docker_sandbox;
-using sbx_test::FakeHost;
+using corral::test::FakeHost;
 using sbx_test::StandIn;
 
 namespace {

@@ -26,11 +26,13 @@
 
 #include "corral/errors.hpp"
 #include "corral/sdk/fd_write.hpp"
+#include "in_child.hpp"
 #include "jail_namespaces.hpp"
 
 namespace fs = std::filesystem;
 using corral::local::JailNamespaces;
 using corral::local::kNobody;
+using corral::test::in_child;
 
 namespace {
 
@@ -49,24 +51,6 @@ std::string slurp(const char* path) {
   char buf[512];
   for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) text.append(buf, static_cast<size_t>(n));
   ::close(fd);
-  return text;
-}
-
-// What `report` returns when run in a forked child (which then exits).
-std::string in_child(const std::function<std::string()>& report) {
-  int out[2];
-  REQUIRE(::pipe2(out, O_CLOEXEC) == 0);
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    corral::sdk::write_all(out[1], report());
-    ::_exit(0);
-  }
-  ::close(out[1]);
-  std::string text;
-  char buf[512];
-  for (ssize_t n; (n = ::read(out[0], buf, sizeof buf)) > 0;) text.append(buf, static_cast<size_t>(n));
-  ::close(out[0]);
-  ::waitpid(pid, nullptr, 0);
   return text;
 }
 

@@ -1,6 +1,6 @@
 #include "fake_host.hpp"
 
-namespace sbx_test {
+namespace corral::test {
 
 FakeHost::FakeHost() {
   table_.struct_size = sizeof(corral_host_v1);
@@ -20,6 +20,10 @@ FakeHost::FakeHost() {
     std::lock_guard lock(self(call).mutex_);
     self(call).logs_.push_back("progress: " + std::string(message));
   };
+  table_.transfer = [](void* call, std::uint64_t done, std::uint64_t total) {
+    std::lock_guard lock(self(call).mutex_);
+    self(call).transfers_.emplace_back(done, total);
+  };
 }
 
 std::string FakeHost::out() const {
@@ -34,5 +38,9 @@ std::vector<std::string> FakeHost::logs() const {
   std::lock_guard lock(mutex_);
   return logs_;
 }
+std::vector<std::pair<std::uint64_t, std::uint64_t>> FakeHost::transfers() const {
+  std::lock_guard lock(mutex_);
+  return transfers_;
+}
 
-}  // namespace sbx_test
+}  // namespace corral::test

@@ -3,13 +3,14 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <mutex>
 #include <string>
 #include <vector>
 
 #include "corral/sdk.hpp"
 
-namespace sbx_test {
+namespace corral::test {
 
 class FakeHost {
  public:
@@ -20,6 +21,8 @@ class FakeHost {
   std::vector<std::string> logs() const;  // "warn: ...", "info: ...", "progress: ..."
   // Makes cancelled() true, like Ctrl-C.
   void cancel() { cancelled_ = true; }
+  // Every transfer() report, in order: {done, total}.
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> transfers() const;
 
  private:
   static FakeHost& self(void* call) { return *static_cast<FakeHost*>(call); }
@@ -27,7 +30,8 @@ class FakeHost {
   mutable std::mutex mutex_;
   std::string out_, err_;
   std::vector<std::string> logs_;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> transfers_;
   std::atomic<bool> cancelled_{false};
 };
 
-}  // namespace sbx_test
+}  // namespace corral::test
