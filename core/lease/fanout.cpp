@@ -209,16 +209,16 @@ FanoutResult run_fanout(LeaseContext& ctx, const FanoutRequest& asked) {
   const int n = request.shards;
 
   // Refused once here rather than once per shard: the plugin and its options, --env.
-  bool archive_sync = false;
+  FeatureSet features;
   {
     auto session = ctx.providers.open(ctx.providers.resolve(request.run.choice), request.run.choice, ui);
-    archive_sync = session->has(Feature::archive_sync);
+    features = session->spec().features;
   }
   ctx.providers.forwarded_env(request.run.env_names);
   SharedWorkspace shared;
   shared.workspace = scan_workspace(request.run.cwd, cancelled, [&](const std::string& m) { ui.warn(m); });
-  if (archive_sync) {
-    check_workspace_size(shared.workspace, request.run.max_workspace);
+  if (features.has(Feature::archive_sync)) check_workspace_size(shared.workspace, request.run.max_workspace);
+  if (uploads_archive(features)) {
     // Forks of a lease synced with this very tree upload nothing: pack only when they will.
     const bool forks_current =
         !request.from.empty() && source_claim(ctx, request).fingerprint == shared.workspace.fingerprint;

@@ -215,9 +215,16 @@ void Lease::sync(const Workspace& ws, const std::function<bool()>& cancelled, co
   if (!ephemeral_) ctx_->claims.write_synced_files(claim_.lease_id, either);
 
   std::optional<PackedArchive> own;
-  if (!packed) packed = &own.emplace(pack_archive(ws, ui, cancelled));
-  upload.archive_path = packed->path().string();
-  upload.size = packed->size;
+  if (uploads_archive(spec().features)) {
+    if (!packed) packed = &own.emplace(pack_archive(ws, ui, cancelled));
+    upload.archive_path = packed->path().string();
+    upload.size = packed->size;
+  } else {
+    upload.tree_root = ws.root.string();
+    upload.tree_files.reserve(ws.files.size());
+    for (const WorkspaceFile& f : ws.files) upload.tree_files.push_back({f.path, f.executable, f.symlink});
+    upload.size = ws.total_bytes;
+  }
   ui.progress(fmt::format("uploading the workspace ({})", format_size(upload.size)));
   PhaseReport report(ui, "upload", upload.size);
   // Counted against the archive: a plugin's own total may include its request's framing.

@@ -106,10 +106,11 @@ class Lease {
   // provider's.
   const Sandbox& live();
   // Brings the sandbox's workspace to `ws`: nothing for a mounted tree or an unchanged
-  // one; else the archive unpacked over the previous sync, with the files deleted
-  // locally since then removed (a sandbox made for one run records neither its files
-  // nor its fingerprint, which only a later sync reads). `packed` is `ws` already packed
-  // (once for several runs); null = pack here. Throws the provider's or the claim's
+  // one; else the archive unpacked over the previous sync (for a tree-sync provider, the
+  // listed files copied by its plugin), with the files deleted locally since then removed
+  // (a sandbox made for one run records neither its files nor its fingerprint, which only
+  // a later sync reads). `packed` is `ws` already packed (once for several runs); null =
+  // pack here when the provider takes an archive. Throws the provider's or the claim's
   // error, or cancelled once `cancelled` says so while packing; a reused lease whose
   // sandbox went meanwhile fails as live() does.
   void sync(const Workspace& ws, const std::function<bool()>& cancelled, const PackedArchive* packed = nullptr);

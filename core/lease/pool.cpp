@@ -281,7 +281,7 @@ FillResult fill_pool(LeaseContext& ctx, const FillRequest& request) {
   const Workspace ws = scan_workspace(request.cwd, cancelled, [&](const std::string& m) { ctx.ui.warn(m); });
   if (spec.features.has(Feature::archive_sync)) check_workspace_size(ws, request.max_workspace);
   std::optional<PackedArchive> packed;
-  if (spec.features.has(Feature::archive_sync)) packed.emplace(pack_archive(ws, ctx.ui, cancelled));
+  if (uploads_archive(spec.features)) packed.emplace(pack_archive(ws, ctx.ui, cancelled));
   PoolTag tag{result.key, request.size, now, now + request.ttl_seconds};
   for (int i = result.ready_before; i < request.size; ++i) {
     if (ctx.ui.cancelled()) throw Error(ErrorCode::cancelled, "interrupted while filling the pool");

@@ -200,7 +200,7 @@ void RunPhases::check_workspace() const {
 
 void RunPhases::start_packing() {
   // A fan-out decided for its shards (and packed once for all of them).
-  if (shared_ || !spec().features.has(Feature::archive_sync)) return;
+  if (shared_ || !uploads_archive(spec().features)) return;
   // Lease::sync uploads nothing then. The claim was read under the lease's lock, so it
   // still says the same at sync.
   if (reused_ && reused_->holds(workspace())) return;

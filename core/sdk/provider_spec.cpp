@@ -61,6 +61,9 @@ std::vector<std::string> spec_problems(const ProviderSpec& spec) {
   if (std::find(spec.idle.begin(), spec.idle.end(), "pause") != spec.idle.end() &&
       !spec.features.has(Feature::pause_resume))
     problems.push_back("idle lists 'pause' but features lack pause-resume");
+  // tree-sync says how the upload of archive-sync travels, not whether there is one.
+  if (spec.features.has(Feature::tree_sync) && !spec.features.has(Feature::archive_sync))
+    problems.push_back("features list tree-sync but not archive-sync");
   return problems;
 }
 

@@ -150,6 +150,27 @@ std::string to_json(const UploadCall& m) {
     w.Key("size");
     w.Uint64(m.upload.size);
     if (!m.upload.removed.empty()) json::write_strings(w, "removed", m.upload.removed);
+    if (m.upload.tree_root.empty()) return;
+    w.Key("tree");
+    w.StartObject();
+    json::write_string(w, "root", m.upload.tree_root);
+    w.Key("files");
+    w.StartArray();
+    for (const TreeFile& f : m.upload.tree_files) {
+      w.StartObject();  // defaults omitted: a tree of thousands of files stays small
+      json::write_string(w, "path", f.path);
+      if (f.executable) {
+        w.Key("executable");
+        w.Bool(true);
+      }
+      if (f.symlink) {
+        w.Key("symlink");
+        w.Bool(true);
+      }
+      w.EndObject();
+    }
+    w.EndArray();
+    w.EndObject();
   });
 }
 
@@ -317,6 +338,18 @@ UploadCall read<UploadCall>(std::string_view text, std::string_view what) {
   m.upload.archive_path = json::get_string(doc, "archive");
   m.upload.size = static_cast<std::uint64_t>(json::get_int(doc, "size"));
   m.upload.removed = json::get_strings(doc, "removed");
+  const Value* tree = json::find(doc, "tree");
+  if (!tree) return m;
+  m.upload.tree_root = json::get_string(*tree, "root");
+  const Value& files = required(*tree, "files", what);
+  if (m.upload.tree_root.empty() || !files.IsArray())
+    throw Error(ErrorCode::invalid_argument, std::string(what) + ": 'tree' must hold a 'root' and a list of 'files'");
+  m.upload.tree_files.reserve(files.Size());
+  for (const Value& f : files.GetArray()) {
+    TreeFile file{json::get_string(f, "path"), json::get_bool(f, "executable"), json::get_bool(f, "symlink")};
+    if (file.path.empty()) throw Error(ErrorCode::invalid_argument, std::string(what) + ": a tree file has no 'path'");
+    m.upload.tree_files.push_back(std::move(file));
+  }
   return m;
 }
 

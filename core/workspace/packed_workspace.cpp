@@ -23,6 +23,10 @@ PackedArchive pack_workspace(const Workspace& ws, Ui& ui, const std::function<bo
   return packed;
 }
 
+bool uploads_archive(const FeatureSet& features) {
+  return features.has(Feature::archive_sync) && !features.has(Feature::tree_sync);
+}
+
 std::string packing_message(const Workspace& ws) {
   return fmt::format("packing {} files ({})", ws.files.size(), format_size(ws.total_bytes));
 }

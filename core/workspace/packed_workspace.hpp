@@ -11,6 +11,7 @@
 
 #include "workspace/staging.hpp"
 #include "base/ui.hpp"
+#include "corral/features.hpp"
 #include "workspace/workspace.hpp"
 
 namespace corral {
@@ -35,6 +36,9 @@ PackedArchive pack_archive(const Workspace& ws, Ui& ui, const std::function<bool
 // The same with no message, only the "pack" phase's events (Ui::phase, which any thread
 // may call): safe on a thread other than the Ui's.
 PackedArchive pack_workspace(const Workspace& ws, Ui& ui, const std::function<bool()>& cancelled);
+// True when syncing to a provider with `features` uploads a packed archive: archive-sync
+// without tree-sync (whose plugin copies the listed files itself).
+bool uploads_archive(const FeatureSet& features);
 // What pack_archive tells the user: "packing N files (SIZE)".
 std::string packing_message(const Workspace& ws);
 

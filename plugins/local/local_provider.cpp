@@ -17,6 +17,7 @@
 #include "jail_namespaces.hpp"
 #include "jail_process.hpp"
 #include "sandbox_store.hpp"
+#include "workspace_copy.hpp"
 
 namespace fs = std::filesystem;
 
@@ -29,8 +30,8 @@ constexpr const char* kSpec = R"json({
   "family": "local",
   "kind": "delegated-run",
   "targets": ["linux"],
-  "features": ["run-session", "archive-sync", "url-bridge", "cleanup", "run-downloads", "network-policy",
-               "pause-resume", "fork"],
+  "features": ["run-session", "archive-sync", "tree-sync", "url-bridge", "cleanup", "run-downloads",
+               "network-policy", "pause-resume", "fork"],
   "options": [
     {"name": "network", "type": "string", "default": "shared", "choices": ["none", "shared"], "tightest-first": true,
      "env": ["CORRAL_LOCAL_NETWORK"],
@@ -126,16 +127,22 @@ class LocalProvider : public sdk::Provider {
     in_memory_.erase(sandbox.id);  // its tmpfs goes with the last jail using it
   }
 
-  void upload(const Sandbox& sandbox, const UploadRequest& request, const sdk::Host&) override {
+  // tree-sync: the listed files are copied from the working tree, over what a kept
+  // sandbox holds (files its commands made survive a re-sync, which makes reuse fast).
+  void upload(const Sandbox& sandbox, const UploadRequest& request, const sdk::Host& host) override {
+    if (request.tree_root.empty())
+      throw Error(ErrorCode::invalid_argument, "the local provider copies the working tree itself (tree-sync), "
+                  "and this upload names none",
+                  "use the corral this plugin was built with");
     const LocalSandbox s = running(sandbox.id);
     // Held to the end: workspace_path() names the tmpfs by its descriptor's number, which
     // a concurrent destroy would otherwise close and a later open() could reuse.
     const std::shared_ptr<JailNamespaces> memory = s.in_memory ? memory_of(s) : nullptr;
-    if (!s.in_memory) store_.unpack(sandbox.id, request.archive_path);
-    else try {
-      store_.unpack_into(workspace_path(s), request.archive_path);
+    if (!s.in_memory) store_.prepare_workspace(sandbox.id);
+    try {
+      copy_workspace(request, workspace_path(s), store_.owner(), host);
     } catch (const Error& e) {
-      if (e.code() != ErrorCode::quota) throw;
+      if (e.code() != ErrorCode::quota || !s.in_memory) throw;
       throw Error(ErrorCode::quota, e.what(),
                   "the sandbox's in-memory workspace is bounded by --max-workspace (plus 4 KiB a file): raise it");
     }

@@ -1,7 +1,5 @@
 #include "sandbox_store.hpp"
 
-#include <archive.h>
-#include <archive_entry.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <sys/file.h>
@@ -70,115 +68,6 @@ void make_removable(const fs::path& dir) {
 void clear_folder(const fs::path& dir) {
   make_removable(dir);
   for (const auto& e : fs::directory_iterator(dir)) fs::remove_all(e.path());
-}
-
-// The error of unpacking `what` failing with `err`: a full tmpfs or disk is the user's to
-// fix (quota), not a bug.
-Error unpack_error(const std::string& what, int err) {
-  const ErrorCode code = sdk::write_error_code(err);
-  return Error(code, sdk::with_reason("cannot unpack the workspace (" + what + "): " + std::strerror(err), err),
-               code == ErrorCode::quota ? "free space on the disk of the sandbox folders (CORRAL_LOCAL_DIR sets "
-                                         "where they are)"
-                                       : "");
-}
-
-// Writes the regular file `entry` of `in` at `name` below `out`, with its mode and mtime;
-// 0 or the errno.
-int write_file(archive* in, archive_entry* entry, const std::string& name, sdk::FolderWriter& out) {
-  const mode_t mode = archive_entry_perm(entry) & 07777;
-  sdk::UniqueFd fd;
-  if (int err = out.create_file(name, mode, fd)) return err;
-  const void* block;
-  size_t size;
-  la_int64_t offset;
-  int rc;
-  while ((rc = archive_read_data_block(in, &block, &size, &offset)) == ARCHIVE_OK)
-    for (size_t done = 0; done < size;) {
-      const ssize_t n = ::pwrite(fd.get(), static_cast<const char*>(block) + done, size - done,
-                                 static_cast<off_t>(offset + static_cast<la_int64_t>(done)));
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return n < 0 ? errno : EIO;
-      done += static_cast<size_t>(n);
-    }
-  if (rc < ARCHIVE_WARN) return archive_errno(in) ? archive_errno(in) : EIO;
-  // Exactly the archive's mode, whatever the umask took from it.
-  if (::fchmod(fd.get(), mode) != 0) return errno;
-  const timespec times[2] = {{0, UTIME_NOW},
-                             {archive_entry_mtime(entry), archive_entry_mtime_is_set(entry)
-                                                              ? archive_entry_mtime_nsec(entry)
-                                                              : UTIME_OMIT}};
-  return ::futimens(fd.get(), times) == 0 ? 0 : errno;
-}
-
-// Throws invalid-argument unless `name` (an archive entry's, or the file a hard link
-// entry names) stays below the folder unpacked into: relative, no ".." part.
-void check_entry_name(const std::string& name) {
-  if (name.empty() || name[0] == '/')
-    throw Error(ErrorCode::invalid_argument, "workspace archive entry '" + name + "' is an absolute path");
-  const std::vector<std::string_view> parts = sdk::path_parts(name);
-  if (parts.empty() || std::find(parts.begin(), parts.end(), "..") != parts.end())
-    throw Error(ErrorCode::invalid_argument, "workspace archive entry '" + name + "' leaves the workspace");
-}
-
-// Unpacks the .tar.gz open at `archive_fd` into the current folder, never through a
-// link: every folder on the way is opened without following one (sdk::FolderWriter), so
-// a link the archive holds, or one a kept sandbox's command planted, is never written
-// through.
-void extract(int archive_fd) {
-  std::unique_ptr<archive, decltype(&archive_read_free)> in(archive_read_new(), archive_read_free);
-  archive_read_support_format_tar(in.get());
-  archive_read_support_filter_gzip(in.get());
-  auto read_error = [&] {
-    return Error(ErrorCode::internal,
-                 std::string("cannot unpack the workspace (read): ") +
-                     (archive_error_string(in.get()) ? archive_error_string(in.get()) : "unknown error"));
-  };
-  if (archive_read_open_fd(in.get(), archive_fd, 1 << 16) != ARCHIVE_OK) throw read_error();
-  const sdk::UniqueFd root(::open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (root.get() < 0) throw unpack_error("open the workspace", errno);
-  sdk::FolderWriter out(root.get(), 0755);  // folders the archive implies, as tar makes them
-  archive_entry* entry = nullptr;
-  while (true) {
-    int rc = archive_read_next_header(in.get(), &entry);
-    if (rc == ARCHIVE_EOF) break;
-    if (rc < ARCHIVE_WARN) throw read_error();
-    const std::string name = archive_entry_pathname(entry);
-    check_entry_name(name);
-    int err = 0;
-    const char* hardlink = archive_entry_hardlink(entry);
-    if (hardlink) {
-      check_entry_name(hardlink);
-      err = out.hard_link(name, hardlink);
-    } else {
-      switch (archive_entry_filetype(entry)) {
-        case AE_IFDIR: err = out.make_folder(name, archive_entry_perm(entry) & 07777); break;
-        case AE_IFLNK: err = out.symlink(name, archive_entry_symlink(entry) ? archive_entry_symlink(entry) : ""); break;
-        case AE_IFREG: err = write_file(in.get(), entry, name, out); break;
-        default:
-          throw Error(ErrorCode::invalid_argument,
-                      "workspace archive entry '" + name + "' is neither a file, a folder nor a link");
-      }
-    }
-    if (err) {
-      out.remove(name);  // no half-written file stays
-      throw unpack_error(name, err);
-    }
-  }
-}
-
-// Opens the workspace archive (as the caller: it may be readable only by it, not by the
-// owner) for `work`, closing it however `work` ends.
-void with_archive(const fs::path& archive_path, const std::function<void(int)>& work) {
-  int fd = ::open(archive_path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    throw Error(ErrorCode::internal, "cannot open the workspace archive " + archive_path.string() + ": " + std::strerror(errno));
-  try {
-    work(fd);
-  } catch (...) {
-    ::close(fd);
-    throw;
-  }
-  ::close(fd);
 }
 
 }  // namespace
@@ -360,18 +249,9 @@ void SandboxStore::remove(const std::string& id) const {
   if (ec) throw Error(ErrorCode::internal, "cannot remove " + dir.string() + ": " + ec.message());
 }
 
-void SandboxStore::unpack(const std::string& id, const fs::path& archive_path) const {
-  // Unpacked over what is there: files the sandbox made (build output, caches) survive
-  // a re-sync of a reused sandbox, which is what makes reuse fast.
-  fs::path ws = workspace_of(id);
-  if (!owner_) fs::create_directories(ws);
+void SandboxStore::prepare_workspace(const std::string& id) const {
+  if (!owner_) fs::create_directories(workspace_of(id));
   require_workspace(id);
-  with_archive(archive_path, [&](int fd) { run_as(owner_, ws, [fd] { extract(fd); }); });
-}
-
-void SandboxStore::unpack_into(const fs::path& workspace, const fs::path& archive_path) const {
-  // Entered by a thread of its own: the path is a /proc/self link no prefix could spell.
-  with_archive(archive_path, [&](int fd) { run_as(owner_, workspace, [fd] { extract(fd); }); });
 }
 
 bool SandboxStore::workspace_owned(const std::string& id) const {

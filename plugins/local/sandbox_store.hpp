@@ -51,12 +51,9 @@ class SandboxStore {
   void remove(const std::string& id) const;
   std::filesystem::path dir_of(const std::string& id) const;
   std::filesystem::path workspace_of(const std::string& id) const { return dir_of(id) / "workspace"; }
-  // Unpacks the .tar.gz at `archive` over the workspace (the archive's files win), as
-  // the owner when there is one.
-  void unpack(const std::string& id, const std::filesystem::path& archive) const;
-  // The same into `workspace`, a folder only this process can reach (an in-memory
-  // workspace's /proc/self/fd path), as the owner when there is one.
-  void unpack_into(const std::filesystem::path& workspace, const std::filesystem::path& archive) const;
+  // Makes sure the sandbox's on-disk workspace is there to copy into: made by the
+  // caller when there is no owner; with one, it must be the owner's (require_workspace).
+  void prepare_workspace(const std::string& id) const;
   // True when the workspace is a real folder owned by the owner (any, without one).
   bool workspace_owned(const std::string& id) const;
   // Throws Error(unavailable) with a way out unless workspace_owned(id).

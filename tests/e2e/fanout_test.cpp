@@ -108,12 +108,21 @@ TEST_CASE("four local shards each see their own index and count, in the environm
   }
 }
 
-TEST_CASE("the workspace is packed once for all shards") {
+TEST_CASE("the workspace is packed once for all shards of a provider that takes an archive") {
+  Testbox env;
+  auto r = env.run({"-v", "run", "--provider", "testbox", "--shards", "3", "--", "cat", "file.txt"});
+  CHECK_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(count_of(r.err, "packing 1 files") == 1);
+  CHECK(count_of(r.out, "synced") == 3);
+  CHECK(env.live() == 0);
+}
+
+TEST_CASE("local shards pack nothing: each copies the working tree itself") {
   CliEnv env;
   env.root().write("work/file.txt", "synced\n");
   auto r = env.run({"-v", "run", "--shards", "3", "--", "cat", "file.txt"});
   CHECK_MESSAGE(r.exit_code == 0, r.err);
-  CHECK(count_of(r.err, "packing 1 files") == 1);
+  CHECK(count_of(r.err, "packing") == 0);
   CHECK(count_of(r.out, "synced\n") == 3);
   CHECK(local_sandboxes(env) == 0);
 }

@@ -144,7 +144,7 @@ TEST_CASE("keep, reuse by slug, then stop") {
 TEST_CASE("a kept sandbox whose command made a synced folder a link: the next sync writes nothing through it") {
   CliEnv env;
   env.root().write("work/src/a.c", "one");
-  // Outside the workspace, and writable by anyone, so only the unpacking keeps it empty.
+  // Outside the workspace, and writable by anyone, so only the copy keeps it empty.
   TempDir outside;
   fs::permissions(outside.path(), fs::perms::all, fs::perm_options::replace);
   const fs::path h = env.root().path() / "handle.json";
@@ -157,7 +157,7 @@ TEST_CASE("a kept sandbox whose command made a synced folder a link: the next sy
   env.root().write("work/src/a.c", "two");  // changed: the next run syncs src/a.c again
   auto r = env.run({"run", "--id", slug, "--", "true"});
   CHECK(r.exit_code != 0);
-  CHECK(r.err.find("cannot unpack the workspace (src/a.c)") != std::string::npos);
+  CHECK_MESSAGE(r.err.find("cannot copy 'src/a.c' into the workspace") != std::string::npos, r.err);
   CHECK(fs::is_empty(outside.path()));
   CHECK(env.run({"stop", "--id", slug}).exit_code == 0);
 }
@@ -360,7 +360,7 @@ TEST_CASE("a full disk while the workspace is copied into the sandbox folder is 
   auto r = env.run({"run", "--max-workspace", "0", "--", "sh", "-c", "echo ran"});
   CHECK(r.exit_code == 75);
   CHECK(r.out.empty());  // the command never ran
-  CHECK_MESSAGE(r.err.find("cannot unpack the workspace") != std::string::npos, r.err);
+  CHECK_MESSAGE(r.err.find("cannot copy 'big.bin' into the workspace") != std::string::npos, r.err);
   CHECK(r.err.find("No space left on device") != std::string::npos);
   CHECK(r.err.find("CORRAL_LOCAL_DIR") != std::string::npos);
   CHECK(env.local_sandboxes().empty());

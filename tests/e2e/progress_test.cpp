@@ -26,12 +26,21 @@ std::uint64_t big_workspace(const CliEnv& env) {
   return data.size() + 6;
 }
 
+// testbox: a provider that takes the workspace as an archive, so a run packs it first.
+void add_testbox(CliEnv& env) {
+  env.add_registry("testbox", {std::string(CORRAL_TEST_PLUGIN_DIR) + "/libcorral-testbox.so"});
+  const std::filesystem::path boxes = env.root().path() / "boxes";
+  std::filesystem::create_directories(boxes);
+  env.env["TESTBOX_DIR"] = boxes.string();
+}
+
 }  // namespace
 
 TEST_CASE("--progress json: one object a line per phase event, in phase order, bytes rising to the total") {
   CliEnv env;
+  add_testbox(env);
   const std::uint64_t workspace_bytes = big_workspace(env);
-  CliResult r = env.run({"run", "--provider", "local", "--progress", "json", "--", "sh", "-c",
+  CliResult r = env.run({"run", "--provider", "testbox", "--progress", "json", "--", "sh", "-c",
                          "echo out; printf 'half' >&2; printf ' line' >&2"});
   REQUIRE(r.exit_code == 0);
   CHECK(r.out == "out\n");
@@ -43,6 +52,21 @@ TEST_CASE("--progress json: one object a line per phase event, in phase order, b
   progress::check_upload_run(run);
   CHECK(run.total("pack") == workspace_bytes);
   CHECK_MESSAGE(run.steps("pack") >= 1, "packing 3 MB reports the bytes read on the way");
+}
+
+TEST_CASE("--progress json on the local provider: no pack, the upload counts the files copied") {
+  CliEnv env;
+  const std::uint64_t workspace_bytes = big_workspace(env);
+  CliResult r = env.run({"run", "--provider", "local", "--progress", "json", "--", "cat", "small.txt"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(r.out == "small\n");
+  progress::Run run = progress::parse(r.err);
+  progress::check_well_formed(run);
+  CHECK_FALSE(run.has("pack"));  // tree-sync: the plugin copies the files, nothing is packed
+  CHECK(run.total("upload") == workspace_bytes);
+  CHECK(run.reached_total("upload"));
+  CHECK(run.first("upload", "start") > run.first("create", "done"));
+  CHECK(run.first("exec", "start") > run.first("upload", "done"));
 }
 
 TEST_CASE("without --progress a stderr that is not a terminal gets nothing but the command's own") {
@@ -124,8 +148,9 @@ TEST_CASE("a closed stderr: the run still works and no progress lands in a file 
 
 TEST_CASE("--progress json with --shards: each shard's phases carry its index, the shared pack none") {
   CliEnv env;
+  add_testbox(env);
   big_workspace(env);
-  CliResult r = env.run({"run", "--provider", "local", "--shards", "2", "--progress", "json", "--", "true"});
+  CliResult r = env.run({"run", "--provider", "testbox", "--shards", "2", "--progress", "json", "--", "true"});
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
   progress::Run run = progress::parse(r.err);
   progress::check_well_formed(run);

@@ -41,6 +41,26 @@ TEST_CASE("every primitive's request and result reads back as written") {
   CHECK(upload.upload.archive_path == up.archive_path);
   CHECK(upload.upload.size == 42);
   CHECK(upload.upload.removed == up.removed);
+  CHECK(upload.upload.tree_root.empty());  // an archive upload lists no tree
+  CHECK(upload.upload.tree_files.empty());
+
+  UploadRequest tree{"", 7, {}, "/home/u/repo", {{"src/a.c"}, {"run.sh", true}, {"link", false, true}}};
+  const std::string tree_json = wire::to_json(wire::UploadCall{sb, tree});
+  CHECK(tree_json.find("\"executable\":false") == std::string::npos);  // defaults are omitted
+  auto copied = wire::read<wire::UploadCall>(tree_json, "t");
+  CHECK(copied.upload.archive_path.empty());
+  CHECK(copied.upload.tree_root == "/home/u/repo");
+  REQUIRE(copied.upload.tree_files.size() == 3);
+  CHECK(copied.upload.tree_files[0].path == "src/a.c");
+  CHECK_FALSE(copied.upload.tree_files[0].executable);
+  CHECK(copied.upload.tree_files[1].executable);
+  CHECK(copied.upload.tree_files[2].symlink);
+  CHECK_FALSE(copied.upload.tree_files[2].executable);
+  // A tree without a root, or a file without a path, is refused rather than read as nothing.
+  CHECK_THROWS_AS(wire::read<wire::UploadCall>(R"({"sandbox":{"id":"s"},"tree":{"files":[]}})", "t"), Error);
+  CHECK_THROWS_AS(wire::read<wire::UploadCall>(R"({"sandbox":{"id":"s"},"tree":{"root":"/r","files":[{}]}})", "t"),
+                  Error);
+  CHECK_THROWS_AS(wire::read<wire::UploadCall>(R"({"sandbox":{"id":"s"},"tree":{"root":"/r"}})", "t"), Error);
 
   CreateRequest cr{"lease1", "calm-otter", sb.labels, "/w"};
   auto create = wire::read<CreateRequest>(wire::to_json(cr), "t");

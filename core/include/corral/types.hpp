@@ -158,13 +158,26 @@ struct CreateRequest {
   std::uint64_t workspace_bytes = 0;
 };
 
+// One file of the working tree a tree-sync upload lists.
+struct TreeFile {
+  std::string path;         // relative to the tree's root, '/'-separated, never absolute or with ".."
+  bool executable = false;  // a regular file copied with mode 0755, else 0644
+  bool symlink = false;     // a symbolic link, copied as a link holding the same target
+};
+
 struct UploadRequest {
-  std::string archive_path;  // a local .tar.gz of the workspace
-  std::uint64_t size = 0;
+  std::string archive_path;  // a local .tar.gz of the workspace; empty for a tree-sync upload
+  std::uint64_t size = 0;    // the archive's bytes; for a tree-sync upload, the files' bytes
   // Paths (relative to the workdir, '/'-separated, never absolute or with "..") that
   // were synced before and are gone locally: remove them after unpacking, so a reused
   // sandbox holds exactly the local tree plus what the sandbox itself made.
   std::vector<std::string> removed;
+  // Appended, for a provider with tree-sync only: the working tree's absolute local path
+  // and the files to copy from it (folders follow from the paths), instead of an archive.
+  // Core lists every file, so the files and folders it does not list, and symbolic links
+  // on the way to a listed file, are none of the upload's business.
+  std::string tree_root;
+  std::vector<TreeFile> tree_files;
 };
 
 // download: pack the files that match `patterns` into a gzip-compressed tar at the local

@@ -1,0 +1,167 @@
+#include "workspace_copy.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "corral/sdk/fd_write.hpp"
+#include "corral/sdk/folder_writer.hpp"
+#include "corral/sdk/path_parts.hpp"
+#include "file_data.hpp"
+#include "run_as.hpp"
+
+namespace fs = std::filesystem;
+
+namespace corral::local {
+namespace {
+
+// Files opened as the caller before the copy thread switches to write them as the owner:
+// each switch costs a few system calls, a batch one pair; each open file one descriptor.
+constexpr size_t kBatch = 64;
+
+// A listed file, opened (or, for a link, read) as the caller.
+struct Source {
+  const TreeFile* file = nullptr;
+  sdk::UniqueFd fd;          // a regular file's, open for reading
+  std::uint64_t size = 0;    // its size when opened: a file that grows is cut there
+  timespec mtime{};
+  std::string link_target;   // a link's
+};
+
+// Throws invalid-argument unless `path` stays below the tree: relative, no ".." part.
+void check_listed_path(const std::string& path) {
+  const std::vector<std::string_view> parts = sdk::path_parts(path);
+  if (path[0] == '/' || parts.empty() || std::find(parts.begin(), parts.end(), "..") != parts.end())
+    throw Error(ErrorCode::invalid_argument, "the workspace upload lists '" + path + "', which leaves the workspace");
+}
+
+// Why `file` of the tree could not be read, failing with `err`.
+Error read_error(const fs::path& file, int err) {
+  const std::string message = "cannot read " + file.string() + ": " + std::strerror(err);
+  if (err == EACCES || err == EPERM)
+    return Error(ErrorCode::invalid_argument, message,
+                 "make it readable (chmod u+r '" + file.filename().string() +
+                     "'), or list it in .corralignore to leave it out");
+  if (err == ENOENT)
+    return Error(ErrorCode::invalid_argument, file.string() + " went while corral copied the workspace",
+                 "run again once the working tree stays put");
+  return Error(ErrorCode::internal, message);
+}
+
+// `file` of the tree is no longer what the scan listed (a regular file or a link).
+Error changed_kind(const fs::path& file) {
+  return Error(ErrorCode::invalid_argument,
+               file.string() + " changed while corral copied the workspace: it is no longer the file or link listed",
+               "run again once the working tree stays put");
+}
+
+// Why the folders on the way to `file` could not be opened, failing with `err`.
+Error way_error(const fs::path& file, int err) {
+  if (err != ELOOP && err != ENOTDIR) return read_error(file, err);
+  // git still lists the files of a folder replaced by a link until the change is staged.
+  return Error(ErrorCode::invalid_argument,
+               "cannot copy " + file.string() + ": a folder on its way is a link or a file, and corral copies no "
+               "file through a link",
+               "stage the change (`git add -A`), or list the path in .corralignore");
+}
+
+// Why `name` could not be written into the workspace, failing with `err`: a full disk or
+// tmpfs is the user's to fix (quota).
+Error write_error(const std::string& name, int err) {
+  const ErrorCode code = sdk::write_error_code(err);
+  return Error(code, sdk::with_reason("cannot copy '" + name + "' into the workspace", err),
+               code == ErrorCode::quota ? "free space on the disk of the sandbox folders (CORRAL_LOCAL_DIR sets "
+                                          "where they are)"
+                                        : "");
+}
+
+// Opens `file` below the tree open in `tree` (at `root`), as whoever calls.
+Source open_source(sdk::OpenFolders& tree, const fs::path& root, const TreeFile& file) {
+  Source s;
+  s.file = &file;
+  std::string last;
+  const int parent = tree.parent_of(file.path, last);
+  if (parent < 0) throw way_error(root / file.path, errno);
+  struct stat st {};
+  if (file.symlink) {
+    if (::fstatat(parent, last.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) throw read_error(root / file.path, errno);
+    if (!S_ISLNK(st.st_mode)) throw changed_kind(root / file.path);
+    s.link_target.resize(static_cast<size_t>(st.st_size) + 1);
+    const ssize_t n = ::readlinkat(parent, last.c_str(), s.link_target.data(), s.link_target.size());
+    if (n < 0) throw read_error(root / file.path, errno);
+    if (static_cast<size_t>(n) >= s.link_target.size()) throw changed_kind(root / file.path);  // grew meanwhile
+    s.link_target.resize(static_cast<size_t>(n));
+    return s;
+  }
+  // O_NONBLOCK: a FIFO swapped in since the scan must not hold the copy up.
+  s.fd = sdk::UniqueFd(::openat(parent, last.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY));
+  if (s.fd.get() < 0) throw errno == ELOOP ? changed_kind(root / file.path) : read_error(root / file.path, errno);
+  if (::fstat(s.fd.get(), &st) != 0) throw read_error(root / file.path, errno);
+  if (!S_ISREG(st.st_mode)) throw changed_kind(root / file.path);
+  s.size = static_cast<std::uint64_t>(st.st_size);
+  s.mtime = st.st_mtim;
+  return s;
+}
+
+// Writes `s` at its path below `out`, as whoever calls, with a umask of 0; nothing
+// half-written stays. `same_file_system`: the tree's and the workspace's.
+void write_source(sdk::FolderWriter& out, const Source& s, bool same_file_system) {
+  const std::string& name = s.file->path;
+  if (s.file->symlink) {
+    if (const int err = out.symlink(name, s.link_target)) throw write_error(name, err);
+    return;
+  }
+  const mode_t mode = s.file->executable ? 0755 : 0644;
+  sdk::UniqueFd fd;
+  int err = out.create_file(name, mode, fd);
+  if (!err) err = copy_file_data(s.fd.get(), fd.get(), same_file_system, s.size);
+  // The tree's time, so a build in the sandbox sees its outputs as up to date.
+  const timespec times[2] = {{0, UTIME_OMIT}, s.mtime};
+  if (!err && ::futimens(fd.get(), times) != 0) err = errno;
+  if (!err) return;
+  out.remove(name);
+  throw write_error(name, err);
+}
+
+}  // namespace
+
+void copy_workspace(const UploadRequest& request, const fs::path& workspace, const std::optional<JailUser>& owner,
+                    const sdk::Host& host) {
+  for (const TreeFile& f : request.tree_files) check_listed_path(f.path);
+  const fs::path root = request.tree_root;
+  const sdk::UniqueFd tree_fd(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (tree_fd.get() < 0) throw read_error(root, errno);
+  run_copying_as(owner, workspace, [&](FileAccess& access) {
+    const sdk::UniqueFd into(::open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (into.get() < 0) throw write_error(".", errno);
+    struct stat tree_st {}, into_st {};
+    const bool same_file_system = ::fstat(tree_fd.get(), &tree_st) == 0 && ::fstat(into.get(), &into_st) == 0 &&
+                                  tree_st.st_dev == into_st.st_dev;
+    sdk::FolderWriter out(into.get(), 0755);  // folders the paths imply, as tar makes them
+    sdk::OpenFolders tree(tree_fd.get(), /*create=*/false);
+    const std::vector<TreeFile>& files = request.tree_files;
+    std::vector<Source> batch;
+    std::uint64_t copied = 0;
+    for (size_t first = 0; first < files.size(); first += kBatch) {
+      if (host.cancelled()) throw Error(ErrorCode::cancelled, "interrupted while copying the workspace");
+      batch.clear();
+      access.as_caller();
+      for (size_t i = first; i < std::min(files.size(), first + kBatch); ++i)
+        batch.push_back(open_source(tree, root, files[i]));
+      access.as_user();
+      for (const Source& s : batch) {
+        write_source(out, s, same_file_system);
+        copied += s.size;
+      }
+      host.transfer(copied, request.size);
+    }
+  });
+}
+
+}  // namespace corral::local
