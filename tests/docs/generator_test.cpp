@@ -138,6 +138,17 @@ TEST_CASE("a plugin advertising an unknown feature fails the generator with the 
   CHECK(message.find("field 'features': unknown feature 'teleport'") != std::string::npos);
 }
 
+TEST_CASE("spec problems: tree-sync without archive-sync, which says how that upload travels") {
+  ProviderSpec spec;
+  spec.name = "x";
+  spec.docs = {"cat", "local", "no", "corral", "fit", "caveat"};
+  spec.targets = {"linux"};
+  spec.features = {corral::Feature::tree_sync};
+  CHECK(corral::spec_problems(spec) == std::vector<std::string>{"features list tree-sync but not archive-sync"});
+  spec.features.insert(corral::Feature::archive_sync);
+  CHECK(corral::spec_problems(spec).empty());
+}
+
 TEST_CASE("every broken provider is reported at once") {
   const std::string message = failure({"incomplete", "teleporter"});
   CHECK(message.find("teleport") != std::string::npos);
