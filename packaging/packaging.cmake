@@ -61,8 +61,19 @@ set(CPACK_CORRAL_DEB_CHANGELOG ${CMAKE_CURRENT_LIST_DIR}/debian/changelog)
 
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_NAME corral)
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_SECTION utils)
-# The local provider runs commands under bwrap; dpkg-shlibdeps adds the libraries.
-set(CPACK_DEBIAN_RUNTIME_PACKAGE_DEPENDS bubblewrap)
+# The local provider runs commands under bwrap; dpkg-shlibdeps adds the libraries, but
+# for libarchive, which corral loads when it first packs (core/workspace/
+# libarchive_forward.cpp), so no binary names it: its package is named here, as dpkg
+# knows the library file this build found.
+get_filename_component(corral_libarchive_file "${LibArchive_LIBRARIES}" REALPATH)
+execute_process(COMMAND dpkg-query -S "${corral_libarchive_file}" OUTPUT_VARIABLE corral_libarchive_owner
+                ERROR_QUIET RESULT_VARIABLE corral_libarchive_rc)
+if(corral_libarchive_rc EQUAL 0 AND corral_libarchive_owner MATCHES "^([^:]+):")
+  set(corral_libarchive_package ${CMAKE_MATCH_1})
+else()
+  set(corral_libarchive_package "libarchive13t64 | libarchive13")  # not a dpkg system: the usual names
+endif()
+set(CPACK_DEBIAN_RUNTIME_PACKAGE_DEPENDS "bubblewrap, ${corral_libarchive_package}")
 set(CPACK_DEBIAN_RUNTIME_DESCRIPTION "run a command from your working tree in a sandbox
 corral runs a command from the current working tree inside a sandbox from a
 provider (a local bubblewrap jail, E2B, Daytona, Docker Sandboxes, Kubernetes

@@ -219,6 +219,10 @@ TEST_CASE("orphans are per host: one machine never stops another's sandboxes on 
 
 TEST_CASE("partial workspace archives of a killed run are swept, live ones are not") {
   CliEnv env;
+  // The next archive staged sweeps them: a run on a provider that takes an archive.
+  env.add_registry("testbox", {std::string(CORRAL_TEST_PLUGIN_DIR) + "/libcorral-testbox.so"});
+  fs::create_directories(env.root().path() / "boxes");
+  env.env["TESTBOX_DIR"] = (env.root().path() / "boxes").string();
   env.root().write("work/f.txt", "x");
   fs::path tmp = env.state_dir() / "corral" / "tmp";
   fs::create_directories(tmp);
@@ -233,7 +237,7 @@ TEST_CASE("partial workspace archives of a killed run are swept, live ones are n
   fs::last_write_time(stale, old);
   fs::last_write_time(live, old);
 
-  REQUIRE(env.run({"run", "--", "true"}).exit_code == 0);
+  REQUIRE(env.run({"run", "--provider", "testbox", "--", "true"}).exit_code == 0);
   CHECK_FALSE(fs::exists(stale));
   CHECK(fs::exists(live));
   ::close(live_fd);
