@@ -4,8 +4,13 @@
 #include <grp.h>
 #include <poll.h>
 #include <sched.h>
+#include <pthread.h>
 #include <signal.h>
+#include <linux/close_range.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -89,11 +94,152 @@ sigset_t default_signals() {
   return set;
 }
 
-// Starts `program` by fork and exec, stdout/stderr on the given pipe ends, in its own
-// process group (so a stop reaches the whole tree), dying with the calling thread; returns
-// its pid or throws. Not posix_spawn: it cannot set a parent-death signal, join a mount
-// namespace, drop the supplementary groups or change identity. The child makes only
-// async-signal-safe calls; an exec failure comes back as its errno over a close-on-exec pipe.
+// The started child's `pid`, once its exec is known to have worked (the report pipe
+// closed on exec); throws with the child's errno, reaped, when it did not.
+pid_t finish_start(const ProcessSpec& spec, pid_t pid, Pipe& report) {
+  report.close_end(1);
+  int child_errno = 0;
+  ssize_t got;
+  do got = ::read(report.fd[0], &child_errno, sizeof child_errno);
+  while (got < 0 && errno == EINTR);
+  if (got > 0) {
+    int status;
+    ::waitpid(pid, &status, 0);
+    throw Error(ErrorCode::unavailable, "cannot start '" + spec.argv[0] + "': " + std::strerror(child_errno));
+  }
+  return pid;
+}
+
+// What a child that shares corral's memory needs, all prepared before it starts: it must
+// not allocate, and it only reads this.
+struct SharedChild {
+  const char* program;
+  char* const* argv;
+  char* const* env;
+  const char* stdin_path;
+  const char* cwd;  // nullptr: stay
+  int out_fd, err_fd, report_fd;
+  const ProcessSpec::PassedFd* passed;
+  int* moved;  // one slot a passed descriptor, for its copy out of the way
+  size_t passed_count;
+  pid_t parent;
+};
+
+// The child runs on this process's memory beside its threads, until it execs: raw system
+// calls only, none of which libc or a sanitizer wraps, since a wrapper's bookkeeping
+// (errno aside) would be the starting thread's or another's.
+#define CORRAL_SHARED_CHILD __attribute__((no_sanitize("address", "undefined"), noinline))
+
+// The kernel's struct sigaction, for rt_sigaction.
+struct KernelSigaction {
+  void (*handler)(int);
+  unsigned long flags;
+  void (*restorer)();
+  unsigned long mask;
+};
+
+// Reports errno `err` to the parent and ends the child.
+[[noreturn]] CORRAL_SHARED_CHILD void shared_child_fails(int report_fd, long err) {
+  const int e = static_cast<int>(err);
+  ::syscall(SYS_write, report_fd, &e, sizeof e);
+  ::syscall(SYS_exit, 127);
+  __builtin_unreachable();
+}
+
+// `rc`, unless it says a system call failed: then the child reports errno and ends.
+CORRAL_SHARED_CHILD long or_fail(long rc, int report_fd) {
+  if (rc < 0) shared_child_fails(report_fd, errno);
+  return rc;
+}
+
+// `from` as descriptor `to` (dup2, which not every architecture has as a system call).
+CORRAL_SHARED_CHILD long raw_dup_to(int from, int to) {
+  return from == to ? 0 : ::syscall(SYS_dup3, from, to, 0);
+}
+
+// The body of start_child's child when it shares corral's memory (no identity change):
+// the same steps as the forked child's, in system calls.
+CORRAL_SHARED_CHILD int run_shared_child(void* arg) {
+  const SharedChild& c = *static_cast<const SharedChild*>(arg);
+#define check(rc) or_fail((rc), c.report_fd)
+  check(::syscall(SYS_setpgid, 0, 0));
+  // A handler would run on corral's memory: every handled signal goes back to its
+  // default before any is let through; ignored ones stay ignored, as across exec, but for
+  // the three a tool must feel.
+  for (int sig = 1; sig < _NSIG; ++sig) {
+    if (sig == SIGKILL || sig == SIGSTOP) continue;
+    KernelSigaction old{};
+    if (::syscall(SYS_rt_sigaction, sig, nullptr, &old, sizeof old.mask) != 0) continue;
+    const bool must_default = sig == SIGINT || sig == SIGTERM || sig == SIGPIPE;
+    if (old.handler == SIG_DFL || (old.handler == SIG_IGN && !must_default)) continue;
+    KernelSigaction dfl{};
+    dfl.handler = SIG_DFL;
+    ::syscall(SYS_rt_sigaction, sig, &dfl, nullptr, sizeof dfl.mask);
+  }
+  const unsigned long none = 0;
+  check(::syscall(SYS_rt_sigprocmask, SIG_SETMASK, &none, nullptr, sizeof none));
+  const long in = check(::syscall(SYS_openat, AT_FDCWD, c.stdin_path, O_RDONLY, 0));
+  check(raw_dup_to(static_cast<int>(in), 0));
+  check(raw_dup_to(c.out_fd, 1));
+  check(raw_dup_to(c.err_fd, 2));
+  if (in > 2) ::syscall(SYS_close, in);
+  for (size_t i = 0; i < c.passed_count; ++i)
+    c.moved[i] = static_cast<int>(check(::syscall(SYS_fcntl, c.passed[i].fd, F_DUPFD_CLOEXEC, kPassedFdBase)));
+  if (::syscall(SYS_close_range, 3u, ~0u, CLOSE_RANGE_CLOEXEC) != 0) {
+    // Kernels before 5.11: one descriptor at a time, up to the limit on their numbers.
+    rlimit limit{};
+    const long last = ::syscall(SYS_getrlimit, RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY
+                          ? static_cast<long>(limit.rlim_cur)
+                          : 1L << 20;
+    for (long fd = 3; fd < last; ++fd) {
+      const long flags = ::syscall(SYS_fcntl, fd, F_GETFD);
+      if (flags >= 0 && !(flags & FD_CLOEXEC)) ::syscall(SYS_fcntl, fd, F_SETFD, flags | FD_CLOEXEC);
+    }
+  }
+  for (size_t i = 0; i < c.passed_count; ++i) check(raw_dup_to(c.moved[i], c.passed[i].as));
+  if (c.cwd) check(::syscall(SYS_chdir, c.cwd));
+  check(::syscall(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0));
+  if (::syscall(SYS_getppid) != c.parent) ::syscall(SYS_exit, 127);  // the parent died before the prctl took hold
+  ::syscall(SYS_execve, c.program, c.argv, c.env);
+  shared_child_fails(c.report_fd, errno);
+#undef check
+}
+
+// True when the child of `spec` may share corral's memory until it execs: it changes no
+// identity and joins no namespace, each of which would change the shared process's state
+// (a change of identity makes the whole process undumpable) or needs a child of its own.
+bool may_share_memory(const ProcessSpec& spec) {
+  return spec.uid < 0 && spec.gid < 0 && !spec.clear_groups && spec.user_ns_fd < 0 && spec.mount_ns_fd < 0;
+}
+
+// Starts the child of start_child sharing this process's memory (clone with CLONE_VM and
+// CLONE_VFORK, as posix_spawn does): no copy of corral's page tables to make and tear
+// down, and no lock on its memory held against its other threads meanwhile. The calling
+// thread waits until the child execs or fails. Returns its pid, or -1 with errno.
+pid_t start_sharing_memory(SharedChild& child) {
+  constexpr size_t kStack = 256 << 10;
+  void* stack = ::mmap(nullptr, kStack, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+  if (stack == MAP_FAILED) return -1;
+  // Blocked until the child has put every handler back to its default.
+  sigset_t all, before;
+  sigfillset(&all);
+  ::pthread_sigmask(SIG_SETMASK, &all, &before);
+  const pid_t pid = ::clone(run_shared_child, static_cast<char*>(stack) + kStack, CLONE_VM | CLONE_VFORK | SIGCHLD,
+                            &child);
+  const int err = errno;
+  ::pthread_sigmask(SIG_SETMASK, &before, nullptr);
+  ::munmap(stack, kStack);  // the child has exec'd or ended: CLONE_VFORK waited for it
+  errno = err;
+  return pid;
+}
+
+// Starts `program` with exec, stdout/stderr on the given pipe ends, in its own process
+// group (so a stop reaches the whole tree), dying with the calling thread; returns its
+// pid or throws. Not posix_spawn: it cannot set a parent-death signal, join a mount
+// namespace, drop the supplementary groups or change identity. A child that does none of
+// the last three shares corral's memory until it execs (start_sharing_memory); one that
+// does is forked, and makes only async-signal-safe calls. An exec failure comes back as
+// its errno over a close-on-exec pipe.
 pid_t start_child(const ProcessSpec& spec, const std::string& program, int out_fd, int err_fd) {
   auto argv = c_strings(spec.argv);
   const std::vector<std::string> environment = child_environment(spec);
@@ -103,6 +249,15 @@ pid_t start_child(const ProcessSpec& spec, const std::string& program, int out_f
   std::vector<ProcessSpec::PassedFd> passed = checked_passed_fds(spec);
   Pipe report;
   const pid_t parent = ::getpid();
+  if (may_share_memory(spec)) {
+    std::vector<int> moved(passed.size(), -1);
+    SharedChild child{program.c_str(), argv.data(), env, spec.stdin_path.c_str(),
+                      spec.cwd.empty() ? nullptr : spec.cwd.c_str(), out_fd, err_fd, report.fd[1], passed.data(),
+                      moved.data(), passed.size(), parent};
+    const pid_t pid = start_sharing_memory(child);
+    if (pid < 0) throw Error(ErrorCode::unavailable, "cannot start '" + spec.argv[0] + "': " + std::strerror(errno));
+    return finish_start(spec, pid, report);
+  }
   pid_t pid = ::fork();
   if (pid < 0) throw Error(ErrorCode::unavailable, "cannot start '" + spec.argv[0] + "': " + std::strerror(errno));
   if (pid == 0) {
@@ -146,17 +301,7 @@ pid_t start_child(const ProcessSpec& spec, const std::string& program, int out_f
     ::execve(program.c_str(), argv.data(), env);
     fail();
   }
-  report.close_end(1);
-  int child_errno = 0;
-  ssize_t got;
-  do got = ::read(report.fd[0], &child_errno, sizeof child_errno);
-  while (got < 0 && errno == EINTR);
-  if (got > 0) {
-    int status;
-    ::waitpid(pid, &status, 0);
-    throw Error(ErrorCode::unavailable, "cannot start '" + spec.argv[0] + "': " + std::strerror(child_errno));
-  }
-  return pid;
+  return finish_start(spec, pid, report);
 }
 
 // Kills and reaps the child's group when run_process is left by an exception (a callback

@@ -2,12 +2,15 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <vector>
 #include <chrono>
 #include <stdexcept>
 #include <string>
@@ -138,6 +141,68 @@ TEST_CASE("the fork path keeps run_process's contract: cwd, env, stdin, exit cod
   broken.clear_groups = true;
   CHECK_THROWS_AS(run_process(broken, {}, {}), corral::Error);
   ::unlink(path);
+}
+
+namespace {
+
+// The hex mask after `field` ("SigBlk:") in the text of /proc/PID/status.
+unsigned long long status_mask(const std::string& status, const std::string& field) {
+  const size_t at = status.find(field);
+  REQUIRE(at != std::string::npos);
+  return std::stoull(status.substr(at + field.size()), nullptr, 16);
+}
+
+}  // namespace
+
+TEST_CASE("a child that shares corral's memory until it execs: signals as a fork leaves them, on many threads") {
+  // No identity change and no namespace: the child is started with CLONE_VM | CLONE_VFORK.
+  struct sigaction ignore {}, old_hup {}, old_pipe {};
+  ignore.sa_handler = SIG_IGN;
+  ::sigaction(SIGHUP, &ignore, &old_hup);
+  ::sigaction(SIGPIPE, &ignore, &old_pipe);
+  sigset_t term, before;
+  sigemptyset(&term);
+  sigaddset(&term, SIGTERM);
+  ::pthread_sigmask(SIG_BLOCK, &term, &before);
+  auto o = capture_process(ProcessSpec{{"cat", "/proc/self/status"}}, 10);
+  ::pthread_sigmask(SIG_SETMASK, &before, nullptr);
+  ::sigaction(SIGHUP, &old_hup, nullptr);
+  ::sigaction(SIGPIPE, &old_pipe, nullptr);
+  REQUIRE(o.exit_code == 0);
+  CHECK(status_mask(o.out, "SigBlk:") == 0);  // nothing blocked, SIGTERM included
+  const unsigned long long ignored = status_mask(o.out, "SigIgn:");
+  CHECK((ignored & (1ull << (SIGHUP - 1))) != 0);    // ignored stays ignored, as across exec
+  CHECK((ignored & (1ull << (SIGPIPE - 1))) == 0);   // but a tool feels SIGPIPE, SIGINT and SIGTERM
+  // Errors still come back from the child: a program that is no program.
+  char path[] = "/tmp/corral-noexec-XXXXXX";
+  const int fd = ::mkstemp(path);
+  REQUIRE(fd >= 0);
+  REQUIRE(::write(fd, "\x7f" "ELF?", 5) == 5);
+  ::close(fd);
+  ::chmod(path, 0755);
+  CHECK_THROWS_WITH_AS(run_process(ProcessSpec{{path}}, {}, {}), doctest::Contains("Exec format error"), corral::Error);
+  ::unlink(path);
+  // Four threads starting children at once, each passing a descriptor, while this one
+  // allocates: every child gets its own and reports it.
+  std::atomic<int> right{0}, finished{0};
+  std::vector<std::thread> starters;
+  for (int t = 0; t < 4; ++t)
+    starters.emplace_back([&, t] {
+      for (int i = 0; i < 25; ++i) {
+        TempFile file("process-test", "thread " + std::to_string(t) + "\n");
+        const int held = ::open(file.path().c_str(), O_RDONLY | O_CLOEXEC);
+        ProcessSpec spec{{"cat", "/dev/fd/5"}};
+        spec.pass_fds = {{held, 5}};
+        auto got = capture_process(spec, 10);
+        ::close(held);
+        if (got.exit_code == 0 && got.out == "thread " + std::to_string(t) + "\n") ++right;
+      }
+      ++finished;
+    });
+  std::vector<std::string> churn;
+  while (finished < 4) churn.assign(64, std::string(1000, 'x'));
+  for (std::thread& s : starters) s.join();
+  CHECK(right == 100);
 }
 
 namespace {
