@@ -82,8 +82,12 @@ Lease Lease::create(LeaseContext& ctx, std::unique_ptr<ProviderSession> session,
   }
   claim.sandbox_id = sandbox.id;
   claim.details = sandbox.details;
+  // A sandbox made for one run whose provider lists corral's sandboxes needs no claim
+  // that survives a power loss: `stop --orphans` finds it by its labels, claim or not.
+  // Kept or pooled ones are looked up by their claim, which must survive it.
+  const bool listed_anyway = made.ephemeral && !made.pool && session->spec().features.has(Feature::cleanup);
   try {
-    ctx.claims.write(claim);
+    ctx.claims.write(claim, listed_anyway ? Durability::process_crash : Durability::power_loss);
   } catch (const Error&) {
     // An unrecorded sandbox would be a leak: remove it before reporting.
     try {
