@@ -9,7 +9,11 @@
 #include <cstring>
 #include <exception>
 #include <string>
+#include <algorithm>
+#include <mutex>
+#include <system_error>
 #include <thread>
+#include <vector>
 
 #include "corral/types.hpp"
 
@@ -44,20 +48,35 @@ void switched(bool ok, const char* to) {
   if (!ok) throw Error(ErrorCode::internal, std::string("cannot take the ") + to + "'s file access in a copy thread");
 }
 
-// Runs `body` on a thread of its own, rethrowing what it throws.
-void on_own_thread(const std::function<void()>& body) {
-  // A thread, not a forked child: a child of a multi-threaded process may find the
+// Runs `body` on up to `count` threads of their own (at least one) and waits for all;
+// rethrows the first failure.
+void on_own_threads(unsigned count, const std::function<void()>& body) {
+  // Threads, not forked children: a child of a multi-threaded process may find the
   // allocator's (or any library's) lock held by a thread it does not have, and wait for ever.
+  std::mutex mutex;
   std::exception_ptr failure;
-  std::thread worker([&] {
+  std::vector<std::thread> workers;
+  auto run = [&] {
     try {
       body();
     } catch (...) {
-      failure = std::current_exception();
+      std::lock_guard lock(mutex);
+      if (!failure) failure = std::current_exception();
     }
-  });  // the thread's credentials end with it
-  worker.join();
+  };  // each thread's credentials end with it
+  try {
+    for (unsigned i = 0; i < count; ++i) workers.emplace_back(run);
+  } catch (const std::system_error&) {
+    if (workers.empty()) throw;  // no thread at all: nothing ran
+    // No more threads to be had: the ones there are do the work.
+  }
+  for (std::thread& w : workers) w.join();
   if (failure) std::rethrow_exception(failure);
+}
+
+// Runs `body` on a thread of its own, rethrowing what it throws.
+void on_own_thread(const std::function<void()>& body) {
+  on_own_threads(1, body);
 }
 
 // Throws internal naming `step`, which failed with errno, of entering `dir` as `uid`.
@@ -78,8 +97,8 @@ void FileAccess::as_user() {
 }
 
 void run_copying_as(const std::optional<JailUser>& user, const std::filesystem::path& dir,
-                    const std::function<void(FileAccess&)>& work) {
-  on_own_thread([&] {
+                    const std::function<void(FileAccess&)>& work, unsigned threads) {
+  on_own_threads(std::max(1u, threads), [&] {
     if (::unshare(CLONE_FS) != 0) cannot_enter(dir, ::getuid(), "unshare the working folder");
     if (::chdir(dir.c_str()) != 0) cannot_enter(dir, ::getuid(), "enter");
     ::umask(0);  // this thread's alone since the unshare

@@ -37,8 +37,11 @@ class FileAccess {
 // `user`'s file-system identity (fsuid and fsgid) only, so `work` can
 // switch to the caller's to read and back to write (FileAccess: a few system calls a
 // switch, so switch for a batch of files, not each). The thread's other credentials stay
-// the caller's. Without `user` nothing changes. Rethrows what `work` throws.
+// the caller's. Without `user` nothing changes. With `threads` above 1, up to that many
+// such threads run `work` at once (fewer when the system has no more to give: `work`
+// shares out what there is to do itself), and all are joined. Rethrows what `work` threw
+// (the first failure, when several did).
 void run_copying_as(const std::optional<JailUser>& user, const std::filesystem::path& dir,
-                    const std::function<void(FileAccess&)>& work);
+                    const std::function<void(FileAccess&)>& work, unsigned threads = 1);
 
 }  // namespace corral::local

@@ -5,9 +5,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "corral/sdk/fd_write.hpp"
@@ -24,6 +26,13 @@ namespace {
 // Files opened as the caller before the copy thread switches to write them as the owner:
 // each switch costs a few system calls, a batch one pair; each open file one descriptor.
 constexpr size_t kBatch = 64;
+
+// How many threads copy `files` files: a second one once there is more than a batch
+// and a second core to run it (two threads keep a small machine's disk busy; more only
+// contend for the same folders).
+unsigned copy_threads(size_t files) {
+  return files > kBatch && std::thread::hardware_concurrency() > 1 ? 2 : 1;
+}
 
 // A listed file, opened (or, for a link, read) as the caller.
 struct Source {
@@ -137,7 +146,12 @@ void copy_workspace(const UploadRequest& request, const fs::path& workspace, con
   const fs::path root = request.tree_root;
   const sdk::UniqueFd tree_fd(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (tree_fd.get() < 0) throw read_error(root, errno);
-  run_copying_as(owner, workspace, [&](FileAccess& access) {
+  const std::vector<TreeFile>& files = request.tree_files;
+  // Batches go to whichever copy thread asks next; one that fails stops the others.
+  std::atomic<size_t> next_batch{0};
+  std::atomic<std::uint64_t> copied{0};
+  std::atomic<bool> stop{false};
+  const auto copy_batches = [&](FileAccess& access) {
     const sdk::UniqueFd into(::open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (into.get() < 0) throw write_error(".", errno);
     struct stat tree_st {}, into_st {};
@@ -145,23 +159,28 @@ void copy_workspace(const UploadRequest& request, const fs::path& workspace, con
                                   tree_st.st_dev == into_st.st_dev;
     sdk::FolderWriter out(into.get(), 0755);  // folders the paths imply, as tar makes them
     sdk::OpenFolders tree(tree_fd.get(), /*create=*/false);
-    const std::vector<TreeFile>& files = request.tree_files;
     std::vector<Source> batch;
-    std::uint64_t copied = 0;
-    for (size_t first = 0; first < files.size(); first += kBatch) {
-      if (host.cancelled()) throw Error(ErrorCode::cancelled, "interrupted while copying the workspace");
-      batch.clear();
-      access.as_caller();
-      for (size_t i = first; i < std::min(files.size(), first + kBatch); ++i)
-        batch.push_back(open_source(tree, root, files[i]));
-      access.as_user();
-      for (const Source& s : batch) {
-        write_source(out, s, same_file_system);
-        copied += s.size;
+    try {
+      for (size_t first; !stop && (first = next_batch.fetch_add(kBatch)) < files.size();) {
+        if (host.cancelled()) throw Error(ErrorCode::cancelled, "interrupted while copying the workspace");
+        batch.clear();
+        access.as_caller();
+        for (size_t i = first; i < std::min(files.size(), first + kBatch); ++i)
+          batch.push_back(open_source(tree, root, files[i]));
+        access.as_user();
+        std::uint64_t bytes = 0;
+        for (const Source& s : batch) {
+          write_source(out, s, same_file_system);
+          bytes += s.size;
+        }
+        host.transfer(copied += bytes, request.size);
       }
-      host.transfer(copied, request.size);
+    } catch (...) {
+      stop = true;
+      throw;
     }
-  });
+  };
+  run_copying_as(owner, workspace, copy_batches, copy_threads(files.size()));
 }
 
 }  // namespace corral::local
