@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -200,6 +201,37 @@ TEST_CASE("a cancelled upload stops before the next batch of files") {
   const corral::Error e = f.failure(f.request(files));
   CHECK(e.code() == ErrorCode::cancelled);
   CHECK(f.workspace_empty());
+}
+
+TEST_CASE("a tree of many batches is copied by two threads: every file arrives; one bad file fails the copy") {
+  CopyFixture f;
+  std::vector<TreeFile> files;
+  for (int i = 0; i < 300; ++i) {
+    const std::string path = "d" + std::to_string(i % 7) + "/f" + std::to_string(i);
+    f.write(path, "file " + std::to_string(i) + "\n");
+    files.push_back({path, i % 2 == 0, false});
+  }
+  std::sort(files.begin(), files.end(), [](const TreeFile& a, const TreeFile& b) { return a.path < b.path; });
+  SUBCASE("all of them") {
+    const UploadRequest r = f.request(files);
+    f.copy(r);
+    for (const TreeFile& file : files) {
+      const std::string number = file.path.substr(file.path.find("/f") + 2);
+      CHECK_MESSAGE(read_file(f.workspace / file.path) == "file " + number + "\n", file.path);
+      CHECK(((lstat_of(f.workspace / file.path).st_mode & 0100) != 0) == file.executable);
+    }
+    CHECK(f.fake.transfers().back() == std::make_pair(r.size, r.size));
+  }
+  SUBCASE("one of them became a FIFO") {
+    const std::string bad = files[200].path;
+    fs::remove(f.tree / bad);
+    REQUIRE(::mkfifo((f.tree / bad).c_str(), 0644) == 0);
+    UploadRequest r;
+    r.tree_root = f.tree.string();
+    r.tree_files = files;
+    const corral::Error e = f.failure(r);
+    CHECK(std::string(e.what()).find(bad) != std::string::npos);
+  }
 }
 
 TEST_CASE("as an unprivileged user: the caller's own files, copied as the caller") {
