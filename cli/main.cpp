@@ -98,9 +98,8 @@ int main_impl(int argc, char** argv) {
   install_signal_handlers();
   std::vector<std::string> args(argv + 1, argv + argc);
   const bool bare = needs_nothing(args);
-  std::unique_ptr<Context> ctx = open_context(wants_verbose(args), bare);
-  if (!ctx) return kExitConfig;  // a settings file corral could not use
-  // git lists the working tree while the registry and the provider's plugin load.
+  // git lists the working tree while the settings, the registry and the provider's
+  // plugin load: it is the longest step before a sandbox is made.
   std::optional<WorkspacePrefetch> prefetch;
   if (const Command* command = first_command(args); !bare && command && command->scans_workspace) {
     try {
@@ -109,6 +108,8 @@ int main_impl(int argc, char** argv) {
       // The scan lists the tree itself, and reports what stopped this.
     }
   }
+  std::unique_ptr<Context> ctx = open_context(wants_verbose(args), bare);
+  if (!ctx) return kExitConfig;  // a settings file corral could not use
   CommandLine line;
   try {
     if (!bare) ctx->provider_flags = take_provider_flags(args, ctx->registry(), line.reserved_flags());

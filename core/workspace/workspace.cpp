@@ -112,16 +112,26 @@ GitListing take_listing(PrefetchedListing& p, const CancelFn& cancelled) {
   return p.listing.get();
 }
 
+// The top level of the checkout holding `start` (canonical), empty when none: as found
+// before for the same folder in this process (the prefetch, the settings), else asked
+// now and remembered.
+fs::path known_toplevel(const fs::path& start) {
+  ScanHints& hints = scan_hints();
+  {
+    std::lock_guard lock(hints.mutex);
+    if (hints.start_and_top && hints.start_and_top->first == start) return hints.start_and_top->second;
+  }
+  fs::path top = git_toplevel(start);
+  std::lock_guard lock(hints.mutex);
+  hints.start_and_top.emplace(start, top);
+  return top;
+}
+
 }  // namespace
 
 fs::path find_workspace_root(const fs::path& cwd) {
   fs::path start = fs::weakly_canonical(cwd);
-  fs::path top = git_toplevel(start);
-  {
-    ScanHints& hints = scan_hints();
-    std::lock_guard lock(hints.mutex);
-    hints.start_and_top.emplace(start, top);
-  }
+  fs::path top = known_toplevel(start);
   return top.empty() ? start : fs::weakly_canonical(top);
 }
 
@@ -129,12 +139,7 @@ WorkspacePrefetch::WorkspacePrefetch(const fs::path& cwd) {
   auto p = std::make_shared<PrefetchedListing>();
   p->start = fs::weakly_canonical(cwd);
   ScanHints& hints = scan_hints();
-  std::optional<fs::path> known;
-  {
-    std::lock_guard lock(hints.mutex);
-    if (hints.start_and_top && hints.start_and_top->first == p->start) known = hints.start_and_top->second;
-  }
-  fs::path top = known ? *known : git_toplevel(p->start);
+  fs::path top = known_toplevel(p->start);
   if (top.empty()) return;  // no checkout: the scan walks the folder itself
   p->top = fs::weakly_canonical(top);
   std::packaged_task<GitListing()> task(
