@@ -11,7 +11,6 @@
 #include <cstring>
 #include <ctime>
 #include <fstream>
-#include <functional>
 #include <memory>
 #include <random>
 #include <sstream>
@@ -20,7 +19,6 @@
 #include "corral/sdk/fd_write.hpp"
 #include "corral/sdk/atomic_file.hpp"
 #include "corral/sdk/folder_writer.hpp"
-#include "corral/sdk/path_parts.hpp"
 #include "run_as.hpp"
 #include "tree_copy.hpp"
 
