@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -149,8 +150,10 @@ void copy_workspace(const UploadRequest& request, const fs::path& workspace, con
   const std::vector<TreeFile>& files = request.tree_files;
   // Batches go to whichever copy thread asks next; one that fails stops the others.
   std::atomic<size_t> next_batch{0};
-  std::atomic<std::uint64_t> copied{0};
   std::atomic<bool> stop{false};
+  // Reported in order: two threads finishing batches at once must not report less after more.
+  std::mutex report_mutex;
+  std::uint64_t copied = 0;
   const auto copy_batches = [&](FileAccess& access) {
     const sdk::UniqueFd into(::open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (into.get() < 0) throw write_error(".", errno);
@@ -173,6 +176,7 @@ void copy_workspace(const UploadRequest& request, const fs::path& workspace, con
           write_source(out, s, same_file_system);
           bytes += s.size;
         }
+        std::lock_guard lock(report_mutex);
         host.transfer(copied += bytes, request.size);
       }
     } catch (...) {
