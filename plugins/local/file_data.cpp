@@ -14,28 +14,33 @@
 namespace corral::local {
 namespace {
 
-// The largest piece one call moves (the kernel caps it near 2 GiB anyway).
-constexpr std::uint64_t kPiece = 1u << 30;
-
 // True for the errors that mean "not this way between these two files": try the next.
 bool not_this_way(int err) { return err == EXDEV || err == EINVAL || err == ENOSYS || err == EOPNOTSUPP; }
 
 }  // namespace
 
-int copy_file_data(int in, int out, bool same_file_system, std::uint64_t max_bytes) {
+int copy_file_data(int in, int out, bool same_file_system, std::uint64_t max_bytes,
+                   const std::function<bool()>& stop) {
   // A clone takes the whole file: only when no bound can be passed.
   if (same_file_system && max_bytes == UINT64_MAX && ::ioctl(out, FICLONE, in) == 0) return 0;
   std::uint64_t left = max_bytes;
+  std::uint64_t since_asked = 0;  // bytes moved since `stop` was last asked
+  const auto stopped = [&](std::uint64_t moved) {
+    if ((since_asked += moved) < kCopyPiece) return false;
+    since_asked = 0;
+    return stop && stop();
+  };
   // Both ways move bytes in the kernel from both files' offsets, so the next way, or the
   // read loop, starts where the last one stopped.
   for (int way = same_file_system ? 0 : 1; way < 2; ++way) {
     while (left > 0) {
-      const size_t piece = static_cast<size_t>(std::min(left, kPiece));
+      const size_t piece = static_cast<size_t>(std::min(left, kCopyPiece));
       const ssize_t n = way == 0 ? ::copy_file_range(in, nullptr, out, nullptr, piece, 0)
                                  : ::sendfile(out, in, nullptr, piece);
       if (n == 0) return 0;
       if (n > 0) {
         left -= static_cast<std::uint64_t>(n);
+        if (left > 0 && stopped(static_cast<std::uint64_t>(n))) return ECANCELED;
         continue;
       }
       if (errno == EINTR) continue;
@@ -53,6 +58,7 @@ int copy_file_data(int in, int out, bool same_file_system, std::uint64_t max_byt
     }
     if (!sdk::write_all(out, std::string_view(buffer.data(), static_cast<size_t>(n)))) return errno;
     left -= static_cast<std::uint64_t>(n);
+    if (left > 0 && stopped(static_cast<std::uint64_t>(n))) return ECANCELED;
   }
   return 0;
 }

@@ -120,8 +120,9 @@ Source open_source(sdk::OpenFolders& tree, const fs::path& root, const TreeFile&
 }
 
 // Writes `s` at its path below `out`, as whoever calls, with a umask of 0; nothing
-// half-written stays. `same_file_system`: the tree's and the workspace's.
-void write_source(sdk::FolderWriter& out, const Source& s, bool same_file_system) {
+// half-written stays. `same_file_system`: the tree's and the workspace's. A big file's
+// copy stops with cancelled once `host` is.
+void write_source(sdk::FolderWriter& out, const Source& s, bool same_file_system, const sdk::Host& host) {
   const std::string& name = s.file->path;
   if (s.file->symlink) {
     if (const int err = out.symlink(name, s.link_target)) throw write_error(name, err);
@@ -130,12 +131,13 @@ void write_source(sdk::FolderWriter& out, const Source& s, bool same_file_system
   const mode_t mode = s.file->executable ? 0755 : 0644;
   sdk::UniqueFd fd;
   int err = out.create_file(name, mode, fd);
-  if (!err) err = copy_file_data(s.fd.get(), fd.get(), same_file_system, s.size);
+  if (!err) err = copy_file_data(s.fd.get(), fd.get(), same_file_system, s.size, [&] { return host.cancelled(); });
   // The tree's time, so a build in the sandbox sees its outputs as up to date.
   const timespec times[2] = {{0, UTIME_OMIT}, s.mtime};
   if (!err && ::futimens(fd.get(), times) != 0) err = errno;
   if (!err) return;
   out.remove(name);
+  if (err == ECANCELED) throw Error(ErrorCode::cancelled, "interrupted while copying the workspace");
   throw write_error(name, err);
 }
 
@@ -173,7 +175,7 @@ void copy_workspace(const UploadRequest& request, const fs::path& workspace, con
         access.as_user();
         std::uint64_t bytes = 0;
         for (const Source& s : batch) {
-          write_source(out, s, same_file_system);
+          write_source(out, s, same_file_system, host);
           bytes += s.size;
         }
         std::lock_guard lock(report_mutex);

@@ -19,6 +19,7 @@
 #include "cli.hpp"
 #include "corral/errors.hpp"
 #include "fake_host.hpp"
+#include "file_data.hpp"
 #include "in_child.hpp"
 #include "jail_user.hpp"
 #include "workspace_copy.hpp"
@@ -235,6 +236,16 @@ TEST_CASE("a tree of many batches is copied by two threads: every file arrives; 
     const corral::Error e = f.failure(r);
     CHECK(std::string(e.what()).find(bad) != std::string::npos);
   }
+}
+
+TEST_CASE("Ctrl-C while a big file is copied stops the copy within a piece, and leaves no half of it") {
+  CopyFixture f;
+  const std::string big = corral::test::random_bytes(5 * corral::local::kCopyPiece);
+  f.write("big.bin", big);
+  f.fake.cancel_after(1);  // the batch goes ahead; the copy's first question is the Ctrl-C
+  const corral::Error e = f.failure(f.request({{"big.bin"}}));
+  CHECK(e.code() == ErrorCode::cancelled);
+  CHECK_FALSE(fs::exists(f.workspace / "big.bin"));
 }
 
 TEST_CASE("as an unprivileged user: the caller's own files, copied as the caller") {

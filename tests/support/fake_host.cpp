@@ -10,7 +10,11 @@ FakeHost::FakeHost() {
     std::lock_guard lock(self(call).mutex_);
     (stream == CORRAL_STDOUT ? self(call).out_ : self(call).err_).append(data, len);
   };
-  table_.cancelled = [](void* call) -> int { return self(call).cancelled_ ? 1 : 0; };
+  table_.cancelled = [](void* call) -> int {
+    FakeHost& host = self(call);
+    if (host.answers_left_ >= 0 && host.answers_left_-- == 0) host.cancelled_ = true;
+    return host.cancelled_ ? 1 : 0;
+  };
   table_.log = [](void* call, int level, const char* message) {
     std::lock_guard lock(self(call).mutex_);
     const char* tag = level == CORRAL_LOG_WARN ? "warn: " : level == CORRAL_LOG_INFO ? "info: " : "debug: ";

@@ -21,6 +21,8 @@ class FakeHost {
   std::vector<std::string> logs() const;  // "warn: ...", "info: ...", "progress: ..."
   // Makes cancelled() true, like Ctrl-C.
   void cancel() { cancelled_ = true; }
+  // Makes cancelled() true from its (answers + 1)th question on: Ctrl-C in the middle of a call.
+  void cancel_after(int answers) { answers_left_ = answers; }
   // Every transfer() report, in order: {done, total}.
   std::vector<std::pair<std::uint64_t, std::uint64_t>> transfers() const;
 
@@ -32,6 +34,7 @@ class FakeHost {
   std::vector<std::string> logs_;
   std::vector<std::pair<std::uint64_t, std::uint64_t>> transfers_;
   std::atomic<bool> cancelled_{false};
+  std::atomic<int> answers_left_{-1};  // -1: cancel_after was not called
 };
 
 }  // namespace corral::test
