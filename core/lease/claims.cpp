@@ -15,6 +15,7 @@
 
 #include "corral/json.hpp"
 #include "corral/sdk/fd_write.hpp"
+#include "corral/sdk/file_lock.hpp"
 #include "corral/sdk/read_file.hpp"
 #include "base/hash.hpp"
 #include "base/paths.hpp"
@@ -396,15 +397,6 @@ int open_lock_file(const fs::path& dir, const std::string& lease_id) {
   return fd;
 }
 
-// Whether the locked `fd` is still the lock file at `path`. Whoever removes a lock file
-// does so holding its lock (a stop, or a sweep of a stray one), so a process that locked
-// the removed file holds nothing anyone else can see, and must lock the new one.
-bool still_the_lock_file(int fd, const fs::path& path) {
-  struct stat held {}, now {};
-  return ::fstat(fd, &held) == 0 && ::stat(path.c_str(), &now) == 0 && held.st_dev == now.st_dev &&
-         held.st_ino == now.st_ino;
-}
-
 }  // namespace
 
 void lock_polling(int fd, const std::string& what, const std::function<void()>& on_wait,
@@ -431,7 +423,7 @@ LeaseLock ClaimStore::lock(const std::string& lease_id, const std::function<void
   while (true) {
     LeaseLock lock(open_lock_file(dir_, lease_id));
     lock_polling(lock.fd(), "lease " + lease_id, waiting, cancelled);
-    if (still_the_lock_file(lock.fd(), lock_path(dir_, lease_id))) return lock;
+    if (sdk::still_named(lock.fd(), lock_path(dir_, lease_id))) return lock;
   }
 }
 
@@ -451,7 +443,7 @@ std::optional<LeaseLock> ClaimStore::try_lock(const std::string& lease_id) const
   while (true) {
     LeaseLock lock(open_lock_file(dir_, lease_id));
     if (::flock(lock.fd(), LOCK_EX | LOCK_NB) != 0) return std::nullopt;
-    if (still_the_lock_file(lock.fd(), lock_path(dir_, lease_id))) return lock;
+    if (sdk::still_named(lock.fd(), lock_path(dir_, lease_id))) return lock;
   }
 }
 

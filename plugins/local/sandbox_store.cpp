@@ -9,7 +9,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <ctime>
 #include <fstream>
 #include <memory>
 #include <random>
@@ -18,6 +17,7 @@
 #include "corral/json.hpp"
 #include "corral/sdk/fd_write.hpp"
 #include "corral/sdk/atomic_file.hpp"
+#include "corral/sdk/file_lock.hpp"
 #include "corral/sdk/folder_writer.hpp"
 #include "run_as.hpp"
 #include "tree_copy.hpp"
@@ -90,15 +90,10 @@ LocalSandbox SandboxStore::create(const std::string& slug, const StringMap& labe
   // metadata that lets `stop --orphans` attribute and remove it. The staging folder is
   // locked while it is built, so a listing in another process, PID namespace or container
   // sharing this folder never removes one still being made.
-  const fs::path staging = root_ / (std::string(staging_prefix) + random_id());
-  if (::mkdir(staging.c_str(), 0700) != 0)
-    throw Error(ErrorCode::internal, "cannot create a sandbox folder in " + root_.string() + ": " + std::strerror(errno));
-  // Closing it unlocks the folder.
-  const sdk::UniqueFd lock(::open(staging.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  fs::path staging;
+  const sdk::UniqueFd lock = make_staging_folder(staging);  // closing it unlocks the folder
   const int held = lock.get();
   try {
-    if (held < 0 || ::flock(held, LOCK_EX) != 0)
-      throw Error(ErrorCode::internal, "cannot lock " + staging.string() + ": " + std::strerror(errno));
     // An in-memory sandbox's workspace is its tmpfs: the folder holds only its record.
     if (!in_memory) {
       fs::create_directory(staging / "workspace");
@@ -219,20 +214,42 @@ std::vector<LocalSandbox> SandboxStore::all() const {
   return out;
 }
 
-void SandboxStore::remove_if_maker_gone(const fs::path& staging) const {
-  // Its maker holds its lock until the rename; a minute's grace covers the moment between
-  // its mkdir and its lock. Nothing was ever run in it: it holds only an empty workspace
-  // and perhaps the metadata, removable as corral's user.
-  const int fd = ::open(staging.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) return;
-  struct stat st {};
-  const bool abandoned = ::fstat(fd, &st) == 0 && std::time(nullptr) - st.st_mtime > 60 &&
-                         ::flock(fd, LOCK_EX | LOCK_NB) == 0;
-  if (abandoned) {
-    std::error_code ec;
-    fs::remove_all(staging, ec);
+sdk::UniqueFd SandboxStore::make_staging_folder(fs::path& staging) const {
+  for (int attempt = 0;; ++attempt) {
+    staging = root_ / (std::string(staging_prefix) + random_id());
+    if (::mkdir(staging.c_str(), 0700) != 0) {
+      if (errno == EEXIST && attempt < 8) continue;
+      throw Error(ErrorCode::internal,
+                  sdk::with_reason("cannot create a sandbox folder in " + root_.string(), errno));
+    }
+    // A listing may take it for abandoned before it is locked, and remove it (before the
+    // open, or before the flock: then this lock guards nothing). A new folder is needed.
+    sdk::UniqueFd lock(::open(staging.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    const bool removed = lock.get() < 0 && errno == ENOENT;
+    if (!removed && (lock.get() < 0 || ::flock(lock.get(), LOCK_EX) != 0)) {
+      const int err = errno;
+      ::rmdir(staging.c_str());
+      throw Error(ErrorCode::internal, sdk::with_reason("cannot lock " + staging.string(), err));
+    }
+    if (!removed && sdk::still_named(lock.get(), staging)) return lock;
+    if (attempt >= 8)
+      throw Error(ErrorCode::internal, "cannot create a sandbox folder in " + root_.string() +
+                                           ": another process keeps removing new ones");
   }
-  ::close(fd);
+}
+
+void SandboxStore::remove_if_maker_gone(const fs::path& staging) const {
+  // Its maker holds its lock from just after its mkdir until the rename, and checks after
+  // locking that the folder is still there (make_staging_folder): one this listing can
+  // lock is abandoned or was not yet locked, and removing it is right in both cases.
+  // Nothing was ever run in it: it holds only an empty workspace and perhaps the
+  // metadata, removable as corral's user.
+  const sdk::UniqueFd fd(::open(staging.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
+  if (fd.get() < 0 || ::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) return;
+  // The maker may have renamed it into place since it was opened: only the name's own.
+  if (!sdk::still_named(fd.get(), staging)) return;
+  std::error_code ec;
+  fs::remove_all(staging, ec);
 }
 
 void SandboxStore::remove(const std::string& id) const {

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "corral/sdk/folder_writer.hpp"
 #include "corral/types.hpp"
 #include "jail_user.hpp"
 
@@ -64,8 +65,10 @@ class SandboxStore {
   void write_metadata(const LocalSandbox& s) const;
   // The same into `dir`, the sandbox's folder or its staging folder.
   void write_metadata(const LocalSandbox& s, const std::filesystem::path& dir) const;
+  // Makes a new staging folder, sets `staging` to it and returns it open and locked.
+  sdk::UniqueFd make_staging_folder(std::filesystem::path& staging) const;
   // Removes the staging folder of a create whose process is gone (killed half-way): one
-  // nobody holds locked, untouched for a minute.
+  // nobody holds locked.
   void remove_if_maker_gone(const std::filesystem::path& staging) const;
   // Where create() builds a sandbox folder before renaming it into place.
   static constexpr std::string_view staging_prefix = ".new-";

@@ -96,20 +96,19 @@ TEST_CASE("SIGKILL at each phase: the next stop --orphans leaves nothing, and co
   }
 }
 
-TEST_CASE("a local create killed before its sandbox folder was complete leaves a staging folder the next listing removes") {
+TEST_CASE("a local create killed before its sandbox folder was complete leaves a staging folder the next listing removes at once") {
   CliEnv env;
   REQUIRE(env.run({"run", "--keep", "--", "true"}).exit_code == 0);  // the local state folder exists
   // A create builds its folder under ".new-..." locked, and renames it into place whole;
-  // one SIGKILLed before the rename leaves that folder, unlocked. One still being made is
-  // locked by its maker.
+  // one SIGKILLed before the rename leaves that folder, unlocked, and it goes at once (a
+  // pool filler killed mid-way must leave nothing past the pool's TTL). One still being
+  // made is locked by its maker, however old.
   const fs::path local = env.state_dir() / "corral" / "local";
   const fs::path abandoned = local / ".new-0123456789";
   const fs::path in_progress = local / ".new-9876543210";
   fs::create_directories(abandoned / "workspace");
   fs::create_directories(in_progress / "workspace");
-  const auto long_ago = fs::file_time_type::clock::now() - std::chrono::minutes(5);
-  fs::last_write_time(abandoned, long_ago);
-  fs::last_write_time(in_progress, long_ago);
+  fs::last_write_time(in_progress, fs::file_time_type::clock::now() - std::chrono::minutes(5));
   const int maker = ::open(in_progress.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   REQUIRE(maker >= 0);
   REQUIRE(::flock(maker, LOCK_EX) == 0);

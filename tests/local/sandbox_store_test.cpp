@@ -1,0 +1,54 @@
+// SandboxStore: the local provider's sandbox folders. A create builds its folder under a
+// staging name, locked, while any listing (in this process or another) removes staging
+// folders nobody holds: the two must never trip over each other.
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <filesystem>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cli.hpp"
+#include "sandbox_store.hpp"
+
+namespace fs = std::filesystem;
+using corral::local::LocalSandbox;
+using corral::local::SandboxStore;
+
+TEST_CASE("creates racing listings that sweep abandoned staging folders all succeed, whole") {
+  corral::test::TempDir dir;
+  const SandboxStore store(dir.path() / "local");
+  store.create("first", {});  // the folder exists for the listings to read
+  std::atomic<bool> done{false};
+  std::atomic<int> listings{0};
+  // A listing may find a staging folder before its maker has locked it, and remove it: the
+  // maker must notice and start again, never build a sandbox in a folder that is gone.
+  std::thread sweeper([&] {
+    while (!done) {
+      store.all();
+      ++listings;
+    }
+  });
+  std::vector<std::string> made;
+  std::string failure;
+  for (int i = 0; i < 500 && failure.empty(); ++i) {
+    try {
+      made.push_back(store.create("s" + std::to_string(i), {{"n", std::to_string(i)}}).id);
+    } catch (const std::exception& e) {
+      failure = e.what();
+    }
+  }
+  done = true;
+  sweeper.join();
+  CHECK_MESSAGE(failure.empty(), failure);
+  CHECK(listings > 0);
+  for (const std::string& id : made) {
+    const auto found = store.find(id);
+    REQUIRE_MESSAGE(found, id);
+    CHECK(fs::is_directory(store.workspace_of(id)));
+  }
+  CHECK(store.all().size() == made.size() + 1);
+  for (const auto& e : fs::directory_iterator(store.root()))
+    CHECK_MESSAGE(e.path().filename().string().rfind(".new-", 0) != 0, e.path());
+}
