@@ -4,9 +4,9 @@
 #include <cctype>
 #include <filesystem>
 #include <optional>
-#include <random>
 #include <regex>
 
+#include "corral/sdk/random.hpp"
 #include "env_file.hpp"
 #include "sandbox_name.hpp"
 #include "sbx_errors.hpp"
@@ -71,13 +71,7 @@ constexpr char kRecordStatus[] = "s=$1; shift; \"$@\"; c=$?; [ \"$c\" -eq 0 ] ||
 constexpr char kTakeStatus[] = "if [ -f \"$1\" ]; then cat \"$1\"; rm -f \"$1\"; fi";
 
 // A fresh path in the sandbox's /tmp for one command's exit status.
-std::string status_path() {
-  static thread_local std::mt19937_64 rng{std::random_device{}()};
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out = "/tmp/corral-status-";
-  for (int i = 0; i < 16; ++i) out += kHex[rng() % 16];
-  return out;
-}
+std::string status_path() { return sdk::random_tag("/tmp/corral-status-"); }
 
 // The host's Ctrl-C flag as sbx invocations poll it.
 std::function<bool()> interruptible(const sdk::Host& host) {

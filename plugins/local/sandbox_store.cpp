@@ -11,7 +11,6 @@
 #include <cstring>
 #include <fstream>
 #include <memory>
-#include <random>
 #include <sstream>
 
 #include "corral/json.hpp"
@@ -19,6 +18,7 @@
 #include "corral/sdk/atomic_file.hpp"
 #include "corral/sdk/file_lock.hpp"
 #include "corral/sdk/folder_writer.hpp"
+#include "corral/sdk/random.hpp"
 #include "run_as.hpp"
 #include "tree_copy.hpp"
 
@@ -38,13 +38,7 @@ bool rename_new_folder(const fs::path& from, const fs::path& to) {
   return false;
 }
 
-std::string random_id() {
-  std::random_device rd;
-  static const char digits[] = "0123456789abcdef";
-  std::string id = "local-";
-  for (int i = 0; i < 10; ++i) id += digits[rd() % 16];
-  return id;
-}
+std::string random_id() { return "local-" + sdk::random_hex(5); }
 
 bool valid_id(const std::string& id) {
   return id.rfind("local-", 0) == 0 && id.find_first_of("/\\.") == std::string::npos;
