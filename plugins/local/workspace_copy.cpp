@@ -150,7 +150,10 @@ void copy_workspace(const UploadRequest& request, const fs::path& workspace, con
   const sdk::UniqueFd tree_fd(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (tree_fd.get() < 0) throw read_error(root, errno);
   const std::vector<TreeFile>& files = request.tree_files;
-  // Batches go to whichever copy thread asks next; one that fails stops the others.
+  const unsigned threads = copy_threads(files.size());
+  // Batches go to whichever copy thread asks next; one that fails stops the others. A
+  // tree of under two full batches is split evenly (100 files: 50 and 50, not 64 and 36).
+  const size_t batch_size = std::min(kBatch, (files.size() + threads - 1) / threads);
   std::atomic<size_t> next_batch{0};
   std::atomic<bool> stop{false};
   // Reported in order: two threads finishing batches at once must not report less after more.
@@ -166,11 +169,11 @@ void copy_workspace(const UploadRequest& request, const fs::path& workspace, con
     sdk::OpenFolders tree(tree_fd.get(), /*create=*/false);
     std::vector<Source> batch;
     try {
-      for (size_t first; !stop && (first = next_batch.fetch_add(kBatch)) < files.size();) {
+      for (size_t first; !stop && (first = next_batch.fetch_add(batch_size)) < files.size();) {
         if (host.cancelled()) throw Error(ErrorCode::cancelled, "interrupted while copying the workspace");
         batch.clear();
         access.as_caller();
-        for (size_t i = first; i < std::min(files.size(), first + kBatch); ++i)
+        for (size_t i = first; i < std::min(files.size(), first + batch_size); ++i)
           batch.push_back(open_source(tree, root, files[i]));
         access.as_user();
         std::uint64_t bytes = 0;
@@ -186,7 +189,7 @@ void copy_workspace(const UploadRequest& request, const fs::path& workspace, con
       throw;
     }
   };
-  run_copying_as(owner, workspace, copy_batches, copy_threads(files.size()));
+  run_copying_as(owner, workspace, copy_batches, threads);
 }
 
 }  // namespace corral::local

@@ -14,6 +14,7 @@
 #include <fstream>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cli.hpp"
@@ -202,6 +203,26 @@ TEST_CASE("a cancelled upload stops before the next batch of files") {
   const corral::Error e = f.failure(f.request(files));
   CHECK(e.code() == ErrorCode::cancelled);
   CHECK(f.workspace_empty());
+}
+
+TEST_CASE("a tree of under two batches is split evenly between the two threads") {
+  CopyFixture f;
+  std::vector<TreeFile> files;
+  for (int i = 0; i < 100; ++i) {
+    files.push_back({"f" + std::to_string(100 + i), false, false});
+    f.write(files.back().path, "same size\n");
+  }
+  const UploadRequest r = f.request(files);
+  f.copy(r);
+  // A report per batch: two halves (not 64 files and 36), or one batch of 64 and the rest
+  // on a machine of one core, where one thread copies.
+  const auto transfers = f.fake.transfers();
+  const std::uint64_t per_file = r.size / files.size();
+  const std::uint64_t first_batch = std::thread::hardware_concurrency() > 1 ? 50 : 64;
+  REQUIRE(transfers.size() == 2);
+  CHECK(transfers[0].first == first_batch * per_file);
+  CHECK(transfers[1].first == r.size);
+  for (const TreeFile& file : files) CHECK(read_file(f.workspace / file.path) == "same size\n");
 }
 
 TEST_CASE("a tree of many batches is copied by two threads: every file arrives; one bad file fails the copy") {
