@@ -1,5 +1,6 @@
 #include "plugin_host/crash_guard.hpp"
 
+#include <dlfcn.h>
 #include <signal.h>
 #include <string.h>
 #include <unistd.h>
@@ -29,6 +30,11 @@ std::mutex g_message_mutex;  // writers only: a signal handler cannot lock
 std::atomic<int> g_active{0};
 std::atomic<bool> g_reported{false};
 std::terminate_handler g_previous_terminate = nullptr;
+// The shared libstdc++ the plugins load (one per process, whatever their number), when
+// corral's own runtime is another: its std::set_terminate, and the handler it had.
+using SetTerminate = std::terminate_handler (*)(std::terminate_handler) noexcept;
+std::atomic<SetTerminate> g_plugin_set_terminate{nullptr};
+std::terminate_handler g_plugin_previous_terminate = nullptr;
 
 void put(const char* text) { (void)!::write(2, text, ::strlen(text)); }
 
@@ -67,6 +73,13 @@ void on_terminate() {
   ::abort();
 }
 
+// The same for the plugins' runtime; its own handler prints the exception's what().
+void on_plugin_terminate() {
+  report("an exception escaped it");
+  if (g_plugin_previous_terminate) g_plugin_previous_terminate();
+  ::abort();
+}
+
 void install_once() {
   static std::once_flag once;
   std::call_once(once, [] {
@@ -86,6 +99,18 @@ void copy(char (&to)[1024], const std::string& from) {
 }
 
 }  // namespace
+
+void CrashGuard::watch_terminate_of(void* handle) {
+  // Searched in the library and what it loaded: the shared runtime's, if it uses that one.
+  // Not found when the library carries a runtime of its own, hidden (the local plugin):
+  // an exception escaping that one ends in abort(), reported as SIGABRT.
+  const auto set = reinterpret_cast<SetTerminate>(::dlsym(handle, "_ZSt13set_terminatePFvvE"));
+  if (!set || set == static_cast<SetTerminate>(&std::set_terminate)) return;
+  install_once();
+  SetTerminate none = nullptr;
+  if (!g_plugin_set_terminate.compare_exchange_strong(none, set)) return;  // watched already
+  g_plugin_previous_terminate = set(on_plugin_terminate);
+}
 
 CrashGuard::CrashGuard(const std::string& message, const std::string& hint) {
   install_once();

@@ -16,6 +16,10 @@ namespace corral {
 class CrashGuard {
  public:
   static constexpr char kCause = '\x1f';
+  // Extends the std::terminate watch to the C++ runtime the library open as `handle` (a
+  // dlopen handle) uses, when that is not corral's own: corral links its runtime
+  // statically, and a plugin on the shared libstdc++ has a std::terminate of its own.
+  static void watch_terminate_of(void* handle);
   CrashGuard(const std::string& message, const std::string& hint);
   ~CrashGuard();
   CrashGuard(const CrashGuard&) = delete;

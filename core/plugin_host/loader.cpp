@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "corral/json.hpp"
+#include "plugin_host/crash_guard.hpp"
 #include "plugin_host/elf_exports.hpp"
 #include "base/hash.hpp"
 #include "plugin_host/trusted_path.hpp"
@@ -100,6 +101,7 @@ LoadResult load_plugin(const fs::path& path, const LoadOptions& options) {
   } catch (const std::exception& e) {
     return fail(LoadFailure::load_failed, fmt::format("plugin {}: cannot be loaded: {}", file, e.what()));
   }
+  CrashGuard::watch_terminate_of(library.native());
   auto entry = library.get<const corral_plugin_v1*()>(CORRAL_PLUGIN_ENTRY_SYMBOL);
   const corral_plugin_v1* descriptor = entry();
   if (!descriptor)
