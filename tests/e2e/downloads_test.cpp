@@ -68,6 +68,37 @@ TEST_CASE("reports of a failing command come back; the exit code stands and noth
   CHECK(next.out == "clean\n");
 }
 
+TEST_CASE("without a loadable libarchive a download fails with a warning and a packing run with 69; nothing is left") {
+  CliEnv env;
+  env.root().write("work/src.txt", "source");
+  // corral loads libarchive by its SONAME on first use: a broken one found first stands
+  // for a machine where it is missing or damaged.
+  const fs::path libs = env.root().path() / "libs";
+  env.root().write("libs/" CORRAL_LIBARCHIVE_SONAME, "not a shared library\n");
+  env.env["LD_LIBRARY_PATH"] = libs.string();
+
+  CHECK(env.run({"version"}).exit_code == 0);  // nothing else needs it
+  // The local jail sends results as an archive: the command's exit code stands.
+  auto local = env.run({"run", "--download", "out.txt", "--", "sh", "-c", "echo result > out.txt; exit 5"});
+  CHECK(local.exit_code == 5);
+  CHECK(local.err.find("the download failed: cannot load libarchive") != std::string::npos);
+  CHECK(local.err.find("apt-get install libarchive13") != std::string::npos);
+  CHECK(env.local_sandboxes().empty());
+  CHECK(env.claims().empty());
+
+  // testbox takes the workspace as an archive: nothing can be sent, so the run fails.
+  env.add_registry("testbox", {std::string(CORRAL_TEST_PLUGIN_DIR) + "/libcorral-testbox.so"});
+  const fs::path boxes = env.root().path() / "boxes";
+  fs::create_directories(boxes);
+  env.env["TESTBOX_DIR"] = boxes.string();
+  auto packed = env.run({"run", "--provider", "testbox", "--", "echo", "never"});
+  CHECK(packed.exit_code == 69);
+  CHECK(packed.out.empty());
+  CHECK_MESSAGE(packed.err.find("cannot load libarchive") != std::string::npos, packed.err);
+  CHECK(fs::is_empty(boxes));
+  CHECK(env.claims().empty());
+}
+
 TEST_CASE("--download-dir is relative to where corral runs, and files come from the command's folder") {
   CliEnv env;
   env.root().write("work/pkg/a/file.txt", "x");
