@@ -131,6 +131,14 @@ TEST_CASE("bash completes provider names and aliases, and each provider's option
   CHECK(tab(env, {"run", "--provider", "=", "lo"}) == Words{"local"});
 }
 
+TEST_CASE("bash inserts a choice that holds a space as one word, quoted") {
+  CliEnv env;
+  env.add_registry("testbox", {std::string(CORRAL_TEST_PLUGIN_DIR) + "/libcorral-testbox.so"});
+  REQUIRE(env.run({"providers"}).exit_code == 0);
+  CHECK(tab(env, {"run", "--testbox-tier", "ex"}) == Words{"extra\\ large"});
+  CHECK(tab(env, {"run", "--testbox-tier", ""}) == Words{"extra\\ large", "large", "small"});
+}
+
 TEST_CASE("bash completes --id and --from with this user's kept leases, read from the state folder") {
   CliEnv env;
   const std::string slug = keep_lease(env);
@@ -203,6 +211,7 @@ TEST_CASE("completion for an unknown shell is a usage error naming the three she
 
 TEST_CASE("zsh and fish complete through the same callback") {
   CliEnv env;
+  env.add_registry("testbox", {std::string(CORRAL_TEST_PLUGIN_DIR) + "/libcorral-testbox.so"});
   REQUIRE(env.run({"providers"}).exit_code == 0);
   if (corral::sdk::find_program("zsh").empty()) {
     MESSAGE("zsh not tried: it is not installed (scripts/deps.sh installs it)");
@@ -215,11 +224,13 @@ TEST_CASE("zsh and fish complete through the same callback") {
                                "words=(corral run --provider l); CURRENT=4; _corral\n"
                                "words=(corral r); CURRENT=2; _corral\n"
                                "words=(corral run --local-network=n); CURRENT=3; _corral\n"
-                               "words=(corral run -- l); CURRENT=4; _corral\n";
+                               "words=(corral run -- l); CURRENT=4; _corral\n"
+                               "words=(corral run --testbox-tier e); CURRENT=4; _corral\n";
     const auto r = shell("zsh", env, script);
     REQUIRE_MESSAGE(r.exit_code == 0, r.err);
     CHECK(r.err.empty());
-    CHECK(lines(r.out) == Words{"compdef _corral corral", "local", "resume", "run", "--local-network=none", "FILES"});
+    CHECK(lines(r.out) == Words{"compdef _corral corral", "local", "resume", "run", "--local-network=none", "FILES",
+                                "extra\\ large"});
   }
   if (corral::sdk::find_program("fish").empty()) {
     MESSAGE("fish not tried: it is not installed (scripts/deps.sh installs it)");

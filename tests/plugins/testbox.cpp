@@ -65,8 +65,8 @@ const std::string kSpec = std::string("{") + kIdentity + R"json(
     {"name": "quota", "type": "int", "default": "0", "env": ["TESTBOX_QUOTA"],
      "help": "refuse (quota) a create, a fork or a resume while this many sandboxes exist (a resume: run); 0 = no limit"},
     {"name": "size", "type": "int", "default": "1", "env": ["TESTBOX_SIZE"], "help": "an integer option"},
-    {"name": "tier", "type": "string", "default": "small", "choices": ["small", "large"], "env": ["TESTBOX_TIER"],
-     "help": "an option with choices"}
+    {"name": "tier", "type": "string", "default": "small", "choices": ["small", "large", "extra large"],
+     "env": ["TESTBOX_TIER"], "help": "an option with choices, one of two words"}
   ],
   "docs": {"category": "test double", "location": "local", "gpu": "no", "cleanupOwner": "corral",
            "bestFit": "tests", "caveat": "not a sandbox"}
