@@ -89,10 +89,15 @@ class Driver {
   // socket had to be closed because of them. `deadline` is asked again each slice, so it
   // may move (an idle deadline moves with every message).
   void until(const bool& done, const Deadline& deadline) {
+    Clock::time_point next_check = Clock::now() + kSlice;
     while (!done) {
       if (ioc_.stopped()) ioc_.restart();
-      ioc_.run_for(std::chrono::milliseconds(100));
+      // One handler at a time, not a whole slice: other work stays pending (a keep-alive
+      // timer, a write of stdin), and run_for would sit out the slice after `done`.
+      ioc_.run_one_until(next_check);
       if (done) break;
+      if (Clock::now() < next_check) continue;
+      next_check = Clock::now() + kSlice;
       std::optional<Clock::time_point> due = deadline ? deadline() : std::nullopt;
       if (!cancelled_ && request_.cancelled && request_.cancelled()) {
         cancelled_ = true;
@@ -107,6 +112,7 @@ class Driver {
   bool expired() const { return expired_; }
 
  private:
+  static constexpr std::chrono::milliseconds kSlice{100};
   net::io_context& ioc_;
   const Request& request_;
   std::function<void()> stop_;
@@ -192,6 +198,15 @@ Ending handshake_and_follow(Stream& stream, net::io_context& ioc, const Target& 
   }
 
   if (request.on_open) request.on_open(std::string(response[beast::http::field::sec_websocket_protocol]));
+  if (request.keepalive_pings && request.idle_timeout_seconds > 0) {
+    // Beast pings after half the idle time without a frame, and gives up (error::timeout)
+    // when the other half passes without one either; the pong resets the clock below too.
+    ws::stream_base::timeout keepalive{};
+    keepalive.handshake_timeout = ws::stream_base::none();
+    keepalive.idle_timeout = std::chrono::seconds(request.idle_timeout_seconds);
+    keepalive.keep_alive_pings = true;
+    stream.set_option(keepalive);
+  }
   Writer<Stream> writer(stream, request);
   writer.start();
   // Closes the socket and lets a pending write finish (aborted) before the stream goes.
@@ -226,10 +241,11 @@ Ending handshake_and_follow(Stream& stream, net::io_context& ioc, const Target& 
       return last_activity + std::chrono::seconds(request.idle_timeout_seconds);
     });
     if (driver.cancelled()) throw Error(ErrorCode::cancelled, what + ": cancelled");
-    if (driver.expired())
+    if (driver.expired() || ec == beast::error::timeout)
       throw Error(ErrorCode::unavailable,
                   what + ": no data from " + http::origin_of(target.http_url) + " for " +
-                      std::to_string(request.idle_timeout_seconds) + " s; the connection looks stalled",
+                      std::to_string(request.idle_timeout_seconds) + " s" +
+                      (request.keepalive_pings ? ", nor an answer to a ping" : "") + "; the connection looks stalled",
                   "check the network; the provider may be overloaded");
     if (ec == ws::error::closed) {
       Ending end;

@@ -41,6 +41,11 @@ struct Request {
   // Hand each message to on_message whole (for protocols whose first byte frames it, as
   // Kubernetes' channels do), refusing one above 16 MiB; false: in pieces as they arrive.
   bool whole_messages = false;
+  // With an idle timeout: ping the server once the stream has been quiet for half of it, so
+  // that its pong keeps a quiet stream (a command that prints nothing for a while) open and
+  // only a dead connection runs into the timeout. For servers that send no pings of their
+  // own (Kubernetes' API server leaves them to the client).
+  bool keepalive_pings = false;
 };
 
 // Called with the data of each message as it arrives, a large message in several pieces
