@@ -72,6 +72,11 @@ sdk::websocket::Request Api::websocket(const std::string& path, const std::strin
   r.url = access_.server + path;
   r.what = what;
   r.connect_timeout_seconds = request_timeout_seconds_;
+  // A stream may be quiet for as long as its command is; the API server answers pings, so
+  // one that answers nothing for a request timeout is gone (a cut cable, a dead node's
+  // proxy), and the run ends instead of waiting for ever.
+  r.idle_timeout_seconds = request_timeout_seconds_;
+  r.keepalive_pings = true;
   authorize(r.headers, r.tls);
   return r;
 }

@@ -40,7 +40,7 @@ const char* const kSpecJson = R"json({
     {"name": "start-timeout", "type": "duration", "default": "5m", "env": ["CORRAL_KUBERNETES_START_TIMEOUT"],
      "help": "how long a new Pod may take to be scheduled, pull its image and become Ready; 1s to 1d"},
     {"name": "request-timeout", "type": "duration", "default": "30s", "env": ["CORRAL_KUBERNETES_REQUEST_TIMEOUT"],
-     "help": "how long any single API server call may take; 1s to 1d"},
+     "help": "how long any single API server call may take, and how long a command's stream may go without a frame or an answer to a ping; 1s to 1d"},
     {"name": "warm-pool", "type": "string", "env": ["CORRAL_KUBERNETES_WARM_POOL"], "trusted": true,
      "help": "an agent-sandbox SandboxWarmPool to claim ready Pods from (a SandboxClaim per sandbox) instead of creating bare Pods; its template sets image and resources"},
     {"name": "service-account-dir", "type": "path", "default": "/var/run/secrets/kubernetes.io/serviceaccount",

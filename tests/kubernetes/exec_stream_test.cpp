@@ -1,6 +1,7 @@
 // The plugin's exec client against the stand-in's exec WebSocket, below corral: stdin
 // closed by v5's [255, 0] (a `cat` that reads to its end finishes), v4's lack of it, the
-// exit status from channel 3, and a cut stream reported as one.
+// exit status from channel 3, a cut stream reported as one, and a stream gone silent (its
+// pings unanswered) ended after the request timeout, while a merely quiet one lives on.
 #include "exec_stream.hpp"
 
 #include <doctest/doctest.h>
@@ -22,7 +23,9 @@ struct Exec {
   sdk::remote::CommandHooks hooks;
   bool stop_now = false;
 
-  Exec() : api(find_cluster({cluster.server.kubeconfig().string(), "", ""}), 30, "--kubernetes-request-timeout") {
+  explicit Exec(std::int64_t request_timeout_seconds = 30)
+      : api(find_cluster({cluster.server.kubeconfig().string(), "", ""}), request_timeout_seconds,
+            "--kubernetes-request-timeout") {
     cluster.create_pod("p");
     cluster.wait_ready("p");
     hooks.on_stdout = [this](std::string_view d) { out.append(d); };
@@ -81,4 +84,31 @@ TEST_CASE("a stream cut with no status ends with no exit code; stop closes it as
       CHECK(err.code() == ErrorCode::cancelled);
     }
   }
+}
+
+TEST_CASE("a quiet command outlives the request timeout: the API server answers the pings") {
+  Exec e(1);
+  ExecEnd end = e.run({"/bin/sh", "-c", "sleep 3; echo done"});
+  REQUIRE(end.exit_code);
+  CHECK(*end.exit_code == 0);
+  CHECK(e.out == "done\n");
+}
+
+TEST_CASE("a stream gone silent, its pings unanswered, ends unavailable after the request timeout") {
+  Exec e(1);
+  e.cluster.server.with([](auto& s) {
+    s.faults.exec_stall_times = 1;
+    s.faults.exec_stall_after_bytes = 1;
+    return 0;
+  });
+  try {
+    e.run({"/bin/sh", "-c", "echo first; sleep 30"});
+    FAIL("a silent stream returned");
+  } catch (const Error& err) {
+    CHECK(err.code() == ErrorCode::unavailable);
+    CHECK_MESSAGE(std::string(err.what()).find("nor an answer to a ping; the connection looks stalled") !=
+                      std::string::npos,
+                  err.what());
+  }
+  CHECK(e.out == "first\n");
 }

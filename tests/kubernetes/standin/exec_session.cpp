@@ -1,5 +1,6 @@
 #include "exec_session.hpp"
 
+#include <poll.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -137,6 +138,7 @@ class Session : public std::enable_shared_from_this<Session> {
       cut_after_ = state_.faults.exec_cut_after_bytes;
       cut_with_close_ = state_.faults.exec_cut_with_close_frame;
     }
+    if (State::take("*", state_.faults.exec_stall_times, "*")) stall_after_ = state_.faults.exec_stall_after_bytes;
     const std::string& program = plan_.command[0];
     if (!find_in_pod(spec.root, program))
       failure = "error executing command in container: failed to exec in container: failed to start exec \"" +
@@ -162,6 +164,11 @@ class Session : public std::enable_shared_from_this<Session> {
                              sent_bytes_ += static_cast<long>(n);
                            }
                            if (cut_after_ >= 0 && sent_bytes_ >= cut_after_) return cut();
+                           if (stall_after_ >= 0 && sent_bytes_ >= stall_after_) {
+                             stalling_ = true;  // once what is queued is out
+                             if (!writing_) stall();
+                             return;
+                           }
                            pump(from, channel, buffer, done);
                          });
   }
@@ -218,6 +225,7 @@ class Session : public std::enable_shared_from_this<Session> {
   void write_next() {
     if (queue_.empty()) {
       writing_ = false;
+      if (stalling_) return stall();
       if (close_when_drained_) close();
       return;
     }
@@ -243,6 +251,19 @@ class Session : public std::enable_shared_from_this<Session> {
     if (writing_) queue_.erase(queue_.begin() + 1, queue_.end());  // the first is on its way
     else queue_.clear();
     finish();
+  }
+
+  // The stall fault: this session's thread stops running its io_context, so nothing is
+  // sent or read (Beast answers pings only while reading) and the connection stays open,
+  // until the client hangs up or the stand-in stops.
+  void stall() {
+    if (ended_) return;
+    const int fd = beast::get_lowest_layer(ws_).native_handle();
+    for (int waited_ms = 0; !state_.stopping && waited_ms < 120'000; waited_ms += 50) {
+      pollfd hangup{fd, POLLRDHUP, 0};
+      if (::poll(&hangup, 1, 50) > 0 && (hangup.revents & (POLLRDHUP | POLLHUP | POLLERR))) break;
+    }
+    drop_hard();
   }
 
   void close() {
@@ -290,6 +311,8 @@ class Session : public std::enable_shared_from_this<Session> {
   long sent_bytes_ = 0;
   long cut_after_ = -1;
   bool cut_with_close_ = false;
+  long stall_after_ = -1;
+  bool stalling_ = false;
   std::shared_ptr<ExecLink> link_;
 };
 

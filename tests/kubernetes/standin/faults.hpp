@@ -52,6 +52,12 @@ struct Faults {
   int exec_cut_times = 0;
   long exec_cut_after_bytes = 0;
   bool exec_cut_with_close_frame = false;
+  // Exec: the next `exec_stall_times` exec streams go silent once `exec_stall_after_bytes`
+  // bytes of output are out: the connection stays open, but nothing more is sent and
+  // nothing read, pings included (a cut cable, a node's proxy that hung), until the
+  // client hangs up.
+  int exec_stall_times = 0;
+  long exec_stall_after_bytes = 0;
   // Exec speaks v4.channel.k8s.io only, as API servers before Kubernetes 1.30 do (v5,
   // which can close stdin, is declined when offered).
   bool exec_v4_only = false;
