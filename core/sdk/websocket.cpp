@@ -11,6 +11,7 @@
 #include <boost/beast/ssl.hpp>
 #include <boost/beast/websocket.hpp>
 #include <boost/beast/websocket/ssl.hpp>
+#include <algorithm>
 #include <chrono>
 #include <optional>
 
@@ -136,16 +137,25 @@ void decorate(Stream& stream, const Request& request) {
   }));
 }
 
-// Writes the caller's messages one after another while the stream is followed; a write
-// that fails stops the writing (the read side reports how the stream ended).
+// Writes the caller's messages one after another while the stream is followed, and the
+// keep-alive pings between them (Beast takes one write at a time); a write that fails
+// stops the writing (the read side reports how the stream ended). `written` is told of
+// each message that went out: the connection is alive while they do.
 template <class Stream>
 class Writer {
  public:
-  Writer(Stream& stream, const Request& request) : stream_(stream), request_(request) {}
+  Writer(Stream& stream, const Request& request, std::function<void()> written)
+      : stream_(stream), request_(request), written_(std::move(written)) {}
   void start() {
     if (request_.next_message) next();
   }
   bool busy() const { return busy_; }
+  // Sends a ping, unless a message is on its way (its being written is sign of life too).
+  void ping() {
+    if (busy_) return;
+    busy_ = true;
+    stream_.async_ping({}, [this](beast::error_code) { busy_ = false; });
+  }
 
  private:
   void next() {
@@ -156,11 +166,14 @@ class Writer {
     stream_.binary(true);
     stream_.async_write(net::buffer(pending_), [this](beast::error_code ec, std::size_t) {
       busy_ = false;
-      if (!ec) next();
+      if (ec) return;
+      written_();
+      next();
     });
   }
   Stream& stream_;
   const Request& request_;
+  std::function<void()> written_;
   std::string pending_;
   bool busy_ = false;
 };
@@ -198,16 +211,12 @@ Ending handshake_and_follow(Stream& stream, net::io_context& ioc, const Target& 
   }
 
   if (request.on_open) request.on_open(std::string(response[beast::http::field::sec_websocket_protocol]));
-  if (request.keepalive_pings && request.idle_timeout_seconds > 0) {
-    // Beast pings after half the idle time without a frame, and gives up (error::timeout)
-    // when the other half passes without one either; the pong resets the clock below too.
-    ws::stream_base::timeout keepalive{};
-    keepalive.handshake_timeout = ws::stream_base::none();
-    keepalive.idle_timeout = std::chrono::seconds(request.idle_timeout_seconds);
-    keepalive.keep_alive_pings = true;
-    stream.set_option(keepalive);
-  }
-  Writer<Stream> writer(stream, request);
+  // Following: every message resets the idle clock, and so do control frames (a pong, or
+  // a server's ping, which Beast answers) and each message of ours that went out.
+  Clock::time_point last_activity = Clock::now();
+  Clock::time_point last_ping = last_activity;
+  stream.control_callback([&](ws::frame_type, beast::string_view) { last_activity = Clock::now(); });
+  Writer<Stream> writer(stream, request, [&] { last_activity = Clock::now(); });
   writer.start();
   // Closes the socket and lets a pending write finish (aborted) before the stream goes.
   struct Settle {
@@ -222,9 +231,6 @@ Ending handshake_and_follow(Stream& stream, net::io_context& ioc, const Target& 
     }
   } settle{writer, ioc, stop};
 
-  // Following: every message resets the idle clock, and so do pings (Beast answers them).
-  Clock::time_point last_activity = Clock::now();
-  stream.control_callback([&](ws::frame_type, beast::string_view) { last_activity = Clock::now(); });
   // Messages are read in pieces and handed on as they arrive: a message of any size (a
   // log sent whole) is neither refused at Beast's 16 MiB limit nor held in memory.
   stream.read_message_max(0);
@@ -238,10 +244,16 @@ Ending handshake_and_follow(Stream& stream, net::io_context& ioc, const Target& 
     });
     driver.until(done, [&]() -> std::optional<Clock::time_point> {
       if (request.idle_timeout_seconds <= 0) return std::nullopt;
-      return last_activity + std::chrono::seconds(request.idle_timeout_seconds);
+      const std::chrono::seconds idle(request.idle_timeout_seconds);
+      // Quiet for half the time: a ping (one each half), whose pong is a sign of life.
+      if (request.keepalive_pings && Clock::now() - std::max(last_activity, last_ping) >= idle / 2) {
+        last_ping = Clock::now();
+        writer.ping();
+      }
+      return last_activity + idle;
     });
     if (driver.cancelled()) throw Error(ErrorCode::cancelled, what + ": cancelled");
-    if (driver.expired() || ec == beast::error::timeout)
+    if (driver.expired())
       throw Error(ErrorCode::unavailable,
                   what + ": no data from " + http::origin_of(target.http_url) + " for " +
                       std::to_string(request.idle_timeout_seconds) + " s" +

@@ -43,8 +43,9 @@ struct Request {
   bool whole_messages = false;
   // With an idle timeout: ping the server once the stream has been quiet for half of it, so
   // that its pong keeps a quiet stream (a command that prints nothing for a while) open and
-  // only a dead connection runs into the timeout. For servers that send no pings of their
-  // own (Kubernetes' API server leaves them to the client).
+  // only a dead connection runs into the timeout; messages of ours going out count as life
+  // too (an upload the server answers only at its end). For servers that send no pings of
+  // their own (Kubernetes' API server leaves them to the client).
   bool keepalive_pings = false;
 };
 
