@@ -93,8 +93,8 @@ class Driver {
     Clock::time_point next_check = Clock::now() + kSlice;
     while (!done) {
       if (ioc_.stopped()) ioc_.restart();
-      // One handler at a time, not a whole slice: other work stays pending (a keep-alive
-      // timer, a write of stdin), and run_for would sit out the slice after `done`.
+      // One handler at a time, not a whole slice: other work may stay pending (a write of
+      // stdin, a ping), and run_for would sit out the rest of the slice after `done`.
       ioc_.run_one_until(next_check);
       if (done) break;
       if (Clock::now() < next_check) continue;
