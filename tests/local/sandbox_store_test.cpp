@@ -2,6 +2,7 @@
 // staging name, locked, while any listing (in this process or another) removes staging
 // folders nobody holds: the two must never trip over each other.
 #include <doctest/doctest.h>
+#include <sys/stat.h>
 
 #include <atomic>
 #include <filesystem>
@@ -51,4 +52,20 @@ TEST_CASE("creates racing listings that sweep abandoned staging folders all succ
   CHECK(store.all().size() == made.size() + 1);
   for (const auto& e : fs::directory_iterator(store.root()))
     CHECK_MESSAGE(e.path().filename().string().rfind(".new-", 0) != 0, e.path());
+}
+
+TEST_CASE("a staging name that is a link, a FIFO or a file is never followed, waited on or removed by a listing") {
+  corral::test::TempDir dir;
+  const SandboxStore store(dir.path() / "local");
+  store.create("first", {});
+  // Anyone who can write the state folder may plant these; a listing must pass them by.
+  dir.write("outside/keep.txt", "not corral's");
+  fs::create_directory_symlink(dir.path() / "outside", store.root() / ".new-link");
+  REQUIRE(::mkfifo((store.root() / ".new-fifo").c_str(), 0600) == 0);
+  dir.write("local/.new-file", "a file");
+  CHECK(store.all().size() == 1);  // returns: the FIFO is not opened for reading
+  CHECK(corral::test::read_file(dir.path() / "outside/keep.txt") == "not corral's");
+  CHECK(fs::is_symlink(store.root() / ".new-link"));
+  CHECK(fs::is_fifo(store.root() / ".new-fifo"));
+  CHECK(fs::is_regular_file(store.root() / ".new-file"));
 }
