@@ -14,9 +14,9 @@
 #include <mutex>
 #include <optional>
 #include <system_error>
-#include <thread>
 
 #include "base/sizes.hpp"
+#include "corral/sdk/parallel_thread.hpp"
 #include "corral/sdk/read_file.hpp"
 #include "corral/types.hpp"
 #include "base/hash.hpp"
@@ -33,7 +33,7 @@ struct PrefetchedListing {
   fs::path top;
   std::atomic<bool> stop{false};
   std::future<GitListing> listing;
-  std::thread thread;
+  sdk::ParallelThread thread;  // git runs beside the main thread, which loads the provider
   ~PrefetchedListing() {
     stop = true;  // not taken: git is stopped, its thread ends within 100 ms
     if (thread.joinable()) thread.join();
@@ -142,11 +142,12 @@ WorkspacePrefetch::WorkspacePrefetch(const fs::path& cwd) {
   fs::path top = known_toplevel(p->start);
   if (top.empty()) return;  // no checkout: the scan walks the folder itself
   p->top = fs::weakly_canonical(top);
-  std::packaged_task<GitListing()> task(
+  // std::function needs a copyable callable: the task is shared with the thread.
+  auto task = std::make_shared<std::packaged_task<GitListing()>>(
       [p = p.get()] { return list_git_files(p->top, [p] { return p->stop.load(); }); });
-  p->listing = task.get_future();
+  p->listing = task->get_future();
   try {
-    p->thread = std::thread(std::move(task));
+    p->thread = sdk::ParallelThread([task] { (*task)(); });
   } catch (const std::system_error&) {
     return;  // no thread to be had (a process or memory limit): the scan lists in line
   }

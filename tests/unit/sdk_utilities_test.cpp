@@ -1,12 +1,17 @@
 // The SDK's small shared helpers every plugin and the host use: random names from the
-// system generator, hex text, waits a stop cuts short, setting names read from a spec,
-// streamed file transfers and the reading of a provider's JSON answer.
+// system generator, hex text, waits a stop cuts short, threads that start beside their
+// creator, setting names read from a spec, streamed file transfers and the reading of a
+// provider's JSON answer.
 #include <doctest/doctest.h>
+#include <sched.h>
 
+#include <atomic>
 #include <chrono>
+#include <thread>
 #include <set>
 
 #include "corral/sdk/hex.hpp"
+#include "corral/sdk/parallel_thread.hpp"
 #include "corral/sdk/random.hpp"
 #include "corral/sdk/read_answer.hpp"
 #include "corral/sdk/setting_names.hpp"
@@ -126,4 +131,52 @@ TEST_CASE("a field of the wrong type, or an object that is none, is the provider
     CHECK(e.code() == ErrorCode::unavailable);
     CHECK(std::string(e.what()).find("a sandbox is not a JSON object") != std::string::npos);
   }
+}
+
+TEST_CASE("a parallel thread starts on a CPU its creator is not on, then may run on any") {
+  cpu_set_t allowed;
+  REQUIRE(sched_getaffinity(0, sizeof allowed, &allowed) == 0);
+  if (CPU_COUNT(&allowed) < 2) {
+    MESSAGE("one CPU to run on: nothing to tell apart");
+    return;
+  }
+  // The creator may move between CPUs at any moment: only a start it made without moving counts.
+  int checked = 0;
+  for (int attempt = 0; attempt < 50 && checked < 5; ++attempt) {
+    std::atomic<int> started_on{-1};
+    cpu_set_t then{};
+    const int before = sched_getcpu();
+    sdk::ParallelThread thread([&] {
+      started_on = sched_getcpu();
+      sched_getaffinity(0, sizeof then, &then);
+    });
+    const int after = sched_getcpu();
+    thread.join();
+    if (before != after) continue;
+    ++checked;
+    CHECK(started_on != before);
+    CHECK(CPU_EQUAL(&then, &allowed));
+  }
+  CHECK(checked > 0);
+}
+
+TEST_CASE("a parallel thread runs its work once, is joined when it goes, and moves like std::thread") {
+  std::atomic<int> runs{0};
+  {
+    sdk::ParallelThread thread([&] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      ++runs;
+    });
+    CHECK(thread.joinable());
+  }
+  CHECK(runs == 1);  // the destructor waited for it
+  sdk::ParallelThread moved;
+  CHECK(!moved.joinable());
+  moved = sdk::ParallelThread([&] { ++runs; });
+  CHECK(moved.joinable());
+  sdk::ParallelThread taken(std::move(moved));
+  CHECK(!moved.joinable());  // NOLINT(bugprone-use-after-move): a moved-from thread is empty
+  taken.join();
+  CHECK(!taken.joinable());
+  CHECK(runs == 2);
 }
