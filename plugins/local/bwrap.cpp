@@ -45,19 +45,6 @@ std::vector<std::string> base_argv(const JailSpec& jail) {
   return argv;
 }
 
-// What bwrap execs: closes the user namespace's descriptor, which bwrap keeps open (it
-// closes its status pipe itself), then becomes the command. A missing or non-executable
-// program exits 127 or 126 with a shell's message, as on every other provider, not
-// bwrap's "execvp" failure with status 1.
-constexpr const char* kLauncher = R"(exec 3>&-
-case $1 in
-*/*) [ -e "$1" ] || { printf '%s: No such file or directory\n' "$1" >&2; exit 127; }
-     [ -x "$1" ] || { printf '%s: Permission denied\n' "$1" >&2; exit 126; } ;;
-*) command -v -- "$1" >/dev/null 2>&1 || { printf '%s: command not found\n' "$1" >&2; exit 127; } ;;
-esac
-exec "$@")";
-static_assert(kJailUsernsFd == 3, "the launcher closes descriptor 3");
-
 }  // namespace
 
 std::vector<std::string> jail_argv(const JailSpec& jail, const Command& command) {
@@ -70,7 +57,7 @@ std::vector<std::string> jail_argv(const JailSpec& jail, const Command& command)
     argv.insert(argv.end(), {"--chdir", join_workspace_path(jail.workdir, command.cwd)});
   }
   if (!jail.hostname.empty()) argv.insert(argv.end(), {"--hostname", jail.hostname});
-  argv.insert(argv.end(), {"--", "/bin/sh", "-c", kLauncher, "corral"});
+  argv.insert(argv.end(), {"--", "/proc/self/fd/" + std::to_string(kJailExecFd)});
   if (!command.argv.empty()) {
     argv.insert(argv.end(), command.argv.begin(), command.argv.end());
   } else {

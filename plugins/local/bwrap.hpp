@@ -23,16 +23,18 @@ struct JailSpec {
   bool report_status = false;
 };
 
-// The descriptor numbers bwrap finds the jail's user namespace and its status pipe at.
-// Fixed and below 10, so the command's launcher (a POSIX shell) can close them by number.
+// The descriptor numbers bwrap finds the jail's user namespace, its status pipe and the
+// program it starts (corral-jail-exec, open_jail_exec()) at.
 inline constexpr int kJailUsernsFd = 3;
 inline constexpr int kJailStatusFd = 4;
+inline constexpr int kJailExecFd = 5;
 
 // The argv that runs `command` inside the jail: separate user, mount, pid, ipc and uts
 // namespaces, no capabilities, no further user namespaces, its own session, system
 // folders read-only, a private /tmp, the workspace read-write (when there is one), and
-// death with the parent. The command starts with stdin, stdout and stderr alone open, and
-// a program that cannot be found or run exits 127 or 126, as in a shell.
+// death with the parent. bwrap starts corral-jail-exec, passed as kJailExecFd, which
+// becomes the command: it starts with stdin, stdout and stderr alone open, and a program
+// that cannot be found or run exits 127 or 126, as in a shell.
 std::vector<std::string> jail_argv(const JailSpec& jail, const Command& command);
 
 // The command's whole environment: a few defaults plus `command.env`. Given to bwrap as

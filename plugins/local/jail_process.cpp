@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "jail_exec_file.hpp"
 #include "jail_namespaces.hpp"
 
 namespace corral::local {
@@ -98,7 +99,8 @@ sdk::ProcessOutcome run_jailed(JailSpec jail, const JailWorkspace& workspace, co
   StatusPipe status;
   sdk::ProcessSpec spec;
   jail.report_status = true;
-  spec.pass_fds = {{status.fd[1], kJailStatusFd}};
+  const sdk::UniqueFd starter = open_jail_exec(as_user);
+  spec.pass_fds = {{status.fd[1], kJailStatusFd}, {starter.get(), kJailExecFd}};
   jail.workspace_dir = workspace.folder;
   std::optional<JailNamespaces> made;
   const JailNamespaces* namespaces = workspace.in_memory.get();

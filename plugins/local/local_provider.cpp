@@ -14,6 +14,7 @@
 #include "corral/sdk/process.hpp"
 #include "corral/sdk/sync.hpp"
 #include "corral/wire.hpp"
+#include "jail_exec_file.hpp"
 #include "jail_namespaces.hpp"
 #include "jail_process.hpp"
 #include "sandbox_store.hpp"
@@ -76,7 +77,15 @@ class LocalProvider : public sdk::Provider {
     std::string path = sdk::find_program(bwrap_);
     checks.push_back({"bubblewrap installed", !path.empty(), path.empty() ? "'" + bwrap_ + "' not found on PATH" : path,
                       path.empty() ? "install it: sudo apt-get install -y bubblewrap (or set CORRAL_BWRAP)" : ""});
-    if (!path.empty()) {
+    bool starter = true;
+    try {
+      (void)open_jail_exec(store_.owner());
+      checks.push_back({"jail starter installed", true, jail_exec_path().string(), ""});
+    } catch (const Error& e) {
+      starter = false;
+      checks.push_back({"jail starter installed", false, e.what(), e.hint()});
+    }
+    if (!path.empty() && starter) {
       // The one place bwrap is probed: a run reports a jail that fails to start anyway.
       try {
         Command probe;
@@ -105,7 +114,7 @@ class LocalProvider : public sdk::Provider {
       throw Error(ErrorCode::unsupported, "the local provider cannot limit a sandbox to listed hosts",
                   "use --network none, or a provider with network-allowlist (`corral providers --feature "
                   "network-allowlist`)");
-    ensure_bwrap_installed();
+    ensure_jail_installed();
     const bool no_network = request.network.mode == NetworkPolicy::Mode::none;
     if (request.ephemeral && fits_in_memory(request.workspace_bytes))
       if (std::optional<LocalSandbox> s = create_in_memory(request, no_network)) return to_sandbox(*s);
@@ -331,13 +340,14 @@ class LocalProvider : public sdk::Provider {
     return jail;
   }
 
-  // Fails with guidance when bwrap is missing, before a sandbox exists. Whether it can
-  // make a jail here shows at the first command (or in `corral doctor`), with the same
-  // error and hint, so no run pays for a probe jail.
-  void ensure_bwrap_installed() const {
+  // Fails with guidance when bwrap or the jail's starter is missing, before a sandbox
+  // exists. Whether bwrap can make a jail here shows at the first command (or in `corral
+  // doctor`), with the same error and hint, so no run pays for a probe jail.
+  void ensure_jail_installed() const {
     if (sdk::find_program(bwrap_).empty())
       throw Error(ErrorCode::unavailable, "bubblewrap ('" + bwrap_ + "') is not installed",
                   "install it with `sudo apt-get install -y bubblewrap`, or set CORRAL_BWRAP to its path");
+    (void)open_jail_exec(store_.owner());
   }
 
   Sandbox to_sandbox(const LocalSandbox& s) const {

@@ -290,6 +290,35 @@ TEST_CASE("a command that cannot be executed is the command's failure: 127 or 12
   }
 }
 
+TEST_CASE("a missing or unusable jail starter is a clear error before a sandbox is made, and leaves nothing") {
+  CliEnv env;
+  const fs::path corral = install_for_nobody(env);
+  const fs::path starter = corral.parent_path().parent_path() / "libexec" / "corral" / "corral-jail-exec";
+  REQUIRE(fs::is_regular_file(starter));
+  SUBCASE("missing") {
+    fs::remove(starter);
+    auto r = run_with(env, {}, {"run", "--", "sh", "-c", "echo ran"}, corral.string());
+    CHECK(r.exit_code == 69);
+    CHECK(r.out.find("ran") == std::string::npos);
+    CHECK_MESSAGE(r.err.find(starter.string() + " is unusable: No such file or directory") != std::string::npos, r.err);
+    CHECK_MESSAGE(r.err.find("reinstall corral") != std::string::npos, r.err);
+    auto doctor = run_with(env, {}, {"doctor", "--provider", "local"}, corral.string());
+    CHECK(doctor.exit_code == 69);
+    CHECK_MESSAGE(doctor.out.find("[FAIL] jail starter installed: ") != std::string::npos, doctor.out);
+  }
+  SUBCASE("not executable by the jail's user") {
+    fs::permissions(starter, fs::perms::owner_all, fs::perm_options::replace);
+    if (as_root()) {
+      auto r = run_with(env, {}, {"run", "--", "sh", "-c", "echo ran"}, corral.string());
+      CHECK(r.exit_code == 69);
+      CHECK(r.out.find("ran") == std::string::npos);
+      CHECK_MESSAGE(r.err.find("uid 65534 may not execute it") != std::string::npos, r.err);
+    }
+  }
+  CHECK(env.claims().empty());
+  CHECK(env.local_sandboxes().empty());
+}
+
 namespace {
 
 // What the command sees of descriptors and namespaces. Sections: whether it could write
