@@ -1,7 +1,6 @@
 #include "corral/sdk/process.hpp"
 
 #include <fcntl.h>
-#include <grp.h>
 #include <poll.h>
 #include <sched.h>
 #include <pthread.h>
@@ -22,7 +21,6 @@
 #include <exception>
 #include <map>
 
-#include "corral/sdk/descriptors.hpp"
 #include "corral/types.hpp"
 
 extern char** environ;
@@ -84,16 +82,6 @@ std::vector<ProcessSpec::PassedFd> checked_passed_fds(const ProcessSpec& spec) {
   return passed;
 }
 
-// The signals the child gets back at their default disposition, whatever corral set.
-sigset_t default_signals() {
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGTERM);
-  sigaddset(&set, SIGPIPE);
-  return set;
-}
-
 // The started child's `pid`, once its exec is known to have worked (the report pipe
 // closed on exec); throws with the child's errno, reaped, when it did not.
 pid_t finish_start(const ProcessSpec& spec, pid_t pid, Pipe& report) {
@@ -110,8 +98,8 @@ pid_t finish_start(const ProcessSpec& spec, pid_t pid, Pipe& report) {
   return pid;
 }
 
-// What a child that shares corral's memory needs, all prepared before it starts: it must
-// not allocate, and it only reads this.
+// What the child needs, all prepared before it starts: it shares corral's memory, so it
+// must not allocate, and it only reads this.
 struct SharedChild {
   const char* program;
   char* const* argv;
@@ -123,6 +111,9 @@ struct SharedChild {
   int* moved;  // one slot a passed descriptor, for its copy out of the way
   size_t passed_count;
   pid_t parent;
+  int user_ns_fd, mount_ns_fd;  // -1: stay
+  bool clear_groups;
+  long uid, gid;  // -1: keep
 };
 
 // The child runs on this process's memory beside its threads, until it execs: raw system
@@ -157,8 +148,9 @@ CORRAL_SHARED_CHILD long raw_dup_to(int from, int to) {
   return from == to ? 0 : ::syscall(SYS_dup3, from, to, 0);
 }
 
-// The body of start_child's child when it shares corral's memory (no identity change):
-// the same steps as the forked child's, in system calls.
+// The body of start_child's child, on corral's memory until it execs: system calls only.
+// Changes of identity are the child's alone this way: the kernel keeps credentials per
+// task, while libc's wrappers would apply them to every thread of corral.
 CORRAL_SHARED_CHILD int run_shared_child(void* arg) {
   const SharedChild& c = *static_cast<const SharedChild*>(arg);
 #define check(rc) or_fail((rc), c.report_fd)
@@ -183,6 +175,11 @@ CORRAL_SHARED_CHILD int run_shared_child(void* arg) {
   check(raw_dup_to(c.out_fd, 1));
   check(raw_dup_to(c.err_fd, 2));
   if (in > 2) ::syscall(SYS_close, in);
+  // Namespaces first: a passed descriptor's target number may be a namespace's descriptor.
+  if (c.user_ns_fd >= 0) check(::syscall(SYS_setns, c.user_ns_fd, CLONE_NEWUSER));
+  if (c.mount_ns_fd >= 0) check(::syscall(SYS_setns, c.mount_ns_fd, CLONE_NEWNS));
+  // Passed descriptors move out of the way first, so one's target never overwrites
+  // another's source; the copies are close-on-exec like everything else but the targets.
   for (size_t i = 0; i < c.passed_count; ++i)
     c.moved[i] = static_cast<int>(check(::syscall(SYS_fcntl, c.passed[i].fd, F_DUPFD_CLOEXEC, kPassedFdBase)));
   if (::syscall(SYS_close_range, 3u, ~0u, CLOSE_RANGE_CLOEXEC) != 0) {
@@ -198,6 +195,18 @@ CORRAL_SHARED_CHILD int run_shared_child(void* arg) {
   }
   for (size_t i = 0; i < c.passed_count; ++i) check(raw_dup_to(c.moved[i], c.passed[i].as));
   if (c.cwd) check(::syscall(SYS_chdir, c.cwd));
+  const bool drop = c.uid >= 0 || c.gid >= 0;
+  if (c.clear_groups || drop) check(::syscall(SYS_setgroups, 0, nullptr));
+  // gid first: once the uid is dropped the gid can no longer change.
+  if (c.gid >= 0) check(::syscall(SYS_setresgid, c.gid, c.gid, c.gid));
+  if (c.uid >= 0) check(::syscall(SYS_setresuid, c.uid, c.uid, c.uid));
+  // The kernel set the memory's dumpable flag to fs.suid_dumpable with the new identity:
+  // a memory another user's task shares (corral's, with its keys) must never be dumpable,
+  // or a process of that user could trace this one and read it.
+  if (drop) check(::syscall(SYS_prctl, PR_SET_DUMPABLE, 0, 0, 0, 0));
+  // After the identity change, which clears it. A SIGKILLed corral cannot stop its tools
+  // (a hung `sbx`, git), so the kernel does. It fires when the *thread* that started the
+  // child ends: run_process waits on that thread, so the child never outlives its call.
   check(::syscall(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0));
   if (::syscall(SYS_getppid) != c.parent) ::syscall(SYS_exit, 127);  // the parent died before the prctl took hold
   ::syscall(SYS_execve, c.program, c.argv, c.env);
@@ -205,17 +214,13 @@ CORRAL_SHARED_CHILD int run_shared_child(void* arg) {
 #undef check
 }
 
-// True when the child of `spec` may share corral's memory until it execs: it changes no
-// identity and joins no namespace, each of which would change the shared process's state
-// (a change of identity makes the whole process undumpable) or needs a child of its own.
-bool may_share_memory(const ProcessSpec& spec) {
-  return spec.uid < 0 && spec.gid < 0 && !spec.clear_groups && spec.user_ns_fd < 0 && spec.mount_ns_fd < 0;
-}
-
 // Starts the child of start_child sharing this process's memory (clone with CLONE_VM and
 // CLONE_VFORK, as posix_spawn does): no copy of corral's page tables to make and tear
 // down, and no lock on its memory held against its other threads meanwhile. The calling
-// thread waits until the child execs or fails. Returns its pid, or -1 with errno.
+// thread waits until the child execs or fails. Returns its pid, or -1 with errno. A child
+// that changes its uid or gid leaves corral undumpable for good: the flag is the memory's,
+// and putting it back could make it dumpable while another thread's child, already of
+// another identity, still shares it.
 pid_t start_sharing_memory(SharedChild& child) {
   constexpr size_t kStack = 256 << 10;
   void* stack = ::mmap(nullptr, kStack, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
@@ -236,71 +241,22 @@ pid_t start_sharing_memory(SharedChild& child) {
 // Starts `program` with exec, stdout/stderr on the given pipe ends, in its own process
 // group (so a stop reaches the whole tree), dying with the calling thread; returns its
 // pid or throws. Not posix_spawn: it cannot set a parent-death signal, join a mount
-// namespace, drop the supplementary groups or change identity. A child that does none of
-// the last three shares corral's memory until it execs (start_sharing_memory); one that
-// does is forked, and makes only async-signal-safe calls. An exec failure comes back as
-// its errno over a close-on-exec pipe.
+// namespace, drop the supplementary groups or change identity. The child shares corral's
+// memory until it execs (start_sharing_memory). An exec failure comes back as its errno
+// over a close-on-exec pipe.
 pid_t start_child(const ProcessSpec& spec, const std::string& program, int out_fd, int err_fd) {
   auto argv = c_strings(spec.argv);
   const std::vector<std::string> environment = child_environment(spec);
   std::vector<char*> envp = c_strings(environment);
-  char** env = envp.data();
-  sigset_t defaults = default_signals();
   std::vector<ProcessSpec::PassedFd> passed = checked_passed_fds(spec);
+  std::vector<int> moved(passed.size(), -1);
   Pipe report;
-  const pid_t parent = ::getpid();
-  if (may_share_memory(spec)) {
-    std::vector<int> moved(passed.size(), -1);
-    SharedChild child{program.c_str(), argv.data(), env, spec.stdin_path.c_str(),
-                      spec.cwd.empty() ? nullptr : spec.cwd.c_str(), out_fd, err_fd, report.fd[1], passed.data(),
-                      moved.data(), passed.size(), parent};
-    const pid_t pid = start_sharing_memory(child);
-    if (pid < 0) throw Error(ErrorCode::unavailable, "cannot start '" + spec.argv[0] + "': " + std::strerror(errno));
-    return finish_start(spec, pid, report);
-  }
-  pid_t pid = ::fork();
+  SharedChild child{program.c_str(), argv.data(), envp.data(), spec.stdin_path.c_str(),
+                    spec.cwd.empty() ? nullptr : spec.cwd.c_str(), out_fd, err_fd, report.fd[1], passed.data(),
+                    moved.data(), passed.size(), ::getpid(), spec.user_ns_fd, spec.mount_ns_fd, spec.clear_groups,
+                    spec.uid, spec.gid};
+  const pid_t pid = start_sharing_memory(child);
   if (pid < 0) throw Error(ErrorCode::unavailable, "cannot start '" + spec.argv[0] + "': " + std::strerror(errno));
-  if (pid == 0) {
-    auto fail = [&] {
-      int e = errno;
-      (void)!::write(report.fd[1], &e, sizeof e);
-      ::_exit(127);
-    };
-    ::setpgid(0, 0);
-    struct sigaction dfl {};
-    dfl.sa_handler = SIG_DFL;
-    for (int sig = 1; sig < NSIG; ++sig)
-      if (sigismember(&defaults, sig) == 1) ::sigaction(sig, &dfl, nullptr);
-    sigset_t none;
-    sigemptyset(&none);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    int in = ::open(spec.stdin_path.c_str(), O_RDONLY);
-    if (in < 0 || ::dup2(in, 0) < 0 || ::dup2(out_fd, 1) < 0 || ::dup2(err_fd, 2) < 0) fail();
-    if (in > 2) ::close(in);
-    // Namespaces first: a passed descriptor's target number may be a namespace's descriptor.
-    if (spec.user_ns_fd >= 0 && ::setns(spec.user_ns_fd, CLONE_NEWUSER) != 0) fail();
-    if (spec.mount_ns_fd >= 0 && ::setns(spec.mount_ns_fd, CLONE_NEWNS) != 0) fail();
-    // Passed descriptors move out of the way first, so one's target never overwrites
-    // another's source; the copies are close-on-exec like everything else but the targets.
-    for (size_t i = 0; i < passed.size(); ++i)
-      if ((passed[i].fd = ::fcntl(passed[i].fd, F_DUPFD_CLOEXEC, kPassedFdBase)) < 0) fail();
-    close_on_exec_from(3);
-    for (const ProcessSpec::PassedFd& p : passed)
-      if (::dup2(p.fd, p.as) < 0) fail();
-    if (!spec.cwd.empty() && ::chdir(spec.cwd.c_str()) != 0) fail();
-    bool drop = spec.uid >= 0 || spec.gid >= 0;
-    if ((spec.clear_groups || drop) && ::setgroups(0, nullptr) != 0) fail();
-    // gid first: once the uid is dropped the gid can no longer change.
-    if (spec.gid >= 0 && ::setresgid(spec.gid, spec.gid, spec.gid) != 0) fail();
-    if (spec.uid >= 0 && ::setresuid(spec.uid, spec.uid, spec.uid) != 0) fail();
-    // After the identity change, which clears it. A SIGKILLed corral cannot stop its tools
-    // (a hung `sbx`, git), so the kernel does. It fires when the *thread* that forked ends:
-    // run_process waits on that thread, so the child never outlives its call that way.
-    if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) fail();
-    if (::getppid() != parent) ::_exit(127);  // the parent died before the prctl took hold
-    ::execve(program.c_str(), argv.data(), env);
-    fail();
-  }
   return finish_start(spec, pid, report);
 }
 

@@ -149,6 +149,9 @@ CORRAL_RAW_CHILD int make_namespaces(ChildRun& run) {
   // namespaces (a sysctl, AppArmor) still let root make it.
   if (!plan.self_userns) {
     if (::syscall(SYS_setresuid, -1, plan.user.uid, -1) != 0) return fail(kBecomeJailUser);
+    // The kernel set the memory's dumpable flag to fs.suid_dumpable: corral's memory,
+    // shared with a task of the jail's user, must never be dumpable (see prepare()).
+    ::syscall(SYS_prctl, PR_SET_DUMPABLE, 0, 0, 0, 0);
     raise_permitted_caps();
     if (::syscall(SYS_unshare, CLONE_NEWUSER) != 0) return fail(kUnshareUser);
     // No user namespace nested in it (what bwrap --disable-userns does for one of its
@@ -216,8 +219,10 @@ JailNamespaces::Opened prepare(const ChildPlan& plan) {
     clone_errno = errno;
     ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
   }
-  // Lets the child go, reaps it and gives back what only it used; the flag its change of
-  // identity took from corral's memory is restored.
+  // Lets the child go, reaps it and gives back what only it used. The dumpable flag the
+  // child of a caller of its own set is put back; one that took the jail's identity left
+  // corral undumpable for good, as sdk::run_process's children do: putting it back could
+  // make the memory dumpable while another thread's child of that identity shares it.
   auto finish = [&] {
     ::close(release[1]);
     if (pid > 0)
@@ -225,7 +230,7 @@ JailNamespaces::Opened prepare(const ChildPlan& plan) {
       }
     for (int fd : {ready[0], ready[1], release[0]}) ::close(fd);
     if (stack != MAP_FAILED) ::munmap(stack, kStackSize);
-    ::prctl(PR_SET_DUMPABLE, dumpable);
+    if (plan.self_userns) ::prctl(PR_SET_DUMPABLE, dumpable);
   };
   auto fail = [&](const std::string& step, int err) {
     finish();

@@ -1,6 +1,7 @@
 // JailNamespaces: what they hold, and that making them leaves corral's own process as it
-// was (its identity on every thread, its dumpable flag, its descriptors), since the child
-// that makes them shares its memory and descriptor table.
+// was (its identity on every thread, its descriptors), since the child that makes them
+// shares its memory and descriptor table; as root, undumpable for good, since that child
+// takes the jail's identity while it shares the memory.
 #include <doctest/doctest.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -106,7 +107,7 @@ class WaitingThread {
 
 TEST_CASE("as root: an in-memory workspace's namespaces, made without touching corral's own process") {
   if (::geteuid() != 0) return;  // only root maps another user; the unprivileged case is below
-  const int dumpable = ::prctl(PR_GET_DUMPABLE);
+  REQUIRE(::prctl(PR_SET_DUMPABLE, 1) == 0);
   const long descriptors = open_descriptors();
   WaitingThread other;
   {
@@ -132,7 +133,7 @@ TEST_CASE("as root: an in-memory workspace's namespaces, made without touching c
   CHECK(::geteuid() == 0);
   CHECK(::getegid() == 0);
   CHECK(other.euid_after() == 0);  // a libc wrapper would have changed every thread's
-  CHECK(::prctl(PR_GET_DUMPABLE) == dumpable);
+  CHECK(::prctl(PR_GET_DUMPABLE) == 0);
   CHECK(open_descriptors() == descriptors);  // the three, closed with the object
 }
 
@@ -176,7 +177,9 @@ TEST_CASE("as an unprivileged user: the namespaces map the caller to itself") {
       return std::string("cannot drop root");
     if (!may_make_user_namespace()) return std::string("refused");
     try {
+      ::prctl(PR_SET_DUMPABLE, 1);
       JailNamespaces ns = JailNamespaces::create_in_memory(std::nullopt, 1 << 20);
+      if (::prctl(PR_GET_DUMPABLE) != 1) return std::string("left undumpable");  // the caller's own: put back
       struct stat st {};
       ::fstat(ns.workspace_fd(), &st);
       const bool mine = st.st_uid == ::geteuid();

@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -57,16 +58,16 @@ TEST_CASE("pass_fds reach the child at the number asked for; no other descriptor
   REQUIRE(::pipe2(kept, O_CLOEXEC) == 0);
   REQUIRE(::pipe2(closed, O_CLOEXEC) == 0);
   REQUIRE(::pipe2(inherited, 0) == 0);  // as a shell's `9>>file` leaves it: not close-on-exec
-  for (bool fork_path : {false, true}) {
-    CAPTURE(fork_path);
-    if (fork_path && ::geteuid() != 0) continue;  // clear_groups needs root
+  for (bool drop_groups : {false, true}) {
+    CAPTURE(drop_groups);
+    if (drop_groups && ::geteuid() != 0) continue;  // clear_groups needs root
     ProcessSpec spec;
     // Through /proc/self/fd: dash takes only one-digit descriptors in a redirection.
     auto try_write = [](int fd) { return "{ echo leaked >/proc/self/fd/" + std::to_string(fd) + "; } 2>/dev/null; "; };
     spec.argv = {"sh", "-c", "echo via-kept >&5 && " + try_write(kept[1]) + try_write(closed[1]) +
                                  try_write(inherited[1]) + "echo done"};
     spec.pass_fds = {{kept[1], 5}};
-    spec.clear_groups = fork_path;
+    spec.clear_groups = drop_groups;
     auto o = capture_process(spec, 10);
     CHECK(o.exit_code == 0);
     CHECK(o.out == "done\n");
@@ -116,7 +117,7 @@ TEST_CASE("clear_groups starts the child with no supplementary groups") {
   CHECK(cleared.exit_code == 0);
 }
 
-TEST_CASE("the fork path keeps run_process's contract: cwd, env, stdin, exit codes, start failures") {
+TEST_CASE("a child that joins a namespace or drops groups keeps the contract: cwd, env, stdin, exit codes, failures") {
   if (::geteuid() != 0) return;
   int ns = ::open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
   REQUIRE(ns >= 0);
@@ -155,7 +156,7 @@ unsigned long long status_mask(const std::string& status, const std::string& fie
 }  // namespace
 
 TEST_CASE("a child that shares corral's memory until it execs: signals as a fork leaves them, on many threads") {
-  // No identity change and no namespace: the child is started with CLONE_VM | CLONE_VFORK.
+  // Every child is started with CLONE_VM | CLONE_VFORK.
   struct sigaction ignore {}, old_hup {}, old_pipe {};
   ignore.sa_handler = SIG_IGN;
   ::sigaction(SIGHUP, &ignore, &old_hup);
@@ -272,15 +273,30 @@ TEST_CASE("a callback that throws leaves no child running: it is killed and reap
   if (::kill(child, 0) == 0) ::kill(child, SIGKILL);
 }
 
-TEST_CASE("uid and gid start the child as that identity, without root's groups") {
+TEST_CASE("uid and gid start the child as that identity, without root's groups, and change no thread of corral") {
   if (::geteuid() != 0) return;  // needs CAP_SETUID
+  // The child shares this process's memory until it execs: a libc wrapper's change of
+  // identity would reach every thread of it, and a dumpable memory shared with a task of
+  // another user could be traced by that user.
+  std::atomic<bool> stop{false};
+  std::atomic<long> other_euid{-1};
+  std::thread other([&] {
+    while (!stop) other_euid = ::geteuid();
+  });
+  REQUIRE(::prctl(PR_SET_DUMPABLE, 1) == 0);
   ProcessSpec spec;
-  spec.argv = {"sh", "-c", "id -u; id -g; grep -c '^CapEff:.0000000000000000' /proc/self/status"};
+  spec.argv = {"sh", "-c", "id -u; id -g; id -G; grep -c '^CapEff:.0000000000000000' /proc/self/status"};
   spec.uid = 65534;
   spec.gid = 65534;
   auto o = capture_process(spec, 10);
+  stop = true;
+  other.join();
   CHECK(o.exit_code == 0);
-  CHECK(o.out == "65534\n65534\n1\n");  // and no capabilities left
+  CHECK(o.out == "65534\n65534\n65534\n1\n");  // no other group, and no capabilities left
+  CHECK(::geteuid() == 0);
+  CHECK(::getegid() == 0);
+  CHECK(other_euid == 0);
+  CHECK(::prctl(PR_GET_DUMPABLE) == 0);  // and it stays so
 }
 
 TEST_CASE("a child gets the baseline environment, never the host's unless named") {
