@@ -7,10 +7,12 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <system_error>
 
 #include "bwrap.hpp"
 #include "corral/sdk.hpp"
 #include "corral/sdk/download.hpp"
+#include "corral/sdk/parallel_thread.hpp"
 #include "corral/sdk/process.hpp"
 #include "corral/sdk/sync.hpp"
 #include "corral/wire.hpp"
@@ -131,9 +133,25 @@ class LocalProvider : public sdk::Provider {
   }
 
   void destroy(const Sandbox& sandbox, const sdk::Host&) override {
+    std::shared_ptr<JailNamespaces> memory;
+    {
+      std::lock_guard lock(memory_mutex_);
+      if (auto found = in_memory_.find(sandbox.id); found != in_memory_.end()) {
+        memory = std::move(found->second);
+        in_memory_.erase(found);
+      }
+    }
+    // Freeing a tmpfs's files takes about as long as removing the record from the disk:
+    // both at once. The tmpfs goes with the last jail using it.
+    sdk::ParallelThread release;
+    if (memory) {
+      try {
+        release = sdk::ParallelThread([memory = std::move(memory)]() mutable { memory.reset(); });
+      } catch (const std::system_error&) {
+        // No thread to be had: the tmpfs went here, with the work the thread would have done.
+      }
+    }
     store_.remove(sandbox.id);
-    std::lock_guard lock(memory_mutex_);
-    in_memory_.erase(sandbox.id);  // its tmpfs goes with the last jail using it
   }
 
   // tree-sync: the listed files are copied from the working tree, over what a kept

@@ -248,6 +248,12 @@ void SandboxStore::remove_if_maker_gone(const fs::path& staging) const {
 
 void SandboxStore::remove(const std::string& id) const {
   fs::path dir = dir_of(id);
+  // A folder with no workspace (an in-memory sandbox's) holds its record alone: two
+  // calls, without the walk below, remove it; anything more, and the walk does.
+  struct stat st {};
+  if (::lstat(workspace_of(id).c_str(), &st) != 0 && errno == ENOENT &&
+      (::unlink((dir / "sandbox.json").c_str()) == 0 || errno == ENOENT) && ::rmdir(dir.c_str()) == 0)
+    return;
   std::error_code ec;
   if (!fs::exists(dir, ec)) return;
   // What the jail made is emptied as the jail's identity, so a symlink it planted (or

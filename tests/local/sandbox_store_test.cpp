@@ -69,3 +69,24 @@ TEST_CASE("a staging name that is a link, a FIFO or a file is never followed, wa
   CHECK(fs::is_fifo(store.root() / ".new-fifo"));
   CHECK(fs::is_regular_file(store.root() / ".new-file"));
 }
+
+TEST_CASE("remove takes a sandbox's whole folder: its record alone, a stray file beside it, a workspace") {
+  corral::test::TempDir dir;
+  const SandboxStore store(dir.path() / "local");
+  const LocalSandbox in_memory = store.create("memory", {}, false, /*in_memory=*/true);
+  const LocalSandbox with_stray = store.create("stray", {}, false, /*in_memory=*/true);
+  dir.write("local/" + with_stray.id + "/sandbox.json.tmp", "half-written");  // the rmdir fails: the walk goes on
+  const LocalSandbox on_disk = store.create("disk", {});
+  dir.write("local/" + on_disk.id + "/workspace/sub/file", "made by the command");
+  fs::permissions(store.workspace_of(on_disk.id) / "sub", fs::perms::owner_read | fs::perms::owner_exec,
+                  fs::perm_options::replace);  // read-only, as a command may leave it
+  for (const LocalSandbox& s : {in_memory, with_stray, on_disk}) {
+    CAPTURE(s.slug);
+    REQUIRE(fs::exists(store.dir_of(s.id)));
+    store.remove(s.id);
+    CHECK(!fs::exists(store.dir_of(s.id)));
+    CHECK(!store.find(s.id));
+    store.remove(s.id);  // gone already: nothing to do, no error
+  }
+  CHECK(store.all().empty());
+}
