@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -203,6 +204,10 @@ std::vector<LocalSandbox> SandboxStore::all() const {
       remove_if_maker_gone(e.path());
       continue;
     }
+    if (name.starts_with(making_prefix)) {
+      remove_if_maker_gone(e.path(), abandoned_making_age);
+      continue;
+    }
     if (auto s = find(name)) out.push_back(std::move(*s));
   }
   return out;
@@ -210,36 +215,42 @@ std::vector<LocalSandbox> SandboxStore::all() const {
 
 sdk::UniqueFd SandboxStore::make_staging_folder(fs::path& staging) const {
   for (int attempt = 0;; ++attempt) {
-    staging = root_ / (std::string(staging_prefix) + random_id());
-    if (::mkdir(staging.c_str(), 0700) != 0) {
+    // Made under a name listings leave alone while it is young, locked, then renamed to
+    // the staging name listings sweep once they can lock it: a listing never finds a
+    // staging folder its maker has not locked yet.
+    const std::string tag = random_id();
+    const fs::path making = root_ / (std::string(making_prefix) + tag);
+    if (::mkdir(making.c_str(), 0700) != 0) {
       if (errno == EEXIST && attempt < 8) continue;
       throw Error(ErrorCode::internal,
                   sdk::with_reason("cannot create a sandbox folder in " + root_.string(), errno));
     }
-    // A listing may take it for abandoned before it is locked, and remove it (before the
-    // open, or before the flock: then this lock guards nothing). A new folder is needed.
-    sdk::UniqueFd lock(::open(staging.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-    const bool removed = lock.get() < 0 && errno == ENOENT;
-    if (!removed && (lock.get() < 0 || ::flock(lock.get(), LOCK_EX) != 0)) {
+    sdk::UniqueFd lock(::open(making.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (lock.get() < 0 || ::flock(lock.get(), LOCK_EX) != 0) {
       const int err = errno;
-      ::rmdir(staging.c_str());
-      throw Error(ErrorCode::internal, sdk::with_reason("cannot lock " + staging.string(), err));
+      ::rmdir(making.c_str());
+      throw Error(ErrorCode::internal, sdk::with_reason("cannot lock " + making.string(), err));
     }
-    if (!removed && sdk::still_named(lock.get(), staging)) return lock;
-    if (attempt >= 8)
-      throw Error(ErrorCode::internal, "cannot create a sandbox folder in " + root_.string() +
-                                           ": another process keeps removing new ones");
+    staging = root_ / (std::string(staging_prefix) + tag);
+    if (rename_new_folder(making, staging)) return lock;
+    const int err = errno;
+    ::rmdir(making.c_str());
+    if (err == EEXIST && attempt < 8) continue;
+    throw Error(ErrorCode::internal, sdk::with_reason("cannot create a sandbox folder in " + root_.string(), err));
   }
 }
 
-void SandboxStore::remove_if_maker_gone(const fs::path& staging) const {
-  // Its maker holds its lock from just after its mkdir until the rename, and checks after
-  // locking that the folder is still there (make_staging_folder): one this listing can
-  // lock is abandoned or was not yet locked, and removing it is right in both cases.
-  // Nothing was ever run in it: it holds only an empty workspace and perhaps the
-  // metadata, removable as corral's user.
+void SandboxStore::remove_if_maker_gone(const fs::path& staging, std::chrono::seconds min_age) const {
+  // Its maker holds its lock from before it takes a staging name until the rename into
+  // place (make_staging_folder): one this listing can lock is abandoned. Nothing was ever
+  // run in it: it holds only an empty workspace and perhaps the metadata, removable as
+  // corral's user.
   const sdk::UniqueFd fd(::open(staging.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
   if (fd.get() < 0 || ::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) return;
+  struct stat st {};
+  if (min_age.count() > 0 &&
+      (::fstat(fd.get(), &st) != 0 || ::time(nullptr) - st.st_mtime < static_cast<time_t>(min_age.count())))
+    return;
   // The maker may have renamed it into place since it was opened: only the name's own.
   if (!sdk::still_named(fd.get(), staging)) return;
   std::error_code ec;

@@ -2,6 +2,7 @@
 // metadata and the workspace the jail binds.
 #pragma once
 
+#include <chrono>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -68,10 +69,17 @@ class SandboxStore {
   // Makes a new staging folder, sets `staging` to it and returns it open and locked.
   sdk::UniqueFd make_staging_folder(std::filesystem::path& staging) const;
   // Removes the staging folder of a create whose process is gone (killed half-way): one
-  // nobody holds locked.
-  void remove_if_maker_gone(const std::filesystem::path& staging) const;
-  // Where create() builds a sandbox folder before renaming it into place.
+  // nobody holds locked, and last changed at least `min_age` ago.
+  void remove_if_maker_gone(const std::filesystem::path& staging,
+                            std::chrono::seconds min_age = std::chrono::seconds(0)) const;
+  // Where create() builds a sandbox folder before renaming it into place; a listing
+  // removes one at once when nobody holds it locked.
   static constexpr std::string_view staging_prefix = ".new-";
+  // Where a staging folder is made and locked before it takes its staging name, so no
+  // listing ever finds one not yet locked; a listing removes one only once it is a minute
+  // old (its maker killed between its mkdir and its rename, a few system calls).
+  static constexpr std::string_view making_prefix = ".mk-";
+  static constexpr std::chrono::seconds abandoned_making_age{60};
 
   std::filesystem::path root_;
   std::optional<JailUser> owner_;

@@ -2,9 +2,11 @@
 // staging name, locked, while any listing (in this process or another) removes staging
 // folders nobody holds: the two must never trip over each other.
 #include <doctest/doctest.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 
 #include <atomic>
+#include <ctime>
 #include <filesystem>
 #include <string>
 #include <thread>
@@ -23,8 +25,8 @@ TEST_CASE("creates racing listings that sweep abandoned staging folders all succ
   store.create("first", {});  // the folder exists for the listings to read
   std::atomic<bool> done{false};
   std::atomic<int> listings{0};
-  // A listing may find a staging folder before its maker has locked it, and remove it: the
-  // maker must notice and start again, never build a sandbox in a folder that is gone.
+  // A staging folder is locked before it takes its staging name: a listing, however often
+  // it runs, never finds one its maker has not locked yet, and never removes one in use.
   std::thread sweeper([&] {
     while (!done) {
       store.all();
@@ -52,6 +54,21 @@ TEST_CASE("creates racing listings that sweep abandoned staging folders all succ
   CHECK(store.all().size() == made.size() + 1);
   for (const auto& e : fs::directory_iterator(store.root()))
     CHECK_MESSAGE(e.path().filename().string().rfind(".new-", 0) != 0, e.path());
+}
+
+TEST_CASE("a folder still being made is left alone by a listing until it is a minute old") {
+  corral::test::TempDir dir;
+  const SandboxStore store(dir.path() / "local");
+  store.create("first", {});
+  const fs::path young = store.root() / ".mk-local-0123456789";
+  const fs::path old = store.root() / ".mk-local-9876543210";
+  fs::create_directory(young);
+  fs::create_directory(old);
+  const timespec minutes_ago[2] = {{::time(nullptr) - 120, 0}, {::time(nullptr) - 120, 0}};
+  REQUIRE(::utimensat(AT_FDCWD, old.c_str(), minutes_ago, 0) == 0);
+  CHECK(store.all().size() == 1);
+  CHECK(fs::is_directory(young));  // its maker may be about to lock it
+  CHECK(!fs::exists(old));         // its maker died between its mkdir and its rename
 }
 
 TEST_CASE("a staging name that is a link, a FIFO or a file is never followed, waited on or removed by a listing") {
