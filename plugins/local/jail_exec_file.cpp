@@ -33,7 +33,8 @@ std::filesystem::path jail_exec_path() {
 sdk::UniqueFd open_jail_exec(const std::optional<JailUser>& as_user) {
   const JailUser user = as_user ? *as_user : JailUser{::geteuid(), ::getegid()};
   const std::filesystem::path path = jail_exec_path();
-  sdk::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  // Non-blocking: a FIFO in its place is refused below, not waited on.
+  sdk::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
   struct stat st {};
   if (fd.get() < 0 || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || !may_execute(st, user)) {
     const std::string why = fd.get() < 0         ? std::strerror(errno)

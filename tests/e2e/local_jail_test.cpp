@@ -306,6 +306,14 @@ TEST_CASE("a missing or unusable jail starter is a clear error before a sandbox 
     CHECK(doctor.exit_code == 69);
     CHECK_MESSAGE(doctor.out.find("[FAIL] jail starter installed: ") != std::string::npos, doctor.out);
   }
+  SUBCASE("a FIFO in its place: refused, never waited on") {
+    fs::remove(starter);
+    REQUIRE(::mkfifo(starter.c_str(), 0755) == 0);
+    auto r = run_with(env, {}, {"run", "--", "sh", "-c", "echo ran"}, corral.string());
+    CHECK(r.exit_code == 69);
+    CHECK(r.out.find("ran") == std::string::npos);
+    CHECK_MESSAGE(r.err.find(starter.string() + " is unusable: not a file") != std::string::npos, r.err);
+  }
   SUBCASE("not executable by the jail's user") {
     fs::permissions(starter, fs::perms::owner_all, fs::perm_options::replace);
     if (as_root()) {
@@ -336,7 +344,7 @@ void check_descriptors(const std::string& out, const fs::path& secret) {
   REQUIRE_MESSAGE(s.size() == 4, out);
   CHECK(s[0] == "fd9-closed\n");
   CHECK(s[1] == "0\n1\n2\n");
-  for (const char* leak : {"user:[", "mnt:[", "pid:[", "/state/"})
+  for (const char* leak : {"user:[", "mnt:[", "pid:[", "/state/", "corral-jail-exec"})
     CHECK_MESSAGE(s[2].find(leak) == std::string::npos, leak, " is open in the jail: ", s[2]);
   CHECK_MESSAGE(s[2].find(secret.filename().string()) == std::string::npos, s[2]);
   CHECK(s[3] == "nested-refused\n");

@@ -77,14 +77,23 @@ TEST_CASE("a staging name that is a link, a FIFO or a file is never followed, wa
   store.create("first", {});
   // Anyone who can write the state folder may plant these; a listing must pass them by.
   dir.write("outside/keep.txt", "not corral's");
-  fs::create_directory_symlink(dir.path() / "outside", store.root() / ".new-link");
-  REQUIRE(::mkfifo((store.root() / ".new-fifo").c_str(), 0600) == 0);
-  dir.write("local/.new-file", "a file");
-  CHECK(store.all().size() == 1);  // returns: the FIFO is not opened for reading
+  // Both prefixes a listing sweeps, the one made first old enough to be swept.
+  for (const std::string prefix : {".new-", ".mk-"}) {
+    fs::create_directory_symlink(dir.path() / "outside", store.root() / (prefix + "link"));
+    REQUIRE(::mkfifo((store.root() / (prefix + "fifo")).c_str(), 0600) == 0);
+    dir.write("local/" + prefix + "file", "a file");
+    const timespec minutes_ago[2] = {{::time(nullptr) - 120, 0}, {::time(nullptr) - 120, 0}};
+    for (const char* name : {"link", "fifo", "file"})
+      REQUIRE(::utimensat(AT_FDCWD, (store.root() / (prefix + name)).c_str(), minutes_ago, AT_SYMLINK_NOFOLLOW) == 0);
+  }
+  CHECK(store.all().size() == 1);  // returns: the FIFOs are not opened for reading
   CHECK(corral::test::read_file(dir.path() / "outside/keep.txt") == "not corral's");
-  CHECK(fs::is_symlink(store.root() / ".new-link"));
-  CHECK(fs::is_fifo(store.root() / ".new-fifo"));
-  CHECK(fs::is_regular_file(store.root() / ".new-file"));
+  for (const std::string prefix : {".new-", ".mk-"}) {
+    CAPTURE(prefix);
+    CHECK(fs::is_symlink(store.root() / (prefix + "link")));
+    CHECK(fs::is_fifo(store.root() / (prefix + "fifo")));
+    CHECK(fs::is_regular_file(store.root() / (prefix + "file")));
+  }
 }
 
 TEST_CASE("remove takes a sandbox's whole folder: its record alone, a stray file beside it, a workspace") {
