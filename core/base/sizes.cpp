@@ -44,11 +44,4 @@ std::uint64_t parse_size(const std::string& text) {
   return n << shift;
 }
 
-std::string format_size(std::uint64_t bytes) {
-  if (bytes < 1024) return fmt::format("{} B", bytes);
-  if (bytes < (1u << 20)) return fmt::format("{:.1f} KiB", bytes / 1024.0);
-  if (bytes < (1u << 30)) return fmt::format("{:.1f} MiB", bytes / 1048576.0);
-  return fmt::format("{:.2f} GiB", bytes / 1073741824.0);
-}
-
 }  // namespace corral

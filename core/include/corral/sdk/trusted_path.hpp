@@ -1,14 +1,15 @@
 // Whether a file may be trusted to decide what corral runs (a plugin library or a
 // registry): the file, every folder from / down to it and every symbolic link followed
 // on the way must be owned by root or the current user and writable by no one else,
-// as OpenSSH's StrictModes demands of authorized_keys.
+// as OpenSSH's StrictModes demands of authorized_keys. For plugins too: a program a
+// plugin runs that it did not find on PATH (its own helper) is held to the same rule.
 #pragma once
 
 #include <filesystem>
 #include <optional>
 #include <string>
 
-namespace corral {
+namespace corral::sdk {
 
 // Why a path must not be trusted: the component at fault, what is wrong with it and the
 // command that fixes it.
@@ -29,4 +30,4 @@ struct TrustCheck {
 // checks every folder walked through, every link followed and the file itself.
 TrustCheck check_trusted_path(const std::filesystem::path& file);
 
-}  // namespace corral
+}  // namespace corral::sdk

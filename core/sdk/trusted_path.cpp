@@ -1,4 +1,4 @@
-#include "plugin_host/trusted_path.hpp"
+#include "corral/sdk/trusted_path.hpp"
 
 #include <pwd.h>
 #include <sys/stat.h>
@@ -8,11 +8,10 @@
 #include <cerrno>
 #include <cstring>
 #include <deque>
-#include <fmt/format.h>
 
 namespace fs = std::filesystem;
 
-namespace corral {
+namespace corral::sdk {
 namespace {
 
 constexpr int kMaxLinks = 40;  // the kernel's own limit (MAXSYMLINKS)
@@ -28,8 +27,8 @@ std::optional<Distrust> check_owner(const fs::path& p, const struct stat& st) {
   if (st.st_uid == 0 || st.st_uid == ::geteuid()) return std::nullopt;
   // chown follows a link unless told -h, and would change its target instead.
   const char* no_follow = S_ISLNK(st.st_mode) ? "-h " : "";
-  return Distrust{p, fmt::format("is owned by uid {}, neither root nor you", st.st_uid),
-                  fmt::format("chown {}{} {}", no_follow, my_name(), p.string())};
+  return Distrust{p, "is owned by uid " + std::to_string(st.st_uid) + ", neither root nor you",
+                  "chown " + std::string(no_follow) + my_name() + " " + p.string()};
 }
 
 // Nobody else may write it. A sticky folder (like /tmp) lets others add names but not
@@ -47,7 +46,7 @@ std::optional<Distrust> check_mode(const fs::path& p, const struct stat& st, boo
 
 std::optional<Distrust> examine(const fs::path& p, struct stat& st) {
   if (::lstat(p.c_str(), &st) == 0) return std::nullopt;
-  return Distrust{p, fmt::format("cannot be examined: {}", std::strerror(errno)), ""};
+  return Distrust{p, std::string("cannot be examined: ") + std::strerror(errno), ""};
 }
 
 // True when nothing but "" and "." is left to walk: the next component is the last.
@@ -58,8 +57,7 @@ bool is_last(const std::deque<fs::path>& todo) {
 }  // namespace
 
 std::string Distrust::describe() const {
-  return fix.empty() ? fmt::format("{} {}", at.string(), problem)
-                     : fmt::format("{} {} (fix with: {})", at.string(), problem, fix);
+  return fix.empty() ? at.string() + " " + problem : at.string() + " " + problem + " (fix with: " + fix + ")";
 }
 
 TrustCheck check_trusted_path(const fs::path& file) {
@@ -120,4 +118,4 @@ TrustCheck check_trusted_path(const fs::path& file) {
   return {here, std::nullopt};
 }
 
-}  // namespace corral
+}  // namespace corral::sdk

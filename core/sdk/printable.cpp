@@ -1,8 +1,9 @@
-#include "base/printable.hpp"
+#include "corral/sdk/printable.hpp"
 
-#include <fmt/format.h>
+#include <cstdint>
+#include <cstdio>
 
-namespace corral {
+namespace corral::sdk {
 namespace {
 
 // The code point of the UTF-8 sequence at `text[i]` when it is a bidirectional control
@@ -22,6 +23,13 @@ char32_t reordering_control(std::string_view text, size_t i, size_t& length) {
   return reorders ? cp : 0;
 }
 
+// Appends `format` filled with `value` (a \x or \u escape) to `out`.
+void append_escape(std::string& out, const char* format, unsigned value) {
+  char buffer[16];
+  const int n = std::snprintf(buffer, sizeof buffer, format, value);
+  if (n > 0) out.append(buffer, static_cast<size_t>(n));
+}
+
 }  // namespace
 
 std::string printable(std::string_view text, bool multiline) {
@@ -32,14 +40,14 @@ std::string printable(std::string_view text, bool multiline) {
     if (multiline && (c == '\n' || c == '\t')) {
       out += static_cast<char>(c);
     } else if (c < 0x20 || c == 0x7F) {
-      out += fmt::format("\\x{:02x}", c);
+      append_escape(out, "\\x%02x", c);
     } else if (c == 0xC2 && i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) >= 0x80 &&
                static_cast<unsigned char>(text[i + 1]) <= 0x9F) {
       // U+0080..U+009F: the C1 controls, CSI (U+009B) among them.
-      out += fmt::format("\\u{:04x}", static_cast<unsigned char>(text[i + 1]));
+      append_escape(out, "\\u%04x", static_cast<unsigned char>(text[i + 1]));
       ++i;
     } else if (size_t length = 0; char32_t cp = reordering_control(text, i, length)) {
-      out += fmt::format("\\u{:04x}", static_cast<std::uint32_t>(cp));
+      append_escape(out, "\\u%04x", static_cast<unsigned>(cp));
       i += length - 1;
     } else {
       out += static_cast<char>(c);
@@ -48,4 +56,4 @@ std::string printable(std::string_view text, bool multiline) {
   return out;
 }
 
-}  // namespace corral
+}  // namespace corral::sdk
