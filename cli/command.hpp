@@ -25,6 +25,7 @@ struct Command {
   bool needs_settings = true;     // false: runs whatever state settings and registries are in
   bool hidden = false;            // for corral's own scripts: not in --help, man pages or completion
   bool scans_workspace = false;   // scans the working tree at once: git's listing starts before parsing
+  bool takes_words_after_dashes = false;  // the words after "--" are its own (Context::words_after_dashes)
   // Adds the command's options and positionals to `app`, its own CLI11 subcommand, and
   // returns what runs it with the values they were given; running nothing meanwhile.
   Runner (*define)(CLI::App& app) = nullptr;

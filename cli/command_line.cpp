@@ -3,8 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <stdexcept>
 
+#include "base/did_you_mean.hpp"
+#include "base/printable.hpp"
 #include "corral/errors.hpp"
 
 namespace corral::cli {
@@ -55,9 +58,28 @@ std::vector<std::string> CommandLine::reserved_flags() const {
 }
 
 std::optional<int> CommandLine::parse(std::vector<std::string> args) {
+  if (auto dashes = std::find(args.begin(), args.end(), "--"); dashes != args.end()) {
+    after_dashes_.assign(std::make_move_iterator(dashes + 1), std::make_move_iterator(args.end()));
+    args.erase(dashes, args.end());
+  }
+  // The first word that is not a flag names the command (corral's own flags take no
+  // value); CLI11 would call a mistyped one "a subcommand is required".
+  auto word = std::find_if(args.begin(), args.end(), [](const std::string& a) { return !a.starts_with("-"); });
+  if (word != args.end() && !find_command(*word)) {
+    std::vector<std::string> names;
+    for (const Command* c : command_table())
+      if (c->parent.empty() && !c->hidden) names.emplace_back(c->name);
+    const std::optional<std::string> near = nearest(*word, names);
+    std::fputs(fmt::format("corral: error: '{}' is not a corral command{}\n  hint: `corral --help` lists them\n",
+                           printable(*word), near ? fmt::format(" (did you mean '{}'?)", *near) : "")
+                   .c_str(),
+               stderr);
+    return kExitUsage;
+  }
   try {
     std::reverse(args.begin(), args.end());  // CLI11 takes them last first
     app_.parse(args);
+    if (!after_dashes_.empty() && !parsed().command.takes_words_after_dashes) throw CLI::ExtrasError(after_dashes_);
   } catch (const CLI::ParseError& e) {
     const int rc = app_.exit(e);
     return rc == 0 ? 0 : kExitUsage;

@@ -26,7 +26,11 @@ class CommandLine {
   std::vector<std::string> reserved_flags() const;
   // Parses `args` (argv without the program name). Returns the status to exit with when
   // there is nothing to run (help printed: 0; a usage error reported: 64), else nullopt.
+  // The words after the first "--" are not parsed: they are the command's own.
   std::optional<int> parse(std::vector<std::string> args);
+  // After parse: the words after the line's first "--", byte for byte as given. CLI11
+  // never sees them, since it would read "[a,b]" as a list of two words and "[]" as none.
+  const std::vector<std::string>& words_after_dashes() const { return after_dashes_; }
   // After parse: the command the line names (the innermost) and what runs it.
   const Command& command() const { return parsed().command; }
   const Runner& runner() const { return parsed().run; }
@@ -45,6 +49,7 @@ class CommandLine {
   CLI::App app_;
   bool verbose_ = false;  // main reads -v before parsing; registered for --help
   std::vector<Entry> entries_;
+  std::vector<std::string> after_dashes_;
 };
 
 }  // namespace corral::cli

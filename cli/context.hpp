@@ -3,6 +3,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "corral/types.hpp"
 #include "lease/claims.hpp"
@@ -31,6 +32,9 @@ struct Context {
   Providers providers;
   LeaseContext leases;
   StringMap provider_flags;  // --<provider>-<option> VALUE, keyed "<provider>.<option>"
+  // The line's words after its first "--", untouched: the command to run, or the words
+  // `__complete` completes (CommandLine::words_after_dashes).
+  std::vector<std::string> words_after_dashes;
 
  private:
   std::optional<Registry> registry_;

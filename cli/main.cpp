@@ -118,6 +118,7 @@ int main_impl(int argc, char** argv) {
     return e.exit_code();
   }
   if (std::optional<int> status = line.parse(std::move(args))) return *status;
+  ctx->words_after_dashes = line.words_after_dashes();
   return run_parsed(*ctx, line);
 }
 

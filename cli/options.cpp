@@ -7,8 +7,16 @@ CLI::Option* add_provider_option(CLI::App& app, std::string& provider) {
       ->type_name(kProviderValue);
 }
 
+CLI::Option* names_lease(CLI::Option* option) {
+  return option->type_name(kLeaseValue)->check([](const std::string& value) {
+    return value.empty() ? std::string("an empty value names no lease: give a lease's id or slug (`corral list` "
+                                       "shows them)")
+                         : std::string();
+  });
+}
+
 CLI::Option* add_lease_option(CLI::App& app, std::string& id) {
-  return app.add_option("--id", id, "Lease id or slug")->type_name(kLeaseValue);
+  return names_lease(app.add_option("--id", id, "Lease id or slug"));
 }
 
 CLI::Option* add_provider_argument(CLI::App& app, std::string& name) {

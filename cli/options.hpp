@@ -13,6 +13,9 @@ inline constexpr const char* kProviderValue = "PROVIDER";
 inline constexpr const char* kLeaseValue = "LEASE";
 inline constexpr const char* kShellValue = "SHELL";
 
+// Marks `option` as taking a kept lease's id or slug (LEASE): completion lists the leases,
+// and an empty value is refused, never read as "no lease" (a fresh sandbox instead).
+CLI::Option* names_lease(CLI::Option* option);
 // --provider PROVIDER.
 CLI::Option* add_provider_option(CLI::App& app, std::string& provider);
 // --id LEASE: a kept lease by id or slug.

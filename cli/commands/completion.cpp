@@ -34,6 +34,7 @@ Runner define_complete(CLI::App& app) {
   app.add_option("words", *words, "The line after `corral` up to the cursor, split as the shell split it");
   const CLI::App* root = app.get_parent();
   return [words, root](Context& ctx) {
+    words->insert(words->end(), ctx.words_after_dashes.begin(), ctx.words_after_dashes.end());
     // Runs on every TAB: it reads the registry and the spec cache and never probes a
     // plugin, and any failure leaves the line as it is without a word on the terminal.
     try {
@@ -70,6 +71,7 @@ const Command kComplete = {
     .summary = "The words that may complete a corral command line (for the completion scripts)",
     .needs_settings = false,
     .hidden = true,
+    .takes_words_after_dashes = true,
     .define = define_complete,
 };
 

@@ -108,7 +108,7 @@ int run_command(Context& ctx, const RunOptions& args) {
 
 // The run-only options, in the order --help lists them after the sandbox's.
 void add_run_options(CLI::App& app, RunOptions& o) {
-  app.add_option("--id", o.lease, "Reuse the kept lease with this id or slug")->type_name(kLeaseValue);
+  names_lease(app.add_option("--id", o.lease, "Reuse the kept lease with this id or slug"));
   app.add_flag("--keep", o.keep, "Keep the sandbox after the run");
   app.add_flag("--keep-on-failure", o.keep_on_failure, "Keep the sandbox when the run fails");
   app.add_flag("--no-pool", o.no_pool, "Create a sandbox even when a warm pool (`corral pool fill`) has one ready");
@@ -137,10 +137,9 @@ void add_fanout_options(CLI::App& app, FanoutOptions& o) {
       ->capture_default_str();
   app.add_option("--shard-output", o.shard_output,
                  "With --shards: write shard i's output to DIR/shard-i.stdout and .stderr instead");
-  app.add_option("--from", o.from,
-                 "With --shards: run the shards in N forks of this kept lease (the provider's fork), removed at "
-                 "the end unless kept; the lease stays as it was")
-      ->type_name(kLeaseValue);
+  names_lease(app.add_option("--from", o.from,
+                             "With --shards: run the shards in N forks of this kept lease (the provider's fork), "
+                             "removed at the end unless kept; the lease stays as it was"));
 }
 
 Runner define(CLI::App& app) {
@@ -149,6 +148,7 @@ Runner define(CLI::App& app) {
   add_run_options(app, *o);
   add_fanout_options(app, o->fanout);
   return [o, cmd = &app](Context& ctx) {
+    o->command.insert(o->command.end(), ctx.words_after_dashes.begin(), ctx.words_after_dashes.end());
     o->fanout.given = cmd->count("--shards") > 0;
     o->fanout.max_parallel_given = cmd->count("--max-parallel") > 0;
     return run_command(ctx, *o);
@@ -162,6 +162,7 @@ const Command kRun = {
     .summary = "Run a command in a sandbox (command after --)",
     .provider_options = true,
     .scans_workspace = true,
+    .takes_words_after_dashes = true,
     .define = define,
 };
 

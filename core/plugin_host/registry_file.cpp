@@ -1,5 +1,7 @@
 #include "plugin_host/registry_file.hpp"
 
+#include "base/did_you_mean.hpp"
+
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
@@ -64,31 +66,13 @@ IsolationSettings read_isolation(const YAML::Node& item, const std::string& wher
   return s;
 }
 
-// How many single-letter edits turn `a` into `b` (for "did you mean").
-size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
-}
-
 // Refuses any key of `item` that is not an entry key, naming the nearest one.
 void check_keys(const YAML::Node& item, const std::string& where) {
   for (const auto& kv : item) {
     const std::string key = kv.first.IsScalar() ? kv.first.Scalar() : std::string("?");
     if (std::find(kEntryKeys.begin(), kEntryKeys.end(), key) != kEntryKeys.end()) continue;
-    auto nearest = std::min_element(kEntryKeys.begin(), kEntryKeys.end(), [&](std::string_view x, std::string_view y) {
-      return edit_distance(key, x) < edit_distance(key, y);
-    });
-    std::string guess = edit_distance(key, *nearest) <= 2 ? fmt::format(" (did you mean '{}'?)", *nearest) : "";
+    const std::optional<std::string> near = nearest(key, std::vector<std::string>(kEntryKeys.begin(), kEntryKeys.end()));
+    std::string guess = near ? fmt::format(" (did you mean '{}'?)", *near) : "";
     throw Refusal{fmt::format("{}: unknown key '{}'{}; an entry takes only {}", where, key, guess,
                               fmt::join(kEntryKeys, ", "))};
   }

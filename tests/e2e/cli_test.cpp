@@ -230,3 +230,77 @@ TEST_CASE("a repository config cannot point the local provider at another bwrap"
   CHECK(r.out.find("pwned") == std::string::npos);
   CHECK(r.err.find("may not be set by a repository") != std::string::npos);
 }
+
+namespace {
+
+// A word of an argv as users and generators of command lines write them: the bytes the
+// argument parser could take for its own (brackets, commas, braces, dashes, "=", "--"),
+// shell and glob characters, spaces, newlines, invalid UTF-8, and the empty word.
+std::string generated_word(std::uint32_t& state) {
+  auto next = [&state] {
+    state ^= state << 13, state ^= state >> 17, state ^= state << 5;
+    return state;
+  };
+  static const std::vector<std::string> kPieces = {
+      "[", "]", ",", "{", "}", "[]", "{}", "[a,b]", "a[1]", "-", "--", "-x", "--keep", "=", "a=b", " ", "\n",
+      "\t", "'", "\"", "\\", "$HOME", "$(id)", "`id`", "*", "?", "~", "%s", "\xff", "\xc3\x28", "\xe2\x82",
+      "x", "make", "--provider", "-v", "--help", "[x]", ",,", "]["};
+  std::string word;
+  const std::uint32_t pieces = next() % 5;  // 0: the empty word
+  for (std::uint32_t i = 0; i < pieces; ++i) word += kPieces[next() % kPieces.size()];
+  return word;
+}
+
+}  // namespace
+
+TEST_CASE("the words after -- reach the command byte for byte, whatever they hold") {
+  CliEnv env;
+  // Each argument back NUL-terminated, so empty words and newlines show as themselves.
+  const std::vector<std::string> printer = {"run", "--", "/bin/sh", "-c", "for a; do printf '%s\\0' \"$a\"; done",
+                                            "sh"};
+  auto expect = [&](const std::vector<std::string>& words) {
+    std::vector<std::string> args = printer;
+    args.insert(args.end(), words.begin(), words.end());
+    std::string expected;
+    for (const std::string& w : words) expected += w + '\0';
+    const corral::test::CliResult r = env.run(args);
+    std::string shown;
+    for (const std::string& w : words) shown += "<" + w + "> ";
+    REQUIRE_MESSAGE(r.exit_code == 0, shown, r.err);
+    CHECK_MESSAGE(r.out == expected, shown);
+  };
+  SUBCASE("the words the attack round found changed") {
+    expect({"[x]", "a[1]", "[a,b]", "[]"});
+    expect({"-n", "[1,2]", "{}", "", "--", "--keep", "-v"});
+  }
+  SUBCASE("generated argvs") {
+    // Seeded: a failure names the words, and the same words come back on the next run.
+    std::uint32_t state = 2463534242u;
+    for (int run = 0; run < 12; ++run) {
+      std::vector<std::string> words(1 + state % 7);
+      for (std::string& w : words) w = generated_word(state);
+      expect(words);
+    }
+  }
+}
+
+TEST_CASE("words after -- for a command that runs none are refused, not dropped") {
+  CliEnv env;
+  auto r = env.run({"list", "--", "stray"});
+  CHECK(r.exit_code == 64);
+  CHECK_MESSAGE(r.err.find("stray") != std::string::npos, r.err);
+}
+
+TEST_CASE("an empty --id or --from names no lease: refused, never a fresh sandbox") {
+  CliEnv env;
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"run", "--id", "", "--", "true"}, {"run", "--shards", "2", "--from", "", "--", "true"},
+        {"stop", "--id", ""}}) {
+    corral::test::CliResult r = env.run(args);
+    INFO(args[1], ": ", r.err);
+    CHECK(r.exit_code == 64);
+    CHECK(r.err.find("names no lease") != std::string::npos);
+  }
+  CHECK(env.local_sandboxes().empty());
+  CHECK(env.claims().empty());
+}
