@@ -13,4 +13,21 @@ std::string hex_encode(std::string_view bytes) {
   return out;
 }
 
+bool hex_decode(std::string_view text, std::string& out) {
+  if (text.size() % 2 != 0) return false;
+  auto digit = [](char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  };
+  out.assign(text.size() / 2, '\0');
+  for (size_t i = 0; i < out.size(); ++i) {
+    const int high = digit(text[2 * i]), low = digit(text[2 * i + 1]);
+    if (high < 0 || low < 0) return false;
+    out[i] = static_cast<char>(high << 4 | low);
+  }
+  return true;
+}
+
 }  // namespace corral::sdk

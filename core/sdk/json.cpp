@@ -31,11 +31,15 @@ size_t utf8_sequence(std::string_view text, size_t i) {
   return cp >= kMin[len] && cp <= 0x10FFFF && !(cp >= 0xD800 && cp <= 0xDFFF) ? len : 0;
 }
 
+}  // namespace
+
 bool is_valid_utf8(std::string_view text) {
   for (size_t i = 0, n; i < text.size(); i += n)
     if ((n = utf8_sequence(text, i)) == 0) return false;
   return true;
 }
+
+namespace {
 
 // Bytes as valid UTF-8: each byte of an invalid or truncated sequence becomes U+FFFD, so
 // any text a provider or a file hands us still makes valid JSON.

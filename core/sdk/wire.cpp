@@ -1,6 +1,9 @@
 #include "corral/wire.hpp"
 
+#include <algorithm>
 #include <functional>
+
+#include "corral/sdk/hex.hpp"
 
 namespace corral::wire {
 namespace {
@@ -26,6 +29,14 @@ void write_sandbox_member(Writer& w, const Sandbox& sandbox) {
 void write_command(Writer& w, const Command& command) {
   w.StartObject();
   if (!command.argv.empty()) json::write_strings(w, "argv", command.argv);
+  // JSON text is UTF-8: an argument that is not (a file name's bytes, a binary key) also
+  // crosses in hex, every one of them, so the command gets its argv byte for byte. A
+  // plugin of an SDK from before reads "argv", where the bad bytes are U+FFFD.
+  if (!std::all_of(command.argv.begin(), command.argv.end(), json::is_valid_utf8)) {
+    std::vector<std::string> encoded;
+    for (const std::string& a : command.argv) encoded.push_back(sdk::hex_encode(a));
+    json::write_strings(w, "argvHex", encoded);
+  }
   if (!command.shell.empty()) json::write_string(w, "shell", command.shell);
   json::write_string(w, "cwd", command.cwd);
   json::write_map(w, "env", command.env);
@@ -38,6 +49,14 @@ Command command_from(const Value& value) {
   if (!value.IsObject()) throw Error(ErrorCode::invalid_argument, "field 'command' must be an object");
   Command c;
   c.argv = json::get_strings(value, "argv");
+  if (value.HasMember("argvHex")) {
+    const std::vector<std::string> encoded = json::get_strings(value, "argvHex");
+    if (encoded.size() != c.argv.size())
+      throw Error(ErrorCode::invalid_argument, "field 'argvHex' must hold as many arguments as 'argv'");
+    for (size_t i = 0; i < encoded.size(); ++i)
+      if (!sdk::hex_decode(encoded[i], c.argv[i]))
+        throw Error(ErrorCode::invalid_argument, "field 'argvHex' holds an argument that is not hex");
+  }
   c.shell = json::get_string(value, "shell");
   c.cwd = json::get_string(value, "cwd");
   c.env = json::get_map(value, "env");

@@ -8,6 +8,7 @@
 #include "corral/sdk/remote/ownership.hpp"
 #include "corral/sdk/remote/step_failure.hpp"
 #include "corral/sdk/remote/strays.hpp"
+#include "corral/sdk/remote/text_command.hpp"
 #include "corral/sdk/temp_file.hpp"
 #include "errors.hpp"
 #include "session_run.hpp"
@@ -159,6 +160,7 @@ std::string DaytonaProvider::workdir_of(const Sandbox& sandbox, Toolbox& toolbox
 }
 
 ExecResult DaytonaProvider::exec(const Sandbox& sandbox, const Command& command, const sdk::Host& host) {
+  sdk::remote::require_text_command(command, "Daytona");
   Toolbox toolbox = toolbox_for(sandbox, host);
   SessionCommand c;
   c.argv = argv_of(command);

@@ -9,6 +9,7 @@
 #include "corral/sdk/remote/ownership.hpp"
 #include "corral/sdk/remote/step_failure.hpp"
 #include "corral/sdk/remote/strays.hpp"
+#include "corral/sdk/remote/text_command.hpp"
 #include "corral/sdk/sync.hpp"
 #include "download.hpp"
 #include "spec.hpp"
@@ -25,6 +26,7 @@ namespace {
 
 // Joins a workspace-relative cwd onto the workdir; refuses absolute or escaping paths.
 ProcessRequest process_for(const Command& c, const std::string& workdir) {
+  sdk::remote::require_text_command(c, "E2B");
   ProcessRequest p;
   if (!c.argv.empty()) {
     p.cmd = c.argv.front();

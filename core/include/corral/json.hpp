@@ -43,6 +43,9 @@ bool get_bool(const Value& object, const char* key, bool fallback = false);
 std::vector<std::string> get_strings(const Value& object, const char* key);
 StringMap get_map(const Value& object, const char* key);
 
+// True when `text` is valid UTF-8 (no overlong form, surrogate or code point past U+10FFFF).
+bool is_valid_utf8(std::string_view text);
+
 // Writes `key: value` pairs and small collections. Text that is not valid UTF-8 is
 // written with U+FFFD in place of each bad byte, so the output is always valid JSON.
 void write_string(Writer& w, const char* key, std::string_view value);
