@@ -1,5 +1,6 @@
 #include "corral/sdk/folder_writer.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -38,6 +39,33 @@ UniqueFd open_folder_nofollow(int parent, const std::string& part, bool create, 
   return UniqueFd(fd);
 }
 
+int remove_tree_at(int parent, const std::string& name) {
+  struct stat st {};
+  if (::fstatat(parent, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return errno == ENOENT ? 0 : errno;
+  if (!S_ISDIR(st.st_mode)) return ::unlinkat(parent, name.c_str(), 0) == 0 || errno == ENOENT ? 0 : errno;
+  UniqueFd dir(::openat(parent, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (dir.get() < 0) return errno;
+  // A folder made read-only still gives up its entries.
+  ::fchmod(dir.get(), 0700);
+  const int listing = ::dup(dir.get());
+  if (listing < 0) return errno;
+  DIR* d = ::fdopendir(listing);
+  if (!d) {
+    const int err = errno;
+    ::close(listing);
+    return err;
+  }
+  std::vector<std::string> names;
+  while (const dirent* e = ::readdir(d)) {
+    const std::string n = e->d_name;
+    if (n != "." && n != "..") names.push_back(n);
+  }
+  ::closedir(d);
+  for (const std::string& n : names)
+    if (const int err = remove_tree_at(dir.get(), n)) return err;
+  return ::unlinkat(parent, name.c_str(), AT_REMOVEDIR) == 0 || errno == ENOENT ? 0 : errno;
+}
+
 int OpenFolders::parent_of(const std::string& name, std::string& last) {
   std::vector<std::string_view> parts = path_parts(name);
   if (parts.empty()) {
@@ -53,6 +81,11 @@ int OpenFolders::parent_of(const std::string& name, std::string& last) {
   for (std::size_t i = keep; i < parts.size(); ++i) {
     const int at = open_fds_.empty() ? root_ : open_fds_.back().get();
     UniqueFd next = open_folder_nofollow(at, std::string(parts[i]), create_, folder_mode_);
+    if (next.get() < 0 && create_ && obstacles_ == Obstacles::replace && (errno == ELOOP || errno == ENOTDIR)) {
+      // A link or a file where the tree has a folder: removed (never followed), and the folder made.
+      if (::unlinkat(at, std::string(parts[i]).c_str(), 0) != 0) return -1;
+      next = open_folder_nofollow(at, std::string(parts[i]), true, folder_mode_);
+    }
     if (next.get() < 0) return -1;
     open_parts_.emplace_back(parts[i]);
     open_fds_.push_back(std::move(next));
@@ -60,10 +93,10 @@ int OpenFolders::parent_of(const std::string& name, std::string& last) {
   return open_fds_.empty() ? root_ : open_fds_.back().get();
 }
 
-int FolderWriter::clear(int parent, const std::string& last) {
+int FolderWriter::clear(int parent, const std::string& last) const {
   struct stat st {};
   if (::fstatat(parent, last.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return errno == ENOENT ? 0 : errno;
-  if (S_ISDIR(st.st_mode)) return EISDIR;
+  if (S_ISDIR(st.st_mode)) return obstacles_ == Obstacles::replace ? remove_tree_at(parent, last) : EISDIR;
   return ::unlinkat(parent, last.c_str(), 0) == 0 || errno == ENOENT ? 0 : errno;
 }
 

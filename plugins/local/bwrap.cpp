@@ -45,7 +45,38 @@ std::vector<std::string> base_argv(const JailSpec& jail) {
   return argv;
 }
 
+// The folders the jail makes itself or binds from the host (add_system_dirs and
+// jail_argv), and the host's own that no workspace should stand in for: a workspace
+// bound at /proc would replace the /proc/self/fd/N the jail starter is run from, one at
+// /usr every program of the jail.
+constexpr std::string_view kSystemFolders[] = {"/usr", "/bin",  "/sbin", "/lib",  "/lib32", "/lib64",
+                                               "/libx32", "/etc", "/opt", "/proc", "/dev",   "/tmp",
+                                               "/run", "/sys",  "/boot", "/var"};
+
+// True when `path` is `folder` or below it.
+bool at_or_below(std::string_view path, std::string_view folder) {
+  return path.starts_with(folder) && (path.size() == folder.size() || path[folder.size()] == '/');
+}
+
 }  // namespace
+
+std::string workdir_problem(const std::string& workdir) {
+  if (workdir.empty() || workdir[0] != '/') return "it must be an absolute path";
+  if (workdir == "/") return "it must be a folder below /, not / itself";
+  if (workdir.find('\0') != std::string::npos) return "it holds a NUL byte";
+  for (size_t start = 1; start <= workdir.size();) {
+    const size_t end = std::min(workdir.find('/', start), workdir.size());
+    const std::string_view part = std::string_view(workdir).substr(start, end - start);
+    if (part.empty() || part == "." || part == "..")
+      return "it must be a clean path, without empty, '.' or '..' parts";
+    start = end + 1;
+  }
+  for (std::string_view folder : kSystemFolders)
+    if (at_or_below(workdir, folder))
+      return "it is " + std::string(workdir == folder ? "" : "below ") + std::string(folder) +
+             ", which the jail is built of: the workspace there would hide it";
+  return "";
+}
 
 std::vector<std::string> jail_argv(const JailSpec& jail, const Command& command) {
   std::vector<std::string> argv = base_argv(jail);

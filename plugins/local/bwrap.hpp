@@ -18,9 +18,11 @@ struct JailSpec {
   // When corral is root: bwrap (started as `user`) joins the user namespace passed as
   // kJailUsernsFd, which maps only `user`. false: bwrap makes its own for the caller's user.
   bool join_userns = false;
-  JailUser user = kNobody;
+  JailUser user{};  // with join_userns: the sandbox's own user (run_jailed sets it)
   // Whether bwrap reports {"exit-code": N} on kJailStatusFd once the command really started.
   bool report_status = false;
+  // Where the starter's verification is remembered (open_jail_exec).
+  std::string starter_verified;
 };
 
 // The descriptor numbers bwrap finds the jail's user namespace, its status pipe and the
@@ -36,6 +38,12 @@ inline constexpr int kJailExecFd = 5;
 // becomes the command: it starts with stdin, stdout and stderr alone open, and a program
 // that cannot be found or run exits 127 or 126, as in a shell.
 std::vector<std::string> jail_argv(const JailSpec& jail, const Command& command);
+
+// Empty when `workdir` may hold the workspace inside a jail; else what is wrong with it.
+// It must be a clean absolute path ("/workspace", "/src/app": no ".", "..", empty or
+// trailing parts) at none of the folders the jail is built of (/usr, /etc, /proc, /dev,
+// /tmp, ...) or below: the workspace bound there would hide what the jail runs from.
+std::string workdir_problem(const std::string& workdir);
 
 // The command's whole environment: a few defaults plus `command.env`. Given to bwrap as
 // its environment, which it passes on, so no value ever shows in an argv (`ps`).

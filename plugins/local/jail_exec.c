@@ -5,6 +5,9 @@
  * program that cannot be executed exits 127 or 126 with a shell's message, as on every
  * other provider, not with bwrap's "execvp" failure and status 1.
  *
+ * Started with no arguments (bwrap never does that) it prints "corral-jail-exec N" and
+ * exits 0: the plugin's probe that this is the whole starter, speaking protocol N. 
+ *
  * C and, outside sanitized builds, static: it is started once a command, and a static C
  * program is ready in a fraction of the time a shell or a dynamically linked one takes. */
 #define _GNU_SOURCE
@@ -49,7 +52,10 @@ static void run(const char* path, char** argv, int argc) {
 
 int main(int argc, char** argv) {
   close_from_3();
-  if (argc < 2) return fail("corral-jail-exec", "usage: corral-jail-exec PROGRAM [ARG...]", 2);
+  if (argc < 2) {
+    fputs("corral-jail-exec " CORRAL_JAIL_EXEC_PROTOCOL "\n", stdout);
+    return fflush(stdout) == 0 ? 0 : 1;
+  }
   const char* program = argv[1];
   char** program_argv = argv + 1;
   const int program_argc = argc - 1;

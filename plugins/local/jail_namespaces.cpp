@@ -66,7 +66,7 @@ static_assert(sizeof kSteps / sizeof *kSteps == kOpenTmpfs + 1, "a name for ever
 // (corral is root), or, with `self_userns`, first a user namespace of the caller's own
 // in which the mount namespace is made.
 struct ChildPlan {
-  JailUser user = kNobody;
+  JailUser user{};  // set by create() and create_in_memory()
   const char* bind_source = nullptr;
   const char* tmpfs_options = nullptr;
   bool self_userns = false;

@@ -99,7 +99,7 @@ sdk::ProcessOutcome run_jailed(JailSpec jail, const JailWorkspace& workspace, co
   StatusPipe status;
   sdk::ProcessSpec spec;
   jail.report_status = true;
-  const sdk::UniqueFd starter = open_jail_exec(as_user);
+  const sdk::UniqueFd starter = open_jail_exec(as_user, jail.starter_verified);
   spec.pass_fds = {{status.fd[1], kJailStatusFd}, {starter.get(), kJailExecFd}};
   jail.workspace_dir = workspace.folder;
   std::optional<JailNamespaces> made;

@@ -1,5 +1,5 @@
 // The host identity a jail runs as when corral itself is root: root outside is then
-// never root inside.
+// never root inside. Each sandbox has its own (jail_ids.hpp).
 #pragma once
 
 #include <sys/types.h>
@@ -11,9 +11,6 @@ struct JailUser {
   uid_t uid;
   gid_t gid;
 };
-
-// nobody/nogroup: owns nothing on the host, so the jail can write only its workspace.
-inline constexpr JailUser kNobody{65534, 65534};
 
 // True when corral runs as root, where bwrap would otherwise keep root's identity.
 bool running_as_root();

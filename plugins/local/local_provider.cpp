@@ -10,13 +10,16 @@
 #include <system_error>
 
 #include "bwrap.hpp"
+#include "corral/option_default.hpp"
 #include "corral/sdk.hpp"
 #include "corral/sdk/download.hpp"
 #include "corral/sdk/parallel_thread.hpp"
+#include "corral/sdk/printable.hpp"
 #include "corral/sdk/process.hpp"
 #include "corral/sdk/sync.hpp"
 #include "corral/wire.hpp"
 #include "jail_exec_file.hpp"
+#include "jail_ids.hpp"
 #include "jail_namespaces.hpp"
 #include "jail_process.hpp"
 #include "sandbox_store.hpp"
@@ -56,22 +59,26 @@ constexpr const char* kSpec = R"json({
   }
 })json";
 
-std::string default_dir() {
-  const char* state = std::getenv("XDG_STATE_HOME");
-  fs::path base = state && *state == '/' ? fs::path(state) : fs::path(std::getenv("HOME") ? std::getenv("HOME") : "/") / ".local/state";
-  return (base / "corral" / "local").string();
+// The process's environment, as the SDK's XDG folder rule reads it.
+std::optional<std::string> getenv_of(const std::string& name) {
+  const char* value = std::getenv(name.c_str());
+  return value ? std::optional<std::string>(value) : std::nullopt;
 }
+
+std::string default_dir() { return (xdg_folder("XDG_STATE_HOME", getenv_of) / "corral" / "local").string(); }
 
 class LocalProvider : public sdk::Provider {
  public:
   explicit LocalProvider(const sdk::Options& options)
-      : store_(options.get("dir").empty() ? default_dir() : options.get("dir"), jail_user()),
+      : store_(options.get("dir").empty() ? default_dir() : options.get("dir"), jail_ids()),
         bwrap_(options.get("bwrap", "bwrap")),
         network_(options.get("network", "shared") != "none"),
         workdir_(options.get("workdir", "/workspace")) {
-    if (workdir_.empty() || workdir_[0] != '/' || workdir_ == "/" || workdir_.find("..") != std::string::npos)
-      throw Error(ErrorCode::invalid_argument, "local workdir '" + workdir_ + "' must be an absolute path below /",
-                  "for example --local-workdir /workspace");
+    if (const std::string problem = workdir_problem(workdir_); !problem.empty())
+      throw Error(ErrorCode::invalid_argument,
+                  "the local workdir '" + sdk::printable(workdir_) + "' cannot hold the workspace: " + problem,
+                  "choose a folder of your own, e.g. --local-workdir /workspace or /src/app (local.workdir in "
+                  "corral.yaml)");
   }
 
   std::vector<DoctorCheck> doctor(const sdk::Host&) override {
@@ -81,7 +88,7 @@ class LocalProvider : public sdk::Provider {
                       path.empty() ? "install it: sudo apt-get install -y bubblewrap (or set CORRAL_BWRAP)" : ""});
     bool starter = true;
     try {
-      (void)open_jail_exec(store_.owner());
+      (void)open_jail_exec(any_jail_user(), starter_verified());
       checks.push_back({"jail starter installed", true, jail_exec_path().string(), ""});
     } catch (const Error& e) {
       starter = false;
@@ -93,7 +100,11 @@ class LocalProvider : public sdk::Provider {
         Command probe;
         probe.argv = {"true"};
         probe.timeout_seconds = 30;
-        sdk::ProcessOutcome o = run_jailed(jail_spec(path, ""), std::string(), store_.owner(), probe, {}, {}, {}, 30);
+        // As root the probe jail gets a user of its own, as every sandbox's jail does.
+        std::optional<JailIdReservation> probe_user;
+        if (store_.own_users()) probe_user.emplace(store_.ids()->reserve(fs::absolute(store_.root()) / ".doctor"));
+        const std::optional<JailUser> as = probe_user ? std::optional(probe_user->user()) : std::nullopt;
+        sdk::ProcessOutcome o = run_jailed(jail_spec(path, ""), std::string(), as, probe, {}, {}, {}, 30);
         bool ok = o.exit_code == 0;
         checks.push_back({"user namespaces usable", ok, ok ? jail_identity() : "the probe jail exited with " + std::to_string(o.exit_code),
                           ok ? "" : "run the same with `bwrap --unshare-user --dev /dev true` to see why"});
@@ -165,9 +176,9 @@ class LocalProvider : public sdk::Provider {
     // Held to the end: workspace_path() names the tmpfs by its descriptor's number, which
     // a concurrent destroy would otherwise close and a later open() could reuse.
     const std::shared_ptr<JailNamespaces> memory = s.in_memory ? memory_of(s) : nullptr;
-    if (!s.in_memory) store_.prepare_workspace(sandbox.id);
+    if (!s.in_memory) store_.prepare_workspace(s);
     try {
-      copy_workspace(request, workspace_path(s), store_.owner(), host);
+      copy_workspace(request, workspace_path(s), s.user, host);
     } catch (const Error& e) {
       if (e.code() != ErrorCode::quota || !s.in_memory) throw;
       throw Error(ErrorCode::quota, e.what(),
@@ -183,7 +194,7 @@ class LocalProvider : public sdk::Provider {
       throw Error(ErrorCode::invalid_argument, "the folder '" + command.cwd + "' is not in the synced workspace",
                   "run corral from a folder that holds at least one file corral syncs");
     sdk::ProcessOutcome outcome = run_jailed(
-        jail_spec(bwrap_, "corral-" + s.slug, s.no_network), workspace, store_.owner(),
+        jail_spec(bwrap_, "corral-" + s.slug, s.no_network), workspace, s.user,
         command,
         [&](std::string_view d) { host.emit(CORRAL_STDOUT, d); }, [&](std::string_view d) { host.emit(CORRAL_STDERR, d); },
         [&] { return host.cancelled(); }, command.timeout_seconds);
@@ -204,7 +215,7 @@ class LocalProvider : public sdk::Provider {
                        const std::function<bool()>& stop) {
       Command pack;
       pack.argv = {"/bin/sh", "-c", script};
-      sdk::ProcessOutcome o = run_jailed(jail_spec(bwrap_, "corral-" + s.slug), workspace, store_.owner(), pack, out,
+      sdk::ProcessOutcome o = run_jailed(jail_spec(bwrap_, "corral-" + s.slug), workspace, s.user, pack, out,
                                          err, stop);
       return sdk::StreamedScript{o.exit_code, o.cancelled};
     };
@@ -284,14 +295,16 @@ class LocalProvider : public sdk::Provider {
   // A sandbox whose workspace is a tmpfs of its own, held by this process, for a run that
   // never keeps it; nullopt when this host cannot make one (the caller falls back to disk).
   std::optional<LocalSandbox> create_in_memory(const CreateRequest& request, bool no_network) {
+    // Recorded first: the record gives the sandbox its user, whom the tmpfs belongs to.
+    LocalSandbox s = store_.create(request.slug, request.labels, no_network, /*in_memory=*/true);
     std::shared_ptr<JailNamespaces> namespaces;
     try {
-      namespaces = std::make_shared<JailNamespaces>(
-          JailNamespaces::create_in_memory(store_.owner(), request.workspace_bytes));
+      namespaces =
+          std::make_shared<JailNamespaces>(JailNamespaces::create_in_memory(s.user, request.workspace_bytes));
     } catch (const Error&) {
+      store_.remove(s.id);
       return std::nullopt;  // e.g. no unprivileged user namespaces but a setuid bwrap: the disk works
     }
-    LocalSandbox s = store_.create(request.slug, request.labels, no_network, /*in_memory=*/true);
     std::lock_guard lock(memory_mutex_);
     in_memory_[s.id] = std::move(namespaces);
     return s;
@@ -319,7 +332,7 @@ class LocalProvider : public sdk::Provider {
   // What a jail of `s` binds; for a folder, checked to be the jail user's first.
   JailWorkspace jail_workspace(const LocalSandbox& s) const {
     if (s.in_memory) return JailWorkspace(memory_of(s));
-    store_.require_workspace(s.id);
+    store_.require_workspace(s);
     return JailWorkspace(store_.workspace_of(s.id).string());
   }
 
@@ -339,18 +352,33 @@ class LocalProvider : public sdk::Provider {
     return s;
   }
 
-  // The identity jails run as when it differs from corral's own: corral as root.
-  static std::optional<JailUser> jail_user() { return running_as_root() ? std::optional(kNobody) : std::nullopt; }
+  // Where jails get users of their own: when corral is root, whose identity they must never share.
+  static std::optional<JailIds> jail_ids() { return running_as_root() ? std::optional(JailIds()) : std::nullopt; }
+
+  // A user any jail might run as, for checks made before a sandbox has its own: any uid
+  // of corral's range is neither the owner nor the group of corral's files.
+  std::optional<JailUser> any_jail_user() const {
+    if (!store_.own_users()) return std::nullopt;
+    return JailUser{kJailIdFirst, static_cast<gid_t>(kJailIdFirst)};
+  }
 
   std::string jail_identity() const {
-    if (!store_.owner()) return "bwrap can create a jail (in its own user namespace, as you)";
-    return "bwrap can create a jail (as uid " + std::to_string(store_.owner()->uid) +
-           " in its own user namespace: root outside is not root inside)";
+    if (!store_.own_users()) return "bwrap can create a jail (in its own user namespace, as you)";
+    return "bwrap can create a jail (as a uid of its own from " + std::to_string(kJailIdFirst) + "-" +
+           std::to_string(kJailIdFirst + kJailIdCount - 1) +
+           ", in its own user namespace: root outside is not root inside, and no other process shares it)";
+  }
+
+  // Where the jail starter's verification is remembered: corral's cache, as it can be
+  // made again (by probing the starter once more).
+  static std::string starter_verified() {
+    return (xdg_folder("XDG_CACHE_HOME", getenv_of) / "corral" / "local-jail-exec-verified").string();
   }
 
   // `no_network`: the sandbox's own policy, which the instance's option cannot reopen.
   JailSpec jail_spec(const std::string& bwrap, const std::string& hostname, bool no_network = false) const {
     JailSpec jail;
+    jail.starter_verified = starter_verified();
     jail.bwrap = bwrap;
     jail.workdir = workdir_;
     jail.hostname = hostname;
@@ -365,7 +393,7 @@ class LocalProvider : public sdk::Provider {
     if (sdk::find_program(bwrap_).empty())
       throw Error(ErrorCode::unavailable, "bubblewrap ('" + bwrap_ + "') is not installed",
                   "install it with `sudo apt-get install -y bubblewrap`, or set CORRAL_BWRAP to its path");
-    (void)open_jail_exec(store_.owner());
+    (void)open_jail_exec(any_jail_user(), starter_verified());
   }
 
   Sandbox to_sandbox(const LocalSandbox& s) const {

@@ -90,18 +90,26 @@ LocalSandbox SandboxStore::create(const std::string& slug, const StringMap& labe
   const int held = lock.get();
   try {
     // An in-memory sandbox's workspace is its tmpfs: the folder holds only its record.
-    if (!in_memory) {
-      fs::create_directory(staging / "workspace");
-      // The jail's identity owns its workspace, and nothing else of the sandbox folder.
-      if (owner_ && ::fchownat(held, "workspace", owner_->uid, owner_->gid, AT_SYMLINK_NOFOLLOW) != 0)
-        throw Error(ErrorCode::internal, "cannot hand " + (staging / "workspace").string() + " to uid " +
-                                             std::to_string(owner_->uid) + ": " + std::strerror(errno));
-    }
+    if (!in_memory) fs::create_directory(staging / "workspace");
     for (int attempt = 0;; ++attempt) {
       s.id = random_id();
+      // The user is registered to the folder's final name, and locked until it is there.
+      std::optional<JailIdReservation> user;
+      if (ids_) {
+        user.emplace(ids_->reserve(fs::absolute(dir_of(s.id))));
+        s.user = user->user();
+      }
+      // The jail's identity owns its workspace, and nothing else of the sandbox folder.
+      if (s.user && !in_memory && ::fchownat(held, "workspace", s.user->uid, s.user->gid, AT_SYMLINK_NOFOLLOW) != 0)
+        throw Error(ErrorCode::internal, sdk::with_reason("cannot hand " + (staging / "workspace").string() +
+                                                              " to uid " + std::to_string(s.user->uid),
+                                                          errno));
       // Checked: a sandbox whose "no network" went unrecorded would get one on its next command.
       write_metadata(s, staging);
-      if (rename_new_folder(staging, dir_of(s.id))) break;
+      if (rename_new_folder(staging, dir_of(s.id))) {
+        if (user) user->commit();
+        break;
+      }
       if (errno != EEXIST || attempt > 8)
         throw Error(ErrorCode::internal, "cannot create a sandbox folder in " + root_.string() + ": " +
                                              std::strerror(errno));
@@ -126,6 +134,10 @@ void SandboxStore::write_metadata(const LocalSandbox& s, const fs::path& dir) co
   json::write_map(w, "labels", s.labels);
   if (s.no_network) json::write_string(w, "network", "none");
   if (s.in_memory) json::write_string(w, "workspace", "memory");
+  if (s.user) {
+    w.Key("uid");
+    w.Uint(s.user->uid);
+  }
   if (s.paused) {
     w.Key("paused");
     w.Bool(true);
@@ -141,25 +153,21 @@ void SandboxStore::set_paused(LocalSandbox& sandbox, bool paused) const {
 }
 
 LocalSandbox SandboxStore::fork(const LocalSandbox& source, const std::string& slug, const StringMap& labels) const {
-  require_workspace(source.id);
+  require_workspace(source);
   // Opened as the caller: the sandbox folders are only the caller's to enter.
   auto open_folder = [](const fs::path& p) {
-    const int fd = ::open(p.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0) throw Error(ErrorCode::internal, sdk::with_reason("cannot open " + p.string(), errno));
+    sdk::UniqueFd fd(::open(p.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (fd.get() < 0) throw Error(ErrorCode::internal, sdk::with_reason("cannot open " + p.string(), errno));
     return fd;
   };
   LocalSandbox copy = create(slug, labels, source.no_network);
-  int from = -1, to = -1;
   try {
-    from = open_folder(workspace_of(source.id));
-    to = open_folder(workspace_of(copy.id));
-    // As the jail's identity, which owns both trees: the copies are its, and nothing the
-    // command planted can steer root.
-    if (owner_) run_as(*owner_, workspace_of(copy.id), [&] { copy_tree(from, to); });
-    else copy_tree(from, to);
+    // The copy belongs to the fork's own user. Read and written without following a link
+    // anywhere, so nothing the source's command planted can steer the caller.
+    const sdk::UniqueFd from = open_folder(workspace_of(source.id));
+    const sdk::UniqueFd to = open_folder(workspace_of(copy.id));
+    copy_tree(from.get(), to.get(), copy.user);
   } catch (...) {
-    if (from >= 0) ::close(from);
-    if (to >= 0) ::close(to);
     try {
       remove(copy.id);
     } catch (const Error&) {
@@ -167,8 +175,6 @@ LocalSandbox SandboxStore::fork(const LocalSandbox& source, const std::string& s
     }
     throw;
   }
-  ::close(from);
-  ::close(to);
   return copy;
 }
 
@@ -189,6 +195,12 @@ std::optional<LocalSandbox> SandboxStore::find(const std::string& id) const {
     s.no_network = doc.HasMember("network");
     s.paused = json::get_bool(doc, "paused");
     s.in_memory = doc.HasMember("workspace");
+    if (doc.HasMember("uid")) {
+      const auto& uid = doc["uid"];
+      // Only a uid of corral's range: a record must never make a jail run as anyone else.
+      if (!uid.IsUint() || !is_jail_id(uid.GetUint())) return std::nullopt;
+      s.user = JailUser{uid.GetUint(), uid.GetUint()};
+    }
     return s;
   } catch (const Error&) {
     return std::nullopt;
@@ -257,8 +269,21 @@ void SandboxStore::remove_if_maker_gone(const fs::path& staging, std::chrono::se
   fs::remove_all(staging, ec);
 }
 
+std::optional<JailUser> SandboxStore::user_of(const std::string& id) const {
+  if (!ids_) return std::nullopt;
+  if (std::optional<LocalSandbox> s = find(id); s && s->user) return s->user;
+  struct stat st {};
+  if (::lstat(workspace_of(id).c_str(), &st) == 0 && S_ISDIR(st.st_mode) && is_jail_id(st.st_uid))
+    return JailUser{st.st_uid, st.st_gid};
+  return std::nullopt;
+}
+
 void SandboxStore::remove(const std::string& id) const {
   fs::path dir = dir_of(id);
+  const std::optional<JailUser> user = user_of(id);
+  // Freed first: from now on no jail of this sandbox runs, and its files are out of
+  // reach of the next sandbox given the uid (below a folder only the caller enters).
+  if (user) ids_->release(user->uid, fs::absolute(dir));
   // A folder with no workspace (an in-memory sandbox's) holds its record alone: two
   // calls, without the walk below, remove it; anything more, and the walk does.
   struct stat st {};
@@ -269,29 +294,36 @@ void SandboxStore::remove(const std::string& id) const {
   if (!fs::exists(dir, ec)) return;
   // What the jail made is emptied as the jail's identity, so a symlink it planted (or
   // swaps in meanwhile) never steers root; a workspace from before owners falls to root.
-  if (owner_ && workspace_owned(id)) run_as(*owner_, workspace_of(id), [] { clear_folder("."); });
+  if (user && ::lstat(workspace_of(id).c_str(), &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == user->uid)
+    run_as(*user, workspace_of(id), [] { clear_folder("."); });
   make_removable(dir);
   fs::remove_all(dir, ec);
   if (ec) throw Error(ErrorCode::internal, "cannot remove " + dir.string() + ": " + ec.message());
 }
 
-void SandboxStore::prepare_workspace(const std::string& id) const {
-  if (!owner_) fs::create_directories(workspace_of(id));
-  require_workspace(id);
+void SandboxStore::prepare_workspace(const LocalSandbox& s) const {
+  if (!ids_) fs::create_directories(workspace_of(s.id));
+  require_workspace(s);
 }
 
-bool SandboxStore::workspace_owned(const std::string& id) const {
+bool SandboxStore::workspace_owned(const LocalSandbox& s) const {
   struct stat st {};
-  if (::lstat(workspace_of(id).c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return false;
-  return !owner_ || (st.st_uid == owner_->uid && st.st_gid == owner_->gid);
+  if (::lstat(workspace_of(s.id).c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return false;
+  if (!ids_) return true;
+  return s.user && st.st_uid == s.user->uid && st.st_gid == s.user->gid;
 }
 
-void SandboxStore::require_workspace(const std::string& id) const {
-  if (workspace_owned(id)) return;
+void SandboxStore::require_workspace(const LocalSandbox& s) const {
+  if (workspace_owned(s)) return;
+  if (ids_ && !s.user)
+    throw Error(ErrorCode::unavailable,
+                "local sandbox " + s.id + " was made by an older corral, whose jails all ran as the shared user "
+                "nobody; corral now gives each sandbox a user of its own",
+                "remove it with `corral stop --id " + s.id + "` (or `corral stop --orphans`) and make a new one");
   throw Error(ErrorCode::unavailable,
-              "local sandbox " + id + "'s workspace is missing or not owned by the jail's user (uid " +
-                  std::to_string(owner_ ? owner_->uid : ::getuid()) + "); it was probably made by an older corral",
-              "remove it with `corral stop --id " + id + "` and run again");
+              "local sandbox " + s.id + "'s workspace is missing or not owned by the jail's user (uid " +
+                  std::to_string(s.user ? s.user->uid : ::getuid()) + ")",
+              "remove it with `corral stop --id " + s.id + "` and run again");
 }
 
 }  // namespace corral::local

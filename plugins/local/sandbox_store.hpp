@@ -11,6 +11,7 @@
 
 #include "corral/sdk/folder_writer.hpp"
 #include "corral/types.hpp"
+#include "jail_ids.hpp"
 #include "jail_user.hpp"
 
 namespace corral::local {
@@ -25,18 +26,26 @@ struct LocalSandbox {
   // Its workspace is a tmpfs held by the corral process that made it (a run that never
   // keeps it), not the folder's workspace/: gone with that process.
   bool in_memory = false;
+  // Who its jails run as when that is not the caller (corral is root): a uid of its own
+  // from corral's range (jail_ids.hpp), which owns its workspace. A sandbox made by a
+  // corral from before had none (its jails ran as nobody): it is refused.
+  std::optional<JailUser> user;
 };
 
 class SandboxStore {
  public:
-  // `owner`: the identity jails run as when it is not the caller's own (corral is root).
-  // Workspaces then belong to it, and everything done inside one is done as it.
-  explicit SandboxStore(std::filesystem::path root, std::optional<JailUser> owner = std::nullopt)
-      : root_(std::move(root)), owner_(owner) {}
+  // `ids`: where each sandbox gets a user of its own, when jails do not run as the caller
+  // (corral is root). Its workspace then belongs to that user, and everything done
+  // inside one is done as it.
+  explicit SandboxStore(std::filesystem::path root, std::optional<JailIds> ids = std::nullopt)
+      : root_(std::move(root)), ids_(std::move(ids)) {}
   const std::filesystem::path& root() const { return root_; }
-  const std::optional<JailUser>& owner() const { return owner_; }
+  // True when each sandbox's jails run as a user of its own (corral is root).
+  bool own_users() const { return ids_.has_value(); }
+  const std::optional<JailIds>& ids() const { return ids_; }
   // Creates a new sandbox folder, its metadata and (unless `in_memory`: a tmpfs holds
-  // it) its empty workspace folder; returns it with a fresh id.
+  // it) its empty workspace folder; returns it with a fresh id and, with own_users(), a
+  // user of its own.
   LocalSandbox create(const std::string& slug, const StringMap& labels, bool no_network = false,
                       bool in_memory = false) const;
   // A new sandbox whose workspace is a copy of `source`'s as it is now (fork), with its
@@ -48,18 +57,19 @@ class SandboxStore {
   // The sandbox with `id`, or nullopt when its folder or metadata is gone.
   std::optional<LocalSandbox> find(const std::string& id) const;
   std::vector<LocalSandbox> all() const;
-  // Removes the sandbox's folder, including files the command made read-only; the
-  // workspace's contents as the owner when there is one.
+  // Removes the sandbox's folder, including files the command made read-only (the
+  // workspace's contents as its user when it has one), and frees its user.
   void remove(const std::string& id) const;
   std::filesystem::path dir_of(const std::string& id) const;
   std::filesystem::path workspace_of(const std::string& id) const { return dir_of(id) / "workspace"; }
   // Makes sure the sandbox's on-disk workspace is there to copy into: made by the
-  // caller when there is no owner; with one, it must be the owner's (require_workspace).
-  void prepare_workspace(const std::string& id) const;
-  // True when the workspace is a real folder owned by the owner (any, without one).
-  bool workspace_owned(const std::string& id) const;
-  // Throws Error(unavailable) with a way out unless workspace_owned(id).
-  void require_workspace(const std::string& id) const;
+  // caller when jails run as the caller; else it must be the sandbox user's (require_workspace).
+  void prepare_workspace(const LocalSandbox& s) const;
+  // True when the workspace is a real folder owned by the sandbox's user (any, when
+  // jails run as the caller).
+  bool workspace_owned(const LocalSandbox& s) const;
+  // Throws Error(unavailable) with a way out unless workspace_owned(s).
+  void require_workspace(const LocalSandbox& s) const;
 
  private:
   // Writes the sandbox's metadata file atomically.
@@ -81,8 +91,12 @@ class SandboxStore {
   static constexpr std::string_view making_prefix = ".mk-";
   static constexpr std::chrono::seconds abandoned_making_age{60};
 
+  // The user the sandbox folder `id` gives its workspace: its record's, else (a record
+  // unreadable) the owner of its workspace folder when that is one of corral's range.
+  std::optional<JailUser> user_of(const std::string& id) const;
+
   std::filesystem::path root_;
-  std::optional<JailUser> owner_;
+  std::optional<JailIds> ids_;
 };
 
 }  // namespace corral::local

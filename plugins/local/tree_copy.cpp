@@ -47,7 +47,15 @@ std::vector<std::string> entries(int dir, const std::string& name) {
   return out;
 }
 
-void copy_below(int from, int to, const std::string& where) {
+// Gives the entry `n` of folder `to` (open as `fd`, or -1 for a link) to `owner`.
+void give(int to, const std::string& n, int fd, const std::optional<JailUser>& owner, const std::string& name) {
+  if (!owner) return;
+  const int rc = fd >= 0 ? ::fchown(fd, owner->uid, owner->gid)
+                         : ::fchownat(to, n.c_str(), owner->uid, owner->gid, AT_SYMLINK_NOFOLLOW);
+  if (rc != 0) throw copy_error("chown", name, errno);
+}
+
+void copy_below(int from, int to, const std::string& where, const std::optional<JailUser>& owner) {
   for (const std::string& n : entries(from, where)) {
     const std::string name = where.empty() ? n : where + "/" + n;
     struct stat st {};
@@ -58,7 +66,8 @@ void copy_below(int from, int to, const std::string& where) {
       sdk::UniqueFd in(::openat(from, n.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
       sdk::UniqueFd out(::openat(to, n.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
       if (in.get() < 0 || out.get() < 0) throw copy_error("open folder", name, errno);
-      copy_below(in.get(), out.get(), name);
+      give(to, n, out.get(), owner, name);
+      copy_below(in.get(), out.get(), name, owner);
       // Last: the copy into it changed its time, and a read-only folder takes no entries.
       ::fchmod(out.get(), st.st_mode & 07777);
       ::futimens(out.get(), times);
@@ -69,6 +78,7 @@ void copy_below(int from, int to, const std::string& where) {
       if (::fstat(in.get(), &opened) != 0 || !S_ISREG(opened.st_mode)) continue;  // swapped since the stat
       sdk::UniqueFd out(::openat(to, n.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
       if (out.get() < 0) throw copy_error("create", name, errno);
+      give(to, n, out.get(), owner, name);
       if (const int err = copy_file_data(in.get(), out.get(), /*same_file_system=*/true)) throw copy_error("copy", name, err);
       ::fchmod(out.get(), st.st_mode & 07777);
       ::futimens(out.get(), times);
@@ -78,6 +88,7 @@ void copy_below(int from, int to, const std::string& where) {
       if (len < 0) throw copy_error("readlink", name, errno);
       target.resize(static_cast<size_t>(len));
       if (::symlinkat(target.c_str(), to, n.c_str()) != 0) throw copy_error("symlink", name, errno);
+      give(to, n, -1, owner, name);
       ::utimensat(to, n.c_str(), times, AT_SYMLINK_NOFOLLOW);
     }
   }
@@ -85,6 +96,6 @@ void copy_below(int from, int to, const std::string& where) {
 
 }  // namespace
 
-void copy_tree(int from, int to) { copy_below(from, to, ""); }
+void copy_tree(int from, int to, const std::optional<JailUser>& owner) { copy_below(from, to, "", owner); }
 
 }  // namespace corral::local

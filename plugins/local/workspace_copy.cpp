@@ -165,7 +165,9 @@ void copy_workspace(const UploadRequest& request, const fs::path& workspace, con
     struct stat tree_st {}, into_st {};
     const bool same_file_system = ::fstat(tree_fd.get(), &tree_st) == 0 && ::fstat(into.get(), &into_st) == 0 &&
                                   tree_st.st_dev == into_st.st_dev;
-    sdk::FolderWriter out(into.get(), 0755);  // folders the paths imply, as tar makes them
+    // Folders the paths imply, as tar makes them; what the sandbox's commands put in the way
+    // of the tree (a synced folder swapped for a link, a file for a folder) gives way to it.
+    sdk::FolderWriter out(into.get(), 0755, sdk::Obstacles::replace);
     sdk::OpenFolders tree(tree_fd.get(), /*create=*/false);
     std::vector<Source> batch;
     try {

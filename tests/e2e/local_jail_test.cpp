@@ -2,10 +2,15 @@
 // command is never the host's root and can write only its workspace.
 #include <doctest/doctest.h>
 #include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
+#include <fstream>
 #include <sstream>
 
 #include "cli.hpp"
@@ -20,6 +25,9 @@ using corral::test::read_file;
 namespace {
 
 constexpr uid_t kNobody = 65534;
+// The uids corral, as root, gives each sandbox's jail one of (plugins/local/jail_ids.hpp).
+constexpr uid_t kJailIdFirst = 0x7C000000, kJailIdCount = 0x10000;
+bool is_jail_id(uid_t uid) { return uid >= kJailIdFirst && uid - kJailIdFirst < kJailIdCount; }
 const fs::path kSwappiness = "/proc/sys/vm/swappiness";
 
 bool as_root() { return ::geteuid() == 0; }
@@ -104,10 +112,15 @@ std::string probe_script(const std::string& value) {
 // Checks the probe's output: its own user namespace, no mapping to host root (when
 // `direct_map`: the namespace's parent is the host's, as when corral is root; bwrap's
 // own nests one more, so its map names the middle namespace's ids), no root groups,
-// and both escapes refused.
-void check_isolated(const std::string& out, uid_t expected_uid, bool direct_map = true) {
+// and both escapes refused. `expected_uid` 0: a uid of corral's range for the jail
+// (corral is root); the one found is returned.
+uid_t check_isolated(const std::string& out, uid_t expected_uid, bool direct_map = true) {
   auto s = sections(out);
   REQUIRE_MESSAGE(s.size() == 7, out);
+  if (expected_uid == 0) {
+    expected_uid = static_cast<uid_t>(std::stoul(trimmed(s[2])));
+    CHECK_MESSAGE(is_jail_id(expected_uid), "the jail's uid ", expected_uid, " is not one of corral's range");
+  }
   auto uid_map = map_lines(s[0]), gid_map = map_lines(s[1]);
   if (!direct_map) uid_map = gid_map = {{expected_uid, expected_uid, 1}};
   CHECK_MESSAGE(!uid_map.empty(), s[0]);
@@ -125,6 +138,7 @@ void check_isolated(const std::string& out, uid_t expected_uid, bool direct_map 
   CHECK(trimmed(s[4]) != trimmed(fs::read_symlink("/proc/self/ns/user").string()));
   CHECK(trimmed(s[5]) == "write-refused");
   CHECK(trimmed(s[6]) == "read-refused");
+  return expected_uid;
 }
 
 // A swappiness value other than the current one, so a successful write would show.
@@ -162,7 +176,8 @@ TEST_CASE("as root, the jailed command is not root: no host sysctl, no /etc/shad
   std::string value = other_swappiness(guard.before);
   auto r = env.run({"run", "--", "sh", "-c", probe_script(value)});
   CHECK_MESSAGE(r.exit_code == 0, r.err);
-  check_isolated(r.out, kNobody);
+  const uid_t jail = check_isolated(r.out, 0);
+  CHECK(jail != kNobody);
   CHECK(read_file(kSwappiness) == guard.before);
 }
 
@@ -170,10 +185,12 @@ TEST_CASE("as root, root's supplementary groups do not reach the jail") {
   if (!as_root()) return;
   CliEnv env;
   // corral started with groups root(0) and adm(4), as a root login shell may have.
-  auto r = run_with(env, {"setpriv", "--groups=0,4", "--"}, {"run", "--", "grep", "^Groups:", "/proc/self/status"});
+  auto r = run_with(env, {"setpriv", "--groups=0,4", "--"},
+                    {"run", "--", "sh", "-c", "id -u; grep ^Groups: /proc/self/status"});
   CHECK_MESSAGE(r.exit_code == 0, r.err);
-  std::istringstream g(trimmed(r.out).substr(std::string("Groups:").size()));
-  for (std::string id; g >> id;) CHECK_MESSAGE(id == std::to_string(kNobody), "supplementary group ", id);
+  const std::string uid = r.out.substr(0, r.out.find('\n'));
+  std::istringstream g(trimmed(r.out.substr(r.out.find('\n') + 1)).substr(std::string("Groups:").size()));
+  for (std::string id; g >> id;) CHECK_MESSAGE(id == uid, "supplementary group ", id);
 }
 
 TEST_CASE("as root, the workspace is the jail's: files made, changed and kept across --id reuse") {
@@ -189,7 +206,8 @@ TEST_CASE("as root, the workspace is the jail's: files made, changed and kept ac
   CHECK(read_file(env.workspace() / "src/a.txt") == "one");  // the user's tree is untouched
   std::string slug = corral::json::parse(read_file(h), "handle")["slug"].GetString();
 
-  // On the host the workspace and what the jail made belong to nobody, the folder around it to root.
+  // On the host the workspace and what the jail made belong to the sandbox's own user, the
+  // folder around it to root.
   fs::path local = env.state_dir() / "corral" / "local";
   std::vector<fs::path> dirs;
   for (auto& e : fs::directory_iterator(local)) dirs.push_back(e.path());
@@ -198,12 +216,13 @@ TEST_CASE("as root, the workspace is the jail's: files made, changed and kept ac
   REQUIRE(::stat((dirs[0] / "workspace").c_str(), &ws) == 0);
   REQUIRE(::stat((dirs[0] / "workspace/made.txt").c_str(), &made) == 0);
   REQUIRE(::stat(dirs[0].c_str(), &dir) == 0);
-  CHECK(ws.st_uid == kNobody);
-  CHECK(made.st_uid == kNobody);
+  CHECK(is_jail_id(ws.st_uid));
+  CHECK(ws.st_gid == ws.st_uid);
+  CHECK(made.st_uid == ws.st_uid);
   CHECK(dir.st_uid == 0);
   CHECK((dir.st_mode & 0777) == 0700);
 
-  // Reused: a re-sync lands as nobody too, and the jail can change it and its own files.
+  // Reused: a re-sync lands as the sandbox's user too, and the jail can change it and its own files.
   env.root().write("work/src/a.txt", "two");
   env.root().write("work/src/new.txt", "new");
   auto again = env.run({"run", "--id", slug, "--", "sh", "-c",
@@ -213,7 +232,7 @@ TEST_CASE("as root, the workspace is the jail's: files made, changed and kept ac
   CHECK(again.out == "made\ntwonew\nsrc\n");
   struct stat synced {};
   REQUIRE(::stat((dirs[0] / "workspace/src/new.txt").c_str(), &synced) == 0);
-  CHECK(synced.st_uid == kNobody);
+  CHECK(synced.st_uid == ws.st_uid);
 
   // Stop removes everything, including what the jail made read-only.
   CHECK(env.run({"run", "--id", slug, "--", "sh", "-c", "mkdir ro && touch ro/f && chmod 500 ro"}).exit_code == 0);
@@ -227,7 +246,7 @@ TEST_CASE("as root, doctor checks the jail root would use") {
   CliEnv env;
   auto r = env.run({"doctor", "--provider", "local"});
   CHECK_MESSAGE(r.out.find("[ok] user namespaces usable") != std::string::npos, (r.out + r.err));
-  CHECK(r.out.find("as uid 65534") != std::string::npos);
+  CHECK_MESSAGE(r.out.find("as a uid of its own from 2080374784-2080440319") != std::string::npos, r.out);
 }
 
 TEST_CASE("a jail that cannot start is one clear error with a hint, not the command's failure") {
@@ -320,7 +339,49 @@ TEST_CASE("a missing or unusable jail starter is a clear error before a sandbox 
       auto r = run_with(env, {}, {"run", "--", "sh", "-c", "echo ran"}, corral.string());
       CHECK(r.exit_code == 69);
       CHECK(r.out.find("ran") == std::string::npos);
-      CHECK_MESSAGE(r.err.find("uid 65534 may not execute it") != std::string::npos, r.err);
+      CHECK_MESSAGE(r.err.find("the jails' own users (uids 2080374784 up) may not execute it") != std::string::npos,
+                    r.err);
+    }
+  }
+  SUBCASE("empty, truncated or another program: not the complete starter") {
+    const std::string whole = read_file(starter);
+    REQUIRE(whole.size() > 1000);
+    auto refused = [&](const std::string& content, const std::string& why) {
+      fs::remove(starter);
+      { std::ofstream(starter, std::ios::binary) << content; }
+      fs::permissions(starter, fs::perms::owner_all | fs::perms::group_exec | fs::perms::group_read |
+                                   fs::perms::others_exec | fs::perms::others_read);
+      auto r = run_with(env, {}, {"run", "--", "sh", "-c", "echo ran"}, corral.string());
+      INFO(why);
+      CHECK(r.exit_code == 69);
+      CHECK(r.out.find("ran") == std::string::npos);
+      CHECK_MESSAGE(r.err.find(starter.string() + " is unusable: ") != std::string::npos, r.err);
+      CHECK_MESSAGE(r.err.find("reinstall corral") != std::string::npos, r.err);
+      auto doctor = run_with(env, {}, {"doctor", "--provider", "local"}, corral.string());
+      CHECK(doctor.exit_code == 69);
+      CHECK_MESSAGE(doctor.out.find("[FAIL] jail starter installed: ") != std::string::npos, doctor.out);
+    };
+    // A run that works first, so the verification remembered for the whole file is there
+    // and must not vouch for what replaces it.
+    auto ok = run_with(env, {}, {"run", "--", "sh", "-c", "echo ran"}, corral.string());
+    REQUIRE_MESSAGE(ok.exit_code == 0, ok.err);
+    refused("", "empty");
+    refused(whole.substr(0, whole.size() / 2), "truncated");
+    refused("#!/bin/sh\nexec \"$@\"\n", "a shell script that runs the command");
+    refused("#!/bin/sh\necho corral-jail-exec 0\n", "a starter of another protocol");
+  }
+  SUBCASE("writable by others, or not its owner's: held to the rule plugins are held to") {
+    fs::permissions(starter, fs::perms::others_write, fs::perm_options::add);
+    auto r = run_with(env, {}, {"run", "--", "sh", "-c", "echo ran"}, corral.string());
+    CHECK(r.exit_code == 69);
+    CHECK_MESSAGE(r.err.find("cannot be trusted: " + starter.string() + " is world-writable (fix with: chmod go-w") !=
+                      std::string::npos, r.err);
+    fs::permissions(starter, fs::perms::others_write, fs::perm_options::remove);
+    if (as_root()) {
+      REQUIRE(::chown(starter.c_str(), 12345, 12345) == 0);
+      r = run_with(env, {}, {"run", "--", "sh", "-c", "echo ran"}, corral.string());
+      CHECK(r.exit_code == 69);
+      CHECK_MESSAGE(r.err.find("is owned by uid 12345, neither root nor you") != std::string::npos, r.err);
     }
   }
   CHECK(env.claims().empty());
@@ -471,4 +532,87 @@ TEST_CASE("a workspace file corral cannot read is the user's to fix (64, with a 
     CHECK(r.out.find("locked") == std::string::npos);
     CHECK_MESSAGE(r.err.find("warning: left out folder locked: corral cannot read it") != std::string::npos, r.err);
   }
+}
+
+TEST_CASE("as root, each sandbox's jail is a uid of its own that no other host process has, freed with the sandbox") {
+  if (!as_root()) return;
+  CliEnv env;
+  const fs::path h1 = env.root().path() / "one.json", h2 = env.root().path() / "two.json";
+  auto one = env.run({"run", "--keep", "--lease-output", h1.string(), "--", "id", "-u"});
+  auto two = env.run({"run", "--keep", "--lease-output", h2.string(), "--", "id", "-u"});
+  REQUIRE_MESSAGE(one.exit_code == 0, one.err);
+  REQUIRE_MESSAGE(two.exit_code == 0, two.err);
+  const uid_t a = static_cast<uid_t>(std::stoul(one.out)), b = static_cast<uid_t>(std::stoul(two.out));
+  CHECK(is_jail_id(a));
+  CHECK(is_jail_id(b));
+  CHECK(a != b);
+  // Nobody else is it: no user, no group, and the register says whose it is.
+  CHECK(::getpwuid(a) == nullptr);
+  CHECK(::getgrgid(a) == nullptr);
+  const fs::path register_file = fs::path("/var/lib/corral/jail-ids") / std::to_string(a);
+  CHECK(fs::is_regular_file(register_file));
+  const std::string slug = corral::json::parse(read_file(h1), "handle")["slug"].GetString();
+  // Reused, it keeps its user (its files are that user's).
+  auto again = env.run({"run", "--id", slug, "--", "id", "-u"});
+  CHECK(again.out == one.out);
+  const std::string owner = read_file(register_file);
+  CHECK_MESSAGE(owner.find(env.state_dir().string()) == 0, owner);
+  // Stopped, its uid is free again; the other sandbox keeps its own.
+  REQUIRE(env.run({"stop", "--id", slug}).exit_code == 0);
+  CHECK_FALSE(fs::exists(register_file));
+  CHECK(fs::exists(fs::path("/var/lib/corral/jail-ids") / std::to_string(b)));
+  REQUIRE(env.run({"stop", "--all"}).exit_code == 0);
+  CHECK_FALSE(fs::exists(fs::path("/var/lib/corral/jail-ids") / std::to_string(b)));
+}
+
+TEST_CASE("as root, another host user cannot read a running jail's environment, files or memory through /proc") {
+  if (!as_root() || corral::sdk::find_program("setpriv").empty()) return;
+  CliEnv env;
+  env.env["CORRAL_TEST_FORWARDED_TOKEN"] = "forwarded-value-0451";
+  auto bg = env.start({"run", "--env", "CORRAL_TEST_FORWARDED_TOKEN", "--", "sh", "-c",
+                       "echo secret-in-workspace > f.txt; echo started; exec sleep 3599.25"});
+  REQUIRE(corral::test::eventually([&] { return read_file(bg.out) == "started\n"; }));
+  std::vector<int> pids;
+  REQUIRE(corral::test::eventually([&] { return !(pids = corral::test::processes_running({"sleep", "3599.25"})).empty(); }));
+  const std::string proc = "/proc/" + std::to_string(pids[0]);
+  // nobody stands for every other host process; before, every jail ran as nobody.
+  auto as_nobody = [&](const std::string& script) {
+    return corral::sdk::capture_process(
+        {{"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--", "sh", "-c", script}}, 30);
+  };
+  auto environ = as_nobody("cat " + proc + "/environ");
+  CHECK(environ.out.find("forwarded-value-0451") == std::string::npos);
+  CHECK(environ.exit_code != 0);
+  auto files = as_nobody("cat " + proc + "/root" + "/workspace/f.txt; ls " + proc + "/root/");
+  CHECK(files.out.find("secret-in-workspace") == std::string::npos);
+  CHECK(files.exit_code != 0);
+  auto memory = as_nobody("head -c 1 " + proc + "/mem");
+  CHECK(memory.exit_code != 0);
+  // Root still can (corral's own view), so the process is the one the test means.
+  CHECK(read_file(proc + "/environ").find("forwarded-value-0451") != std::string::npos);
+  ::kill(bg.pid, SIGINT);
+  CHECK(bg.wait(std::chrono::seconds(30)) == 130);
+}
+
+TEST_CASE("a workdir at or below a folder the jail is built of is refused before anything is made") {
+  CliEnv env;
+  for (const std::string workdir : {"/proc", "/proc/self", "/usr", "/usr/local/src", "/dev", "/etc", "/tmp/ws",
+                                    "/run", "/sys", "/", "//usr", "/./proc", "/src/../proc", "/proc/", "src"}) {
+    env.root().write("work/corral.yaml", "local:\n  workdir: '" + workdir + "'\n");
+    auto r = env.run({"run", "--", "sh", "-c", "echo ran"});
+    INFO(workdir, ": ", r.err);
+    CHECK(r.exit_code == 64);
+    CHECK(r.out.empty());
+    CHECK(r.err.find("cannot hold the workspace") != std::string::npos);
+    CHECK(r.err.find("--local-workdir /workspace") != std::string::npos);
+  }
+  CHECK(env.local_sandboxes().empty());
+  CHECK(env.claims().empty());
+  // A folder of one's own is fine, the flag the same as the file.
+  env.root().write("work/corral.yaml", "local:\n  workdir: /src/app\n");
+  auto r = env.run({"run", "--", "pwd"});
+  CHECK_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(r.out == "/src/app\n");
+  r = env.run({"run", "--local-workdir", "/usr/src", "--", "pwd"});
+  CHECK(r.exit_code == 64);
 }

@@ -32,7 +32,8 @@
 
 namespace fs = std::filesystem;
 using corral::local::JailNamespaces;
-using corral::local::kNobody;
+// Any unprivileged user will do for the mechanics tested here.
+constexpr corral::local::JailUser kNobody{65534, 65534};
 using corral::test::in_child;
 
 namespace {

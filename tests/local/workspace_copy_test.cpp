@@ -31,7 +31,8 @@ using corral::TreeFile;
 using corral::UploadRequest;
 using corral::local::copy_workspace;
 using corral::local::JailUser;
-using corral::local::kNobody;
+// Any unprivileged user will do for the mechanics tested here.
+constexpr corral::local::JailUser kNobody{65534, 65534};
 using corral::test::FakeHost;
 using corral::test::read_file;
 

@@ -31,15 +31,26 @@ class UniqueFd {
 // ENOTDIR when `part` is a link or not a folder.
 UniqueFd open_folder_nofollow(int parent, const std::string& part, bool create, mode_t mode = 0777);
 
+// What a writer does with a link or a file where a folder must go (or a folder where a
+// file must go): fail (ELOOP, ENOTDIR, EISDIR), or remove it, never following it, so the
+// tree written matches the names given. Replace only below a folder the writer's own
+// identity controls, as the local provider's workspace sync does.
+enum class Obstacles { fail, replace };
+
+// Removes `name` in the open folder `parent` and, when it is a folder, everything below
+// it, never following a link (a link is removed, not its target); 0 or the errno.
+int remove_tree_at(int parent, const std::string& name);
+
 // The folders on the way to names below one open folder, each opened relative to the
 // one before without following a link, and kept open for the next name: entries of one
 // folder, which come one after another, open no folder twice. For reading as for writing.
 class OpenFolders {
  public:
   // Below the open folder `root` (not owned); `create`: make the missing folders with
-  // `folder_mode` (less the umask).
-  OpenFolders(int root, bool create, mode_t folder_mode = 0777)
-      : root_(root), create_(create), folder_mode_(folder_mode) {}
+  // `folder_mode` (less the umask), and with Obstacles::replace put one in place of a
+  // link or file on the way.
+  OpenFolders(int root, bool create, mode_t folder_mode = 0777, Obstacles obstacles = Obstacles::fail)
+      : root_(root), create_(create), folder_mode_(folder_mode), obstacles_(obstacles) {}
   // The open folder holding `name` ("a/b/c": a/b) and its last part ("c"); -1 with errno
   // (ELOOP or ENOTDIR: a folder on the way is a link or not a folder; EINVAL: no name).
   int parent_of(const std::string& name, std::string& last);
@@ -48,6 +59,7 @@ class OpenFolders {
   int root_;
   bool create_;
   mode_t folder_mode_;
+  Obstacles obstacles_;
   std::vector<std::string> open_parts_;
   std::vector<UniqueFd> open_fds_;
 };
@@ -55,8 +67,9 @@ class OpenFolders {
 class FolderWriter {
  public:
   // Writes below the open folder `root` (not owned), creating the folders names need
-  // with `folder_mode` (less the umask).
-  explicit FolderWriter(int root, mode_t folder_mode = 0777) : folders_(root, true, folder_mode) {}
+  // with `folder_mode` (less the umask); `obstacles` as above.
+  explicit FolderWriter(int root, mode_t folder_mode = 0777, Obstacles obstacles = Obstacles::fail)
+      : folders_(root, true, folder_mode, obstacles), obstacles_(obstacles) {}
 
   // Each returns 0 or the errno of the failure; ELOOP or ENOTDIR mean a folder on the
   // way is a link or not a folder. `name` is clean and relative ("a/b/c").
@@ -75,10 +88,12 @@ class FolderWriter {
  private:
   // The open folder holding `name` (created as needed) and its last part; -1 with errno.
   int parent_of(const std::string& name, std::string& last) { return folders_.parent_of(name, last); }
-  // Removes a file or link at `last` in `parent` so something new can take its place.
-  static int clear(int parent, const std::string& last);
+  // Removes a file or link at `last` in `parent` so something new can take its place
+  // (a folder too with Obstacles::replace; EISDIR otherwise).
+  int clear(int parent, const std::string& last) const;
 
   OpenFolders folders_;
+  Obstacles obstacles_;
 };
 
 }  // namespace corral::sdk
