@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "base/phase_report.hpp"
+#include "base/printable.hpp"
 #include "base/sizes.hpp"
 #include "corral/wire.hpp"
 #include "workspace/downloads.hpp"
@@ -268,7 +269,8 @@ DownloadSummary Lease::download(const DownloadOptions& options, const std::strin
         [&](std::uint64_t done, std::uint64_t total) { report.bytes(done, total); });
     report.done();
     summary.missing = std::move(got.missing);
-    for (const std::string& p : summary.missing) ui.warn(fmt::format("--download '{}' matched nothing", p));
+    // Names from the sandbox are one line each: a newline in one must not forge another.
+    for (const std::string& p : summary.missing) ui.warn(fmt::format("--download '{}' matched nothing", printable(p)));
     std::error_code ec;
     std::uintmax_t size = fs::file_size(archive.path(), ec);
     if (got.size == 0 && (ec || size == 0)) return summary;  // nothing matched
@@ -280,7 +282,7 @@ DownloadSummary Lease::download(const DownloadOptions& options, const std::strin
     summary.files = std::move(unpacked.files);
     summary.refused = std::move(unpacked.refused);
     summary.bytes = unpacked.bytes;
-    for (const std::string& r : summary.refused) ui.warn(fmt::format("download entry refused: {}", r));
+    for (const std::string& r : summary.refused) ui.warn(fmt::format("download entry refused: {}", printable(r)));
     ui.info(fmt::format("downloaded {} files ({}) to {}", summary.files.size(), format_size(summary.bytes),
                         summary.dir));
   } catch (const Error& e) {

@@ -11,15 +11,12 @@
 #include "corral/sdk/fd_write.hpp"
 #include "corral/sdk/random.hpp"
 #include "corral/sdk/shell.hpp"
+#include "corral/sdk/sizes.hpp"
 
 namespace corral::sdk {
 namespace {
 
 constexpr std::string_view kMissingPrefix = "corral-missing: ";
-
-std::string mebibytes(std::uint64_t bytes) {
-  return std::to_string((bytes + (1 << 20) - 1) >> 20) + " MiB";
-}
 
 // A sink that keeps the first 64 KiB of the packing script's stderr in `kept`: its report
 // is one line per missing pattern, and a hostile sandbox must not grow it without end.
@@ -46,7 +43,7 @@ std::string download_script(std::string_view folder, const std::vector<std::stri
          "\n"
          "case \"$a\" in -|/*) ;; *) a=\"$PWD/$a\" ;; esac\n"
          "cd -- " + shell_quote(folder) +
-         " || exit 2\n"
+         " || exit " + std::to_string(kDownloadNoFolder) + "\n"
          "IFS=''\n"
          "set --\n"
          "for p in" + list + "; do\n"
@@ -58,7 +55,11 @@ std::string download_script(std::string_view folder, const std::vector<std::stri
          "  [ \"$m\" = 1 ] || printf '" + std::string(kMissingPrefix) + "%s\\n' \"$p\" >&2\n"
          "done\n"
          "[ \"$#\" -gt 0 ] || exit " + std::to_string(kDownloadNothingMatched) + "\n"
-         "exec tar -czf \"$a\" \"$@\"\n";
+         // GNU tar reads "\\" and "\\n" in the names it is given as escapes unless told not to;
+         // other tars take names as they are, and know no such option.
+         "q=\n"
+         "case \"$(tar --version 2>/dev/null)\" in *GNU*) q=--no-unquote ;; esac\n"
+         "exec tar -czf \"$a\" $q \"$@\"\n";
 }
 
 std::string download_archive_name() { return random_tag("corral-download-") + ".tar.gz"; }
@@ -79,7 +80,7 @@ DownloadReport read_download_report(int exit_code, std::string_view stderr_text)
     report.nothing_matched = true;
     return report;
   }
-  if (exit_code == 2)
+  if (exit_code == kDownloadNoFolder)
     throw Error(ErrorCode::not_found, "the command's folder no longer exists in the sandbox, so nothing was downloaded");
   if (exit_code != 0)
     throw Error(ErrorCode::unavailable,
@@ -103,7 +104,7 @@ DownloadFile::~DownloadFile() {
 void DownloadFile::write(std::string_view data) {
   if (size_ + data.size() > max_bytes_)
     throw Error(ErrorCode::invalid_argument,
-                "the downloaded files pass the size bound of " + mebibytes(max_bytes_) + " (--max-download)",
+                "the downloaded files pass the size bound of " + format_size(max_bytes_) + " (--max-download)",
                 "download fewer files, or raise the bound with --max-download");
   if (!write_all(fd_, data)) {
     const int err = errno;

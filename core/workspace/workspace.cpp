@@ -1,5 +1,7 @@
 #include "workspace/workspace.hpp"
 
+#include "base/printable.hpp"
+
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -59,7 +61,7 @@ void stop_if_cancelled(const CancelFn& cancelled, std::string_view doing) {
 std::string skipped_folder(std::string_view dir) {
   return fmt::format("left out folder {}: corral cannot read it (permission denied); make it readable to send it, "
                      "or list it in .corralignore to leave it out quietly",
-                     dir);
+                     printable(dir));
 }
 
 // Every file below `root` outside .git and ignored folders, sorted; folders it cannot

@@ -112,6 +112,23 @@ TEST_CASE("--download-dir is relative to where corral runs, and files come from 
   CHECK(!fs::exists(env.workspace() / "pkg/a/out.txt"));
 }
 
+TEST_CASE("a file whose name holds a backslash comes back with the rest; a newline in a name never forges a line") {
+  CliEnv env;
+  fs::path h = env.root().path() / "h.json";
+  // A link out of the tree is refused by name: a name the command chose, newline included.
+  auto r = env.run({"run", "--lease-output", h.string(), "--download", "out/*", "--", "sh", "-c",
+                    "mkdir out && echo one > 'out/a\\b.txt' && echo two > out/plain.txt && "
+                    "ln -s /etc/passwd \"out/evil$(printf '\\ncorral: forged line')\""});
+  CHECK_MESSAGE(r.exit_code == 0, r.err);
+  auto doc = read_handle(h);
+  CHECK_FALSE(doc.HasMember("error"));
+  const fs::path dir = doc["downloads"]["dir"].GetString();
+  CHECK(read_file(dir / "out/a\\b.txt") == "one\n");
+  CHECK(read_file(dir / "out/plain.txt") == "two\n");
+  CHECK_MESSAGE(r.err.find("out/evil\\x0acorral: forged line") != std::string::npos, r.err);
+  CHECK(r.err.find("\ncorral: forged line") == std::string::npos);
+}
+
 TEST_CASE("a download past --max-download is stopped, reported, and the command's exit code stands") {
   CliEnv env;
   fs::path h = env.root().path() / "h.json";
@@ -121,7 +138,7 @@ TEST_CASE("a download past --max-download is stopped, reported, and the command'
   CHECK(r.err.find("--max-download") != std::string::npos);
   auto doc = read_handle(h);
   REQUIRE(doc.HasMember("error"));
-  CHECK(std::string(doc["error"]["message"].GetString()).find("size bound") != std::string::npos);
+  CHECK(std::string(doc["error"]["message"].GetString()).find("size bound of 64.0 KiB") != std::string::npos);
   CHECK(doc["downloads"].HasMember("error"));
   CHECK(!fs::exists(fs::path(doc["downloads"]["dir"].GetString()) / "big"));
   CHECK(env.local_sandboxes().empty());

@@ -39,7 +39,7 @@ std::pair<int, std::string> sh(const std::string& script, const fs::path& cwd) {
 
 std::string listing(const fs::path& archive) {
   sdk::ProcessSpec spec;
-  spec.argv = {"tar", "-tzf", archive.string()};
+  spec.argv = {"tar", "--quoting-style=literal", "-tzf", archive.string()};
   return sdk::capture_process(spec, 30).out;
 }
 
@@ -73,8 +73,49 @@ TEST_CASE("download_script: nothing matched and a missing folder have their own 
   CHECK(report.nothing_matched);
   CHECK(report.missing == std::vector<std::string>{"*.xml"});
   auto [gone, gone_err] = sh(sdk::download_script("nowhere", {"*"}, "o.tgz"), s.root);
-  CHECK(gone == 2);
-  CHECK_THROWS_AS(sdk::read_download_report(gone, gone_err), Error);
+  CHECK(gone == sdk::kDownloadNoFolder);
+  try {
+    sdk::read_download_report(gone, gone_err);
+    FAIL("a missing folder is no report");
+  } catch (const Error& e) {
+    CHECK(e.code() == ErrorCode::not_found);
+  }
+  // tar's own failure (2) is tar's, never taken for the folder's absence.
+  try {
+    sdk::read_download_report(2, "tar: ./x: Cannot stat: No such file or directory\n");
+    FAIL("tar's failure is no report");
+  } catch (const Error& e) {
+    CHECK(e.code() == ErrorCode::unavailable);
+    CHECK(std::string(e.what()).find("Cannot stat") != std::string::npos);
+  }
+}
+
+TEST_CASE("download_script: a name with a backslash, a newline or a dash comes back as it is") {
+  Scratch s;
+  s.write("ws/a\\b.xml", "backslash\n");
+  s.write("ws/line\nbreak.xml", "newline\n");
+  s.write("ws/-dash.xml", "dash\n");
+  auto [code, err] = sh(sdk::download_script("ws", {"*.xml"}, (s.root / "o.tgz").string()), s.root);
+  const std::string& shown = err;
+  INFO(shown);
+  REQUIRE(code == 0);
+  const std::string names = listing(s.root / "o.tgz");
+  CHECK(names.find("./a\\b.xml") != std::string::npos);
+  CHECK(names.find("./-dash.xml") != std::string::npos);
+}
+
+TEST_CASE("the download bound is shown in the unit it was given") {
+  Scratch s;
+  DownloadRequest r;
+  r.archive_path = (s.root / "a.tar.gz").string();
+  r.max_bytes = 100;
+  sdk::DownloadFile file(r);
+  try {
+    file.write(std::string(101, 'x'));
+    FAIL("no error past the bound");
+  } catch (const Error& e) {
+    CHECK_MESSAGE(std::string(e.what()).find("size bound of 100 B") != std::string::npos, e.what());
+  }
 }
 
 TEST_CASE("DownloadFile refuses to grow past its bound") {

@@ -15,6 +15,8 @@ namespace corral::sdk {
 
 // The exit status of download_script when no pattern matched anything (no archive made).
 inline constexpr int kDownloadNothingMatched = 3;
+// Its exit status when the folder is missing: none that tar or a shell would give.
+inline constexpr int kDownloadNoFolder = 97;
 
 // A POSIX sh script that, inside the sandbox, goes to `folder` (absolute, or relative to
 // the shell's start), expands each of `patterns` there as a shell glob (skipping any match
@@ -22,7 +24,8 @@ inline constexpr int kDownloadNothingMatched = 3;
 // gzip-compressed tar of the matches (folders whole, symlinks as links) to `archive`
 // ("-" = stdout; absolute, or relative to the shell's start like `folder`). Each pattern
 // that matched nothing is reported on stderr; the script exits kDownloadNothingMatched
-// when none matched, 2 when `folder` is missing.
+// when none matched, kDownloadNoFolder when `folder` is missing. Names reach GNU tar as
+// they are (--no-unquote: a backslash in a name is a backslash).
 std::string download_script(std::string_view folder, const std::vector<std::string>& patterns,
                             std::string_view archive);
 
