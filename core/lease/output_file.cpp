@@ -127,14 +127,37 @@ void write_through(int fd, std::string_view text, const std::function<bool()>& g
   }
 }
 
+// Why the stream `path` cannot be opened, failing with `err`. ENXIO means "no reader yet"
+// only for a FIFO; for a device it is final: /dev/tty in a process without a terminal.
+Error cannot_open_stream(const fs::path& path, const std::string& what, int err) {
+  struct stat st {};
+  if (err == ENXIO && ::stat(path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode))
+    return cannot_write(path, what, "it is a socket, which cannot be opened as a file");
+  if (err == ENXIO)
+    return Error(ErrorCode::invalid_argument,
+                 fmt::format("cannot write the {} to {}: no such device or address{}", what, path.string(),
+                             path == "/dev/tty" ? " (corral has no controlling terminal: CI jobs, cron and setsid "
+                                                  "give none)"
+                                                : ""),
+                 "name a file, /dev/stdout or /dev/stderr instead");
+  return cannot_write(path, what, err);
+}
+
+// True when `path` (followed) is a FIFO: its open waits for a reader.
+bool names_fifo(const fs::path& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISFIFO(st.st_mode);
+}
+
 // Opens the stream `path` to append, waiting (until `give_up`) for a FIFO's reader
 // rather than blocking where no signal could end the wait. Non-blocking from then on.
 int open_stream(const fs::path& path, const std::function<bool()>& give_up, const fs::path& given,
                 const std::string& what) {
+  const bool fifo = names_fifo(path);
   while (true) {
     int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
     if (fd >= 0) return fd;
-    if (errno != ENXIO && errno != EINTR) throw cannot_write(given, what, errno);
+    if ((errno != ENXIO || !fifo) && errno != EINTR) throw cannot_open_stream(given, what, errno);
     if (give_up && give_up()) throw stopped(given, what, "nothing was reading the FIFO");
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
@@ -144,6 +167,13 @@ int open_stream(const fs::path& path, const std::function<bool()>& give_up, cons
 
 OutputFile::OutputFile(fs::path path, std::string what) : path_(std::move(path)), what_(std::move(what)) {
   Target target = resolve(path_, what_);
+  if (target.kind == Target::Kind::stream && !names_fifo(target.path)) {
+    // A device that cannot be opened now will not be later either: said before anything
+    // is created. (A FIFO is opened at the write: opening it now would wait for a reader.)
+    const int fd = ::open(target.path.c_str(), O_WRONLY | O_APPEND | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0 && errno != EINTR) throw cannot_open_stream(path_, what_, errno);
+    if (fd >= 0) ::close(fd);
+  }
   if (target.kind != Target::Kind::descriptor) return;
   int flags = ::fcntl(target.fd, F_GETFL);
   if (flags < 0) throw cannot_write(path_, what_, fmt::format("descriptor {} is not open", target.fd));

@@ -2,6 +2,8 @@
 // local provider: exact sync on reuse, abandoned and corrupt leases, per-host orphans,
 // output files that must not be replaced, hostile provider data, one exit code per cause.
 #include <doctest/doctest.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/file.h>
@@ -11,6 +13,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <fstream>
 #include <functional>
 #include <set>
@@ -387,6 +390,36 @@ TEST_CASE("--lease-output to a FIFO nobody reads gives way to SIGTERM") {
   ::kill(stopped.pid, SIGTERM);
   CHECK(stopped.wait(std::chrono::seconds(20)) == 130);
   CHECK(read_file(stopped.err).find("nothing was reading the FIFO") != std::string::npos);
+  CHECK(env.claims().empty());
+}
+
+TEST_CASE("--lease-output /dev/tty without a terminal, or a socket, is refused at once, before anything is made") {
+  CliEnv env;
+  if (corral::sdk::find_program("setsid").empty()) return;
+  // setsid: a session of its own, hence no controlling terminal, as in CI, cron or a service.
+  corral::sdk::ProcessSpec spec;
+  spec.argv = {"setsid", "--wait", corral::test::corral_binary(), "run", "--lease-output", "/dev/tty", "--", "true"};
+  spec.env = env.environment();
+  spec.cwd = env.workspace().string();
+  const corral::sdk::CapturedProcess r = corral::sdk::capture_process(spec, 60);
+  CHECK(r.exit_code == 64);
+  CHECK_MESSAGE(r.err.find("cannot write the session handle to /dev/tty: no such device or address") !=
+                    std::string::npos, r.err);
+  CHECK_MESSAGE(r.err.find("no controlling terminal") != std::string::npos, r.err);
+  CHECK(env.claims().empty());
+  CHECK(env.local_sandboxes().empty());
+
+  const fs::path socket_path = env.root().path() / "handle.sock";
+  const int sock = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  REQUIRE(sock >= 0);
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  std::snprintf(address.sun_path, sizeof address.sun_path, "%s", socket_path.c_str());
+  REQUIRE(::bind(sock, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0);
+  auto to_socket = env.run({"run", "--lease-output", socket_path.string(), "--", "true"});
+  ::close(sock);
+  CHECK(to_socket.exit_code == 64);
+  CHECK_MESSAGE(to_socket.err.find("it is a socket") != std::string::npos, to_socket.err);
   CHECK(env.claims().empty());
 }
 
