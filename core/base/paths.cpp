@@ -1,11 +1,19 @@
 #include "base/paths.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
+
+#include <fmt/format.h>
 
 #include "base/environment.hpp"
 #include "corral/option_default.hpp"
+#include "corral/sdk/fd_write.hpp"
+#include "corral/sdk/folder_writer.hpp"
 
 namespace fs = std::filesystem;
 
@@ -28,6 +36,40 @@ fs::path executable_dir() {
 
 fs::path shipped_registry() {
   return (executable_dir() / CORRAL_REGISTRY_RELPATH).lexically_normal();
+}
+
+namespace {
+
+// Why `dir` cannot be corral's `what` folder: the user's to fix (config), or a full disk (quota).
+Error folder_error(const fs::path& dir, const std::string& what, const std::string& why, int err = 0) {
+  const bool full = err && sdk::write_error_code(err) == ErrorCode::quota;
+  return Error(full ? ErrorCode::quota : ErrorCode::config,
+               fmt::format("cannot use {} as corral's {}: {}", dir.string(), what, why),
+               full ? "free space on its disk"
+                    : "make it a folder of yours that you can write, or point XDG_STATE_HOME elsewhere");
+}
+
+}  // namespace
+
+void make_private_folder(const fs::path& dir, const std::string& what) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  struct stat st {};
+  if (::lstat(dir.c_str(), &st) != 0) {
+    const int err = ec ? ec.value() : errno;
+    throw folder_error(dir, what, fmt::format("it cannot be created: {}", std::strerror(err)), err);
+  }
+  if (S_ISLNK(st.st_mode))
+    throw folder_error(dir, what, "it is a symbolic link, which corral does not follow there (remove it: corral makes "
+                                  "the folder anew)");
+  if (!S_ISDIR(st.st_mode)) throw folder_error(dir, what, "it is not a folder");
+  if (st.st_uid != ::geteuid())
+    throw folder_error(dir, what, fmt::format("it belongs to uid {}, not to you (uid {})", st.st_uid, ::geteuid()));
+  if ((st.st_mode & 07777) == 0700) return;
+  // Through a descriptor of the folder itself: a link swapped in since the check is never followed.
+  const sdk::UniqueFd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (fd.get() < 0 || ::fchmod(fd.get(), 0700) != 0)
+    throw folder_error(dir, what, fmt::format("it cannot be made private: {}", std::strerror(errno)), errno);
 }
 
 }  // namespace corral::paths

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <filesystem>
+#include <string>
 
 namespace corral::paths {
 
@@ -17,5 +18,12 @@ std::filesystem::path etc_dir();
 std::filesystem::path executable_dir();
 // The registry shipped beside the binary: <prefix>/share/corral/providers.yaml.
 std::filesystem::path shipped_registry();
+
+// Makes `dir` (and its missing parents) a folder only this user may enter (0700) and
+// checks it is one: a link or a file planted in its place, or a folder of another user,
+// is refused, never followed or changed. Throws Error naming `what` and the folder: config
+// for what the user must put right (a link, permissions, a read-only disk), quota for a
+// full disk.
+void make_private_folder(const std::filesystem::path& dir, const std::string& what);
 
 }  // namespace corral::paths

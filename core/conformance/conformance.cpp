@@ -967,10 +967,23 @@ namespace {
 // Refuses (invalid-argument) a name in `only` that is no check's, listing the checks.
 void check_selection(const std::vector<std::string>& only) {
   const std::vector<std::string> ids = conformance_check_ids();
-  for (const std::string& name : only)
-    if (std::find(ids.begin(), ids.end(), name) == ids.end())
-      throw Error(ErrorCode::invalid_argument, fmt::format("--only {}: there is no such check", printable(name)),
-                  fmt::format("the checks are: {}", fmt::join(ids, ", ")));
+  for (const std::string& name : only) {
+    if (std::find(ids.begin(), ids.end(), name) != ids.end()) continue;
+    // "--only a,b": one check per --only, which repeats.
+    if (name.find(',') != std::string::npos) {
+      std::vector<std::string> each;
+      for (size_t start = 0; start <= name.size();) {
+        const size_t end = std::min(name.find(',', start), name.size());
+        each.push_back("--only " + name.substr(start, end - start));
+        start = end + 1;
+      }
+      throw Error(ErrorCode::invalid_argument,
+                  fmt::format("--only {}: there is no such check; --only takes one check and repeats", printable(name)),
+                  fmt::format("write `{}`", printable(fmt::format("{}", fmt::join(each, " ")))));
+    }
+    throw Error(ErrorCode::invalid_argument, fmt::format("--only {}: there is no such check", printable(name)),
+                fmt::format("the checks are: {}", fmt::join(ids, ", ")));
+  }
 }
 
 // Runs the check `def` with its deadline; its result.

@@ -19,6 +19,7 @@
 #include "corral/sdk/read_file.hpp"
 #include "base/hash.hpp"
 #include "base/paths.hpp"
+#include "base/printable.hpp"
 #include "lease/handle.hpp"
 #include "lease/slug.hpp"
 
@@ -32,7 +33,13 @@ fs::path lock_path(const fs::path& dir, const std::string& lease_id) { return di
 }  // namespace
 
 bool valid_lease_id(std::string_view id) {
-  return !id.empty() && id[0] != '.' && id.find_first_of("/\\") == std::string_view::npos;
+  return !id.empty() && id.size() <= kMaxLeaseIdLength && id[0] != '.' &&
+         id.find_first_of("/\\") == std::string_view::npos;
+}
+
+std::string shown_lease_name(std::string_view name) {
+  constexpr std::size_t kShown = 64;
+  return printable(name.substr(0, kShown)) + (name.size() > kShown ? "..." : "");
 }
 
 // The slugs of leases being created through one store, whose claims are not written yet.
@@ -164,7 +171,7 @@ ClaimStore ClaimStore::standard() { return ClaimStore(paths::state_dir() / "leas
 fs::path ClaimStore::path_of(const std::string& lease_id) const {
   // Lease ids are generated hex, but --id is user input: never let it name another path.
   if (!valid_lease_id(lease_id))
-    throw Error(ErrorCode::invalid_argument, fmt::format("'{}' is not a valid lease id", lease_id));
+    throw Error(ErrorCode::invalid_argument, fmt::format("'{}' is not a valid lease id", shown_lease_name(lease_id)));
   return dir_ / (lease_id + ".json");
 }
 
@@ -173,11 +180,7 @@ void ClaimStore::write(const Claim& claim, Durability durability) const {
   write_file_atomically(path_of(claim.lease_id), claim_to_json(claim), 0600, "lease claim", durability);
 }
 
-void ClaimStore::ensure_dir() const {
-  std::error_code ec;
-  fs::create_directories(dir_, ec);
-  ::chmod(dir_.c_str(), 0700);
-}
+void ClaimStore::ensure_dir() const { paths::make_private_folder(dir_, "folder of lease claims"); }
 
 namespace {
 
@@ -372,15 +375,15 @@ Claim ClaimStore::resolve(const std::string& id) const {
     if (c.slug == id) matches.push_back(c);
   if (matches.empty() && valid_lease_id(id))
     if (auto f = inspect(id); f && !f->claim)
-      throw Error(ErrorCode::config, fmt::format("the lease claim of '{}' is corrupt: {}", id, f->problem),
+      throw Error(ErrorCode::config, fmt::format("the lease claim of '{}' is corrupt: {}", shown_lease_name(id), f->problem),
                   fmt::format("`{}` removes it (and its sandbox, when its id can be read)", cleanup_command("", id)));
   if (matches.size() == 1) return matches.front();
   if (matches.size() > 1)
-    throw Error(ErrorCode::invalid_argument, fmt::format("'{}' names {} leases", id, matches.size()),
+    throw Error(ErrorCode::invalid_argument, fmt::format("'{}' names {} leases", shown_lease_name(id), matches.size()),
                 "use the lease id shown by `corral list`");
   std::vector<std::string> known;
   for (const Claim& c : claims) known.push_back(c.slug);
-  throw Error(ErrorCode::not_found, fmt::format("no lease '{}' on this machine", id),
+  throw Error(ErrorCode::not_found, fmt::format("no lease '{}' on this machine", shown_lease_name(id)),
               known.empty() ? "there are no kept leases; `corral run --keep` creates one"
                             : fmt::format("known leases: {} (see `corral list`)", fmt::join(known, ", ")));
 }
@@ -388,12 +391,15 @@ Claim ClaimStore::resolve(const std::string& id) const {
 namespace {
 
 int open_lock_file(const fs::path& dir, const std::string& lease_id) {
-  std::error_code ec;
-  fs::create_directories(dir, ec);
+  paths::make_private_folder(dir, "folder of lease claims");
   const fs::path p = lock_path(dir, lease_id);
   int fd = ::open(p.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0)
-    throw Error(ErrorCode::internal, fmt::format("cannot open lock {}: {}", p.string(), std::strerror(errno)));
+    throw Error(sdk::write_error_code(errno), fmt::format("cannot open lock {}: {}", p.string(), std::strerror(errno)));
+  if (fd < 0 && errno == ELOOP)
+    throw Error(ErrorCode::config, fmt::format("the lease lock {} is a symbolic link, which corral never follows",
+                                               p.string()),
+                fmt::format("remove it (`rm {}`): corral makes the lock anew", p.string()));
   return fd;
 }
 

@@ -28,9 +28,14 @@ namespace corral {
 using sdk::Durability;
 using sdk::write_file_atomically;
 
-// True when `id` may name a lease's files: not empty, no path separator, not hidden
-// (so never "." or ".."). Lease ids corral makes are hex; --id is user input.
+// The longest lease id or slug corral makes is far shorter; a longer --id names none.
+constexpr std::size_t kMaxLeaseIdLength = 64;
+// True when `id` may name a lease's files: not empty, at most kMaxLeaseIdLength bytes,
+// no path separator, not hidden (so never "." or ".."). Lease ids corral makes are hex;
+// --id is user input.
 bool valid_lease_id(std::string_view id);
+// A lease id or slug from the user, shortened and made printable for a message.
+std::string shown_lease_name(std::string_view name);
 
 // A sandbox waiting in a warm pool (`corral pool fill`): which pool, and until when it
 // may wait. A run takes it by clearing this under the lease's lock (pool.hpp).

@@ -15,6 +15,7 @@
 #include <map>
 
 #include "base/hash.hpp"
+#include "base/paths.hpp"
 #include "corral/sdk/descriptors.hpp"
 #include "lease/network_policy.hpp"
 #include "workspace/packed_workspace.hpp"
@@ -31,9 +32,7 @@ fs::path pools_dir(const ClaimStore& claims) { return claims.dir().parent_path()
 // workspaces and provider options.
 fs::path ensure_pools_dir(const ClaimStore& claims) {
   const fs::path dir = pools_dir(claims);
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  ::chmod(dir.c_str(), 0700);
+  paths::make_private_folder(dir, "folder of warm pools");
   return dir;
 }
 
@@ -42,6 +41,10 @@ fs::path ensure_pools_dir(const ClaimStore& claims) {
 LeaseLock lock_pool(const ClaimStore& claims, const std::string& key, Ui& ui) {
   const fs::path path = ensure_pools_dir(claims) / (key + ".lock");
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0 && errno == ELOOP)
+    throw Error(ErrorCode::config, fmt::format("the pool lock {} is a symbolic link, which corral never follows",
+                                               path.string()),
+                fmt::format("remove it (`rm {}`): corral makes the lock anew", path.string()));
   if (fd < 0)
     throw Error(ErrorCode::internal, fmt::format("cannot open the pool lock {}: {}", path.string(), std::strerror(errno)));
   LeaseLock lock(fd);

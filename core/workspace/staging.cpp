@@ -1,5 +1,7 @@
 #include "workspace/staging.hpp"
 
+#include "base/paths.hpp"
+
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -46,10 +48,8 @@ int sweep_stale_archives(const fs::path& dir) {
 }
 
 StagedArchive::StagedArchive(const fs::path& dir) {
-  std::error_code ec;
-  fs::create_directories(dir, ec);
   // The archive holds the user's files: a private folder, like the claims'.
-  ::chmod(dir.c_str(), 0700);
+  paths::make_private_folder(dir, "folder of workspace archives");
   sweep_stale_archives(dir);
   path_ = dir / fmt::format("{}{}-{}.tar.gz", kPrefix, ::getpid(), random_hex(6));
   fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
