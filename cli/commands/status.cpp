@@ -32,7 +32,7 @@ void print_json(Context& ctx, const Claim& claim, const Sandbox& sandbox) {
 }
 
 int status_command(Context& ctx, const StatusOptions& o) {
-  Lease lease = Lease::attach(ctx.leases, o.id, ctx.choice(o.provider), Lease::Access::observe);
+  Lease lease = Lease::attach(ctx.leases, o.id, ctx.choice(o.provider), Lease::Access::observe, Lease::Pooled::allow);
   const Claim& claim = lease.claim();
   const Sandbox& sandbox = lease.live();
   if (o.json) {

@@ -106,6 +106,7 @@ void write_claim_fields(json::Writer& w, const Claim& c) {
   }
   // Absent for open, so claims of sandboxes made before policies read the same.
   if (c.network.mode != NetworkPolicy::Mode::open) json::write_string(w, "network", to_string(c.network));
+  if (!c.target.empty()) json::write_string(w, "target", c.target);
   if (c.pool) {
     w.Key("pool");
     w.StartObject();
@@ -147,6 +148,7 @@ Claim claim_from_json(std::string_view text, const std::string& what) {
   c.kept = json::get_bool(doc, "kept");
   c.paused = json::get_bool(doc, "paused");
   if (doc.HasMember("network")) c.network = parse_network_policy(json::get_string(doc, "network"));
+  c.target = json::get_string(doc, "target");
   if (const json::Value* pool = json::find(doc, "pool"); pool && pool->IsObject()) {
     PoolTag tag;
     tag.key = json::get_string(*pool, "key");
@@ -394,12 +396,12 @@ int open_lock_file(const fs::path& dir, const std::string& lease_id) {
   paths::make_private_folder(dir, "folder of lease claims");
   const fs::path p = lock_path(dir, lease_id);
   int fd = ::open(p.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (fd < 0)
-    throw Error(sdk::write_error_code(errno), fmt::format("cannot open lock {}: {}", p.string(), std::strerror(errno)));
   if (fd < 0 && errno == ELOOP)
     throw Error(ErrorCode::config, fmt::format("the lease lock {} is a symbolic link, which corral never follows",
                                                p.string()),
                 fmt::format("remove it (`rm {}`): corral makes the lock anew", p.string()));
+  if (fd < 0)
+    throw Error(sdk::write_error_code(errno), fmt::format("cannot open lock {}: {}", p.string(), std::strerror(errno)));
   return fd;
 }
 

@@ -58,6 +58,7 @@ struct Claim {
   bool kept = false;          // true once the user asked to keep it
   bool paused = false;        // paused by corral (`corral pause`) and not resumed since
   NetworkPolicy network;      // fixed when the sandbox was created (--network)
+  std::string target;         // the identity of the session that made it (ProviderSession::identity)
   std::optional<PoolTag> pool;  // set while the sandbox waits in a warm pool
 };
 
@@ -110,6 +111,8 @@ class ClaimStore {
   std::optional<Claim> read(const std::string& lease_id) const;
   // Every readable claim, sorted by creation time; unreadable files are skipped.
   std::vector<Claim> all() const;
+  // The file of the claim of `lease_id`; throws invalid-argument for an invalid id.
+  std::filesystem::path path_of(const std::string& lease_id) const;
   // Every claim file, corrupt ones included, sorted by lease id (after sweep_stray_files()).
   std::vector<ClaimFile> scan() const;
   // The claim file of `lease_id` as scan() would report it, or nullopt when absent.
@@ -157,7 +160,6 @@ class ClaimStore {
  private:
   struct HeldSlugs;
   friend class SlugHold;
-  std::filesystem::path path_of(const std::string& lease_id) const;
   void ensure_dir() const;
   std::filesystem::path dir_;
   std::shared_ptr<HeldSlugs> held_;  // shared by copies: they name the same folder

@@ -134,6 +134,7 @@ ShardOutcome run_shard(LeaseContext& ctx, const FanoutRequest& request, int inde
 Claim source_claim(LeaseContext& ctx, const FanoutRequest& request) {
   Claim claim = ctx.claims.resolve(request.from);
   require_lease_provider(ctx, claim, request.run.choice, "--from");
+  require_not_pooled(claim, "--from");
   return claim;
 }
 

@@ -139,7 +139,7 @@ StopOutcome stop_lease(LeaseContext& ctx, const std::string& id, const ProviderC
       if (out.error) throw *out.error;
       return out;
     }
-  Lease lease = Lease::attach(ctx, id, choice, Lease::Access::exclusive);
+  Lease lease = Lease::attach(ctx, id, choice, Lease::Access::exclusive, Lease::Pooled::allow);
   StopOutcome out{fmt::format("{} ({})", lease.claim().slug, lease.claim().provider), std::nullopt};
   lease.release();
   return out;

@@ -29,6 +29,7 @@ PendingFork pending_fork(LeaseContext& ctx, const Claim& source, bool kept) {
   claim.created_at = now_rfc3339();
   claim.kept = kept;
   claim.paused = false;
+  claim.pool.reset();  // a fork is nobody's pool sandbox, whatever its source was
   // Locked before the fork exists, as Lease::create does: `stop --orphans` skips it.
   LeaseLock lock = ctx.claims.lock(claim.lease_id);
   return {std::move(claim), std::move(slug), std::move(lock)};

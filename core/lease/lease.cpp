@@ -66,6 +66,7 @@ Lease Lease::create(LeaseContext& ctx, std::unique_ptr<ProviderSession> session,
   claim.created_at = now_rfc3339();
   claim.network = made.network;
   claim.pool = made.pool;
+  claim.target = session->identity();
   // Locked before the sandbox exists: `stop --orphans` skips a lease whose lock is held,
   // so a sandbox being created right now is never taken for an orphan.
   LeaseLock lock = ctx.claims.lock(claim.lease_id);
@@ -106,8 +107,20 @@ Lease Lease::create(LeaseContext& ctx, std::unique_ptr<ProviderSession> session,
   return lease;
 }
 
-Lease Lease::attach(LeaseContext& ctx, const std::string& id, const ProviderChoice& choice, Access access) {
-  return attach(ctx, ctx.claims.resolve(id), choice, access);
+Lease Lease::attach(LeaseContext& ctx, const std::string& id, const ProviderChoice& choice, Access access,
+                    Pooled pooled) {
+  Claim claim = ctx.claims.resolve(id);
+  if (pooled == Pooled::refuse) require_not_pooled(claim, "--id");
+  return attach(ctx, claim, choice, access);
+}
+
+void require_not_pooled(const Claim& claim, std::string_view flag) {
+  if (!claim.pool) return;
+  throw Error(ErrorCode::invalid_argument,
+              fmt::format("lease '{}' waits in a warm pool; it is not a kept lease to use by name", claim.slug),
+              fmt::format("drop {}: a run with the pool's provider and workspace takes it from the pool (`corral pool "
+                          "status` lists pools; `corral stop --id {}` removes this one)",
+                          flag, claim.slug));
 }
 
 void require_lease_provider(LeaseContext& ctx, const Claim& claim, const ProviderChoice& choice,
@@ -303,7 +316,19 @@ void Lease::release() {
   try {
     session_->destroy(sandbox_ ? *sandbox_ : live());
   } catch (const Error& e) {
-    if (e.code() != ErrorCode::not_found) throw;  // already gone: just forget it
+    if (e.code() != ErrorCode::not_found) throw;
+    // Already gone: just forget it; unless it was made for another account or endpoint,
+    // which is where it may well live on: then the claim stays, the way to it.
+    if (!claim_.target.empty() && claim_.target != session_->identity())
+      throw Error(ErrorCode::config,
+                  fmt::format("the sandbox of lease '{}' ({}) was made through other {} settings (another account, "
+                              "cluster, context or endpoint) than corral uses now, and these cannot see it; the "
+                              "lease is kept",
+                              claim_.slug, claim_.sandbox_id, claim_.provider),
+                  fmt::format("switch back to the settings it was made with (the key, kubeconfig context or endpoint) "
+                              "and run `{}` again; if that account is gone for good, remove {}",
+                              cleanup_command(claim_.provider, claim_.lease_id),
+                              ctx_->claims.path_of(claim_.lease_id).string()));
   }
   ctx_->claims.remove(claim_.lease_id);
 }

@@ -49,6 +49,9 @@ struct DownloadOptions {
 // `flag` (--id, --from) names already says which provider it is at.
 void require_lease_provider(LeaseContext& ctx, const Claim& claim, const ProviderChoice& choice,
                             std::string_view flag);
+// Throws invalid-argument when `claim` waits in a warm pool: `flag` (--id, --from) may
+// name only a kept lease.
+void require_not_pooled(const Claim& claim, std::string_view flag);
 
 // How a new sandbox is made (Lease::create), besides its provider and workspace.
 struct NewSandbox {
@@ -76,10 +79,17 @@ class Lease {
   // at once through one context: their slugs differ (ClaimStore::hold_new_slug).
   static Lease create(LeaseContext& ctx, std::unique_ptr<ProviderSession> session, const std::string& workspace_root,
                       const NewSandbox& made = {});
+  // Whether a lease the user names may be one waiting in a warm pool. Only stopping it and
+  // reading its state may: a run, fork, pause or --from would hand the user the pool's
+  // sandbox while the pool still counts it ready (and a fork would carry its tag).
+  enum class Pooled { refuse, allow };
+
   // The lease whose id or slug is `id`, resolved once, with its provider opened. Throws
-  // not-found (listing the leases there are) or config for a corrupt claim; exclusive
-  // access waits for the lock (saying so once), and throws cancelled on Ctrl-C.
-  static Lease attach(LeaseContext& ctx, const std::string& id, const ProviderChoice& choice, Access access);
+  // not-found (listing the leases there are) or config for a corrupt claim, and
+  // invalid-argument for a pooled one unless `pooled` allows it; exclusive access waits
+  // for the lock (saying so once), and throws cancelled on Ctrl-C.
+  static Lease attach(LeaseContext& ctx, const std::string& id, const ProviderChoice& choice, Access access,
+                      Pooled pooled = Pooled::refuse);
   // A sandbox taken from a warm pool (pool.hpp): `claim` as read under `lock`, which the
   // caller took and hands over. It syncs like a reused lease (only what changed since
   // the fill) and is released by its run like a new one.

@@ -247,6 +247,8 @@ std::string pool_key(const PoolRef& ref) {
     h.update(std::string(1, '\0') + name + '=' + value);
   h.update(std::string(1, '\0') + to_string(ref.network));
   h.update(std::string(1, '\0') + ref.root.string());
+  // Another account or cluster is another pool: its sandboxes are not this one's to take.
+  if (!ref.identity.empty()) h.update(std::string(1, '\0') + "identity=" + ref.identity);
   return h.hex().substr(0, 16);
 }
 
@@ -263,6 +265,7 @@ FillResult fill_pool(LeaseContext& ctx, const FillRequest& request) {
   ref.provider = spec.name;
   Providers::require(spec, Feature::run_session, "corral pool fill");
   ref.options = keyed_options(ctx, ref.provider, ref.choice);
+  ref.identity = ctx.providers.open(ref.provider, ref.choice, ctx.ui)->identity();
   ref.network = choose_network_policy(request.network, spec, ctx.providers.config(), ctx.ui);
   require_network_policy(spec, ref.network, ctx.providers.registry());
   // The root names the pool; the tree is scanned only once the pool is known to need a
@@ -345,10 +348,11 @@ std::optional<Lease> take_pooled(LeaseContext& ctx, const PoolRef& ref, const Re
 }
 
 std::optional<Lease> take_pooled_for(LeaseContext& ctx, const RunRequest& request, bool eligible,
-                                     const std::string& provider, const NetworkPolicy& network, const fs::path& root) {
+                                     const std::string& provider, const NetworkPolicy& network, const fs::path& root,
+                                     const std::string& identity) {
   if (!eligible || !request.use_pool || !request.lease.empty() || request.idle_given) return std::nullopt;
   try {
-    PoolRef ref{provider, request.choice, keyed_options(ctx, provider, request.choice), network, root};
+    PoolRef ref{provider, request.choice, keyed_options(ctx, provider, request.choice), network, root, identity};
     return take_pooled(ctx, ref, {request.refill_exe, request.max_workspace});
   } catch (const Error& e) {
     // A pool is a shortcut: a corrupt pooled claim or a lock that cannot be taken must

@@ -36,6 +36,7 @@ struct PoolRef {
   StringMap options;           // the options it is opened with, secrets left out: part of the key
   NetworkPolicy network;
   std::filesystem::path root;  // the workspace root
+  std::string identity;        // who the provider's sessions work for (ProviderSession::identity)
 };
 
 // The key of `ref`'s pool: a short hex digest of what names it.
@@ -81,12 +82,12 @@ struct Refill {
 // `refill.exe` is set, starts `corral pool fill ...` for the pool, detached.
 std::optional<Lease> take_pooled(LeaseContext& ctx, const PoolRef& ref, const Refill& refill);
 
-// take_pooled() for a run of `request` (with `provider`, `network`, workspace `root`),
-// or nullopt when the run may not use a pool: not `eligible` (a warmup), --no-pool, --id,
-// or --idle (a pooled sandbox was made without it).
+// take_pooled() for a run of `request` (with `provider`, `network`, workspace `root` and
+// its session's `identity`), or nullopt when the run may not use a pool: not `eligible`
+// (a warmup), --no-pool, --id, or --idle (a pooled sandbox was made without it).
 std::optional<Lease> take_pooled_for(LeaseContext& ctx, const RunRequest& request, bool eligible,
                                      const std::string& provider, const NetworkPolicy& network,
-                                     const std::filesystem::path& root);
+                                     const std::filesystem::path& root, const std::string& identity);
 
 struct PoolStatus {
   std::string key;

@@ -100,12 +100,9 @@ void RunPhases::open_provider() {
     else
       reused_.emplace(Lease::attach(ctx_, request_.lease, request_.choice, Lease::Access::exclusive));
     // A pooled sandbox is the pool's until a run takes it from there; used by name, it
-    // would stay counted as ready with this run's changes in it.
-    if (const Claim& claim = reused_->claim(); claim.pool)
-      throw Error(ErrorCode::invalid_argument,
-                  fmt::format("lease '{}' waits in a warm pool; it is not a kept lease to run in", claim.slug),
-                  "drop --id: a run with the pool's provider and workspace takes it from the pool (`corral pool "
-                  "status` lists pools)");
+    // would stay counted as ready with this run's changes in it. attach() refuses one,
+    // but the claim read under the lock has the last word.
+    require_not_pooled(reused_->claim(), "--id");
   } else
     session_ = ctx_.providers.open(ctx_.providers.resolve(request_.choice), request_.choice, ctx_.ui);
 }
@@ -234,7 +231,7 @@ void RunPhases::acquire() {
     lease_.emplace(std::move(*reused_));
     reused_.reset();
   } else if (std::optional<Lease> pooled = take_pooled_for(ctx_, request_, purpose_ == Purpose::command, spec().name,
-                                                             network_, workspace().root)) {
+                                                             network_, workspace().root, session_->identity())) {
     lease_.emplace(std::move(*pooled));
   } else {
     NewSandbox made{.network = network_, .idle = idle_, .ephemeral = !may_keep(), .workspace_bytes = workspace_bytes()};

@@ -1,5 +1,7 @@
 #include "plugin_host/provider_session.hpp"
 
+#include "base/hash.hpp"
+
 #include <fmt/format.h>
 
 #include <atomic>
@@ -116,6 +118,27 @@ class TransferScope {
   const TransferFn*& slot_;
 };
 
+// ProviderSession::identity(): what open reported (`open_result`) and the secret and
+// trusted values of `options`, digested; "" when there is nothing to tell sessions apart.
+std::string identity_of(const ProviderSpec& spec, const StringMap& options, const std::string& open_result) {
+  std::string target;
+  try {
+    target = wire::read<wire::OpenResult>(open_result, "the answer of open").target;
+  } catch (const Error&) {
+    // Nothing the plugin said can be read: its options alone tell sessions apart.
+  }
+  Sha256 digest;
+  bool any = !target.empty();
+  digest.update(target);
+  for (const OptionSpec& o : spec.options) {
+    auto it = options.find(o.name);
+    if (it == options.end() || it->second.empty() || !(o.secret || o.trusted)) continue;
+    any = true;
+    digest.update(std::string(1, '\0') + o.name + '=' + it->second);
+  }
+  return any ? digest.hex().substr(0, 16) : std::string();
+}
+
 }  // namespace
 
 ProviderSession::ProviderSession(std::unique_ptr<PluginInstance> plugin, const StringMap& options, HostHooks hooks)
@@ -130,6 +153,7 @@ ProviderSession::ProviderSession(std::unique_ptr<PluginInstance> plugin, const S
     if (s.error) throw *s.error;
     throw Error(ErrorCode::internal, fmt::format("provider '{}' failed to start", spec().name));
   }
+  identity_ = identity_of(spec(), options, s.result.empty() ? "{}" : s.result);
 }
 
 ProviderSession::ProviderSession(std::shared_ptr<const Plugin> plugin, const StringMap& options, HostHooks hooks)

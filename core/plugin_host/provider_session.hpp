@@ -44,6 +44,11 @@ class ProviderSession {
   const ProviderSpec& spec() const { return plugin_->spec(); }
   bool has(Feature f) const { return plugin_->spec().features.has(f); }
   const Redactor& redactor() const { return redactor_; }
+  // Who this session works for: a digest of its plugin's target (Provider::target) and of
+  // the values of its secret and trusted options (the account and the endpoints), "" when
+  // none of them is set. Sessions of one identity see the same sandboxes: warm pools are
+  // keyed by it, and a claim records the identity it was made under.
+  const std::string& identity() const { return identity_; }
 
   std::vector<DoctorCheck> doctor();
   Sandbox create(const CreateRequest& request);
@@ -87,6 +92,7 @@ class ProviderSession {
   HostHooks hooks_;
   Redactor redactor_;
   const TransferFn* transfer_ = nullptr;  // during upload() and download(): their on_bytes
+  std::string identity_;
   std::pair<std::string, std::string> created_;  // the sandbox id create() returned, and its lease
 };
 

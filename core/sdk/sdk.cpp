@@ -168,6 +168,8 @@ void* open(const char* config, const corral_host_v1* host, void* call, Provider*
   try {
     std::unique_ptr<Provider> provider(
         factory(Options(wire::read<wire::OpenRequest>(config ? config : "{}", "plugin config").options)));
+    const std::string result = wire::to_json(wire::OpenResult{provider->target()});
+    host->result(call, result.data(), result.size());
     return new Instance{std::move(provider), plugin};
   } catch (...) {
     report_current_exception(host, call, plugin, "open");

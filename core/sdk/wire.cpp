@@ -104,6 +104,12 @@ std::string to_json(const OpenRequest& m) {
   return object([&](Writer& w) { json::write_map(w, "options", m.options); });
 }
 
+std::string to_json(const OpenResult& m) {
+  return object([&](Writer& w) {
+    if (!m.target.empty()) json::write_string(w, "target", m.target);
+  });
+}
+
 std::string to_json(const CreateRequest& m) {
   return object([&](Writer& w) {
     json::write_string(w, "leaseId", m.lease_id);
@@ -285,6 +291,11 @@ DoctorResult read<DoctorResult>(std::string_view text, std::string_view what) {
 template <>
 OpenRequest read<OpenRequest>(std::string_view text, std::string_view what) {
   return {json::get_map(json::parse(text, what), "options")};
+}
+
+template <>
+OpenResult read<OpenResult>(std::string_view text, std::string_view what) {
+  return {json::get_string(json::parse(text, what), "target")};
 }
 
 template <>

@@ -337,3 +337,93 @@ TEST_CASE("a provider option set by the environment or the config names another 
   CHECK(env.pool_settles_at(1));
   REQUIRE(env.run({"pool", "drain"}).exit_code == 0);
 }
+
+TEST_CASE("a pool filled for one account is never taken, nor forgotten, by a run or a stop under another") {
+  PoolCli env;
+  const fs::path boxes = env.root().path() / "boxes";
+  fs::create_directories(boxes);
+  env.add_registry("boxes", {std::string(CORRAL_TEST_PLUGIN_DIR) + "/libcorral-testbox.so"});
+  env.env["TESTBOX_DIR"] = boxes.string();
+  // Which account testbox works for comes from a file, as a kubeconfig's current context
+  // does: the options stay the same when it changes.
+  const fs::path account = env.root().write("account", "alice\n");
+  env.env["TESTBOX_ACCOUNT_FILE"] = account.string();
+  REQUIRE(env.run({"pool", "fill", "--provider", "testbox", "--size", "1"}).exit_code == 0);
+  const std::set<std::string> alices = env.pooled_sandboxes();
+  REQUIRE(alices.size() == 1);
+
+  env.root().write("account", "bob\n");
+  const std::string file = (env.root().path() / "h.json").string();
+  CliResult r = env.run({"run", "--provider", "testbox", "--no-pool", "--keep", "--lease-output", file, "--", "true"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  r = env.run({"run", "--provider", "testbox", "--lease-output", file, "--", "cat", "file.txt"});
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == "v1\n");
+  CHECK_FALSE(pooled(parse(read_file(file))));
+  // Alice's pooled sandbox is still hers: claimed, ready, and never destroyed.
+  CHECK(env.pooled_sandboxes() == alices);
+  CHECK(fs::is_directory(boxes / "alice" / *alices.begin()));
+
+  // Stopping everything as bob: bob's kept lease goes; alice's pooled one, which bob cannot
+  // see, is kept, saying why, rather than forgotten.
+  r = env.run({"stop", "--all"});
+  CHECK(r.exit_code != 0);
+  CHECK_MESSAGE(r.err.find("other testbox settings") != std::string::npos, r.err);
+  CHECK(env.pooled_sandboxes() == alices);
+
+  env.root().write("account", "alice\n");
+  r = env.run({"run", "--provider", "testbox", "--lease-output", file, "--", "cat", "file.txt"});
+  CHECK(r.exit_code == 0);
+  CHECK(pooled(parse(read_file(file))));
+  CHECK(alices.count(corral::json::get_string(parse(read_file(file)), "sandboxId")) == 1);
+  CHECK(env.pool_settles_at(1));
+  REQUIRE(env.run({"pool", "drain", "--provider", "testbox"}).exit_code == 0);
+}
+
+TEST_CASE("a pool filled with one secret key is not taken by a run with another") {
+  PoolCli env;
+  const fs::path boxes = env.root().path() / "boxes";
+  fs::create_directories(boxes);
+  env.add_registry("boxes", {std::string(CORRAL_TEST_PLUGIN_DIR) + "/libcorral-testbox.so"});
+  env.env["TESTBOX_DIR"] = boxes.string();
+  env.env["TESTBOX_TOKEN"] = "key-of-team-a";
+  REQUIRE(env.run({"pool", "fill", "--provider", "testbox", "--size", "1"}).exit_code == 0);
+  const std::set<std::string> filled = env.pooled_sandboxes();
+  env.env["TESTBOX_TOKEN"] = "key-of-team-b";
+  const std::string file = (env.root().path() / "h.json").string();
+  CliResult r = env.run({"run", "--provider", "testbox", "--lease-output", file, "--", "true"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK_FALSE(pooled(parse(read_file(file))));
+  CHECK(env.pooled_sandboxes() == filled);
+  // Neither the key nor a digest of it is written where the pool is named.
+  for (const fs::path& claim : env.claims()) {
+    CHECK(read_file(claim).find("key-of-team-a") == std::string::npos);
+    CHECK(read_file(claim).find("key-of-team-b") == std::string::npos);
+  }
+  env.env["TESTBOX_TOKEN"] = "key-of-team-a";
+  REQUIRE(env.run({"pool", "drain", "--provider", "testbox"}).exit_code == 0);
+}
+
+TEST_CASE("fork, pause, resume and --shards --from refuse a pooled lease by name, as run --id does") {
+  PoolCli env;
+  REQUIRE(env.run({"pool", "fill", "--size", "1"}).exit_code == 0);
+  const std::vector<fs::path> claims = env.claims();
+  REQUIRE(claims.size() == 1);
+  const std::string slug = corral::json::get_string(parse(read_file(claims[0])), "slug");
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"fork", "--id", slug}, {"pause", "--id", slug}, {"resume", "--id", slug},
+        {"run", "--shards", "2", "--from", slug, "--", "true"}}) {
+    CliResult r = env.run(args);
+    INFO(args[0], ": ", r.err);
+    CHECK(r.exit_code == 64);
+    CHECK(r.err.find("waits in a warm pool") != std::string::npos);
+  }
+  // Nothing was made of it, and it waits as it did.
+  CHECK(env.claims().size() == 1);
+  CHECK(env.ready() == 1);
+  // status and stop may name it.
+  CHECK(env.run({"status", "--id", slug}).exit_code == 0);
+  CHECK(env.run({"stop", "--id", slug}).exit_code == 0);
+  CHECK(env.claims().empty());
+}

@@ -66,7 +66,9 @@ const std::string kSpec = std::string("{") + kIdentity + R"json(
      "help": "refuse (quota) a create, a fork or a resume while this many sandboxes exist (a resume: run); 0 = no limit"},
     {"name": "size", "type": "int", "default": "1", "env": ["TESTBOX_SIZE"], "help": "an integer option"},
     {"name": "tier", "type": "string", "default": "small", "choices": ["small", "large", "extra large"],
-     "env": ["TESTBOX_TIER"], "help": "an option with choices, one of two words"}
+     "env": ["TESTBOX_TIER"], "help": "an option with choices, one of two words"},
+    {"name": "account-file", "type": "string", "env": ["TESTBOX_ACCOUNT_FILE"],
+     "help": "a file naming the account this instance works for, as a kubeconfig's current context does: its sandboxes live in DIR/ACCOUNT, where no other account sees them"}
   ],
   "docs": {"category": "test double", "location": "local", "gpu": "no", "cleanupOwner": "corral",
            "bestFit": "tests", "caveat": "not a sandbox"}
@@ -96,7 +98,16 @@ class Testbox : public corral::sdk::Provider {
         leak_(o.get_bool("leak", false)), quota_(o.get_int("quota", 0)) {
     maybe_fail("open");
     if (dir_.empty()) throw corral::Error(corral::ErrorCode::invalid_argument, "testbox needs TESTBOX_DIR");
+    if (const std::string file = o.get("account-file"); !file.empty()) {
+      std::ifstream in(file);
+      std::getline(in, account_);
+      if (account_.empty()) throw corral::Error(corral::ErrorCode::invalid_argument, file + " names no account");
+      dir_ /= account_;
+      fs::create_directories(dir_);
+    }
   }
+
+  std::string target() const override { return account_.empty() ? "" : "account " + account_; }
 
   corral::Sandbox create(const corral::CreateRequest& r, const corral::sdk::Host&) override {
     maybe_fail("create");
@@ -389,6 +400,7 @@ class Testbox : public corral::sdk::Provider {
   std::string pause_;
   std::string flaw_;
   std::string token_;
+  std::string account_;  // from account-file: DIR/ACCOUNT holds this account's sandboxes
   bool leak_ = false;
   std::int64_t quota_ = 0;
 };

@@ -88,7 +88,9 @@ typedef struct corral_plugin_v1 {
   const char* spec_json; /* the ProviderSpec, see docs/plugin-authoring.md */
 
   /* Creates an instance from the resolved options ({"options": {...}}); NULL after
-   * host->error on failure. Required. */
+   * host->error on failure. Required. It may report host->result {"target": "..."}: who
+   * the instance works for when more than its options decide it (no secret in it), which
+   * keeps warm pools and leases of different accounts apart. */
   void* (*open)(const char* config_json, const corral_host_v1* host, void* call);
   /* Releases an instance. Required. */
   void (*close)(void* instance);

@@ -102,6 +102,13 @@ class Options {
 class Provider {
  public:
   virtual ~Provider() = default;
+  // Who this instance works for, beyond the options it was opened with: the account and
+  // endpoint it reaches when something other than an option decides them (a kubeconfig's
+  // current context). Sessions of different targets never share a warm pool, and a lease
+  // made under one is never forgotten because another cannot see it. No secret in it:
+  // a digest where a credential decides it. Empty (the default): the options say it all;
+  // corral counts secret options in by their digests itself.
+  virtual std::string target() const { return ""; }
   virtual std::vector<DoctorCheck> doctor(const Host&) { return {}; }
   virtual Sandbox create(const CreateRequest& request, const Host& host) = 0;
   virtual Sandbox get(const std::string& id, const Host& host);

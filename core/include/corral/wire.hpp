@@ -35,6 +35,10 @@ struct DoctorResult {
 struct OpenRequest {
   StringMap options;
 };
+// open's result, which a plugin may report (absent: {}): Provider::target().
+struct OpenResult {
+  std::string target;
+};
 struct GetRequest {
   std::string id;
 };
@@ -83,6 +87,7 @@ struct ForkResult {
 // from a plugin back into the same plugin, never to storage or the screen.
 std::string to_json(const DoctorResult& m);
 std::string to_json(const OpenRequest& m);
+std::string to_json(const OpenResult& m);
 std::string to_json(const CreateRequest& m);
 std::string to_json(const GetRequest& m);
 std::string to_json(const ListRequest& m);
