@@ -45,7 +45,7 @@ namespace {
 
 struct CallState {
   const HostHooks* hooks;
-  const Redactor* redactor;
+  const sdk::Redactor* redactor;
   CallStop* stop = nullptr;  // nullptr while cleaning up after the Ctrl-C that caused it
   const TransferFn* transfer = nullptr;  // who hears the call's transfer reports
   std::string result;

@@ -10,10 +10,10 @@
 #include <string_view>
 #include <vector>
 
+#include "corral/sdk/redact.hpp"
 #include "corral/types.hpp"
 #include "plugin_host/loader.hpp"
 #include "plugin_host/plugin_instance.hpp"
-#include "plugin_host/redact.hpp"
 
 namespace corral {
 
@@ -43,7 +43,7 @@ class ProviderSession {
 
   const ProviderSpec& spec() const { return plugin_->spec(); }
   bool has(Feature f) const { return plugin_->spec().features.has(f); }
-  const Redactor& redactor() const { return redactor_; }
+  const sdk::Redactor& redactor() const { return redactor_; }
   // Who this session works for: a digest of its plugin's target (Provider::target) and of
   // the values of its secret and trusted options (the account and the endpoints), "" when
   // none of them is set. Sessions of one identity see the same sandboxes: warm pools are
@@ -90,7 +90,7 @@ class ProviderSession {
 
   std::unique_ptr<PluginInstance> plugin_;
   HostHooks hooks_;
-  Redactor redactor_;
+  sdk::Redactor redactor_;
   const TransferFn* transfer_ = nullptr;  // during upload() and download(): their on_bytes
   std::string identity_;
   std::pair<std::string, std::string> created_;  // the sandbox id create() returned, and its lease

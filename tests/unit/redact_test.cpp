@@ -1,9 +1,9 @@
 #include <doctest/doctest.h>
 
-#include "plugin_host/redact.hpp"
+#include "corral/sdk/redact.hpp"
 
 TEST_CASE("registered secrets are masked wherever they appear") {
-  corral::Redactor r;
+  corral::sdk::Redactor r;
   r.add("sk-live-123456");
   r.add("abc");  // too short to mask safely
   r.add("sk-live-123456-extended");

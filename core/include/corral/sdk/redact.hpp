@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-namespace corral {
+namespace corral::sdk {
 
 class Redactor {
  public:
@@ -17,4 +17,4 @@ class Redactor {
   std::vector<std::string> secrets_;
 };
 
-}  // namespace corral
+}  // namespace corral::sdk

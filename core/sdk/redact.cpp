@@ -1,8 +1,8 @@
-#include "plugin_host/redact.hpp"
+#include "corral/sdk/redact.hpp"
 
 #include <algorithm>
 
-namespace corral {
+namespace corral::sdk {
 
 void Redactor::add(const std::string& secret) {
   if (secret.size() < 4) return;
@@ -20,4 +20,4 @@ std::string Redactor::apply(std::string text) const {
   return text;
 }
 
-}  // namespace corral
+}  // namespace corral::sdk
