@@ -12,6 +12,18 @@ void Redactor::add(const std::string& secret) {
   std::sort(secrets_.begin(), secrets_.end(), [](const auto& a, const auto& b) { return a.size() > b.size(); });
 }
 
+void Redactor::add_pem(const std::string& pem) {
+  add(pem);
+  for (size_t start = 0; start < pem.size();) {
+    size_t end = pem.find('\n', start);
+    if (end == std::string::npos) end = pem.size();
+    std::string line = pem.substr(start, end - start);
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.rfind("-----", 0) != 0) add(line);
+    start = end + 1;
+  }
+}
+
 std::string Redactor::apply(std::string text) const {
   for (const std::string& s : secrets_) {
     for (size_t pos = text.find(s); pos != std::string::npos; pos = text.find(s, pos + 3))

@@ -130,20 +130,23 @@ std::string current_exception_type() {
   return status == 0 && name ? name.get() : type->name();
 }
 
-// Reports the exception being handled to the host: a corral::Error as itself, anything
-// else as a crash of `primitive`, which the plugin let escape.
-void report_current_exception(const corral_host_v1* host, void* call, const char* plugin, const char* primitive) {
+// Reports the exception being handled to the host, `secrets` masked: a corral::Error as
+// itself, anything else as a crash of `primitive`, which the plugin let escape.
+void report_current_exception(const corral_host_v1* host, void* call, const char* plugin, const char* primitive,
+                              const Redactor* secrets = nullptr) {
+  auto masked = [secrets](const std::string& text) { return secrets ? secrets->apply(text) : text; };
   std::string cause = "an uncaught " + current_exception_type();
   try {
     throw;
   } catch (const Error& e) {
-    host->error(call, static_cast<int>(e.code()), e.what(), e.hint().empty() ? nullptr : e.hint().c_str());
+    const std::string message = masked(e.what()), hint = masked(e.hint());
+    host->error(call, static_cast<int>(e.code()), message.c_str(), hint.empty() ? nullptr : hint.c_str());
     return;
   } catch (const std::exception& e) {
     cause += std::string(": ") + e.what();
   } catch (...) {
   }
-  const std::string message = crash_message(plugin, primitive, cause);
+  const std::string message = masked(crash_message(plugin, primitive, cause));
   host->error(call, CORRAL_ERR_INTERNAL, message.c_str(), "a bug in the plugin: report it to its authors");
 }
 
@@ -153,12 +156,12 @@ int invoke(void* instance, const char* request, const corral_host_v1* host, void
            const char* primitive) {
   Instance& self = *static_cast<Instance*>(instance);
   try {
-    Host h(host, call);
+    Host h(host, call, &self.provider->secrets());
     std::string result = body(*self.provider, request ? request : "{}", h);
     host->result(call, result.data(), result.size());
     return 0;
   } catch (...) {
-    report_current_exception(host, call, self.plugin, primitive);
+    report_current_exception(host, call, self.plugin, primitive, &self.provider->secrets());
   }
   return 1;
 }
@@ -199,7 +202,14 @@ const char* spec_text(const ProviderSpec& spec) {
   return texts.emplace_back(std::move(text)).c_str();
 }
 
-std::string do_doctor(Provider& p, std::string_view, const Host& h) { return wire::to_json(wire::DoctorResult{p.doctor(h)}); }
+std::string do_doctor(Provider& p, std::string_view, const Host& h) {
+  std::vector<DoctorCheck> checks = p.doctor(h);
+  for (DoctorCheck& c : checks) {
+    c.detail = p.secrets().apply(c.detail);
+    c.hint = p.secrets().apply(c.hint);
+  }
+  return wire::to_json(wire::DoctorResult{std::move(checks)});
+}
 
 std::string do_create(Provider& p, std::string_view r, const Host& h) {
   return wire::to_json(p.create(wire::read<CreateRequest>(r, "create request"), h));

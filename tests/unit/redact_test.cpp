@@ -11,3 +11,14 @@ TEST_CASE("registered secrets are masked wherever they appear") {
   CHECK(r.apply("abc stays") == "abc stays");
   CHECK(r.apply("nothing here") == "nothing here");
 }
+
+TEST_CASE("a private key is masked whole and line by line, its BEGIN and END lines kept") {
+  corral::sdk::Redactor r;
+  const std::string pem =
+      "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\nBKcwggSjAgEAAoIBAQC7VJTUt9Us8cKj\n"
+      "-----END PRIVATE KEY-----\n";
+  r.add_pem(pem);
+  CHECK(r.apply("key: " + pem) == "key: ***");
+  CHECK(r.apply("it said BKcwggSjAgEAAoIBAQC7VJTUt9Us8cKj here") == "it said *** here");
+  CHECK(r.apply("-----BEGIN PRIVATE KEY-----") == "-----BEGIN PRIVATE KEY-----");
+}

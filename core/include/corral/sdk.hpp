@@ -16,6 +16,7 @@
 #include "corral/json.hpp"
 #include "corral/plugin_abi.h"
 #include "corral/primitives.hpp"
+#include "corral/sdk/redact.hpp"
 #include "corral/types.hpp"
 
 namespace corral::sdk {
@@ -23,17 +24,20 @@ namespace corral::sdk {
 // The host's services for one call.
 class Host {
  public:
-  Host(const corral_host_v1* host, void* call) : host_(host), call_(call) {}
+  // `secrets`: what the provider registered (Provider::secrets()), masked in every log
+  // line and progress note; nullptr: nothing to mask.
+  Host(const corral_host_v1* host, void* call, const Redactor* secrets = nullptr)
+      : host_(host), call_(call), secrets_(secrets) {}
   // Streams command output to the user as it arrives.
   void emit(corral_stream stream, std::string_view data) const {
     if (!data.empty()) host_->emit(call_, stream, data.data(), data.size());
   }
   // True once the user asked to stop (Ctrl-C).
   bool cancelled() const { return host_->cancelled(call_) != 0; }
-  void info(const std::string& message) const { host_->log(call_, CORRAL_LOG_INFO, message.c_str()); }
-  void warn(const std::string& message) const { host_->log(call_, CORRAL_LOG_WARN, message.c_str()); }
-  void debug(const std::string& message) const { host_->log(call_, CORRAL_LOG_DEBUG, message.c_str()); }
-  void progress(const std::string& message) const { host_->progress(call_, message.c_str()); }
+  void info(const std::string& message) const { host_->log(call_, CORRAL_LOG_INFO, masked(message).c_str()); }
+  void warn(const std::string& message) const { host_->log(call_, CORRAL_LOG_WARN, masked(message).c_str()); }
+  void debug(const std::string& message) const { host_->log(call_, CORRAL_LOG_DEBUG, masked(message).c_str()); }
+  void progress(const std::string& message) const { host_->progress(call_, masked(message).c_str()); }
   // Bytes of this call's upload or download moved so far, of `total` (0 = not known), for
   // the user's progress bar; a host too old to hear it is skipped.
   void transfer(std::uint64_t done, std::uint64_t total) const {
@@ -46,8 +50,12 @@ class Host {
   }
 
  private:
+  // `text` with the provider's secrets masked.
+  std::string masked(const std::string& text) const { return secrets_ ? secrets_->apply(text) : text; }
+
   const corral_host_v1* host_;
   void* call_;
+  const Redactor* secrets_;
 };
 
 // When a remote command must stop: the user asked (Ctrl-C) or its --timeout passed.
@@ -139,6 +147,17 @@ class Provider {
   // Provider, `fork` names this method: call POSIX's as ::fork().
   virtual std::vector<ForkOutcome> fork(const Sandbox& source, const std::vector<ForkTarget>& targets,
                                         const Host& host);
+
+  // The secrets this provider holds that corral cannot know of (a token it read from a
+  // file of the user's, one a credential plugin printed): add them here as soon as they
+  // are known, and the SDK masks them in every error, hint, log line, progress note and
+  // doctor check the provider reports, whoever wrote the text (a server quoting a
+  // request's Authorization header). Secret options and Sandbox::secrets need no adding:
+  // corral masks those itself.
+  Redactor& secrets() { return secrets_; }
+
+ private:
+  Redactor secrets_;
 };
 
 namespace detail {
