@@ -359,6 +359,9 @@ ProcessOutcome run_process(const ProcessSpec& spec, const OutputFn& on_stdout, c
     if (cancelled && cancelled()) stop(false);
     if (timeout_seconds > 0 && Clock::now() - started > std::chrono::seconds(timeout_seconds)) stop(true);
     if (kill_at && Clock::now() > *kill_at) ::kill(-pid, SIGKILL);
+    // A second after the group's SIGKILL, what still holds the pipes left the group
+    // (setsid) and is beyond reach: stop waiting for it, or a stop would never end.
+    if (kill_at && Clock::now() > *kill_at + std::chrono::seconds(1)) break;
   }
 
   int status = 0;

@@ -13,6 +13,8 @@
 #include <atomic>
 #include <vector>
 #include <chrono>
+#include <cstdlib>
+#include <future>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -39,6 +41,22 @@ TEST_CASE("cancelling stops the whole process group promptly") {
   auto o = run_process({{"sh", "-c", "sleep 30 & sleep 30; wait"}}, {}, {}, [&] { return ++polls > 3; });
   CHECK(o.cancelled);
   CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(10));
+}
+
+TEST_CASE("a stop ends the wait even when a descendant left the process group and holds stdout open") {
+  corral::test::TempDir dir;
+  const std::string pid_file = (dir.path() / "escaped.pid").string();
+  int polls = 0;
+  // setsid: a new session, so the group's SIGTERM and SIGKILL never reach it.
+  auto run = std::async(std::launch::async, [&] {
+    return run_process({{"sh", "-c", "setsid sleep 30 & echo $! > " + pid_file + "; sleep 30"}}, {}, {},
+                       [&] { return ++polls > 5; });
+  });
+  const bool returned = run.wait_for(std::chrono::seconds(15)) == std::future_status::ready;
+  const pid_t escaped = std::atoi(corral::test::read_file(pid_file).c_str());
+  if (escaped > 0) ::kill(escaped, SIGKILL);  // beyond the group's reach: the test ends it
+  REQUIRE_MESSAGE(returned, "run_process waited for a process outside the group it stopped");
+  CHECK(run.get().cancelled);
 }
 
 TEST_CASE("a timeout stops the process and says so") {

@@ -64,7 +64,9 @@ using OutputFn = std::function<void(std::string_view)>;
 
 // Runs `spec`, passing stdout and stderr chunks to the callbacks as they arrive. Polls
 // `cancelled` about ten times a second; on cancel or after `timeout_seconds` (0 = none)
-// it sends SIGTERM to the child's process group, then SIGKILL after `grace_seconds`.
+// it sends SIGTERM to the child's process group, then SIGKILL after `grace_seconds`, and
+// returns a second later even when a descendant that left the group (setsid) still holds
+// its stdout or stderr open.
 // The child dies with the calling thread (PR_SET_PDEATHSIG, SIGKILL), so a corral or
 // plugin helper that is killed takes its tools with it (the child only, not what it
 // started). A callback that throws gets the child's group killed and reaped first.
