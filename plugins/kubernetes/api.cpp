@@ -8,10 +8,15 @@ constexpr auto kRefreshMargin = std::chrono::seconds(60);
 
 }  // namespace
 
-Api::Api(ClusterAccess access, std::int64_t request_timeout_seconds, std::string timeout_setting)
+Api::Api(ClusterAccess access, std::int64_t request_timeout_seconds, std::string timeout_setting,
+         sdk::Redactor& secrets)
     : access_(std::move(access)),
       request_timeout_seconds_(request_timeout_seconds),
-      timeout_setting_(std::move(timeout_setting)) {}
+      timeout_setting_(std::move(timeout_setting)),
+      secrets_(secrets) {
+  secrets_.add(access_.token);
+  secrets_.add_pem(access_.tls.client_key_pem);
+}
 
 void Api::authorize(std::vector<std::pair<std::string, std::string>>& headers, sdk::TlsSettings& tls) {
   tls = access_.tls;
@@ -19,7 +24,12 @@ void Api::authorize(std::vector<std::pair<std::string, std::string>>& headers, s
   if (access_.exec) {
     const bool due = credential_ && credential_->expires &&
                      std::chrono::system_clock::now() + kRefreshMargin >= *credential_->expires;
-    if (!credential_ || due) credential_ = run_exec_plugin(*access_.exec, access_.origin);
+    if (!credential_ || due) {
+      credential_ = run_exec_plugin(*access_.exec, access_.origin);
+      // Before the first request carries them: a server could quote them in its answer.
+      secrets_.add(credential_->token);
+      secrets_.add_pem(credential_->client_key_pem);
+    }
     if (!credential_->token.empty()) token = credential_->token;
     if (!credential_->client_cert_pem.empty()) {
       tls.client_cert_pem = credential_->client_cert_pem;

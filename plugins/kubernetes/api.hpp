@@ -1,5 +1,6 @@
 // The API server as the plugin talks to it: the cluster's URL, its CA, the user's
-// credentials on every request (an exec plugin's refreshed when due or refused), bounded
+// credentials on every request (an exec plugin's refreshed when due or refused, and every
+// one of them registered with the provider's secrets, so no message shows it), bounded
 // calls retried on 429 (its Retry-After) and 5xx, streamed watches, and the WebSocket
 // requests exec upgrades.
 #pragma once
@@ -10,6 +11,7 @@
 
 #include "corral/sdk.hpp"
 #include "corral/sdk/http.hpp"
+#include "corral/sdk/redact.hpp"
 #include "corral/sdk/websocket.hpp"
 #include "exec_credential.hpp"
 #include "kubeconfig.hpp"
@@ -29,7 +31,10 @@ struct Call {
 
 class Api {
  public:
-  Api(ClusterAccess access, std::int64_t request_timeout_seconds, std::string timeout_setting);
+  // `secrets` (the provider's) is told every credential `access` holds now, and each one
+  // an exec plugin prints later; it must outlive the Api.
+  Api(ClusterAccess access, std::int64_t request_timeout_seconds, std::string timeout_setting,
+      sdk::Redactor& secrets);
 
   // Sends `call`; returns the answer whatever its status (callers decide what fails).
   sdk::http::Response send(const Call& call, const sdk::Host& host);
@@ -51,6 +56,7 @@ class Api {
   ClusterAccess access_;
   std::int64_t request_timeout_seconds_;
   std::string timeout_setting_;
+  sdk::Redactor& secrets_;
   sdk::http::Client client_;
   std::optional<ExecCredential> credential_;
 };

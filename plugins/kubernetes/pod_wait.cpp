@@ -48,7 +48,7 @@ std::string latest_warning(Api& api, const std::string& ns, const std::string& n
     if (items && items->IsArray())
       for (const json::Value& e : items->GetArray())
         if (json::get_string(e, "type") == "Warning")
-          message = json::get_string(e, "reason") + ": " + json::get_string(e, "message");
+          message = sdk::http::one_line(json::get_string(e, "reason") + ": " + json::get_string(e, "message"));
     return message;
   } catch (const Error&) {
     return {};  // the events only add to the message
@@ -64,12 +64,16 @@ PodProgress progress_of(const json::Value& pod, const std::string& image) {
     p.why = "Pending";
     return p;
   }
-  const std::string phase = json::get_string(*status, "phase", "Pending");
+  // The server's words, on one line: they go into messages.
+  auto text = [](const json::Value& v, const char* key, const char* fallback = "") {
+    return sdk::http::one_line(json::get_string(v, key, fallback));
+  };
+  const std::string phase = text(*status, "phase", "Pending");
   if (phase == "Failed" || phase == "Succeeded") {
     p.kind = PodProgress::Kind::failed;
     p.why = "the Pod ended (" + phase;
-    if (std::string reason = json::get_string(*status, "reason"); !reason.empty()) p.why += ", " + reason;
-    if (std::string message = json::get_string(*status, "message"); !message.empty()) p.why += ": " + message;
+    if (std::string reason = text(*status, "reason"); !reason.empty()) p.why += ", " + reason;
+    if (std::string message = text(*status, "message"); !message.empty()) p.why += ": " + message;
     p.why += ")";
     return p;
   }
@@ -78,8 +82,8 @@ PodProgress progress_of(const json::Value& pod, const std::string& image) {
       const json::Value* state = json::find(c, "state");
       const json::Value* waiting = state ? json::find(*state, "waiting") : nullptr;
       if (!waiting) continue;
-      const std::string reason = json::get_string(*waiting, "reason");
-      const std::string message = json::get_string(*waiting, "message");
+      const std::string reason = text(*waiting, "reason");
+      const std::string message = text(*waiting, "message");
       if (is_pull_failure(reason)) {
         p.kind = PodProgress::Kind::failed;
         p.code = ErrorCode::not_found;
@@ -99,8 +103,7 @@ PodProgress progress_of(const json::Value& pod, const std::string& image) {
   }
   if (const json::Value* scheduled = condition(*status, "PodScheduled");
       scheduled && json::get_string(*scheduled, "status") == "False") {
-    p.why = "Pending, not scheduled (" + json::get_string(*scheduled, "reason") + ": " +
-            json::get_string(*scheduled, "message") + ")";
+    p.why = "Pending, not scheduled (" + text(*scheduled, "reason") + ": " + text(*scheduled, "message") + ")";
     return p;
   }
   if (p.why.empty()) p.why = phase == "Running" ? "Running, not Ready yet" : phase;
@@ -167,8 +170,8 @@ void wait_until_ready(Api& api, const std::string& ns, const std::string& name, 
         if (type == "ERROR") {
           too_old = json::get_int(*object, "code") == 410;
           if (!too_old)
-            throw Error(ErrorCode::unavailable,
-                        "Kubernetes watch Pod " + name + ": " + json::get_string(*object, "message"));
+            throw Error(ErrorCode::unavailable, "Kubernetes watch Pod " + name + ": " +
+                                                    sdk::http::one_line(json::get_string(*object, "message")));
           continue;
         }
         if (type == "DELETED") {

@@ -47,9 +47,15 @@ Api& KubernetesProvider::api(const sdk::Host& host) {
       host.warn("the kubeconfig (" + access.origin +
                 ") sets insecure-skip-tls-verify: the API server's certificate is not checked, so anyone on the "
                 "network path could pose as the cluster and receive your credentials");
-    api_.emplace(std::move(access), settings_.request_timeout_seconds, identity().settings.either("request-timeout"));
+    api_.emplace(std::move(access), settings_.request_timeout_seconds, identity().settings.either("request-timeout"),
+                 secrets());
   }
   return *api_;
+}
+
+Sandbox KubernetesProvider::masked(Sandbox sandbox) {
+  for (auto& [key, value] : sandbox.details) value = secrets().apply(value);
+  return sandbox;
 }
 
 const std::string& KubernetesProvider::ns(const sdk::Host& host) {
@@ -221,7 +227,7 @@ Sandbox KubernetesProvider::get(const std::string& id, const sdk::Host& host) {
   sdk::http::Response r = api(host).send(call, host);
   sdk::remote::expect_sandbox(identity(), r, call.what, id);
   json::Document pod = sdk::http::parse_body(r, call.what);
-  return sandbox_of(pod, settings_.workdir);
+  return masked(sandbox_of(pod, settings_.workdir));
 }
 
 std::vector<Sandbox> KubernetesProvider::list(const StringMap& labels, const sdk::Host& host) {
@@ -237,7 +243,7 @@ std::vector<Sandbox> KubernetesProvider::list(const StringMap& labels, const sdk
       if (!r.ok()) throw api_error(r, what);
       json::Document doc = sdk::http::parse_body(r, what);
       if (const json::Value* items = json::find(doc, "items"); items && items->IsArray())
-        for (const json::Value& pod : items->GetArray()) found.push_back(sandbox_of(pod, settings_.workdir));
+        for (const json::Value& pod : items->GetArray()) found.push_back(masked(sandbox_of(pod, settings_.workdir)));
       const json::Value* meta = json::find(doc, "metadata");
       return meta ? json::get_string(*meta, "continue") : std::string();
     });
@@ -296,7 +302,8 @@ void KubernetesProvider::throw_if_gone(const std::string& namespace_, const std:
     Error gone = sdk::remote::sandbox_gone(identity(), id);
     std::string why = ending ? "it is being deleted" : "its Pod " + phase;
     if (status && !json::get_string(*status, "reason").empty())
-      why += " (" + json::get_string(*status, "reason") + ": " + json::get_string(*status, "message") + ")";
+      why += " (" + sdk::http::one_line(json::get_string(*status, "reason")) + ": " +
+             sdk::http::one_line(json::get_string(*status, "message")) + ")";
     throw Error(gone.code(), std::string(gone.what()) + ": " + why, gone.hint());
   } catch (const Error& e) {
     if (e.code() == ErrorCode::not_found) throw;

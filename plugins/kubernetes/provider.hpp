@@ -33,6 +33,8 @@ class KubernetesProvider : public sdk::Provider {
   // The cluster's API, found on first use (kubeconfig or in-cluster); warns once when the
   // kubeconfig turns TLS verification off.
   Api& api(const sdk::Host& host);
+  // `sandbox` with the credentials masked in its details, which come from the server.
+  Sandbox masked(Sandbox sandbox);
   // The namespace Pods go in: the setting, the context's, else "default".
   const std::string& ns(const sdk::Host& host);
   // The namespace of `sandbox`: where it was made, else the current one.

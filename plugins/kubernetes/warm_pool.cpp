@@ -94,7 +94,9 @@ std::string claim_pod(Api& api, const std::string& ns, const std::string& name, 
     if (Clock::now() >= deadline)
       throw Error(ErrorCode::unavailable,
                   "Kubernetes SandboxClaim " + name + " was not Ready within " + format_duration(timeout_seconds) +
-                      (state.reason.empty() ? "" : ": " + state.reason + " (" + state.message + ")"),
+                      (state.reason.empty() ? ""
+                                            : ": " + sdk::http::one_line(state.reason) + " (" +
+                                                  sdk::http::one_line(state.message) + ")"),
                   "raise " + identity().settings.either("start-timeout") + ", or check the warm pool's template");
     if (!sdk::sleep_unless_stopped(pause, [&] { return host.cancelled(); }))
       throw Error(ErrorCode::cancelled, "Kubernetes wait for SandboxClaim " + name + ": cancelled");

@@ -117,6 +117,16 @@ pid_t pid_written(const std::filesystem::path& file) {
   return pid;
 }
 
+// A kubeconfig whose user logs in with the exec credential plugin `script` (a sh script
+// written to login.sh); its path goes to KUBECONFIG.
+std::filesystem::path use_exec_plugin(KubeCli& t, const std::string& script) {
+  auto path = t.cli.root().write("login.sh", script);
+  std::filesystem::permissions(path, std::filesystem::perms::owner_all);
+  t.cli.env["KUBECONFIG"] =
+      t.cluster.write_kubeconfig(t.cli.root().path() / "exec.yaml", {.exec_command = path.string()}).string();
+  return path;
+}
+
 }  // namespace
 
 TEST_CASE("providers describe kubernetes lists its settings and the kubectl variables") {
@@ -651,4 +661,33 @@ TEST_CASE("a Kubernetes pool waits as running Pods (no pause), says so, and a ru
   REQUIRE(t.run({"pool", "drain"}).exit_code == 0);
   CHECK(t.no_pods_left());
   CHECK(t.cli.claims().empty());
+}
+
+TEST_CASE("an API server that quotes the Authorization header in its errors gets no credential shown or stored") {
+  KubeCli t;
+  SUBCASE("the kubeconfig's token") {}
+  SUBCASE("an exec credential plugin's token") {
+    const std::string token = "exec-plugin-token-echoed-77c1";
+    t.cluster.add_token(token, "plugin-user");
+    t.secrets.push_back(token);
+    use_exec_plugin(t, standin::exec_plugin_script(token));
+  }
+  // The exec upgrade that unpacks the workspace fails, once the Pod (and the handle) exist.
+  t.cluster.with([](standin::State& s) {
+    s.faults.fail_route = "create pods/exec";
+    s.faults.fail_times = 1;
+    s.faults.fail_echoes_authorization = true;
+    return 0;
+  });
+  // The fixture checks every output, the handle and the claims for each credential.
+  CliResult r = t.run_script("true", {"-v"});
+  CHECK(r.exit_code == 69);
+  CHECK_MESSAGE(has(r.err, "Authorization: Bearer ***"), r.err);  // the echo arrived, masked
+  // The server's newline is written out, so its next words make no line that reads as corral's.
+  CHECK(has(r.err, "\\ncorral: the command succeeded"));
+  CHECK_FALSE(has(r.err, "\ncorral: the command succeeded"));
+  const json::Document h = t.handle();
+  const std::string error = json::dump(h["error"]);
+  CHECK(has(error, "Authorization: Bearer ***"));
+  CHECK(t.no_pods_left());
 }

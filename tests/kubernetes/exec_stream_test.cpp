@@ -18,6 +18,7 @@ namespace {
 
 struct Exec {
   Cluster cluster;
+  sdk::Redactor secrets;
   Api api;
   std::string out, err;
   sdk::remote::CommandHooks hooks;
@@ -25,7 +26,7 @@ struct Exec {
 
   explicit Exec(std::int64_t request_timeout_seconds = 30)
       : api(find_cluster({cluster.server.kubeconfig().string(), "", ""}), request_timeout_seconds,
-            "--kubernetes-request-timeout") {
+            "--kubernetes-request-timeout", secrets) {
     cluster.create_pod("p");
     cluster.wait_ready("p");
     hooks.on_stdout = [this](std::string_view d) { out.append(d); };

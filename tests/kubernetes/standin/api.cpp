@@ -152,8 +152,12 @@ Outcome Api::handle(HttpRequest& request, X509* peer) {
   if (auto bad = check_query(state_, *call, request)) return error_response(state_, *bad, route);
   if (State::take(state_.faults.throttle_route, state_.faults.throttle_times, rbac))
     return error_response(state_, too_many_requests(state_.faults.retry_after_seconds), route);
-  if (State::take(state_.faults.fail_route, state_.faults.fail_times, rbac))
-    return error_response(state_, internal_error("the stand-in was told to fail this call"), route);
+  if (State::take(state_.faults.fail_route, state_.faults.fail_times, rbac)) {
+    std::string message = "the stand-in was told to fail this call";
+    if (state_.faults.fail_echoes_authorization)
+      message += "; the request had Authorization: " + authorization + "\ncorral: the command succeeded";
+    return error_response(state_, internal_error(message), route);
+  }
   return handle_call(state_, *call, request);
 }
 

@@ -20,6 +20,9 @@ struct Faults {
   // 500 InternalError to the next `fail_times` calls of `fail_route`.
   std::string fail_route;
   int fail_times = 0;
+  // Those 500s quote the request's Authorization header in their message, as a proxy's or
+  // a debugging server's error page may, then a newline and a line that reads as corral's.
+  bool fail_echoes_authorization = false;
 
   // The next `watch_end_times` watches end (a clean end of the stream, as when the API
   // server's watch timeout passes) after `watch_end_after_events` events.
