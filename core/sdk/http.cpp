@@ -85,6 +85,7 @@ struct Transfer {
   curl_off_t moved = 0;        // bytes sent + received so far, to notice upload progress
   bool head_seen = false;      // on_headers was called
   bool streaming = false;      // a 2xx body chunk reached on_body: the answer has begun
+  bool too_large = false;      // a 2xx body outgrew request->max_body_bytes
   curl_off_t reported = -1;    // the transfer bytes last reported to the call's host
   Clock::time_point reported_at{};
 };
@@ -150,6 +151,10 @@ size_t on_data(char* data, size_t size, size_t n, void* user) {
   }
   std::string& body = t->response->body;
   if (success) {
+    if (t->request->max_body_bytes > 0 && body.size() + len > t->request->max_body_bytes) {
+      t->too_large = true;
+      return 0;  // makes libcurl stop with CURLE_WRITE_ERROR
+    }
     body.append(data, len);
   } else if (body.size() < kErrorBodyCap) {
     body.append(data, std::min(len, kErrorBodyCap - body.size()));
@@ -181,6 +186,13 @@ std::string limit_note(const Request& request) {
 // The tail of a timeout's hint, when the limit is a setting.
 std::string raise_hint(const Request& request) {
   return request.timeout_setting.empty() ? "" : "; raise that limit if it is only slow";
+}
+
+// `bytes` in words: "16 MiB" when it is whole MiB, else "N bytes".
+std::string size_text(std::size_t bytes) {
+  constexpr std::size_t kMiB = 1024 * 1024;
+  if (bytes >= kMiB && bytes % kMiB == 0) return std::to_string(bytes / kMiB) + " MiB";
+  return std::to_string(bytes) + " bytes";
 }
 
 // Seconds libcurl allowed for connecting: the connect limit, or the whole request's
@@ -435,6 +447,8 @@ Response Client::Impl::perform(const Request& request, const std::string& url, c
   curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &response.status);
 
   if (t.failure) std::rethrow_exception(t.failure);
+  if (t.too_large) throw unexpected_answer(what, "the answer is larger than " + size_text(request.max_body_bytes) +
+                                                     ", the most corral reads of one");
   if (cancelled) throw Error(ErrorCode::cancelled, what + ": cancelled");
   const std::string origin = origin_of(url);
   if (idle)

@@ -55,6 +55,7 @@ sdk::http::Response Api::send(const Call& call, const sdk::Host& host) {
     r.timeout_seconds = request_timeout_seconds_;
     r.timeout_setting = timeout_setting_;
     r.cancelled = [&host] { return host.cancelled(); };
+    r.max_body_bytes = kMaxAnswerBytes;
     if (!call.content_type.empty()) r.headers.emplace_back("Content-Type", call.content_type);
     authorize(r.headers, r.tls);
     // The API server's 429 carries Retry-After; a cluster under load may ask for a while.

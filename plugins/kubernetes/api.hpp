@@ -1,8 +1,8 @@
 // The API server as the plugin talks to it: the cluster's URL, its CA, the user's
 // credentials on every request (an exec plugin's refreshed when due or refused, and every
 // one of them registered with the provider's secrets, so no message shows it), bounded
-// calls retried on 429 (its Retry-After) and 5xx, streamed watches, and the WebSocket
-// requests exec upgrades.
+// calls retried on 429 (its Retry-After) and 5xx, answers of bounded size, streamed
+// watches, and the WebSocket requests exec upgrades.
 #pragma once
 
 #include <cstdint>
@@ -17,6 +17,11 @@
 #include "kubeconfig.hpp"
 
 namespace corral::kubernetes {
+
+// The most of one answer (or one watch event) read from the API server. Objects are at
+// most 1.5 MiB (etcd's bound) and corral lists 100 at a time; this is far above any real
+// answer, and all a server that sends gigabytes can cost.
+inline constexpr std::size_t kMaxAnswerBytes = 16 * 1024 * 1024;
 
 struct Call {
   std::string method = "GET";
@@ -36,7 +41,8 @@ class Api {
   Api(ClusterAccess access, std::int64_t request_timeout_seconds, std::string timeout_setting,
       sdk::Redactor& secrets);
 
-  // Sends `call`; returns the answer whatever its status (callers decide what fails).
+  // Sends `call`; returns the answer whatever its status (callers decide what fails). An
+  // answer above kMaxAnswerBytes is unexpected_answer.
   sdk::http::Response send(const Call& call, const sdk::Host& host);
   // Sends a watch or other long GET of `path`, streaming the body to `on_body`, for at most
   // `timeout_seconds`; returns the answer (its body empty when it was 2xx).

@@ -185,6 +185,12 @@ void wait_until_ready(Api& api, const std::string& ns, const std::string& name, 
         }
         judge(*object);
       }
+      // A line without end is no event: what a server sends past the bound is not kept.
+      if (pending.size() > kMaxAnswerBytes)
+        throw sdk::http::unexpected_answer("Kubernetes watch Pod " + name,
+                                           "a watch event is longer than " +
+                                               std::to_string(kMaxAnswerBytes / (1024 * 1024)) +
+                                               " MiB, the most corral reads of one");
     };
     sdk::http::Response r;
     try {

@@ -327,6 +327,30 @@ TEST_CASE("a body that is not JSON is the provider's unexpected answer, not a us
   }
 }
 
+TEST_CASE("an answer past max_body_bytes is the provider's unexpected answer, and the client stays usable") {
+  LocalServer s;
+  s.server.Get("/big", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content(std::string(3 << 20, ' ') + "{}", "application/json");
+  });
+  s.start();
+  http::Client c;
+  http::Request r;
+  r.url = s.url("/big");
+  r.what = "E2B list sandboxes";
+  r.max_body_bytes = 1 << 20;
+  try {
+    c.send(r);
+    FAIL("a 3 MiB answer was read under a 1 MiB bound");
+  } catch (const Error& e) {
+    CHECK(e.code() == ErrorCode::unavailable);
+    CHECK(std::string(e.what()) ==
+          "E2B list sandboxes: the provider sent an unexpected answer: the answer is larger than 1 MiB, the most "
+          "corral reads of one");
+  }
+  r.max_body_bytes = 4 << 20;
+  CHECK(c.send(r).body.size() == (3u << 20) + 2);
+}
+
 TEST_CASE("plain http only to loopback hosts") {
   CHECK_NOTHROW(http::check_url("http://127.0.0.1:8080/x", "URL"));
   CHECK_NOTHROW(http::check_url("http://localhost", "URL"));

@@ -691,3 +691,19 @@ TEST_CASE("an API server that quotes the Authorization header in its errors gets
   CHECK(has(error, "Authorization: Bearer ***"));
   CHECK(t.no_pods_left());
 }
+
+TEST_CASE("answers without bound stop at the bound: a 64 MiB Pod and a credential plugin that prints without end") {
+  KubeCli t;
+  SUBCASE("a 64 MiB answer to reading the Pod") {
+    t.cluster.with([](standin::State& s) {
+      s.faults.huge_answer_route = "get pods";
+      return s.faults.huge_answer_bytes = 64u << 20;
+    });
+    CliResult r = t.run_script("true");
+    CHECK(r.exit_code == 69);
+    CHECK_MESSAGE(has(r.err, "Kubernetes read Pod corral-"), r.err);
+    CHECK(has(r.err, "the answer is larger than 16 MiB, the most corral reads of one"));
+  }
+  CHECK(t.no_pods_left());
+  CHECK(t.cli.claims().empty());
+}

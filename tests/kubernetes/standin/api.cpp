@@ -100,6 +100,14 @@ std::optional<ApiError> check_query(const State& state, const Call& call, const 
   return std::nullopt;
 }
 
+// The faults that change a 2xx answer to `route` on its way out (after the schema check).
+void answer_faults(const Faults& faults, const std::string& route, Outcome& outcome) {
+  auto* answer = std::get_if<HttpResponse>(&outcome);
+  if (!answer || answer->status < 200 || answer->status >= 300) return;
+  if (!faults.huge_answer_route.empty() && faults.huge_answer_route == route)
+    answer->body.append(faults.huge_answer_bytes, ' ');
+}
+
 }  // namespace
 
 Outcome Api::handle(HttpRequest& request, X509* peer) {
@@ -158,7 +166,9 @@ Outcome Api::handle(HttpRequest& request, X509* peer) {
       message += "; the request had Authorization: " + authorization + "\ncorral: the command succeeded";
     return error_response(state_, internal_error(message), route);
   }
-  return handle_call(state_, *call, request);
+  Outcome outcome = handle_call(state_, *call, request);
+  answer_faults(state_.faults, rbac, outcome);
+  return outcome;
 }
 
 }  // namespace corral::kubernetes::standin

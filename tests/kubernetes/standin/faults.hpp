@@ -4,6 +4,7 @@
 // "list events", ...; "*" is every route.
 #pragma once
 
+#include <cstddef>
 #include <map>
 #include <set>
 #include <string>
@@ -23,6 +24,11 @@ struct Faults {
   // Those 500s quote the request's Authorization header in their message, as a proxy's or
   // a debugging server's error page may, then a newline and a line that reads as corral's.
   bool fail_echoes_authorization = false;
+
+  // 2xx answers to `huge_answer_route` carry `huge_answer_bytes` of JSON whitespace after
+  // the object: well-formed, and far larger than any real answer.
+  std::string huge_answer_route;
+  std::size_t huge_answer_bytes = 0;
 
   // The next `watch_end_times` watches end (a clean end of the stream, as when the API
   // server's watch timeout passes) after `watch_end_after_events` events.

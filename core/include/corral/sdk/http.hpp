@@ -49,6 +49,10 @@ struct Request {
   long timeout_seconds = 60;        // whole request; 0 = none (long streams)
   long idle_timeout_seconds = 0;    // abort when no byte arrives for this long; 0 = none
   BodyFn on_body;                   // stream 2xx bodies here instead of Response::body
+  // The most bytes of a 2xx body collected into Response::body (not one streamed to
+  // on_body): a longer answer ends the transfer as unexpected_answer, so a server (or a
+  // proxy in its place) that sends gigabytes costs no more memory than this. 0: no bound.
+  std::size_t max_body_bytes = 0;
   // Called once with the status and headers of a 2xx response before its first body
   // chunk reaches on_body (e.g. to check the content type); throwing aborts the transfer.
   std::function<void(const Response&)> on_headers;
