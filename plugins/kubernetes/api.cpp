@@ -18,14 +18,15 @@ Api::Api(ClusterAccess access, std::int64_t request_timeout_seconds, std::string
   secrets_.add_pem(access_.tls.client_key_pem);
 }
 
-void Api::authorize(std::vector<std::pair<std::string, std::string>>& headers, sdk::TlsSettings& tls) {
+void Api::authorize(std::vector<std::pair<std::string, std::string>>& headers, sdk::TlsSettings& tls,
+                    const std::function<bool()>& cancelled) {
   tls = access_.tls;
   std::string token = access_.token;
   if (access_.exec) {
     const bool due = credential_ && credential_->expires &&
                      std::chrono::system_clock::now() + kRefreshMargin >= *credential_->expires;
     if (!credential_ || due) {
-      credential_ = run_exec_plugin(*access_.exec, access_.origin);
+      credential_ = run_exec_plugin(*access_.exec, access_.origin, cancelled);
       // Before the first request carries them: a server could quote them in its answer.
       secrets_.add(credential_->token);
       secrets_.add_pem(credential_->client_key_pem);
@@ -57,7 +58,7 @@ sdk::http::Response Api::send(const Call& call, const sdk::Host& host) {
     r.cancelled = [&host] { return host.cancelled(); };
     r.max_body_bytes = kMaxAnswerBytes;
     if (!call.content_type.empty()) r.headers.emplace_back("Content-Type", call.content_type);
-    authorize(r.headers, r.tls);
+    authorize(r.headers, r.tls, r.cancelled);
     // The API server's 429 carries Retry-After; a cluster under load may ask for a while.
     sdk::http::Response response = sdk::http::send_retrying(client_, std::move(r), call.retry, {6, 30});
     if (response.status == 401 && attempt == 0 && refresh_after_refusal()) continue;
@@ -74,21 +75,23 @@ sdk::http::Response Api::stream(const std::string& path, long timeout_seconds, c
   r.on_body = on_body;
   r.cancelled = cancelled;
   r.headers.emplace_back("Accept", "application/json");
-  authorize(r.headers, r.tls);
+  authorize(r.headers, r.tls, cancelled);
   return client_.send(r);
 }
 
-sdk::websocket::Request Api::websocket(const std::string& path, const std::string& what) {
+sdk::websocket::Request Api::websocket(const std::string& path, const std::string& what,
+                                       const std::function<bool()>& cancelled) {
   sdk::websocket::Request r;
   r.url = access_.server + path;
   r.what = what;
+  r.cancelled = cancelled;
   r.connect_timeout_seconds = request_timeout_seconds_;
   // A stream may be quiet for as long as its command is; the API server answers pings, so
   // one that answers nothing for a request timeout is gone (a cut cable, a dead node's
   // proxy), and the run ends instead of waiting for ever.
   r.idle_timeout_seconds = request_timeout_seconds_;
   r.keepalive_pings = true;
-  authorize(r.headers, r.tls);
+  authorize(r.headers, r.tls, cancelled);
   return r;
 }
 

@@ -42,20 +42,25 @@ class Api {
       sdk::Redactor& secrets);
 
   // Sends `call`; returns the answer whatever its status (callers decide what fails). An
-  // answer above kMaxAnswerBytes is unexpected_answer.
+  // answer above kMaxAnswerBytes is unexpected_answer; Ctrl-C (host) ends it, and a
+  // credential plugin it runs, at once.
   sdk::http::Response send(const Call& call, const sdk::Host& host);
   // Sends a watch or other long GET of `path`, streaming the body to `on_body`, for at most
   // `timeout_seconds`; returns the answer (its body empty when it was 2xx).
   sdk::http::Response stream(const std::string& path, long timeout_seconds, const sdk::http::BodyFn& on_body,
                              const std::function<bool()>& cancelled, const std::string& what);
-  // A WebSocket request to `path` with the credentials and the cluster's TLS settings.
-  sdk::websocket::Request websocket(const std::string& path, const std::string& what);
+  // A WebSocket request to `path` with the credentials and the cluster's TLS settings,
+  // stopped by `cancelled` (a credential plugin run for it too).
+  sdk::websocket::Request websocket(const std::string& path, const std::string& what,
+                                    const std::function<bool()>& cancelled);
 
   const ClusterAccess& access() const { return access_; }
 
  private:
-  // The request's headers and TLS settings with the current credentials.
-  void authorize(std::vector<std::pair<std::string, std::string>>& headers, sdk::TlsSettings& tls);
+  // The request's headers and TLS settings with the current credentials; an exec plugin
+  // that runs for them is stopped when `cancelled` says so.
+  void authorize(std::vector<std::pair<std::string, std::string>>& headers, sdk::TlsSettings& tls,
+                 const std::function<bool()>& cancelled);
   // Whether a 401 is worth one more try: an exec plugin's credential can be fetched anew.
   bool refresh_after_refusal();
 

@@ -3,6 +3,7 @@
 #include <ctime>
 
 #include "corral/json.hpp"
+#include "corral/sdk/http.hpp"
 #include "corral/sdk/process.hpp"
 
 extern char** environ;
@@ -11,19 +12,49 @@ namespace corral::kubernetes {
 namespace {
 
 constexpr long kPluginTimeoutSeconds = 60;
+// How long a stopped plugin gets after SIGTERM before its group is killed.
+constexpr int kStopGraceSeconds = 1;
+// The end of its stderr the message may quote.
+constexpr std::size_t kStderrShown = 400;
+
+// Thrown from the stdout sink once the plugin printed more than kMaxCredentialBytes; the
+// SDK kills its process group on the way out.
+struct PrintedTooMuch {};
+
+// The last bytes a plugin wrote to stderr: a plugin that writes without end costs a few
+// hundred bytes, not its output.
+class StderrTail {
+ public:
+  void add(std::string_view chunk) {
+    text_.append(chunk);
+    if (text_.size() > 2 * kStderrShown) {
+      text_.erase(0, text_.size() - kStderrShown);
+      cut_ = true;
+    }
+  }
+  // What it said last, trimmed, on one line; "..." first when more came before.
+  std::string text() const {
+    std::string said = text_;
+    while (!said.empty() && (said.back() == '\n' || said.back() == ' ')) said.pop_back();
+    bool cut = cut_;
+    if (said.size() > kStderrShown) {
+      said = said.substr(said.size() - kStderrShown);
+      cut = true;
+    }
+    if (said.empty()) return said;
+    return (cut ? "..." : "") + sdk::http::one_line(said);
+  }
+
+ private:
+  std::string text_;
+  bool cut_ = false;  // the start was dropped
+};
 
 Error plugin_error(const ExecPlugin& plugin, const std::string& origin, const std::string& detail) {
   std::string hint = "run the plugin by hand to see what it needs (a login, a tool on PATH)";
   if (!plugin.install_hint.empty()) hint = plugin.install_hint;
   return Error(ErrorCode::auth, "the exec credential plugin '" + plugin.command + "' of " + origin + " " + detail,
                hint);
-}
-
-// The end of what a plugin said on stderr, for the error (its own explanation).
-std::string stderr_tail(std::string text) {
-  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
-  if (text.size() > 400) text = "..." + text.substr(text.size() - 400);
-  return text;
 }
 
 }  // namespace
@@ -51,7 +82,8 @@ std::optional<std::chrono::system_clock::time_point> parse_rfc3339(const std::st
   return std::chrono::system_clock::from_time_t(t);
 }
 
-ExecCredential run_exec_plugin(const ExecPlugin& plugin, const std::string& origin) {
+ExecCredential run_exec_plugin(const ExecPlugin& plugin, const std::string& origin,
+                               const std::function<bool()>& cancelled) {
   sdk::ProcessSpec spec;
   spec.argv.push_back(plugin.command);
   spec.argv.insert(spec.argv.end(), plugin.args.begin(), plugin.args.end());
@@ -63,21 +95,36 @@ ExecCredential run_exec_plugin(const ExecPlugin& plugin, const std::string& orig
   env.push_back("KUBERNETES_EXEC_INFO={\"apiVersion\":\"" + plugin.api_version +
                 "\",\"kind\":\"ExecCredential\",\"spec\":{\"interactive\":false}}");
   spec.env = std::move(env);
-  sdk::CapturedProcess run;
+  std::string out;
+  StderrTail err;
+  sdk::ProcessOutcome run;
   try {
-    run = sdk::capture_process(spec, kPluginTimeoutSeconds);
+    run = sdk::run_process(
+        spec,
+        [&](std::string_view chunk) {
+          if (out.size() + chunk.size() > kMaxCredentialBytes) throw PrintedTooMuch{};
+          out.append(chunk);
+        },
+        [&](std::string_view chunk) { err.add(chunk); }, cancelled, kPluginTimeoutSeconds, kStopGraceSeconds);
+  } catch (const PrintedTooMuch&) {
+    throw plugin_error(plugin, origin,
+                       "printed more than " + std::to_string(kMaxCredentialBytes / (1024 * 1024)) +
+                           " MiB on stdout, far more than an ExecCredential takes; it was stopped");
   } catch (const Error& e) {
     throw plugin_error(plugin, origin, "cannot be run: " + std::string(e.what()));
   }
+  if (run.cancelled)
+    throw Error(ErrorCode::cancelled,
+                "the exec credential plugin '" + plugin.command + "' of " + origin + " was stopped: interrupted");
   if (run.timed_out) throw plugin_error(plugin, origin, "did not answer within 60 s");
   if (run.exit_code != 0) {
-    std::string said = stderr_tail(run.err);
+    std::string said = err.text();
     throw plugin_error(plugin, origin,
                        "failed (exit " + std::to_string(run.exit_code) + ")" + (said.empty() ? "" : ": " + said));
   }
   ExecCredential credential;
   try {
-    json::Document doc = json::parse(run.out, "ExecCredential");
+    json::Document doc = json::parse(out, "ExecCredential");
     const json::Value* status = json::find(doc, "status");
     if (!status) throw Error(ErrorCode::invalid_argument, "no status");
     credential.token = json::get_string(*status, "token");

@@ -82,10 +82,9 @@ ExecEnd exec_in_pod(Api& api, const std::string& ns, const std::string& pod, con
                      "/exec?container=" + sdk::http::url_encode(container) + "&stdout=true&stderr=true";
   if (!stdin_path.empty()) path += "&stdin=true";
   for (const std::string& arg : argv) path += "&command=" + sdk::http::url_encode(arg);
-  sdk::websocket::Request request = api.websocket(path, what);
+  sdk::websocket::Request request = api.websocket(path, what, hooks.stop);
   request.subprotocols = {"v5.channel.k8s.io", "v4.channel.k8s.io"};
   request.whole_messages = true;
-  request.cancelled = hooks.stop;
   ExecEnd end;
   request.on_open = [&end](const std::string& protocol) { end.protocol = protocol; };
   std::optional<StdinSource> input;

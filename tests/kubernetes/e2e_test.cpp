@@ -127,6 +127,16 @@ std::filesystem::path use_exec_plugin(KubeCli& t, const std::string& script) {
   return path;
 }
 
+// The pid `file` holds once it holds a whole line (bounded wait); 0 when it never does.
+pid_t pid_once_written(const std::filesystem::path& file) {
+  for (int i = 0; i < 300; ++i) {
+    const std::string text = read_file(file);
+    if (!text.empty() && text.back() == '\n') return pid_written(file);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return 0;
+}
+
 }  // namespace
 
 TEST_CASE("providers describe kubernetes lists its settings and the kubectl variables") {
@@ -663,6 +673,29 @@ TEST_CASE("a Kubernetes pool waits as running Pods (no pause), says so, and a ru
   CHECK(t.cli.claims().empty());
 }
 
+TEST_CASE("Ctrl-C or SIGTERM or SIGHUP while an exec credential plugin hangs: exit 130 at once and its process group gone") {
+  KubeCli t;
+  // A login that never ends, with a child of its own (a browser flow, a hung cloud CLI).
+  auto script = use_exec_plugin(t, "#!/bin/sh\necho $$ > \"$0.pid\"\nsleep 300 &\necho $! > \"$0.child\"\nwait\n");
+  int sig = SIGINT;
+  SUBCASE("SIGINT") { sig = SIGINT; }
+  SUBCASE("SIGTERM") { sig = SIGTERM; }
+  SUBCASE("SIGHUP") { sig = SIGHUP; }
+  Background b = t.cli.start(t.script_args("true"));
+  const pid_t child = pid_once_written(script.string() + ".child");
+  const pid_t plugin = pid_written(script.string() + ".pid");
+  REQUIRE(child > 0);
+  REQUIRE(plugin > 0);
+  ::kill(b.pid, sig);
+  // The plugin has 60 s of its own: before, corral waited them out and exited 77.
+  CHECK(b.wait(std::chrono::seconds(15)) == 130);
+  t.seen.push_back(read_file(b.err));
+  CHECK(gone_within(plugin, std::chrono::seconds(5)));
+  CHECK(gone_within(child, std::chrono::seconds(5)));
+  CHECK(t.cluster.calls("create pods") == 0);
+  CHECK(t.cli.claims().empty());
+}
+
 TEST_CASE("an API server that quotes the Authorization header in its errors gets no credential shown or stored") {
   KubeCli t;
   SUBCASE("the kubeconfig's token") {}
@@ -703,6 +736,27 @@ TEST_CASE("answers without bound stop at the bound: a 64 MiB Pod and a credentia
     CHECK(r.exit_code == 69);
     CHECK_MESSAGE(has(r.err, "Kubernetes read Pod corral-"), r.err);
     CHECK(has(r.err, "the answer is larger than 16 MiB, the most corral reads of one"));
+  }
+  SUBCASE("a credential plugin that prints 64 MiB on stdout") {
+    use_exec_plugin(t, "#!/bin/sh\nhead -c 67108864 /dev/zero | tr '\\0' x\n");
+    CliResult r = t.run_script("true");
+    CHECK(r.exit_code == 77);
+    CHECK_MESSAGE(has(r.err, "printed more than 1 MiB on stdout"), r.err);
+  }
+  SUBCASE("a credential plugin that writes 256 MiB on stderr: only its end is kept") {
+    // The plugin reads the memory high-water mark of its parent, the process buffering it.
+    auto script = use_exec_plugin(t,
+                                  "#!/bin/sh\nhead -c 268435456 /dev/zero | tr '\\0' e >&2\necho ' the last words' >&2\n"
+                                  "grep VmHWM /proc/$PPID/status > \"$0.hwm\"\nexit 3\n");
+    CliResult r = t.run_script("true");
+    CHECK(r.exit_code == 77);
+    CHECK_MESSAGE(has(r.err, "failed (exit 3): ...eeee"), r.err);
+    CHECK(has(r.err, "the last words"));
+    CHECK(r.err.size() < 4096);
+    const std::string hwm = read_file(script.string() + ".hwm");  // "VmHWM:   123456 kB"
+    REQUIRE_MESSAGE(hwm.find("kB") != std::string::npos, hwm);
+    const long kib = std::stol(hwm.substr(hwm.find(':') + 1));
+    CHECK_MESSAGE(kib < 128 * 1024, "corral held " << kib << " KiB while the plugin wrote 256 MiB on stderr");
   }
   CHECK(t.no_pods_left());
   CHECK(t.cli.claims().empty());
