@@ -30,6 +30,10 @@ using Clock = std::chrono::steady_clock;
 constexpr std::size_t kPieceBytes = 64 * 1024;
 // The largest message whole_messages collects.
 constexpr std::size_t kMaxWholeMessage = 16 * 1024 * 1024;
+// How long a server that sent a close frame gets to close the TCP connection after it.
+// RFC 6455 7.1.1: the client should wait for the server to, and may close it itself once
+// Close went both ways and the server did not in a reasonable time.
+constexpr std::chrono::seconds kCloseWait{1};
 
 // Where a ws(s) URL points.
 struct Target {
@@ -215,7 +219,20 @@ Ending handshake_and_follow(Stream& stream, net::io_context& ioc, const Target& 
   // a server's ping, which Beast answers) and each message of ours that went out.
   Clock::time_point last_activity = Clock::now();
   Clock::time_point last_ping = last_activity;
-  stream.control_callback([&](ws::frame_type, beast::string_view) { last_activity = Clock::now(); });
+  // When the server's close frame came: the stream has ended then, whatever the TCP
+  // connection does next (Beast answers the frame, then waits for the server to hang up).
+  std::optional<Clock::time_point> close_seen;
+  stream.control_callback([&](ws::frame_type kind, beast::string_view) {
+    last_activity = Clock::now();
+    if (kind == ws::frame_type::close && !close_seen) close_seen = last_activity;
+  });
+  auto closed = [&] {
+    Ending end;
+    end.closed = true;
+    end.close_code = static_cast<int>(stream.reason().code);
+    end.close_reason = std::string(stream.reason().reason.c_str());
+    return end;
+  };
   Writer<Stream> writer(stream, request, [&] { last_activity = Clock::now(); });
   writer.start();
   // Closes the socket and lets a pending write finish (aborted) before the stream goes.
@@ -243,6 +260,7 @@ Ending handshake_and_follow(Stream& stream, net::io_context& ioc, const Target& 
       done = true;
     });
     driver.until(done, [&]() -> std::optional<Clock::time_point> {
+      if (close_seen) return *close_seen + kCloseWait;
       if (request.idle_timeout_seconds <= 0) return std::nullopt;
       const std::chrono::seconds idle(request.idle_timeout_seconds);
       // Quiet for half the time: a ping (one each half), whose pong is a sign of life.
@@ -253,19 +271,15 @@ Ending handshake_and_follow(Stream& stream, net::io_context& ioc, const Target& 
       return last_activity + idle;
     });
     if (driver.cancelled()) throw Error(ErrorCode::cancelled, what + ": cancelled");
+    // Closed by the server's frame, even when the connection then ended otherwise (cut
+    // short by us after kCloseWait, or dropped without TLS's own goodbye).
+    if (close_seen || ec == ws::error::closed) return closed();
     if (driver.expired())
       throw Error(ErrorCode::unavailable,
                   what + ": no data from " + http::origin_of(target.http_url) + " for " +
                       std::to_string(request.idle_timeout_seconds) + " s" +
                       (request.keepalive_pings ? ", nor an answer to a ping" : "") + "; the connection looks stalled",
                   "check the network; the provider may be overloaded");
-    if (ec == ws::error::closed) {
-      Ending end;
-      end.closed = true;
-      end.close_code = static_cast<int>(stream.reason().code);
-      end.close_reason = std::string(stream.reason().reason.c_str());
-      return end;
-    }
     if (ec) return Ending{};  // broken without a close frame
     last_activity = Clock::now();
     const auto data = buffer.data();

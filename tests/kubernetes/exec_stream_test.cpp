@@ -113,3 +113,13 @@ TEST_CASE("a stream gone silent, its pings unanswered, ends unavailable after th
   }
   CHECK(e.out == "first\n");
 }
+
+TEST_CASE("a server that sends the status and a close frame but keeps the connection open: the exit code stands") {
+  Exec e(3);
+  e.cluster.server.with([](auto& s) { return s.faults.exec_linger_times = 1; });
+  // Before: Beast waited for the server to hang up, until the request timeout said "stalled".
+  ExecEnd end = e.run({"/bin/sh", "-c", "echo out; exit 7"});
+  REQUIRE(end.exit_code);
+  CHECK(*end.exit_code == 7);
+  CHECK(e.out == "out\n");
+}

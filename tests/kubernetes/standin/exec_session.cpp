@@ -6,6 +6,7 @@
 
 #include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/write.hpp>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/websocket.hpp>
@@ -139,6 +140,7 @@ class Session : public std::enable_shared_from_this<Session> {
       cut_with_close_ = state_.faults.exec_cut_with_close_frame;
     }
     if (State::take("*", state_.faults.exec_stall_times, "*")) stall_after_ = state_.faults.exec_stall_after_bytes;
+    linger_ = State::take("*", state_.faults.exec_linger_times, "*");
     const std::string& program = plan_.command[0];
     if (!find_in_pod(spec.root, program))
       failure = "error executing command in container: failed to exec in container: failed to start exec \"" +
@@ -270,8 +272,19 @@ class Session : public std::enable_shared_from_this<Session> {
     if (closing_ || ended_) return;
     closing_ = true;
     if (client_gone_) return end();
+    if (linger_) return linger();
     auto self = shared_from_this();
     ws_.async_close(websocket::close_code::normal, [this, self](beast::error_code) { end(); });
+  }
+
+  // The linger fault: the close frame async_close would send (FIN, Close, code 1000; a
+  // server's frames are unmasked), written beside Beast, then nothing: the client's answer
+  // is never read and the TCP connection stays open, as stall() keeps it.
+  void linger() {
+    static const unsigned char kCloseFrame[] = {0x88, 0x02, 0x03, 0xE8};
+    beast::error_code ec;
+    asio::write(ws_.next_layer(), asio::buffer(kCloseFrame), ec);
+    stall();
   }
 
   void drop_hard() {
@@ -313,6 +326,7 @@ class Session : public std::enable_shared_from_this<Session> {
   bool cut_with_close_ = false;
   long stall_after_ = -1;
   bool stalling_ = false;
+  bool linger_ = false;
   std::shared_ptr<ExecLink> link_;
 };
 

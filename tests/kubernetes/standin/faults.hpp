@@ -70,6 +70,9 @@ struct Faults {
   // Exec speaks v4.channel.k8s.io only, as API servers before Kubernetes 1.30 do (v5,
   // which can close stdin, is declined when offered).
   bool exec_v4_only = false;
+  // Exec: the next `exec_linger_times` exec streams send the exit status and a close
+  // frame, then keep the TCP connection open, reading nothing more, until the client hangs up.
+  int exec_linger_times = 0;
 
   // A field (dotted, "status.containerStatuses.0.imageID") removed from every answer that
   // has it: what proves the stand-in's own check of its answers against the schemas.
