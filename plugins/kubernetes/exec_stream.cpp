@@ -59,19 +59,44 @@ int exit_code_of_status(std::string_view status_json, const std::string& what) {
   } catch (const Error&) {
     throw sdk::http::unexpected_answer(what, "the exec status is not JSON");
   }
-  if (json::get_string(doc, "status") == "Success") return 0;
-  if (json::get_string(doc, "reason") == "NonZeroExitCode")
-    if (const json::Value* details = json::find(doc, "details"))
-      if (const json::Value* causes = json::find(*details, "causes"); causes && causes->IsArray())
-        for (const json::Value& c : causes->GetArray())
-          if (json::get_string(c, "reason") == "ExitCode") {
-            try {
-              return std::stoi(json::get_string(c, "message"));
-            } catch (const std::exception&) {
-              break;
-            }
-          }
-  throw Error(ErrorCode::unavailable, what + ": the command could not run: " + json::get_string(doc, "message"),
+  // The Status's fields; one of the wrong type is the server's fault, not the user's.
+  std::string status, reason, message;
+  std::optional<std::string> exit_cause;  // the message of its ExitCode cause
+  try {
+    if (!doc.IsObject()) throw Error(ErrorCode::invalid_argument, "it is not a JSON object");
+    status = json::get_string(doc, "status");
+    reason = json::get_string(doc, "reason");
+    message = json::get_string(doc, "message");
+    const json::Value* details = json::find(doc, "details");
+    const json::Value* causes = details ? json::find(*details, "causes") : nullptr;
+    if (causes && !causes->IsArray()) throw Error(ErrorCode::invalid_argument, "details.causes is not an array");
+    if (causes)
+      for (const json::Value& c : causes->GetArray())
+        if (json::get_string(c, "reason") == "ExitCode") {
+          exit_cause = json::get_string(c, "message");
+          break;
+        }
+  } catch (const Error& e) {
+    throw sdk::http::unexpected_answer(what, "the exec status is not a metav1.Status: " + std::string(e.what()));
+  }
+  if (status == "Success") return 0;
+  if (reason == "NonZeroExitCode") {
+    // The kubelet writes the code as the ExitCode cause's message, in decimal digits.
+    if (!exit_cause)
+      throw sdk::http::unexpected_answer(what, "the exec status says NonZeroExitCode but has no ExitCode cause");
+    const std::string& text = *exit_cause;
+    const bool digits = !text.empty() && text.size() <= 3 && text.find_first_not_of("0123456789") == std::string::npos;
+    const int code = digits ? std::stoi(text) : 0;
+    if (code < 1 || code > 255)
+      throw sdk::http::unexpected_answer(what, "the exec status says NonZeroExitCode with the exit code '" +
+                                                   sdk::http::one_line(text) + "', which is none from 1 to 255");
+    return code;
+  }
+  std::string why = sdk::http::one_line(message);
+  if (why.empty())
+    why = "the API server gave no message (status '" + sdk::http::one_line(status) + "', reason '" +
+          sdk::http::one_line(reason) + "')";
+  throw Error(ErrorCode::unavailable, what + ": the command could not run: " + why,
               "the image needs /bin/sh; check " + identity().settings.either("image"));
 }
 

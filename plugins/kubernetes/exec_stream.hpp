@@ -23,7 +23,9 @@ struct ExecEnd {
 };
 
 // The exit status a channel-3 Status message says: 0 for Success, the ExitCode cause of
-// NonZeroExitCode. Throws Error(unavailable) quoting any other failure (no /bin/sh, ...).
+// NonZeroExitCode. Throws Error(unavailable) quoting any other failure (no /bin/sh, ...),
+// and unexpected_answer, saying what came, for a Status that is none or a NonZeroExitCode
+// whose code is no number from 1 to 255.
 int exit_code_of_status(std::string_view status_json, const std::string& what);
 
 // Runs `argv` in container `container` of Pod `pod` in `ns`, its output to `hooks` and

@@ -1,7 +1,9 @@
 // The plugin's exec client against the stand-in's exec WebSocket, below corral: stdin
 // closed by v5's [255, 0] (a `cat` that reads to its end finishes), v4's lack of it, the
-// exit status from channel 3, a cut stream reported as one, and a stream gone silent (its
-// pings unanswered) ended after the request timeout, while a merely quiet one lives on.
+// exit status from channel 3 (kept when the server holds the connection open after its
+// close frame; refused, named, when its code is no number), a cut stream reported as one,
+// and a stream gone silent (its pings unanswered) ended after the request timeout, while a
+// merely quiet one lives on.
 #include "exec_stream.hpp"
 
 #include <doctest/doctest.h>
@@ -122,4 +124,21 @@ TEST_CASE("a server that sends the status and a close frame but keeps the connec
   REQUIRE(end.exit_code);
   CHECK(*end.exit_code == 7);
   CHECK(e.out == "out\n");
+}
+
+TEST_CASE("an exit status whose code is no number is the API server's fault, quoting what it sent") {
+  Exec e;
+  e.cluster.server.with([](auto& s) { return s.faults.exec_exit_cause = "one\ncorral: forged"; });
+  try {
+    e.run({"/bin/sh", "-c", "exit 3"});
+    FAIL("an exit status without a number returned");
+  } catch (const Error& err) {
+    const std::string message = err.what();
+    CHECK(err.code() == ErrorCode::unavailable);
+    CHECK_MESSAGE(message.find("NonZeroExitCode with the exit code 'one\\ncorral: forged', which is none from 1 "
+                               "to 255") != std::string::npos,
+                  message);
+    CHECK(message.find('\n') == std::string::npos);  // the server's newline makes no line of its own
+    CHECK(err.hint().find("/bin/sh") == std::string::npos);
+  }
 }

@@ -141,6 +141,7 @@ class Session : public std::enable_shared_from_this<Session> {
     }
     if (State::take("*", state_.faults.exec_stall_times, "*")) stall_after_ = state_.faults.exec_stall_after_bytes;
     linger_ = State::take("*", state_.faults.exec_linger_times, "*");
+    exit_cause_ = state_.faults.exec_exit_cause;
     const std::string& program = plan_.command[0];
     if (!find_in_pod(spec.root, program))
       failure = "error executing command in container: failed to exec in container: failed to start exec \"" +
@@ -212,7 +213,7 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void maybe_finish() {
     if (!accepting_ || !exit_code_ || !out_done_ || !err_done_) return;
-    send(kStatus, exec_exit_status(*exit_code_, plan_.command));
+    send(kStatus, exec_exit_status(*exit_code_, plan_.command, exit_cause_));
     finish();
   }
 
@@ -327,6 +328,7 @@ class Session : public std::enable_shared_from_this<Session> {
   long stall_after_ = -1;
   bool stalling_ = false;
   bool linger_ = false;
+  std::string exit_cause_;
   std::shared_ptr<ExecLink> link_;
 };
 

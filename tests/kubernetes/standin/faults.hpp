@@ -73,6 +73,9 @@ struct Faults {
   // Exec: the next `exec_linger_times` exec streams send the exit status and a close
   // frame, then keep the TCP connection open, reading nothing more, until the client hangs up.
   int exec_linger_times = 0;
+  // Exec: a command that exits non-zero has this as the message of its ExitCode cause
+  // instead of the number ("" = the number).
+  std::string exec_exit_cause;
 
   // A field (dotted, "status.containerStatuses.0.imageID") removed from every answer that
   // has it: what proves the stand-in's own check of its answers against the schemas.

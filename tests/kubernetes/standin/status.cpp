@@ -150,7 +150,7 @@ ApiError unsupported_media_type(const std::string& accepted) {
           "the body of the request was in an unknown format - accepted media types include: " + accepted};
 }
 
-std::string exec_exit_status(int exit_code, const std::vector<std::string>& command) {
+std::string exec_exit_status(int exit_code, const std::vector<std::string>& command, const std::string& cause) {
   if (exit_code == 0) return R"({"metadata":{},"status":"Success"})";
   // containerd's streaming exec reports "error executing command [argv], exit code N"; the
   // kubelet prefixes it, and gives no code.
@@ -159,7 +159,7 @@ std::string exec_exit_status(int exit_code, const std::vector<std::string>& comm
   ApiError e{0, "NonZeroExitCode",
              "command terminated with non-zero exit code: error executing command [" + argv + "], exit code " +
                  std::to_string(exit_code)};
-  e.causes.push_back({"ExitCode", std::to_string(exit_code), ""});
+  e.causes.push_back({"ExitCode", cause.empty() ? std::to_string(exit_code) : cause, ""});
   return e.json(false);
 }
 

@@ -73,8 +73,9 @@ ApiError method_not_allowed(const GroupResource& gr, const std::string& verb);
 ApiError unsupported_media_type(const std::string& accepted);
 
 // The exec status channel's Status (no kind or apiVersion, as the kubelet writes it):
-// Success for exit 0, NonZeroExitCode with an ExitCode cause otherwise.
-std::string exec_exit_status(int exit_code, const std::vector<std::string>& command);
+// Success for exit 0, NonZeroExitCode with an ExitCode cause otherwise, its message the
+// code or `cause` when given (the exec_exit_cause fault).
+std::string exec_exit_status(int exit_code, const std::vector<std::string>& command, const std::string& cause = {});
 // The exec status channel's Status for a command that could not run at all (InternalError).
 std::string exec_error_status(const std::string& message);
 
