@@ -156,8 +156,11 @@ Sandbox sandbox_of(const json::Value& pod, const std::string& workdir) {
   const json::Value* meta = json::find(pod, "metadata");
   const json::Value* status = json::find(pod, "status");
   const json::Value* spec = json::find(pod, "spec");
-  if (!meta) return s;
+  if (!pod.IsObject()) throw Error(ErrorCode::invalid_argument, "it is not a JSON object");
+  if (!meta) throw Error(ErrorCode::invalid_argument, "metadata is missing");
+  if (!meta->IsObject()) throw Error(ErrorCode::invalid_argument, "metadata is not an object");
   s.id = json::get_string(*meta, "name");
+  if (s.id.empty()) throw Error(ErrorCode::invalid_argument, "metadata.name is missing");
   std::string phase = status ? json::get_string(*status, "phase", "Pending") : "Pending";
   for (char& c : phase) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   s.state = json::find(*meta, "deletionTimestamp") ? "terminating" : phase;

@@ -38,7 +38,9 @@ std::string pod_manifest(const Settings& settings, const std::string& name, cons
 // for a labelSelector; the rest is matched by the caller (the annotation holds them all).
 std::string label_selector(const StringMap& labels);
 
-// The Sandbox `pod` (a Pod object) stands for.
+// The Sandbox `pod` (a Pod object) stands for. Throws Error(invalid-argument) when it has
+// no name or a field of the wrong type: read it with read_as (api_answers.hpp), which
+// makes that the server's fault.
 Sandbox sandbox_of(const json::Value& pod, const std::string& workdir);
 
 // True when the string is a valid Kubernetes label key (`key`) or value.

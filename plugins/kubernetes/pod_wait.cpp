@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "api_answers.hpp"
 #include "api_errors.hpp"
 #include "corral/sdk/http.hpp"
 #include "pod.hpp"
@@ -116,11 +117,14 @@ void wait_until_ready(Api& api, const std::string& ns, const std::string& name, 
   std::string last = "Pending";
   std::string resource_version;
   bool gone = false;
-  // Reads what one Pod object says; throws when it failed, PodReady when it is Ready.
-  auto judge = [&](const json::Value& pod) {
-    if (const json::Value* meta = json::find(pod, "metadata"))
-      resource_version = json::get_string(*meta, "resourceVersion", resource_version);
-    PodProgress p = progress_of(pod, image);
+  // Reads what `pod`, a Pod object in `answer` (answer_to's words), says, noting its
+  // resourceVersion; throws when it failed, PodReady when it is Ready.
+  auto judge = [&](const json::Value& pod, const std::string& what, const std::string& answer) {
+    PodProgress p = read_as(pod, what, answer, "Pod", [&](const json::Value& v) {
+      if (const json::Value* meta = json::find(v, "metadata"))
+        resource_version = json::get_string(*meta, "resourceVersion", resource_version);
+      return progress_of(v, image);
+    });
     if (p.kind == PodProgress::Kind::ready) throw PodReady{};
     if (p.kind == PodProgress::Kind::failed)
       throw Error(p.code, "Kubernetes Pod " + name + " did not start: " + p.why,
@@ -144,17 +148,20 @@ void wait_until_ready(Api& api, const std::string& ns, const std::string& name, 
         break;
       }
       if (!r.ok()) throw api_error(r, call.what);
-      json::Document pod = sdk::http::parse_body(r, call.what);
+      json::Document pod = parse_answer(r, call, "Pod");
       try {
-        judge(pod);
+        judge(pod, call.what, answer_to(call));
       } catch (const PodReady&) {
         return;
       }
     }
-    const std::string path =
+    Call watch;
+    watch.path =
         pods_path(ns) +
         "?watch=true&allowWatchBookmarks=true&fieldSelector=" + sdk::http::url_encode("metadata.name=" + name) +
         "&resourceVersion=" + sdk::http::url_encode(resource_version) + "&timeoutSeconds=" + std::to_string(left);
+    watch.what = "Kubernetes watch Pod " + name;
+    const std::string event_of = "an event of " + answer_to(watch);
     std::string pending;
     bool too_old = false;
     auto on_body = [&](std::string_view chunk) {
@@ -163,15 +170,25 @@ void wait_until_ready(Api& api, const std::string& ns, const std::string& name, 
         const std::string line = pending.substr(0, nl);
         pending.erase(0, nl + 1);
         if (line.empty()) continue;
-        json::Document event = json::parse(line, "Kubernetes watch event");
-        const std::string type = json::get_string(event, "type");
-        const json::Value* object = json::find(event, "object");
+        json::Document event;
+        try {
+          event = json::parse(line, "the event");
+        } catch (const Error& e) {
+          throw not_a(watch.what, event_of, "WatchEvent", e.what());
+        }
+        const auto [type, object] = read_as(event, watch.what, event_of, "WatchEvent", [](const json::Value& v) {
+          const json::Value* o = json::find(v, "object");
+          if (o && !o->IsObject()) throw Error(ErrorCode::invalid_argument, "its object is not a JSON object");
+          return std::pair(json::get_string(v, "type"), o);
+        });
         if (!object) continue;
         if (type == "ERROR") {
-          too_old = json::get_int(*object, "code") == 410;
+          const auto [code, message] = read_as(*object, watch.what, event_of, "Status", [](const json::Value& v) {
+            return std::pair(json::get_int(v, "code"), json::get_string(v, "message"));
+          });
+          too_old = code == 410;
           if (!too_old)
-            throw Error(ErrorCode::unavailable, "Kubernetes watch Pod " + name + ": " +
-                                                    sdk::http::one_line(json::get_string(*object, "message")));
+            throw Error(ErrorCode::unavailable, watch.what + ": " + sdk::http::one_line(message));
           continue;
         }
         if (type == "DELETED") {
@@ -179,23 +196,25 @@ void wait_until_ready(Api& api, const std::string& ns, const std::string& name, 
           throw PodReady{};  // ends the stream; `gone` says why
         }
         if (type == "BOOKMARK") {
-          if (const json::Value* meta = json::find(*object, "metadata"))
-            resource_version = json::get_string(*meta, "resourceVersion", resource_version);
+          read_as(*object, watch.what, event_of, "Pod", [&](const json::Value& v) {
+            if (const json::Value* meta = json::find(v, "metadata"))
+              resource_version = json::get_string(*meta, "resourceVersion", resource_version);
+            return 0;
+          });
           continue;
         }
-        judge(*object);
+        judge(*object, watch.what, event_of);
       }
       // A line without end is no event: what a server sends past the bound is not kept.
       if (pending.size() > kMaxAnswerBytes)
-        throw sdk::http::unexpected_answer("Kubernetes watch Pod " + name,
-                                           "a watch event is longer than " +
-                                               std::to_string(kMaxAnswerBytes / (1024 * 1024)) +
-                                               " MiB, the most corral reads of one");
+        throw sdk::http::unexpected_answer(watch.what, "a watch event is longer than " +
+                                                           std::to_string(kMaxAnswerBytes / (1024 * 1024)) +
+                                                           " MiB, the most corral reads of one");
     };
     sdk::http::Response r;
     try {
       r = api.stream(
-          path, static_cast<long>(left) + 5, on_body, [&] { return host.cancelled(); }, "Kubernetes watch Pod " + name);
+          watch.path, static_cast<long>(left) + 5, on_body, [&] { return host.cancelled(); }, watch.what);
     } catch (const PodReady&) {
       if (gone) break;
       return;
@@ -206,7 +225,7 @@ void wait_until_ready(Api& api, const std::string& ns, const std::string& name, 
     if (r.status == 410)
       too_old = true;
     else if (!r.ok())
-      throw api_error(r, "Kubernetes watch Pod " + name);
+      throw api_error(r, watch.what);
     if (too_old) resource_version.clear();
   }
   if (gone)

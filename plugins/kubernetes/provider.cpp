@@ -1,5 +1,6 @@
 #include "provider.hpp"
 
+#include "api_answers.hpp"
 #include "api_errors.hpp"
 #include "command_line.hpp"
 #include "corral/json.hpp"
@@ -29,11 +30,12 @@ std::string delete_options(int grace_seconds) {
          ",\"propagationPolicy\":\"Background\"}";
 }
 
-// The uid of the object in `response`'s body ("" when it has none).
-std::string uid_of(const sdk::http::Response& response, const std::string& what) {
-  json::Document pod = sdk::http::parse_body(response, what);
-  const json::Value* meta = json::find(pod, "metadata");
-  return meta ? json::get_string(*meta, "uid") : "";
+// The uid of the Pod in `response`, the answer to `call` ("" when it has none).
+std::string uid_of(const sdk::http::Response& response, const Call& call) {
+  return read_answer(response, call, "Pod", [](const json::Value& pod) {
+    const json::Value* meta = json::find(pod, "metadata");
+    return meta ? json::get_string(*meta, "uid") : std::string();
+  });
 }
 
 }  // namespace
@@ -175,7 +177,7 @@ Sandbox KubernetesProvider::start_claimed(const std::string& claim, const Create
     adopt.what = "Kubernetes label Pod " + pod;
     sdk::http::Response r = api(host).send(adopt, host);
     if (!r.ok()) throw api_error(r, adopt.what);
-    return finish_start(pod, uid_of(r, adopt.what), request, host);
+    return finish_start(pod, uid_of(r, adopt), request, host);
   } catch (const Error&) {
     delete_quietly(claims_path(namespace_, claim), "SandboxClaim", claim, host);
     throw;
@@ -196,14 +198,15 @@ Sandbox KubernetesProvider::start_pod(const std::string& name, const CreateReque
   const bool made_by_earlier_try = r.status == 409 && r.sent > 1 && status_reason(r) == "AlreadyExists";
   if (!r.ok() && !made_by_earlier_try) throw api_error(r, create.what);
   try {
+    Call answered = create;
     if (made_by_earlier_try) {
-      Call read;
-      read.path = pods_path(namespace_, name);
-      read.what = "Kubernetes read Pod " + name;
-      r = api(host).send(read, host);
-      if (!r.ok()) throw api_error(r, read.what);
+      answered = Call{};
+      answered.path = pods_path(namespace_, name);
+      answered.what = "Kubernetes read Pod " + name;
+      r = api(host).send(answered, host);
+      if (!r.ok()) throw api_error(r, answered.what);
     }
-    return finish_start(name, uid_of(r, create.what), request, host);
+    return finish_start(name, uid_of(r, answered), request, host);
   } catch (const Error&) {
     delete_quietly(pods_path(namespace_, name), "Pod", name, host);
     throw;
@@ -226,8 +229,7 @@ Sandbox KubernetesProvider::get(const std::string& id, const sdk::Host& host) {
   call.what = "Kubernetes read Pod " + id;
   sdk::http::Response r = api(host).send(call, host);
   sdk::remote::expect_sandbox(identity(), r, call.what, id);
-  json::Document pod = sdk::http::parse_body(r, call.what);
-  return masked(sandbox_of(pod, settings_.workdir));
+  return masked(read_answer(r, call, "Pod", [&](const json::Value& pod) { return sandbox_of(pod, settings_.workdir); }));
 }
 
 std::vector<Sandbox> KubernetesProvider::list(const StringMap& labels, const sdk::Host& host) {
@@ -241,11 +243,21 @@ std::vector<Sandbox> KubernetesProvider::list(const StringMap& labels, const sdk
       call.what = what;
       sdk::http::Response r = api(host).send(call, host);
       if (!r.ok()) throw api_error(r, what);
-      json::Document doc = sdk::http::parse_body(r, what);
-      if (const json::Value* items = json::find(doc, "items"); items && items->IsArray())
-        for (const json::Value& pod : items->GetArray()) found.push_back(masked(sandbox_of(pod, settings_.workdir)));
-      const json::Value* meta = json::find(doc, "metadata");
-      return meta ? json::get_string(*meta, "continue") : std::string();
+      return read_answer(r, call, "PodList", [&](const json::Value& doc) {
+        if (const json::Value* items = json::find(doc, "items")) {
+          std::size_t n = 0;
+          for (const json::Value& pod : items->GetArray()) {
+            try {
+              found.push_back(masked(sandbox_of(pod, settings_.workdir)));
+            } catch (const Error& e) {
+              throw Error(e.code(), "item " + std::to_string(n) + ": " + e.what());
+            }
+            ++n;
+          }
+        }
+        const json::Value* meta = json::find(doc, "metadata");
+        return meta ? json::get_string(*meta, "continue") : std::string();
+      });
     });
     return found;
   };

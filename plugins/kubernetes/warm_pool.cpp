@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "api_answers.hpp"
 #include "api_errors.hpp"
 #include "corral/json.hpp"
 #include "corral/sdk/wait.hpp"
@@ -34,13 +35,17 @@ ClaimState state_of(const json::Value& claim) {
   return s;
 }
 
-json::Document read(Api& api, const std::string& path, const std::string& what, const sdk::Host& host) {
+// What `fields` reads of the `kind` at `path`; a failed answer is api_error, one that is
+// no `kind` the server's fault (api_answers.hpp).
+template <class Read>
+auto read(Api& api, const std::string& path, const std::string& what, const char* kind, const sdk::Host& host,
+          Read&& fields) {
   Call call;
   call.path = path;
   call.what = what;
   sdk::http::Response r = api.send(call, host);
   if (!r.ok()) throw api_error(r, what);
-  return sdk::http::parse_body(r, what);
+  return read_answer(r, call, kind, std::forward<Read>(fields));
 }
 
 }  // namespace
@@ -84,8 +89,7 @@ std::string claim_pod(Api& api, const std::string& ns, const std::string& name, 
   const auto deadline = Clock::now() + std::chrono::seconds(timeout_seconds);
   ClaimState state;
   for (auto pause = std::chrono::milliseconds(100);; pause = std::min(pause * 2, std::chrono::milliseconds(2000))) {
-    json::Document claim = read(api, claims_path(ns, name), "Kubernetes read SandboxClaim " + name, host);
-    state = state_of(claim);
+    state = read(api, claims_path(ns, name), "Kubernetes read SandboxClaim " + name, "SandboxClaim", host, state_of);
     if (state.reason == "WarmPoolNotFound")
       throw Error(ErrorCode::not_found, "Kubernetes warm pool '" + pool + "' does not exist in namespace " + ns,
                   "list the pools with `kubectl get sandboxwarmpools -n " + ns + "`, or check " +
@@ -101,12 +105,15 @@ std::string claim_pod(Api& api, const std::string& ns, const std::string& name, 
     if (!sdk::sleep_unless_stopped(pause, [&] { return host.cancelled(); }))
       throw Error(ErrorCode::cancelled, "Kubernetes wait for SandboxClaim " + name + ": cancelled");
   }
-  json::Document sandbox = read(api, "/apis/agents.x-k8s.io/v1beta1/namespaces/" + ns + "/sandboxes/" + state.sandbox,
-                                "Kubernetes read Sandbox " + state.sandbox, host);
-  std::string pod = state.sandbox;  // a Sandbox that made its own Pod names it after itself
-  if (const json::Value* meta = json::find(sandbox, "metadata"))
-    if (const json::Value* annotations = json::find(*meta, "annotations"))
-      pod = json::get_string(*annotations, "agents.x-k8s.io/pod-name", pod);
+  auto pod_of = [&](const json::Value& sandbox) {
+    std::string pod_name = state.sandbox;  // a Sandbox that made its own Pod names it after itself
+    if (const json::Value* meta = json::find(sandbox, "metadata"))
+      if (const json::Value* annotations = json::find(*meta, "annotations"))
+        pod_name = json::get_string(*annotations, "agents.x-k8s.io/pod-name", pod_name);
+    return pod_name;
+  };
+  const std::string pod = read(api, "/apis/agents.x-k8s.io/v1beta1/namespaces/" + ns + "/sandboxes/" + state.sandbox,
+                               "Kubernetes read Sandbox " + state.sandbox, "Sandbox", host, pod_of);
   check_name(pod, "Pod");
   return pod;
 }

@@ -761,3 +761,29 @@ TEST_CASE("answers without bound stop at the bound: a 64 MiB Pod and a credentia
   CHECK(t.no_pods_left());
   CHECK(t.cli.claims().empty());
 }
+
+TEST_CASE("a Pod answer of the wrong shape is the API server's fault (69) naming the call, never a usage error") {
+  KubeCli t;
+  SUBCASE("metadata is a string") {
+    t.cluster.with([](standin::State& s) {
+      s.faults.mistype_route = "get pods";
+      return s.faults.mistype_field = "metadata";
+    });
+    CliResult r = t.run_script("true");
+    CHECK(r.exit_code == 69);
+    CHECK_MESSAGE(has(r.err, "the API server's answer to GET /api/v1/namespaces/corral/pods/corral-"), r.err);
+    CHECK(has(r.err, "is not a Pod: metadata is a string"));
+    CHECK_FALSE(has(r.err, "was deleted"));
+  }
+  SUBCASE("status.phase is a number") {
+    t.cluster.with([](standin::State& s) {
+      s.faults.mistype_route = "get pods";
+      return s.faults.mistype_field = "status.phase";
+    });
+    CliResult r = t.run_script("true");
+    CHECK(r.exit_code == 69);
+    CHECK_MESSAGE(has(r.err, "is not a Pod: field 'phase' must be a string"), r.err);
+  }
+  CHECK(t.no_pods_left());
+  CHECK(t.cli.claims().empty());
+}

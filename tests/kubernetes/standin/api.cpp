@@ -100,10 +100,30 @@ std::optional<ApiError> check_query(const State& state, const Call& call, const 
   return std::nullopt;
 }
 
+// Sets the dotted `field` of `v` to a value of the wrong type: a number for a string, a
+// string for anything else.
+void mistype(json::Value& v, const std::string& field, Allocator& a) {
+  const size_t dot = field.find('.');
+  const std::string head = field.substr(0, dot);
+  if (!v.IsObject() || !v.HasMember(head.c_str())) return;
+  json::Value& member = v[head.c_str()];
+  if (dot != std::string::npos) return mistype(member, field.substr(dot + 1), a);
+  if (member.IsString()) member.SetInt(7);
+  else member.SetString("corrupt", a);
+}
+
 // The faults that change a 2xx answer to `route` on its way out (after the schema check).
 void answer_faults(const Faults& faults, const std::string& route, Outcome& outcome) {
   auto* answer = std::get_if<HttpResponse>(&outcome);
   if (!answer || answer->status < 200 || answer->status >= 300) return;
+  if (!faults.mistype_route.empty() && faults.mistype_route == route) {
+    json::Document doc;
+    doc.Parse(answer->body.c_str());
+    if (!doc.HasParseError()) {
+      mistype(doc, faults.mistype_field, doc.GetAllocator());
+      answer->body = json::dump(doc);
+    }
+  }
   if (!faults.huge_answer_route.empty() && faults.huge_answer_route == route)
     answer->body.append(faults.huge_answer_bytes, ' ');
 }

@@ -30,6 +30,12 @@ struct Faults {
   std::string huge_answer_route;
   std::size_t huge_answer_bytes = 0;
 
+  // 2xx answers to `mistype_route` have the dotted field `mistype_field` ("metadata",
+  // "status.phase") of the wrong type: a string in place of anything else, a number in
+  // place of a string. Applied after the schema check, as a server's fault a client sees.
+  std::string mistype_route;
+  std::string mistype_field;
+
   // The next `watch_end_times` watches end (a clean end of the stream, as when the API
   // server's watch timeout passes) after `watch_end_after_events` events.
   int watch_end_times = 0;
