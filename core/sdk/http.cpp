@@ -1,5 +1,7 @@
 #include "corral/sdk/http.hpp"
 
+#include "corral/sdk/printable.hpp"
+
 
 #include <arpa/inet.h>
 #include <curl/curl.h>
@@ -229,10 +231,10 @@ std::string error_message(std::string_view body) {
         auto it = v.FindMember(key);
         return it != v.MemberEnd() && it->value.IsString() ? it->value.GetString() : std::string();
       };
-      if (std::string m = str(doc, "message"); !m.empty()) return one_line(m);
-      if (std::string m = str(doc, "error"); !m.empty()) return one_line(m);
+      if (std::string m = str(doc, "message"); !m.empty()) return printable(m);
+      if (std::string m = str(doc, "error"); !m.empty()) return printable(m);
       if (auto it = doc.FindMember("error"); it != doc.MemberEnd() && it->value.IsObject())
-        if (std::string m = str(it->value, "message"); !m.empty()) return one_line(m);
+        if (std::string m = str(it->value, "message"); !m.empty()) return printable(m);
       return {};
     }
   }
@@ -244,20 +246,6 @@ std::string error_message(std::string_view body) {
   }
   if (out.find('<') != std::string::npos) return {};  // HTML says nothing useful here
   return trim(out);
-}
-
-std::string one_line(std::string_view text) {
-  static const char* hex = "0123456789abcdef";
-  std::string out;
-  out.reserve(text.size());
-  for (unsigned char c : text) {
-    if (c == '\n') out += "\\n";
-    else if (c == '\r') out += "\\r";
-    else if (c == '\t') out += "\\t";
-    else if (c < 0x20 || c == 0x7F) out += std::string("\\x") + hex[c >> 4] + hex[c & 15];
-    else out += static_cast<char>(c);
-  }
-  return out;
 }
 
 Error status_error(const Response& response, std::string_view what, std::string hint) {

@@ -1,6 +1,7 @@
 #include "api_answers.hpp"
 
 #include <string_view>
+#include "corral/sdk/printable.hpp"
 
 namespace corral::kubernetes {
 namespace {
@@ -22,7 +23,7 @@ std::string answer_to(const Call& call) {
 }
 
 Error not_a(const std::string& what, const std::string& answer, const std::string& kind, const std::string& why) {
-  return sdk::http::unexpected_answer(what, answer + " is not a " + kind + ": " + sdk::http::one_line(why));
+  return sdk::http::unexpected_answer(what, answer + " is not a " + kind + ": " + sdk::printable(why));
 }
 
 void check_object(const json::Value& object, const std::string& what, const std::string& answer,

@@ -2,6 +2,7 @@
 
 #include <ctime>
 
+#include "corral/sdk/printable.hpp"
 #include "corral/json.hpp"
 #include "corral/sdk/http.hpp"
 #include "corral/sdk/process.hpp"
@@ -42,7 +43,7 @@ class StderrTail {
       cut = true;
     }
     if (said.empty()) return said;
-    return (cut ? "..." : "") + sdk::http::one_line(said);
+    return (cut ? "..." : "") + sdk::printable(said);
   }
 
  private:

@@ -5,6 +5,7 @@
 
 #include <cerrno>
 
+#include "corral/sdk/printable.hpp"
 #include "corral/json.hpp"
 #include "corral/sdk/http.hpp"
 #include "spec.hpp"
@@ -89,13 +90,13 @@ int exit_code_of_status(std::string_view status_json, const std::string& what) {
     const int code = digits ? std::stoi(text) : 0;
     if (code < 1 || code > 255)
       throw sdk::http::unexpected_answer(what, "the exec status says NonZeroExitCode with the exit code '" +
-                                                   sdk::http::one_line(text) + "', which is none from 1 to 255");
+                                                   sdk::printable(text) + "', which is none from 1 to 255");
     return code;
   }
-  std::string why = sdk::http::one_line(message);
+  std::string why = sdk::printable(message);
   if (why.empty())
-    why = "the API server gave no message (status '" + sdk::http::one_line(status) + "', reason '" +
-          sdk::http::one_line(reason) + "')";
+    why = "the API server gave no message (status '" + sdk::printable(status) + "', reason '" +
+          sdk::printable(reason) + "')";
   throw Error(ErrorCode::unavailable, what + ": the command could not run: " + why,
               "the image needs /bin/sh; check " + identity().settings.either("image"));
 }

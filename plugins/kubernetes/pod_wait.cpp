@@ -4,6 +4,7 @@
 
 #include "api_answers.hpp"
 #include "api_errors.hpp"
+#include "corral/sdk/printable.hpp"
 #include "corral/sdk/http.hpp"
 #include "pod.hpp"
 #include "spec.hpp"
@@ -49,7 +50,7 @@ std::string latest_warning(Api& api, const std::string& ns, const std::string& n
     if (items && items->IsArray())
       for (const json::Value& e : items->GetArray())
         if (json::get_string(e, "type") == "Warning")
-          message = sdk::http::one_line(json::get_string(e, "reason") + ": " + json::get_string(e, "message"));
+          message = sdk::printable(json::get_string(e, "reason") + ": " + json::get_string(e, "message"));
     return message;
   } catch (const Error&) {
     return {};  // the events only add to the message
@@ -67,7 +68,7 @@ PodProgress progress_of(const json::Value& pod, const std::string& image) {
   }
   // The server's words, on one line: they go into messages.
   auto text = [](const json::Value& v, const char* key, const char* fallback = "") {
-    return sdk::http::one_line(json::get_string(v, key, fallback));
+    return sdk::printable(json::get_string(v, key, fallback));
   };
   const std::string phase = text(*status, "phase", "Pending");
   if (phase == "Failed" || phase == "Succeeded") {
@@ -188,7 +189,7 @@ void wait_until_ready(Api& api, const std::string& ns, const std::string& name, 
           });
           too_old = code == 410;
           if (!too_old)
-            throw Error(ErrorCode::unavailable, watch.what + ": " + sdk::http::one_line(message));
+            throw Error(ErrorCode::unavailable, watch.what + ": " + sdk::printable(message));
           continue;
         }
         if (type == "DELETED") {

@@ -3,6 +3,7 @@
 #include "api_answers.hpp"
 #include "api_errors.hpp"
 #include "command_line.hpp"
+#include "corral/sdk/printable.hpp"
 #include "corral/json.hpp"
 #include "corral/sdk/download.hpp"
 #include "corral/sdk/random.hpp"
@@ -314,8 +315,8 @@ void KubernetesProvider::throw_if_gone(const std::string& namespace_, const std:
     Error gone = sdk::remote::sandbox_gone(identity(), id);
     std::string why = ending ? "it is being deleted" : "its Pod " + phase;
     if (status && !json::get_string(*status, "reason").empty())
-      why += " (" + sdk::http::one_line(json::get_string(*status, "reason")) + ": " +
-             sdk::http::one_line(json::get_string(*status, "message")) + ")";
+      why += " (" + sdk::printable(json::get_string(*status, "reason")) + ": " +
+             sdk::printable(json::get_string(*status, "message")) + ")";
     throw Error(gone.code(), std::string(gone.what()) + ": " + why, gone.hint());
   } catch (const Error& e) {
     if (e.code() == ErrorCode::not_found) throw;

@@ -4,6 +4,7 @@
 
 #include "api_answers.hpp"
 #include "api_errors.hpp"
+#include "corral/sdk/printable.hpp"
 #include "corral/json.hpp"
 #include "corral/sdk/wait.hpp"
 #include "pod.hpp"
@@ -99,8 +100,8 @@ std::string claim_pod(Api& api, const std::string& ns, const std::string& name, 
       throw Error(ErrorCode::unavailable,
                   "Kubernetes SandboxClaim " + name + " was not Ready within " + format_duration(timeout_seconds) +
                       (state.reason.empty() ? ""
-                                            : ": " + sdk::http::one_line(state.reason) + " (" +
-                                                  sdk::http::one_line(state.message) + ")"),
+                                            : ": " + sdk::printable(state.reason) + " (" +
+                                                  sdk::printable(state.message) + ")"),
                   "raise " + identity().settings.either("start-timeout") + ", or check the warm pool's template");
     if (!sdk::sleep_unless_stopped(pause, [&] { return host.cancelled(); }))
       throw Error(ErrorCode::cancelled, "Kubernetes wait for SandboxClaim " + name + ": cancelled");

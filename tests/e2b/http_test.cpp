@@ -140,9 +140,9 @@ TEST_CASE("statuses map to error codes with the provider's message") {
 
 TEST_CASE("a provider's message is quoted on one line: its newlines and control characters written out") {
   CHECK(http::error_message(R"({"message":"denied\ncorral: the command succeeded"})") ==
-        "denied\\ncorral: the command succeeded");
-  CHECK(http::error_message(R"({"error":{"message":"a\tb\r\u001b[31m"}})") == "a\\tb\\r\\x1b[31m");
-  CHECK(http::one_line("caf\xc3\xa9 \x7f") == "caf\xc3\xa9 \\x7f");  // UTF-8 stays, DEL does not
+        "denied\\x0acorral: the command succeeded");
+  CHECK(http::error_message(R"({"error":{"message":"a\tb\r\u001b[31m"}})") == "a\\x09b\\x0d\\x1b[31m");
+  CHECK(http::error_message(R"({"message":"caf\u00e9 \u007f"})") == "caf\xc3\xa9 \\x7f");  // UTF-8 stays, DEL does not
 }
 
 TEST_CASE("a streamed body arrives in order and in pieces; error bodies are collected instead") {

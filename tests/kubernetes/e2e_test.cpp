@@ -717,7 +717,7 @@ TEST_CASE("an API server that quotes the Authorization header in its errors gets
   CHECK(r.exit_code == 69);
   CHECK_MESSAGE(has(r.err, "Authorization: Bearer ***"), r.err);  // the echo arrived, masked
   // The server's newline is written out, so its next words make no line that reads as corral's.
-  CHECK(has(r.err, "\\ncorral: the command succeeded"));
+  CHECK(has(r.err, "\\x0acorral: the command succeeded"));
   CHECK_FALSE(has(r.err, "\ncorral: the command succeeded"));
   const json::Document h = t.handle();
   const std::string error = json::dump(h["error"]);

@@ -135,7 +135,7 @@ TEST_CASE("an exit status whose code is no number is the API server's fault, quo
   } catch (const Error& err) {
     const std::string message = err.what();
     CHECK(err.code() == ErrorCode::unavailable);
-    CHECK_MESSAGE(message.find("NonZeroExitCode with the exit code 'one\\ncorral: forged', which is none from 1 "
+    CHECK_MESSAGE(message.find("NonZeroExitCode with the exit code 'one\\x0acorral: forged', which is none from 1 "
                                "to 255") != std::string::npos,
                   message);
     CHECK(message.find('\n') == std::string::npos);  // the server's newline makes no line of its own

@@ -91,14 +91,10 @@ struct Response {
 ErrorCode code_for_status(long status);
 
 // The provider's own explanation in an error body: "message" (or "error" as a string or
-// as {"message"}) of a JSON body as one_line() gives it, else a short printable prefix of a
+// as {"message"}) of a JSON body as sdk::printable() gives it (one line: no newline of the
+// server's starts a line that would read as corral's), else a short printable prefix of a
 // text body; "" if none.
 std::string error_message(std::string_view body);
-
-// `text` a server sent, fit for one line of a message: newlines, tabs and every other
-// control character written as \n, \t, \xNN, so that none of it starts a line of its own
-// that would read as corral's.
-std::string one_line(std::string_view text);
 
 // An Error for a non-2xx response: "<what>: HTTP <status>: <provider message>".
 Error status_error(const Response& response, std::string_view what, std::string hint = {});
