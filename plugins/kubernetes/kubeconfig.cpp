@@ -7,6 +7,7 @@
 #include <map>
 
 #include "corral/sdk/base64.hpp"
+#include "corral/sdk/digest.hpp"
 #include "corral/sdk/read_file.hpp"
 #include "corral/types.hpp"
 #include "spec.hpp"
@@ -160,6 +161,7 @@ std::optional<ClusterAccess> in_cluster(const std::string& dir) {
   access.tls.ca_pem = sdk::read_regular_file(folder / "ca.crt", kMaxFileBytes, "service account CA").value_or("");
   access.ns = trimmed(sdk::read_regular_file(folder / "namespace", 4096, "service account namespace").value_or(""));
   access.origin = "the in-cluster service account (" + dir + ")";
+  access.account = "service account " + dir;
   return access;
 }
 
@@ -221,6 +223,17 @@ ClusterAccess find_cluster(const KubeconfigSource& source) {
         access.token =
             trimmed(read_secret_file(resolve(token_file, file), "the token file of user '" + user_name + "'"));
     if (const YAML::Node exec = u["exec"]; exec && exec.IsMap()) access.exec = exec_of(exec, file);
+    access.account = "user " + user_name;
+    if (const std::string token = scalar(u, "token"); !token.empty())
+      access.account += "; token " + sdk::sha256_hex(token);
+    if (const std::string file_name = scalar(u, "tokenFile"); !file_name.empty())
+      access.account += "; token file " + resolve(file_name, file);
+    if (!access.tls.client_cert_pem.empty())
+      access.account += "; certificate " + sdk::sha256_hex(access.tls.client_cert_pem);
+    if (access.exec) {
+      access.account += "; exec " + access.exec->command;
+      for (const std::string& a : access.exec->args) access.account += " " + a;
+    }
     if (const YAML::Node provider = u["auth-provider"]; provider && provider.IsMap())
       throw config_error("user '" + user_name +
                          "' logs in with an auth-provider, which kubectl itself no longer "

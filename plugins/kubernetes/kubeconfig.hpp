@@ -30,6 +30,11 @@ struct ClusterAccess {
   std::optional<ExecPlugin> exec;
   std::string ns;      // the context's namespace, or "" when it names none
   std::string origin;  // where it came from, for messages: "context 'x' of /home/u/.kube/config"
+  // Who the credentials say this is, with no secret in it: the user entry and how it
+  // authenticates (a token's or a certificate's digest, a token file's path, the exec
+  // plugin's command line), or the in-cluster service account's folder. A token that an
+  // exec plugin or the kubelet renews keeps it the same.
+  std::string account;
 };
 
 struct KubeconfigSource {

@@ -43,6 +43,15 @@ std::string uid_of(const sdk::http::Response& response, const Call& call) {
 
 KubernetesProvider::KubernetesProvider(const sdk::Options& options) : settings_(Settings::from(options)) {}
 
+std::string KubernetesProvider::target() const {
+  try {
+    const ClusterAccess a = find_cluster({settings_.kubeconfig, settings_.context, settings_.service_account_dir});
+    return "server " + a.server + "; " + a.origin + "; namespace " + a.ns + "; " + a.account;
+  } catch (const Error&) {
+    return "";  // the first call that needs the cluster says what is wrong
+  }
+}
+
 Api& KubernetesProvider::api(const sdk::Host& host) {
   if (!api_) {
     ClusterAccess access = find_cluster({settings_.kubeconfig, settings_.context, settings_.service_account_dir});

@@ -19,6 +19,11 @@ class KubernetesProvider : public sdk::Provider {
   // Validates every setting; the cluster is looked up at the first call that needs it.
   explicit KubernetesProvider(const sdk::Options& options);
 
+  // The cluster, context, namespace and account the kubeconfig leads to now: a context
+  // switched (kubectl config use-context) is another target, whose warm pools and leases
+  // are not this one's. "" for a kubeconfig the first call will report as broken.
+  std::string target() const override;
+
   std::vector<DoctorCheck> doctor(const sdk::Host& host) override;
   Sandbox create(const CreateRequest& request, const sdk::Host& host) override;
   Sandbox get(const std::string& id, const sdk::Host& host) override;

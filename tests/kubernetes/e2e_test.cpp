@@ -673,6 +673,34 @@ TEST_CASE("a Kubernetes pool waits as running Pods (no pause), says so, and a ru
   CHECK(t.cli.claims().empty());
 }
 
+TEST_CASE("a pool filled through one kubeconfig user is not taken through another, and its Pod is not forgotten") {
+  KubeCli t;
+  const std::string bob = "bob-token-5c1e";
+  t.cluster.add_token(bob, "bob");
+  t.secrets.push_back(bob);
+  REQUIRE(t.run({"pool", "fill", "--provider", "kubernetes", "--size", "1"}).exit_code == 0);
+  const std::vector<std::string> pooled = t.pods();
+  REQUIRE(pooled.size() == 1u);
+  // The same KUBECONFIG, its user switched: no option of corral's changed.
+  const std::string alice_config = read_file(t.cluster.kubeconfig());
+  standin::KubeconfigUser user;
+  user.token = bob;
+  t.cluster.write_kubeconfig(t.cluster.kubeconfig(), user);
+  CliResult r = t.run_script("true");
+  CHECK_MESSAGE(r.exit_code == 0, r.err);
+  CHECK_FALSE(json::get_bool(t.handle(), "pooled"));
+  CHECK(t.cli.pooled_sandboxes().size() == 1u);
+  CHECK(eventually([&] { return t.pods() == pooled; }));  // the run's own Pod goes; alice's waits on
+  // Back to alice: her pooled Pod is taken.
+  std::ofstream(t.cluster.kubeconfig()) << alice_config;
+  r = t.run_script("true");
+  CHECK_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(json::get_bool(t.handle(), "pooled"));
+  CHECK(t.cli.pool_settles_at(1));
+  REQUIRE(t.run({"pool", "drain"}).exit_code == 0);
+  CHECK(t.no_pods_left());
+}
+
 TEST_CASE("Ctrl-C or SIGTERM or SIGHUP while an exec credential plugin hangs: exit 130 at once and its process group gone") {
   KubeCli t;
   // A login that never ends, with a child of its own (a browser flow, a hung cloud CLI).
