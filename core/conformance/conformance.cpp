@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <cstdint>
 #include <iterator>
 #include <optional>
 #include <stdexcept>
@@ -169,6 +170,7 @@ class PlantedEnv {
 // What one run should do.
 struct RunSpec {
   std::string shell;
+  std::vector<std::string> argv;  // the command as an argv instead of `shell`
   bool keep = false;
   bool keep_on_failure = false;
   std::string lease;  // reuse this lease
@@ -249,6 +251,7 @@ class Kit {
     request.keep = spec.keep;
     request.keep_on_failure = spec.keep_on_failure;
     request.command.shell = spec.shell;
+    request.command.argv = spec.argv;
     request.command.timeout_seconds = spec.timeout_seconds;
     request.env_names = spec.env_names;
     const fs::path& top = (spec.tree ? *spec.tree : fixture_).root();
@@ -456,6 +459,62 @@ class Checks {
       o.expect_exit(code);
       if (o.handle().exit_code != code) fail(fmt::format("the session handle does not record exit code {}", code));
     }
+  }
+
+  // Arguments the way a generator of command lines writes them: the characters a shell,
+  // an argument parser or a JSON encoder could take for its own, spaces, newlines, empty
+  // words and leading dashes, then more of the same from a seeded generator (so a failure
+  // comes back the same). Each comes back NUL-terminated, so empty words show too.
+  void argv_exact() {
+    std::vector<std::string> words = {"[x]",  "a[1]", "[a,b]", "[]",     "{}",   "",          "--",  "-n",
+                                      "--keep", "a b", " lead", "trail ", "a\nb", "tab\there", "'",   "\"",
+                                      "\\",   "$HOME", "${PATH}", "$(id)", "`id`", "*",       "?.txt", "~",
+                                      "a=b",  "%s",   ";",     "&&",     "|",    "#comment", "caf\xc3\xa9",
+                                      "\xe2\x80\xae"};
+    static const char* const kPieces[] = {"[", "]", ",", "{", "}", "-", "=", " ", "\n", "'", "\"", "\\", "$",
+                                          "*", "?", "x", "\xc3\xa9", "!", "#", "&", "|", ";", "<", ">", "%"};
+    std::uint32_t state = 2463534242u;
+    for (int i = 0; i < 24; ++i) {
+      std::string w;
+      for (std::uint32_t n = (state ^= state << 13, state ^= state >> 17, state ^= state << 5) % 6; n > 0; --n)
+        w += kPieces[(state ^= state << 13, state ^= state >> 17, state ^= state << 5) % std::size(kPieces)];
+      words.push_back(w);
+    }
+    expect_argv(words, "");
+    // Bytes that are not UTF-8 (a file name's): they arrive as they are, or the provider
+    // refuses them; never other bytes.
+    expect_argv({"\xff\xfe", "a\x80" "b"}, "not UTF-8");
+  }
+
+  // Runs a printer of its arguments with `words` and fails naming the first argument
+  // that came back otherwise; with `refusable`, a refusal (invalid-argument) is fine.
+  void expect_argv(const std::vector<std::string>& words, const std::string& refusable) {
+    std::vector<std::string> argv = {"/bin/sh", "-c", "for a; do printf '%s\\0' \"$a\"; done", "sh"};
+    argv.insert(argv.end(), words.begin(), words.end());
+    Observed o = kit_.run({.argv = argv});
+    if (!refusable.empty() && o.result.error && o.result.error->code() == ErrorCode::invalid_argument &&
+        o.out.empty())
+      return;
+    const std::string how =
+        "the command was run as an argv: /bin/sh -c 'for a; do printf ...; done' sh ARGS...; a plugin that joins an "
+        "argv into one shell string, or changes bytes on the way, gets this";
+    if (!o.result.handle || o.result.exit_code != 0)
+      fail(fmt::format("the printer of its {} arguments exited {} instead of printing them{} ({})", words.size(),
+                       o.result.exit_code, o.err.empty() ? std::string() : ", saying " + literal(o.err), how) +
+           o.why());
+    std::vector<std::string> got;
+    for (std::size_t start = 0; start < o.out.size();) {
+      const std::size_t end = o.out.find('\0', start);
+      got.push_back(o.out.substr(start, end == std::string::npos ? std::string::npos : end - start));
+      if (end == std::string::npos) break;
+      start = end + 1;
+    }
+    for (std::size_t i = 0; i < words.size(); ++i)
+      if (i >= got.size() || got[i] != words[i])
+        fail(fmt::format("argument {} of {} came back as {}, not {} ({})", i + 1, words.size(),
+                         i < got.size() ? literal(got[i]) : "nothing", literal(words[i]), how));
+    if (got.size() != words.size())
+      fail(fmt::format("{} arguments came back, not {}", got.size(), words.size()));
   }
 
   void output_separate() {
@@ -900,6 +959,9 @@ const std::vector<CheckDef>& check_defs() {
   static const std::vector<CheckDef> defs = {
       {"lifecycle", "a run creates a sandbox, runs the command and destroys the sandbox", {}, {}, &Checks::lifecycle},
       {"exit-codes", "exit codes 1, 42 and 255 come back unchanged", {}, {}, &Checks::exit_codes},
+      {"argv", "the command's arguments arrive byte for byte: brackets, quotes, $, globs, spaces, newlines, empty "
+               "words",
+       {}, {}, &Checks::argv_exact},
       {"output-separate", "stdout and stderr arrive separately, byte for byte", {}, {}, &Checks::output_separate},
       {"output-binary", "binary output arrives intact: every byte value", {}, {}, &Checks::output_binary},
       {"output-large", "50 MiB on stdout and 5 MiB on stderr arrive complete and in order", {}, {},

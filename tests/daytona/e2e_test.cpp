@@ -627,7 +627,7 @@ TEST_CASE("daytona passes the conformance kit against the stand-in, no sandbox l
   auto r = conformance_of(t.cli, "daytona");
   t.seen.push_back(r.cli.out);
   t.seen.push_back(r.cli.err);
-  check_passed(r, {"keep-reuse", "sync-deletions", "url", "extend", "listing", "interrupt", "output-large",
+  check_passed(r, {"argv", "keep-reuse", "sync-deletions", "url", "extend", "listing", "interrupt", "output-large",
                    "workdir", "network-none", "network-allowlist", "destroy-twice", "pause-resume", "fork",
                    "shards-from"});
 }

@@ -908,7 +908,7 @@ TEST_CASE("e2b passes the conformance kit against the stand-in, no sandbox left 
   auto r = conformance_of(t.cli, "e2b");
   t.seen.push_back(r.cli.out);
   t.seen.push_back(r.cli.err);
-  check_passed(r, {"keep-reuse", "sync-deletions", "url", "extend", "listing", "interrupt", "output-large",
+  check_passed(r, {"argv", "keep-reuse", "sync-deletions", "url", "extend", "listing", "interrupt", "output-large",
                    "workdir", "network-none", "network-allowlist", "destroy-twice", "pause-resume", "fork",
                    "shards-from"});
   CHECK(t.alive().empty());

@@ -73,7 +73,7 @@ TEST_CASE("testbox passes every check; the report lists each with its outcome") 
   CHECK(r.failed.empty());
   // testbox advertises run-session, archive-sync, url-bridge, keep-alive, cleanup, run-downloads, pause-resume, fork,
   // network-policy and network-allowlist, and enforces the policies as the stand-ins do.
-  for (const char* id : {"lifecycle", "exit-codes", "output-separate", "output-binary", "output-large", "workspace",
+  for (const char* id : {"lifecycle", "exit-codes", "argv", "output-separate", "output-binary", "output-large", "workspace",
                          "workdir", "environment", "timeout", "interrupt", "network-none", "network-allowlist",
                          "destroy-twice", "keep-reuse", "sync-deletions", "keep-on-failure", "downloads", "url",
                          "extend", "listing", "pause-resume", "fork", "shards-from", "stop", "nothing-left"})
@@ -109,7 +109,7 @@ TEST_CASE("the human report has one line per check and a summary") {
   CHECK(r.out.find("  ok    lifecycle ") != std::string::npos);
   CHECK(r.out.find("  skip  url ") != std::string::npos);
   CHECK(r.out.find("the provider does not advertise url-bridge") != std::string::npos);
-  CHECK(r.out.find("mountbox: 17 passed, 0 failed, 8 skipped\n") != std::string::npos);
+  CHECK(r.out.find("mountbox: 18 passed, 0 failed, 8 skipped\n") != std::string::npos);
 }
 
 TEST_CASE("a plugin whose exec fails fails the checks that run commands, with its reason, and exits 1") {
@@ -246,6 +246,15 @@ TEST_CASE("a plugin that ignores the command's folder, or runs it in the user's 
   CHECK_MESSAGE(host.failures.find("workdir: the command wrote into the user's own folder, not into the sandbox's "
                                    "copy of it") != std::string::npos,
                 host.failures);
+  CHECK(user.empty());
+}
+
+TEST_CASE("a plugin that joins the argv into one shell string fails argv, naming the argument that changed") {
+  Boxes user;
+  auto joined = flawed(user, "join-argv", {"argv"});
+  CHECK_MESSAGE(joined.failures.find("argv: the printer of its 56 arguments exited 2") != std::string::npos,
+                joined.failures);
+  CHECK_MESSAGE(joined.failures.find("joins an argv into one shell string") != std::string::npos, joined.failures);
   CHECK(user.empty());
 }
 

@@ -637,7 +637,7 @@ TEST_CASE("kubernetes passes the conformance kit against the stand-in, no Pod le
   auto r = conformance_of(t.cli, "kubernetes");
   t.seen.push_back(r.cli.out);
   t.seen.push_back(r.cli.err);
-  check_passed(r, {"keep-reuse", "sync-deletions", "extend", "listing", "interrupt", "output-large", "workdir",
+  check_passed(r, {"argv", "keep-reuse", "sync-deletions", "extend", "listing", "interrupt", "output-large", "workdir",
                    "network-none", "destroy-twice"});
   CHECK(t.no_pods_left());
 }

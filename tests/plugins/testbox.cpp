@@ -54,7 +54,7 @@ const std::string kSpec = std::string("{") + kIdentity + R"json(
     {"name": "crash", "type": "string", "env": ["TESTBOX_CRASH"],
      "help": "PRIMITIVE:HOW pairs (segv, orphan-segv, abort, throw, runtime-error, exit, hang), e.g. exec:segv; open is one too"},
     {"name": "flaw", "type": "string", "env": ["TESTBOX_FLAW"],
-     "help": "promises to break: ignore-cancel (exec), ignore-network, ignore-cwd (runs in the workspace's top), host-cwd (runs in the user's own folder), fail-destroy-gone"},
+     "help": "promises to break: ignore-cancel (exec), ignore-network, ignore-cwd (runs in the workspace's top), host-cwd (runs in the user's own folder), fail-destroy-gone, join-argv (the argv run as one unquoted shell string)"},
     {"name": "fill", "type": "string", "env": ["TESTBOX_FILL"],
      "help": "PRIMITIVE:PATH: once create, upload or exec is done, write PATH until its disk is full"},
     {"name": "pause", "type": "string", "env": ["TESTBOX_PAUSE"],
@@ -230,6 +230,12 @@ class Testbox : public corral::sdk::Provider {
       throw corral::Error(corral::ErrorCode::unavailable, "testbox " + s.id + " is paused: it runs nothing");
     corral::sdk::ProcessSpec spec;
     spec.argv = c.argv.empty() ? std::vector<std::string>{"/bin/sh", "-c", c.shell} : c.argv;
+    if (flawed("join-argv") && !c.argv.empty()) {
+      // The argv joined into one shell string, unquoted: what a careless plugin sends an API.
+      std::string joined;
+      for (const std::string& a : c.argv) joined += (joined.empty() ? "" : " ") + a;
+      spec.argv = {"/bin/sh", "-c", joined};
+    }
     std::ifstream mount(dir_ / s.id / "mount");
     const fs::path user_tree((std::istreambuf_iterator<char>(mount)), std::istreambuf_iterator<char>());
 #ifdef TESTBOX_MOUNT
