@@ -592,3 +592,44 @@ TEST_CASE("SIGTERM while a workspace with 100,000 ignore patterns is scanned is 
   CHECK(read_file(run.err).find("interrupted") != std::string::npos);
   CHECK(env.claims().empty());
 }
+
+TEST_CASE("an --id too long for a file name is no such lease (66), for run and stop alike") {
+  CliEnv env;
+  const std::string id(300, 'a');
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"run", "--id", id, "--", "true"}, {"stop", "--id", id}, {"status", "--id", id}}) {
+    auto r = env.run(args);
+    INFO(args[0], ": ", r.err);
+    CHECK(r.exit_code == 66);
+    CHECK(r.err.find("no lease '" + std::string(64, 'a') + "...'") != std::string::npos);
+    CHECK(r.err.find("corrupt") == std::string::npos);
+  }
+  CHECK(env.claims().empty());
+}
+
+TEST_CASE("a state folder corral cannot make names it and why (78); one planted as a link is refused, never followed") {
+  CliEnv env;
+  SUBCASE("a file where a folder must be") {
+    env.root().write("not-a-folder", "x");
+    env.env["XDG_STATE_HOME"] = (env.root().path() / "not-a-folder" / "state").string();
+    auto r = env.run({"run", "--keep", "--", "true"});
+    CHECK(r.exit_code == 78);
+    CHECK_MESSAGE(r.err.find("not-a-folder/state/corral") != std::string::npos, r.err);
+    CHECK_MESSAGE(r.err.find("Not a directory") != std::string::npos, r.err);
+    CHECK(r.err.find("lock") == std::string::npos);
+  }
+  SUBCASE("leases/ a link to another folder") {
+    const fs::path elsewhere = env.root().path() / "elsewhere";
+    fs::create_directories(elsewhere);
+    fs::permissions(elsewhere, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                                   fs::perms::others_read | fs::perms::others_exec);
+    fs::create_directories(env.state_dir() / "corral");
+    fs::create_directory_symlink(elsewhere, env.state_dir() / "corral" / "leases");
+    auto r = env.run({"run", "--keep", "--", "true"});
+    CHECK(r.exit_code == 78);
+    CHECK_MESSAGE(r.err.find("is a symbolic link") != std::string::npos, r.err);
+    CHECK(fs::is_empty(elsewhere));
+    CHECK((fs::status(elsewhere).permissions() & fs::perms::others_read) != fs::perms::none);  // never chmod-ed
+    CHECK(env.local_sandboxes().empty());
+  }
+}

@@ -427,3 +427,32 @@ TEST_CASE("fork, pause, resume and --shards --from refuse a pooled lease by name
   CHECK(env.run({"stop", "--id", slug}).exit_code == 0);
   CHECK(env.claims().empty());
 }
+
+TEST_CASE("a link planted at a pool's lock file, or the pools' folder planted as one, is refused (78), never followed") {
+  PoolCli env;
+  REQUIRE(env.run({"pool", "fill", "--size", "1"}).exit_code == 0);
+  const fs::path pools = env.state_dir() / "corral" / "pools";
+  fs::path lock;
+  for (const auto& e : fs::directory_iterator(pools))
+    if (e.path().extension() == ".lock") lock = e.path();
+  REQUIRE(!lock.empty());
+  REQUIRE(env.run({"pool", "drain"}).exit_code == 0);
+  const fs::path target = env.root().path() / "target";
+  env.root().write("target", "untouched");
+  fs::remove(lock);
+  fs::create_symlink(target, lock);
+  CliResult r = env.run({"pool", "fill", "--size", "1"});
+  CHECK(r.exit_code == 78);
+  CHECK_MESSAGE(r.err.find("the pool lock " + lock.string() + " is a symbolic link") != std::string::npos, r.err);
+  CHECK(read_file(target) == "untouched");
+  fs::remove(lock);
+  fs::remove_all(pools);
+  const fs::path elsewhere = env.root().path() / "elsewhere";
+  fs::create_directories(elsewhere);
+  fs::create_directory_symlink(elsewhere, pools);
+  r = env.run({"pool", "fill", "--size", "1"});
+  CHECK(r.exit_code == 78);
+  CHECK_MESSAGE(r.err.find("is a symbolic link") != std::string::npos, r.err);
+  CHECK(fs::is_empty(elsewhere));
+  CHECK(env.claims().empty());
+}

@@ -4,6 +4,8 @@
 // A provider written only for these tests stands in for E2B and Daytona.
 #include <doctest/doctest.h>
 
+#include "corral/sdk/remote/text_command.hpp"
+
 #include <algorithm>
 #include <map>
 
@@ -333,4 +335,22 @@ TEST_CASE("a failed step says where, with its exit status and the start of its s
   errors.add("\n");
   CHECK(std::string(remote::step_failed(acme(), "removing files", "sb-1", 1, errors).what()) ==
         "removing files in Acme sandbox sb-1 failed (exit 1)");
+}
+
+TEST_CASE("a command a provider's API carries as text is refused when a part of it is not UTF-8, naming the part") {
+  Command c;
+  c.argv = {"echo", "fine", "caf\xc3\xa9"};
+  CHECK_NOTHROW(sdk::remote::require_text_command(c, "E2B"));
+  c.argv.push_back("bad\xff");
+  try {
+    sdk::remote::require_text_command(c, "E2B");
+    FAIL("a byte JSON cannot carry went through");
+  } catch (const Error& e) {
+    CHECK(e.code() == ErrorCode::invalid_argument);
+    CHECK(std::string(e.what()).find("E2B carries a command as text, and argument 4 is not valid UTF-8") == 0);
+    CHECK(std::string(e.what()).find("('bad") != std::string::npos);
+  }
+  c.argv = {"true"};
+  c.env = {{"KEY", "\xc3"}};
+  CHECK_THROWS_WITH_AS(sdk::remote::require_text_command(c, "Daytona"), doctest::Contains("variable KEY"), Error);
 }

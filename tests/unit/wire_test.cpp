@@ -89,6 +89,29 @@ TEST_CASE("every primitive's request and result reads back as written") {
   CHECK(doctor.checks[0].ok);
 }
 
+TEST_CASE("an argv that is not UTF-8 reaches the plugin byte for byte; an SDK from before still finds argv") {
+  Sandbox sb;
+  sb.id = "sb-1";
+  Command c;
+  c.argv = {"printf", "%s", std::string("\xff\xfe name\x80"), "caf\xc3\xa9", ""};
+  const std::string text = wire::to_json(wire::ExecRequest{sb, c});
+  CHECK(json::is_valid_utf8(text));
+  CHECK(wire::read<wire::ExecRequest>(text, "t").command.argv == c.argv);
+  // Read as an SDK without argvHex reads it: U+FFFD in place of each bad byte, no failure.
+  const json::Document doc = json::parse(text, "t");
+  const std::vector<std::string> plain = json::get_strings(doc["command"], "argv");
+  REQUIRE(plain.size() == c.argv.size());
+  CHECK(plain[2] == "\xef\xbf\xbd\xef\xbf\xbd name\xef\xbf\xbd");
+  // Valid text needs no copy.
+  c.argv = {"echo", "caf\xc3\xa9"};
+  CHECK(wire::to_json(wire::ExecRequest{sb, c}).find("argvHex") == std::string::npos);
+  // A malformed copy is refused, never run.
+  CHECK_THROWS_AS(wire::read<wire::ExecRequest>(
+                      R"({"sandbox":{"id":"x"},"command":{"argv":["a"],"argvHex":["zz"],"cwd":"","env":{},"timeoutSeconds":0}})",
+                      "t"),
+                  Error);
+}
+
 TEST_CASE("an answer without an exit code is never read as success") {
   CHECK_THROWS_AS(wire::read<ExecResult>("{}", "t"), Error);
   CHECK_THROWS_AS(wire::read<ExecResult>(R"({"exitCode":"0"})", "t"), Error);
