@@ -304,3 +304,16 @@ TEST_CASE("an empty --id or --from names no lease: refused, never a fresh sandbo
   CHECK(env.local_sandboxes().empty());
   CHECK(env.claims().empty());
 }
+
+TEST_CASE("a mistyped command is named as not corral's, with the nearest one") {
+  CliEnv env;
+  auto r = env.run({"rn", "--", "true"});
+  CHECK(r.exit_code == 64);
+  CHECK_MESSAGE(r.err.find("'rn' is not a corral command (did you mean 'run'?)") != std::string::npos, r.err);
+  r = env.run({"-v", "bogus"});
+  CHECK(r.exit_code == 64);
+  CHECK_MESSAGE(r.err.find("'bogus' is not a corral command") != std::string::npos, r.err);
+  CHECK(r.err.find("did you mean") == std::string::npos);
+  CHECK(r.err.find("A subcommand is required") == std::string::npos);
+  CHECK(env.local_sandboxes().empty());
+}
