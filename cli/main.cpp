@@ -12,7 +12,7 @@
 #include "command_line.hpp"
 #include "context.hpp"
 #include "corral/errors.hpp"
-#include "corral/sdk/descriptors.hpp"
+#include "corral/os/descriptors.hpp"
 #include "provider_flags.hpp"
 #include "workspace/workspace.hpp"
 
@@ -94,7 +94,7 @@ int main_impl(int argc, char** argv) {
   // progress and messages would land in an archive or a claim: hold /dev/null there instead.
   open_closed_standard_descriptors();
   // What the user's shell left open (`9>>file`) is not for any program corral starts.
-  sdk::close_on_exec_from(3);
+  os::close_on_exec_from(3);
   install_signal_handlers();
   std::vector<std::string> args(argv + 1, argv + argc);
   const bool bare = needs_nothing(args);

@@ -9,7 +9,7 @@
 #include <cstdlib>
 
 #include "base/printable.hpp"
-#include "corral/sdk/fd_write.hpp"
+#include "corral/os/fd_write.hpp"
 
 namespace corral::cli {
 namespace {
@@ -78,7 +78,7 @@ TerminalUi::~TerminalUi() {
   if (!pending_json_.empty()) {
     // The command's stderr ended mid-line: end that line rather than lose the events.
     err_midline_ = false;
-    if (!stderr_broken_) sdk::write_all(2, "\n");
+    if (!stderr_broken_) os::write_all(2, "\n");
     flush_json();
   }
 }
@@ -96,7 +96,7 @@ void TerminalUi::clear_progress() {
   if (!progress_shown_) return;
   g_line_shown = false;
   progress_shown_ = false;
-  if (!sdk::write_all(2, kErase)) stderr_broken_ = true;
+  if (!os::write_all(2, kErase)) stderr_broken_ = true;
 }
 
 void TerminalUi::draw(bool force) {
@@ -111,7 +111,7 @@ void TerminalUi::draw(bool force) {
   last_draw_ = now;
   const std::string line =
       std::string("\r") + (color_ ? "\033[2m" : "") + printable(text) + (color_ ? "\033[0m" : "") + "\033[K";
-  if (!sdk::write_all(2, line)) {
+  if (!os::write_all(2, line)) {
     stderr_broken_ = true;
     return;
   }
@@ -142,7 +142,7 @@ void TerminalUi::write_json(std::string line) {
 
 void TerminalUi::flush_json() {
   for (const std::string& line : pending_json_)
-    if (!stderr_broken_ && !sdk::write_all(2, line)) stderr_broken_ = true;
+    if (!stderr_broken_ && !os::write_all(2, line)) stderr_broken_ = true;
   pending_json_.clear();
 }
 
@@ -175,7 +175,7 @@ void TerminalUi::out(std::string_view data) {
   clear_progress();
   if (stdout_closed_) return;
   // A reader that went away (`| head`) must not stop the command: drop the rest.
-  if (!sdk::write_all(1, data)) stdout_closed_ = true;
+  if (!os::write_all(1, data)) stdout_closed_ = true;
 }
 
 void TerminalUi::err(std::string_view data) {
@@ -183,14 +183,14 @@ void TerminalUi::err(std::string_view data) {
   if (data.empty()) return;
   board_.output_started();
   clear_progress();
-  sdk::write_all(2, data);
+  os::write_all(2, data);
   err_midline_ = data.back() != '\n';
   if (!err_midline_) flush_json();
 }
 
 void TerminalUi::message(const std::string& text) {
   clear_progress();
-  sdk::write_all(2, text);  // the ticker draws the live line again below it
+  os::write_all(2, text);  // the ticker draws the live line again below it
 }
 
 void TerminalUi::info(const std::string& message_text) {

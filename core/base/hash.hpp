@@ -5,7 +5,7 @@
 #include <string>
 #include <string_view>
 
-#include "corral/sdk/random.hpp"
+#include "corral/os/random.hpp"
 
 namespace corral {
 
@@ -28,6 +28,6 @@ class Sha256 {
 };
 
 // `bytes` random bytes from the OS, as lower-case hex: the SDK's, which plugins use too.
-using sdk::random_hex;
+using os::random_hex;
 
 }  // namespace corral

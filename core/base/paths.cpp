@@ -12,8 +12,8 @@
 
 #include "base/environment.hpp"
 #include "corral/option_default.hpp"
-#include "corral/sdk/fd_write.hpp"
-#include "corral/sdk/folder_writer.hpp"
+#include "corral/os/fd_write.hpp"
+#include "corral/os/folder_writer.hpp"
 
 namespace fs = std::filesystem;
 
@@ -42,7 +42,7 @@ namespace {
 
 // Why `dir` cannot be corral's `what` folder: the user's to fix (config), or a full disk (quota).
 Error folder_error(const fs::path& dir, const std::string& what, const std::string& why, int err = 0) {
-  const bool full = err && sdk::write_error_code(err) == ErrorCode::quota;
+  const bool full = err && os::write_error_code(err) == ErrorCode::quota;
   return Error(full ? ErrorCode::quota : ErrorCode::config,
                fmt::format("cannot use {} as corral's {}: {}", dir.string(), what, why),
                full ? "free space on its disk"
@@ -67,7 +67,7 @@ void make_private_folder(const fs::path& dir, const std::string& what) {
     throw folder_error(dir, what, fmt::format("it belongs to uid {}, not to you (uid {})", st.st_uid, ::geteuid()));
   if ((st.st_mode & 07777) == 0700) return;
   // Through a descriptor of the folder itself: a link swapped in since the check is never followed.
-  const sdk::UniqueFd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  const os::UniqueFd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   if (fd.get() < 0 || ::fchmod(fd.get(), 0700) != 0)
     throw folder_error(dir, what, fmt::format("it cannot be made private: {}", std::strerror(errno)), errno);
 }

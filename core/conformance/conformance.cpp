@@ -14,7 +14,7 @@
 
 #include "conformance/capture_ui.hpp"
 #include "corral/json.hpp"
-#include "corral/sdk/process.hpp"
+#include "corral/os/process.hpp"
 #include "corral/wire.hpp"
 #include "base/hash.hpp"
 #include "lease/fanout.hpp"
@@ -130,10 +130,10 @@ class Fixture {
   // Makes the folder a git checkout, as most users' trees are: corral finds a workspace's
   // top with git, and without it a subfolder is a workspace of its own. Empty, or why not.
   std::string git_init() const {
-    if (sdk::find_program("git").empty()) return "git is not installed";
-    sdk::ProcessSpec spec{{"git", "init", "-q"}, std::nullopt, root_.string()};
+    if (os::find_program("git").empty()) return "git is not installed";
+    os::ProcessSpec spec{{"git", "init", "-q"}, std::nullopt, root_.string()};
     spec.inherit = {"HOME", "PATH"};
-    sdk::CapturedProcess git = sdk::capture_process(spec);
+    os::CapturedProcess git = os::capture_process(spec);
     return git.exit_code == 0 ? "" : fmt::format("git init failed: {}", printable(git.err));
   }
 

@@ -14,9 +14,9 @@
 #include <set>
 
 #include "corral/json.hpp"
-#include "corral/sdk/fd_write.hpp"
-#include "corral/sdk/file_lock.hpp"
-#include "corral/sdk/read_file.hpp"
+#include "corral/os/fd_write.hpp"
+#include "corral/os/file_lock.hpp"
+#include "corral/os/read_file.hpp"
 #include "base/hash.hpp"
 #include "base/paths.hpp"
 #include "base/printable.hpp"
@@ -74,19 +74,6 @@ SlugHold::~SlugHold() {
   if (!held_) return;  // moved from
   std::lock_guard guard(held_->mutex);
   if (auto it = held_->slugs.find(slug_); it != held_->slugs.end()) held_->slugs.erase(it);  // this hold only
-}
-
-LeaseLock& LeaseLock::operator=(LeaseLock&& other) noexcept {
-  if (this != &other) {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = other.fd_;
-    other.fd_ = -1;
-  }
-  return *this;
-}
-
-LeaseLock::~LeaseLock() {
-  if (fd_ >= 0) ::close(fd_);
 }
 
 void write_claim_fields(json::Writer& w, const Claim& c) {
@@ -194,7 +181,7 @@ constexpr std::uint64_t kMaxFileListBytes = 256ull << 20;
 // The whole file, or nullopt when it does not exist; throws invalid-argument saying why
 // it cannot be read.
 std::optional<std::string> read_small_file(const fs::path& p, std::uint64_t max_bytes, const std::string& what) {
-  return sdk::read_regular_file(p, max_bytes, what, sdk::Links::refuse);
+  return os::read_regular_file(p, max_bytes, what, os::Links::refuse);
 }
 
 // The string value of `"key":"..."` in possibly truncated JSON text, or empty.
@@ -355,7 +342,7 @@ std::string ClaimStore::host_id() const {
       err = errno;
       continue;
     }
-    const bool written = sdk::write_all(fd, id + "\n") && ::fsync(fd) == 0;
+    const bool written = os::write_all(fd, id + "\n") && ::fsync(fd) == 0;
     if (!written) err = errno;
     ::close(fd);
     const bool placed = written && (text ? ::rename(temp.c_str(), p.c_str()) : ::link(temp.c_str(), p.c_str())) == 0;
@@ -364,7 +351,7 @@ std::string ClaimStore::host_id() const {
     if (placed) return id;
   }
   if (std::optional<std::string> id = id_in(read_small_file(p, 4096, "host id"))) return *id;  // the last race was lost to a complete id
-  throw Error(sdk::write_error_code(err), fmt::format("cannot create {}: {}", p.string(), std::strerror(err)),
+  throw Error(os::write_error_code(err), fmt::format("cannot create {}: {}", p.string(), std::strerror(err)),
               "check that the state directory is writable and the disk is not full");
 }
 
@@ -390,69 +377,22 @@ Claim ClaimStore::resolve(const std::string& id) const {
                             : fmt::format("known leases: {} (see `corral list`)", fmt::join(known, ", ")));
 }
 
-namespace {
-
-int open_lock_file(const fs::path& dir, const std::string& lease_id) {
-  paths::make_private_folder(dir, "folder of lease claims");
-  const fs::path p = lock_path(dir, lease_id);
-  int fd = ::open(p.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (fd < 0 && errno == ELOOP)
-    throw Error(ErrorCode::config, fmt::format("the lease lock {} is a symbolic link, which corral never follows",
-                                               p.string()),
-                fmt::format("remove it (`rm {}`): corral makes the lock anew", p.string()));
-  if (fd < 0)
-    throw Error(sdk::write_error_code(errno), fmt::format("cannot open lock {}: {}", p.string(), std::strerror(errno)));
-  return fd;
-}
-
-}  // namespace
-
-void lock_polling(int fd, const std::string& what, const std::function<void()>& on_wait,
-                  const std::function<bool()>& cancelled) {
-  bool waited = false;
-  while (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
-    if (errno != EWOULDBLOCK && errno != EINTR)
-      throw Error(ErrorCode::internal, fmt::format("cannot lock {}: {}", what, std::strerror(errno)));
-    if (!waited && on_wait) on_wait();
-    waited = true;
-    if (cancelled && cancelled()) throw Error(ErrorCode::cancelled, fmt::format("stopped waiting for {}", what));
-    ::usleep(50'000);
-  }
-}
-
 LeaseLock ClaimStore::lock(const std::string& lease_id, const std::function<void()>& on_wait,
                            const std::function<bool()>& cancelled) const {
   path_of(lease_id);  // validates the id
-  bool said = false;  // once, though a lock file replaced meanwhile means waiting again
-  auto waiting = [&] {
-    if (!said && on_wait) on_wait();
-    said = true;
-  };
-  while (true) {
-    LeaseLock lock(open_lock_file(dir_, lease_id));
-    lock_polling(lock.fd(), "lease " + lease_id, waiting, cancelled);
-    if (sdk::still_named(lock.fd(), lock_path(dir_, lease_id))) return lock;
-  }
+  paths::make_private_folder(dir_, "folder of lease claims");
+  return os::FileLock::acquire(lock_path(dir_, lease_id), "lease " + lease_id, {on_wait, cancelled});
 }
 
 bool ClaimStore::in_use(const std::string& lease_id) const {
-  const fs::path p = dir_ / (lease_id + ".lock");
   path_of(lease_id);
-  // Opening an existing lock file read-only: looking must not create lock files.
-  int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-  if (fd < 0) return false;
-  bool held = ::flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
-  ::close(fd);
-  return held;
+  return os::FileLock::held_elsewhere(lock_path(dir_, lease_id));
 }
 
 std::optional<LeaseLock> ClaimStore::try_lock(const std::string& lease_id) const {
   path_of(lease_id);
-  while (true) {
-    LeaseLock lock(open_lock_file(dir_, lease_id));
-    if (::flock(lock.fd(), LOCK_EX | LOCK_NB) != 0) return std::nullopt;
-    if (sdk::still_named(lock.fd(), lock_path(dir_, lease_id))) return lock;
-  }
+  paths::make_private_folder(dir_, "folder of lease claims");
+  return os::FileLock::try_acquire(lock_path(dir_, lease_id), "lease " + lease_id);
 }
 
 void ClaimStore::sweep_stray_files() const {

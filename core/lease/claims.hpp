@@ -20,13 +20,14 @@
 #include <vector>
 
 #include "corral/json.hpp"
-#include "corral/sdk/atomic_file.hpp"
+#include "corral/os/atomic_file.hpp"
+#include "corral/os/file_lock.hpp"
 #include "corral/types.hpp"
 
 namespace corral {
 
-using sdk::Durability;
-using sdk::write_file_atomically;
+using os::Durability;
+using os::write_file_atomically;
 
 // The longest lease id or slug corral makes is far shorter; a longer --id names none.
 constexpr std::size_t kMaxLeaseIdLength = 64;
@@ -62,28 +63,9 @@ struct Claim {
   std::optional<PoolTag> pool;  // set while the sandbox waits in a warm pool
 };
 
-// An exclusive lock on one lease, held while a process works with it. Released on
-// destruction (and by the kernel if the process dies). Owned by one thread at a time.
-class LeaseLock {
- public:
-  LeaseLock() = default;
-  explicit LeaseLock(int fd) : fd_(fd) {}
-  LeaseLock(LeaseLock&& other) noexcept : fd_(other.fd_) { other.fd_ = -1; }
-  LeaseLock& operator=(LeaseLock&& other) noexcept;
-  ~LeaseLock();
-  bool held() const { return fd_ >= 0; }
-  int fd() const { return fd_; }
-
- private:
-  int fd_ = -1;
-};
-
-// Takes an exclusive flock on `fd`, polled rather than blocking so that a waiting process
-// still notices Ctrl-C: calls `on_wait` before the first wait, throws cancelled once
-// `cancelled` says so, internal for a lock that cannot be taken (`what` names the lock
-// in both, e.g. "lease 0123ab").
-void lock_polling(int fd, const std::string& what, const std::function<void()>& on_wait,
-                  const std::function<bool()>& cancelled);
+// An exclusive lock on one lease, held while a process works with it (os::FileLock):
+// released on destruction, and by the kernel if the process dies.
+using LeaseLock = os::FileLock;
 
 // One claim file as found on disk: readable, or corrupt with what could be salvaged.
 struct ClaimFile {

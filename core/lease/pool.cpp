@@ -16,7 +16,7 @@
 
 #include "base/hash.hpp"
 #include "base/paths.hpp"
-#include "corral/sdk/descriptors.hpp"
+#include "corral/os/descriptors.hpp"
 #include "lease/network_policy.hpp"
 #include "workspace/packed_workspace.hpp"
 
@@ -39,18 +39,9 @@ fs::path ensure_pools_dir(const ClaimStore& claims) {
 // An exclusive lock on one pool's lock file, waiting for another fill of the pool;
 // released when the descriptor closes (or the process dies).
 LeaseLock lock_pool(const ClaimStore& claims, const std::string& key, Ui& ui) {
-  const fs::path path = ensure_pools_dir(claims) / (key + ".lock");
-  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (fd < 0 && errno == ELOOP)
-    throw Error(ErrorCode::config, fmt::format("the pool lock {} is a symbolic link, which corral never follows",
-                                               path.string()),
-                fmt::format("remove it (`rm {}`): corral makes the lock anew", path.string()));
-  if (fd < 0)
-    throw Error(ErrorCode::internal, fmt::format("cannot open the pool lock {}: {}", path.string(), std::strerror(errno)));
-  LeaseLock lock(fd);
-  lock_polling(fd, "the pool lock " + path.string(), [&ui] { ui.note("waiting for another corral filling this pool"); },
-               [&ui] { return ui.cancelled(); });
-  return lock;
+  return os::FileLock::acquire(ensure_pools_dir(claims) / (key + ".lock"), "pool " + key,
+                               {[&ui] { ui.note("waiting for another corral filling this pool"); },
+                                [&ui] { return ui.cancelled(); }});
 }
 
 // The pooled claims of pool `key`.
@@ -177,7 +168,7 @@ void spawn_detached(const std::vector<std::string>& argv, const fs::path& cwd, c
     ::setsid();
     if (::fork() != 0) ::_exit(0);
     if (::dup2(in, 0) < 0 || ::dup2(out, 1) < 0 || ::dup2(out, 2) < 0 || ::chdir(dir.c_str()) != 0) ::_exit(127);
-    sdk::close_on_exec_from(3);
+    os::close_on_exec_from(3);
     // On a machine of few cores the refill must not slow the run that started it.
     ::setpriority(PRIO_PROCESS, 0, 10);
     ::execv(args[0], args.data());

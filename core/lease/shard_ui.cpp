@@ -9,7 +9,7 @@
 #include <cstring>
 
 #include "corral/errors.hpp"
-#include "corral/sdk/fd_write.hpp"
+#include "corral/os/fd_write.hpp"
 
 namespace fs = std::filesystem;
 
@@ -41,7 +41,7 @@ ShardUi::~ShardUi() {
 void ShardUi::write(int stream, std::string_view text) {
   if (fds_[stream] >= 0) {
     // A full disk must not stop the shard's command; say so once.
-    if (!sdk::write_all(fds_[stream], text) && !file_failed_) {
+    if (!os::write_all(fds_[stream], text) && !file_failed_) {
       file_failed_ = true;
       warn(fmt::format("cannot write this shard's output file: {}", std::strerror(errno)));
     }

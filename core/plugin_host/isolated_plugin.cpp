@@ -20,7 +20,7 @@
 #include "plugin_host/child_wait.hpp"
 #include "corral/errors.hpp"
 #include "corral/json.hpp"
-#include "corral/sdk/descriptors.hpp"
+#include "corral/os/descriptors.hpp"
 #include "corral/sdk.hpp"
 #include "base/paths.hpp"
 #include "plugin_host/plugin_channel.hpp"
@@ -59,7 +59,7 @@ pid_t spawn_helper(const fs::path& helper, const fs::path& library, const std::s
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != parent) ::_exit(126);
     if (channel != kChannelFd) ::dup2(channel, kChannelFd);
-    sdk::close_on_exec_from(kChannelFd + 1);  // the plugin gets the channel, nothing of corral's
+    os::close_on_exec_from(kChannelFd + 1);  // the plugin gets the channel, nothing of corral's
     ::fcntl(kChannelFd, F_SETFD, 0);
     ::execv(argv[0], argv.data());
     ::_exit(127);

@@ -7,7 +7,7 @@
 #include "plugin_host/crash_guard.hpp"
 #include "plugin_host/elf_exports.hpp"
 #include "base/hash.hpp"
-#include "corral/sdk/trusted_path.hpp"
+#include "corral/os/trusted_path.hpp"
 
 namespace fs = std::filesystem;
 
@@ -64,7 +64,7 @@ LoadResult load_plugin(const fs::path& path, const LoadOptions& options) {
   // Load the very file the trust check walked to, not whatever the links say later.
   fs::path target = path;
   if (options.check_permissions) {
-    sdk::TrustCheck trust = sdk::check_trusted_path(path);
+    os::TrustCheck trust = os::check_trusted_path(path);
     if (trust.distrust)
       return fail(LoadFailure::untrusted_file,
                   fmt::format("plugin {}: refused because {}", file, trust.distrust->describe()));

@@ -17,7 +17,7 @@
 
 #include "plugin_host/child_wait.hpp"
 #include "corral/json.hpp"
-#include "corral/sdk/fd_write.hpp"
+#include "corral/os/fd_write.hpp"
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
@@ -57,7 +57,7 @@ ProbeResult failed(LoadFailure cause, std::string message) {
   } catch (...) {
     ::_exit(3);
   }
-  sdk::write_all(report_fd, text);
+  os::write_all(report_fd, text);
   ::_exit(0);
 }
 

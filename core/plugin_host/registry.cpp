@@ -9,14 +9,14 @@
 
 #include "corral/errors.hpp"
 #include "corral/json.hpp"
-#include "corral/sdk/read_file.hpp"
+#include "corral/os/read_file.hpp"
 #include "base/hash.hpp"
 #include "plugin_host/isolated_plugin.hpp"
 #include "base/paths.hpp"
 #include "plugin_host/plugin_probe.hpp"
 #include "plugin_host/registry_file.hpp"
 #include "plugin_host/spec_cache.hpp"
-#include "corral/sdk/trusted_path.hpp"
+#include "corral/os/trusted_path.hpp"
 
 namespace fs = std::filesystem;
 
@@ -71,7 +71,7 @@ ProbeResult inspect(const fs::path& library, const std::string& pin, const SpecC
   std::error_code ec;
   if (!fs::is_regular_file(library, ec)) return failed(LoadFailure::missing_file, fmt::format("plugin {}: no such file", file));
   // Untrusted files are not even probed: a child process still runs their code as you.
-  sdk::TrustCheck trust = sdk::check_trusted_path(library);
+  os::TrustCheck trust = os::check_trusted_path(library);
   if (trust.distrust)
     return failed(LoadFailure::untrusted_file,
                   fmt::format("plugin {}: refused because {}", file, trust.distrust->describe()));
@@ -145,14 +145,14 @@ constexpr std::uint64_t kMaxRegistryBytes = 1 << 20;
 // The entries one registry file lists, each inspected (or with its error).
 std::vector<Listed> read_registry(const RegistrySource& source, const SpecCache& cache, Probing probing) {
   const std::string file = source.file.string();
-  sdk::TrustCheck trust = sdk::check_trusted_path(source.file);
+  os::TrustCheck trust = os::check_trusted_path(source.file);
   if (trust.distrust)
     return {{broken(source, {}, LoadFailure::untrusted_file,
                     fmt::format("registry {}: refused because {}", file, trust.distrust->describe())),
              ""}};
   std::optional<std::string> text;
   try {
-    text = sdk::read_regular_file(trust.resolved, kMaxRegistryBytes, "registry");
+    text = os::read_regular_file(trust.resolved, kMaxRegistryBytes, "registry");
   } catch (const Error& e) {
     return {{broken(source, {}, LoadFailure::bad_registry, e.what()), ""}};
   }

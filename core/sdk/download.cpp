@@ -8,8 +8,8 @@
 #include <optional>
 
 #include "corral/errors.hpp"
-#include "corral/sdk/fd_write.hpp"
-#include "corral/sdk/random.hpp"
+#include "corral/os/fd_write.hpp"
+#include "corral/os/random.hpp"
 #include "corral/sdk/shell.hpp"
 #include "corral/sdk/sizes.hpp"
 
@@ -62,7 +62,7 @@ std::string download_script(std::string_view folder, const std::vector<std::stri
          "exec tar -czf \"$a\" $q \"$@\"\n";
 }
 
-std::string download_archive_name() { return random_tag("corral-download-") + ".tar.gz"; }
+std::string download_archive_name() { return os::random_tag("corral-download-") + ".tar.gz"; }
 
 DownloadReport read_download_report(int exit_code, std::string_view stderr_text) {
   DownloadReport report;
@@ -106,9 +106,9 @@ void DownloadFile::write(std::string_view data) {
     throw Error(ErrorCode::invalid_argument,
                 "the downloaded files pass the size bound of " + format_size(max_bytes_) + " (--max-download)",
                 "download fewer files, or raise the bound with --max-download");
-  if (!write_all(fd_, data)) {
+  if (!os::write_all(fd_, data)) {
     const int err = errno;
-    throw Error(write_error_code(err),
+    throw Error(os::write_error_code(err),
                 "cannot write the download archive " + path_ + ": " + std::strerror(err));
   }
   size_ += data.size();

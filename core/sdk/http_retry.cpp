@@ -7,7 +7,7 @@
 #include <string>
 
 #include "corral/sdk/http.hpp"
-#include "corral/sdk/wait.hpp"
+#include "corral/os/wait.hpp"
 
 namespace corral::sdk::http {
 namespace {
@@ -49,7 +49,7 @@ Response send_retrying(Client& client, Request request, Retry retry, const Retry
       }
       delay = backoff_seconds(attempt, limits);
     }
-    if (!sleep_unless_stopped(std::chrono::milliseconds(static_cast<long>(*delay * 1000)), request.cancelled))
+    if (!os::sleep_unless_stopped(std::chrono::milliseconds(static_cast<long>(*delay * 1000)), request.cancelled))
       throw Error(ErrorCode::cancelled, request.what + ": cancelled");
   }
 }

@@ -6,7 +6,7 @@
 #include <iterator>
 
 #include "corral/json.hpp"
-#include "corral/sdk/atomic_file.hpp"
+#include "corral/os/atomic_file.hpp"
 
 namespace fs = std::filesystem;
 
@@ -21,8 +21,8 @@ void write_labels(const fs::path& folder, const StringMap& labels) {
   json::write_map(w, "labels", labels);
   w.EndObject();
   // Labels name the sandbox's owner, lease and host: not secret, but nobody else's business.
-  write_file_atomically(labels_file(folder), std::string_view(buffer.GetString(), buffer.GetSize()), 0600,
-                        "the sandbox's labels", Durability::process_crash);
+  os::write_file_atomically(labels_file(folder), std::string_view(buffer.GetString(), buffer.GetSize()), 0600,
+                        "the sandbox's labels", os::Durability::process_crash);
 }
 
 StringMap read_labels(const fs::path& folder) {

@@ -7,7 +7,7 @@
 #include <cstring>
 
 #include "corral/errors.hpp"
-#include "corral/sdk/folder_writer.hpp"
+#include "corral/os/folder_writer.hpp"
 
 namespace corral::sdk {
 namespace {
@@ -46,7 +46,7 @@ void remove_paths_under(const std::filesystem::path& root, const std::vector<std
     if (parts.empty()) continue;
     // Walk down with O_NOFOLLOW: each folder is opened relative to the previous one.
     std::vector<int> chain;
-    UniqueFd top(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    os::UniqueFd top(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (top.get() < 0) throw Error(ErrorCode::not_found, "workspace folder " + root.string() + " is missing");
     int dir = top.get();
     bool reachable = true;

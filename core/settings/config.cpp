@@ -7,7 +7,7 @@
 #include <string_view>
 
 #include "corral/errors.hpp"
-#include "corral/sdk/read_file.hpp"
+#include "corral/os/read_file.hpp"
 #include "corral/option_default.hpp"
 #include "base/paths.hpp"
 
@@ -22,7 +22,7 @@ constexpr std::uint64_t kMaxConfigBytes = 1 << 20;
 std::optional<ConfigFile> read(const fs::path& path) {
   std::optional<std::string> text;
   try {
-    text = sdk::read_regular_file(path, kMaxConfigBytes, "config file");
+    text = os::read_regular_file(path, kMaxConfigBytes, "config file");
   } catch (const Error& e) {
     throw ConfigError(e.what(), e.hint());
   }

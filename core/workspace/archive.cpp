@@ -19,7 +19,7 @@
 #include <thread>
 
 #include "corral/errors.hpp"
-#include "corral/sdk/fd_write.hpp"
+#include "corral/os/fd_write.hpp"
 #include "workspace/parallel_gzip.hpp"
 
 namespace fs = std::filesystem;
@@ -85,8 +85,8 @@ std::uint64_t write_archive_file(const Workspace& ws, const fs::path& archive_pa
     const int err = sink.gzip ? sink.err : archive_errno(a.get());
     const char* why = !sink.error.empty() ? sink.error.c_str() : archive_error_string(a.get());
     // A full disk is the user's to fix (quota), not a bug in corral.
-    throw Error(sdk::write_error_code(err),
-                sdk::with_reason(fmt::format("cannot write workspace archive {} ({}): {}", archive_path.string(), what,
+    throw Error(os::write_error_code(err),
+                os::with_reason(fmt::format("cannot write workspace archive {} ({}): {}", archive_path.string(), what,
                                              why ? why : "unknown error"),
                                  err),
                 "check that the state directory is writable and the disk is not full");
@@ -98,7 +98,7 @@ std::uint64_t write_archive_file(const Workspace& ws, const fs::path& archive_pa
   } else {
     out_fd = ::open(archive_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (out_fd < 0)
-      throw Error(sdk::write_error_code(errno),
+      throw Error(os::write_error_code(errno),
                   fmt::format("cannot write workspace archive {}: {}", archive_path.string(), std::strerror(errno)));
     sink.gzip.emplace(out_fd, threads);
     auto to_gzip = [](archive*, void* to, const void* data, size_t size) -> la_ssize_t {

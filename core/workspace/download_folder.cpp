@@ -44,12 +44,12 @@ Error unusable(const DownloadFolder& folder, int parent, const std::string& part
 // `folder` opened: its top as named, each folder below it without following a link,
 // created when missing if `create`. Without `create`, an invalid fd when something is
 // missing. Throws invalid-argument for a link or a file on the way.
-sdk::UniqueFd walk(const DownloadFolder& folder, bool create) {
-  sdk::UniqueFd at(::open(folder.top.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+os::UniqueFd walk(const DownloadFolder& folder, bool create) {
+  os::UniqueFd at(::open(folder.top.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (at.get() < 0 && errno == ENOENT && create) {
     std::error_code ec;
     fs::create_directories(folder.top, ec);
-    at = sdk::UniqueFd(::open(folder.top.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    at = os::UniqueFd(::open(folder.top.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   }
   if (at.get() < 0) {
     if (errno == ENOENT && !create) return at;
@@ -62,7 +62,7 @@ sdk::UniqueFd walk(const DownloadFolder& folder, bool create) {
     const std::string part = step.string();
     if (part.empty() || part == ".") continue;
     walked /= step;
-    sdk::UniqueFd next = sdk::open_folder_nofollow(at.get(), part, create);
+    os::UniqueFd next = os::open_folder_nofollow(at.get(), part, create);
     if (next.get() < 0) {
       const int err = errno;
       if (err == ENOENT && !create) return next;
@@ -91,6 +91,6 @@ DownloadFolder download_folder(const fs::path& root, const fs::path& cwd, const 
 
 void check_download_folder(const DownloadFolder& folder) { walk(folder, false); }
 
-sdk::UniqueFd open_download_folder(const DownloadFolder& folder) { return walk(folder, true); }
+os::UniqueFd open_download_folder(const DownloadFolder& folder) { return walk(folder, true); }
 
 }  // namespace corral

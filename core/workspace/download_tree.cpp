@@ -8,7 +8,7 @@
 #include <cstring>
 
 #include "corral/errors.hpp"
-#include "corral/sdk/path_parts.hpp"
+#include "corral/os/path_parts.hpp"
 
 namespace corral {
 namespace {
@@ -83,7 +83,7 @@ std::string DownloadTree::path_of(Id id) const {
 
 DownloadTree::Id DownloadTree::walk(const std::string& name, bool make, Id& blocker) {
   Id at = 0;
-  for (std::string_view part : sdk::path_parts(name)) {
+  for (std::string_view part : os::path_parts(name)) {
     if (at != 0 && nodes_[at].kind != Kind::folder && nodes_[at].kind != Kind::absent) {
       blocker = at;
       return kNone;
@@ -122,7 +122,7 @@ std::string DownloadTree::why_not_hard_link_to(const std::string& target) {
 
 DownloadTree::Id DownloadTree::record(const std::string& name, Kind kind, const std::string& target) {
   Id at = 0;
-  for (std::string_view part : sdk::path_parts(name)) {
+  for (std::string_view part : os::path_parts(name)) {
     if (at != 0 && nodes_[at].kind == Kind::absent) {
       nodes_[at].kind = Kind::folder;  // made on the way
       nodes_[at].written = true;
@@ -151,7 +151,7 @@ DownloadTree::Verdict DownloadTree::judge(Id id, int depth) {
   Id at = nodes_[id].parent;
   std::uint32_t extra = 0;  // folders below `at` that exist nowhere
   Verdict verdict = Verdict::inside;
-  for (std::string_view part : sdk::path_parts(target)) {
+  for (std::string_view part : os::path_parts(target)) {
     if (part == "..") {
       if (extra > 0) --extra;
       else if (at == 0) verdict = Verdict::out;

@@ -13,10 +13,10 @@
 
 #include "base/sizes.hpp"
 #include "corral/errors.hpp"
-#include "corral/sdk/fd_write.hpp"
+#include "corral/os/fd_write.hpp"
 #include "workspace/download_tree.hpp"
 #include "workspace/glob.hpp"
-#include "corral/sdk/path_parts.hpp"
+#include "corral/os/path_parts.hpp"
 #include "workspace/workspace.hpp"
 
 namespace fs = std::filesystem;
@@ -50,7 +50,7 @@ std::string clean_name(std::string_view name, std::string& why) {
     return "";
   }
   std::string out;
-  for (std::string_view part : sdk::path_parts(name)) {
+  for (std::string_view part : os::path_parts(name)) {
     if (part == "..") {
       why = "'..' in the path";
       return "";
@@ -82,10 +82,10 @@ std::string why_not_link_text(const std::string& name, std::string_view target) 
   if (target.empty()) return "symbolic link to nothing";
   if (target.size() > kMaxName) return fmt::format("symbolic link longer than {} bytes", kMaxName);
   if (target.front() == '/') return "symbolic link pointing out of the folder (an absolute path)";
-  const std::size_t depth = sdk::path_parts(name).size() - 1;  // folders above the link, in the folder
+  const std::size_t depth = os::path_parts(name).size() - 1;  // folders above the link, in the folder
   std::size_t climbs = 0;
   bool named = false;
-  for (std::string_view part : sdk::path_parts(target)) {
+  for (std::string_view part : os::path_parts(target)) {
     if (part != "..") named = true;
     else if (named) return "symbolic link with '..' after a name, which a link made there could turn outward";
     else ++climbs;
@@ -124,7 +124,7 @@ std::uint64_t write_data(archive* in, archive_entry* entry, int fd, std::uint64_
   std::uint64_t written = 0;
   off_t end = 0;
   auto refused = [&](int err) {
-    return Error(sdk::write_error_code(err), sdk::with_reason(fmt::format("cannot write {}", shown), err));
+    return Error(os::write_error_code(err), os::with_reason(fmt::format("cannot write {}", shown), err));
   };
   int rc;
   while ((rc = archive_read_data_block(in, &block, &length, &offset)) == ARCHIVE_OK) {
@@ -132,7 +132,7 @@ std::uint64_t write_data(archive* in, archive_entry* entry, int fd, std::uint64_
     if (bytes + written > max_bytes || offset < 0 || static_cast<std::uint64_t>(offset) + length > max_bytes)
       throw past_bound(max_bytes);
     if (::lseek(fd, offset, SEEK_SET) < 0 ||
-        !sdk::write_all(fd, std::string_view(static_cast<const char*>(block), length)))
+        !os::write_all(fd, std::string_view(static_cast<const char*>(block), length)))
       throw refused(errno);
     end = std::max(end, static_cast<off_t>(offset + static_cast<la_int64_t>(length)));
   }
@@ -160,7 +160,7 @@ void check_download_patterns(const std::vector<std::string>& patterns) {
       throw Error(ErrorCode::invalid_argument, fmt::format("--download '{}' is absolute", p), hint);
     if (has_control_char(p))
       throw Error(ErrorCode::invalid_argument, "a --download pattern contains a control character", hint);
-    for (std::string_view part : sdk::path_parts(p)) {
+    for (std::string_view part : os::path_parts(p)) {
       if (part == "..")
         throw Error(ErrorCode::invalid_argument, fmt::format("--download '{}' climbs out with '..'", p), hint);
       if (can_match_dotdot(p, part))
@@ -173,7 +173,7 @@ void check_download_patterns(const std::vector<std::string>& patterns) {
 
 UnpackedDownload unpack_download(const fs::path& archive_path, const DownloadFolder& folder, std::uint64_t max_bytes,
                                  const std::function<bool()>& cancelled) {
-  const sdk::UniqueFd root = open_download_folder(folder);
+  const os::UniqueFd root = open_download_folder(folder);
   const fs::path base = folder.path();
   ReadPtr in(archive_read_new(), archive_read_free);
   archive_read_support_format_tar(in.get());
@@ -186,7 +186,7 @@ UnpackedDownload unpack_download(const fs::path& archive_path, const DownloadFol
   // of the archive is known and each can be followed through all the others. The tree
   // knows them from their place in the archive on, so nothing is written through them.
   DownloadTree tree(root.get());
-  sdk::FolderWriter out(root.get());
+  os::FolderWriter out(root.get());
   std::vector<DownloadTree::Id> links;
   UnpackedDownload result;
   auto refuse = [&](std::string_view name, const std::string& reason) {
@@ -195,8 +195,8 @@ UnpackedDownload unpack_download(const fs::path& archive_path, const DownloadFol
   };
   // A write the disk refused: a full disk stops the download, anything else refuses the entry.
   auto failed = [&](const std::string& name, int err) {
-    if (sdk::write_error_code(err) == ErrorCode::quota)
-      throw Error(ErrorCode::quota, sdk::with_reason(fmt::format("cannot write {}", (base / name).string()), err));
+    if (os::write_error_code(err) == ErrorCode::quota)
+      throw Error(ErrorCode::quota, os::with_reason(fmt::format("cannot write {}", (base / name).string()), err));
     refuse(name, err == ELOOP || err == ENOTDIR ? "would be written through a link or a file" : std::strerror(err));
   };
   std::size_t entries = 0;
@@ -262,7 +262,7 @@ UnpackedDownload unpack_download(const fs::path& archive_path, const DownloadFol
                              ? static_cast<std::uint64_t>(archive_entry_size(entry))
                              : 0;
     if (result.bytes + size > max_bytes) throw past_bound(max_bytes);
-    sdk::UniqueFd fd;
+    os::UniqueFd fd;
     if (int err = out.create_file(name, perm, fd)) {
       failed(name, err);
       continue;
@@ -277,8 +277,8 @@ UnpackedDownload unpack_download(const fs::path& archive_path, const DownloadFol
     if (::close(fd.release()) != 0) {
       const int err = errno;
       out.remove(name);
-      throw Error(sdk::write_error_code(err),
-                  sdk::with_reason(fmt::format("cannot write {}", (base / name).string()), err));
+      throw Error(os::write_error_code(err),
+                  os::with_reason(fmt::format("cannot write {}", (base / name).string()), err));
     }
     result.files.push_back(name);
   }

@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "corral/sdk/folder_writer.hpp"
+#include "corral/os/folder_writer.hpp"
 #include "workspace/workspace.hpp"
 
 namespace corral {
@@ -43,7 +43,7 @@ DownloadFolder download_folder(const std::filesystem::path& root, const std::fil
 void check_download_folder(const DownloadFolder& folder);
 // `folder` opened for writing, its missing folders created; throws as check_download_folder
 // does, and invalid-argument when it cannot be created.
-sdk::UniqueFd open_download_folder(const DownloadFolder& folder);
+os::UniqueFd open_download_folder(const DownloadFolder& folder);
 
 struct UnpackedDownload {
   std::vector<std::string> files;    // regular files and links written, relative to the folder

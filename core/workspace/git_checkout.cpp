@@ -12,8 +12,8 @@
 #include <string_view>
 
 #include "corral/errors.hpp"
-#include "corral/sdk/process.hpp"
-#include "corral/sdk/read_file.hpp"
+#include "corral/os/process.hpp"
+#include "corral/os/read_file.hpp"
 
 namespace fs = std::filesystem;
 
@@ -74,9 +74,9 @@ bool config_is_plain(std::string text) {
 
 // Runs git to completion and captures its output; on cancel git is stopped (its process
 // group gets SIGTERM) and this throws cancelled, so a huge `ls-files` cannot hold Ctrl-C.
-sdk::CapturedProcess run_git(const sdk::ProcessSpec& spec, long timeout_seconds, const CancelFn& cancelled) {
-  sdk::CapturedProcess captured;
-  sdk::ProcessOutcome o = sdk::run_process(
+os::CapturedProcess run_git(const os::ProcessSpec& spec, long timeout_seconds, const CancelFn& cancelled) {
+  os::CapturedProcess captured;
+  os::ProcessOutcome o = os::run_process(
       spec, [&](std::string_view d) { captured.out.append(d); },
       [&](std::string_view d) { captured.err.append(d); }, cancelled, timeout_seconds, 1);
   if (o.cancelled) throw Error(ErrorCode::cancelled, "interrupted while asking git for the workspace's files");
@@ -119,7 +119,7 @@ std::optional<fs::path> plain_toplevel(const fs::path& start, const EnvLookup& e
       if (!looks_like_repository(dir / ".git")) return std::nullopt;
       std::optional<std::string> config;
       try {
-        config = sdk::read_regular_file(dir / ".git" / "config", kMaxConfigBytes, "git config", sdk::Links::refuse);
+        config = os::read_regular_file(dir / ".git" / "config", kMaxConfigBytes, "git config", os::Links::refuse);
       } catch (const Error&) {
         return std::nullopt;
       }
@@ -139,11 +139,11 @@ std::optional<fs::path> plain_toplevel(const fs::path& start, const EnvLookup& e
 }
 
 fs::path git_toplevel(const fs::path& start, const CancelFn& cancelled) {
-  if (sdk::find_program("git").empty()) return {};
+  if (os::find_program("git").empty()) return {};
   if (std::optional<fs::path> top = plain_toplevel(start)) return *top;
-  sdk::ProcessSpec spec{{"git", "rev-parse", "--show-toplevel"}, std::nullopt, start.string()};
+  os::ProcessSpec spec{{"git", "rev-parse", "--show-toplevel"}, std::nullopt, start.string()};
   spec.inherit = {"*"};  // git reads the user's own config, as when they run it
-  sdk::CapturedProcess p = run_git(spec, 30, cancelled);
+  os::CapturedProcess p = run_git(spec, 30, cancelled);
   if (p.exit_code != 0) return {};
   std::string out = p.out;
   while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
@@ -151,10 +151,10 @@ fs::path git_toplevel(const fs::path& start, const CancelFn& cancelled) {
 }
 
 GitListing list_git_files(const fs::path& root, const CancelFn& cancelled) {
-  sdk::ProcessSpec spec{{"git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"}, std::nullopt,
+  os::ProcessSpec spec{{"git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"}, std::nullopt,
                         root.string()};
   spec.inherit = {"*"};
-  sdk::CapturedProcess p = run_git(spec, 120, cancelled);
+  os::CapturedProcess p = run_git(spec, 120, cancelled);
   if (p.exit_code != 0)
     throw Error(ErrorCode::internal, fmt::format("git ls-files failed in {}: {}", root.string(), p.err));
   GitListing listing;

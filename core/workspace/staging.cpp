@@ -14,7 +14,8 @@
 #include <ctime>
 
 #include "corral/errors.hpp"
-#include "corral/sdk/fd_write.hpp"
+#include "corral/os/fd_write.hpp"
+#include "corral/os/file_lock.hpp"
 #include "base/hash.hpp"
 
 namespace fs = std::filesystem;
@@ -32,17 +33,13 @@ int sweep_stale_archives(const fs::path& dir) {
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
     const std::string name = entry.path().filename().string();
     if (name.rfind(kPrefix, 0) != 0) continue;
-    int fd = ::open(entry.path().c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-    if (fd < 0) continue;
+    os::UniqueFd fd(::open(entry.path().c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
+    if (!fd.valid()) continue;
     // A file made this last minute may not be locked yet by its builder: leave it.
     struct stat st {};
-    if (::fstat(fd, &st) != 0 || st.st_mtime > ::time(nullptr) - 60) {
-      ::close(fd);
-      continue;
-    }
+    if (::fstat(fd.get(), &st) != 0 || st.st_mtime > ::time(nullptr) - 60) continue;
     // Its builder holds an exclusive lock until it is done; a free lock means it died.
-    if (::flock(fd, LOCK_EX | LOCK_NB) == 0 && ::unlink(entry.path().c_str()) == 0) ++removed;
-    ::close(fd);
+    if (os::FileLock::try_lock(std::move(fd)) && ::unlink(entry.path().c_str()) == 0) ++removed;
   }
   return removed;
 }
@@ -52,16 +49,17 @@ StagedArchive::StagedArchive(const fs::path& dir) {
   paths::make_private_folder(dir, "folder of workspace archives");
   sweep_stale_archives(dir);
   path_ = dir / fmt::format("{}{}-{}.tar.gz", kPrefix, ::getpid(), random_hex(6));
-  fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (fd_ < 0 || ::flock(fd_, LOCK_EX) != 0)
-    throw Error(sdk::write_error_code(errno),
-                fmt::format("cannot create the workspace archive {}: {}", path_.string(), std::strerror(errno)),
+  // Made new (O_EXCL), so the lock is free: nobody else can have it open yet.
+  std::optional<os::FileLock> lock =
+      os::FileLock::try_lock(os::UniqueFd(::open(path_.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600)));
+  if (!lock) {
+    const int err = errno;
+    throw Error(os::write_error_code(err), os::with_reason("cannot create the workspace archive " + path_.string(), err),
                 "check that the state directory is writable and the disk is not full");
+  }
+  lock_ = std::move(*lock);
 }
 
-StagedArchive::~StagedArchive() {
-  ::unlink(path_.c_str());
-  if (fd_ >= 0) ::close(fd_);
-}
+StagedArchive::~StagedArchive() { ::unlink(path_.c_str()); }
 
 }  // namespace corral

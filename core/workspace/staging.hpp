@@ -5,6 +5,8 @@
 
 #include <filesystem>
 
+#include "corral/os/file_lock.hpp"
+
 namespace corral {
 
 class StagedArchive {
@@ -18,7 +20,7 @@ class StagedArchive {
 
  private:
   std::filesystem::path path_;
-  int fd_ = -1;  // holds the lock for as long as the archive is in use
+  os::FileLock lock_;  // held for as long as the archive is in use
 };
 
 // Removes the archives in `dir` that no live process holds; returns how many.

@@ -18,8 +18,8 @@
 #include <system_error>
 
 #include "base/sizes.hpp"
-#include "corral/sdk/parallel_thread.hpp"
-#include "corral/sdk/read_file.hpp"
+#include "corral/os/parallel_thread.hpp"
+#include "corral/os/read_file.hpp"
 #include "corral/types.hpp"
 #include "base/hash.hpp"
 #include "workspace/git_checkout.hpp"
@@ -35,7 +35,7 @@ struct PrefetchedListing {
   fs::path top;
   std::atomic<bool> stop{false};
   std::future<GitListing> listing;
-  sdk::ParallelThread thread;  // git runs beside the main thread, which loads the provider
+  os::ParallelThread thread;  // git runs beside the main thread, which loads the provider
   ~PrefetchedListing() {
     stop = true;  // not taken: git is stopped, its thread ends within 100 ms
     if (thread.joinable()) thread.join();
@@ -149,7 +149,7 @@ WorkspacePrefetch::WorkspacePrefetch(const fs::path& cwd) {
       [p = p.get()] { return list_git_files(p->top, [p] { return p->stop.load(); }); });
   p->listing = task->get_future();
   try {
-    p->thread = sdk::ParallelThread([task] { (*task)(); });
+    p->thread = os::ParallelThread([task] { (*task)(); });
   } catch (const std::system_error&) {
     return;  // no thread to be had (a process or memory limit): the scan lists in line
   }
@@ -186,7 +186,7 @@ Workspace scan_workspace(const fs::path& cwd, const CancelFn& cancelled, const W
 
   IgnoreRules rules;
   const fs::path ignore_file = ws.root / ".corralignore";
-  if (auto text = sdk::read_regular_file(ignore_file, kMaxIgnoreBytes, "the ignore file"))
+  if (auto text = os::read_regular_file(ignore_file, kMaxIgnoreBytes, "the ignore file"))
     rules = IgnoreRules::parse(*text, ignore_file.string(), cancelled);
   std::vector<std::string> names;
   if (ws.git) {

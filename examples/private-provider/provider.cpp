@@ -5,7 +5,7 @@
 #include <random>
 
 #include <corral/sdk/download.hpp>
-#include <corral/sdk/process.hpp>
+#include <corral/os/process.hpp>
 #include <corral/sdk/shell.hpp>
 #include <corral/sdk/sync.hpp>
 #include <corral/wire.hpp>
@@ -86,7 +86,7 @@ Sandbox SshProvider::to_sandbox(const std::string& id, const LeaseRecord& record
 std::vector<corral::DoctorCheck> SshProvider::doctor(const Host& host) {
   std::vector<corral::DoctorCheck> checks;
   corral::DoctorCheck client{"ssh client", false, "", ""};
-  const std::string path = corral::sdk::find_program("ssh");
+  const std::string path = corral::os::find_program("ssh");
   client.ok = !path.empty();
   client.detail = client.ok ? path : "no 'ssh' on PATH";
   if (!client.ok) client.hint = "install the OpenSSH client (Debian/Ubuntu: apt-get install openssh-client)";
@@ -202,7 +202,7 @@ corral::ExecResult SshProvider::exec(const Sandbox& sandbox, const corral::Comma
   const std::string run_id = random_hex(8);
 
   corral::sdk::CommandDeadline deadline(host, command.timeout_seconds);
-  corral::sdk::ProcessOutcome outcome = ssh_.stream(
+  corral::os::ProcessOutcome outcome = ssh_.stream(
       "run the command", run_command(lease, run_id, dir, command.env, argv),
       {"/dev/null", [&] { return deadline.stop(); }, 0}, [&](std::string_view d) { host.emit(CORRAL_STDOUT, d); },
       [&](std::string_view d) { host.emit(CORRAL_STDERR, d); });
@@ -226,7 +226,7 @@ corral::DownloadResult SshProvider::download(const Sandbox& sandbox, const corra
   host.progress(fmt::format("downloading results from {}", settings_.host));
   auto over_ssh = [&](const std::string& script, const corral::sdk::OutputSink& out,
                       const corral::sdk::OutputSink& err, const std::function<bool()>& stop) {
-    corral::sdk::ProcessOutcome o =
+    corral::os::ProcessOutcome o =
         ssh_.stream("download results", "sh -c " + corral::sdk::shell_quote(script), {"/dev/null", stop, 0}, out, err);
     return corral::sdk::StreamedScript{o.exit_code, o.cancelled};
   };

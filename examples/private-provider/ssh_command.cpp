@@ -1,7 +1,7 @@
 #include "ssh_command.hpp"
 
 #include <corral/errors.hpp>
-#include <corral/sdk/temp_file.hpp>
+#include <corral/os/temp_file.hpp>
 #include <fmt/format.h>
 
 #include "ssh_errors.hpp"
@@ -67,9 +67,9 @@ std::vector<std::string> SshClient::argv(const std::string& remote_command, cons
   return a;
 }
 
-corral::sdk::ProcessSpec SshClient::spec(const std::string& remote_command, const std::string& log_path,
+corral::os::ProcessSpec SshClient::spec(const std::string& remote_command, const std::string& log_path,
                                          const std::string& stdin_path) const {
-  corral::sdk::ProcessSpec spec;
+  corral::os::ProcessSpec spec;
   spec.argv = argv(remote_command, log_path);
   spec.stdin_path = stdin_path;
   // env stays unset: ssh starts from the SDK's baseline environment, so none of corral's
@@ -94,13 +94,13 @@ SshCaptured SshClient::capture(std::string_view action, const std::string& remot
   return captured;
 }
 
-corral::sdk::ProcessOutcome SshClient::stream(std::string_view action, const std::string& remote_command,
-                                              const SshCall& call, const corral::sdk::OutputFn& on_stdout,
-                                              const corral::sdk::OutputFn& on_stderr) const {
-  corral::sdk::TempFile log("ssh");  // ssh -E writes its own diagnostics here, apart from the output
-  corral::sdk::ProcessOutcome outcome;
+corral::os::ProcessOutcome SshClient::stream(std::string_view action, const std::string& remote_command,
+                                              const SshCall& call, const corral::os::OutputFn& on_stdout,
+                                              const corral::os::OutputFn& on_stderr) const {
+  corral::os::TempFile log("ssh");  // ssh -E writes its own diagnostics here, apart from the output
+  corral::os::ProcessOutcome outcome;
   try {
-    outcome = corral::sdk::run_process(spec(remote_command, log.path(), call.stdin_path), on_stdout, on_stderr,
+    outcome = corral::os::run_process(spec(remote_command, log.path(), call.stdin_path), on_stdout, on_stderr,
                                        call.stop, call.timeout_seconds);
   } catch (const Error& e) {
     if (e.code() != ErrorCode::not_found) throw;

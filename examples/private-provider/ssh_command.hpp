@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include <corral/sdk/process.hpp>
+#include <corral/os/process.hpp>
 
 #include "settings.hpp"
 
@@ -47,12 +47,12 @@ class SshClient {
   // Runs `remote_command` with its output passed to the callbacks as it arrives. Returns
   // the outcome (cancelled / timed_out when `call` stopped it); throws the classified ssh
   // error when ssh itself failed.
-  corral::sdk::ProcessOutcome stream(std::string_view action, const std::string& remote_command, const SshCall& call,
-                                     const corral::sdk::OutputFn& on_stdout,
-                                     const corral::sdk::OutputFn& on_stderr) const;
+  corral::os::ProcessOutcome stream(std::string_view action, const std::string& remote_command, const SshCall& call,
+                                     const corral::os::OutputFn& on_stdout,
+                                     const corral::os::OutputFn& on_stderr) const;
 
  private:
-  corral::sdk::ProcessSpec spec(const std::string& remote_command, const std::string& log_path,
+  corral::os::ProcessSpec spec(const std::string& remote_command, const std::string& log_path,
                                 const std::string& stdin_path) const;
   const Settings& settings_;
 };

@@ -6,7 +6,7 @@
 #include "corral/sdk/read_answer.hpp"
 #include "corral/sdk/remote/errors.hpp"
 #include "corral/sdk/remote/paged_list.hpp"
-#include "corral/sdk/wait.hpp"
+#include "corral/os/wait.hpp"
 #include "errors.hpp"
 #include "spec.hpp"
 
@@ -189,7 +189,7 @@ SandboxInfo ControlPlane::wait_until(SandboxInfo info, bool (*done)(const std::s
                   "Daytona may be busy, pulling the snapshot or building the image; retry in a moment, or " +
                       allow_more_time("start-timeout"));
     host.progress("waiting for Daytona sandbox " + info.id + " to " + verb + " (" + info.state + ")");
-    if (!sdk::sleep_unless_stopped(delay, [&host] { return host.cancelled(); }))
+    if (!os::sleep_unless_stopped(delay, [&host] { return host.cancelled(); }))
       throw Error(ErrorCode::cancelled, "waiting for Daytona sandbox " + info.id + ": cancelled");
     delay = std::min(std::chrono::milliseconds(2000), delay * 3 / 2);
     info = get(info.id, host);

@@ -9,7 +9,7 @@
 #include "corral/sdk/remote/step_failure.hpp"
 #include "corral/sdk/remote/strays.hpp"
 #include "corral/sdk/remote/text_command.hpp"
-#include "corral/sdk/temp_file.hpp"
+#include "corral/os/temp_file.hpp"
 #include "errors.hpp"
 #include "session_run.hpp"
 #include "spec.hpp"
@@ -193,7 +193,7 @@ void DaytonaProvider::upload(const Sandbox& sandbox, const UploadRequest& reques
   std::string removal_file;
   if (!removals.empty()) {
     removal_file = archive.substr(0, archive.size() - std::string(".tar.gz").size()) + ".removed";
-    sdk::TempFile list("daytona", removals);
+    os::TempFile list("daytona", removals);
     toolbox.upload(list.path(), removal_file, [&host] { return host.cancelled(); });
   }
 

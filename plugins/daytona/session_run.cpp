@@ -5,9 +5,9 @@
 
 #include "command_line.hpp"
 #include "corral/sdk/http.hpp"
-#include "corral/sdk/random.hpp"
-#include "corral/sdk/temp_file.hpp"
-#include "corral/sdk/wait.hpp"
+#include "corral/os/random.hpp"
+#include "corral/os/temp_file.hpp"
+#include "corral/os/wait.hpp"
 #include "log_demux.hpp"
 #include "output_decoder.hpp"
 
@@ -30,12 +30,12 @@ void stop_remote(Toolbox& toolbox, const std::string& session, const SessionHook
 int run_in_session(Toolbox& toolbox, const SessionCommand& command, const SessionHooks& hooks, const std::string& step,
                    const SessionTiming& timing) {
   const std::string what = "Daytona sandbox " + toolbox.sandbox_id() + ": " + step;
-  const std::string session = sdk::random_tag("corral-");
+  const std::string session = os::random_tag("corral-");
   WrappedCommand wrapped{command.argv, command.cwd, ""};
-  std::optional<sdk::TempFile> env_file;
+  std::optional<os::TempFile> env_file;
   if (!command.env.empty()) {
     env_file.emplace("daytona", env_file_content(command.env));
-    wrapped.env_file = sdk::random_tag(command.home + "/.corral-env-");
+    wrapped.env_file = os::random_tag(command.home + "/.corral-env-");
   }
   const std::string text = wrapper_text(wrapped);
 
@@ -111,7 +111,7 @@ int run_in_session(Toolbox& toolbox, const SessionCommand& command, const Sessio
                                        "the output stream broke " + std::to_string(drops) + " times" +
                                            (failure ? std::string("; last: ") + failure->what() : ""));
     }
-    if (!sdk::sleep_unless_stopped(std::chrono::milliseconds(200 << std::min(drops, 5)), hooks.stop)) {
+    if (!os::sleep_unless_stopped(std::chrono::milliseconds(200 << std::min(drops, 5)), hooks.stop)) {
       stop_remote(toolbox, session, hooks);
       throw Error(ErrorCode::cancelled, what + ": stopped");
     }
@@ -139,7 +139,7 @@ int run_in_session(Toolbox& toolbox, const SessionCommand& command, const Sessio
   auto delay = std::chrono::milliseconds(50);
   try {
     while (!(code = toolbox.exit_code(session, command_id)) && Clock::now() < give_up) {
-      if (!sdk::sleep_unless_stopped(delay, hooks.stop)) {
+      if (!os::sleep_unless_stopped(delay, hooks.stop)) {
         stop_remote(toolbox, session, hooks);
         throw Error(ErrorCode::cancelled, what + ": stopped");
       }

@@ -6,7 +6,7 @@
 #include <optional>
 #include <regex>
 
-#include "corral/sdk/random.hpp"
+#include "corral/os/random.hpp"
 #include "env_file.hpp"
 #include "sandbox_name.hpp"
 #include "sbx_errors.hpp"
@@ -71,7 +71,7 @@ constexpr char kRecordStatus[] = "s=$1; shift; \"$@\"; c=$?; [ \"$c\" -eq 0 ] ||
 constexpr char kTakeStatus[] = "if [ -f \"$1\" ]; then cat \"$1\"; rm -f \"$1\"; fi";
 
 // A fresh path in the sandbox's /tmp for one command's exit status.
-std::string status_path() { return sdk::random_tag("/tmp/corral-status-"); }
+std::string status_path() { return os::random_tag("/tmp/corral-status-"); }
 
 // The host's Ctrl-C flag as sbx invocations poll it.
 std::function<bool()> interruptible(const sdk::Host& host) {
@@ -105,7 +105,7 @@ DockerSandboxProvider::DockerSandboxProvider(const sdk::Options& options)
 
 std::vector<DoctorCheck> DockerSandboxProvider::doctor(const sdk::Host&) {
   std::vector<DoctorCheck> checks;
-  std::string path = sdk::find_program(cli_.cli());
+  std::string path = os::find_program(cli_.cli());
   if (path.empty()) {
     Error e = sbx_missing(cli_.cli());
     checks.push_back({"sbx CLI", false, e.what(), e.hint()});
@@ -301,7 +301,7 @@ ExecResult DockerSandboxProvider::exec(const Sandbox& sandbox, const Command& co
   else args.insert(args.end(), {"sh", "-c", command.shell});
 
   Head head(1024);
-  sdk::ProcessOutcome o = cli_.stream(
+  os::ProcessOutcome o = cli_.stream(
       args, [&](std::string_view d) { host.emit(CORRAL_STDOUT, d); },
       [&](std::string_view d) {
         host.emit(CORRAL_STDERR, d);

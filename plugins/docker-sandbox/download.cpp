@@ -74,7 +74,7 @@ DownloadResult DockerSandboxProvider::download(const Sandbox& sandbox, const Dow
   remote.pack = [&](const std::string& script, const std::function<void(std::string_view)>& on_stderr) {
     host.progress("packing the downloads in Docker Sandbox " + sandbox.id);
     std::string words;  // sbx's own, should it fail rather than the script
-    sdk::ProcessOutcome packed = cli_.stream(
+    os::ProcessOutcome packed = cli_.stream(
         {"exec", sandbox.id, "sh", "-c", script}, [](std::string_view) {},
         [&](std::string_view d) {
           on_stderr(d);

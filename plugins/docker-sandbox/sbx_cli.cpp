@@ -6,7 +6,7 @@
 namespace corral::docker_sandbox {
 
 std::string SbxCli::executable() const {
-  std::string path = sdk::find_program(cli_);
+  std::string path = os::find_program(cli_);
   if (path.empty()) throw sbx_missing(cli_);
   return path;
 }
@@ -18,11 +18,11 @@ std::vector<std::string> SbxCli::argv(const std::vector<std::string>& args) cons
 }
 
 SbxResult SbxCli::capture(const std::vector<std::string>& args, const std::function<bool()>& cancelled) const {
-  sdk::ProcessSpec spec;
+  os::ProcessSpec spec;
   spec.argv = argv(args);
   spec.inherit = {"*"};  // sbx acts as the user: it needs their login, Docker context and PATH
   SbxResult r;
-  sdk::ProcessOutcome o = sdk::run_process(
+  os::ProcessOutcome o = os::run_process(
       spec, [&](std::string_view d) { r.out.append(d); }, [&](std::string_view d) { r.err.append(d); }, cancelled,
       timeout_, 2);
   std::string action = args.empty() ? std::string() : args[0];
@@ -38,13 +38,13 @@ SbxResult SbxCli::run(const std::vector<std::string>& args, const std::function<
   return r;
 }
 
-sdk::ProcessOutcome SbxCli::stream(const std::vector<std::string>& args, const sdk::OutputFn& on_stdout,
-                                   const sdk::OutputFn& on_stderr, const std::function<bool()>& cancelled,
+os::ProcessOutcome SbxCli::stream(const std::vector<std::string>& args, const os::OutputFn& on_stdout,
+                                   const os::OutputFn& on_stderr, const std::function<bool()>& cancelled,
                                    long timeout_seconds) const {
-  sdk::ProcessSpec spec;
+  os::ProcessSpec spec;
   spec.argv = argv(args);
   spec.inherit = {"*"};  // as above; the command's own variables travel in sbx's env file
-  return sdk::run_process(spec, on_stdout, on_stderr, cancelled, timeout_seconds, 3);
+  return os::run_process(spec, on_stdout, on_stderr, cancelled, timeout_seconds, 3);
 }
 
 }  // namespace corral::docker_sandbox

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "corral/sdk/process.hpp"
+#include "corral/os/process.hpp"
 
 namespace corral::docker_sandbox {
 
@@ -33,8 +33,8 @@ class SbxCli {
 
   // Runs `sbx args...` with output streamed to the callbacks and no control timeout
   // (the caller passes the command's own); reports cancel/timeout in the outcome.
-  sdk::ProcessOutcome stream(const std::vector<std::string>& args, const sdk::OutputFn& on_stdout,
-                             const sdk::OutputFn& on_stderr, const std::function<bool()>& cancelled,
+  os::ProcessOutcome stream(const std::vector<std::string>& args, const os::OutputFn& on_stdout,
+                             const os::OutputFn& on_stderr, const std::function<bool()>& cancelled,
                              long timeout_seconds) const;
 
   const std::string& cli() const { return cli_; }

@@ -5,7 +5,7 @@
 
 #include "corral/sdk/base64.hpp"
 #include "corral/sdk/connect.hpp"
-#include "corral/sdk/random.hpp"
+#include "corral/os/random.hpp"
 #include "corral/sdk/streamed_transfer.hpp"
 #include "errors.hpp"
 #include "settings.hpp"
@@ -66,7 +66,7 @@ std::string process_json(const ProcessRequest& p, const std::string& tag) {
 }
 
 // A tag no other process in the sandbox has.
-std::string new_tag() { return sdk::random_tag("corral-"); }
+std::string new_tag() { return os::random_tag("corral-"); }
 
 // Signal numbers of the names Go's ProcessState.String() prints on Linux.
 int signal_number(std::string_view name) {

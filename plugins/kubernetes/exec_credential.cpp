@@ -5,7 +5,7 @@
 #include "corral/sdk/printable.hpp"
 #include "corral/json.hpp"
 #include "corral/sdk/http.hpp"
-#include "corral/sdk/process.hpp"
+#include "corral/os/process.hpp"
 
 extern char** environ;
 
@@ -85,7 +85,7 @@ std::optional<std::chrono::system_clock::time_point> parse_rfc3339(const std::st
 
 ExecCredential run_exec_plugin(const ExecPlugin& plugin, const std::string& origin,
                                const std::function<bool()>& cancelled) {
-  sdk::ProcessSpec spec;
+  os::ProcessSpec spec;
   spec.argv.push_back(plugin.command);
   spec.argv.insert(spec.argv.end(), plugin.args.begin(), plugin.args.end());
   // The user's own environment (cloud CLIs need their config and credentials), then the
@@ -98,9 +98,9 @@ ExecCredential run_exec_plugin(const ExecPlugin& plugin, const std::string& orig
   spec.env = std::move(env);
   std::string out;
   StderrTail err;
-  sdk::ProcessOutcome run;
+  os::ProcessOutcome run;
   try {
-    run = sdk::run_process(
+    run = os::run_process(
         spec,
         [&](std::string_view chunk) {
           if (out.size() + chunk.size() > kMaxCredentialBytes) throw PrintedTooMuch{};

@@ -8,7 +8,7 @@
 
 #include "corral/sdk/base64.hpp"
 #include "corral/sdk/digest.hpp"
-#include "corral/sdk/read_file.hpp"
+#include "corral/os/read_file.hpp"
 #include "corral/types.hpp"
 #include "spec.hpp"
 
@@ -59,7 +59,7 @@ void merge_list(const YAML::Node& doc, const char* key, const char* field, const
 }
 
 void merge_file(const fs::path& file, Merged& merged) {
-  std::optional<std::string> text = sdk::read_regular_file(file, kMaxFileBytes, "kubeconfig");
+  std::optional<std::string> text = os::read_regular_file(file, kMaxFileBytes, "kubeconfig");
   if (!text) return;  // kubectl skips the files of the list that are not there
   YAML::Node doc;
   try {
@@ -84,7 +84,7 @@ std::string resolve(const std::string& path, const fs::path& file) {
 }
 
 std::string read_secret_file(const std::string& path, const std::string& what) {
-  std::optional<std::string> text = sdk::read_regular_file(path, kMaxFileBytes, what);
+  std::optional<std::string> text = os::read_regular_file(path, kMaxFileBytes, what);
   if (!text) throw config_error(what + " " + path + " does not exist");
   return *text;
 }
@@ -151,15 +151,15 @@ std::optional<ClusterAccess> in_cluster(const std::string& dir) {
   const char* port = std::getenv("KUBERNETES_SERVICE_PORT");
   if (!host || !*host || !port || !*port) return std::nullopt;
   const fs::path folder(dir);
-  std::optional<std::string> token = sdk::read_regular_file(folder / "token", kMaxFileBytes, "service account token");
+  std::optional<std::string> token = os::read_regular_file(folder / "token", kMaxFileBytes, "service account token");
   if (!token) return std::nullopt;
   ClusterAccess access;
   std::string h = host;
   if (h.find(':') != std::string::npos) h = "[" + h + "]";  // an IPv6 service address
   access.server = "https://" + h + ":" + port;
   access.token = trimmed(*token);
-  access.tls.ca_pem = sdk::read_regular_file(folder / "ca.crt", kMaxFileBytes, "service account CA").value_or("");
-  access.ns = trimmed(sdk::read_regular_file(folder / "namespace", 4096, "service account namespace").value_or(""));
+  access.tls.ca_pem = os::read_regular_file(folder / "ca.crt", kMaxFileBytes, "service account CA").value_or("");
+  access.ns = trimmed(os::read_regular_file(folder / "namespace", 4096, "service account namespace").value_or(""));
   access.origin = "the in-cluster service account (" + dir + ")";
   access.account = "service account " + dir;
   return access;

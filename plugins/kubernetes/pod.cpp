@@ -5,7 +5,7 @@
 
 #include "command_line.hpp"
 #include "corral/sdk/http.hpp"
-#include "corral/sdk/random.hpp"
+#include "corral/os/random.hpp"
 #include "network_policy.hpp"
 
 namespace corral::kubernetes {
@@ -70,7 +70,7 @@ std::string pods_path(const std::string& ns, const std::string& name) {
   return path;
 }
 
-std::string new_pod_name() { return "corral-" + sdk::random_hex(6); }
+std::string new_pod_name() { return "corral-" + os::random_hex(6); }
 
 void write_metadata(json::Writer& w, const std::string& name, const std::string& ns, const StringMap& labels,
                     const StringMap& annotations) {

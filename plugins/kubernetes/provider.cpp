@@ -6,7 +6,7 @@
 #include "corral/sdk/printable.hpp"
 #include "corral/json.hpp"
 #include "corral/sdk/download.hpp"
-#include "corral/sdk/random.hpp"
+#include "corral/os/random.hpp"
 #include "corral/sdk/remote/errors.hpp"
 #include "corral/sdk/remote/ownership.hpp"
 #include "corral/sdk/remote/paged_list.hpp"
@@ -369,7 +369,7 @@ void KubernetesProvider::kill_remote(const Sandbox& sandbox, const std::string& 
 
 ExecResult KubernetesProvider::exec(const Sandbox& sandbox, const Command& command, const sdk::Host& host) {
   const std::string folder = join_workspace_path(settings_.workdir, command.cwd);
-  const std::string pid_file = "/tmp/corral-" + sdk::random_hex(8) + ".pid";
+  const std::string pid_file = "/tmp/corral-" + os::random_hex(8) + ".pid";
   const std::vector<std::string> argv = run_argv(command, folder, pid_file);
   sdk::CommandDeadline deadline(host, command.timeout_seconds);
   const sdk::remote::CommandHooks hooks = sdk::remote::command_hooks(host, deadline);

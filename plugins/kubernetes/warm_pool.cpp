@@ -6,7 +6,7 @@
 #include "api_errors.hpp"
 #include "corral/sdk/printable.hpp"
 #include "corral/json.hpp"
-#include "corral/sdk/wait.hpp"
+#include "corral/os/wait.hpp"
 #include "pod.hpp"
 #include "spec.hpp"
 
@@ -103,7 +103,7 @@ std::string claim_pod(Api& api, const std::string& ns, const std::string& name, 
                                             : ": " + sdk::printable(state.reason) + " (" +
                                                   sdk::printable(state.message) + ")"),
                   "raise " + identity().settings.either("start-timeout") + ", or check the warm pool's template");
-    if (!sdk::sleep_unless_stopped(pause, [&] { return host.cancelled(); }))
+    if (!os::sleep_unless_stopped(pause, [&] { return host.cancelled(); }))
       throw Error(ErrorCode::cancelled, "Kubernetes wait for SandboxClaim " + name + ": cancelled");
   }
   auto pod_of = [&](const json::Value& sandbox) {

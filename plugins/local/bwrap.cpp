@@ -1,6 +1,6 @@
 #include "bwrap.hpp"
 
-#include "corral/sdk/process.hpp"
+#include "corral/os/process.hpp"
 
 #include <filesystem>
 
@@ -97,6 +97,6 @@ std::vector<std::string> jail_argv(const JailSpec& jail, const Command& command)
   return argv;
 }
 
-std::vector<std::string> jail_env(const Command& command) { return sdk::command_environment(command.env); }
+std::vector<std::string> jail_env(const Command& command) { return os::command_environment(command.env); }
 
 }  // namespace corral::local

@@ -9,7 +9,7 @@
 #include <cerrno>
 #include <vector>
 
-#include "corral/sdk/fd_write.hpp"
+#include "corral/os/fd_write.hpp"
 
 namespace corral::local {
 namespace {
@@ -56,7 +56,7 @@ int copy_file_data(int in, int out, bool same_file_system, std::uint64_t max_byt
       if (errno == EINTR) continue;
       return errno;
     }
-    if (!sdk::write_all(out, std::string_view(buffer.data(), static_cast<size_t>(n)))) return errno;
+    if (!os::write_all(out, std::string_view(buffer.data(), static_cast<size_t>(n)))) return errno;
     left -= static_cast<std::uint64_t>(n);
     if (left > 0 && stopped(static_cast<std::uint64_t>(n))) return ECANCELED;
   }

@@ -10,11 +10,11 @@
 #include <string>
 
 #include "corral/errors.hpp"
-#include "corral/sdk/atomic_file.hpp"
+#include "corral/os/atomic_file.hpp"
 #include "corral/sdk/printable.hpp"
-#include "corral/sdk/process.hpp"
-#include "corral/sdk/read_file.hpp"
-#include "corral/sdk/trusted_path.hpp"
+#include "corral/os/process.hpp"
+#include "corral/os/read_file.hpp"
+#include "corral/os/trusted_path.hpp"
 #include "jail_ids.hpp"
 
 namespace corral::local {
@@ -47,7 +47,7 @@ std::string version_of(const struct stat& st) {
 // True when `verified` remembers this very version of the file as having passed.
 bool remembered(const std::filesystem::path& verified, const std::string& version) {
   try {
-    return sdk::read_regular_file(verified, 4096, "the jail starter's verification", sdk::Links::refuse) == version;
+    return os::read_regular_file(verified, 4096, "the jail starter's verification", os::Links::refuse) == version;
   } catch (const Error&) {
     return false;  // unreadable: probed again, and written anew
   }
@@ -58,15 +58,15 @@ bool remembered(const std::filesystem::path& verified, const std::string& versio
 void probe(int fd, const std::filesystem::path& path) {
   // Run by the descriptor's own number, which names it in this process and the child
   // alike (the child gets passed descriptors at small numbers only).
-  const sdk::UniqueFd low(::fcntl(fd, F_DUPFD_CLOEXEC, 3));
+  const os::UniqueFd low(::fcntl(fd, F_DUPFD_CLOEXEC, 3));
   if (low.get() < 0) throw unusable(path, std::string("it cannot be probed: ") + std::strerror(errno));
-  sdk::ProcessSpec spec;
+  os::ProcessSpec spec;
   spec.argv = {"/proc/self/fd/" + std::to_string(low.get())};
   spec.pass_fds = {{low.get(), low.get()}};
   spec.env = std::vector<std::string>{};
-  sdk::CapturedProcess p;
+  os::CapturedProcess p;
   try {
-    p = sdk::capture_process(spec, kProbeSeconds);
+    p = os::capture_process(spec, kProbeSeconds);
   } catch (const Error& e) {
     throw unusable(path, std::string("it cannot be started: ") + e.what());
   }
@@ -89,10 +89,10 @@ std::filesystem::path jail_exec_path() {
   return (std::filesystem::path(self.dli_fname).parent_path() / CORRAL_JAIL_EXEC_RELPATH).lexically_normal();
 }
 
-sdk::UniqueFd open_jail_exec(const std::optional<JailUser>& as_user, const std::filesystem::path& verified) {
+os::UniqueFd open_jail_exec(const std::optional<JailUser>& as_user, const std::filesystem::path& verified) {
   const JailUser user = as_user ? *as_user : JailUser{::geteuid(), ::getegid()};
   const std::filesystem::path path = jail_exec_path();
-  const sdk::TrustCheck trust = sdk::check_trusted_path(path);
+  const os::TrustCheck trust = os::check_trusted_path(path);
   if (trust.distrust) {
     // Missing is said plainly; anything else names the part at fault and the fix.
     struct stat st {};
@@ -100,7 +100,7 @@ sdk::UniqueFd open_jail_exec(const std::optional<JailUser>& as_user, const std::
     throw unusable(path, "it cannot be trusted: " + trust.distrust->describe());
   }
   // Non-blocking: a FIFO in its place is refused below, not waited on.
-  sdk::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
+  os::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
   struct stat st {};
   if (fd.get() < 0 || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || !may_execute(st, user)) {
     const std::string why = fd.get() < 0         ? std::strerror(errno)
@@ -116,8 +116,8 @@ sdk::UniqueFd open_jail_exec(const std::optional<JailUser>& as_user, const std::
     try {
       std::error_code ec;
       std::filesystem::create_directories(verified.parent_path(), ec);
-      sdk::write_file_atomically(verified, version, 0600, "the jail starter's verification",
-                                 sdk::Durability::process_crash);
+      os::write_file_atomically(verified, version, 0600, "the jail starter's verification",
+                                 os::Durability::process_crash);
     } catch (const Error&) {
       // Not remembered (the folder is not made yet, a full disk): probed again next time.
     }

@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <optional>
 
-#include "corral/sdk/folder_writer.hpp"
+#include "corral/os/folder_writer.hpp"
 #include "jail_user.hpp"
 
 namespace corral::local {
@@ -25,7 +25,7 @@ std::filesystem::path jail_exec_path();
 // foreign file is refused. The probe runs once per version of the file: `verified` (a
 // file of the caller's private folder) remembers the file it passed for, and a file
 // changed in any way since is probed again. Throws unavailable, with "reinstall corral".
-sdk::UniqueFd open_jail_exec(const std::optional<JailUser>& as_user, const std::filesystem::path& verified);
+os::UniqueFd open_jail_exec(const std::optional<JailUser>& as_user, const std::filesystem::path& verified);
 
 // What corral-jail-exec prints, and nothing else, when started with no arguments: its
 // name and the protocol it speaks with this plugin.

@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <pwd.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -16,9 +15,9 @@
 #include <vector>
 
 #include "corral/errors.hpp"
-#include "corral/sdk/fd_write.hpp"
-#include "corral/sdk/file_lock.hpp"
-#include "corral/sdk/random.hpp"
+#include "corral/os/fd_write.hpp"
+#include "corral/os/file_lock.hpp"
+#include "corral/os/random.hpp"
 
 namespace fs = std::filesystem;
 
@@ -35,7 +34,7 @@ constexpr size_t kMaxRegistration = 4096;
 
 Error register_error(const fs::path& path, const std::string& step, int err) {
   return Error(ErrorCode::unavailable,
-               sdk::with_reason("cannot " + step + " " + path.string() + ", the register of the local jails' users",
+               os::with_reason("cannot " + step + " " + path.string() + ", the register of the local jails' users",
                                 err),
                "corral as root keeps it in /var/lib/corral/jail-ids: check that /var/lib is writable");
 }
@@ -58,7 +57,7 @@ bool in_subordinate_range(const char* path, uid_t uid) {
 // A uid of `count` from `first` chosen at random: a collision with another corral's
 // choice is the exception, and a range in use here and there does not slow every create.
 uid_t random_id(uid_t first, uid_t count) {
-  const unsigned long n = std::stoul(sdk::random_hex(4), nullptr, 16);
+  const unsigned long n = std::stoul(os::random_hex(4), nullptr, 16);
   return first + static_cast<uid_t>(n % count);
 }
 
@@ -89,7 +88,7 @@ bool stale(int fd) {
 // Writes `owner` as the whole registration open as `fd`.
 bool write_registration(int fd, const fs::path& owner) {
   const std::string text = owner.string();
-  return ::ftruncate(fd, 0) == 0 && sdk::write_all(fd, text);
+  return ::ftruncate(fd, 0) == 0 && os::write_all(fd, text);
 }
 
 }  // namespace
@@ -111,8 +110,8 @@ JailIdReservation::~JailIdReservation() { drop(); }
 
 void JailIdReservation::drop() {
   // Still locked by us: nobody else can have taken it over, so the name is ours to remove.
-  if (lock_.get() >= 0 && !committed_) ::unlink(file_.c_str());
-  lock_ = sdk::UniqueFd();
+  if (lock_.held() && !committed_) ::unlink(file_.c_str());
+  lock_ = os::FileLock();
 }
 
 JailIds::JailIds(fs::path dir, std::function<bool(uid_t)> taken_elsewhere, uid_t first, uid_t count)
@@ -148,23 +147,28 @@ JailIdReservation JailIds::reserve(const fs::path& owner) const {
     const uid_t uid = random_id(first_, count_);
     if (taken_elsewhere_ && taken_elsewhere_(uid)) continue;
     const fs::path file = file_of(uid);
-    sdk::UniqueFd fd(::open(file.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+    os::UniqueFd fd(::open(file.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
     if (fd.get() < 0 && errno != EEXIST) throw register_error(file, "create", errno);
     const bool made = fd.get() >= 0;
-    // Taken: free again only once nobody holds it and its sandbox's folder is gone.
-    if (!made) fd = sdk::UniqueFd(::open(file.c_str(), O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
-    if (fd.get() < 0) continue;
-    // A new file is locked at once; a reclaimer that finds it empty first leaves it to
-    // its maker (empty means "being written" for a minute).
-    if (::flock(fd.get(), made ? LOCK_EX : LOCK_EX | LOCK_NB) != 0) continue;
-    if (!sdk::still_named(fd.get(), file)) continue;
-    if (!made && !stale(fd.get())) continue;
-    if (!write_registration(fd.get(), owner)) {
+    std::optional<os::FileLock> lock;
+    if (made) {
+      // Locked at once: a reclaimer that finds it empty first leaves it to its maker
+      // (empty means "being written" for a minute), and holds it only to look.
+      os::FileLock::lock_polling(fd.get(), "the register of uid " + std::to_string(uid));
+      lock.emplace(std::move(fd));
+    } else {
+      // Taken: free again only once nobody holds it and its sandbox's folder is gone.
+      lock = os::FileLock::try_lock(os::UniqueFd(::open(file.c_str(), O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)));
+      if (!lock) continue;
+    }
+    if (!os::still_named(lock->fd(), file)) continue;
+    if (!made && !stale(lock->fd())) continue;
+    if (!write_registration(lock->fd(), owner)) {
       const int err = errno;
       if (made) ::unlink(file.c_str());
       throw register_error(file, "write", err);
     }
-    return JailIdReservation({uid, static_cast<gid_t>(uid)}, file, std::move(fd));
+    return JailIdReservation({uid, static_cast<gid_t>(uid)}, file, std::move(*lock));
   }
   throw Error(ErrorCode::unavailable,
               "no free uid for a local jail in corral's range after " + std::to_string(kTries) + " tries (" +
@@ -174,17 +178,17 @@ JailIdReservation JailIds::reserve(const fs::path& owner) const {
 
 void JailIds::release(uid_t uid, const fs::path& owner) const {
   const fs::path file = file_of(uid);
-  const sdk::UniqueFd fd(::open(file.c_str(), O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+  os::UniqueFd fd(::open(file.c_str(), O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
   if (fd.get() < 0) return;
   // Held only while a registration is written: a short wait.
-  while (::flock(fd.get(), LOCK_EX) != 0 && errno == EINTR) {
-  }
-  if (!sdk::still_named(fd.get(), file)) return;
-  if (read_registration(fd.get()) == std::optional<std::string>(owner.string())) ::unlink(file.c_str());
+  os::FileLock::lock_polling(fd.get(), "the register of uid " + std::to_string(uid));
+  const os::FileLock lock(std::move(fd));
+  if (!os::still_named(lock.fd(), file)) return;
+  if (read_registration(lock.fd()) == std::optional<std::string>(owner.string())) ::unlink(file.c_str());
 }
 
 fs::path JailIds::owner_of(uid_t uid) const {
-  const sdk::UniqueFd fd(::open(file_of(uid).c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+  const os::UniqueFd fd(::open(file_of(uid).c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
   if (fd.get() < 0) return {};
   return read_registration(fd.get()).value_or("");
 }

@@ -15,7 +15,7 @@
 #include <functional>
 #include <string>
 
-#include "corral/sdk/folder_writer.hpp"
+#include "corral/os/file_lock.hpp"
 #include "jail_user.hpp"
 
 namespace corral::local {
@@ -35,7 +35,7 @@ bool is_jail_id(uid_t uid);
 // commit() the registration is removed again: the sandbox was never made.
 class JailIdReservation {
  public:
-  JailIdReservation(JailUser user, std::filesystem::path file, sdk::UniqueFd lock)
+  JailIdReservation(JailUser user, std::filesystem::path file, os::FileLock lock)
       : user_(user), file_(std::move(file)), lock_(std::move(lock)) {}
   JailIdReservation(JailIdReservation&&) noexcept = default;
   JailIdReservation& operator=(JailIdReservation&&) noexcept;
@@ -48,7 +48,7 @@ class JailIdReservation {
   void drop();
   JailUser user_;
   std::filesystem::path file_;
-  sdk::UniqueFd lock_;
+  os::FileLock lock_;
   bool committed_ = false;
 };
 

@@ -221,7 +221,7 @@ JailNamespaces::Opened prepare(const ChildPlan& plan) {
   }
   // Lets the child go, reaps it and gives back what only it used. The dumpable flag the
   // child of a caller of its own set is put back; one that took the jail's identity left
-  // corral undumpable for good, as sdk::run_process's children do: putting it back could
+  // corral undumpable for good, as os::run_process's children do: putting it back could
   // make the memory dumpable while another thread's child of that identity shares it.
   auto finish = [&] {
     ::close(release[1]);

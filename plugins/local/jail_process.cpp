@@ -7,43 +7,32 @@
 #include <cerrno>
 #include <cstring>
 
+#include "corral/os/unique_fd.hpp"
 #include "jail_exec_file.hpp"
 #include "jail_namespaces.hpp"
 
 namespace corral::local {
 namespace {
 
-// A pipe whose ends close with it.
-struct StatusPipe {
-  int fd[2] = {-1, -1};
-  StatusPipe() {
-    if (::pipe2(fd, O_CLOEXEC) != 0) throw Error(ErrorCode::internal, std::string("pipe: ") + std::strerror(errno));
+// Everything written to `pipe` once every writer is gone (its write end closed here).
+std::string drain(os::Pipe& pipe) {
+  pipe.write.reset();
+  ::fcntl(pipe.read.get(), F_SETFL, O_NONBLOCK);  // a stray writer must not hang us
+  std::string text;
+  char buffer[4096];
+  for (ssize_t got; (got = ::read(pipe.read.get(), buffer, sizeof buffer)) != 0;) {
+    if (got > 0) text.append(buffer, static_cast<size_t>(got));
+    else if (errno != EINTR) break;
   }
-  ~StatusPipe() {
-    for (int f : fd)
-      if (f >= 0) ::close(f);
-  }
-  // Everything written, once every writer is gone (call after closing the write end).
-  std::string drain() {
-    ::close(fd[1]);
-    fd[1] = -1;
-    ::fcntl(fd[0], F_SETFL, O_NONBLOCK);  // a stray writer must not hang us
-    std::string text;
-    char buffer[4096];
-    for (ssize_t got; (got = ::read(fd[0], buffer, sizeof buffer)) != 0;) {
-      if (got > 0) text.append(buffer, static_cast<size_t>(got));
-      else if (errno != EINTR) break;
-    }
-    return text;
-  }
-};
+  return text;
+}
 
 // Holds back stderr while it could still be bwrap's own one-line complaint (bwrap prints
 // nothing else before the command runs), so a jail that fails to start is reported once,
 // as corral's error, not also as the command's output.
 class StderrGate {
  public:
-  explicit StderrGate(const sdk::OutputFn& sink) : sink_(sink) {}
+  explicit StderrGate(const os::OutputFn& sink) : sink_(sink) {}
   void operator()(std::string_view data) {
     if (open_) return emit(data);
     held_.append(data);
@@ -63,7 +52,7 @@ class StderrGate {
   void emit(std::string_view data) {
     if (sink_) sink_(data);
   }
-  const sdk::OutputFn& sink_;
+  const os::OutputFn& sink_;
   std::string held_;
   bool open_ = false;
 };
@@ -93,14 +82,14 @@ std::string namespace_hint(const std::string& bwrap_error, bool as_root) {
 
 }  // namespace
 
-sdk::ProcessOutcome run_jailed(JailSpec jail, const JailWorkspace& workspace, const std::optional<JailUser>& as_user,
-                               const Command& command, const sdk::OutputFn& on_stdout, const sdk::OutputFn& on_stderr,
+os::ProcessOutcome run_jailed(JailSpec jail, const JailWorkspace& workspace, const std::optional<JailUser>& as_user,
+                               const Command& command, const os::OutputFn& on_stdout, const os::OutputFn& on_stderr,
                                const std::function<bool()>& cancelled, long timeout_seconds) {
-  StatusPipe status;
-  sdk::ProcessSpec spec;
+  os::Pipe status;
+  os::ProcessSpec spec;
   jail.report_status = true;
-  const sdk::UniqueFd starter = open_jail_exec(as_user, jail.starter_verified);
-  spec.pass_fds = {{status.fd[1], kJailStatusFd}, {starter.get(), kJailExecFd}};
+  const os::UniqueFd starter = open_jail_exec(as_user, jail.starter_verified);
+  spec.pass_fds = {{status.write.get(), kJailStatusFd}, {starter.get(), kJailExecFd}};
   jail.workspace_dir = workspace.folder;
   std::optional<JailNamespaces> made;
   const JailNamespaces* namespaces = workspace.in_memory.get();
@@ -126,10 +115,10 @@ sdk::ProcessOutcome run_jailed(JailSpec jail, const JailWorkspace& workspace, co
   spec.argv = jail_argv(jail, command);
   spec.env = jail_env(command);
   StderrGate gate(on_stderr);
-  sdk::ProcessOutcome outcome =
-      sdk::run_process(spec, on_stdout, [&](std::string_view d) { gate(d); }, cancelled, timeout_seconds);
+  os::ProcessOutcome outcome =
+      os::run_process(spec, on_stdout, [&](std::string_view d) { gate(d); }, cancelled, timeout_seconds);
   // bwrap writes {"exit-code": N} only when the command was really executed.
-  bool started = status.drain().find("\"exit-code\"") != std::string::npos;
+  bool started = drain(status).find("\"exit-code\"") != std::string::npos;
   bool exec_failed = gate.held().find("bwrap: execvp ") != std::string::npos;
   if (started || exec_failed || outcome.cancelled || outcome.timed_out || outcome.exit_code == 0) {
     gate.release();

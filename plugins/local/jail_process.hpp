@@ -8,7 +8,7 @@
 #include <string>
 
 #include "bwrap.hpp"
-#include "corral/sdk/process.hpp"
+#include "corral/os/process.hpp"
 
 namespace corral::local {
 
@@ -25,10 +25,10 @@ struct JailWorkspace {
 
 // Runs `command` in `jail` with `workspace` bound at its workdir; as `as_user` in a namespace mapping only that user when given (corral is root),
 // else in bwrap's own user namespace. Output streams to the callbacks as
-// sdk::run_process's does. Throws Error(unavailable), with a hint, when the jail itself
+// os::run_process's does. Throws Error(unavailable), with a hint, when the jail itself
 // cannot start; a command that cannot be executed is the command's failure (exit 1).
-sdk::ProcessOutcome run_jailed(JailSpec jail, const JailWorkspace& workspace, const std::optional<JailUser>& as_user,
-                               const Command& command, const sdk::OutputFn& on_stdout, const sdk::OutputFn& on_stderr,
+os::ProcessOutcome run_jailed(JailSpec jail, const JailWorkspace& workspace, const std::optional<JailUser>& as_user,
+                               const Command& command, const os::OutputFn& on_stdout, const os::OutputFn& on_stderr,
                                const std::function<bool()>& cancelled = {}, long timeout_seconds = 0);
 
 }  // namespace corral::local

@@ -13,9 +13,9 @@
 #include "corral/option_default.hpp"
 #include "corral/sdk.hpp"
 #include "corral/sdk/download.hpp"
-#include "corral/sdk/parallel_thread.hpp"
+#include "corral/os/parallel_thread.hpp"
 #include "corral/sdk/printable.hpp"
-#include "corral/sdk/process.hpp"
+#include "corral/os/process.hpp"
 #include "corral/sdk/sync.hpp"
 #include "corral/wire.hpp"
 #include "jail_exec_file.hpp"
@@ -83,7 +83,7 @@ class LocalProvider : public sdk::Provider {
 
   std::vector<DoctorCheck> doctor(const sdk::Host&) override {
     std::vector<DoctorCheck> checks;
-    std::string path = sdk::find_program(bwrap_);
+    std::string path = os::find_program(bwrap_);
     checks.push_back({"bubblewrap installed", !path.empty(), path.empty() ? "'" + bwrap_ + "' not found on PATH" : path,
                       path.empty() ? "install it: sudo apt-get install -y bubblewrap (or set CORRAL_BWRAP)" : ""});
     bool starter = true;
@@ -104,7 +104,7 @@ class LocalProvider : public sdk::Provider {
         std::optional<JailIdReservation> probe_user;
         if (store_.own_users()) probe_user.emplace(store_.ids()->reserve(fs::absolute(store_.root()) / ".doctor"));
         const std::optional<JailUser> as = probe_user ? std::optional(probe_user->user()) : std::nullopt;
-        sdk::ProcessOutcome o = run_jailed(jail_spec(path, ""), std::string(), as, probe, {}, {}, {}, 30);
+        os::ProcessOutcome o = run_jailed(jail_spec(path, ""), std::string(), as, probe, {}, {}, {}, 30);
         bool ok = o.exit_code == 0;
         checks.push_back({"user namespaces usable", ok, ok ? jail_identity() : "the probe jail exited with " + std::to_string(o.exit_code),
                           ok ? "" : "run the same with `bwrap --unshare-user --dev /dev true` to see why"});
@@ -154,10 +154,10 @@ class LocalProvider : public sdk::Provider {
     }
     // Freeing a tmpfs's files takes about as long as removing the record from the disk:
     // both at once. The tmpfs goes with the last jail using it.
-    sdk::ParallelThread release;
+    os::ParallelThread release;
     if (memory) {
       try {
-        release = sdk::ParallelThread([memory = std::move(memory)]() mutable { memory.reset(); });
+        release = os::ParallelThread([memory = std::move(memory)]() mutable { memory.reset(); });
       } catch (const std::system_error&) {
         // No thread to be had: the tmpfs went here, with the work the thread would have done.
       }
@@ -193,7 +193,7 @@ class LocalProvider : public sdk::Provider {
     if (!command.cwd.empty() && !fs::is_directory(workspace_path(s) / command.cwd))
       throw Error(ErrorCode::invalid_argument, "the folder '" + command.cwd + "' is not in the synced workspace",
                   "run corral from a folder that holds at least one file corral syncs");
-    sdk::ProcessOutcome outcome = run_jailed(
+    os::ProcessOutcome outcome = run_jailed(
         jail_spec(bwrap_, "corral-" + s.slug, s.no_network), workspace, s.user,
         command,
         [&](std::string_view d) { host.emit(CORRAL_STDOUT, d); }, [&](std::string_view d) { host.emit(CORRAL_STDERR, d); },
@@ -215,7 +215,7 @@ class LocalProvider : public sdk::Provider {
                        const std::function<bool()>& stop) {
       Command pack;
       pack.argv = {"/bin/sh", "-c", script};
-      sdk::ProcessOutcome o = run_jailed(jail_spec(bwrap_, "corral-" + s.slug), workspace, s.user, pack, out,
+      os::ProcessOutcome o = run_jailed(jail_spec(bwrap_, "corral-" + s.slug), workspace, s.user, pack, out,
                                          err, stop);
       return sdk::StreamedScript{o.exit_code, o.cancelled};
     };
@@ -390,7 +390,7 @@ class LocalProvider : public sdk::Provider {
   // exists. Whether bwrap can make a jail here shows at the first command (or in `corral
   // doctor`), with the same error and hint, so no run pays for a probe jail.
   void ensure_jail_installed() const {
-    if (sdk::find_program(bwrap_).empty())
+    if (os::find_program(bwrap_).empty())
       throw Error(ErrorCode::unavailable, "bubblewrap ('" + bwrap_ + "') is not installed",
                   "install it with `sudo apt-get install -y bubblewrap`, or set CORRAL_BWRAP to its path");
     (void)open_jail_exec(any_jail_user(), starter_verified());

@@ -15,11 +15,11 @@
 #include <sstream>
 
 #include "corral/json.hpp"
-#include "corral/sdk/fd_write.hpp"
-#include "corral/sdk/atomic_file.hpp"
-#include "corral/sdk/file_lock.hpp"
-#include "corral/sdk/folder_writer.hpp"
-#include "corral/sdk/random.hpp"
+#include "corral/os/fd_write.hpp"
+#include "corral/os/atomic_file.hpp"
+#include "corral/os/file_lock.hpp"
+#include "corral/os/folder_writer.hpp"
+#include "corral/os/random.hpp"
 #include "run_as.hpp"
 #include "tree_copy.hpp"
 
@@ -39,7 +39,7 @@ bool rename_new_folder(const fs::path& from, const fs::path& to) {
   return false;
 }
 
-std::string random_id() { return "local-" + sdk::random_hex(5); }
+std::string random_id() { return "local-" + os::random_hex(5); }
 
 bool valid_id(const std::string& id) {
   return id.rfind("local-", 0) == 0 && id.find_first_of("/\\.") == std::string::npos;
@@ -86,8 +86,8 @@ LocalSandbox SandboxStore::create(const std::string& slug, const StringMap& labe
   // locked while it is built, so a listing in another process, PID namespace or container
   // sharing this folder never removes one still being made.
   fs::path staging;
-  const sdk::UniqueFd lock = make_staging_folder(staging);  // closing it unlocks the folder
-  const int held = lock.get();
+  const os::FileLock lock = make_staging_folder(staging);  // released, the folder is unlocked
+  const int held = lock.fd();
   try {
     // An in-memory sandbox's workspace is its tmpfs: the folder holds only its record.
     if (!in_memory) fs::create_directory(staging / "workspace");
@@ -101,7 +101,7 @@ LocalSandbox SandboxStore::create(const std::string& slug, const StringMap& labe
       }
       // The jail's identity owns its workspace, and nothing else of the sandbox folder.
       if (s.user && !in_memory && ::fchownat(held, "workspace", s.user->uid, s.user->gid, AT_SYMLINK_NOFOLLOW) != 0)
-        throw Error(ErrorCode::internal, sdk::with_reason("cannot hand " + (staging / "workspace").string() +
+        throw Error(ErrorCode::internal, os::with_reason("cannot hand " + (staging / "workspace").string() +
                                                               " to uid " + std::to_string(s.user->uid),
                                                           errno));
       // Checked: a sandbox whose "no network" went unrecorded would get one on its next command.
@@ -143,8 +143,8 @@ void SandboxStore::write_metadata(const LocalSandbox& s, const fs::path& dir) co
     w.Bool(true);
   }
   w.EndObject();
-  sdk::write_file_atomically(dir / "sandbox.json", std::string(buffer.GetString()) + "\n", 0600,
-                             "the metadata of sandbox " + s.id, sdk::Durability::process_crash);
+  os::write_file_atomically(dir / "sandbox.json", std::string(buffer.GetString()) + "\n", 0600,
+                             "the metadata of sandbox " + s.id, os::Durability::process_crash);
 }
 
 void SandboxStore::set_paused(LocalSandbox& sandbox, bool paused) const {
@@ -156,16 +156,16 @@ LocalSandbox SandboxStore::fork(const LocalSandbox& source, const std::string& s
   require_workspace(source);
   // Opened as the caller: the sandbox folders are only the caller's to enter.
   auto open_folder = [](const fs::path& p) {
-    sdk::UniqueFd fd(::open(p.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-    if (fd.get() < 0) throw Error(ErrorCode::internal, sdk::with_reason("cannot open " + p.string(), errno));
+    os::UniqueFd fd(::open(p.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (fd.get() < 0) throw Error(ErrorCode::internal, os::with_reason("cannot open " + p.string(), errno));
     return fd;
   };
   LocalSandbox copy = create(slug, labels, source.no_network);
   try {
     // The copy belongs to the fork's own user. Read and written without following a link
     // anywhere, so nothing the source's command planted can steer the caller.
-    const sdk::UniqueFd from = open_folder(workspace_of(source.id));
-    const sdk::UniqueFd to = open_folder(workspace_of(copy.id));
+    const os::UniqueFd from = open_folder(workspace_of(source.id));
+    const os::UniqueFd to = open_folder(workspace_of(copy.id));
     copy_tree(from.get(), to.get(), copy.user);
   } catch (...) {
     try {
@@ -225,7 +225,7 @@ std::vector<LocalSandbox> SandboxStore::all() const {
   return out;
 }
 
-sdk::UniqueFd SandboxStore::make_staging_folder(fs::path& staging) const {
+os::FileLock SandboxStore::make_staging_folder(fs::path& staging) const {
   for (int attempt = 0;; ++attempt) {
     // Made under a name listings leave alone while it is young, locked, then renamed to
     // the staging name listings sweep once they can lock it: a listing never finds a
@@ -235,20 +235,21 @@ sdk::UniqueFd SandboxStore::make_staging_folder(fs::path& staging) const {
     if (::mkdir(making.c_str(), 0700) != 0) {
       if (errno == EEXIST && attempt < 8) continue;
       throw Error(ErrorCode::internal,
-                  sdk::with_reason("cannot create a sandbox folder in " + root_.string(), errno));
+                  os::with_reason("cannot create a sandbox folder in " + root_.string(), errno));
     }
-    sdk::UniqueFd lock(::open(making.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-    if (lock.get() < 0 || ::flock(lock.get(), LOCK_EX) != 0) {
+    std::optional<os::FileLock> lock =
+        os::FileLock::try_lock(os::UniqueFd(::open(making.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)));
+    if (!lock) {
       const int err = errno;
       ::rmdir(making.c_str());
-      throw Error(ErrorCode::internal, sdk::with_reason("cannot lock " + making.string(), err));
+      throw Error(ErrorCode::internal, os::with_reason("cannot lock " + making.string(), err));
     }
     staging = root_ / (std::string(staging_prefix) + tag);
-    if (rename_new_folder(making, staging)) return lock;
+    if (rename_new_folder(making, staging)) return std::move(*lock);
     const int err = errno;
     ::rmdir(making.c_str());
     if (err == EEXIST && attempt < 8) continue;
-    throw Error(ErrorCode::internal, sdk::with_reason("cannot create a sandbox folder in " + root_.string(), err));
+    throw Error(ErrorCode::internal, os::with_reason("cannot create a sandbox folder in " + root_.string(), err));
   }
 }
 
@@ -257,14 +258,15 @@ void SandboxStore::remove_if_maker_gone(const fs::path& staging, std::chrono::se
   // place (make_staging_folder): one this listing can lock is abandoned. Nothing was ever
   // run in it: it holds only an empty workspace and perhaps the metadata, removable as
   // corral's user.
-  const sdk::UniqueFd fd(::open(staging.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
-  if (fd.get() < 0 || ::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) return;
+  const std::optional<os::FileLock> lock = os::FileLock::try_lock(
+      os::UniqueFd(::open(staging.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)));
+  if (!lock) return;
   struct stat st {};
   if (min_age.count() > 0 &&
-      (::fstat(fd.get(), &st) != 0 || ::time(nullptr) - st.st_mtime < static_cast<time_t>(min_age.count())))
+      (::fstat(lock->fd(), &st) != 0 || ::time(nullptr) - st.st_mtime < static_cast<time_t>(min_age.count())))
     return;
   // The maker may have renamed it into place since it was opened: only the name's own.
-  if (!sdk::still_named(fd.get(), staging)) return;
+  if (!os::still_named(lock->fd(), staging)) return;
   std::error_code ec;
   fs::remove_all(staging, ec);
 }

@@ -9,7 +9,8 @@
 #include <string_view>
 #include <vector>
 
-#include "corral/sdk/folder_writer.hpp"
+#include "corral/os/file_lock.hpp"
+#include "corral/os/folder_writer.hpp"
 #include "corral/types.hpp"
 #include "jail_ids.hpp"
 #include "jail_user.hpp"
@@ -77,7 +78,7 @@ class SandboxStore {
   // The same into `dir`, the sandbox's folder or its staging folder.
   void write_metadata(const LocalSandbox& s, const std::filesystem::path& dir) const;
   // Makes a new staging folder, sets `staging` to it and returns it open and locked.
-  sdk::UniqueFd make_staging_folder(std::filesystem::path& staging) const;
+  os::FileLock make_staging_folder(std::filesystem::path& staging) const;
   // Removes the staging folder of a create whose process is gone (killed half-way): one
   // nobody holds locked, and last changed at least `min_age` ago.
   void remove_if_maker_gone(const std::filesystem::path& staging,

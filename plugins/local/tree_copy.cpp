@@ -11,16 +11,16 @@
 #include <vector>
 
 #include "corral/errors.hpp"
-#include "corral/sdk/fd_write.hpp"
-#include "corral/sdk/folder_writer.hpp"
+#include "corral/os/fd_write.hpp"
+#include "corral/os/folder_writer.hpp"
 #include "file_data.hpp"
 
 namespace corral::local {
 namespace {
 
 Error copy_error(const std::string& what, const std::string& name, int err) {
-  const ErrorCode code = sdk::write_error_code(err);
-  return Error(code, sdk::with_reason("cannot copy '" + name + "' into the fork (" + what + ")", err),
+  const ErrorCode code = os::write_error_code(err);
+  return Error(code, os::with_reason("cannot copy '" + name + "' into the fork (" + what + ")", err),
                code == ErrorCode::quota ? "free space on the disk of the sandbox folders (CORRAL_LOCAL_DIR sets "
                                           "where they are)"
                                         : "");
@@ -63,8 +63,8 @@ void copy_below(int from, int to, const std::string& where, const std::optional<
     const struct timespec times[2] = {st.st_atim, st.st_mtim};
     if (S_ISDIR(st.st_mode)) {
       if (::mkdirat(to, n.c_str(), 0700) != 0) throw copy_error("mkdir", name, errno);
-      sdk::UniqueFd in(::openat(from, n.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-      sdk::UniqueFd out(::openat(to, n.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+      os::UniqueFd in(::openat(from, n.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+      os::UniqueFd out(::openat(to, n.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
       if (in.get() < 0 || out.get() < 0) throw copy_error("open folder", name, errno);
       give(to, n, out.get(), owner, name);
       copy_below(in.get(), out.get(), name, owner);
@@ -72,11 +72,11 @@ void copy_below(int from, int to, const std::string& where, const std::optional<
       ::fchmod(out.get(), st.st_mode & 07777);
       ::futimens(out.get(), times);
     } else if (S_ISREG(st.st_mode)) {
-      sdk::UniqueFd in(::openat(from, n.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
+      os::UniqueFd in(::openat(from, n.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
       if (in.get() < 0) throw copy_error("open", name, errno);
       struct stat opened {};
       if (::fstat(in.get(), &opened) != 0 || !S_ISREG(opened.st_mode)) continue;  // swapped since the stat
-      sdk::UniqueFd out(::openat(to, n.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+      os::UniqueFd out(::openat(to, n.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
       if (out.get() < 0) throw copy_error("create", name, errno);
       give(to, n, out.get(), owner, name);
       if (const int err = copy_file_data(in.get(), out.get(), /*same_file_system=*/true)) throw copy_error("copy", name, err);

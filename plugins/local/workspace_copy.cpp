@@ -13,9 +13,9 @@
 #include <thread>
 #include <vector>
 
-#include "corral/sdk/fd_write.hpp"
-#include "corral/sdk/folder_writer.hpp"
-#include "corral/sdk/path_parts.hpp"
+#include "corral/os/fd_write.hpp"
+#include "corral/os/folder_writer.hpp"
+#include "corral/os/path_parts.hpp"
 #include "file_data.hpp"
 #include "run_as.hpp"
 
@@ -38,7 +38,7 @@ unsigned copy_threads(size_t files) {
 // A listed file, opened (or, for a link, read) as the caller.
 struct Source {
   const TreeFile* file = nullptr;
-  sdk::UniqueFd fd;          // a regular file's, open for reading
+  os::UniqueFd fd;          // a regular file's, open for reading
   std::uint64_t size = 0;    // its size when opened: a file that grows is cut there
   timespec mtime{};
   std::string link_target;   // a link's
@@ -46,7 +46,7 @@ struct Source {
 
 // Throws invalid-argument unless `path` stays below the tree: relative, no ".." part.
 void check_listed_path(const std::string& path) {
-  const std::vector<std::string_view> parts = sdk::path_parts(path);
+  const std::vector<std::string_view> parts = os::path_parts(path);
   if (path[0] == '/' || parts.empty() || std::find(parts.begin(), parts.end(), "..") != parts.end())
     throw Error(ErrorCode::invalid_argument, "the workspace upload lists '" + path + "', which leaves the workspace");
 }
@@ -84,15 +84,15 @@ Error way_error(const fs::path& file, int err) {
 // Why `name` could not be written into the workspace, failing with `err`: a full disk or
 // tmpfs is the user's to fix (quota).
 Error write_error(const std::string& name, int err) {
-  const ErrorCode code = sdk::write_error_code(err);
-  return Error(code, sdk::with_reason("cannot copy '" + name + "' into the workspace", err),
+  const ErrorCode code = os::write_error_code(err);
+  return Error(code, os::with_reason("cannot copy '" + name + "' into the workspace", err),
                code == ErrorCode::quota ? "free space on the disk of the sandbox folders (CORRAL_LOCAL_DIR sets "
                                           "where they are)"
                                         : "");
 }
 
 // Opens `file` below the tree open in `tree` (at `root`), as whoever calls.
-Source open_source(sdk::OpenFolders& tree, const fs::path& root, const TreeFile& file) {
+Source open_source(os::OpenFolders& tree, const fs::path& root, const TreeFile& file) {
   Source s;
   s.file = &file;
   std::string last;
@@ -110,7 +110,7 @@ Source open_source(sdk::OpenFolders& tree, const fs::path& root, const TreeFile&
     return s;
   }
   // O_NONBLOCK: a FIFO swapped in since the scan must not hold the copy up.
-  s.fd = sdk::UniqueFd(::openat(parent, last.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY));
+  s.fd = os::UniqueFd(::openat(parent, last.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY));
   if (s.fd.get() < 0) throw errno == ELOOP ? changed_kind(root / file.path) : read_error(root / file.path, errno);
   if (::fstat(s.fd.get(), &st) != 0) throw read_error(root / file.path, errno);
   if (!S_ISREG(st.st_mode)) throw changed_kind(root / file.path);
@@ -122,14 +122,14 @@ Source open_source(sdk::OpenFolders& tree, const fs::path& root, const TreeFile&
 // Writes `s` at its path below `out`, as whoever calls, with a umask of 0; nothing
 // half-written stays. `same_file_system`: the tree's and the workspace's. A big file's
 // copy stops with cancelled once `host` is.
-void write_source(sdk::FolderWriter& out, const Source& s, bool same_file_system, const sdk::Host& host) {
+void write_source(os::FolderWriter& out, const Source& s, bool same_file_system, const sdk::Host& host) {
   const std::string& name = s.file->path;
   if (s.file->symlink) {
     if (const int err = out.symlink(name, s.link_target)) throw write_error(name, err);
     return;
   }
   const mode_t mode = s.file->executable ? 0755 : 0644;
-  sdk::UniqueFd fd;
+  os::UniqueFd fd;
   int err = out.create_file(name, mode, fd);
   if (!err) err = copy_file_data(s.fd.get(), fd.get(), same_file_system, s.size, [&] { return host.cancelled(); });
   // The tree's time, so a build in the sandbox sees its outputs as up to date.
@@ -147,7 +147,7 @@ void copy_workspace(const UploadRequest& request, const fs::path& workspace, con
                     const sdk::Host& host) {
   for (const TreeFile& f : request.tree_files) check_listed_path(f.path);
   const fs::path root = request.tree_root;
-  const sdk::UniqueFd tree_fd(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  const os::UniqueFd tree_fd(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (tree_fd.get() < 0) throw read_error(root, errno);
   const std::vector<TreeFile>& files = request.tree_files;
   const unsigned threads = copy_threads(files.size());
@@ -160,15 +160,15 @@ void copy_workspace(const UploadRequest& request, const fs::path& workspace, con
   std::mutex report_mutex;
   std::uint64_t copied = 0;
   const auto copy_batches = [&](FileAccess& access) {
-    const sdk::UniqueFd into(::open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    const os::UniqueFd into(::open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (into.get() < 0) throw write_error(".", errno);
     struct stat tree_st {}, into_st {};
     const bool same_file_system = ::fstat(tree_fd.get(), &tree_st) == 0 && ::fstat(into.get(), &into_st) == 0 &&
                                   tree_st.st_dev == into_st.st_dev;
     // Folders the paths imply, as tar makes them; what the sandbox's commands put in the way
     // of the tree (a synced folder swapped for a link, a file for a folder) gives way to it.
-    sdk::FolderWriter out(into.get(), 0755, sdk::Obstacles::replace);
-    sdk::OpenFolders tree(tree_fd.get(), /*create=*/false);
+    os::FolderWriter out(into.get(), 0755, os::Obstacles::replace);
+    os::OpenFolders tree(tree_fd.get(), /*create=*/false);
     std::vector<Source> batch;
     try {
       for (size_t first; !stop && (first = next_batch.fetch_add(batch_size)) < files.size();) {

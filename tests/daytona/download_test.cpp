@@ -7,7 +7,7 @@
 
 #include "cli.hpp"
 #include "corral/json.hpp"
-#include "corral/sdk/process.hpp"
+#include "corral/os/process.hpp"
 #include "corral/wire.hpp"
 #include "plugin_fixture.hpp"
 
@@ -30,10 +30,10 @@ std::string binary_bytes(size_t size) {
 }
 
 void tar(std::vector<std::string> args) {
-  sdk::ProcessSpec spec;
+  os::ProcessSpec spec;
   spec.argv = {"tar"};
   spec.argv.insert(spec.argv.end(), args.begin(), args.end());
-  REQUIRE(sdk::capture_process(spec, 30).exit_code == 0);
+  REQUIRE(os::capture_process(spec, 30).exit_code == 0);
 }
 
 PluginCall download(DaytonaPlugin& fx, const Sandbox& sb, const std::string& cwd, std::vector<std::string> patterns,

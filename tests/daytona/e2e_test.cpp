@@ -15,7 +15,7 @@
 #include "four_shards.hpp"
 #include "conformance_run.hpp"
 #include "corral/json.hpp"
-#include "corral/sdk/process.hpp"
+#include "corral/os/process.hpp"
 #include "private_network.hpp"
 #include "server.hpp"
 
@@ -435,7 +435,7 @@ TEST_CASE("only the forwarded environment reaches the command, and never through
 TEST_CASE("the command runs in the sandbox's copy of the folder corral was started in") {
   DaytonaCli t;
   // A git checkout: the workspace is its top level, wherever corral starts.
-  auto git = sdk::capture_process({{"git", "init", "-q"}, std::nullopt, t.cli.workspace().string()}, 30);
+  auto git = os::capture_process({{"git", "init", "-q"}, std::nullopt, t.cli.workspace().string()}, 30);
   REQUIRE(git.exit_code == 0);
   CliResult r = t.run({"run", "--provider", "daytona", "--", "sh", "-c", "pwd; ls"},
                       (t.cli.workspace() / "src").string());

@@ -3,7 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "cli.hpp"
-#include "corral/sdk/process.hpp"
+#include "corral/os/process.hpp"
 #include "corral/wire.hpp"
 
 namespace corral::test {
@@ -28,9 +28,9 @@ Sandbox ready(DaytonaPlugin& fx, const std::map<std::string, std::string>& files
   TempDir src, tmp;
   for (const auto& [p, content] : files) src.write(p, content);
   const std::string archive = (tmp.path() / "ws.tar.gz").string();
-  sdk::ProcessSpec tar;
+  os::ProcessSpec tar;
   tar.argv = {"tar", "-czf", archive, "-C", src.str(), "."};
-  REQUIRE(sdk::capture_process(tar, 30).exit_code == 0);
+  REQUIRE(os::capture_process(tar, 30).exit_code == 0);
   PluginCall up = fx.plugin->call(fx.d().upload, wire::to_json(wire::UploadCall{sb, {archive, 100, {}}}));
   INFO(up.message);
   REQUIRE(up.ok);

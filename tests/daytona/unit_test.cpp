@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "command_line.hpp"
-#include "corral/sdk/process.hpp"
+#include "corral/os/process.hpp"
 #include "corral/sdk/shell.hpp"
 #include "api.hpp"
 #include "errors.hpp"
@@ -64,11 +64,11 @@ struct Wrapped {
   std::string out, err, raw_out, raw_err;
 };
 Wrapped run_wrapped(const WrappedCommand& c, const std::vector<std::string>& env_prefix = {}) {
-  sdk::ProcessSpec spec;
+  os::ProcessSpec spec;
   spec.argv = env_prefix;
   for (const char* a : {"/bin/sh", "-c"}) spec.argv.emplace_back(a);
   spec.argv.push_back(wrapper_text(c));
-  auto p = sdk::capture_process(spec, 30);
+  auto p = os::capture_process(spec, 30);
   Wrapped w;
   w.exit_code = p.exit_code;
   w.raw_out = p.out;
@@ -175,9 +175,9 @@ TEST_CASE("the output decoder refuses what the wrapper cannot have written") {
 
 TEST_CASE("shell quoting survives every byte a shell treats specially") {
   const std::string nasty = "it's $HOME `id` \"q\" \\ ; | & * ? \n newline ' ''";
-  sdk::ProcessSpec spec;
+  os::ProcessSpec spec;
   spec.argv = {"/bin/sh", "-c", "printf %s " + sdk::shell_quote(nasty)};
-  auto p = sdk::capture_process(spec, 10);
+  auto p = os::capture_process(spec, 10);
   CHECK(p.exit_code == 0);
   CHECK(p.out == nasty);
 }

@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "corral/sdk/process.hpp"
+#include "corral/os/process.hpp"
 #include "corral/wire.hpp"
 #include "plugin_harness.hpp"
 #include "standin_fixture.hpp"
@@ -79,9 +79,9 @@ std::string binary_bytes(size_t size) {
 }
 
 void untar(const std::string& archive, const TempDir& into) {
-  sdk::ProcessSpec spec;
+  os::ProcessSpec spec;
   spec.argv = {"tar", "-xzf", archive, "-C", into.str()};
-  REQUIRE(sdk::capture_process(spec, 30).exit_code == 0);
+  REQUIRE(os::capture_process(spec, 30).exit_code == 0);
 }
 
 }  // namespace

@@ -9,7 +9,7 @@
 #include <sstream>
 
 #include "corral/json.hpp"
-#include "corral/sdk/process.hpp"
+#include "corral/os/process.hpp"
 
 namespace fs = std::filesystem;
 
@@ -32,13 +32,13 @@ std::map<std::string, std::string> StandIn::env(const std::map<std::string, std:
 
 corral::test::CliResult StandIn::run(const std::vector<std::string>& args,
                                      const std::map<std::string, std::string>& extra) const {
-  corral::sdk::ProcessSpec spec;
+  corral::os::ProcessSpec spec;
   spec.argv = {standin_path()};
   spec.argv.insert(spec.argv.end(), args.begin(), args.end());
   std::vector<std::string> envp{"PATH=/usr/bin:/bin"};
   for (const auto& [k, v] : env(extra)) envp.push_back(k + "=" + v);
   spec.env = envp;
-  auto r = corral::sdk::capture_process(spec, 60);
+  auto r = corral::os::capture_process(spec, 60);
   return {r.exit_code, r.out, r.err};
 }
 

@@ -15,7 +15,7 @@
 
 #include "cli.hpp"
 #include "command.hpp"
-#include "corral/sdk/process.hpp"
+#include "corral/os/process.hpp"
 
 namespace fs = std::filesystem;
 using corral::test::CliEnv;
@@ -176,16 +176,16 @@ TEST_CASE("corral-plugin(7) is the reference part of the plugin authoring guide"
 }
 
 TEST_CASE("every man page renders without a warning") {
-  if (corral::sdk::find_program("groff").empty()) {
+  if (corral::os::find_program("groff").empty()) {
     MESSAGE("skipped: groff is not installed (apt-get install groff-base)");
     return;
   }
   size_t checked = 0;
   for (const fs::path& page : pages()) {
     CAPTURE(page.filename().string());
-    corral::sdk::ProcessSpec spec;
+    corral::os::ProcessSpec spec;
     spec.argv = {"groff", "-man", "-Tutf8", "-ww", "-z", page.string()};
-    const corral::sdk::CapturedProcess r = corral::sdk::capture_process(spec, 60);
+    const corral::os::CapturedProcess r = corral::os::capture_process(spec, 60);
     CHECK(r.exit_code == 0);
     CHECK_MESSAGE(r.err.empty(), r.err);
     ++checked;
@@ -206,14 +206,14 @@ TEST_CASE("the completion scripts the build installs are what `corral completion
     const auto printed = env.run({"completion", shell});
     REQUIRE(printed.exit_code == 0);
     CHECK(read_file(file) == printed.out);
-    if (corral::sdk::find_program(shell).empty()) {
+    if (corral::os::find_program(shell).empty()) {
       MESSAGE("not parsed: " << shell << " is not installed");
       continue;
     }
-    corral::sdk::ProcessSpec spec;
+    corral::os::ProcessSpec spec;
     spec.argv = shell == "fish" ? std::vector<std::string>{"fish", "--no-execute", file.string()}
                                 : std::vector<std::string>{shell, "-n", file.string()};
-    const corral::sdk::CapturedProcess r = corral::sdk::capture_process(spec, 60);
+    const corral::os::CapturedProcess r = corral::os::capture_process(spec, 60);
     CHECK_MESSAGE(r.exit_code == 0, r.err);
   }
 }

@@ -3,7 +3,7 @@
 
 #include <doctest/doctest.h>
 
-#include "corral/sdk/process.hpp"
+#include "corral/os/process.hpp"
 #include "corral/wire.hpp"
 
 #include <map>
@@ -77,9 +77,9 @@ inline std::string archive(const TempDir& dir, const std::map<std::string, std::
   TempDir src;
   for (const auto& [p, content] : files) src.write(p, content);
   std::string out = (dir.path() / "ws.tar.gz").string();
-  sdk::ProcessSpec spec;
+  os::ProcessSpec spec;
   spec.argv = {"tar", "-czf", out, "-C", src.str(), "."};
-  REQUIRE(sdk::capture_process(spec, 30).exit_code == 0);
+  REQUIRE(os::capture_process(spec, 30).exit_code == 0);
   return out;
 }
 

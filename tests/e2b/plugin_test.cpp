@@ -550,9 +550,9 @@ std::string binary_bytes(size_t size) {
 
 // Unpacks a downloaded .tar.gz into a fresh folder with the system tar.
 void unpack(const std::string& archive_path, const TempDir& into) {
-  sdk::ProcessSpec spec;
+  os::ProcessSpec spec;
   spec.argv = {"tar", "-xzf", archive_path, "-C", into.str()};
-  REQUIRE(sdk::capture_process(spec, 30).exit_code == 0);
+  REQUIRE(os::capture_process(spec, 30).exit_code == 0);
 }
 
 // The download archives left in the sandbox's /tmp.

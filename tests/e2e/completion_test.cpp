@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "cli.hpp"
-#include "corral/sdk/process.hpp"
+#include "corral/os/process.hpp"
 
 namespace fs = std::filesystem;
 using corral::test::CliEnv;
@@ -28,7 +28,7 @@ std::string quoted(const std::string& text) {
 // Runs `script` with `shell` (bash, zsh or fish, none reading the user's start-up files)
 // with `env`'s environment and the built corral first on PATH.
 corral::test::CliResult shell(const std::string& shell, const CliEnv& env, const std::string& script) {
-  corral::sdk::ProcessSpec spec;
+  corral::os::ProcessSpec spec;
   spec.argv = shell == "bash"  ? std::vector<std::string>{"bash", "--norc", "--noprofile", "-c", script}
               : shell == "zsh" ? std::vector<std::string>{"zsh", "-f", "-c", script}
                                : std::vector<std::string>{"fish", "--no-config", "-c", script};
@@ -37,7 +37,7 @@ corral::test::CliResult shell(const std::string& shell, const CliEnv& env, const
   for (std::string& kv : *spec.env)
     if (kv.rfind("PATH=", 0) == 0) kv = "PATH=" + bin + ":" + kv.substr(5);
   spec.cwd = env.workspace().string();
-  corral::sdk::CapturedProcess p = corral::sdk::capture_process(spec, 60);
+  corral::os::CapturedProcess p = corral::os::capture_process(spec, 60);
   return {p.exit_code, p.out, p.err};
 }
 
@@ -213,7 +213,7 @@ TEST_CASE("zsh and fish complete through the same callback") {
   CliEnv env;
   env.add_registry("testbox", {std::string(CORRAL_TEST_PLUGIN_DIR) + "/libcorral-testbox.so"});
   REQUIRE(env.run({"providers"}).exit_code == 0);
-  if (corral::sdk::find_program("zsh").empty()) {
+  if (corral::os::find_program("zsh").empty()) {
     MESSAGE("zsh not tried: it is not installed (scripts/deps.sh installs it)");
   } else {
     // The completion system's builtins stood in for: compadd prints what it is given.
@@ -232,7 +232,7 @@ TEST_CASE("zsh and fish complete through the same callback") {
     CHECK(lines(r.out) == Words{"compdef _corral corral", "local", "resume", "run", "--local-network=none", "FILES",
                                 "extra\\ large"});
   }
-  if (corral::sdk::find_program("fish").empty()) {
+  if (corral::os::find_program("fish").empty()) {
     MESSAGE("fish not tried: it is not installed (scripts/deps.sh installs it)");
   } else {
     const auto r = shell("fish", env,

@@ -8,7 +8,7 @@
 
 #include "cli.hpp"
 #include "corral/json.hpp"
-#include "corral/sdk/process.hpp"
+#include "corral/os/process.hpp"
 #include "link_escape.hpp"
 #include "small_disk.hpp"
 
@@ -102,7 +102,7 @@ TEST_CASE("without a loadable libarchive a download fails with a warning and a p
 TEST_CASE("--download-dir is relative to where corral runs, and files come from the command's folder") {
   CliEnv env;
   env.root().write("work/pkg/a/file.txt", "x");
-  REQUIRE(corral::sdk::capture_process({{"git", "init", "-q"}, std::nullopt, env.workspace().string()}).exit_code == 0);
+  REQUIRE(corral::os::capture_process({{"git", "init", "-q"}, std::nullopt, env.workspace().string()}).exit_code == 0);
   fs::path h = env.root().path() / "h.json";
   auto r = env.run({"run", "--lease-output", h.string(), "--download", "out.txt", "--download-dir", "results", "--",
                     "sh", "-c", "pwd > out.txt"},

@@ -9,7 +9,7 @@
 
 #include "cli.hpp"
 #include "corral/json.hpp"
-#include "corral/sdk/process.hpp"
+#include "corral/os/process.hpp"
 #include "small_disk.hpp"
 
 namespace fs = std::filesystem;
@@ -130,12 +130,12 @@ TEST_CASE("when the claim cannot be written the new sandbox is destroyed") {
   // A first run makes the state folder's host id, which the failing run then only reads.
   REQUIRE(tb.run_tb({"--", "true"}).exit_code == 0);
   // No file may grow (the empty lock file can still be made), so the claim write fails.
-  corral::sdk::ProcessSpec spec;
+  corral::os::ProcessSpec spec;
   spec.argv = {"sh", "-c", "trap '' XFSZ; ulimit -f 0; exec \"$0\" \"$@\"", corral::test::corral_binary(), "run",
                "--provider", "testbox", "--keep", "--", "true"};
   spec.env = tb.environment();
   spec.cwd = tb.workspace().string();
-  auto p = corral::sdk::capture_process(spec, 60);
+  auto p = corral::os::capture_process(spec, 60);
   corral::test::CliResult r{p.exit_code, p.out, p.err};
   CHECK(r.exit_code == 75);  // the file size limit is full, like a disk: quota, not a bug
   CHECK(r.err.find("cannot write lease claim") != std::string::npos);

@@ -407,7 +407,7 @@ TEST_CASE("killing corral leaves no helper process behind") {
   ::kill(bg.pid, SIGKILL);
   bg.wait();
   CHECK(gone_within(helpers[0], std::chrono::seconds(5)));
-  // testbox runs the command with sdk::run_process, whose children die with their parent.
+  // testbox runs the command with os::run_process, whose children die with their parent.
   CHECK(gone_within(commands[0], std::chrono::seconds(5)));
   ::kill(-commands[0], SIGKILL);  // when it did not
 }

@@ -21,7 +21,7 @@
 
 #include "cli.hpp"
 #include "corral/json.hpp"
-#include "corral/sdk/process.hpp"
+#include "corral/os/process.hpp"
 
 namespace fs = std::filesystem;
 using corral::test::CliEnv;
@@ -310,12 +310,12 @@ TEST_CASE("--lease-output to a descriptor writes after the command's output, nev
       CAPTURE(name);
       int fd = ::open(file.c_str(), O_WRONLY | O_APPEND);
       REQUIRE(fd >= 0);
-      corral::sdk::ProcessSpec spec;
+      corral::os::ProcessSpec spec;
       spec.argv = {corral::test::corral_binary(), "run", "--lease-output", name, "--", "true"};
       spec.env = env.environment();
       spec.cwd = env.workspace().string();
       spec.pass_fds = {{fd, 9}};
-      auto r = corral::sdk::capture_process(spec, 120);
+      auto r = corral::os::capture_process(spec, 120);
       ::close(fd);
       CHECK_MESSAGE(r.exit_code == 0, r.err);
     }
@@ -331,12 +331,12 @@ TEST_CASE("--lease-output to a descriptor writes after the command's output, nev
     REQUIRE(::unlink(file.c_str()) == 0);
     std::set<std::string> dev_before;
     for (auto& e : fs::directory_iterator("/dev")) dev_before.insert(e.path().filename().string());
-    corral::sdk::ProcessSpec spec;
+    corral::os::ProcessSpec spec;
     spec.argv = {"sh", "-c", "exec \"$0\" run --lease-output /dev/stdout -- true >&9", corral::test::corral_binary()};
     spec.env = env.environment();
     spec.cwd = env.workspace().string();
     spec.pass_fds = {{fd, 9}};
-    auto r = corral::sdk::capture_process(spec, 120);
+    auto r = corral::os::capture_process(spec, 120);
     CHECK_MESSAGE(r.exit_code == 0, r.err);
     struct stat st {};
     REQUIRE(::lstat("/dev/stdout", &st) == 0);
@@ -395,13 +395,13 @@ TEST_CASE("--lease-output to a FIFO nobody reads gives way to SIGTERM") {
 
 TEST_CASE("--lease-output /dev/tty without a terminal, or a socket, is refused at once, before anything is made") {
   CliEnv env;
-  if (corral::sdk::find_program("setsid").empty()) return;
+  if (corral::os::find_program("setsid").empty()) return;
   // setsid: a session of its own, hence no controlling terminal, as in CI, cron or a service.
-  corral::sdk::ProcessSpec spec;
+  corral::os::ProcessSpec spec;
   spec.argv = {"setsid", "--wait", corral::test::corral_binary(), "run", "--lease-output", "/dev/tty", "--", "true"};
   spec.env = env.environment();
   spec.cwd = env.workspace().string();
-  const corral::sdk::CapturedProcess r = corral::sdk::capture_process(spec, 60);
+  const corral::os::CapturedProcess r = corral::os::capture_process(spec, 60);
   CHECK(r.exit_code == 64);
   CHECK_MESSAGE(r.err.find("cannot write the session handle to /dev/tty: no such device or address") !=
                     std::string::npos, r.err);

@@ -15,7 +15,7 @@
 
 #include "cli.hpp"
 #include "corral/json.hpp"
-#include "corral/sdk/process.hpp"
+#include "corral/os/process.hpp"
 
 namespace fs = std::filesystem;
 using corral::test::CliEnv;
@@ -41,15 +41,15 @@ std::string trimmed(std::string s) {
 // with `passed` open in it as a shell's `9>>file` would leave them.
 CliResult run_with(const CliEnv& env, const std::vector<std::string>& prefix, const std::vector<std::string>& args,
                    const std::string& corral = corral::test::corral_binary(),
-                   const std::vector<corral::sdk::ProcessSpec::PassedFd>& passed = {}) {
-  corral::sdk::ProcessSpec spec;
+                   const std::vector<corral::os::ProcessSpec::PassedFd>& passed = {}) {
+  corral::os::ProcessSpec spec;
   spec.pass_fds = passed;
   spec.argv = prefix;
   spec.argv.push_back(corral);
   spec.argv.insert(spec.argv.end(), args.begin(), args.end());
   spec.env = env.environment();
   spec.cwd = env.workspace().string();
-  auto p = corral::sdk::capture_process(spec, 300);
+  auto p = corral::os::capture_process(spec, 300);
   return {p.exit_code, p.out, p.err};
 }
 
@@ -58,7 +58,7 @@ CliResult run_with(const CliEnv& env, const std::vector<std::string>& prefix, co
 std::string install_for_nobody(const CliEnv& env) {
   const fs::path build = fs::path(corral::test::corral_binary()).parent_path().parent_path();
   const fs::path prefix = env.root().path() / "prefix";
-  auto r = corral::sdk::capture_process({{"cmake", "--install", build.string(), "--prefix", prefix.string()}}, 120);
+  auto r = corral::os::capture_process({{"cmake", "--install", build.string(), "--prefix", prefix.string()}}, 120);
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
   return (prefix / "bin" / "corral").string();
 }
@@ -66,14 +66,14 @@ std::string install_for_nobody(const CliEnv& env) {
 // corral, installed in the test's folder, as the unprivileged user nobody, owning the
 // test's HOME and XDG folders.
 CliResult run_as_nobody(const CliEnv& env, const std::vector<std::string>& args,
-                        const std::vector<corral::sdk::ProcessSpec::PassedFd>& passed = {}) {
+                        const std::vector<corral::os::ProcessSpec::PassedFd>& passed = {}) {
   return run_with(env, {"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"}, args,
                   (env.root().path() / "prefix" / "bin" / "corral").string(), passed);
 }
 
 // Hands the test's whole folder (HOME, XDG dirs, working tree) to nobody.
 void give_to_nobody(const CliEnv& env) {
-  auto r = corral::sdk::capture_process({{"chown", "-R", "65534:65534", env.root().str()}}, 30);
+  auto r = corral::os::capture_process({{"chown", "-R", "65534:65534", env.root().str()}}, 30);
   REQUIRE(r.exit_code == 0);
 }
 
@@ -149,7 +149,7 @@ struct SwappinessGuard {
   std::string before = read_file(kSwappiness);
   ~SwappinessGuard() {
     if (as_root() && read_file(kSwappiness) != before)
-      corral::sdk::capture_process({{"sh", "-c", "echo " + trimmed(before) + " > " + kSwappiness.string()}}, 10);
+      corral::os::capture_process({{"sh", "-c", "echo " + trimmed(before) + " > " + kSwappiness.string()}}, 10);
   }
 };
 
@@ -159,7 +159,7 @@ bool shadow_private() {
 }
 
 // Whether a test can run corral as nobody and tell a jail that reads /etc/shadow.
-bool nobody_can_run_here() { return as_root() && shadow_private() && !corral::sdk::find_program("setpriv").empty(); }
+bool nobody_can_run_here() { return as_root() && shadow_private() && !corral::os::find_program("setpriv").empty(); }
 
 // Installs corral where nobody can run it and gives nobody the test's folder.
 void hand_to_nobody(const CliEnv& env) {
@@ -270,7 +270,7 @@ TEST_CASE("a jail that cannot start is one clear error with a hint, not the comm
 
 TEST_CASE("a bubblewrap too old to forbid nested user namespaces is refused, saying which version is needed") {
   // Only an unprivileged corral asks bwrap for it (root's jails forbid nesting themselves).
-  if (as_root() && corral::sdk::find_program("setpriv").empty()) return;
+  if (as_root() && corral::os::find_program("setpriv").empty()) return;
   CliEnv env;
   fs::path fake = env.root().write("tools/bwrap", "#!/bin/sh\necho 'bwrap: Unknown option --disable-userns' >&2\nexit 1\n");
   fs::permissions(fake, fs::perms::owner_all | fs::perms::others_read | fs::perms::others_exec,
@@ -435,7 +435,7 @@ TEST_CASE("descriptors the caller left open never reach the command, and it cann
     check_descriptors(r.out, secret);
   }
   SUBCASE("as an unprivileged user handed a root-owned descriptor") {
-    if (!as_root() || corral::sdk::find_program("setpriv").empty()) return;
+    if (!as_root() || corral::os::find_program("setpriv").empty()) return;
     install_for_nobody(env);
     give_to_nobody(env);
     ::chown(secret.c_str(), 0, 0);
@@ -501,7 +501,7 @@ TEST_CASE("as an unprivileged user a run that is not kept works in a tmpfs of it
 
 TEST_CASE("a workspace file corral cannot read is the user's to fix (64, with a hint); a folder it cannot enter is left out, saying so") {
   // Root reads everything: the user who cannot is nobody.
-  if (!as_root() || corral::sdk::find_program("setpriv").empty()) return;
+  if (!as_root() || corral::os::find_program("setpriv").empty()) return;
   for (bool git : {false, true}) {
     CAPTURE(git);
     CliEnv env;
@@ -509,7 +509,7 @@ TEST_CASE("a workspace file corral cannot read is the user's to fix (64, with a 
     env.root().write("work/locked/inside.txt", "hidden");
     env.root().write("work/secret.txt", "unreadable");
     if (git) {
-      auto init = corral::sdk::capture_process({{"git", "init", "-q", env.workspace().string()}}, 30);
+      auto init = corral::os::capture_process({{"git", "init", "-q", env.workspace().string()}}, 30);
       REQUIRE(init.exit_code == 0);
     }
     install_for_nobody(env);
@@ -566,7 +566,7 @@ TEST_CASE("as root, each sandbox's jail is a uid of its own that no other host p
 }
 
 TEST_CASE("as root, another host user cannot read a running jail's environment, files or memory through /proc") {
-  if (!as_root() || corral::sdk::find_program("setpriv").empty()) return;
+  if (!as_root() || corral::os::find_program("setpriv").empty()) return;
   CliEnv env;
   env.env["CORRAL_TEST_FORWARDED_TOKEN"] = "forwarded-value-0451";
   auto bg = env.start({"run", "--env", "CORRAL_TEST_FORWARDED_TOKEN", "--", "sh", "-c",
@@ -577,7 +577,7 @@ TEST_CASE("as root, another host user cannot read a running jail's environment, 
   const std::string proc = "/proc/" + std::to_string(pids[0]);
   // nobody stands for every other host process; before, every jail ran as nobody.
   auto as_nobody = [&](const std::string& script) {
-    return corral::sdk::capture_process(
+    return corral::os::capture_process(
         {{"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--", "sh", "-c", script}}, 30);
   };
   auto environ = as_nobody("cat " + proc + "/environ");

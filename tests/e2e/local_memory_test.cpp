@@ -7,7 +7,7 @@
 
 #include "cli.hpp"
 #include "corral/json.hpp"
-#include "corral/sdk/process.hpp"
+#include "corral/os/process.hpp"
 
 namespace fs = std::filesystem;
 using corral::test::CliEnv;
@@ -17,7 +17,7 @@ namespace {
 
 // The file system type `stat -f -c %T` names for `path` on this host.
 std::string fs_type_of(const fs::path& path) {
-  auto r = corral::sdk::capture_process({{"stat", "-f", "-c", "%T", path.string()}}, 10);
+  auto r = corral::os::capture_process({{"stat", "-f", "-c", "%T", path.string()}}, 10);
   REQUIRE(r.exit_code == 0);
   return r.out;
 }

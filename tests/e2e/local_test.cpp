@@ -9,7 +9,7 @@
 #include "cli.hpp"
 #include "conformance_run.hpp"
 #include "corral/json.hpp"
-#include "corral/sdk/process.hpp"
+#include "corral/os/process.hpp"
 #include "small_disk.hpp"
 
 namespace fs = std::filesystem;
@@ -46,7 +46,7 @@ TEST_CASE("large output arrives complete and byte-exact on stdout") {
 TEST_CASE("the workspace is synced: git-aware, .corralignore respected, cwd kept") {
   CliEnv env;
   fs::path ws = env.workspace();
-  auto git = corral::sdk::capture_process({{"git", "init", "-q"}, std::nullopt, ws.string()});
+  auto git = corral::os::capture_process({{"git", "init", "-q"}, std::nullopt, ws.string()});
   REQUIRE(git.exit_code == 0);
   env.root().write("work/.gitignore", "build/\n");
   env.root().write("work/build/artifact", "no");

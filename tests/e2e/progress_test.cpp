@@ -7,7 +7,7 @@
 
 #include "cli.hpp"
 #include "corral/json.hpp"
-#include "corral/sdk/process.hpp"
+#include "corral/os/process.hpp"
 #include "progress_events.hpp"
 
 using corral::test::CliEnv;
@@ -132,12 +132,12 @@ TEST_CASE("--progress never, and a terminal too narrow for a line, draw nothing 
 TEST_CASE("a closed stderr: the run still works and no progress lands in a file corral opens") {
   CliEnv env;
   big_workspace(env);
-  corral::sdk::ProcessSpec spec;
+  corral::os::ProcessSpec spec;
   spec.argv = {"/bin/sh", "-c", "exec \"$0\" \"$@\" 2>&-", corral::test::corral_binary(),
                "run",     "--provider", "local",      "--progress", "json", "--keep", "--", "echo", "hi"};
   spec.env = env.environment();
   spec.cwd = env.workspace().string();
-  corral::sdk::CapturedProcess p = corral::sdk::capture_process(spec, 300);
+  corral::os::CapturedProcess p = corral::os::capture_process(spec, 300);
   REQUIRE(p.exit_code == 0);
   CHECK(p.out.find("hi\n") != std::string::npos);
   for (const auto& entry : std::filesystem::recursive_directory_iterator(env.state_dir()))

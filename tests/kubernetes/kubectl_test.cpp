@@ -8,7 +8,7 @@
 #include <fstream>
 
 #include "cli.hpp"
-#include "corral/sdk/process.hpp"
+#include "corral/os/process.hpp"
 #include "object.hpp"
 #include "standin.hpp"
 
@@ -18,17 +18,17 @@ namespace standin = corral::kubernetes::standin;
 namespace {
 
 struct Kubectl {
-  std::string path = sdk::find_program("kubectl");
+  std::string path = os::find_program("kubectl");
   corral::test::TempDir home;  // kubectl's discovery cache lives in $HOME/.kube
   std::filesystem::path kubeconfig;
 
-  sdk::CapturedProcess run(const std::vector<std::string>& args, const std::string& input = {}) const {
-    sdk::ProcessSpec spec;
+  os::CapturedProcess run(const std::vector<std::string>& args, const std::string& input = {}) const {
+    os::ProcessSpec spec;
     spec.argv = {path, "--kubeconfig", kubeconfig.string(), "--request-timeout=30s"};
     spec.argv.insert(spec.argv.end(), args.begin(), args.end());
     spec.env = std::vector<std::string>{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + home.str()};
     if (!input.empty()) spec.stdin_path = home.write("stdin", input).string();
-    return sdk::capture_process(spec, 120);
+    return os::capture_process(spec, 120);
   }
   // kubectl's minor version (0 when it cannot say).
   int minor() const {

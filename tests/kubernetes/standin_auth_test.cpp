@@ -8,7 +8,7 @@
 
 #include "cli.hpp"
 #include "cluster_fixture.hpp"
-#include "corral/sdk/process.hpp"
+#include "corral/os/process.hpp"
 #include "exec_client.hpp"
 #include "object.hpp"
 
@@ -97,9 +97,9 @@ TEST_CASE("the kubeconfig it writes names its server and CA; an exec credential 
   user.exec_command = plugin.string();
   const auto written = c.server.write_kubeconfig(dir.path() / "kubeconfig", user);
   CHECK(corral::test::read_file(written).find("apiVersion: client.authentication.k8s.io/v1") != std::string::npos);
-  sdk::ProcessSpec run;
+  os::ProcessSpec run;
   run.argv = {plugin.string()};
-  auto printed = sdk::capture_process(run, 30);
+  auto printed = os::capture_process(run, 30);
   REQUIRE(printed.exit_code == 0);
   json::Document credential = parse(printed.out);
   CHECK(string_at(credential, {"kind"}) == "ExecCredential");

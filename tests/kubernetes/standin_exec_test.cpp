@@ -9,7 +9,7 @@
 
 #include "cli.hpp"
 #include "cluster_fixture.hpp"
-#include "corral/sdk/process.hpp"
+#include "corral/os/process.hpp"
 #include "exec_client.hpp"
 #include "object.hpp"
 #include "private_network.hpp"
@@ -72,9 +72,9 @@ TEST_CASE("stdin streams into the command and v5's CLOSE ends it: a workspace ar
   src.write("work/src/main.c", "int main() { return 0; }\n");
   const std::string big = corral::test::random_bytes(300 * 1024);
   src.write("work/data.bin", big);
-  sdk::ProcessSpec tar;
+  os::ProcessSpec tar;
   tar.argv = {"tar", "-c", "-f", (src.path() / "work.tar").string(), "-C", (src.path() / "work").string(), "."};
-  REQUIRE(sdk::capture_process(tar, 60).exit_code == 0);
+  REQUIRE(os::capture_process(tar, 60).exit_code == 0);
   const std::string archive = corral::test::read_file(src.path() / "work.tar");
   ExecClient e = exec(c, "p", {"sh", "-c", "mkdir -p /workspace && tar -x -C /workspace && echo unpacked"}, true);
   for (size_t at = 0; at < archive.size(); at += 64 * 1024) e.send(0, archive.substr(at, 64 * 1024));

@@ -10,7 +10,7 @@
 #include <functional>
 #include <string>
 
-#include "corral/sdk/fd_write.hpp"
+#include "corral/os/fd_write.hpp"
 
 namespace corral::test {
 
@@ -20,7 +20,7 @@ inline std::string in_child(const std::function<std::string()>& report) {
   REQUIRE(::pipe2(out, O_CLOEXEC) == 0);
   const pid_t pid = ::fork();
   if (pid == 0) {
-    corral::sdk::write_all(out[1], report());
+    corral::os::write_all(out[1], report());
     ::_exit(0);
   }
   ::close(out[1]);

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "cli.hpp"
-#include "corral/sdk/process.hpp"
+#include "corral/os/process.hpp"
 
 namespace fs = std::filesystem;
 using corral::test::TempDir;
@@ -18,16 +18,16 @@ using corral::test::TempDir;
 namespace {
 
 // Runs the starter with `args` and only `path` as PATH, in `cwd`, with `passed` open.
-corral::sdk::CapturedProcess start(const std::vector<std::string>& args, const std::string& path,
+corral::os::CapturedProcess start(const std::vector<std::string>& args, const std::string& path,
                                    const fs::path& cwd,
-                                   const std::vector<corral::sdk::ProcessSpec::PassedFd>& passed = {}) {
-  corral::sdk::ProcessSpec spec;
+                                   const std::vector<corral::os::ProcessSpec::PassedFd>& passed = {}) {
+  corral::os::ProcessSpec spec;
   spec.argv = {CORRAL_JAIL_EXEC};
   spec.argv.insert(spec.argv.end(), args.begin(), args.end());
   spec.env = std::vector<std::string>{"PATH=" + path};
   spec.cwd = cwd.string();
   spec.pass_fds = passed;
-  return corral::sdk::capture_process(spec, 30);
+  return corral::os::capture_process(spec, 30);
 }
 
 fs::path program(const TempDir& dir, const std::string& relative, const std::string& text, bool executable) {

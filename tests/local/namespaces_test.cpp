@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "corral/errors.hpp"
-#include "corral/sdk/fd_write.hpp"
+#include "corral/os/fd_write.hpp"
 #include "in_child.hpp"
 #include "jail_namespaces.hpp"
 

@@ -25,7 +25,7 @@
 #include "corral/sdk.hpp"
 #include "corral/sdk/download.hpp"
 #include "corral/sdk/labels.hpp"
-#include "corral/sdk/process.hpp"
+#include "corral/os/process.hpp"
 #include "corral/sdk/sync.hpp"
 #include "fill_disk.hpp"
 #include "private_network.hpp"
@@ -218,7 +218,7 @@ class Testbox : public corral::sdk::Provider {
     if (s.secrets.at("token") != "tok-" + s.id)
       throw corral::Error(corral::ErrorCode::auth, "secrets did not travel back to the plugin");
     fs::path ws = dir_ / s.id / "workspace";
-    auto p = corral::sdk::capture_process({{"tar", "-xzf", r.archive_path, "-C", ws.string()}});
+    auto p = corral::os::capture_process({{"tar", "-xzf", r.archive_path, "-C", ws.string()}});
     if (p.exit_code != 0) throw corral::Error(corral::ErrorCode::internal, "tar failed: " + p.err);
     corral::sdk::remove_paths_under(ws, r.removed);
     maybe_fill("upload");
@@ -228,7 +228,7 @@ class Testbox : public corral::sdk::Provider {
     maybe_fail("exec");
     if (fs::exists(dir_ / s.id / "paused"))
       throw corral::Error(corral::ErrorCode::unavailable, "testbox " + s.id + " is paused: it runs nothing");
-    corral::sdk::ProcessSpec spec;
+    corral::os::ProcessSpec spec;
     spec.argv = c.argv.empty() ? std::vector<std::string>{"/bin/sh", "-c", c.shell} : c.argv;
     if (flawed("join-argv") && !c.argv.empty()) {
       // The argv joined into one shell string, unquoted: what a careless plugin sends an API.
@@ -247,7 +247,7 @@ class Testbox : public corral::sdk::Provider {
     if (leak_) {
       spec.inherit = {"*"};  // the mistake the conformance kit must catch
     } else {
-      spec.env = corral::sdk::command_environment(c.env);
+      spec.env = corral::os::command_environment(c.env);
     }
     if (!flawed("ignore-network") && !network_allowed(s.id)) {
       // A network namespace of its own, holding only a loopback that is down.
@@ -256,7 +256,7 @@ class Testbox : public corral::sdk::Provider {
       spec.argv.insert(spec.argv.begin(), cut.begin(), cut.end());
     }
     const bool deaf = flawed("ignore-cancel");
-    auto o = corral::sdk::run_process(
+    auto o = corral::os::run_process(
         spec, [&](std::string_view d) { host.emit(CORRAL_STDOUT, d); },
         [&](std::string_view d) { host.emit(CORRAL_STDERR, d); }, [&] { return !deaf && host.cancelled(); },
         deaf ? 0 : c.timeout_seconds);
@@ -274,9 +274,9 @@ class Testbox : public corral::sdk::Provider {
     fs::path folder = dir_ / s.id / "workspace" / r.cwd;
     auto run = [](const std::string& script, const corral::sdk::OutputSink& out, const corral::sdk::OutputSink& err,
                   const std::function<bool()>& stop) {
-      corral::sdk::ProcessSpec spec;
+      corral::os::ProcessSpec spec;
       spec.argv = {"/bin/sh", "-c", script};
-      auto o = corral::sdk::run_process(spec, out, err, stop, 0);
+      auto o = corral::os::run_process(spec, out, err, stop, 0);
       return corral::sdk::StreamedScript{o.exit_code, o.cancelled};
     };
     return corral::sdk::download_through_stdout(r, folder.string(), run, [&] { return host.cancelled(); });

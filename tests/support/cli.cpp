@@ -17,7 +17,7 @@
 #include <doctest/doctest.h>
 
 #include "corral/json.hpp"
-#include "corral/sdk/process.hpp"
+#include "corral/os/process.hpp"
 
 namespace fs = std::filesystem;
 
@@ -152,12 +152,12 @@ std::vector<std::string> CliEnv::environment() const {
 }
 
 CliResult CliEnv::run(const std::vector<std::string>& args, const std::string& cwd) const {
-  sdk::ProcessSpec spec;
+  os::ProcessSpec spec;
   spec.argv = {corral_binary()};
   spec.argv.insert(spec.argv.end(), args.begin(), args.end());
   spec.env = environment();
   spec.cwd = cwd.empty() ? workspace().string() : cwd;
-  sdk::CapturedProcess p = sdk::capture_process(spec, 300);
+  os::CapturedProcess p = os::capture_process(spec, 300);
   return {p.exit_code, p.out, p.err};
 }
 

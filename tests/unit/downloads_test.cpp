@@ -11,7 +11,7 @@
 
 #include "cli.hpp"
 #include "corral/sdk/download.hpp"
-#include "corral/sdk/process.hpp"
+#include "corral/os/process.hpp"
 #include "workspace/downloads.hpp"
 #include "link_escape.hpp"
 
@@ -156,12 +156,12 @@ TEST_CASE("the packing script expands globs in the folder, reports misses, and k
   tmp.write("work/it's $HOME.txt", "Q");
   tmp.write("work/reports/skip.txt", "no");
   fs::path out = tmp.path() / "out.tar.gz";
-  corral::sdk::ProcessSpec spec;
+  corral::os::ProcessSpec spec;
   spec.argv = {"/bin/sh", "-c",
                corral::sdk::download_script((tmp.path() / "work").string(),
                                             {"reports/*.xml", "-rf", "it's $HOME.txt", "missing/*", "none"},
                                             out.string())};
-  auto p = corral::sdk::capture_process(spec, 30);
+  auto p = corral::os::capture_process(spec, 30);
   corral::sdk::DownloadReport report = corral::sdk::read_download_report(p.exit_code, p.err);
   CHECK(!report.nothing_matched);
   CHECK(report.missing == std::vector<std::string>{"missing/*", "none"});
@@ -173,13 +173,13 @@ TEST_CASE("the packing script expands globs in the folder, reports misses, and k
   CHECK(!fs::exists(tmp.path() / "dl/reports/skip.txt"));
 
   spec.argv = {"/bin/sh", "-c", corral::sdk::download_script((tmp.path() / "work").string(), {"nope*"}, "-")};
-  p = corral::sdk::capture_process(spec, 30);
+  p = corral::os::capture_process(spec, 30);
   report = corral::sdk::read_download_report(p.exit_code, p.err);
   CHECK(report.nothing_matched);
   CHECK(p.out.empty());
 
   spec.argv = {"/bin/sh", "-c", corral::sdk::download_script((tmp.path() / "gone").string(), {"x"}, "-")};
-  p = corral::sdk::capture_process(spec, 30);
+  p = corral::os::capture_process(spec, 30);
   CHECK_THROWS_AS(corral::sdk::read_download_report(p.exit_code, p.err), corral::Error);
 }
 

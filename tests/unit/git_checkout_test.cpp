@@ -15,7 +15,7 @@
 
 #include "cli.hpp"
 #include "corral/errors.hpp"
-#include "corral/sdk/process.hpp"
+#include "corral/os/process.hpp"
 #include "workspace/git_checkout.hpp"
 #include "workspace/workspace.hpp"
 
@@ -26,15 +26,15 @@ namespace {
 
 void git(const fs::path& dir, std::vector<std::string> args) {
   args.insert(args.begin(), {"git", "-c", "user.email=t@t", "-c", "user.name=t"});
-  auto p = corral::sdk::capture_process({args, std::nullopt, dir.string()});
+  auto p = corral::os::capture_process({args, std::nullopt, dir.string()});
   REQUIRE_MESSAGE(p.exit_code == 0, p.err);
 }
 
 // What `git rev-parse --show-toplevel` says in `dir`: the top level, or "" when it fails.
 std::string git_says(const fs::path& dir) {
-  corral::sdk::ProcessSpec spec{{"git", "rev-parse", "--show-toplevel"}, std::nullopt, dir.string()};
+  corral::os::ProcessSpec spec{{"git", "rev-parse", "--show-toplevel"}, std::nullopt, dir.string()};
   spec.inherit = {"*"};
-  auto p = corral::sdk::capture_process(spec);
+  auto p = corral::os::capture_process(spec);
   if (p.exit_code != 0) return "";
   while (!p.out.empty() && p.out.back() == '\n') p.out.pop_back();
   return p.out;
@@ -70,7 +70,7 @@ struct Checkout {
 class GitOnPath {
  public:
   explicit GitOnPath(const std::string& script) {
-    const std::string real_git = corral::sdk::find_program("git");
+    const std::string real_git = corral::os::find_program("git");
     REQUIRE_FALSE(real_git.empty());
     fs::create_directories(tools_.path() / "bin");
     const fs::path wrapper = tools_.path() / "bin" / "git";

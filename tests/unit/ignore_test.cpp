@@ -5,7 +5,7 @@
 #include <set>
 
 #include "cli.hpp"
-#include "corral/sdk/process.hpp"
+#include "corral/os/process.hpp"
 #include "corral/types.hpp"
 #include "workspace/ignore.hpp"
 
@@ -97,9 +97,9 @@ std::set<std::string> git_ignored(const std::string& patterns, const std::vector
                                   "PATH=" + std::string(std::getenv("PATH") ? std::getenv("PATH") : "/usr/bin:/bin")};
   auto git = [&](std::vector<std::string> args, const std::string& stdin_path = "/dev/null") {
     args.insert(args.begin(), "git");
-    corral::sdk::ProcessSpec spec{args, env, repo.string()};
+    corral::os::ProcessSpec spec{args, env, repo.string()};
     spec.stdin_path = stdin_path;
-    return corral::sdk::capture_process(spec, 60);
+    return corral::os::capture_process(spec, 60);
   };
   REQUIRE(git({"init", "-q"}).exit_code == 0);
   t.write("repo/.gitignore", patterns);
@@ -131,7 +131,7 @@ std::set<std::string> git_ignored(const std::string& patterns, const std::vector
 }  // namespace
 
 TEST_CASE("matches what git check-ignore says for the same patterns and paths") {
-  if (corral::sdk::find_program("git").empty()) {
+  if (corral::os::find_program("git").empty()) {
     MESSAGE("git not installed: parity with git not checked");
     return;
   }

@@ -11,7 +11,7 @@
 #include "base/hash.hpp"
 #include "plugin_host/loader.hpp"
 #include "plugin_host/plugin_probe.hpp"
-#include "corral/sdk/trusted_path.hpp"
+#include "corral/os/trusted_path.hpp"
 
 namespace fs = std::filesystem;
 using namespace corral;
@@ -172,14 +172,14 @@ TEST_CASE("trust covers the whole path to the resolved file and every link on th
     placed(t, "safe/lib/libcorral-testbox.so");
     fs::create_directories(t.path() / "safe/bin");
     fs::create_symlink("../lib/libcorral-testbox.so", t.path() / "safe/bin/libcorral-link.so");
-    sdk::TrustCheck check = sdk::check_trusted_path(t.path() / "safe/bin/libcorral-link.so");
+    os::TrustCheck check = os::check_trusted_path(t.path() / "safe/bin/libcorral-link.so");
     REQUIRE_FALSE(check.distrust);
     CHECK(check.resolved == fs::canonical(t.path() / "safe/lib/libcorral-testbox.so"));
   }
   SUBCASE("a link loop is refused rather than followed for ever") {
     fs::create_symlink(t.path() / "b.so", t.path() / "a.so");
     fs::create_symlink(t.path() / "a.so", t.path() / "b.so");
-    sdk::TrustCheck check = sdk::check_trusted_path(t.path() / "a.so");
+    os::TrustCheck check = os::check_trusted_path(t.path() / "a.so");
     REQUIRE(check.distrust);
     CHECK(contains(check.distrust->problem, "too many levels of symbolic links"));
   }

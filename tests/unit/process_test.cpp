@@ -19,12 +19,12 @@
 #include <string>
 #include <thread>
 
-#include "corral/sdk/process.hpp"
-#include "corral/sdk/temp_file.hpp"
+#include "corral/os/process.hpp"
+#include "corral/os/temp_file.hpp"
 #include "corral/types.hpp"
 #include "cli.hpp"
 
-using namespace corral::sdk;
+using namespace corral::os;
 
 TEST_CASE("a process's stdout and stderr arrive separately and completely") {
   std::string out, err;
@@ -343,7 +343,7 @@ TEST_CASE("a child gets the baseline environment, never the host's unless named"
 TEST_CASE("a plugin's temporary file is private, holds what it was given and goes with the object") {
   std::string path;
   {
-    corral::sdk::TempFile file("unit", std::string("env\0with nul", 12));
+    corral::os::TempFile file("unit", std::string("env\0with nul", 12));
     path = file.path();
     struct stat st {};
     REQUIRE(::stat(path.c_str(), &st) == 0);

@@ -7,7 +7,7 @@
 
 #include "corral/errors.hpp"
 #include "corral/sdk/download.hpp"
-#include "corral/sdk/process.hpp"
+#include "corral/os/process.hpp"
 
 namespace fs = std::filesystem;
 using namespace corral;
@@ -30,17 +30,17 @@ struct Scratch {
 
 // Runs `script` with /bin/sh in `cwd`; returns the exit code and stderr.
 std::pair<int, std::string> sh(const std::string& script, const fs::path& cwd) {
-  sdk::ProcessSpec spec;
+  os::ProcessSpec spec;
   spec.argv = {"/bin/sh", "-c", script};
   spec.cwd = cwd.string();
-  sdk::CapturedProcess r = sdk::capture_process(spec, 30);
+  os::CapturedProcess r = os::capture_process(spec, 30);
   return {r.exit_code, r.err};
 }
 
 std::string listing(const fs::path& archive) {
-  sdk::ProcessSpec spec;
+  os::ProcessSpec spec;
   spec.argv = {"tar", "--quoting-style=literal", "-tzf", archive.string()};
-  return sdk::capture_process(spec, 30).out;
+  return os::capture_process(spec, 30).out;
 }
 
 }  // namespace

@@ -11,12 +11,12 @@
 #include <set>
 
 #include "corral/sdk/hex.hpp"
-#include "corral/sdk/parallel_thread.hpp"
-#include "corral/sdk/random.hpp"
+#include "corral/os/parallel_thread.hpp"
+#include "corral/os/random.hpp"
 #include "corral/sdk/read_answer.hpp"
 #include "corral/sdk/setting_names.hpp"
 #include "corral/sdk/streamed_transfer.hpp"
-#include "corral/sdk/wait.hpp"
+#include "corral/os/wait.hpp"
 
 using namespace corral;
 
@@ -41,13 +41,13 @@ TEST_CASE("hex text: two lower-case digits per byte") {
 }
 
 TEST_CASE("random names: hex of the asked length, a tag is its prefix and 16 digits, no two alike") {
-  CHECK(sdk::random_hex(0).empty());
-  const std::string six = sdk::random_hex(6);
+  CHECK(os::random_hex(0).empty());
+  const std::string six = os::random_hex(6);
   CHECK(six.size() == 12);
   CHECK(lower_hex(six));
   std::set<std::string> tags;
   for (int i = 0; i < 100; ++i) {
-    const std::string tag = sdk::random_tag("corral-");
+    const std::string tag = os::random_tag("corral-");
     REQUIRE(tag.size() == 7 + 16);
     CHECK(tag.rfind("corral-", 0) == 0);
     CHECK(lower_hex(tag.substr(7)));
@@ -57,12 +57,12 @@ TEST_CASE("random names: hex of the asked length, a tag is its prefix and 16 dig
 }
 
 TEST_CASE("a wait ends early, false, once stop says so; it runs out, true, when it never does") {
-  CHECK(sdk::sleep_unless_stopped(std::chrono::milliseconds(0), {}));
-  CHECK(sdk::sleep_unless_stopped(std::chrono::milliseconds(120), [] { return false; }));
-  CHECK_FALSE(sdk::sleep_unless_stopped(std::chrono::milliseconds(0), [] { return true; }));
+  CHECK(os::sleep_unless_stopped(std::chrono::milliseconds(0), {}));
+  CHECK(os::sleep_unless_stopped(std::chrono::milliseconds(120), [] { return false; }));
+  CHECK_FALSE(os::sleep_unless_stopped(std::chrono::milliseconds(0), [] { return true; }));
   // Asked again between slices: the third question stops a wait of an hour.
   int asked = 0;
-  CHECK_FALSE(sdk::sleep_unless_stopped(std::chrono::hours(1), [&asked] { return ++asked == 3; }));
+  CHECK_FALSE(os::sleep_unless_stopped(std::chrono::hours(1), [&asked] { return ++asked == 3; }));
   CHECK(asked == 3);
 }
 
@@ -146,7 +146,7 @@ TEST_CASE("a parallel thread starts on a CPU its creator is not on, then may run
     std::atomic<int> started_on{-1};
     cpu_set_t then{};
     const int before = sched_getcpu();
-    sdk::ParallelThread thread([&] {
+    os::ParallelThread thread([&] {
       started_on = sched_getcpu();
       sched_getaffinity(0, sizeof then, &then);
     });
@@ -163,18 +163,18 @@ TEST_CASE("a parallel thread starts on a CPU its creator is not on, then may run
 TEST_CASE("a parallel thread runs its work once, is joined when it goes, and moves like std::thread") {
   std::atomic<int> runs{0};
   {
-    sdk::ParallelThread thread([&] {
+    os::ParallelThread thread([&] {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
       ++runs;
     });
     CHECK(thread.joinable());
   }
   CHECK(runs == 1);  // the destructor waited for it
-  sdk::ParallelThread moved;
+  os::ParallelThread moved;
   CHECK(!moved.joinable());
-  moved = sdk::ParallelThread([&] { ++runs; });
+  moved = os::ParallelThread([&] { ++runs; });
   CHECK(moved.joinable());
-  sdk::ParallelThread taken(std::move(moved));
+  os::ParallelThread taken(std::move(moved));
   CHECK(!moved.joinable());  // NOLINT(bugprone-use-after-move): a moved-from thread is empty
   taken.join();
   CHECK(!taken.joinable());

@@ -13,7 +13,7 @@
 
 #include "base/sizes.hpp"
 #include "cli.hpp"
-#include "corral/sdk/process.hpp"
+#include "corral/os/process.hpp"
 #include "corral/types.hpp"
 #include "workspace/archive.hpp"
 #include "workspace/workspace.hpp"
@@ -47,7 +47,7 @@ std::map<std::string, std::string> read_archive(const fs::path& path) {
 
 void git(const fs::path& dir, std::vector<std::string> args) {
   args.insert(args.begin(), {"git", "-c", "user.email=t@t", "-c", "user.name=t"});
-  auto p = corral::sdk::capture_process({args, std::nullopt, dir.string()});
+  auto p = corral::os::capture_process({args, std::nullopt, dir.string()});
   REQUIRE_MESSAGE(p.exit_code == 0, p.err);
 }
 
@@ -99,7 +99,7 @@ TEST_CASE("where git must be asked for the top level, finding the root and then 
   t.write("a.txt", "a");
   t.write("sub/b.txt", "b");
   // A git on PATH that counts `rev-parse` calls and runs the real one.
-  const std::string real_git = corral::sdk::find_program("git");
+  const std::string real_git = corral::os::find_program("git");
   REQUIRE_FALSE(real_git.empty());
   TempDir tools;  // outside the checkout, so the log does not change its fingerprint
   const fs::path log = tools.path() / "git-calls.log";
@@ -188,8 +188,8 @@ TEST_CASE("a workspace of several MiB, compressed on several threads, reads back
   CHECK(size == fs::file_size(archive));
   CHECK(read_archive(archive) == expected);
   // What the remote sandboxes run: tar -xzf (through gzip).
-  if (!corral::sdk::find_program("tar").empty() && !corral::sdk::find_program("gzip").empty()) {
-    auto p = corral::sdk::capture_process({{"tar", "-xzf", archive.string(), "-C", out.path().string()}, std::nullopt, ""});
+  if (!corral::os::find_program("tar").empty() && !corral::os::find_program("gzip").empty()) {
+    auto p = corral::os::capture_process({{"tar", "-xzf", archive.string(), "-C", out.path().string()}, std::nullopt, ""});
     REQUIRE_MESSAGE(p.exit_code == 0, p.err);
     for (const auto& [name, content] : expected) CHECK(corral::test::read_file(out.path() / name) == content);
   }

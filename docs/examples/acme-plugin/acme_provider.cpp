@@ -3,7 +3,7 @@
 // (workspace archive, claims, keep rules, handle, Ctrl-C, exit codes) comes from corral.
 #include <corral/sdk.hpp>
 #include <corral/sdk/labels.hpp>
-#include <corral/sdk/process.hpp>
+#include <corral/os/process.hpp>
 #include <corral/sdk/sync.hpp>
 #include <corral/wire.hpp>
 
@@ -73,21 +73,21 @@ class AcmeProvider : public corral::sdk::Provider {
   // deleted since (the SDK refuses paths that would leave the folder).
   void upload(const corral::Sandbox& s, const corral::UploadRequest& r, const corral::sdk::Host&) override {
     const fs::path workspace = root_ / s.id / "workspace";
-    corral::sdk::ProcessSpec unpack;
+    corral::os::ProcessSpec unpack;
     unpack.argv = {"tar", "-xzf", r.archive_path, "-C", workspace.string()};
-    auto tar = corral::sdk::capture_process(unpack);
+    auto tar = corral::os::capture_process(unpack);
     if (tar.exit_code != 0) throw corral::Error(corral::ErrorCode::internal, "unpacking failed: " + tar.err);
     corral::sdk::remove_paths_under(workspace, r.removed);
   }
 
   corral::ExecResult exec(const corral::Sandbox& s, const corral::Command& c, const corral::sdk::Host& host) override {
-    corral::sdk::ProcessSpec spec;
+    corral::os::ProcessSpec spec;
     spec.argv = c.argv.empty() ? std::vector<std::string>{"sh", "-c", c.shell} : c.argv;
     spec.cwd = (root_ / s.id / "workspace" / c.cwd).string();
     // Exactly the variables the user allowed (--env) on top of the SDK's baseline: never
     // corral's own environment, which holds the user's credentials.
-    spec.env = corral::sdk::command_environment(c.env);
-    auto outcome = corral::sdk::run_process(
+    spec.env = corral::os::command_environment(c.env);
+    auto outcome = corral::os::run_process(
         spec, [&](std::string_view d) { host.emit(CORRAL_STDOUT, d); },
         [&](std::string_view d) { host.emit(CORRAL_STDERR, d); }, [&] { return host.cancelled(); },
         c.timeout_seconds);

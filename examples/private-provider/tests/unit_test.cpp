@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include <corral/sdk/process.hpp>
+#include <corral/os/process.hpp>
 #include <corral/sdk/shell.hpp>
 
 #include "../lease_record.hpp"
@@ -34,9 +34,9 @@ int failures = 0;
 
 // The words `line` (a command line after "printf '%s\0' ") makes `shell` print, split at NUL.
 std::vector<std::string> words_after(const std::string& shell, const std::string& line) {
-  corral::sdk::ProcessSpec spec;
+  corral::os::ProcessSpec spec;
   spec.argv = {shell, "-c", "printf '%s\\0' " + line};
-  auto r = corral::sdk::capture_process(spec);
+  auto r = corral::os::capture_process(spec);
   CHECK(r.exit_code == 0);
   std::vector<std::string> words;
   size_t start = 0;
@@ -135,10 +135,10 @@ void test_record_and_listing() {
 }
 
 // Runs a remote command line the way sshd does: the login shell gets it as one string.
-corral::sdk::CapturedProcess on_host(const std::string& line) {
-  corral::sdk::ProcessSpec spec;
+corral::os::CapturedProcess on_host(const std::string& line) {
+  corral::os::ProcessSpec spec;
   spec.argv = {"sh", "-c", line};
-  return corral::sdk::capture_process(spec, 30);
+  return corral::os::capture_process(spec, 30);
 }
 
 // The scripts against a local folder standing in for the host: create, read, list, run
@@ -245,7 +245,7 @@ void test_ssh_failures() {
 int main() {
   test_quote_shape();
   test_quote_round_trips("/bin/sh");
-  if (!corral::sdk::find_program("bash").empty()) test_quote_round_trips("bash");
+  if (!corral::os::find_program("bash").empty()) test_quote_round_trips("bash");
   test_record_and_listing();
   test_scripts_locally();
   test_ssh_argv();

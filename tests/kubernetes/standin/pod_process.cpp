@@ -8,7 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "corral/sdk/process.hpp"
+#include "corral/os/process.hpp"
 
 namespace corral::kubernetes::standin {
 namespace fs = std::filesystem;
@@ -81,15 +81,15 @@ std::optional<std::string> find_in_pod(const fs::path& root, const std::string& 
 }
 
 Spawner::Spawner() {
-  bwrap_ = sdk::find_program("bwrap");
+  bwrap_ = os::find_program("bwrap");
   if (bwrap_.empty()) {
     unavailable_ = "bwrap (bubblewrap) is not installed: the stand-in runs a pod's commands with it";
   } else {
-    sdk::ProcessSpec probe;
+    os::ProcessSpec probe;
     probe.argv = {bwrap_, "--dev-bind", "/", "/", "--unshare-net", "--unshare-ipc"};
     if (geteuid() != 0) probe.argv.push_back("--unshare-user");
     probe.argv.insert(probe.argv.end(), {"--", "true"});
-    auto r = sdk::capture_process(probe, 30);
+    auto r = os::capture_process(probe, 30);
     if (r.exit_code != 0) unavailable_ = "bwrap cannot make a sandbox here: " + r.err;
   }
   thread_ = std::thread([this] { loop(); });

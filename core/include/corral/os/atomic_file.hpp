@@ -1,12 +1,15 @@
 // Writing a small file so that a reader sees the old text or the new one, never a part:
 // claims, session handles, a folder-based provider's records of its sandboxes.
+//
+// Threads: write_file_atomically may run on several threads and processes at once; two
+// writing one target leave one of their texts whole (the last rename wins).
 #pragma once
 
 #include <filesystem>
 #include <string>
 #include <string_view>
 
-namespace corral::sdk {
+namespace corral::os {
 
 // Whether a write must survive a power loss (fsync) or only a crash of the process.
 enum class Durability { power_loss, process_crash };
@@ -17,4 +20,4 @@ enum class Durability { power_loss, process_crash };
 void write_file_atomically(const std::filesystem::path& target, std::string_view text, int mode,
                            const std::string& what, Durability durability = Durability::power_loss);
 
-}  // namespace corral::sdk
+}  // namespace corral::os

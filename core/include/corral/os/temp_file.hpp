@@ -1,13 +1,16 @@
 // A private local file (mode 0600, a fresh name nobody else can have open) in the
 // temporary folder, removed with the object: where a plugin keeps a tool's diagnostics
 // (ssh -E) or stages a small generated file (an environment, a removal list) for upload.
+//
+// Threads: a TempFile belongs to one thread at a time; files made at once, by threads or
+// processes, never share a name.
 #pragma once
 
 #include <cstddef>
 #include <string>
 #include <string_view>
 
-namespace corral::sdk {
+namespace corral::os {
 
 class TempFile {
  public:
@@ -26,4 +29,4 @@ class TempFile {
   std::string path_;
 };
 
-}  // namespace corral::sdk
+}  // namespace corral::os

@@ -1,4 +1,4 @@
-#include "corral/sdk/parallel_thread.hpp"
+#include "corral/os/parallel_thread.hpp"
 
 #include <sched.h>
 
@@ -7,7 +7,7 @@
 #include <system_error>
 #include <utility>
 
-namespace corral::sdk {
+namespace corral::os {
 namespace {
 
 // What the new thread starts with: its work, and the CPUs it may run on once started.
@@ -75,4 +75,4 @@ void ParallelThread::join() {
   started_ = false;
 }
 
-}  // namespace corral::sdk
+}  // namespace corral::os

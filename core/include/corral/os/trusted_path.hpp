@@ -3,13 +3,16 @@
 // on the way must be owned by root or the current user and writable by no one else,
 // as OpenSSH's StrictModes demands of authorized_keys. For plugins too: a program a
 // plugin runs that it did not find on PATH (its own helper) is held to the same rule.
+//
+// Threads: check_trusted_path may run on any thread; it reads the file system as it is
+// at the time, so a path an attacker may change is not one it could trust anyway.
 #pragma once
 
 #include <filesystem>
 #include <optional>
 #include <string>
 
-namespace corral::sdk {
+namespace corral::os {
 
 // Why a path must not be trusted: the component at fault, what is wrong with it and the
 // command that fixes it.
@@ -30,4 +33,4 @@ struct TrustCheck {
 // checks every folder walked through, every link followed and the file itself.
 TrustCheck check_trusted_path(const std::filesystem::path& file);
 
-}  // namespace corral::sdk
+}  // namespace corral::os

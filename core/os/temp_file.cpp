@@ -1,4 +1,4 @@
-#include "corral/sdk/temp_file.hpp"
+#include "corral/os/temp_file.hpp"
 
 #include <stdlib.h>
 #include <unistd.h>
@@ -9,9 +9,9 @@
 #include <fstream>
 
 #include "corral/errors.hpp"
-#include "corral/sdk/fd_write.hpp"
+#include "corral/os/fd_write.hpp"
 
-namespace corral::sdk {
+namespace corral::os {
 
 TempFile::TempFile(std::string_view tag, std::string_view content) {
   std::error_code ec;
@@ -43,4 +43,4 @@ std::string TempFile::read(std::size_t limit) const {
   return text;
 }
 
-}  // namespace corral::sdk
+}  // namespace corral::os

@@ -1,4 +1,4 @@
-#include "corral/sdk/random.hpp"
+#include "corral/os/random.hpp"
 
 #include <sys/random.h>
 
@@ -7,7 +7,7 @@
 #include "corral/errors.hpp"
 #include "corral/sdk/hex.hpp"
 
-namespace corral::sdk {
+namespace corral::os {
 
 std::string random_hex(std::size_t bytes) {
   std::string data(bytes, '\0');
@@ -17,9 +17,9 @@ std::string random_hex(std::size_t bytes) {
     if (n <= 0) throw Error(ErrorCode::internal, "the system random generator failed");
     got += static_cast<std::size_t>(n);
   }
-  return hex_encode(data);
+  return sdk::hex_encode(data);
 }
 
 std::string random_tag(std::string_view prefix) { return std::string(prefix) + random_hex(8); }
 
-}  // namespace corral::sdk
+}  // namespace corral::os

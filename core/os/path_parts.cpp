@@ -1,6 +1,6 @@
-#include "corral/sdk/path_parts.hpp"
+#include "corral/os/path_parts.hpp"
 
-namespace corral::sdk {
+namespace corral::os {
 
 std::vector<std::string_view> path_parts(std::string_view path) {
   std::vector<std::string_view> parts;
@@ -15,4 +15,4 @@ std::vector<std::string_view> path_parts(std::string_view path) {
   return parts;
 }
 
-}  // namespace corral::sdk
+}  // namespace corral::os

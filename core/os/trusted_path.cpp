@@ -1,4 +1,4 @@
-#include "corral/sdk/trusted_path.hpp"
+#include "corral/os/trusted_path.hpp"
 
 #include <pwd.h>
 #include <sys/stat.h>
@@ -11,7 +11,7 @@
 
 namespace fs = std::filesystem;
 
-namespace corral::sdk {
+namespace corral::os {
 namespace {
 
 constexpr int kMaxLinks = 40;  // the kernel's own limit (MAXSYMLINKS)
@@ -118,4 +118,4 @@ TrustCheck check_trusted_path(const fs::path& file) {
   return {here, std::nullopt};
 }
 
-}  // namespace corral::sdk
+}  // namespace corral::os

@@ -1,4 +1,4 @@
-#include "corral/sdk/folder_writer.hpp"
+#include "corral/os/folder_writer.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -7,27 +7,9 @@
 
 #include <cerrno>
 
-#include "corral/sdk/path_parts.hpp"
+#include "corral/os/path_parts.hpp"
 
-namespace corral::sdk {
-
-UniqueFd& UniqueFd::operator=(UniqueFd&& other) noexcept {
-  if (this != &other) {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = other.release();
-  }
-  return *this;
-}
-
-UniqueFd::~UniqueFd() {
-  if (fd_ >= 0) ::close(fd_);
-}
-
-int UniqueFd::release() {
-  int fd = fd_;
-  fd_ = -1;
-  return fd;
-}
+namespace corral::os {
 
 UniqueFd open_folder_nofollow(int parent, const std::string& part, bool create, mode_t mode) {
   constexpr int kFlags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
@@ -160,4 +142,4 @@ void FolderWriter::remove(const std::string& name) {
   if (parent >= 0) ::unlinkat(parent, last.c_str(), 0);
 }
 
-}  // namespace corral::sdk
+}  // namespace corral::os

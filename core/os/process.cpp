@@ -1,4 +1,6 @@
-#include "corral/sdk/process.hpp"
+#include "corral/os/process.hpp"
+
+#include "corral/os/unique_fd.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -25,7 +27,7 @@
 
 extern char** environ;
 
-namespace corral::sdk {
+namespace corral::os {
 namespace {
 
 std::vector<char*> c_strings(const std::vector<std::string>& items) {
@@ -50,21 +52,6 @@ std::vector<std::string> child_environment(const ProcessSpec& spec) {
   return command_environment(chosen);
 }
 
-struct Pipe {
-  int fd[2] = {-1, -1};
-  Pipe() {
-    if (pipe2(fd, O_CLOEXEC) != 0) throw Error(ErrorCode::internal, std::string("pipe: ") + std::strerror(errno));
-  }
-  ~Pipe() {
-    for (int f : fd)
-      if (f >= 0) ::close(f);
-  }
-  void close_end(int i) {
-    if (fd[i] >= 0) ::close(fd[i]);
-    fd[i] = -1;
-  }
-};
-
 // Where passed descriptors wait in the child before they take their numbers: above
 // every target (targets are small numbers a program names on its command line).
 constexpr int kPassedFdBase = 100;
@@ -85,10 +72,10 @@ std::vector<ProcessSpec::PassedFd> checked_passed_fds(const ProcessSpec& spec) {
 // The started child's `pid`, once its exec is known to have worked (the report pipe
 // closed on exec); throws with the child's errno, reaped, when it did not.
 pid_t finish_start(const ProcessSpec& spec, pid_t pid, Pipe& report) {
-  report.close_end(1);
+  report.write.reset();
   int child_errno = 0;
   ssize_t got;
-  do got = ::read(report.fd[0], &child_errno, sizeof child_errno);
+  do got = ::read(report.read.get(), &child_errno, sizeof child_errno);
   while (got < 0 && errno == EINTR);
   if (got > 0) {
     int status;
@@ -252,7 +239,7 @@ pid_t start_child(const ProcessSpec& spec, const std::string& program, int out_f
   std::vector<int> moved(passed.size(), -1);
   Pipe report;
   SharedChild child{program.c_str(), argv.data(), envp.data(), spec.stdin_path.c_str(),
-                    spec.cwd.empty() ? nullptr : spec.cwd.c_str(), out_fd, err_fd, report.fd[1], passed.data(),
+                    spec.cwd.empty() ? nullptr : spec.cwd.c_str(), out_fd, err_fd, report.write.get(), passed.data(),
                     moved.data(), passed.size(), ::getpid(), spec.user_ns_fd, spec.mount_ns_fd, spec.clear_groups,
                     spec.uid, spec.gid};
   const pid_t pid = start_sharing_memory(child);
@@ -323,10 +310,10 @@ ProcessOutcome run_process(const ProcessSpec& spec, const OutputFn& on_stdout, c
     throw Error(ErrorCode::not_found, "cannot find '" + spec.argv[0] + "' on PATH");
 
   Pipe out, err;
-  pid_t pid = start_child(spec, program, out.fd[1], err.fd[1]);
+  pid_t pid = start_child(spec, program, out.write.get(), err.write.get());
   ReapOnThrow reap_on_throw(pid);
-  out.close_end(1);
-  err.close_end(1);
+  out.write.reset();
+  err.write.reset();
 
   using Clock = std::chrono::steady_clock;
   auto started = Clock::now();
@@ -342,7 +329,7 @@ ProcessOutcome run_process(const ProcessSpec& spec, const OutputFn& on_stdout, c
   std::vector<char> buffer(64 * 1024);
   int open_streams = 2;
   while (open_streams > 0) {
-    pollfd fds[2] = {{out.fd[0], POLLIN, 0}, {err.fd[0], POLLIN, 0}};
+    pollfd fds[2] = {{out.read.get(), POLLIN, 0}, {err.read.get(), POLLIN, 0}};
     int n = ::poll(fds, 2, 100);
     if (n < 0 && errno != EINTR) break;
     for (int i = 0; i < 2 && n > 0; ++i) {
@@ -352,7 +339,7 @@ ProcessOutcome run_process(const ProcessSpec& spec, const OutputFn& on_stdout, c
         const OutputFn& sink = i == 0 ? on_stdout : on_stderr;
         if (sink) sink(std::string_view(buffer.data(), static_cast<size_t>(got)));
       } else if (got == 0 || (errno != EINTR && errno != EAGAIN)) {
-        (i == 0 ? out : err).close_end(0);
+        (i == 0 ? out : err).read.reset();
         --open_streams;
       }
     }
@@ -391,4 +378,4 @@ CapturedProcess capture_process(const ProcessSpec& spec, long timeout_seconds) {
   return captured;
 }
 
-}  // namespace corral::sdk
+}  // namespace corral::os

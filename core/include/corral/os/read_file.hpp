@@ -1,6 +1,8 @@
 // Reading a small file whose path corral was handed (a claim, a config, an ignore file, a
 // registry), which may be anything a hostile checkout or a careless script can put there:
 // a FIFO nobody writes, /dev/zero, a link to either, a file of gigabytes.
+//
+// Threads: safe from any thread.
 #pragma once
 
 #include <cstdint>
@@ -8,7 +10,7 @@
 #include <optional>
 #include <string>
 
-namespace corral::sdk {
+namespace corral::os {
 
 enum class Links { follow, refuse };
 
@@ -20,4 +22,4 @@ enum class Links { follow, refuse };
 std::optional<std::string> read_regular_file(const std::filesystem::path& path, std::uint64_t max_bytes,
                                              const std::string& what, Links links = Links::follow);
 
-}  // namespace corral::sdk
+}  // namespace corral::os

@@ -2,6 +2,9 @@
 // the way is opened relative to the one before with O_NOFOLLOW, so a link planted below
 // the folder, before or while it is written, makes a write fail instead of landing
 // elsewhere. What downloads, and the local provider's workspaces, are unpacked with.
+//
+// Threads: an OpenFolders or a FolderWriter belongs to one thread (it keeps folders open
+// between names); several, on threads of their own, may write below one folder at once.
 #pragma once
 
 #include <sys/types.h>
@@ -9,22 +12,9 @@
 #include <string>
 #include <vector>
 
-namespace corral::sdk {
+#include "corral/os/unique_fd.hpp"
 
-// An open file descriptor, closed with the object.
-class UniqueFd {
- public:
-  UniqueFd() = default;
-  explicit UniqueFd(int fd) : fd_(fd) {}
-  UniqueFd(UniqueFd&& other) noexcept : fd_(other.release()) {}
-  UniqueFd& operator=(UniqueFd&& other) noexcept;
-  ~UniqueFd();
-  int get() const { return fd_; }
-  int release();
-
- private:
-  int fd_ = -1;
-};
+namespace corral::os {
 
 // The folder `part` in `parent`, created (`mode` less the umask) when `create` and it is
 // missing; never through a link. An invalid UniqueFd with errno set on failure: ELOOP or
@@ -96,4 +86,4 @@ class FolderWriter {
   Obstacles obstacles_;
 };
 
-}  // namespace corral::sdk
+}  // namespace corral::os

@@ -1,4 +1,4 @@
-#include "corral/sdk/atomic_file.hpp"
+#include "corral/os/atomic_file.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -9,11 +9,11 @@
 #include <cstring>
 
 #include "corral/errors.hpp"
-#include "corral/sdk/fd_write.hpp"
+#include "corral/os/fd_write.hpp"
 
 namespace fs = std::filesystem;
 
-namespace corral::sdk {
+namespace corral::os {
 
 void write_file_atomically(const fs::path& target, std::string_view text, int mode, const std::string& what,
                            Durability durability) {
@@ -50,4 +50,4 @@ void write_file_atomically(const fs::path& target, std::string_view text, int mo
   }
 }
 
-}  // namespace corral::sdk
+}  // namespace corral::os

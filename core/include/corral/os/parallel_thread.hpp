@@ -2,13 +2,16 @@
 // creator's CPU, where it waits until the creator sleeps or the load balancer moves it:
 // milliseconds when the other CPUs idle, as on a virtual machine whose idle CPUs halt.
 // A ParallelThread starts on another CPU the process may use, then may run on any.
+//
+// Threads: a ParallelThread belongs to the thread that made it, which joins it (or
+// whoever it was moved to); the work runs on the new thread.
 #pragma once
 
 #include <pthread.h>
 
 #include <functional>
 
-namespace corral::sdk {
+namespace corral::os {
 
 class ParallelThread {
  public:
@@ -31,4 +34,4 @@ class ParallelThread {
   bool started_ = false;
 };
 
-}  // namespace corral::sdk
+}  // namespace corral::os

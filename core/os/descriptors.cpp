@@ -1,4 +1,4 @@
-#include "corral/sdk/descriptors.hpp"
+#include "corral/os/descriptors.hpp"
 
 #include <fcntl.h>
 #include <sys/resource.h>
@@ -7,7 +7,7 @@
 
 #include <linux/close_range.h>
 
-namespace corral::sdk {
+namespace corral::os {
 
 void close_on_exec_from(int first) noexcept {
   if (::syscall(SYS_close_range, static_cast<unsigned>(first), ~0U, CLOSE_RANGE_CLOEXEC) == 0) return;
@@ -22,4 +22,4 @@ void close_on_exec_from(int first) noexcept {
   }
 }
 
-}  // namespace corral::sdk
+}  // namespace corral::os

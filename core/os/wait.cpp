@@ -1,9 +1,9 @@
-#include "corral/sdk/wait.hpp"
+#include "corral/os/wait.hpp"
 
 #include <algorithm>
 #include <thread>
 
-namespace corral::sdk {
+namespace corral::os {
 
 bool sleep_unless_stopped(std::chrono::milliseconds duration, const std::function<bool()>& stop) {
   using Clock = std::chrono::steady_clock;
@@ -17,4 +17,4 @@ bool sleep_unless_stopped(std::chrono::milliseconds duration, const std::functio
   return !(stop && stop());
 }
 
-}  // namespace corral::sdk
+}  // namespace corral::os

@@ -1,5 +1,9 @@
 // Child processes for plugins that drive local tools (bwrap, sbx): spawned from an argv
 // without a shell, output streamed as it arrives, stoppable on cancel or timeout.
+//
+// Threads: run_process and capture_process may run on several threads at once; each
+// child is started by, dies with, and reports to the thread that called. The callbacks
+// run on the calling thread; no thread of corral changes identity for a child's uid.
 #pragma once
 
 #include <functional>
@@ -9,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-namespace corral::sdk {
+namespace corral::os {
 
 // The environment every command starts from: PATH (the usual system folders), HOME=/tmp,
 // LANG=C.UTF-8 and CORRAL_SANDBOX=1. Nothing of the host's environment is in it.
@@ -88,4 +92,4 @@ CapturedProcess capture_process(const ProcessSpec& spec, long timeout_seconds = 
 // The absolute path of `program` on PATH (or `program` itself when it has a '/'), or empty.
 std::string find_program(const std::string& program);
 
-}  // namespace corral::sdk
+}  // namespace corral::os

@@ -1,4 +1,4 @@
-#include "corral/sdk/read_file.hpp"
+#include "corral/os/read_file.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -9,7 +9,7 @@
 
 #include "corral/errors.hpp"
 
-namespace corral::sdk {
+namespace corral::os {
 namespace {
 
 // What a file that is not a regular file is, for the message.
@@ -66,4 +66,4 @@ std::optional<std::string> read_regular_file(const std::filesystem::path& path, 
   return text;
 }
 
-}  // namespace corral::sdk
+}  // namespace corral::os
