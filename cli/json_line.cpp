@@ -2,11 +2,6 @@
 
 namespace corral::cli {
 
-std::string json_line(const std::function<void(json::Writer&)>& body) {
-  rapidjson::StringBuffer buffer;
-  json::Writer w(buffer);
-  body(w);
-  return std::string(buffer.GetString(), buffer.GetSize()) + "\n";
-}
+std::string json_line(const std::function<void(json::Writer&)>& body) { return json::text_of(body) + "\n"; }
 
 }  // namespace corral::cli

@@ -1,5 +1,7 @@
 #include "corral/os/process.hpp"
 
+#include "corral/os/descriptors.hpp"
+#include "corral/os/errno_error.hpp"
 #include "corral/os/unique_fd.hpp"
 
 #include <fcntl.h>
@@ -376,6 +378,52 @@ CapturedProcess capture_process(const ProcessSpec& spec, long timeout_seconds) {
   captured.exit_code = o.exit_code;
   captured.timed_out = o.timed_out;
   return captured;
+}
+
+void spawn_detached(const std::vector<std::string>& argv, const std::string& cwd, const std::string& log,
+                    long max_log_bytes) {
+  if (argv.empty()) throw Error(ErrorCode::internal, "spawn_detached: empty argv");
+  // Everything the children use is made before the fork: they only call what is safe
+  // after a fork in a process with threads.
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  // Opened here, never blocking: a FIFO or a symlink planted at the log is refused before
+  // any child exists, instead of holding a child (and the descriptors it shares with the
+  // caller until its exec, the caller's locks among them) in open() for ever.
+  const UniqueFd in(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+  const UniqueFd out(
+      ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0600));
+  struct stat st {};
+  if (!in.valid() || !out.valid() || ::fstat(out.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
+    const std::string why = !out.valid() ? std::strerror(errno) : "not a regular file";
+    throw Error(ErrorCode::internal, "cannot open its log " + log + ": " + why);
+  }
+  if (st.st_size > max_log_bytes) (void)::ftruncate(out.get(), 0);
+  const pid_t child = ::fork();
+  if (child < 0) {
+    const int err = errno;
+    throw errno_error(ErrorCode::internal, "cannot start " + argv[0], err);
+  }
+  if (child == 0) {
+    // The caller's stop handlers and signal mask are not the new process's.
+    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) ::signal(sig, SIG_DFL);
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    ::setsid();
+    if (::fork() != 0) ::_exit(0);
+    if (::dup2(in.get(), 0) < 0 || ::dup2(out.get(), 1) < 0 || ::dup2(out.get(), 2) < 0 || ::chdir(cwd.c_str()) != 0)
+      ::_exit(127);
+    close_on_exec_from(3);
+    // On a machine of few cores it must not slow the work of the caller that started it.
+    ::setpriority(PRIO_PROCESS, 0, 10);
+    ::execv(args[0], args.data());
+    ::_exit(127);
+  }
+  int status = 0;
+  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
 }
 
 }  // namespace corral::os

@@ -122,6 +122,13 @@ Document parse(std::string_view text, std::string_view what) {
   return doc;
 }
 
+std::string text_of(const std::function<void(Writer&)>& body) {
+  rapidjson::StringBuffer buffer;
+  Writer w(buffer);
+  body(w);
+  return std::string(buffer.GetString(), buffer.GetSize());
+}
+
 std::string dump(const Value& value) {
   rapidjson::StringBuffer buffer;
   Writer w(buffer);

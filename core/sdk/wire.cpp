@@ -13,12 +13,11 @@ using json::Writer;
 
 // The compact JSON text of one object whose members `body` writes.
 std::string object(const std::function<void(Writer&)>& body) {
-  rapidjson::StringBuffer buffer;
-  Writer w(buffer);
-  w.StartObject();
-  body(w);
-  w.EndObject();
-  return {buffer.GetString(), buffer.GetSize()};
+  return json::text_of([&](Writer& w) {
+    w.StartObject();
+    body(w);
+    w.EndObject();
+  });
 }
 
 void write_sandbox_member(Writer& w, const Sandbox& sandbox) {

@@ -6,6 +6,7 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,6 +31,8 @@ inline constexpr int kMaxDepth = 128;
 Document parse(std::string_view text, std::string_view what);
 // Compact text of `value`.
 std::string dump(const Value& value);
+// Compact text of what `body` writes (one value: an object, an array...).
+std::string text_of(const std::function<void(Writer&)>& body);
 
 // The member `key` of `object`; nullptr when it is absent or null, or when `object` is
 // not an object at all (RapidJSON's own lookups require one).

@@ -92,4 +92,13 @@ CapturedProcess capture_process(const ProcessSpec& spec, long timeout_seconds = 
 // The absolute path of `program` on PATH (or `program` itself when it has a '/'), or empty.
 std::string find_program(const std::string& program);
 
+// Starts `argv` (argv[0] the program's path) in `cwd` as a process of its own session, at
+// a lower priority, its stdin /dev/null and its output appended to `log` (which starts
+// over once past `max_log_bytes`), and does not wait for it: the intermediate child exits
+// at once, so the process is nobody's child here and holds no descriptor of ours (no lock
+// of ours among them). For work that outlives its caller: a pool's refill. Throws
+// Error(internal) when the log is not a regular file or no process can be made.
+void spawn_detached(const std::vector<std::string>& argv, const std::string& cwd, const std::string& log,
+                    long max_log_bytes);
+
 }  // namespace corral::os
