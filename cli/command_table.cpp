@@ -33,6 +33,7 @@ const Command* const kCommands[] = {
     &kCompletion,
     &kVersion,
     &kComplete,
+    &kRefill,
 };
 
 }  // namespace

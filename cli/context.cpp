@@ -1,19 +1,23 @@
 #include "context.hpp"
 
-#include "base/environment.hpp"
-
 namespace corral::cli {
+namespace {
 
-Context::Context(bool verbose, const Config& cfg)
-    : ui(verbose),
-      config(cfg),
-      claims(ClaimStore::standard()),
-      providers([this]() -> const Registry& { return registry(); }, config, process_env),
-      leases{claims, providers, ui} {}
-
-const Registry& Context::registry() {
-  if (!registry_) registry_.emplace(Registry::load(Registry::default_sources()));
-  return *registry_;
+// corral's own executable: what a run that takes a pooled sandbox starts again, detached,
+// to refill the pool.
+std::filesystem::path self() {
+  std::error_code ec;
+  return std::filesystem::read_symlink("/proc/self/exe", ec);
 }
+
+}  // namespace
+
+Context::Context(bool verbose, Config config)
+    : session(std::move(config), self()),
+      ui(verbose),
+      leases(session.context(ui)),
+      config(session.config()),
+      claims(session.claims()),
+      providers(session.providers()) {}
 
 }  // namespace corral::cli

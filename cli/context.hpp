@@ -1,43 +1,40 @@
-// What every command may need, built once per invocation.
+// What every command may need, built once per invocation: the service's Session (the
+// settings, the lease store, the providers), the terminal it reports to, and what the
+// command line gave besides its own flags.
 #pragma once
 
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "corral/types.hpp"
-#include "lease/claims.hpp"
 #include "lease/lease.hpp"
-#include "plugin_host/providers.hpp"
-#include "plugin_host/registry.hpp"
+#include "service/session.hpp"
 #include "settings/config.hpp"
 #include "terminal.hpp"
 
 namespace corral::cli {
 
-// The settings, the lease store and the providers of this invocation. The registry is
-// read on first use, so `version` and `--help` load no plugin.
 struct Context {
-  Context(bool verbose, const Config& cfg);
+  Context(bool verbose, Config config);
   Context(const Context&) = delete;
   Context& operator=(const Context&) = delete;
-  const Registry& registry();
+  const Registry& registry() { return session.registry(); }
   // The provider `--provider` named (empty: the environment's, corral.yaml's or the
   // default) with the command line's --<provider>-<option> flags.
   ProviderChoice choice(const std::string& provider) const { return {provider, provider_flags}; }
 
+  service::Session session;
   TerminalUi ui;
-  Config config;
-  ClaimStore claims;
-  Providers providers;
-  LeaseContext leases;
+  LeaseContext leases;       // the session's, reporting to ui
+  const Config& config;      // the session's
+  const ClaimStore& claims;  // the session's
+  Providers& providers;      // the session's
   StringMap provider_flags;  // --<provider>-<option> VALUE, keyed "<provider>.<option>"
   // The line's words after its first "--", untouched: the command to run, or the words
   // `__complete` completes (CommandLine::words_after_dashes).
   std::vector<std::string> words_after_dashes;
-
- private:
-  std::optional<Registry> registry_;
 };
 
 }  // namespace corral::cli

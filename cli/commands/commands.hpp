@@ -30,5 +30,6 @@ extern const Command kDocsAll;
 extern const Command kCompletion;
 extern const Command kVersion;
 extern const Command kComplete;
+extern const Command kRefill;
 
 }  // namespace corral::cli

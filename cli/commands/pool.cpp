@@ -6,49 +6,30 @@
 #include <memory>
 #include <optional>
 
-#include "base/sizes.hpp"
 #include "commands/commands.hpp"
 #include "commands/stop_report.hpp"
 #include "corral/errors.hpp"
-#include "json_line.hpp"
-#include "lease/pool.hpp"
+#include "corral/types.hpp"
 #include "options.hpp"
+#include "service/pools.hpp"
+#include "service/refill.hpp"
 #include "table.hpp"
 
 namespace corral::cli {
 namespace {
 
-constexpr const char* kCannotPause = "cannot pause: pooled sandboxes run while they wait";
+using service::kCannotPause;
 
 struct FillOptions {
-  std::string provider;
-  int size = 1;
-  std::string ttl = "1h";
-  std::optional<std::string> network;
-  std::string max_workspace = "512M";
+  service::FillSpec spec;
   bool json = false;
 };
 
-int fill_command(Context& ctx, const FillOptions& o) {
-  FillRequest request;
-  request.choice = ctx.choice(o.provider);
-  request.size = o.size;
-  request.ttl_seconds = parse_duration(o.ttl);
-  if (o.network) request.network = parse_network_policy(*o.network);
-  request.cwd = std::filesystem::current_path();
-  request.max_workspace = parse_size(o.max_workspace);
-  FillResult r = fill_pool(ctx.leases, request);
+int fill_command(Context& ctx, FillOptions& o) {
+  o.spec.provider.option_flags = ctx.provider_flags;
+  const FillResult r = service::fill(ctx.session, ctx.ui, o.spec);
   if (o.json) {
-    ctx.ui.out(json_line([&](json::Writer& w) {
-      w.StartObject();
-      json::write_string(w, "pool", r.key);
-      json::write_string(w, "provider", r.provider);
-      w.Key("readyBefore");
-      w.Int(r.ready_before);
-      w.Key("made");
-      w.Int(r.made);
-      w.EndObject();
-    }));
+    ctx.ui.out(service::fill_result_to_json(r) + "\n");
     return 0;
   }
   ctx.ui.note(fmt::format("pool {} ({}): {} ready before, {} made{}", r.key, r.provider, r.ready_before, r.made,
@@ -58,14 +39,15 @@ int fill_command(Context& ctx, const FillOptions& o) {
 
 Runner define_fill(CLI::App& app) {
   auto o = std::make_shared<FillOptions>();
-  add_provider_option(app, o->provider);
-  app.add_option("--size", o->size, fmt::format("Keep N sandboxes ready (1-{})", kMaxPoolSize))->capture_default_str();
-  app.add_option("--pool-ttl", o->ttl, "How long a pooled sandbox waits before `stop --orphans` removes it")
+  add_provider_option(app, o->spec.provider.provider);
+  app.add_option("--size", o->spec.size, fmt::format("Keep N sandboxes ready (1-{})", kMaxPoolSize))
       ->capture_default_str();
-  app.add_option("--network", o->network,
+  app.add_option("--pool-ttl", o->spec.ttl, "How long a pooled sandbox waits before `stop --orphans` removes it")
+      ->capture_default_str();
+  app.add_option("--network", o->spec.network,
                  "What the pooled sandboxes may reach: open, none, or allow:HOST[,HOST...] (runs with the same "
                  "policy take them)");
-  app.add_option("--max-workspace", o->max_workspace, "Refuse a workspace above SIZE (0 = no limit)")
+  app.add_option("--max-workspace", o->spec.max_workspace, "Refuse a workspace above SIZE (0 = no limit)")
       ->capture_default_str();
   add_json_flag(app, o->json);
   return [o](Context& ctx) { return fill_command(ctx, *o); };
@@ -76,37 +58,9 @@ struct StatusOptions {
 };
 
 int status_command(Context& ctx, const StatusOptions& o) {
-  const std::vector<PoolStatus> pools = pool_status(ctx.leases);
+  const std::vector<PoolStatus> pools = service::pools(ctx.session, ctx.ui);
   if (o.json) {
-    ctx.ui.out(json_line([&](json::Writer& w) {
-      w.StartArray();
-      for (const PoolStatus& p : pools) {
-        w.StartObject();
-        json::write_string(w, "pool", p.key);
-        json::write_string(w, "provider", p.provider);
-        json::write_string(w, "workspace", p.workspace);
-        json::write_string(w, "network", to_string(p.network));
-        w.Key("size");
-        w.Int(p.size);
-        w.Key("ready");
-        w.Int(p.ready);
-        w.Key("busy");
-        w.Int(p.busy);
-        w.Key("expired");
-        w.Int(p.expired);
-        w.Key("oldestSeconds");
-        w.Int64(p.oldest_seconds);
-        w.Key("sandboxMinutes");
-        w.Double(p.sandbox_minutes);
-        w.Key("runningMinutes");
-        w.Double(p.running_minutes);
-        w.Key("canPause");
-        w.Bool(p.can_pause);
-        if (!p.can_pause) json::write_string(w, "note", kCannotPause);
-        w.EndObject();
-      }
-      w.EndArray();
-    }));
+    ctx.ui.out(service::pools_to_json(pools) + "\n");
     return 0;
   }
   if (pools.empty()) {
@@ -137,8 +91,7 @@ struct DrainOptions {
 };
 
 int drain_command(Context& ctx, const DrainOptions& o) {
-  const std::string provider = o.provider.empty() ? std::string() : ctx.providers.spec(o.provider).name;
-  std::vector<StopOutcome> outcomes = drain_pools(ctx.leases, provider);
+  std::vector<StopOutcome> outcomes = service::drain(ctx.session, ctx.ui, o.provider);
   if (outcomes.empty()) ctx.ui.note("nothing to drain: no pooled sandboxes");
   return report_stops(ctx, outcomes);
 }
@@ -147,6 +100,17 @@ Runner define_drain(CLI::App& app) {
   auto o = std::make_shared<DrainOptions>();
   add_provider_option(app, o->provider);
   return [o](Context& ctx) { return drain_command(ctx, *o); };
+}
+
+Runner define_refill(CLI::App&) {
+  // Started by a run, detached (service/refill.hpp), with the fill as JSON after --.
+  return [](Context& ctx) {
+    if (ctx.words_after_dashes.size() != 1)
+      throw Error(ErrorCode::invalid_argument, "a refill takes one JSON document after --");
+    const FillResult r = service::refill(ctx.session, ctx.ui, ctx.words_after_dashes[0]);
+    ctx.ui.note(fmt::format("pool {} ({}): {} ready before, {} made", r.key, r.provider, r.ready_before, r.made));
+    return 0;
+  };
 }
 
 Runner define_pool(CLI::App& app) {
@@ -175,6 +139,14 @@ const Command kPoolStatus = {
     .parent = "pool",
     .summary = "The pools with their sizes, ages and cost so far",
     .define = define_status,
+};
+
+const Command kRefill = {
+    .name = service::kRefillCommand,
+    .summary = "Fill a warm pool back to its size (what a run that took a pooled sandbox starts)",
+    .hidden = true,
+    .takes_words_after_dashes = true,
+    .define = define_refill,
 };
 
 const Command kPoolDrain = {

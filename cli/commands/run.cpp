@@ -10,6 +10,7 @@
 #include "commands/run_options.hpp"
 #include "corral/errors.hpp"
 #include "lease/fanout.hpp"
+#include "service/run_spec.hpp"
 #include "lease/handle.hpp"
 #include "lease/output_file.hpp"
 #include "options.hpp"
@@ -37,27 +38,27 @@ void write_final(Context& ctx, const OutputFile& output, const std::string& text
   }
 }
 
+// What `corral run` is given: the service's spec, the handle file and the progress mode.
+struct RunOptions {
+  SandboxOptions sandbox;
+  service::RunSpec spec;  // its `sandbox` is filled from the one above when it runs
+};
+
 // `corral run --shards N`: the fan-out, its handles file and one summary line per failing shard.
-int fanout_command(Context& ctx, const RunOptions& args, RunRequest request) {
-  FanoutRequest fan;
-  fan.run = std::move(request);
-  fan.shards = args.fanout.shards;
-  fan.fail_fast = args.fanout.fail_fast;
-  fan.max_parallel = args.fanout.max_parallel;
-  fan.output_dir = args.fanout.shard_output;
-  fan.from = args.fanout.from;
+int fanout_command(Context& ctx, const RunOptions& args) {
   std::optional<OutputFile> output;
   if (!args.sandbox.lease_output.empty()) output.emplace(args.sandbox.lease_output, "session handles");
   // The handles known so far, rewritten as each shard gets its sandbox.
   std::mutex acquired_mutex;
-  std::vector<std::optional<SessionHandle>> acquired(static_cast<size_t>(std::max(args.fanout.shards, 0)));
+  std::vector<std::optional<SessionHandle>> acquired(static_cast<size_t>(std::max(args.spec.fanout.shards, 0)));
+  std::function<void(int, const SessionHandle&)> on_acquired;
   if (output && output->rewritable())
-    fan.on_acquired = [&](int index, const SessionHandle& h) {
+    on_acquired = [&](int index, const SessionHandle& h) {
       std::lock_guard guard(acquired_mutex);
       acquired[static_cast<size_t>(index)] = h;
       write_early(*output, shard_handles_to_json(acquired));
     };
-  FanoutResult result = run_fanout(ctx.leases, fan);
+  FanoutResult result = service::run_shards(ctx.session, ctx.ui, args.spec, on_acquired);
   int exit_code = result.exit_code;
   std::vector<std::optional<SessionHandle>> handles;
   for (const ShardOutcome& s : result.shards) handles.push_back(s.result.handle);
@@ -76,23 +77,19 @@ int fanout_command(Context& ctx, const RunOptions& args, RunRequest request) {
   return exit_code;
 }
 
-int run_command(Context& ctx, const RunOptions& args) {
-  if (!args.fanout.given &&
-      (args.fanout.fail_fast || !args.fanout.shard_output.empty() || args.fanout.max_parallel_given ||
-       !args.fanout.from.empty()))
-    throw Error(ErrorCode::invalid_argument,
-                "--fail-fast, --max-parallel, --shard-output and --from only apply to a fan-out",
-                "add --shards N, e.g. `corral run --shards 4 --fail-fast -- make test`");
-  if (args.command.empty() && args.shell.empty())
-    throw Error(ErrorCode::invalid_argument, "no command to run",
-                "write the command after --, e.g. `corral run -- make test`, or use --shell 'make && make test'");
-  RunRequest request = to_request(ctx, args);
-  if (args.fanout.given) return fanout_command(ctx, args, std::move(request));
+int run_command(Context& ctx, RunOptions& args) {
+  finish_sandbox_options(ctx, args.sandbox);
+  args.spec.sandbox = args.sandbox.spec;
+  if (args.spec.fanout.wanted) {
+    (void)service::fanout_request(ctx.session, ctx.ui, args.spec);  // a bad spec refused before any file is checked
+    return fanout_command(ctx, args);
+  }
+  (void)service::run_request(ctx.session, ctx.ui, args.spec);
   std::optional<OutputFile> output;
   if (!args.sandbox.lease_output.empty()) output.emplace(args.sandbox.lease_output, "session handle");
-  if (output && output->rewritable())
-    request.on_acquired = [&](const SessionHandle& h) { write_early(*output, handle_to_json(h)); };
-  RunResult result = run(ctx.leases, request);
+  std::function<void(const SessionHandle&)> on_acquired;
+  if (output && output->rewritable()) on_acquired = [&](const SessionHandle& h) { write_early(*output, handle_to_json(h)); };
+  RunResult result = service::run(ctx.session, ctx.ui, args.spec, on_acquired);
   if (!result.handle) {
     if (result.error) ctx.ui.error(*result.error);
     return result.exit_code;
@@ -107,7 +104,7 @@ int run_command(Context& ctx, const RunOptions& args) {
 }
 
 // The run-only options, in the order --help lists them after the sandbox's.
-void add_run_options(CLI::App& app, RunOptions& o) {
+void add_run_options(CLI::App& app, service::RunSpec& o) {
   names_lease(app.add_option("--id", o.lease, "Reuse the kept lease with this id or slug"));
   app.add_flag("--keep", o.keep, "Keep the sandbox after the run");
   app.add_flag("--keep-on-failure", o.keep_on_failure, "Keep the sandbox when the run fails");
@@ -121,11 +118,11 @@ void add_run_options(CLI::App& app, RunOptions& o) {
   app.add_option("--download-dir", o.download_dir,
                  "Where downloads land (default: .corral/runs/<lease-id>/ in the working tree)");
   app.add_option("--max-download", o.max_download, "Stop a download past SIZE")->capture_default_str();
-  app.add_option("command", o.command, "The command and its arguments");
+  app.add_option("command", o.argv, "The command and its arguments");
 }
 
 // --shards and the flags that only apply with it.
-void add_fanout_options(CLI::App& app, FanoutOptions& o) {
+void add_fanout_options(CLI::App& app, service::FanoutSpec& o) {
   app.add_option(
       "--shards", o.shards,
       fmt::format("Run the command in N new sandboxes at once (1-{}); shard i gets CORRAL_SHARD_INDEX=i, "
@@ -133,8 +130,8 @@ void add_fanout_options(CLI::App& app, FanoutOptions& o) {
                   "prefixed [i/N]",
                   kMaxShards));
   app.add_flag("--fail-fast", o.fail_fast, "With --shards: stop every shard once one fails");
-  app.add_option("--max-parallel", o.max_parallel, "With --shards: create at most M sandboxes at once")
-      ->capture_default_str();
+  app.add_option("--max-parallel", o.max_parallel,
+                 fmt::format("With --shards: create at most M sandboxes at once (default {})", kDefaultMaxParallel));
   app.add_option("--shard-output", o.shard_output,
                  "With --shards: write shard i's output to DIR/shard-i.stdout and .stderr instead");
   names_lease(app.add_option("--from", o.from,
@@ -145,12 +142,11 @@ void add_fanout_options(CLI::App& app, FanoutOptions& o) {
 Runner define(CLI::App& app) {
   auto o = std::make_shared<RunOptions>();
   add_sandbox_options(app, o->sandbox);
-  add_run_options(app, *o);
-  add_fanout_options(app, o->fanout);
+  add_run_options(app, o->spec);
+  add_fanout_options(app, o->spec.fanout);
   return [o, cmd = &app](Context& ctx) {
-    o->command.insert(o->command.end(), ctx.words_after_dashes.begin(), ctx.words_after_dashes.end());
-    o->fanout.given = cmd->count("--shards") > 0;
-    o->fanout.max_parallel_given = cmd->count("--max-parallel") > 0;
+    o->spec.argv.insert(o->spec.argv.end(), ctx.words_after_dashes.begin(), ctx.words_after_dashes.end());
+    o->spec.fanout.wanted = cmd->count("--shards") > 0;
     return run_command(ctx, *o);
   };
 }

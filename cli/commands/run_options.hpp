@@ -1,61 +1,30 @@
-// What `corral run` is given, and the part of it `corral warmup` shares: the options of
-// a new sandbox.
+// The flags of `corral run` and the part of them `corral warmup` shares, bound to the
+// service's specs (service/run_spec.hpp), plus what only a terminal front end has: where
+// the session handle goes and how progress shows.
 #pragma once
 
 #include <CLI/CLI.hpp>
 
-#include <optional>
 #include <string>
-#include <vector>
 
 #include "context.hpp"
-#include "lease/fanout.hpp"
-#include "lease/lease.hpp"
+#include "service/run_spec.hpp"
 
 namespace corral::cli {
 
+// The flags of a new sandbox, and the handle file and progress mode every run has.
 struct SandboxOptions {
-  std::string provider;
-  std::string lease_output;           // --lease-output FILE: the session handle
-  std::vector<std::string> env;       // --env NAME (repeatable)
-  std::string max_workspace = "512M";
-  std::optional<std::string> network;  // --network POLICY
-  std::string idle;                    // --idle pause|stop: what a kept sandbox does once idle
-  std::string progress = "auto";       // --progress auto|never|json
+  service::SandboxSpec spec;
+  std::string lease_output;      // --lease-output FILE: the session handle
+  std::string progress = "auto";  // --progress auto|never|json
 };
 
-// `corral run --shards N` and the flags that only apply with it (fanout.hpp).
-struct FanoutOptions {
-  bool given = false;  // --shards was on the command line
-  int shards = 0;
-  bool fail_fast = false;
-  int max_parallel = kDefaultMaxParallel;
-  bool max_parallel_given = false;
-  std::string shard_output;
-  std::string from;  // --from LEASE: the shards run in forks of this kept lease
-};
-
-struct RunOptions {
-  SandboxOptions sandbox;
-  std::string lease;  // --id: reuse this kept lease
-  bool keep = false;
-  bool keep_on_failure = false;
-  bool no_pool = false;  // --no-pool: never take a sandbox from a warm pool
-  std::string timeout;
-  std::string shell;
-  std::vector<std::string> command;
-  std::vector<std::string> downloads;
-  std::string download_dir;
-  std::string max_download = "256M";
-  FanoutOptions fanout;
-};
-
-// Registers the options of a new sandbox (--provider, --lease-output, --env,
-// --max-workspace, --network) on `app`.
+// Registers --provider, --lease-output, --env, --max-workspace, --network, --idle and
+// --progress on `app`.
 void add_sandbox_options(CLI::App& app, SandboxOptions& options);
-// The request `options` describe, run from the current folder; a usage error for values
-// that cannot be used (sizes, durations, a network policy, flags that do not go together).
-// Sets the --progress mode on ctx's Ui.
-RunRequest to_request(Context& ctx, const RunOptions& options);
+// Completes `options` with what the line gave besides its flags (the provider option
+// flags, the current folder) and sets the --progress mode on ctx's Ui; a usage error for
+// a mode that is none.
+void finish_sandbox_options(Context& ctx, SandboxOptions& options);
 
 }  // namespace corral::cli

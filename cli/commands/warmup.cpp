@@ -6,17 +6,17 @@
 #include "commands/run_options.hpp"
 #include "lease/handle.hpp"
 #include "lease/output_file.hpp"
+#include "service/run_spec.hpp"
 
 namespace corral::cli {
 namespace {
 
 // Prints the kept sandbox's handle (and writes it to --lease-output).
-int warmup_command(Context& ctx, const SandboxOptions& sandbox) {
+int warmup_command(Context& ctx, SandboxOptions& sandbox) {
+  finish_sandbox_options(ctx, sandbox);
   std::optional<OutputFile> output;
   if (!sandbox.lease_output.empty()) output.emplace(sandbox.lease_output, "session handle");
-  RunOptions args;
-  args.sandbox = sandbox;
-  SessionHandle handle = warmup(ctx.leases, to_request(ctx, args));
+  SessionHandle handle = service::warmup(ctx.session, ctx.ui, sandbox.spec);
   if (output) output->write(handle_to_json(handle), stop_requested);
   ctx.ui.out(handle_to_json(handle));
   return 0;

@@ -20,7 +20,7 @@
 #include "base/hash.hpp"
 #include "base/paths.hpp"
 #include "base/printable.hpp"
-#include "lease/handle.hpp"
+#include "lease/cleanup_command.hpp"
 #include "lease/slug.hpp"
 
 namespace fs = std::filesystem;

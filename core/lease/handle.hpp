@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "corral/types.hpp"
+#include "lease/cleanup_command.hpp"
 
 namespace corral {
 
@@ -47,9 +48,6 @@ struct SessionHandle {
 struct Claim;
 // The handle of the lease `claim` records (not yet reused or kept).
 SessionHandle handle_for(const Claim& claim);
-// `corral stop --provider P --id L`, with each word quoted for a POSIX shell as needed;
-// without --provider when `provider` is empty (a corrupt claim's is not to be trusted).
-std::string cleanup_command(const std::string& provider, const std::string& lease_id);
 std::string handle_to_json(const SessionHandle& handle);
 // A fan-out's handles, {"shards":[handle,...]} by shard index; null for a shard that never
 // got a sandbox.

@@ -9,7 +9,6 @@
 #include <system_error>
 
 #include "lease/network_policy.hpp"
-#include "lease/pool.hpp"
 
 namespace corral {
 namespace {
@@ -230,8 +229,7 @@ void RunPhases::acquire() {
   if (reused_) {
     lease_.emplace(std::move(*reused_));
     reused_.reset();
-  } else if (std::optional<Lease> pooled = take_pooled_for(ctx_, request_, purpose_ == Purpose::command, spec().name,
-                                                             network_, workspace().root, session_->identity())) {
+  } else if (std::optional<Lease> pooled = take_from_pool()) {
     lease_.emplace(std::move(*pooled));
   } else {
     NewSandbox made{.network = network_, .idle = idle_, .ephemeral = !may_keep(), .workspace_bytes = workspace_bytes()};
@@ -244,6 +242,24 @@ void RunPhases::acquire() {
     resume_if_paused();
     stop_if_cancelled("interrupted");
   });
+}
+
+std::optional<Lease> RunPhases::take_from_pool() {
+  // Only a command's run takes one (a warmup keeps what it makes), and only one that
+  // asked for nothing a pooled sandbox was not made with: a lease by name, --idle.
+  if (purpose_ != Purpose::command || !request_.use_pool || !request_.lease.empty() || request_.idle_given)
+    return std::nullopt;
+  try {
+    return take_pooled(ctx_, pool_ref(ctx_, spec().name, request_.choice, network_, workspace().root,
+                                      session_->identity()),
+                       request_.refill, request_.max_workspace);
+  } catch (const Error& e) {
+    // A pool is a shortcut: a corrupt pooled claim or a lock that cannot be taken must
+    // not fail a run that can make its own sandbox.
+    if (e.code() == ErrorCode::cancelled) throw;
+    ctx_.ui.warn(fmt::format("could not take a sandbox from the pool: {}; creating one", e.what()));
+    return std::nullopt;
+  }
 }
 
 void RunPhases::resume_if_paused() {

@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "lease/lease.hpp"
+#include "lease/pool.hpp"
 #include "workspace/background_pack.hpp"
 
 namespace corral {
@@ -61,10 +62,10 @@ struct RunRequest {
   // and kept it locked since); the run takes it over instead of waiting for it.
   std::shared_ptr<LeaseLock> lease_lock;
   // Take a ready sandbox from the warm pool this run's sandbox would belong to, when there
-  // is one (pool.hpp); false = --no-pool. `refill_exe` is the corral to start, detached,
-  // to refill the pool once one is taken; empty = none.
+  // is one (pool.hpp); false = --no-pool. `refill` starts a refill of the pool once one
+  // is taken (a front end's own way to start one detached); unset = none.
   bool use_pool = true;
-  std::filesystem::path refill_exe;
+  RefillFn refill;
   // Called once a sandbox is acquired, with its handle (not kept, no exit code yet), so
   // a handle exists even if corral dies before the end. Must not throw.
   std::function<void(const SessionHandle&)> on_acquired;
@@ -127,6 +128,9 @@ class RunPhases {
   void fail(Error error);
   // acquire's last step: a reused lease whose sandbox is paused is resumed, saying so.
   void resume_if_paused();
+  // A ready sandbox of the warm pool this run's would belong to, or nullopt (also when
+  // the run may not take one: see run.cpp).
+  std::optional<Lease> take_from_pool();
   // Throws cancelled with `what` once the user asked to stop.
   void stop_if_cancelled(const char* what) const;
   const ProviderSpec& spec() const;

@@ -1,0 +1,82 @@
+#include "service/pools.hpp"
+
+#include "base/sizes.hpp"
+#include "corral/json.hpp"
+#include "service/refill.hpp"
+
+namespace corral::service {
+
+FillResult fill(Session& session, Ui& ui, const FillSpec& spec) {
+  FillRequest request;
+  request.choice = spec.provider;
+  request.size = spec.size;
+  request.ttl_seconds = parse_duration(spec.ttl);
+  if (spec.network) request.network = parse_network_policy(*spec.network);
+  request.cwd = spec.cwd.empty() ? std::filesystem::current_path() : spec.cwd;
+  request.max_workspace = parse_size(spec.max_workspace);
+  LeaseContext ctx = session.context(ui);
+  return fill_pool(ctx, request);
+}
+
+FillResult refill(Session& session, Ui& ui, std::string_view json) {
+  LeaseContext ctx = session.context(ui);
+  return fill_pool(ctx, fill_request_from_json(json));
+}
+
+std::string fill_result_to_json(const FillResult& r) {
+  return json::text_of([&](json::Writer& w) {
+    w.StartObject();
+    json::write_string(w, "pool", r.key);
+    json::write_string(w, "provider", r.provider);
+    w.Key("readyBefore");
+    w.Int(r.ready_before);
+    w.Key("made");
+    w.Int(r.made);
+    w.EndObject();
+  });
+}
+
+std::vector<PoolStatus> pools(Session& session, Ui& ui) {
+  LeaseContext ctx = session.context(ui);
+  return pool_status(ctx);
+}
+
+std::string pools_to_json(const std::vector<PoolStatus>& pools) {
+  return json::text_of([&](json::Writer& w) {
+    w.StartArray();
+    for (const PoolStatus& p : pools) {
+      w.StartObject();
+      json::write_string(w, "pool", p.key);
+      json::write_string(w, "provider", p.provider);
+      json::write_string(w, "workspace", p.workspace);
+      json::write_string(w, "network", to_string(p.network));
+      w.Key("size");
+      w.Int(p.size);
+      w.Key("ready");
+      w.Int(p.ready);
+      w.Key("busy");
+      w.Int(p.busy);
+      w.Key("expired");
+      w.Int(p.expired);
+      w.Key("oldestSeconds");
+      w.Int64(p.oldest_seconds);
+      w.Key("sandboxMinutes");
+      w.Double(p.sandbox_minutes);
+      w.Key("runningMinutes");
+      w.Double(p.running_minutes);
+      w.Key("canPause");
+      w.Bool(p.can_pause);
+      if (!p.can_pause) json::write_string(w, "note", kCannotPause);
+      w.EndObject();
+    }
+    w.EndArray();
+  });
+}
+
+std::vector<StopOutcome> drain(Session& session, Ui& ui, const std::string& provider) {
+  const std::string name = provider.empty() ? std::string() : session.providers().spec(provider).name;
+  LeaseContext ctx = session.context(ui);
+  return drain_pools(ctx, name);
+}
+
+}  // namespace corral::service

@@ -1,0 +1,88 @@
+#include "service/run_spec.hpp"
+
+#include "base/sizes.hpp"
+#include "corral/errors.hpp"
+
+namespace corral::service {
+namespace {
+
+// The part of a run's request that makes its sandbox.
+RunRequest sandbox_request(Session& session, Ui& ui, const SandboxSpec& spec) {
+  RunRequest r;
+  r.choice = spec.provider;
+  r.env_names = spec.env;
+  r.max_workspace = parse_size(spec.max_workspace);
+  r.cwd = spec.cwd.empty() ? std::filesystem::current_path() : spec.cwd;
+  if (spec.network) r.network = parse_network_policy(*spec.network);
+  r.idle = spec.idle.empty() ? session.config().idle().value_or("") : spec.idle;
+  r.idle_given = !spec.idle.empty();
+  r.refill = session.refill(ui);
+  return r;
+}
+
+void check_fanout_options(const FanoutSpec& f) {
+  if (!f.wanted && (f.fail_fast || !f.shard_output.empty() || f.max_parallel || f.from))
+    throw Error(ErrorCode::invalid_argument,
+                "--fail-fast, --max-parallel, --shard-output and --from only apply to a fan-out",
+                "add --shards N, e.g. `corral run --shards 4 --fail-fast -- make test`");
+}
+
+}  // namespace
+
+RunRequest run_request(Session& session, Ui& ui, const RunSpec& spec) {
+  check_fanout_options(spec.fanout);
+  if (spec.argv.empty() && spec.shell.empty())
+    throw Error(ErrorCode::invalid_argument, "no command to run",
+                "write the command after --, e.g. `corral run -- make test`, or use --shell 'make && make test'");
+  if (!spec.shell.empty() && !spec.argv.empty())
+    throw Error(ErrorCode::invalid_argument, "give either --shell 'COMMAND' or a command after --, not both");
+  RunRequest r = sandbox_request(session, ui, spec.sandbox);
+  r.lease = spec.lease;
+  r.keep = spec.keep;
+  r.keep_on_failure = spec.keep_on_failure;
+  r.use_pool = !spec.no_pool;
+  r.downloads.patterns = spec.downloads;
+  r.downloads.dir = spec.download_dir;
+  r.downloads.max_bytes = parse_size(spec.max_download);
+  if (!spec.downloads.empty() && r.downloads.max_bytes == 0)
+    throw Error(ErrorCode::invalid_argument, "--max-download must be above 0", "e.g. --max-download 1G");
+  if (spec.downloads.empty() && !spec.download_dir.empty())
+    throw Error(ErrorCode::invalid_argument, "--download-dir without --download", "add --download PATH_OR_GLOB");
+  if (!spec.timeout.empty()) r.command.timeout_seconds = parse_duration(spec.timeout);
+  if (!spec.shell.empty()) r.command.shell = spec.shell;
+  else r.command.argv = spec.argv;
+  return r;
+}
+
+FanoutRequest fanout_request(Session& session, Ui& ui, const RunSpec& spec) {
+  FanoutRequest fan;
+  fan.run = run_request(session, ui, spec);
+  fan.shards = spec.fanout.shards;
+  fan.fail_fast = spec.fanout.fail_fast;
+  fan.max_parallel = spec.fanout.max_parallel.value_or(kDefaultMaxParallel);
+  fan.output_dir = spec.fanout.shard_output;
+  if (spec.fanout.from) fan.from = *spec.fanout.from;
+  return fan;
+}
+
+RunResult run(Session& session, Ui& ui, const RunSpec& spec, std::function<void(const SessionHandle&)> on_acquired) {
+  RunRequest request = run_request(session, ui, spec);
+  request.on_acquired = std::move(on_acquired);
+  LeaseContext ctx = session.context(ui);
+  return corral::run(ctx, request);
+}
+
+FanoutResult run_shards(Session& session, Ui& ui, const RunSpec& spec,
+                        std::function<void(int index, const SessionHandle&)> on_acquired) {
+  FanoutRequest fan = fanout_request(session, ui, spec);
+  fan.on_acquired = std::move(on_acquired);
+  LeaseContext ctx = session.context(ui);
+  return run_fanout(ctx, fan);
+}
+
+SessionHandle warmup(Session& session, Ui& ui, const SandboxSpec& spec) {
+  LeaseContext ctx = session.context(ui);
+  return corral::warmup(ctx, sandbox_request(session, ui, spec));
+}
+
+}  // namespace corral::service
