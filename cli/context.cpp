@@ -15,7 +15,6 @@ std::filesystem::path self() {
 Context::Context(bool verbose, Config config)
     : session(std::move(config), self()),
       ui(verbose),
-      leases(session.context(ui)),
       config(session.config()),
       claims(session.claims()),
       providers(session.providers()) {}

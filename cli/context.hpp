@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "corral/types.hpp"
-#include "lease/lease.hpp"
 #include "service/session.hpp"
 #include "settings/config.hpp"
 #include "terminal.hpp"
@@ -27,7 +26,6 @@ struct Context {
 
   service::Session session;
   TerminalUi ui;
-  LeaseContext leases;       // the session's, reporting to ui
   const Config& config;      // the session's
   const ClaimStore& claims;  // the session's
   Providers& providers;      // the session's

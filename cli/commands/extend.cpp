@@ -4,8 +4,8 @@
 #include <memory>
 
 #include "commands/commands.hpp"
-#include "lease/lease.hpp"
 #include "options.hpp"
+#include "service/leases.hpp"
 
 namespace corral::cli {
 namespace {
@@ -17,12 +17,9 @@ struct ExtendOptions {
 };
 
 int extend_command(Context& ctx, const ExtendOptions& o) {
-  std::int64_t seconds = parse_duration(o.by);
-  Lease lease = Lease::attach(ctx.leases, o.id, ctx.choice(o.provider), Lease::Access::observe);
-  Sandbox updated = lease.extend(seconds);
-  auto end = updated.details.find("endAt");
-  ctx.ui.note(fmt::format("extended {} by {}{}", lease.claim().slug, format_duration(seconds),
-                          end == updated.details.end() ? "" : " (until " + end->second + ")"));
+  const service::Extended e = service::extend(ctx.session, ctx.ui, {o.id, ctx.choice(o.provider)}, o.by);
+  ctx.ui.note(fmt::format("extended {} by {}{}", e.claim.slug, format_duration(e.seconds),
+                          e.until ? " (until " + *e.until + ")" : ""));
   return 0;
 }
 

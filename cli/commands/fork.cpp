@@ -6,9 +6,9 @@
 
 #include "commands/commands.hpp"
 #include "lease/fork.hpp"
-#include "lease/handle.hpp"
 #include "lease/output_file.hpp"
 #include "options.hpp"
+#include "service/leases.hpp"
 
 namespace corral::cli {
 namespace {
@@ -26,11 +26,9 @@ int fork_command(Context& ctx, const ForkCommandOptions& o) {
   ctx.ui.set_progress_mode(parse_progress_mode(o.progress));
   std::optional<OutputFile> output;
   if (!o.lease_output.empty()) output.emplace(o.lease_output, "fork handles");
-  Lease source = Lease::attach(ctx.leases, o.id, ctx.choice(o.provider), Lease::Access::exclusive);
-  Forks forks = fork_lease(ctx.leases, source, {.count = o.count, .kept = true, .keep_partial = o.keep});
-  std::vector<SessionHandle> handles;
-  for (const Claim& c : forks.made) handles.push_back(handle_for(c));
-  const std::string text = fork_handles_to_json(handles);
+  const service::ForkOutcome forks = service::fork(
+      ctx.session, ctx.ui, {.source = {o.id, ctx.choice(o.provider)}, .count = o.count, .keep_partial = o.keep});
+  const std::string text = fork_handles_to_json(forks.forks);
   int exit_code = 0;
   if (output) {
     try {
@@ -41,9 +39,9 @@ int fork_command(Context& ctx, const ForkCommandOptions& o) {
     }
   }
   ctx.ui.out(text);
-  for (const Claim& c : forks.made)
-    ctx.ui.note(fmt::format("fork {} (lease {}): run in it with --id {}; stop with `{}`", c.slug, c.lease_id, c.slug,
-                            cleanup_command(c.provider, c.lease_id)));
+  for (const SessionHandle& h : forks.forks)
+    ctx.ui.note(fmt::format("fork {} (lease {}): run in it with --id {}; stop with `{}`", h.slug, h.lease_id, h.slug,
+                            h.cleanup_command));
   for (const Error& e : forks.failed) {
     ctx.ui.error(e);
     if (exit_code == 0) exit_code = e.exit_code();

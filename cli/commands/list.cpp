@@ -6,10 +6,8 @@
 
 #include "commands/commands.hpp"
 #include "corral/wire.hpp"
-#include "json_line.hpp"
-#include "lease/fleet.hpp"
-#include "lease/handle.hpp"
 #include "options.hpp"
+#include "service/leases.hpp"
 #include "table.hpp"
 
 namespace corral::cli {
@@ -22,54 +20,21 @@ struct ListOptions {
   std::string provider;
 };
 
-void write_lease(json::Writer& w, const LeaseRow& row) {
-  w.StartObject();
-  if (row.file.claim) {
-    write_claim_fields(w, *row.file.claim);
-    json::write_string(w, "cleanupCommand", cleanup_command(row.file.claim->provider, row.file.lease_id));
-  } else {
-    json::write_string(w, "leaseId", row.file.lease_id);
-    json::write_string(w, "provider", row.file.provider);
-    json::write_string(w, "sandboxId", row.file.sandbox_id);
-    json::write_string(w, "problem", row.file.problem);
-    json::write_string(w, "cleanupCommand", cleanup_command("", row.file.lease_id));
-  }
-  json::write_string(w, "state", to_string(row.state));
-  w.EndObject();
-}
-
-void write_remote(json::Writer& w, const RemoteRow& r) {
-  w.StartObject();
-  json::write_string(w, "sandboxId", r.sandbox.id);
-  json::write_string(w, "state", r.sandbox.state);
-  json::write_map(w, "labels", r.sandbox.labels);
-  json::write_string(w, "owner", to_string(r.owner));
-  w.Key("claimed");
-  w.Bool(r.owner == RemoteOwner::claimed);
-  w.EndObject();
-}
-
 // `list --remote`: what the provider holds, other machines' only with --all-hosts.
 int list_remote_command(Context& ctx, const ListOptions& o) {
-  const ProviderChoice choice = ctx.choice(o.provider);
-  auto session = ctx.providers.open(ctx.providers.resolve(choice), choice, ctx.ui);
-  std::vector<RemoteRow> rows = list_remote(ctx.leases, *session);
-  if (!o.all_hosts) std::erase_if(rows, [](const RemoteRow& r) { return is_foreign(r.owner); });
+  const service::RemoteListing listing =
+      service::remote_sandboxes(ctx.session, ctx.ui, ctx.choice(o.provider), o.all_hosts);
   if (o.json) {
-    ctx.ui.out(json_line([&](json::Writer& w) {
-      w.StartArray();
-      for (const RemoteRow& r : rows) write_remote(w, r);
-      w.EndArray();
-    }));
+    ctx.ui.out(service::remote_sandboxes_to_json(listing.rows) + "\n");
     return 0;
   }
   Table t({"SANDBOX", "STATE", "SLUG", "OWNER"});
-  for (const RemoteRow& r : rows) {
+  for (const RemoteRow& r : listing.rows) {
     auto slug = r.sandbox.labels.find(wire::kSlugLabel);
     t.add({r.sandbox.id, r.sandbox.state, slug == r.sandbox.labels.end() ? "" : slug->second,
            std::string(to_string(r.owner))});
   }
-  ctx.ui.out(t.empty() ? fmt::format("no corral sandboxes at {}\n", session->spec().name) : t.str());
+  ctx.ui.out(t.empty() ? fmt::format("no corral sandboxes at {}\n", listing.provider) : t.str());
   return 0;
 }
 
@@ -96,13 +61,9 @@ void print_leases(Context& ctx, const std::vector<LeaseRow>& rows) {
 
 int list_command(Context& ctx, const ListOptions& o) {
   if (o.remote) return list_remote_command(ctx, o);
-  std::vector<LeaseRow> rows = list_leases(ctx.claims);
+  const std::vector<LeaseRow> rows = service::leases(ctx.session);
   if (o.json) {
-    ctx.ui.out(json_line([&](json::Writer& w) {
-      w.StartArray();
-      for (const LeaseRow& r : rows) write_lease(w, r);
-      w.EndArray();
-    }));
+    ctx.ui.out(service::leases_to_json(rows) + "\n");
     return 0;
   }
   if (rows.empty()) ctx.ui.note("no leases; `corral run --keep -- CMD` keeps a sandbox for reuse");

@@ -4,8 +4,8 @@
 #include <memory>
 
 #include "commands/commands.hpp"
-#include "lease/lease.hpp"
 #include "options.hpp"
+#include "service/leases.hpp"
 
 namespace corral::cli {
 namespace {
@@ -16,10 +16,9 @@ struct PauseOptions {
 };
 
 int pause_command(Context& ctx, const PauseOptions& o) {
-  Lease lease = Lease::attach(ctx.leases, o.id, ctx.choice(o.provider), Lease::Access::exclusive);
-  lease.pause();
-  ctx.ui.note(fmt::format("paused {}; `corral resume --id {}` or `corral run --id {} -- CMD` resumes it",
-                          lease.claim().slug, lease.claim().slug, lease.claim().slug));
+  const Claim claim = service::pause(ctx.session, ctx.ui, {o.id, ctx.choice(o.provider)});
+  ctx.ui.note(fmt::format("paused {}; `corral resume --id {}` or `corral run --id {} -- CMD` resumes it", claim.slug,
+                          claim.slug, claim.slug));
   return 0;
 }
 

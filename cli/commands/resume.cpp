@@ -4,8 +4,8 @@
 #include <memory>
 
 #include "commands/commands.hpp"
-#include "lease/lease.hpp"
 #include "options.hpp"
+#include "service/leases.hpp"
 
 namespace corral::cli {
 namespace {
@@ -16,9 +16,8 @@ struct ResumeOptions {
 };
 
 int resume_command(Context& ctx, const ResumeOptions& o) {
-  Lease lease = Lease::attach(ctx.leases, o.id, ctx.choice(o.provider), Lease::Access::exclusive);
-  lease.resume();
-  ctx.ui.note(fmt::format("resumed {}", lease.claim().slug));
+  const Claim claim = service::resume(ctx.session, ctx.ui, {o.id, ctx.choice(o.provider)});
+  ctx.ui.note(fmt::format("resumed {}", claim.slug));
   return 0;
 }
 

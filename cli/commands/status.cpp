@@ -2,10 +2,9 @@
 #include <memory>
 
 #include "commands/commands.hpp"
-#include "json_line.hpp"
-#include "lease/handle.hpp"
-#include "lease/lease.hpp"
+#include "lease/cleanup_command.hpp"
 #include "options.hpp"
+#include "service/leases.hpp"
 #include "table.hpp"
 
 namespace corral::cli {
@@ -17,28 +16,14 @@ struct StatusOptions {
   std::string provider;
 };
 
-void print_json(Context& ctx, const Claim& claim, const Sandbox& sandbox) {
-  ctx.ui.out(json_line([&](json::Writer& w) {
-    w.StartObject();
-    w.Key("lease");
-    w.StartObject();
-    write_claim_fields(w, claim);
-    json::write_string(w, "cleanupCommand", cleanup_command(claim.provider, claim.lease_id));
-    w.EndObject();
-    w.Key("sandbox");
-    json::write_sandbox(w, sandbox, /*include_secrets=*/false);
-    w.EndObject();
-  }));
-}
-
 int status_command(Context& ctx, const StatusOptions& o) {
-  Lease lease = Lease::attach(ctx.leases, o.id, ctx.choice(o.provider), Lease::Access::observe, Lease::Pooled::allow);
-  const Claim& claim = lease.claim();
-  const Sandbox& sandbox = lease.live();
+  const service::LeaseStatus status = service::status(ctx.session, ctx.ui, {o.id, ctx.choice(o.provider)});
   if (o.json) {
-    print_json(ctx, claim, sandbox);
+    ctx.ui.out(service::status_to_json(status) + "\n");
     return 0;
   }
+  const Claim& claim = status.claim;
+  const Sandbox& sandbox = status.sandbox;
   Table t({"FIELD", "VALUE"});
   t.add({"slug", claim.slug});
   t.add({"lease", claim.lease_id});

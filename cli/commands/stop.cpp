@@ -6,8 +6,8 @@
 
 #include "commands/commands.hpp"
 #include "commands/stop_report.hpp"
-#include "lease/fleet.hpp"
 #include "options.hpp"
+#include "service/leases.hpp"
 
 namespace corral::cli {
 
@@ -35,22 +35,12 @@ struct StopOptions {
 };
 
 int stop_command(Context& ctx, const StopOptions& o) {
-  int modes = (o.orphans ? 1 : 0) + (o.all ? 1 : 0) + (o.id.empty() ? 0 : 1);
-  if (modes != 1)
-    throw Error(ErrorCode::invalid_argument, "stop needs exactly one of --id LEASE, --all or --orphans",
-                "`corral list` shows your leases");
-  if (o.all_hosts && !o.orphans) throw Error(ErrorCode::invalid_argument, "--all-hosts goes with --orphans");
-  if (o.orphans) {
-    OrphanScope scope;
-    scope.all_hosts = o.all_hosts;
-    scope.all_providers_abandoned = o.provider.empty();
-    std::vector<StopOutcome> outcomes = stop_orphans(ctx.leases, ctx.choice(o.provider), scope);
-    int status = report_stops(ctx, outcomes);
-    if (outcomes.empty()) ctx.ui.note("nothing to stop: no abandoned leases or orphan sandboxes");
-    return status;
-  }
-  if (o.all) return report_stops(ctx, stop_all(ctx.leases));
-  return report_stops(ctx, {stop_lease(ctx.leases, o.id, ctx.choice(o.provider))});
+  const std::vector<StopOutcome> outcomes = service::stop(
+      ctx.session, ctx.ui,
+      {.lease = o.id, .all = o.all, .orphans = o.orphans, .all_hosts = o.all_hosts, .provider = ctx.choice(o.provider)});
+  const int status = report_stops(ctx, outcomes);
+  if (o.orphans && outcomes.empty()) ctx.ui.note("nothing to stop: no abandoned leases or orphan sandboxes");
+  return status;
 }
 
 Runner define(CLI::App& app) {

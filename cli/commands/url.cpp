@@ -1,10 +1,9 @@
 // `corral url`: the URL of a port inside a kept sandbox.
 #include <memory>
 
-#include "base/printable.hpp"
 #include "commands/commands.hpp"
-#include "lease/lease.hpp"
 #include "options.hpp"
+#include "service/leases.hpp"
 
 namespace corral::cli {
 namespace {
@@ -16,8 +15,7 @@ struct UrlOptions {
 };
 
 int url_command(Context& ctx, const UrlOptions& o) {
-  Lease lease = Lease::attach(ctx.leases, o.id, ctx.choice(o.provider), Lease::Access::observe);
-  ctx.ui.out(printable(lease.url(o.port)) + "\n");
+  ctx.ui.out(service::url(ctx.session, ctx.ui, {o.id, ctx.choice(o.provider)}, o.port) + "\n");
   return 0;
 }
 
