@@ -10,10 +10,10 @@
 namespace corral::service {
 namespace {
 
-// `spec`'s lease, its provider opened; `access` as Lease::attach takes it.
-Lease attach(Session& session, Ui& ui, const LeaseSpec& spec, Lease::Access access,
+// `spec`'s lease, its provider opened; `access` as Lease::attach takes it. The lease keeps
+// a pointer to `ctx`, so `ctx` must outlive it: callers hold both in one frame.
+Lease attach(LeaseContext& ctx, const LeaseSpec& spec, Lease::Access access,
              Lease::Pooled pooled = Lease::Pooled::refuse) {
-  LeaseContext ctx = session.context(ui);
   return Lease::attach(ctx, spec.lease, spec.provider, access, pooled);
 }
 
@@ -47,8 +47,8 @@ void write_remote_row(json::Writer& w, const RemoteRow& r) {
 }  // namespace
 
 ForkOutcome fork(Session& session, Ui& ui, const ForkSpec& spec) {
-  Lease source = attach(session, ui, spec.source, Lease::Access::exclusive);
   LeaseContext ctx = session.context(ui);
+  Lease source = attach(ctx, spec.source, Lease::Access::exclusive);
   Forks forks = fork_lease(ctx, source, {.count = spec.count, .kept = true, .keep_partial = spec.keep_partial});
   ForkOutcome outcome;
   for (const Claim& c : forks.made) outcome.forks.push_back(handle_for(c));
@@ -57,20 +57,23 @@ ForkOutcome fork(Session& session, Ui& ui, const ForkSpec& spec) {
 }
 
 Claim pause(Session& session, Ui& ui, const LeaseSpec& spec) {
-  Lease lease = attach(session, ui, spec, Lease::Access::exclusive);
+  LeaseContext ctx = session.context(ui);
+  Lease lease = attach(ctx, spec, Lease::Access::exclusive);
   lease.pause();
   return lease.claim();
 }
 
 Claim resume(Session& session, Ui& ui, const LeaseSpec& spec) {
-  Lease lease = attach(session, ui, spec, Lease::Access::exclusive);
+  LeaseContext ctx = session.context(ui);
+  Lease lease = attach(ctx, spec, Lease::Access::exclusive);
   lease.resume();
   return lease.claim();
 }
 
 Extended extend(Session& session, Ui& ui, const LeaseSpec& spec, const std::string& by) {
   const std::int64_t seconds = parse_duration(by);
-  Lease lease = attach(session, ui, spec, Lease::Access::observe);
+  LeaseContext ctx = session.context(ui);
+  Lease lease = attach(ctx, spec, Lease::Access::observe);
   const Sandbox updated = lease.extend(seconds);
   Extended result{.claim = lease.claim(), .seconds = seconds};
   if (auto end = updated.details.find("endAt"); end != updated.details.end()) result.until = end->second;
@@ -78,12 +81,14 @@ Extended extend(Session& session, Ui& ui, const LeaseSpec& spec, const std::stri
 }
 
 std::string url(Session& session, Ui& ui, const LeaseSpec& spec, int port) {
-  Lease lease = attach(session, ui, spec, Lease::Access::observe);
+  LeaseContext ctx = session.context(ui);
+  Lease lease = attach(ctx, spec, Lease::Access::observe);
   return printable(lease.url(port));
 }
 
 LeaseStatus status(Session& session, Ui& ui, const LeaseSpec& spec) {
-  Lease lease = attach(session, ui, spec, Lease::Access::observe, Lease::Pooled::allow);
+  LeaseContext ctx = session.context(ui);
+  Lease lease = attach(ctx, spec, Lease::Access::observe, Lease::Pooled::allow);
   const Sandbox sandbox = lease.live();
   return {lease.claim(), sandbox};
 }
