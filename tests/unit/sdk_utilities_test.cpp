@@ -140,9 +140,13 @@ TEST_CASE("a parallel thread starts on a CPU its creator is not on, then may run
     MESSAGE("one CPU to run on: nothing to tell apart");
     return;
   }
-  // The creator may move between CPUs at any moment: only a start it made without moving counts.
+  // The creator may move between CPUs at any moment: only a start it made without moving
+  // counts. The thread reads its CPU just after it restored its affinity, when a busy
+  // scheduler may already have moved it (a sanitized suite on two cores did), so a start
+  // elsewhere is asked of most starts, not of every one.
   int checked = 0;
-  for (int attempt = 0; attempt < 50 && checked < 5; ++attempt) {
+  int elsewhere = 0;
+  for (int attempt = 0; attempt < 100 && checked < 10; ++attempt) {
     std::atomic<int> started_on{-1};
     cpu_set_t then{};
     const int before = sched_getcpu();
@@ -154,10 +158,11 @@ TEST_CASE("a parallel thread starts on a CPU its creator is not on, then may run
     thread.join();
     if (before != after) continue;
     ++checked;
-    CHECK(started_on != before);
+    if (started_on != before) ++elsewhere;
     CHECK(CPU_EQUAL(&then, &allowed));
   }
   CHECK(checked > 0);
+  CHECK(elsewhere * 2 > checked);
 }
 
 TEST_CASE("a parallel thread runs its work once, is joined when it goes, and moves like std::thread") {
