@@ -1,6 +1,7 @@
 // The SDK's kit for remote providers (corral/sdk/remote): the words of the shared errors,
-// doctor's two checks, the settings checks, the owner labels and their exact filter,
-// the sweep of a failed create's strays, paged lists, command hooks and step failures.
+// the status table a provider words its failed answers with, doctor's two checks, the
+// settings checks, the owner labels and their exact filter, the sweep of a failed
+// create's strays, paged lists, command hooks and step failures.
 // A provider written only for these tests stands in for E2B and Daytona.
 #include <doctest/doctest.h>
 
@@ -11,6 +12,7 @@
 
 #include "corral/sdk/remote/command_hooks.hpp"
 #include "corral/sdk/remote/doctor.hpp"
+#include "corral/sdk/remote/error_table.hpp"
 #include "corral/sdk/remote/errors.hpp"
 #include "corral/sdk/remote/ownership.hpp"
 #include "corral/sdk/remote/paged_list.hpp"
@@ -353,4 +355,50 @@ TEST_CASE("a command a provider's API carries as text is refused when a part of 
   c.argv = {"true"};
   c.env = {{"KEY", "\xc3"}};
   CHECK_THROWS_WITH_AS(sdk::remote::require_text_command(c, "Daytona"), doctest::Contains("variable KEY"), Error);
+}
+
+namespace {
+
+// True for an answer whose body says it is over a limit, as Daytona's 400 does.
+bool over_limit(const sdk::http::Response& response) { return response.body.find("limit") != std::string::npos; }
+
+// The words of a provider whose errors come as a list: its first entry.
+std::string first_entry(std::string_view body) { return std::string(body.substr(0, body.find(';'))); }
+
+}  // namespace
+
+TEST_CASE("a status table: the first row that covers a status gives its hint and code; 429 is the rate limit") {
+  const remote::ErrorTable table{.rate_limit = "Acme's rate limit",
+                                 .rate_limit_advice = "ask Acme",
+                                 .rate_limit_noise = "Throttled",
+                                 .rows = {{400, 403, "stop what you do not need", &over_limit, ErrorCode::quota},
+                                          {401, 401, "check ACME_API_KEY"},
+                                          {500, remote::kLastStatus, "retry in a moment"}},
+                                 .explanation = &first_entry};
+  auto failed = [](long status, std::string body) {
+    sdk::http::Response r = answer(status);
+    r.body = std::move(body);
+    return r;
+  };
+  Error auth = remote::table_error(table, failed(401, "bad key; really"), "Acme get sb-1");
+  CHECK(auth.code() == ErrorCode::auth);
+  CHECK(std::string(auth.what()) == "Acme get sb-1: HTTP 401: bad key");
+  CHECK(auth.hint() == "check ACME_API_KEY");
+  // A row that does not apply passes the status on to the next that covers it, or none.
+  Error quota = remote::table_error(table, failed(400, "cpu limit exceeded"), "x");
+  CHECK(quota.code() == ErrorCode::quota);
+  CHECK(quota.hint() == "stop what you do not need");
+  Error plain = remote::table_error(table, failed(400, "cpu must be a number"), "x");
+  CHECK(plain.code() == ErrorCode::invalid_argument);
+  CHECK(plain.hint().empty());
+  CHECK(remote::table_error(table, failed(503, ""), "x").hint() == "retry in a moment");
+  CHECK(std::string(remote::table_error(table, failed(503, ""), "x").what()) == "x: HTTP 503");
+  // 429: the provider's limit, its advice after corral's own, and no explanation that only
+  // names what refused.
+  Error limited = remote::table_error(table, failed(429, "Throttled: too many"), "Acme create sandbox");
+  CHECK(limited.code() == ErrorCode::quota);
+  CHECK(std::string(limited.what()).find("Acme create sandbox: Acme's rate limit was reached (HTTP 429)") == 0);
+  CHECK(limited.hint().find("; ask Acme") != std::string::npos);
+  Error said = remote::table_error(table, failed(429, "slow down; please"), "x");
+  CHECK(std::string(said.what()).find("(HTTP 429: slow down)") != std::string::npos);
 }

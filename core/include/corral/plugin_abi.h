@@ -7,6 +7,18 @@
  *
  * Evolution rule: structs only grow at the end; `struct_size` tells each side which
  * members the other one has. A change that is not a pure append bumps CORRAL_ABI_VERSION.
+ *
+ * Threads. corral opens one instance per command (open gets the resolved options) and
+ * calls it from one thread, one call at a time, until close. A fan-out (corral run
+ * --shards N) opens N instances of one plugin in one process and calls them from N
+ * threads at once, each instance from its own thread: an instance keeps its state to
+ * itself, whatever instances share (globals, a library's global state) must be safe from
+ * several threads, and a child forked before exec must close what it does not need (a
+ * pipe another thread opened meanwhile would stay open in it). Several corral processes
+ * may work on one sandbox at once: runs on one lease wait for each other, but get and url
+ * may overlap another process's exec. The host functions of one call (corral_host_v1)
+ * serve only while that call runs: cancelled may be asked from any thread; the others
+ * must not run at once on two threads.
  */
 #ifndef CORRAL_PLUGIN_ABI_H
 #define CORRAL_PLUGIN_ABI_H
@@ -49,7 +61,8 @@ typedef enum corral_log_level {
 } corral_log_level;
 
 /* Services the host passes into every call. `call` is the host's per-call context and
- * is passed back unchanged; the host copies every buffer before returning. */
+ * is passed back unchanged, only until the call returns; the host copies every buffer
+ * before returning. Threads: cancelled from any thread; the others one at a time. */
 typedef struct corral_host_v1 {
   uint32_t struct_size;
   /* Sets the call's JSON result (at most once per call). */
@@ -59,7 +72,7 @@ typedef struct corral_host_v1 {
   /* Streams command output as it arrives. */
   void (*emit)(void* call, int stream, const char* data, size_t len);
   /* Non-zero once the user asked to stop (Ctrl-C): stop the remote work and return
-   * CORRAL_ERR_CANCELLED. Cheap enough to poll in an output loop. */
+   * CORRAL_ERR_CANCELLED. Cheap enough to poll in an output loop, from any thread. */
   int (*cancelled)(void* call);
   /* A diagnostic line for the user (never secrets). */
   void (*log)(void* call, int level, const char* message);
@@ -90,13 +103,15 @@ typedef struct corral_plugin_v1 {
   /* Creates an instance from the resolved options ({"options": {...}}); NULL after
    * host->error on failure. Required. It may report host->result {"target": "..."}: who
    * the instance works for when more than its options decide it (no secret in it), which
-   * keeps warm pools and leases of different accounts apart. */
+   * keeps warm pools and leases of different accounts apart. Threads: a fan-out opens
+   * its instances from several threads at once. */
   void* (*open)(const char* config_json, const corral_host_v1* host, void* call);
-  /* Releases an instance. Required. */
+  /* Releases an instance, once no call of it runs. Required. */
   void (*close)(void* instance);
 
   /* Primitives. NULL means "not provided"; the loader checks that every advertised
-   * feature has the primitives it needs. create, destroy and exec are required. */
+   * feature has the primitives it needs. create, destroy and exec are required.
+   * Threads: never two at once on one instance; instances of a fan-out at once. */
   corral_call_fn doctor;  /* {} -> {"checks":[{"name","ok","detail","hint"}]} */
   /* {"leaseId","slug","labels","workspace"} -> Sandbox. Appended members a plugin may
    * ignore: "ephemeral": true when the run releases the sandbox at its end (absent: it may

@@ -3,6 +3,14 @@
 // where `spec` is a corral::ProviderSpec (typed, checked by the compiler) or its JSON text.
 // The macro generates the C entry point; every call is wrapped so that no exception
 // crosses the boundary and every failure arrives at the host as {code, message, hint}.
+//
+// Threads (the ABI's rule, corral/plugin_abi.h): corral constructs one Provider per
+// command and calls it from one thread, one call at a time, until it destroys it. A
+// fan-out (corral run --shards N) makes N instances in one process and calls them from N
+// threads at once, each from its own thread: keep state in the instance, not in globals;
+// what instances share must be safe from several threads, and a child forked before exec
+// must close what it does not need. Other corral processes may call get and url on a
+// sandbox while this one runs exec in it. A Host serves the one call it was made for.
 #pragma once
 
 #include <chrono>
@@ -21,7 +29,8 @@
 
 namespace corral::sdk {
 
-// The host's services for one call.
+// The host's services for one call, valid until that call returns. Threads: cancelled()
+// may be asked from any thread; the other methods must not run at once on two threads.
 class Host {
  public:
   // `secrets`: what the provider registered (Provider::secrets()), masked in every log
@@ -32,7 +41,7 @@ class Host {
   void emit(corral_stream stream, std::string_view data) const {
     if (!data.empty()) host_->emit(call_, stream, data.data(), data.size());
   }
-  // True once the user asked to stop (Ctrl-C).
+  // True once the user asked to stop (Ctrl-C). Safe from any thread.
   bool cancelled() const { return host_->cancelled(call_) != 0; }
   void info(const std::string& message) const { host_->log(call_, CORRAL_LOG_INFO, masked(message).c_str()); }
   void warn(const std::string& message) const { host_->log(call_, CORRAL_LOG_WARN, masked(message).c_str()); }
@@ -60,6 +69,7 @@ class Host {
 
 // When a remote command must stop: the user asked (Ctrl-C) or its --timeout passed.
 // Poll stop() from the output loop; afterwards timed_out() says which of the two it was.
+// Threads: belongs to the thread that polls it.
 class CommandDeadline {
  public:
   // `timeout_seconds` 0 means no deadline.
@@ -83,6 +93,7 @@ std::string crash_message(std::string_view plugin, std::string_view primitive, s
 std::string setting_name(std::string_view provider, std::string_view option);
 
 // The resolved values of a provider's options (strings as given; typed getters validate).
+// Threads: only read once made; safe from any thread.
 class Options {
  public:
   Options() = default;
@@ -106,7 +117,9 @@ class Options {
 
 // A provider's primitives, one method per line of corral/primitives.def. create, destroy
 // and exec are required; the others are provided by overriding them, and the loader
-// checks that advertised features have them.
+// checks that advertised features have them. Threads: the constructor and each method of
+// one instance run one at a time (corral/plugin_abi.h); constructors of a fan-out's
+// instances run at once.
 class Provider {
  public:
   virtual ~Provider() = default;
@@ -153,7 +166,7 @@ class Provider {
   // are known, and the SDK masks them in every error, hint, log line, progress note and
   // doctor check the provider reports, whoever wrote the text (a server quoting a
   // request's Authorization header). Secret options and Sandbox::secrets need no adding:
-  // corral masks those itself.
+  // corral masks those itself. Add from the instance's own calls, as its other state.
   Redactor& secrets() { return secrets_; }
 
  private:
