@@ -1,41 +1,22 @@
 #include "api.hpp"
 
-#include "corral/sdk/remote/errors.hpp"
 #include "spec.hpp"
 
 namespace corral::daytona {
-namespace http = sdk::http;
 
-std::vector<std::pair<std::string, std::string>> Api::headers() const {
-  std::vector<std::pair<std::string, std::string>> h;
-  h.emplace_back("Authorization", "Bearer " + settings_.api_key);
-  if (!settings_.organization_id.empty()) h.emplace_back("X-Daytona-Organization-ID", settings_.organization_id);
-  h.emplace_back("X-Daytona-Source", "corral");
-  return h;
-}
+Api::Api(sdk::http::Client& client, const Settings& settings)
+    : client_(client),
+      settings_(settings),
+      create_limit_(sdk::remote::limit_of(identity(), "create-timeout", settings.create_timeout_seconds)),
+      request_limit_(sdk::remote::limit_of(identity(), "request-timeout", settings.request_timeout_seconds)) {}
 
-http::Response Api::send(const std::string& method, const std::string& url, const std::string& body,
-                         const std::string& what, Limit limit, Retry retry,
-                         const std::function<bool()>& cancelled) {
-  if (settings_.api_key.empty()) throw sdk::remote::missing_api_key(identity());
-  const bool create = limit == Limit::create;
-  http::Request r;
-  r.method = method;
-  r.url = url;
-  r.headers = headers();
-  r.body = body;
-  r.timeout_seconds = create ? settings_.create_timeout_seconds : settings_.request_timeout_seconds;
-  r.timeout_setting = setting_name(create ? "create-timeout" : "request-timeout");
-  r.what = what;
-  r.cancelled = cancelled;
-  return http::send_retrying(client_, std::move(r), retry);
-}
-
-http::Response Api::send(http::Request request) {
-  if (settings_.api_key.empty()) throw sdk::remote::missing_api_key(identity());
-  auto h = headers();
-  request.headers.insert(request.headers.begin(), h.begin(), h.end());
-  return client_.send(request);
+sdk::remote::ApiClient Api::at(std::string base_url) const {
+  std::vector<std::pair<std::string, std::string>> extra;
+  if (!settings_.organization_id.empty()) extra.emplace_back("X-Daytona-Organization-ID", settings_.organization_id);
+  extra.emplace_back("X-Daytona-Source", "corral");
+  return sdk::remote::ApiClient(
+      client_, std::move(base_url),
+      sdk::remote::key_header(identity(), settings_.api_key, "Authorization", "Bearer ", std::move(extra)));
 }
 
 }  // namespace corral::daytona

@@ -114,9 +114,10 @@ SandboxInfo sandbox_info_from(const json::Value& v, const std::string& what) {
   return http::read_object(v, what, "a sandbox", fields_of);
 }
 
-std::string ControlPlane::sandbox_path(const std::string& id) const {
-  return settings_.api_url + "/sandbox/" + http::url_encode(id);
-}
+ControlPlane::ControlPlane(const Api& api, const Settings& settings)
+    : api_(api), calls_(api.at(settings.api_url)), settings_(settings) {}
+
+std::string ControlPlane::sandbox_path(const std::string& id) const { return "/sandbox/" + http::url_encode(id); }
 
 AllowLists allow_lists(const NetworkPolicy& network) {
   AllowLists out;
@@ -136,9 +137,12 @@ AllowLists allow_lists(const NetworkPolicy& network) {
 
 SandboxInfo ControlPlane::create(const StringMap& labels, const NetworkPolicy& network) {
   const std::string what = "Daytona create sandbox";
-  http::Response response = api_.send("POST", settings_.api_url + "/sandbox", create_body(settings_, labels, network),
-                                      what,
-                                      Limit::create, Retry::never);
+  http::Response response = calls_.send({.method = "POST",
+                                         .path = "/sandbox",
+                                         .body = create_body(settings_, labels, network),
+                                         .what = what,
+                                         .limit = api_.create_limit(),
+                                         .retry = Retry::never});
   if (response.status == 404) {
     const std::string which = !settings_.image.empty()      ? "image '" + settings_.image + "'"
                               : !settings_.snapshot.empty() ? "snapshot '" + settings_.snapshot + "'"
@@ -153,8 +157,8 @@ SandboxInfo ControlPlane::create(const StringMap& labels, const NetworkPolicy& n
 
 SandboxInfo ControlPlane::get(const std::string& id, const sdk::Host& host) {
   const std::string what = "Daytona get sandbox " + id;
-  http::Response response = api_.send("GET", sandbox_path(id), "", what, Limit::request, Retry::idempotent,
-                                      [&host] { return host.cancelled(); });
+  http::Response response =
+      calls_.send({.path = sandbox_path(id), .what = what, .limit = api_.request_limit(), .cancellable = &host});
   sdk::remote::expect_sandbox(identity(), response, what, id);
   return info_of(response, what);
 }
@@ -199,8 +203,8 @@ SandboxInfo ControlPlane::wait_until(SandboxInfo info, bool (*done)(const std::s
 
 SandboxInfo ControlPlane::lifecycle(const std::string& id, const std::string& action) {
   const std::string what = "Daytona " + action + " sandbox " + id;
-  http::Response response =
-      api_.send("POST", sandbox_path(id) + "/" + action, "", what, Limit::request, Retry::idempotent);
+  http::Response response = calls_.send(
+      {.method = "POST", .path = sandbox_path(id) + "/" + action, .what = what, .limit = api_.request_limit()});
   sdk::remote::expect_sandbox(identity(), response, what, id);
   return info_of(response, what);
 }
@@ -226,8 +230,12 @@ SandboxInfo ControlPlane::fork(const std::string& id, const std::string& name) {
     if (!name.empty()) json::write_string(w, "name", name);
     w.EndObject();
   }
-  http::Response response =
-      api_.send("POST", sandbox_path(id) + "/fork", body.GetString(), what, Limit::create, Retry::never);
+  http::Response response = calls_.send({.method = "POST",
+                                         .path = sandbox_path(id) + "/fork",
+                                         .body = body.GetString(),
+                                         .what = what,
+                                         .limit = api_.create_limit(),
+                                         .retry = Retry::never});
   sdk::remote::expect_sandbox(identity(), response, what, id);
   return info_of(response, what);
 }
@@ -241,14 +249,18 @@ void ControlPlane::replace_labels(const std::string& id, const StringMap& labels
     json::write_map(w, "labels", labels);
     w.EndObject();
   }
-  http::Response response =
-      api_.send("PUT", sandbox_path(id) + "/labels", body.GetString(), what, Limit::request, Retry::idempotent);
+  http::Response response = calls_.send({.method = "PUT",
+                                         .path = sandbox_path(id) + "/labels",
+                                         .body = body.GetString(),
+                                         .what = what,
+                                         .limit = api_.request_limit()});
   sdk::remote::expect_sandbox(identity(), response, what, id);
 }
 
 bool ControlPlane::remove(const std::string& id) {
   const std::string what = "Daytona delete sandbox " + id;
-  http::Response response = api_.send("DELETE", sandbox_path(id), "", what, Limit::request, Retry::idempotent);
+  http::Response response =
+      calls_.send({.method = "DELETE", .path = sandbox_path(id), .what = what, .limit = api_.request_limit()});
   return sdk::remote::deleted(identity(), response, what);
 }
 
@@ -263,10 +275,10 @@ std::vector<SandboxInfo> ControlPlane::list(const StringMap& labels, const sdk::
   }
   std::vector<SandboxInfo> out;
   sdk::remote::for_each_page(what, [&](const std::string& cursor) {
-    std::string url = settings_.api_url + "/sandbox?limit=" + kPageLimit + "&labels=" + http::url_encode(filter.GetString());
-    if (!cursor.empty()) url += "&cursor=" + http::url_encode(cursor);
-    http::Response response = api_.send("GET", url, "", what, Limit::request, Retry::idempotent,
-                                        [&host] { return host.cancelled(); });
+    std::string path = std::string("/sandbox?limit=") + kPageLimit + "&labels=" + http::url_encode(filter.GetString());
+    if (!cursor.empty()) path += "&cursor=" + http::url_encode(cursor);
+    http::Response response =
+        calls_.send({.path = path, .what = what, .limit = api_.request_limit(), .cancellable = &host});
     if (!response.ok()) throw api_error(response, what);
     json::Document doc = http::parse_body(response, what);
     if (!doc.IsObject() || !doc.HasMember("items") || !doc["items"].IsArray())
@@ -279,8 +291,10 @@ std::vector<SandboxInfo> ControlPlane::list(const StringMap& labels, const sdk::
 
 PreviewUrl ControlPlane::preview_url(const std::string& id, int port, const sdk::Host& host) {
   const std::string what = "Daytona preview URL of port " + std::to_string(port) + " of sandbox " + id;
-  http::Response response = api_.send("GET", sandbox_path(id) + "/ports/" + std::to_string(port) + "/preview-url", "",
-                                      what, Limit::request, Retry::idempotent, [&host] { return host.cancelled(); });
+  http::Response response = calls_.send({.path = sandbox_path(id) + "/ports/" + std::to_string(port) + "/preview-url",
+                                         .what = what,
+                                         .limit = api_.request_limit(),
+                                         .cancellable = &host});
   sdk::remote::expect_sandbox(identity(), response, what, id);
   json::Document doc = http::parse_body(response, what);
   const PreviewUrl p = http::read_answer(what, [&] {
@@ -294,8 +308,10 @@ PreviewUrl ControlPlane::preview_url(const std::string& id, int port, const sdk:
 void ControlPlane::set_interval(const std::string& id, const std::string& setting, const std::string& what_interval,
                                 std::int64_t minutes) {
   const std::string what = "Daytona set the " + what_interval + " interval of sandbox " + id;
-  http::Response response = api_.send("POST", sandbox_path(id) + "/" + setting + "/" + std::to_string(minutes), "",
-                                      what, Limit::request, Retry::idempotent);
+  http::Response response = calls_.send({.method = "POST",
+                                         .path = sandbox_path(id) + "/" + setting + "/" + std::to_string(minutes),
+                                         .what = what,
+                                         .limit = api_.request_limit()});
   sdk::remote::expect_sandbox(identity(), response, what, id);
 }
 
@@ -311,8 +327,10 @@ std::string ControlPlane::toolbox_url(const SandboxInfo& info, const sdk::Host& 
   std::string url = info.toolbox_proxy_url;
   if (url.empty()) {
     const std::string what = "Daytona toolbox URL of sandbox " + info.id;
-    http::Response response = api_.send("GET", sandbox_path(info.id) + "/toolbox-proxy-url", "", what, Limit::request,
-                                        Retry::idempotent, [&host] { return host.cancelled(); });
+    http::Response response = calls_.send({.path = sandbox_path(info.id) + "/toolbox-proxy-url",
+                                           .what = what,
+                                           .limit = api_.request_limit(),
+                                           .cancellable = &host});
     sdk::remote::expect_sandbox(identity(), response, what, info.id);
     json::Document doc = http::parse_body(response, what);
     url = http::read_answer(what, [&] { return doc.IsObject() ? json::get_string(doc, "url") : ""; });

@@ -47,7 +47,8 @@ AllowLists allow_lists(const NetworkPolicy& network);
 
 class ControlPlane {
  public:
-  ControlPlane(Api& api, const Settings& settings) : api_(api), settings_(settings) {}
+  // Calls the control plane at the settings' api-url through `api`; both must outlive it.
+  ControlPlane(const Api& api, const Settings& settings);
 
   // POST /sandbox labelled `labels`, from the configured snapshot or image, with the
   // configured resources, region and auto-stop interval, its egress limited by `network`
@@ -86,6 +87,7 @@ class ControlPlane {
   std::string toolbox_url(const SandboxInfo& info, const sdk::Host& host);
 
  private:
+  // "/sandbox/{id}", after the control plane's URL.
   std::string sandbox_path(const std::string& id) const;
   // Polls `info` with backoff until `done(state)`; `verb` ("start", "pause") words the
   // progress and the failures.
@@ -96,7 +98,8 @@ class ControlPlane {
   // POST /sandbox/{id}/{setting}/{minutes}.
   void set_interval(const std::string& id, const std::string& setting, const std::string& what, std::int64_t minutes);
 
-  Api& api_;
+  const Api& api_;
+  sdk::remote::ApiClient calls_;
   const Settings& settings_;
 };
 

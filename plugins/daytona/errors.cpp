@@ -2,6 +2,7 @@
 
 #include <regex>
 
+#include "corral/sdk/remote/error_table.hpp"
 #include "spec.hpp"
 
 namespace corral::daytona {
@@ -30,30 +31,26 @@ bool is_quota_refusal(const http::Response& response) {
 }
 
 Error api_error(const http::Response& response, const std::string& what) {
-  if (response.status == 429) {
-    // Daytona's throttle answers "ThrottlerException: Too Many Requests": the name of the
-    // class that refused, which tells the user nothing the status does not.
-    std::string detail = error_message(response.body);
-    if (detail.rfind("ThrottlerException", 0) == 0) detail.clear();
-    return http::rate_limited(response, what, "Daytona's rate limit", detail,
-                              "if it keeps happening, ask Daytona to raise your organization's rate limit");
-  }
-  std::string message = what + ": HTTP " + std::to_string(response.status);
-  if (std::string detail = error_message(response.body); !detail.empty()) message += ": " + detail;
-  if (is_quota_refusal(response))
-    return Error(ErrorCode::quota, message,
-                 "your Daytona organization is at a limit (CPU, memory or disk); stop kept sandboxes (`corral "
-                 "list`, `corral stop --id LEASE`) or raise the limits in the Daytona dashboard");
-  switch (http::code_for_status(response.status)) {
-    case ErrorCode::auth:
-      return Error(ErrorCode::auth, message,
-                   "check " + identity().key_env() + ": it must be a current key (" + identity().key_url +
-                       ") with access to the organization (" + identity().settings.env("organization-id") + ")");
-    case ErrorCode::unavailable:
-      return Error(ErrorCode::unavailable, message, "Daytona is having trouble; retry in a moment");
-    default:
-      return Error(http::code_for_status(response.status), message);
-  }
+  static const std::string key = "check " + identity().key_env() + ": it must be a current key (" +
+                                 identity().key_url + ") with access to the organization (" +
+                                 identity().settings.env("organization-id") + ")";
+  static const std::string trouble = "Daytona is having trouble; retry in a moment";
+  static const sdk::remote::ErrorTable table{
+      .rate_limit = "Daytona's rate limit",
+      .rate_limit_advice = "if it keeps happening, ask Daytona to raise your organization's rate limit",
+      // Daytona's throttle answers "ThrottlerException: Too Many Requests": the name of the
+      // class that refused, which tells the user nothing the status does not.
+      .rate_limit_noise = "ThrottlerException",
+      .rows = {{400, 403,
+                "your Daytona organization is at a limit (CPU, memory or disk); stop kept sandboxes (`corral list`, "
+                "`corral stop --id LEASE`) or raise the limits in the Daytona dashboard",
+                &is_quota_refusal, ErrorCode::quota},
+               {401, 401, key},
+               {403, 403, key},
+               {408, 408, trouble},
+               {500, sdk::remote::kLastStatus, trouble}},
+      .explanation = &error_message};
+  return sdk::remote::table_error(table, response, what);
 }
 
 }  // namespace corral::daytona

@@ -155,7 +155,7 @@ Toolbox DaytonaProvider::toolbox_for(const Sandbox& sandbox, const sdk::Host& ho
 
 std::string DaytonaProvider::workdir_of(const Sandbox& sandbox, Toolbox& toolbox, const sdk::Host& host) {
   Live& live = live_[sandbox.id];
-  if (live.home.empty()) live.home = toolbox.home_dir([&host] { return host.cancelled(); });
+  if (live.home.empty()) live.home = toolbox.home_dir(host);
   return resolve_workdir(settings_.workdir, live.home);
 }
 
@@ -237,5 +237,3 @@ std::string DaytonaProvider::url(const Sandbox& sandbox, int port, const sdk::Ho
 }
 
 }  // namespace corral::daytona
-
-CORRAL_PLUGIN(corral::daytona::DaytonaProvider, "0.1.0", corral::daytona::kSpecJson)

@@ -20,13 +20,17 @@ Error Toolbox::failure(const http::Response& response, const std::string& what) 
   return api_error(response, what);
 }
 
+Toolbox::Toolbox(const Api& api, std::string base_url, std::string sandbox_id)
+    : api_(api), calls_(api.at(std::move(base_url))), sandbox_id_(std::move(sandbox_id)) {}
+
 std::string Toolbox::command_path(const std::string& session_id, const std::string& command_id) const {
-  return base_ + "/process/session/" + http::url_encode(session_id) + "/command/" + http::url_encode(command_id);
+  return "/process/session/" + http::url_encode(session_id) + "/command/" + http::url_encode(command_id);
 }
 
-std::string Toolbox::home_dir(const std::function<bool()>& cancelled) {
+std::string Toolbox::home_dir(const sdk::Host& host) {
   const std::string what = "Daytona sandbox " + sandbox_id_ + ": find the user's home folder";
-  http::Response response = api_.send("GET", base_ + "/user-home-dir", "", what, Limit::request, Retry::idempotent, cancelled);
+  http::Response response =
+      calls_.send({.path = "/user-home-dir", .what = what, .limit = api_.request_limit(), .cancellable = &host});
   if (!response.ok()) throw failure(response, what);
   json::Document doc = http::parse_body(response, what);
   const std::string dir =
@@ -38,23 +42,26 @@ std::string Toolbox::home_dir(const std::function<bool()>& cancelled) {
 void Toolbox::upload(const std::string& local_path, const std::string& remote_path,
                      const std::function<bool()>& cancelled, const http::TransferFn& on_transfer) {
   const std::string what = "Daytona upload to sandbox " + sandbox_id_;
-  const std::string url = base_ + "/files/upload-v2?path=" + http::url_encode(remote_path);
-  http::Response response = api_.send(http::streamed_upload(url, what, local_path, remote_path, cancelled, on_transfer));
+  const std::string path = "/files/upload-v2?path=" + http::url_encode(remote_path);
+  http::Response response =
+      calls_.send_once(http::streamed_upload(path, what, local_path, remote_path, cancelled, on_transfer));
   if (!response.ok()) throw failure(response, what);
 }
 
 void Toolbox::download(const std::string& remote_path, const http::BodyFn& on_body,
                        const std::function<bool()>& cancelled, const http::TransferFn& on_transfer) {
   const std::string what = "Daytona download from sandbox " + sandbox_id_;
-  const std::string url = base_ + "/files/download?path=" + http::url_encode(remote_path);
-  http::Response response = api_.send(http::streamed_get(url, what, on_body, cancelled, on_transfer));
+  const std::string path = "/files/download?path=" + http::url_encode(remote_path);
+  http::Response response = calls_.send_once(http::streamed_get(path, what, on_body, cancelled, on_transfer));
   if (!response.ok()) throw failure(response, what);
 }
 
 void Toolbox::remove_path(const std::string& remote_path) {
   const std::string what = "Daytona sandbox " + sandbox_id_ + ": delete " + remote_path;
-  http::Response response = api_.send("DELETE", base_ + "/files?recursive=true&path=" + http::url_encode(remote_path),
-                                      "", what, Limit::request, Retry::idempotent);
+  http::Response response = calls_.send({.method = "DELETE",
+                                         .path = "/files?recursive=true&path=" + http::url_encode(remote_path),
+                                         .what = what,
+                                         .limit = api_.request_limit()});
   if (response.status == 404) return;
   if (!response.ok()) throw failure(response, what);
 }
@@ -67,16 +74,18 @@ void Toolbox::create_session(const std::string& session_id) {
   json::write_string(w, "sessionId", session_id);
   w.EndObject();
   // A repeat after 429 is safe: the session id is ours and new.
-  http::Response response = api_.send("POST", base_ + "/process/session", buffer.GetString(), what, Limit::request,
-                                      Retry::idempotent);
+  http::Response response = calls_.send(
+      {.method = "POST", .path = "/process/session", .body = buffer.GetString(), .what = what, .limit = api_.request_limit()});
   if (!response.ok()) throw failure(response, what);
 }
 
 bool Toolbox::delete_session(const std::string& session_id) {
   const std::string what = "Daytona sandbox " + sandbox_id_ + ": delete process session " + session_id;
   try {
-    http::Response response = api_.send("DELETE", base_ + "/process/session/" + http::url_encode(session_id), "",
-                                        what, Limit::request, Retry::idempotent);
+    http::Response response = calls_.send({.method = "DELETE",
+                                           .path = "/process/session/" + http::url_encode(session_id),
+                                           .what = what,
+                                           .limit = api_.request_limit()});
     return response.ok() || response.status == 404;
   } catch (const Error&) {
     return false;
@@ -92,8 +101,12 @@ std::string Toolbox::run_async(const std::string& session_id, const std::string&
   w.Key("runAsync");
   w.Bool(true);
   w.EndObject();
-  http::Response response = api_.send("POST", base_ + "/process/session/" + http::url_encode(session_id) + "/exec",
-                                      buffer.GetString(), what, Limit::request, Retry::never);
+  http::Response response = calls_.send({.method = "POST",
+                                         .path = "/process/session/" + http::url_encode(session_id) + "/exec",
+                                         .body = buffer.GetString(),
+                                         .what = what,
+                                         .limit = api_.request_limit(),
+                                         .retry = Retry::never});
   if (!response.ok()) throw failure(response, what);
   json::Document doc = http::parse_body(response, what);
   const std::string id =
@@ -104,8 +117,8 @@ std::string Toolbox::run_async(const std::string& session_id, const std::string&
 
 std::optional<int> Toolbox::exit_code(const std::string& session_id, const std::string& command_id) {
   const std::string what = "Daytona sandbox " + sandbox_id_ + ": read the command's exit code";
-  http::Response response = api_.send("GET", command_path(session_id, command_id), "", what, Limit::request,
-                                      Retry::idempotent);
+  http::Response response =
+      calls_.send({.path = command_path(session_id, command_id), .what = what, .limit = api_.request_limit()});
   if (!response.ok()) throw failure(response, what);
   json::Document doc = http::parse_body(response, what);
   if (!doc.IsObject()) throw http::unexpected_answer(what, "the command is not a JSON object");
@@ -123,10 +136,10 @@ std::pair<std::string, std::string> Toolbox::logs(const std::string& session_id,
   r.headers = {{kSplitOutputHeader, "true"}, {"Accept", "application/json"}};
   // The whole log can be large: bounded by its silence, not by its length.
   r.timeout_seconds = 0;
-  r.idle_timeout_seconds = api_.settings().request_timeout_seconds;
-  r.timeout_setting = setting_name("request-timeout");
+  r.idle_timeout_seconds = static_cast<long>(api_.request_limit().seconds);
+  r.timeout_setting = api_.request_limit().setting;
   r.what = what;
-  http::Response response = api_.send(std::move(r));
+  http::Response response = calls_.send_once(std::move(r));
   if (!response.ok()) throw failure(response, what);
   json::Document doc = http::parse_body(response, what);
   return http::read_answer(what, [&] {
@@ -139,10 +152,10 @@ sdk::websocket::Ending Toolbox::follow_logs(const std::string& session_id, const
                                             const std::function<void(std::string_view)>& on_bytes,
                                             const std::function<bool()>& cancelled) {
   sdk::websocket::Request r;
-  r.url = command_path(session_id, command_id) + "/logs?follow=true";
-  r.headers = api_.headers();
+  r.url = calls_.url(command_path(session_id, command_id) + "/logs?follow=true");
   r.headers.emplace_back(kSplitOutputHeader, "true");
   r.cancelled = cancelled;
+  calls_.authorize(r.headers, r.tls, r.cancelled);
   r.what = "Daytona sandbox " + sandbox_id_ + ": follow the command's output";
   return sdk::websocket::follow(r, [&](std::string_view data, bool) { on_bytes(data); });
 }

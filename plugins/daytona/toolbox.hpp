@@ -15,12 +15,11 @@ namespace corral::daytona {
 
 class Toolbox {
  public:
-  // `base_url` is {toolboxProxyUrl}/{sandboxId}.
-  Toolbox(Api& api, std::string base_url, std::string sandbox_id)
-      : api_(api), base_(std::move(base_url)), sandbox_id_(std::move(sandbox_id)) {}
+  // Calls `base_url`, {toolboxProxyUrl}/{sandboxId}, through `api`, which must outlive it.
+  Toolbox(const Api& api, std::string base_url, std::string sandbox_id);
 
-  // GET /user-home-dir.
-  std::string home_dir(const std::function<bool()>& cancelled);
+  // GET /user-home-dir; Ctrl-C on `host` ends it.
+  std::string home_dir(const sdk::Host& host);
   // POST /files/upload-v2?path=: `local_path` streamed as the multipart field "file";
   // parent folders are created by the toolbox, an existing file is replaced.
   void upload(const std::string& local_path, const std::string& remote_path, const std::function<bool()>& cancelled,
@@ -53,11 +52,12 @@ class Toolbox {
   const std::string& sandbox_id() const { return sandbox_id_; }
 
  private:
+  // "/process/session/{id}/command/{cmd}", after the toolbox's URL.
   std::string command_path(const std::string& session_id, const std::string& command_id) const;
   Error failure(const sdk::http::Response& response, const std::string& what) const;
 
-  Api& api_;
-  std::string base_;
+  const Api& api_;
+  sdk::remote::ApiClient calls_;
   std::string sandbox_id_;
 };
 

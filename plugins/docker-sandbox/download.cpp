@@ -11,7 +11,7 @@
 #include <filesystem>
 
 #include "corral/sdk/download.hpp"
-#include "docker_sandbox_provider.hpp"
+#include "provider.hpp"
 #include "sbx_errors.hpp"
 
 namespace fs = std::filesystem;

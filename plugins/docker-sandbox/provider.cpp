@@ -1,4 +1,4 @@
-#include "docker_sandbox_provider.hpp"
+#include "provider.hpp"
 
 #include <algorithm>
 #include <cctype>

@@ -106,21 +106,11 @@ void write_network(json::Writer& w, const NetworkPolicy& network) {
 
 }  // namespace
 
-http::Response ControlPlane::call(const std::string& method, const std::string& path, const std::string& body,
-                                  http::Retry retry, const std::string& what, const Timeout& timeout,
-                                  const sdk::Host* cancellable) {
-  if (settings_.api_key.empty()) throw sdk::remote::missing_api_key(identity());
-  http::Request r;
-  r.method = method;
-  r.url = settings_.api_url + path;
-  r.headers.emplace_back("X-API-Key", settings_.api_key);
-  r.body = body;
-  r.timeout_seconds = static_cast<long>(timeout.seconds);
-  r.timeout_setting = timeout.setting;
-  r.what = what;
-  if (cancellable) r.cancelled = [cancellable] { return cancellable->cancelled(); };
-  return http::send_retrying(client_, std::move(r), retry);
-}
+ControlPlane::ControlPlane(sdk::http::Client& client, const Settings& settings)
+    : settings_(settings),
+      api_(client, settings.api_url, sdk::remote::key_header(identity(), settings.api_key, "X-API-Key")),
+      create_limit_(sdk::remote::limit_of(identity(), "create-timeout", settings.create_timeout_seconds)),
+      request_limit_(sdk::remote::limit_of(identity(), "request-timeout", settings.request_timeout_seconds)) {}
 
 http::Response ControlPlane::with_lifetime_cap(std::int64_t seconds, const std::string& setting, const sdk::Host& host,
                                                const std::function<http::Response(std::int64_t)>& attempt) {
@@ -156,7 +146,12 @@ SandboxInfo ControlPlane::create(const StringMap& metadata, const NetworkPolicy&
     json::write_map(w, "metadata", metadata);
     write_network(w, network);
     w.EndObject();
-    return call("POST", "/sandboxes", buffer.GetString(), http::Retry::never, what, create_timeout(), nullptr);
+    return api_.send({.method = "POST",
+                      .path = "/sandboxes",
+                      .body = buffer.GetString(),
+                      .what = what,
+                      .limit = create_limit_,
+                      .retry = http::Retry::never});
   });
   if (response.status == 404) throw template_not_found(settings_.template_id, response);
   if (!response.ok()) throw api_error(response, what);
@@ -165,8 +160,8 @@ SandboxInfo ControlPlane::create(const StringMap& metadata, const NetworkPolicy&
 
 SandboxInfo ControlPlane::get(const std::string& id, const sdk::Host& host) {
   const std::string what = "E2B get sandbox " + id;
-  http::Response response =
-      call("GET", "/sandboxes/" + http::url_encode(id), "", http::Retry::idempotent, what, request_timeout(), &host);
+  http::Response response = api_.send(
+      {.path = "/sandboxes/" + http::url_encode(id), .what = what, .limit = request_limit_, .cancellable = &host});
   sdk::remote::expect_sandbox(identity(), response, what, id);
   return info_of(response, what);
 }
@@ -175,9 +170,11 @@ SandboxInfo ControlPlane::connect(const std::string& id, const sdk::Host& host) 
   const std::string what = "E2B connect to sandbox " + id;
   const std::string lifetime = setting_name("lifetime");
   http::Response response = with_lifetime_cap(settings_.lifetime_seconds, lifetime, host, [&](std::int64_t seconds) {
-    return call("POST", "/sandboxes/" + http::url_encode(id) + "/connect", timeout_body(seconds),
-                http::Retry::idempotent, what,
-                create_timeout(), nullptr);
+    return api_.send({.method = "POST",
+                      .path = "/sandboxes/" + http::url_encode(id) + "/connect",
+                      .body = timeout_body(seconds),
+                      .what = what,
+                      .limit = create_limit_});
   });
   sdk::remote::expect_sandbox(identity(), response, what, id);
   return info_of(response, what);
@@ -192,8 +189,11 @@ bool ControlPlane::pause(const std::string& id, bool memory) {
   w.Bool(memory);
   w.EndObject();
   // Not cancellable: a pause cut short leaves E2B's state unknown; the time limit binds it.
-  http::Response response = call("POST", "/sandboxes/" + http::url_encode(id) + "/pause", buffer.GetString(),
-                                 http::Retry::idempotent, what, create_timeout(), nullptr);
+  http::Response response = api_.send({.method = "POST",
+                                       .path = "/sandboxes/" + http::url_encode(id) + "/pause",
+                                       .body = buffer.GetString(),
+                                       .what = what,
+                                       .limit = create_limit_});
   if (response.status == 409) return false;
   sdk::remote::expect_sandbox(identity(), response, what, id);
   return true;
@@ -211,8 +211,12 @@ std::vector<ForkAttempt> ControlPlane::fork(const std::string& id, int count, co
     w.Key("count");
     w.Int(count);
     w.EndObject();
-    return call("POST", "/sandboxes/" + http::url_encode(id) + "/fork", buffer.GetString(), http::Retry::never, what,
-                create_timeout(), nullptr);
+    return api_.send({.method = "POST",
+                      .path = "/sandboxes/" + http::url_encode(id) + "/fork",
+                      .body = buffer.GetString(),
+                      .what = what,
+                      .limit = create_limit_,
+                      .retry = http::Retry::never});
   });
   sdk::remote::expect_sandbox(identity(), response, what, id);
   json::Document doc = http::parse_body(response, what);
@@ -226,9 +230,11 @@ void ControlPlane::set_timeout(const std::string& id, std::int64_t seconds, cons
                                const sdk::Host& host) {
   const std::string what = "E2B set timeout of sandbox " + id;
   http::Response response = with_lifetime_cap(seconds, setting, host, [&](std::int64_t s) {
-    return call("POST", "/sandboxes/" + http::url_encode(id) + "/timeout", timeout_body(s), http::Retry::idempotent,
-                what, request_timeout(),
-                nullptr);
+    return api_.send({.method = "POST",
+                      .path = "/sandboxes/" + http::url_encode(id) + "/timeout",
+                      .body = timeout_body(s),
+                      .what = what,
+                      .limit = request_limit_});
   });
   sdk::remote::expect_sandbox(identity(), response, what, id);
 }
@@ -236,7 +242,7 @@ void ControlPlane::set_timeout(const std::string& id, std::int64_t seconds, cons
 bool ControlPlane::kill(const std::string& id) {
   const std::string what = "E2B kill sandbox " + id;
   http::Response response =
-      call("DELETE", "/sandboxes/" + http::url_encode(id), "", http::Retry::idempotent, what, request_timeout(), nullptr);
+      api_.send({.method = "DELETE", .path = "/sandboxes/" + http::url_encode(id), .what = what, .limit = request_limit_});
   return sdk::remote::deleted(identity(), response, what);
 }
 
@@ -252,7 +258,7 @@ std::vector<SandboxInfo> ControlPlane::list(const StringMap& metadata, const sdk
     std::string path = "/v2/sandboxes?state=running,paused&limit=100";
     if (!filter.empty()) path += "&metadata=" + http::url_encode(filter);
     if (!token.empty()) path += "&nextToken=" + http::url_encode(token);
-    http::Response response = call("GET", path, "", http::Retry::idempotent, what, request_timeout(), &host);
+    http::Response response = api_.send({.path = path, .what = what, .limit = request_limit_, .cancellable = &host});
     if (!response.ok()) throw api_error(response, what);
     json::Document doc = http::parse_body(response, what);
     if (!doc.IsArray()) throw http::unexpected_answer(what, "the answer is not a list");

@@ -10,6 +10,7 @@
 
 #include "corral/sdk.hpp"
 #include "corral/sdk/http.hpp"
+#include "corral/sdk/remote/api_client.hpp"
 #include "settings.hpp"
 
 namespace corral::e2b {
@@ -39,7 +40,8 @@ struct ForkAttempt {
 
 class ControlPlane {
  public:
-  ControlPlane(sdk::http::Client& client, const Settings& settings) : client_(client), settings_(settings) {}
+  // Calls through `client`; both must outlive the control plane.
+  ControlPlane(sdk::http::Client& client, const Settings& settings);
 
   // POST /sandboxes from `template_id` living `lifetime_seconds`, tagged with `metadata`,
   // its egress limited by `network`; `pause_at_end`: E2B pauses it (autoPause, keeping
@@ -70,29 +72,20 @@ class ControlPlane {
   std::vector<SandboxInfo> list(const StringMap& metadata, const sdk::Host& host);
 
  private:
-  // A call's time limit and the setting that chose it, which a timeout's message names.
-  struct Timeout {
-    std::int64_t seconds;
-    std::string setting;
-  };
-
-  // Sends a control-plane call with the API key, again on a busy answer when `retry`
-  // allows (never for create: a sandbox could be made twice); `cancellable` only for
-  // calls with no side effect, so Ctrl-C never leaves a sandbox created behind our back.
-  sdk::http::Response call(const std::string& method, const std::string& path, const std::string& body,
-                           sdk::http::Retry retry, const std::string& what, const Timeout& timeout,
-                           const sdk::Host* cancellable);
-  // The limit of create, connect (which may resume a paused sandbox), pause and fork, and
-  // of the rest.
-  Timeout create_timeout() const { return {settings_.create_timeout_seconds, setting_name("create-timeout")}; }
-  Timeout request_timeout() const { return {settings_.request_timeout_seconds, setting_name("request-timeout")}; }
   // Runs `attempt(seconds)`; on E2B's lifetime-cap refusal warns (naming `setting`, the
   // option that asks for a specific lifetime) and retries once at the cap.
   sdk::http::Response with_lifetime_cap(std::int64_t seconds, const std::string& setting, const sdk::Host& host,
                                         const std::function<sdk::http::Response(std::int64_t)>& attempt);
 
-  sdk::http::Client& client_;
   const Settings& settings_;
+  // Every call carries the API key as X-API-Key only. Only calls with no side effect are
+  // cancellable, so Ctrl-C never leaves a sandbox created behind corral's back; create and
+  // fork are never sent twice (a second sandbox could be made).
+  sdk::remote::ApiClient api_;
+  // The limit of create, connect (which may resume a paused sandbox), pause and fork, and
+  // of the rest.
+  const sdk::remote::Limit create_limit_;
+  const sdk::remote::Limit request_limit_;
 };
 
 }  // namespace corral::e2b

@@ -2,29 +2,22 @@
 
 #include <regex>
 
+#include "corral/sdk/remote/error_table.hpp"
 #include "spec.hpp"
 
 namespace corral::e2b {
 
 Error api_error(const sdk::http::Response& response, const std::string& what) {
-  std::string hint;
-  switch (sdk::http::code_for_status(response.status)) {
-    case ErrorCode::auth:
-      hint = "check " + identity().key_env() + ": it must be a current key of your team (" + identity().key_url + ")";
-      break;
-    case ErrorCode::quota:
+  static const std::string key =
+      "check " + identity().key_env() + ": it must be a current key of your team (" + identity().key_url + ")";
+  static const std::string trouble = "E2B is having trouble; retry in a moment (status: https://status.e2b.dev)";
+  static const sdk::remote::ErrorTable table{
       // 429 is E2B's answer to too many requests and to too many sandboxes at once alike.
-      return sdk::http::rate_limited(response, what, "E2B's rate limit or your team's concurrent-sandbox limit",
-                                     sdk::http::error_message(response.body),
-                                     "stop kept sandboxes you no longer need (`corral list`, `corral stop --id "
-                                     "LEASE`), or ask E2B for higher limits");
-    case ErrorCode::unavailable:
-      hint = "E2B is having trouble; retry in a moment (status: https://status.e2b.dev)";
-      break;
-    default:
-      break;
-  }
-  return sdk::http::status_error(response, what, hint);
+      .rate_limit = "E2B's rate limit or your team's concurrent-sandbox limit",
+      .rate_limit_advice = "stop kept sandboxes you no longer need (`corral list`, `corral stop --id LEASE`), or "
+                           "ask E2B for higher limits",
+      .rows = {{401, 401, key}, {403, 403, key}, {408, 408, trouble}, {500, sdk::remote::kLastStatus, trouble}}};
+  return sdk::remote::table_error(table, response, what);
 }
 
 Error template_not_found(const std::string& template_id, const sdk::http::Response& response) {

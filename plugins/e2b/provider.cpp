@@ -284,5 +284,3 @@ std::string E2bProvider::url(const Sandbox& sandbox, int port, const sdk::Host&)
 }
 
 }  // namespace corral::e2b
-
-CORRAL_PLUGIN(corral::e2b::E2bProvider, "0.1.0", corral::e2b::kSpecJson)

@@ -11,9 +11,15 @@ constexpr auto kRefreshMargin = std::chrono::seconds(60);
 Api::Api(ClusterAccess access, std::int64_t request_timeout_seconds, std::string timeout_setting,
          sdk::Redactor& secrets)
     : access_(std::move(access)),
-      request_timeout_seconds_(request_timeout_seconds),
-      timeout_setting_(std::move(timeout_setting)),
-      secrets_(secrets) {
+      limit_{request_timeout_seconds, std::move(timeout_setting)},
+      secrets_(secrets),
+      calls_(client_, access_.server,
+             [this](std::vector<std::pair<std::string, std::string>>& headers, sdk::TlsSettings& tls,
+                    const std::function<bool()>& cancelled) { authorize(headers, tls, cancelled); },
+             // The API server's 429 carries Retry-After; a cluster under load may ask for a while.
+             {.retries = {6, 30}, .max_answer_bytes = kMaxAnswerBytes, .renew_credentials = [this] {
+                return refresh_after_refusal();
+              }}) {
   secrets_.add(access_.token);
   secrets_.add_pem(access_.tls.client_key_pem);
 }
@@ -46,52 +52,37 @@ bool Api::refresh_after_refusal() {
   return true;
 }
 
-sdk::http::Response Api::send(const Call& call, const sdk::Host& host) {
-  for (int attempt = 0;; ++attempt) {
-    sdk::http::Request r;
-    r.method = call.method;
-    r.url = access_.server + call.path;
-    r.body = call.body;
-    r.what = call.what;
-    r.timeout_seconds = request_timeout_seconds_;
-    r.timeout_setting = timeout_setting_;
-    r.cancelled = [&host] { return host.cancelled(); };
-    r.max_body_bytes = kMaxAnswerBytes;
-    if (!call.content_type.empty()) r.headers.emplace_back("Content-Type", call.content_type);
-    authorize(r.headers, r.tls, r.cancelled);
-    // The API server's 429 carries Retry-After; a cluster under load may ask for a while.
-    sdk::http::Response response = sdk::http::send_retrying(client_, std::move(r), call.retry, {6, 30});
-    if (response.status == 401 && attempt == 0 && refresh_after_refusal()) continue;
-    return response;
-  }
+sdk::http::Response Api::send(Call call, const sdk::Host& host) {
+  call.limit = limit_;
+  call.cancellable = &host;
+  return calls_.send(call);
 }
 
 sdk::http::Response Api::stream(const std::string& path, long timeout_seconds, const sdk::http::BodyFn& on_body,
                                 const std::function<bool()>& cancelled, const std::string& what) {
   sdk::http::Request r;
-  r.url = access_.server + path;
+  r.url = path;
   r.what = what;
   r.timeout_seconds = timeout_seconds;
   r.on_body = on_body;
   r.cancelled = cancelled;
   r.headers.emplace_back("Accept", "application/json");
-  authorize(r.headers, r.tls, cancelled);
-  return client_.send(r);
+  return calls_.send_once(std::move(r));
 }
 
 sdk::websocket::Request Api::websocket(const std::string& path, const std::string& what,
                                        const std::function<bool()>& cancelled) {
   sdk::websocket::Request r;
-  r.url = access_.server + path;
+  r.url = calls_.url(path);
   r.what = what;
   r.cancelled = cancelled;
-  r.connect_timeout_seconds = request_timeout_seconds_;
+  r.connect_timeout_seconds = static_cast<long>(limit_.seconds);
   // A stream may be quiet for as long as its command is; the API server answers pings, so
   // one that answers nothing for a request timeout is gone (a cut cable, a dead node's
   // proxy), and the run ends instead of waiting for ever.
-  r.idle_timeout_seconds = request_timeout_seconds_;
+  r.idle_timeout_seconds = static_cast<long>(limit_.seconds);
   r.keepalive_pings = true;
-  authorize(r.headers, r.tls, cancelled);
+  calls_.authorize(r.headers, r.tls, cancelled);
   return r;
 }
 

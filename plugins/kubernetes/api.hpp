@@ -12,6 +12,7 @@
 #include "corral/sdk.hpp"
 #include "corral/sdk/http.hpp"
 #include "corral/sdk/redact.hpp"
+#include "corral/sdk/remote/api_client.hpp"
 #include "corral/sdk/websocket.hpp"
 #include "exec_credential.hpp"
 #include "kubeconfig.hpp"
@@ -23,16 +24,11 @@ namespace corral::kubernetes {
 // answer, and all a server that sends gigabytes can cost.
 inline constexpr std::size_t kMaxAnswerBytes = 16 * 1024 * 1024;
 
-struct Call {
-  std::string method = "GET";
-  std::string path;          // from the server's root: /api/v1/namespaces/...
-  std::string body;          // JSON
-  std::string content_type;  // "" = application/json
-  // Whether it may be sent again after a 429, a 5xx or a broken connection. A create of a
-  // named object may: a second one is refused as AlreadyExists, never made twice.
-  sdk::http::Retry retry = sdk::http::Retry::idempotent;
-  std::string what;
-};
+// A call of the API server: `path` from the server's root (/api/v1/namespaces/...), a JSON
+// body, and whether it may be sent again after a 429, a 5xx or a broken connection (a
+// create of a named object may: a second one is refused as AlreadyExists, never made
+// twice). Api::send sets its limit and its cancellation.
+using Call = sdk::remote::Call;
 
 class Api {
  public:
@@ -40,11 +36,13 @@ class Api {
   // an exec plugin prints later; it must outlive the Api.
   Api(ClusterAccess access, std::int64_t request_timeout_seconds, std::string timeout_setting,
       sdk::Redactor& secrets);
+  Api(const Api&) = delete;
+  Api& operator=(const Api&) = delete;
 
   // Sends `call`; returns the answer whatever its status (callers decide what fails). An
   // answer above kMaxAnswerBytes is unexpected_answer; Ctrl-C (host) ends it, and a
   // credential plugin it runs, at once.
-  sdk::http::Response send(const Call& call, const sdk::Host& host);
+  sdk::http::Response send(Call call, const sdk::Host& host);
   // Sends a watch or other long GET of `path`, streaming the body to `on_body`, for at most
   // `timeout_seconds`; returns the answer (its body empty when it was 2xx).
   sdk::http::Response stream(const std::string& path, long timeout_seconds, const sdk::http::BodyFn& on_body,
@@ -65,11 +63,11 @@ class Api {
   bool refresh_after_refusal();
 
   ClusterAccess access_;
-  std::int64_t request_timeout_seconds_;
-  std::string timeout_setting_;
+  sdk::remote::Limit limit_;  // of every call: the request timeout
   sdk::Redactor& secrets_;
   sdk::http::Client client_;
   std::optional<ExecCredential> credential_;
+  sdk::remote::ApiClient calls_;
 };
 
 }  // namespace corral::kubernetes

@@ -1,6 +1,7 @@
 #include "api_errors.hpp"
 
 #include "corral/json.hpp"
+#include "corral/sdk/remote/error_table.hpp"
 #include "spec.hpp"
 
 namespace corral::kubernetes {
@@ -15,33 +16,23 @@ std::string status_reason(const sdk::http::Response& response) {
 }
 
 Error api_error(const sdk::http::Response& response, const std::string& what) {
-  std::string hint;
-  switch (response.status) {
-    case 401:
-      hint =
-          "the cluster refused the credentials of the kubeconfig's user: log in again (your cloud's CLI "
-          "refreshes them), or check the token with `kubectl auth whoami`";
-      break;
-    case 403:
-      hint =
-          "the user needs a Role granting pods (create, get, list, watch, delete), pods/exec (create, get), events "
-          "(list) "
-          "and networkpolicies in the namespace; docs/providers/kubernetes.md has one ready to apply";
-      break;
-    case 429:
-      return sdk::http::rate_limited(response, what, "the API server's rate limit (API Priority and Fairness)",
-                                     sdk::http::error_message(response.body),
-                                     "ask the cluster's administrators for a higher priority level for this user");
-    case 422:
-      hint = "the cluster refused the Pod's settings; check " + identity().settings.flag("image") + ", " +
-             identity().settings.flag("cpu") + ", " + identity().settings.flag("memory") + " and " +
-             identity().settings.flag("node-selector");
-      break;
-    default:
-      if (response.status >= 500) hint = "the API server is having trouble; retry in a moment";
-      break;
-  }
-  return sdk::http::status_error(response, what, hint);
+  static const std::string pod_settings = "the cluster refused the Pod's settings; check " +
+                                          identity().settings.flag("image") + ", " +
+                                          identity().settings.flag("cpu") + ", " + identity().settings.flag("memory") +
+                                          " and " + identity().settings.flag("node-selector");
+  static const sdk::remote::ErrorTable table{
+      .rate_limit = "the API server's rate limit (API Priority and Fairness)",
+      .rate_limit_advice = "ask the cluster's administrators for a higher priority level for this user",
+      .rows = {{401, 401,
+                "the cluster refused the credentials of the kubeconfig's user: log in again (your cloud's CLI "
+                "refreshes them), or check the token with `kubectl auth whoami`"},
+               {403, 403,
+                "the user needs a Role granting pods (create, get, list, watch, delete), pods/exec (create, get), "
+                "events (list) and networkpolicies in the namespace; docs/providers/kubernetes.md has one ready to "
+                "apply"},
+               {422, 422, pod_settings},
+               {500, sdk::remote::kLastStatus, "the API server is having trouble; retry in a moment"}}};
+  return sdk::remote::table_error(table, response, what);
 }
 
 }  // namespace corral::kubernetes

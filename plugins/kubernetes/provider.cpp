@@ -448,5 +448,3 @@ Sandbox KubernetesProvider::extend(const Sandbox& sandbox, std::int64_t seconds,
 }
 
 }  // namespace corral::kubernetes
-
-CORRAL_PLUGIN(corral::kubernetes::KubernetesProvider, "0.1.0", corral::kubernetes::kSpecJson)

@@ -1,5 +1,5 @@
-// The local provider: sandboxes on this machine, each a folder whose workspace is bound
-// into a bubblewrap jail for every command. The default provider: no account needed.
+#include "provider.hpp"
+
 #include <unistd.h>
 
 #include <cstdlib>
@@ -30,35 +30,6 @@ namespace fs = std::filesystem;
 namespace corral::local {
 namespace {
 
-constexpr const char* kSpec = R"json({
-  "name": "local",
-  "aliases": ["bwrap", "bubblewrap"],
-  "family": "local",
-  "kind": "delegated-run",
-  "targets": ["linux"],
-  "features": ["run-session", "archive-sync", "tree-sync", "url-bridge", "cleanup", "run-downloads",
-               "network-policy", "pause-resume", "fork"],
-  "options": [
-    {"name": "network", "type": "string", "default": "shared", "choices": ["none", "shared"], "tightest-first": true,
-     "env": ["CORRAL_LOCAL_NETWORK"],
-     "help": "shared: the command uses this machine's network; none: only a private loopback (for one sandbox: --network none)"},
-    {"name": "bwrap", "type": "program", "default": "bwrap", "env": ["CORRAL_BWRAP"], "trusted": true,
-     "help": "the bubblewrap executable"},
-    {"name": "dir", "type": "path", "env": ["CORRAL_LOCAL_DIR"], "trusted": true,
-     "help": "where sandbox folders live (default: $XDG_STATE_HOME/corral/local)"},
-    {"name": "workdir", "type": "string", "default": "/workspace", "env": ["CORRAL_LOCAL_WORKDIR"],
-     "help": "the workspace's path inside the sandbox"}
-  ],
-  "docs": {
-    "category": "local sandbox (bubblewrap)",
-    "location": "local",
-    "gpu": "no",
-    "cleanupOwner": "corral: a sandbox is a folder, removed at the end of the run or by `corral stop`",
-    "bestFit": "fast, free test runs on a Linux machine or CI runner; the default",
-    "caveat": "shares the host kernel and, unless --network none, its network; cannot limit it to listed hosts (no --network allow:); Linux with user namespaces only"
-  }
-})json";
-
 // The process's environment, as the SDK's XDG folder rule reads it.
 std::optional<std::string> getenv_of(const std::string& name) {
   const char* value = std::getenv(name.c_str());
@@ -67,357 +38,314 @@ std::optional<std::string> getenv_of(const std::string& name) {
 
 std::string default_dir() { return (xdg_folder("XDG_STATE_HOME", getenv_of) / "corral" / "local").string(); }
 
-class LocalProvider : public sdk::Provider {
- public:
-  explicit LocalProvider(const sdk::Options& options)
-      : store_(options.get("dir").empty() ? default_dir() : options.get("dir"), jail_ids()),
-        bwrap_(options.get("bwrap", "bwrap")),
-        network_(options.get("network", "shared") != "none"),
-        workdir_(options.get("workdir", "/workspace")) {
-    if (const std::string problem = workdir_problem(workdir_); !problem.empty())
-      throw Error(ErrorCode::invalid_argument,
-                  "the local workdir '" + sdk::printable(workdir_) + "' cannot hold the workspace: " + problem,
-                  "choose a folder of your own, e.g. --local-workdir /workspace or /src/app (local.workdir in "
-                  "corral.yaml)");
-  }
-
-  std::vector<DoctorCheck> doctor(const sdk::Host&) override {
-    std::vector<DoctorCheck> checks;
-    std::string path = os::find_program(bwrap_);
-    checks.push_back({"bubblewrap installed", !path.empty(), path.empty() ? "'" + bwrap_ + "' not found on PATH" : path,
-                      path.empty() ? "install it: sudo apt-get install -y bubblewrap (or set CORRAL_BWRAP)" : ""});
-    bool starter = true;
-    try {
-      (void)open_jail_exec(any_jail_user(), starter_verified());
-      checks.push_back({"jail starter installed", true, jail_exec_path().string(), ""});
-    } catch (const Error& e) {
-      starter = false;
-      checks.push_back({"jail starter installed", false, e.what(), e.hint()});
-    }
-    if (!path.empty() && starter) {
-      // The one place bwrap is probed: a run reports a jail that fails to start anyway.
-      try {
-        Command probe;
-        probe.argv = {"true"};
-        probe.timeout_seconds = 30;
-        // As root the probe jail gets a user of its own, as every sandbox's jail does.
-        std::optional<JailIdReservation> probe_user;
-        if (store_.own_users()) probe_user.emplace(store_.ids()->reserve(fs::absolute(store_.root()) / ".doctor"));
-        const std::optional<JailUser> as = probe_user ? std::optional(probe_user->user()) : std::nullopt;
-        os::ProcessOutcome o = run_jailed(jail_spec(path, ""), std::string(), as, probe, {}, {}, {}, 30);
-        bool ok = o.exit_code == 0;
-        checks.push_back({"user namespaces usable", ok, ok ? jail_identity() : "the probe jail exited with " + std::to_string(o.exit_code),
-                          ok ? "" : "run the same with `bwrap --unshare-user --dev /dev true` to see why"});
-      } catch (const Error& e) {
-        checks.push_back({"user namespaces usable", false, e.what(), e.hint()});
-      }
-    }
-    std::error_code ec;
-    fs::create_directories(store_.root(), ec);
-    bool writable = !ec && ::access(store_.root().c_str(), W_OK) == 0;
-    checks.push_back({"sandbox folder writable", writable, store_.root().string(),
-                      writable ? "" : "set CORRAL_LOCAL_DIR to a writable folder"});
-    return checks;
-  }
-
-  Sandbox create(const CreateRequest& request, const sdk::Host&) override {
-    // bwrap can only cut the network whole; core refuses allow: already (no
-    // network-allowlist), this keeps a direct caller from getting an open sandbox.
-    if (request.network.mode == NetworkPolicy::Mode::allow)
-      throw Error(ErrorCode::unsupported, "the local provider cannot limit a sandbox to listed hosts",
-                  "use --network none, or a provider with network-allowlist (`corral providers --feature "
-                  "network-allowlist`)");
-    ensure_jail_installed();
-    const bool no_network = request.network.mode == NetworkPolicy::Mode::none;
-    if (request.ephemeral && fits_in_memory(request.workspace_bytes))
-      if (std::optional<LocalSandbox> s = create_in_memory(request, no_network)) return to_sandbox(*s);
-    return to_sandbox(store_.create(request.slug, request.labels, no_network));
-  }
-
-  Sandbox get(const std::string& id, const sdk::Host&) override { return to_sandbox(existing(id)); }
-
-  std::vector<Sandbox> list(const StringMap& labels, const sdk::Host&) override {
-    std::vector<Sandbox> out;
-    for (const LocalSandbox& s : store_.all())
-      if (wire::labels_match(s.labels, labels)) out.push_back(to_sandbox(s));
-    return out;
-  }
-
-  void destroy(const Sandbox& sandbox, const sdk::Host&) override {
-    std::shared_ptr<JailNamespaces> memory;
-    {
-      std::lock_guard lock(memory_mutex_);
-      if (auto found = in_memory_.find(sandbox.id); found != in_memory_.end()) {
-        memory = std::move(found->second);
-        in_memory_.erase(found);
-      }
-    }
-    // Freeing a tmpfs's files takes about as long as removing the record from the disk:
-    // both at once. The tmpfs goes with the last jail using it.
-    os::ParallelThread release;
-    if (memory) {
-      try {
-        release = os::ParallelThread([memory = std::move(memory)]() mutable { memory.reset(); });
-      } catch (const std::system_error&) {
-        // No thread to be had: the tmpfs went here, with the work the thread would have done.
-      }
-    }
-    store_.remove(sandbox.id);
-  }
-
-  // tree-sync: the listed files are copied from the working tree, over what a kept
-  // sandbox holds (files its commands made survive a re-sync, which makes reuse fast).
-  void upload(const Sandbox& sandbox, const UploadRequest& request, const sdk::Host& host) override {
-    if (request.tree_root.empty())
-      throw Error(ErrorCode::invalid_argument, "the local provider copies the working tree itself (tree-sync), "
-                  "and this upload names none",
-                  "use the corral this plugin was built with");
-    const LocalSandbox s = running(sandbox.id);
-    // Held to the end: workspace_path() names the tmpfs by its descriptor's number, which
-    // a concurrent destroy would otherwise close and a later open() could reuse.
-    const std::shared_ptr<JailNamespaces> memory = s.in_memory ? memory_of(s) : nullptr;
-    if (!s.in_memory) store_.prepare_workspace(s);
-    try {
-      copy_workspace(request, workspace_path(s), s.user, host);
-    } catch (const Error& e) {
-      if (e.code() != ErrorCode::quota || !s.in_memory) throw;
-      throw Error(ErrorCode::quota, e.what(),
-                  "the sandbox's in-memory workspace is bounded by --max-workspace (plus 4 KiB a file): raise it");
-    }
-    sdk::remove_paths_under(workspace_path(s), request.removed);
-  }
-
-  ExecResult exec(const Sandbox& sandbox, const Command& command, const sdk::Host& host) override {
-    const LocalSandbox s = running(sandbox.id);
-    const JailWorkspace workspace = jail_workspace(s);
-    if (!command.cwd.empty() && !fs::is_directory(workspace_path(s) / command.cwd))
-      throw Error(ErrorCode::invalid_argument, "the folder '" + command.cwd + "' is not in the synced workspace",
-                  "run corral from a folder that holds at least one file corral syncs");
-    os::ProcessOutcome outcome = run_jailed(
-        jail_spec(bwrap_, "corral-" + s.slug, s.no_network), workspace, s.user,
-        command,
-        [&](std::string_view d) { host.emit(CORRAL_STDOUT, d); }, [&](std::string_view d) { host.emit(CORRAL_STDERR, d); },
-        [&] { return host.cancelled(); }, command.timeout_seconds);
-    if (outcome.cancelled) throw Error(ErrorCode::cancelled, "the command was stopped");
-    if (outcome.timed_out)
-      throw Error(ErrorCode::timeout,
-                  "the command ran longer than " + format_duration(command.timeout_seconds) + " and was stopped",
-                  "raise --timeout if it needs longer");
-    return {outcome.exit_code};
-  }
-
-  // The archive is made inside the jail, by the sandbox's own view of its files: a link
-  // the command planted cannot make corral read anything of this machine.
-  DownloadResult download(const Sandbox& sandbox, const DownloadRequest& request, const sdk::Host& host) override {
-    const LocalSandbox s = running(sandbox.id);
-    const JailWorkspace workspace = jail_workspace(s);
-    auto in_jail = [&](const std::string& script, const sdk::OutputSink& out, const sdk::OutputSink& err,
-                       const std::function<bool()>& stop) {
-      Command pack;
-      pack.argv = {"/bin/sh", "-c", script};
-      os::ProcessOutcome o = run_jailed(jail_spec(bwrap_, "corral-" + s.slug), workspace, s.user, pack, out,
-                                         err, stop);
-      return sdk::StreamedScript{o.exit_code, o.cancelled};
-    };
-    return sdk::download_through_stdout(request, join_workspace_path(workdir_, request.cwd), in_jail,
-                                        [&] { return host.cancelled(); });
-  }
-
-  // A local sandbox runs processes only during a command, and a command holds its lease,
-  // which pausing takes too: so pausing is a state, under which commands are refused.
-  Sandbox pause(const Sandbox& sandbox, const sdk::Host&) override {
-    LocalSandbox s = existing(sandbox.id);
-    if (!s.paused) store_.set_paused(s, true);
-    return to_sandbox(s);
-  }
-
-  Sandbox resume(const Sandbox& sandbox, const sdk::Host&) override {
-    LocalSandbox s = existing(sandbox.id);
-    if (s.paused) store_.set_paused(s, false);
-    return to_sandbox(s);
-  }
-
-  // A copy of the sandbox's folder: reflinks where the file system has them, else a copy.
-  std::vector<ForkOutcome> fork(const Sandbox& source, const std::vector<ForkTarget>& targets,
-                                const sdk::Host& host) override {
-    const LocalSandbox from = existing(source.id);
-    if (from.in_memory)
-      throw Error(ErrorCode::unsupported, "local sandbox " + source.id + " is not kept: its workspace lives only in "
-                  "the memory of the run that made it",
-                  "fork a kept sandbox: `corral run --keep` or `corral warmup`");
-    std::vector<ForkOutcome> out;
-    try {
-      for (const ForkTarget& target : targets) {
-        if (host.cancelled()) throw Error(ErrorCode::cancelled, "forking was interrupted");
-        ForkOutcome made;
-        try {
-          made.sandbox = to_sandbox(store_.fork(from, target.slug, target.labels));
-        } catch (const Error& e) {
-          if (e.code() != ErrorCode::quota) throw;
-          made.error = e;  // a full disk fails this fork and the ones after it, not the call
-        }
-        out.push_back(std::move(made));
-      }
-    } catch (const Error&) {
-      for (const ForkOutcome& f : out) {
-        if (!f.sandbox) continue;
-        try {
-          store_.remove(f.sandbox->id);
-        } catch (const Error&) {
-          // The fork carries its labels: `corral stop --orphans` finds it.
-        }
-      }
-      throw;
-    }
-    return out;
-  }
-
-  std::string url(const Sandbox& sandbox, int port, const sdk::Host&) override {
-    const LocalSandbox s = existing(sandbox.id);
-    if (s.no_network)
-      throw Error(ErrorCode::unsupported, "local sandbox " + sandbox.id + " was created with --network none: it has "
-                  "no network to reach",
-                  "start a sandbox without --network none to reach its ports");
-    if (!network_)
-      throw Error(ErrorCode::unsupported, "this local sandbox has no network to reach (network = none)",
-                  "use --local-network shared to reach its ports");
-    return "http://127.0.0.1:" + std::to_string(port);
-  }
-
- private:
-  // Whether a workspace bounded by `bytes` (0: unbounded) may live in memory: bounded,
-  // and by at most half of it (tmpfs's own default), so a run can never fill the memory.
-  static bool fits_in_memory(std::uint64_t bytes) {
-    const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
-    return bytes > 0 && pages > 0 && page > 0 && bytes <= static_cast<std::uint64_t>(pages) * page / 2;
-  }
-
-  // A sandbox whose workspace is a tmpfs of its own, held by this process, for a run that
-  // never keeps it; nullopt when this host cannot make one (the caller falls back to disk).
-  std::optional<LocalSandbox> create_in_memory(const CreateRequest& request, bool no_network) {
-    // Recorded first: the record gives the sandbox its user, whom the tmpfs belongs to.
-    LocalSandbox s = store_.create(request.slug, request.labels, no_network, /*in_memory=*/true);
-    std::shared_ptr<JailNamespaces> namespaces;
-    try {
-      namespaces =
-          std::make_shared<JailNamespaces>(JailNamespaces::create_in_memory(s.user, request.workspace_bytes));
-    } catch (const Error&) {
-      store_.remove(s.id);
-      return std::nullopt;  // e.g. no unprivileged user namespaces but a setuid bwrap: the disk works
-    }
-    std::lock_guard lock(memory_mutex_);
-    in_memory_[s.id] = std::move(namespaces);
-    return s;
-  }
-
-  // The namespaces holding in-memory sandbox `s`'s workspace; throws unavailable when
-  // another process made it (its workspace is out of reach, and gone with that process).
-  std::shared_ptr<JailNamespaces> memory_of(const LocalSandbox& s) const {
-    std::lock_guard lock(memory_mutex_);
-    auto found = in_memory_.find(s.id);
-    if (found != in_memory_.end()) return found->second;
-    throw Error(ErrorCode::unavailable,
-                "local sandbox " + s.id + " was made for a run that does not keep it; its workspace lives in that "
-                "run's memory only",
-                "remove it with `corral stop --id LEASE` or `corral stop --orphans`; keep a sandbox to reuse with "
-                "--keep");
-  }
-
-  // Where this process reaches `s`'s workspace: its folder, or its tmpfs's open root.
-  fs::path workspace_path(const LocalSandbox& s) const {
-    if (!s.in_memory) return store_.workspace_of(s.id);
-    return "/proc/self/fd/" + std::to_string(memory_of(s)->workspace_fd());
-  }
-
-  // What a jail of `s` binds; for a folder, checked to be the jail user's first.
-  JailWorkspace jail_workspace(const LocalSandbox& s) const {
-    if (s.in_memory) return JailWorkspace(memory_of(s));
-    store_.require_workspace(s);
-    return JailWorkspace(store_.workspace_of(s.id).string());
-  }
-
-  // The sandbox `id`; throws not-found when it is gone.
-  LocalSandbox existing(const std::string& id) const {
-    auto s = store_.find(id);
-    if (!s) throw Error(ErrorCode::not_found, "local sandbox " + id + " does not exist");
-    return *s;
-  }
-
-  // The sandbox `id`, which must not be paused: a paused sandbox runs nothing.
-  LocalSandbox running(const std::string& id) const {
-    LocalSandbox s = existing(id);
-    if (s.paused)
-      throw Error(ErrorCode::unavailable, "local sandbox " + id + " is paused",
-                  "resume it first: `corral resume --id LEASE` (or `corral run --id LEASE`, which resumes it)");
-    return s;
-  }
-
-  // Where jails get users of their own: when corral is root, whose identity they must never share.
-  static std::optional<JailIds> jail_ids() { return running_as_root() ? std::optional(JailIds()) : std::nullopt; }
-
-  // A user any jail might run as, for checks made before a sandbox has its own: any uid
-  // of corral's range is neither the owner nor the group of corral's files.
-  std::optional<JailUser> any_jail_user() const {
-    if (!store_.own_users()) return std::nullopt;
-    return JailUser{kJailIdFirst, static_cast<gid_t>(kJailIdFirst)};
-  }
-
-  std::string jail_identity() const {
-    if (!store_.own_users()) return "bwrap can create a jail (in its own user namespace, as you)";
-    return "bwrap can create a jail (as a uid of its own from " + std::to_string(kJailIdFirst) + "-" +
-           std::to_string(kJailIdFirst + kJailIdCount - 1) +
-           ", in its own user namespace: root outside is not root inside, and no other process shares it)";
-  }
-
-  // Where the jail starter's verification is remembered: corral's cache, as it can be
-  // made again (by probing the starter once more).
-  static std::string starter_verified() {
-    return (xdg_folder("XDG_CACHE_HOME", getenv_of) / "corral" / "local-jail-exec-verified").string();
-  }
-
-  // `no_network`: the sandbox's own policy, which the instance's option cannot reopen.
-  JailSpec jail_spec(const std::string& bwrap, const std::string& hostname, bool no_network = false) const {
-    JailSpec jail;
-    jail.starter_verified = starter_verified();
-    jail.bwrap = bwrap;
-    jail.workdir = workdir_;
-    jail.hostname = hostname;
-    jail.network = network_ && !no_network;
-    return jail;
-  }
-
-  // Fails with guidance when bwrap or the jail's starter is missing, before a sandbox
-  // exists. Whether bwrap can make a jail here shows at the first command (or in `corral
-  // doctor`), with the same error and hint, so no run pays for a probe jail.
-  void ensure_jail_installed() const {
-    if (os::find_program(bwrap_).empty())
-      throw Error(ErrorCode::unavailable, "bubblewrap ('" + bwrap_ + "') is not installed",
-                  "install it with `sudo apt-get install -y bubblewrap`, or set CORRAL_BWRAP to its path");
-    (void)open_jail_exec(any_jail_user(), starter_verified());
-  }
-
-  Sandbox to_sandbox(const LocalSandbox& s) const {
-    Sandbox out;
-    out.id = s.id;
-    out.state = s.paused ? "paused" : "ready";
-    out.labels = s.labels;
-    out.details = {{"path", store_.dir_of(s.id).string()},
-                   {"workdir", workdir_},
-                   {"network", network_ && !s.no_network ? "shared" : "none"},
-                   {"createdAt", s.created_at}};
-    return out;
-  }
-
-  SandboxStore store_;
-  mutable std::mutex memory_mutex_;
-  // In-memory sandboxes this process made, by id; destroy() drops one.
-  std::map<std::string, std::shared_ptr<JailNamespaces>> in_memory_;
-  std::string bwrap_;
-  bool network_;
-  std::string workdir_;
-};
-
 }  // namespace
-}  // namespace corral::local
 
-CORRAL_PLUGIN(corral::local::LocalProvider, "0.1.0", corral::local::kSpec)
+LocalProvider::LocalProvider(const sdk::Options& options)
+    : store_(options.get("dir").empty() ? default_dir() : options.get("dir"), jail_ids()),
+      bwrap_(options.get("bwrap", "bwrap")),
+      network_(options.get("network", "shared") != "none"),
+      workdir_(options.get("workdir", "/workspace")) {
+  if (const std::string problem = workdir_problem(workdir_); !problem.empty())
+    throw Error(ErrorCode::invalid_argument,
+                "the local workdir '" + sdk::printable(workdir_) + "' cannot hold the workspace: " + problem,
+                "choose a folder of your own, e.g. --local-workdir /workspace or /src/app (local.workdir in "
+                "corral.yaml)");
+}
+
+std::vector<DoctorCheck> LocalProvider::doctor(const sdk::Host&) {
+  std::vector<DoctorCheck> checks;
+  std::string path = os::find_program(bwrap_);
+  checks.push_back({"bubblewrap installed", !path.empty(), path.empty() ? "'" + bwrap_ + "' not found on PATH" : path,
+                    path.empty() ? "install it: sudo apt-get install -y bubblewrap (or set CORRAL_BWRAP)" : ""});
+  bool starter = true;
+  try {
+    (void)open_jail_exec(any_jail_user(), starter_verified());
+    checks.push_back({"jail starter installed", true, jail_exec_path().string(), ""});
+  } catch (const Error& e) {
+    starter = false;
+    checks.push_back({"jail starter installed", false, e.what(), e.hint()});
+  }
+  if (!path.empty() && starter) {
+    // The one place bwrap is probed: a run reports a jail that fails to start anyway.
+    try {
+      Command probe;
+      probe.argv = {"true"};
+      probe.timeout_seconds = 30;
+      // As root the probe jail gets a user of its own, as every sandbox's jail does.
+      std::optional<JailIdReservation> probe_user;
+      if (store_.own_users()) probe_user.emplace(store_.ids()->reserve(fs::absolute(store_.root()) / ".doctor"));
+      const std::optional<JailUser> as = probe_user ? std::optional(probe_user->user()) : std::nullopt;
+      os::ProcessOutcome o = run_jailed(jail_spec(path, ""), std::string(), as, probe, {}, {}, {}, 30);
+      bool ok = o.exit_code == 0;
+      checks.push_back({"user namespaces usable", ok, ok ? jail_identity() : "the probe jail exited with " + std::to_string(o.exit_code),
+                        ok ? "" : "run the same with `bwrap --unshare-user --dev /dev true` to see why"});
+    } catch (const Error& e) {
+      checks.push_back({"user namespaces usable", false, e.what(), e.hint()});
+    }
+  }
+  std::error_code ec;
+  fs::create_directories(store_.root(), ec);
+  bool writable = !ec && ::access(store_.root().c_str(), W_OK) == 0;
+  checks.push_back({"sandbox folder writable", writable, store_.root().string(),
+                    writable ? "" : "set CORRAL_LOCAL_DIR to a writable folder"});
+  return checks;
+}
+
+Sandbox LocalProvider::create(const CreateRequest& request, const sdk::Host&) {
+  // bwrap can only cut the network whole; core refuses allow: already (no
+  // network-allowlist), this keeps a direct caller from getting an open sandbox.
+  if (request.network.mode == NetworkPolicy::Mode::allow)
+    throw Error(ErrorCode::unsupported, "the local provider cannot limit a sandbox to listed hosts",
+                "use --network none, or a provider with network-allowlist (`corral providers --feature "
+                "network-allowlist`)");
+  ensure_jail_installed();
+  const bool no_network = request.network.mode == NetworkPolicy::Mode::none;
+  if (request.ephemeral && fits_in_memory(request.workspace_bytes))
+    if (std::optional<LocalSandbox> s = create_in_memory(request, no_network)) return to_sandbox(*s);
+  return to_sandbox(store_.create(request.slug, request.labels, no_network));
+}
+
+std::vector<Sandbox> LocalProvider::list(const StringMap& labels, const sdk::Host&) {
+  std::vector<Sandbox> out;
+  for (const LocalSandbox& s : store_.all())
+    if (wire::labels_match(s.labels, labels)) out.push_back(to_sandbox(s));
+  return out;
+}
+
+void LocalProvider::destroy(const Sandbox& sandbox, const sdk::Host&) {
+  std::shared_ptr<JailNamespaces> memory;
+  {
+    std::lock_guard lock(memory_mutex_);
+    if (auto found = in_memory_.find(sandbox.id); found != in_memory_.end()) {
+      memory = std::move(found->second);
+      in_memory_.erase(found);
+    }
+  }
+  // Freeing a tmpfs's files takes about as long as removing the record from the disk:
+  // both at once. The tmpfs goes with the last jail using it.
+  os::ParallelThread release;
+  if (memory) {
+    try {
+      release = os::ParallelThread([memory = std::move(memory)]() mutable { memory.reset(); });
+    } catch (const std::system_error&) {
+      // No thread to be had: the tmpfs went here, with the work the thread would have done.
+    }
+  }
+  store_.remove(sandbox.id);
+}
+
+void LocalProvider::upload(const Sandbox& sandbox, const UploadRequest& request, const sdk::Host& host) {
+  if (request.tree_root.empty())
+    throw Error(ErrorCode::invalid_argument, "the local provider copies the working tree itself (tree-sync), "
+                "and this upload names none",
+                "use the corral this plugin was built with");
+  const LocalSandbox s = running(sandbox.id);
+  // Held to the end: workspace_path() names the tmpfs by its descriptor's number, which
+  // a concurrent destroy would otherwise close and a later open() could reuse.
+  const std::shared_ptr<JailNamespaces> memory = s.in_memory ? memory_of(s) : nullptr;
+  if (!s.in_memory) store_.prepare_workspace(s);
+  try {
+    copy_workspace(request, workspace_path(s), s.user, host);
+  } catch (const Error& e) {
+    if (e.code() != ErrorCode::quota || !s.in_memory) throw;
+    throw Error(ErrorCode::quota, e.what(),
+                "the sandbox's in-memory workspace is bounded by --max-workspace (plus 4 KiB a file): raise it");
+  }
+  sdk::remove_paths_under(workspace_path(s), request.removed);
+}
+
+ExecResult LocalProvider::exec(const Sandbox& sandbox, const Command& command, const sdk::Host& host) {
+  const LocalSandbox s = running(sandbox.id);
+  const JailWorkspace workspace = jail_workspace(s);
+  if (!command.cwd.empty() && !fs::is_directory(workspace_path(s) / command.cwd))
+    throw Error(ErrorCode::invalid_argument, "the folder '" + command.cwd + "' is not in the synced workspace",
+                "run corral from a folder that holds at least one file corral syncs");
+  os::ProcessOutcome outcome = run_jailed(
+      jail_spec(bwrap_, "corral-" + s.slug, s.no_network), workspace, s.user,
+      command,
+      [&](std::string_view d) { host.emit(CORRAL_STDOUT, d); }, [&](std::string_view d) { host.emit(CORRAL_STDERR, d); },
+      [&] { return host.cancelled(); }, command.timeout_seconds);
+  if (outcome.cancelled) throw Error(ErrorCode::cancelled, "the command was stopped");
+  if (outcome.timed_out)
+    throw Error(ErrorCode::timeout,
+                "the command ran longer than " + format_duration(command.timeout_seconds) + " and was stopped",
+                "raise --timeout if it needs longer");
+  return {outcome.exit_code};
+}
+
+DownloadResult LocalProvider::download(const Sandbox& sandbox, const DownloadRequest& request, const sdk::Host& host) {
+  const LocalSandbox s = running(sandbox.id);
+  const JailWorkspace workspace = jail_workspace(s);
+  auto in_jail = [&](const std::string& script, const sdk::OutputSink& out, const sdk::OutputSink& err,
+                     const std::function<bool()>& stop) {
+    Command pack;
+    pack.argv = {"/bin/sh", "-c", script};
+    os::ProcessOutcome o = run_jailed(jail_spec(bwrap_, "corral-" + s.slug), workspace, s.user, pack, out,
+                                       err, stop);
+    return sdk::StreamedScript{o.exit_code, o.cancelled};
+  };
+  return sdk::download_through_stdout(request, join_workspace_path(workdir_, request.cwd), in_jail,
+                                      [&] { return host.cancelled(); });
+}
+
+Sandbox LocalProvider::pause(const Sandbox& sandbox, const sdk::Host&) {
+  LocalSandbox s = existing(sandbox.id);
+  if (!s.paused) store_.set_paused(s, true);
+  return to_sandbox(s);
+}
+
+Sandbox LocalProvider::resume(const Sandbox& sandbox, const sdk::Host&) {
+  LocalSandbox s = existing(sandbox.id);
+  if (s.paused) store_.set_paused(s, false);
+  return to_sandbox(s);
+}
+
+std::vector<ForkOutcome> LocalProvider::fork(const Sandbox& source, const std::vector<ForkTarget>& targets,
+                              const sdk::Host& host) {
+  const LocalSandbox from = existing(source.id);
+  if (from.in_memory)
+    throw Error(ErrorCode::unsupported, "local sandbox " + source.id + " is not kept: its workspace lives only in "
+                "the memory of the run that made it",
+                "fork a kept sandbox: `corral run --keep` or `corral warmup`");
+  std::vector<ForkOutcome> out;
+  try {
+    for (const ForkTarget& target : targets) {
+      if (host.cancelled()) throw Error(ErrorCode::cancelled, "forking was interrupted");
+      ForkOutcome made;
+      try {
+        made.sandbox = to_sandbox(store_.fork(from, target.slug, target.labels));
+      } catch (const Error& e) {
+        if (e.code() != ErrorCode::quota) throw;
+        made.error = e;  // a full disk fails this fork and the ones after it, not the call
+      }
+      out.push_back(std::move(made));
+    }
+  } catch (const Error&) {
+    for (const ForkOutcome& f : out) {
+      if (!f.sandbox) continue;
+      try {
+        store_.remove(f.sandbox->id);
+      } catch (const Error&) {
+        // The fork carries its labels: `corral stop --orphans` finds it.
+      }
+    }
+    throw;
+  }
+  return out;
+}
+
+std::string LocalProvider::url(const Sandbox& sandbox, int port, const sdk::Host&) {
+  const LocalSandbox s = existing(sandbox.id);
+  if (s.no_network)
+    throw Error(ErrorCode::unsupported, "local sandbox " + sandbox.id + " was created with --network none: it has "
+                "no network to reach",
+                "start a sandbox without --network none to reach its ports");
+  if (!network_)
+    throw Error(ErrorCode::unsupported, "this local sandbox has no network to reach (network = none)",
+                "use --local-network shared to reach its ports");
+  return "http://127.0.0.1:" + std::to_string(port);
+}
+
+bool LocalProvider::fits_in_memory(std::uint64_t bytes) {
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+  return bytes > 0 && pages > 0 && page > 0 && bytes <= static_cast<std::uint64_t>(pages) * page / 2;
+}
+
+std::optional<LocalSandbox> LocalProvider::create_in_memory(const CreateRequest& request, bool no_network) {
+  // Recorded first: the record gives the sandbox its user, whom the tmpfs belongs to.
+  LocalSandbox s = store_.create(request.slug, request.labels, no_network, /*in_memory=*/true);
+  std::shared_ptr<JailNamespaces> namespaces;
+  try {
+    namespaces =
+        std::make_shared<JailNamespaces>(JailNamespaces::create_in_memory(s.user, request.workspace_bytes));
+  } catch (const Error&) {
+    store_.remove(s.id);
+    return std::nullopt;  // e.g. no unprivileged user namespaces but a setuid bwrap: the disk works
+  }
+  std::lock_guard lock(memory_mutex_);
+  in_memory_[s.id] = std::move(namespaces);
+  return s;
+}
+
+std::shared_ptr<JailNamespaces> LocalProvider::memory_of(const LocalSandbox& s) const {
+  std::lock_guard lock(memory_mutex_);
+  auto found = in_memory_.find(s.id);
+  if (found != in_memory_.end()) return found->second;
+  throw Error(ErrorCode::unavailable,
+              "local sandbox " + s.id + " was made for a run that does not keep it; its workspace lives in that "
+              "run's memory only",
+              "remove it with `corral stop --id LEASE` or `corral stop --orphans`; keep a sandbox to reuse with "
+              "--keep");
+}
+
+fs::path LocalProvider::workspace_path(const LocalSandbox& s) const {
+  if (!s.in_memory) return store_.workspace_of(s.id);
+  return "/proc/self/fd/" + std::to_string(memory_of(s)->workspace_fd());
+}
+
+JailWorkspace LocalProvider::jail_workspace(const LocalSandbox& s) const {
+  if (s.in_memory) return JailWorkspace(memory_of(s));
+  store_.require_workspace(s);
+  return JailWorkspace(store_.workspace_of(s.id).string());
+}
+
+LocalSandbox LocalProvider::existing(const std::string& id) const {
+  auto s = store_.find(id);
+  if (!s) throw Error(ErrorCode::not_found, "local sandbox " + id + " does not exist");
+  return *s;
+}
+
+LocalSandbox LocalProvider::running(const std::string& id) const {
+  LocalSandbox s = existing(id);
+  if (s.paused)
+    throw Error(ErrorCode::unavailable, "local sandbox " + id + " is paused",
+                "resume it first: `corral resume --id LEASE` (or `corral run --id LEASE`, which resumes it)");
+  return s;
+}
+
+std::optional<JailUser> LocalProvider::any_jail_user() const {
+  if (!store_.own_users()) return std::nullopt;
+  return JailUser{kJailIdFirst, static_cast<gid_t>(kJailIdFirst)};
+}
+
+std::string LocalProvider::jail_identity() const {
+  if (!store_.own_users()) return "bwrap can create a jail (in its own user namespace, as you)";
+  return "bwrap can create a jail (as a uid of its own from " + std::to_string(kJailIdFirst) + "-" +
+         std::to_string(kJailIdFirst + kJailIdCount - 1) +
+         ", in its own user namespace: root outside is not root inside, and no other process shares it)";
+}
+
+std::string LocalProvider::starter_verified() {
+  return (xdg_folder("XDG_CACHE_HOME", getenv_of) / "corral" / "local-jail-exec-verified").string();
+}
+
+JailSpec LocalProvider::jail_spec(const std::string& bwrap, const std::string& hostname, bool no_network) const {
+  JailSpec jail;
+  jail.starter_verified = starter_verified();
+  jail.bwrap = bwrap;
+  jail.workdir = workdir_;
+  jail.hostname = hostname;
+  jail.network = network_ && !no_network;
+  return jail;
+}
+
+void LocalProvider::ensure_jail_installed() const {
+  if (os::find_program(bwrap_).empty())
+    throw Error(ErrorCode::unavailable, "bubblewrap ('" + bwrap_ + "') is not installed",
+                "install it with `sudo apt-get install -y bubblewrap`, or set CORRAL_BWRAP to its path");
+  (void)open_jail_exec(any_jail_user(), starter_verified());
+}
+
+Sandbox LocalProvider::to_sandbox(const LocalSandbox& s) const {
+  Sandbox out;
+  out.id = s.id;
+  out.state = s.paused ? "paused" : "ready";
+  out.labels = s.labels;
+  out.details = {{"path", store_.dir_of(s.id).string()},
+                 {"workdir", workdir_},
+                 {"network", network_ && !s.no_network ? "shared" : "none"},
+                 {"createdAt", s.created_at}};
+  return out;
+}
+
+}  // namespace corral::local

@@ -1,0 +1,34 @@
+#include "spec.hpp"
+
+namespace corral::local {
+
+const char* const kSpecJson = R"json({
+  "name": "local",
+  "aliases": ["bwrap", "bubblewrap"],
+  "family": "local",
+  "kind": "delegated-run",
+  "targets": ["linux"],
+  "features": ["run-session", "archive-sync", "tree-sync", "url-bridge", "cleanup", "run-downloads",
+               "network-policy", "pause-resume", "fork"],
+  "options": [
+    {"name": "network", "type": "string", "default": "shared", "choices": ["none", "shared"], "tightest-first": true,
+     "env": ["CORRAL_LOCAL_NETWORK"],
+     "help": "shared: the command uses this machine's network; none: only a private loopback (for one sandbox: --network none)"},
+    {"name": "bwrap", "type": "program", "default": "bwrap", "env": ["CORRAL_BWRAP"], "trusted": true,
+     "help": "the bubblewrap executable"},
+    {"name": "dir", "type": "path", "env": ["CORRAL_LOCAL_DIR"], "trusted": true,
+     "help": "where sandbox folders live (default: $XDG_STATE_HOME/corral/local)"},
+    {"name": "workdir", "type": "string", "default": "/workspace", "env": ["CORRAL_LOCAL_WORKDIR"],
+     "help": "the workspace's path inside the sandbox"}
+  ],
+  "docs": {
+    "category": "local sandbox (bubblewrap)",
+    "location": "local",
+    "gpu": "no",
+    "cleanupOwner": "corral: a sandbox is a folder, removed at the end of the run or by `corral stop`",
+    "bestFit": "fast, free test runs on a Linux machine or CI runner; the default",
+    "caveat": "shares the host kernel and, unless --network none, its network; cannot limit it to listed hosts (no --network allow:); Linux with user namespaces only"
+  }
+})json";
+
+}  // namespace corral::local
