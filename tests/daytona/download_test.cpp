@@ -7,8 +7,8 @@
 
 #include "cli.hpp"
 #include "corral/json.hpp"
-#include "corral/os/process.hpp"
 #include "corral/wire.hpp"
+#include "download_bytes.hpp"
 #include "plugin_fixture.hpp"
 
 using namespace corral;
@@ -16,25 +16,6 @@ using namespace corral::test;
 namespace fs = std::filesystem;
 
 namespace {
-
-// Every byte value, then a pseudo-random tail that gzip cannot shrink.
-std::string binary_bytes(size_t size) {
-  std::string out;
-  for (int i = 0; i < 256; ++i) out += static_cast<char>(i);
-  std::uint32_t x = 2463534242u;
-  while (out.size() < size) {
-    x ^= x << 13, x ^= x >> 17, x ^= x << 5;
-    out += static_cast<char>(x & 0xff);
-  }
-  return out;
-}
-
-void tar(std::vector<std::string> args) {
-  os::ProcessSpec spec;
-  spec.argv = {"tar"};
-  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
-  REQUIRE(os::capture_process(spec, 30).exit_code == 0);
-}
 
 PluginCall download(DaytonaPlugin& fx, const Sandbox& sb, const std::string& cwd, std::vector<std::string> patterns,
                     const std::string& archive, std::uint64_t max_bytes = 1 << 30) {
@@ -66,7 +47,7 @@ TEST_CASE("daytona download brings the matching files back byte-exact and delete
   CHECK(r.size == fs::file_size(local));
   CHECK(r.missing == std::vector<std::string>{"*.log"});
   TempDir out;
-  tar({"-xzf", local, "-C", out.str()});
+  unpack(local, out);
   CHECK(read_file(out.path() / "data.bin") == data);
   CHECK(read_file(out.path() / "reports/a.xml") == "<ok/>\n");
   CHECK_FALSE(fs::exists(out.path() / "skip.txt"));

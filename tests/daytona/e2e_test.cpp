@@ -17,6 +17,7 @@
 #include "corral/json.hpp"
 #include "corral/os/process.hpp"
 #include "private_network.hpp"
+#include "daytona_cli.hpp"
 #include "server.hpp"
 
 using namespace corral;
@@ -25,62 +26,7 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-struct DaytonaCli {
-  daytona::standin::StandIn server;
-  CliEnv cli;
-  std::vector<std::string> seen;  // everything corral printed or stored, checked for the key
-
-  DaytonaCli() {
-    cli.env["DAYTONA_API_KEY"] = server.api_key();
-    cli.env["DAYTONA_API_URL"] = server.api_url();
-    cli.root().write("work/hello.txt", "hello from the workspace\n");
-    cli.root().write("work/src/main.c", "int main(void) { return 0; }\n");
-  }
-
-  ~DaytonaCli() {
-    for (const auto& c : cli.claims()) seen.push_back(read_file(c));
-    for (const auto& text : seen) CHECK_MESSAGE(text.find(server.api_key()) == std::string::npos, "the API key leaked");
-  }
-
-  CliResult run(std::vector<std::string> args, const std::string& cwd = {}) {
-    CliResult r = cli.run(args, cwd);
-    seen.push_back(r.out);
-    seen.push_back(r.err);
-    return r;
-  }
-  std::vector<std::string> script_args(const std::string& script, std::vector<std::string> flags = {}) {
-    std::vector<std::string> args = {"run", "--provider", "daytona", "--lease-output", handle_path()};
-    args.insert(args.end(), flags.begin(), flags.end());
-    args.insert(args.end(), {"--", "sh", "-c", script});
-    return args;
-  }
-  // `corral run --provider daytona [flags] --lease-output H -- sh -c SCRIPT`.
-  CliResult run_script(const std::string& script, std::vector<std::string> flags = {}) {
-    return run(script_args(script, std::move(flags)));
-  }
-  std::string handle_path() const { return (cli.root().path() / "handle.json").string(); }
-  json::Document handle() {
-    std::string text = read_file(handle_path());
-    seen.push_back(text);
-    REQUIRE_MESSAGE(!text.empty(), "no session handle was written");
-    return json::parse(text, "handle");
-  }
-  std::vector<std::string> alive() { return server.sandbox_ids(); }
-  template <class F>
-  void fault(F&& f) {
-    server.with([&](auto& st) {
-      f(st.faults);
-      return 0;
-    });
-  }
-  std::filesystem::path workdir(const std::string& id) {
-    return server.with([&](auto& st) { return daytona::standin::State::home_of(st.sandboxes.at(id)); }) / "workspace";
-  }
-};
-
 std::string str(const json::Value& v, const char* key) { return json::get_string(v, key); }
-
-
 
 pid_t pid_written(DaytonaCli& t, const std::string& id, const std::string& file) {
   std::ifstream in(t.workdir(id) / file);
@@ -242,19 +188,6 @@ TEST_CASE("a kept sandbox that Daytona stopped is started again on reuse") {
   CHECK(t.alive().empty());
 }
 
-TEST_CASE("--keep-on-failure keeps only a failed run's sandbox") {
-  DaytonaCli t;
-  CHECK(t.run_script("true", {"--keep-on-failure"}).exit_code == 0);
-  CHECK(json::get_bool(t.handle(), "kept") == false);
-  CHECK(t.alive().empty());
-  CHECK(t.run_script("exit 2", {"--keep-on-failure"}).exit_code == 2);
-  auto h = t.handle();
-  CHECK(json::get_bool(h, "kept"));
-  CHECK(t.alive() == std::vector<std::string>{str(h, "sandboxId")});
-  CHECK(t.run({"stop", "--id", str(h, "leaseId")}).exit_code == 0);
-  CHECK(t.alive().empty());
-}
-
 TEST_CASE("a kept sandbox deleted behind corral's back says so, and the handle is still written") {
   DaytonaCli t;
   REQUIRE(t.run_script("true", {"--keep"}).exit_code == 0);
@@ -274,21 +207,8 @@ TEST_CASE("a kept sandbox deleted behind corral's back says so, and the handle i
   CHECK(t.alive().empty());
 }
 
-TEST_CASE("authentication, quota and rate limits map to corral's exit codes") {
+TEST_CASE("quota and rate limits map to corral's exit codes") {
   DaytonaCli t;
-  SUBCASE("401") {
-    t.fault([](auto& f) { f.reject_api_key = true; });
-    CliResult r = t.run_script("true");
-    CHECK(r.exit_code == 77);
-    CHECK(r.err.find("DAYTONA_API_KEY") != std::string::npos);
-  }
-  SUBCASE("no key at all") {
-    t.cli.env["DAYTONA_API_KEY"] = "";
-    CliResult r = t.run_script("true");
-    CHECK(r.exit_code == 77);
-    CHECK(r.err.find("DAYTONA_API_KEY is not set") != std::string::npos);
-    CHECK(t.server.calls("create") == 0);
-  }
   SUBCASE("quota refusal (400)") {
     t.fault([](auto& f) { f.quota_message = "Total CPU limit exceeded. Maximum allowed: 4"; });
     CliResult r = t.run_script("true");
@@ -497,30 +417,6 @@ TEST_CASE("Ctrl-C stops the remote command, then applies the keep rules") {
     CHECK(t.run({"stop", "--id", str(h, "leaseId")}).exit_code == 0);
     CHECK(t.alive().empty());
   }
-}
-
-TEST_CASE("settings are validated before any API call") {
-  DaytonaCli t;
-  const std::vector<std::vector<std::string>> bad = {{"--daytona-workdir", "../up"},
-                                                     {"--daytona-workdir", "/"},
-                                                     {"--daytona-workdir", "/home/daytona"},
-                                                     {"--daytona-user", "a/b"},
-                                                     {"--daytona-auto-stop", "99999999"},
-                                                     {"--daytona-create-timeout", "0"},
-                                                     {"--daytona-request-timeout", "2d"},
-                                                     {"--daytona-start-timeout", "0s"}};
-  for (const auto& flags : bad) {
-    CliResult r = t.run_script("true", flags);
-    INFO(flags[0], " ", flags[1]);
-    CHECK(r.exit_code == 64);
-    CHECK(r.err.find("hint:") != std::string::npos);
-  }
-  t.cli.env["DAYTONA_API_URL"] = "http://api.example.com/api";
-  CliResult r = t.run_script("true");
-  CHECK(r.exit_code == 64);
-  CHECK(r.err.find("plain http") != std::string::npos);
-  CHECK(t.server.calls("create") == 0);
-  CHECK(t.alive().empty());
 }
 
 TEST_CASE("snapshot, region, organization and resources reach the API as the SDK sends them") {

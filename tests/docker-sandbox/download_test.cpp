@@ -7,8 +7,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "corral/os/process.hpp"
 #include "corral/wire.hpp"
+#include "download_bytes.hpp"
 #include "plugin_harness.hpp"
 #include "standin_fixture.hpp"
 
@@ -66,24 +66,6 @@ struct Fixture {
   }
 };
 
-// Every byte value, then a pseudo-random tail that gzip cannot shrink.
-std::string binary_bytes(size_t size) {
-  std::string out;
-  for (int i = 0; i < 256; ++i) out += static_cast<char>(i);
-  std::uint32_t x = 2463534242u;
-  while (out.size() < size) {
-    x ^= x << 13, x ^= x >> 17, x ^= x << 5;
-    out += static_cast<char>(x & 0xff);
-  }
-  return out;
-}
-
-void untar(const std::string& archive, const TempDir& into) {
-  os::ProcessSpec spec;
-  spec.argv = {"tar", "-xzf", archive, "-C", into.str()};
-  REQUIRE(os::capture_process(spec, 30).exit_code == 0);
-}
-
 }  // namespace
 
 TEST_CASE_FIXTURE(Fixture, "sbx download brings the matching files back byte-exact; both temporary copies go") {
@@ -101,7 +83,7 @@ TEST_CASE_FIXTURE(Fixture, "sbx download brings the matching files back byte-exa
   CHECK(r.size == fs::file_size(local));
   CHECK(r.missing == std::vector<std::string>{"*.log"});
   TempDir unpacked;
-  untar(local, unpacked);
+  unpack(local, unpacked);
   CHECK(read_file(unpacked.path() / "data.bin") == data);
   CHECK(read_file(unpacked.path() / "reports/a.xml") == "<ok/>\n");
   CHECK_FALSE(fs::exists(unpacked.path() / "skip.txt"));
@@ -218,7 +200,7 @@ TEST_CASE_FIXTURE(Fixture, "sbx download never reaches above the command's folde
     INFO(c.message);
     REQUIRE(c.ok);
     TempDir unpacked;
-    untar(local, unpacked);
+    unpack(local, unpacked);
     CHECK(read_file(unpacked.path() / "report.xml") == "<ok/>\n");
     for (const auto& e : fs::recursive_directory_iterator(unpacked.path())) {
       CAPTURE(e.path());

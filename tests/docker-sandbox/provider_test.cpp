@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <thread>
 
-#include "docker_sandbox_provider.hpp"
+#include "provider.hpp"
 #include "fake_host.hpp"
 #include "sandbox_name.hpp"
 #include "standin_fixture.hpp"

@@ -142,20 +142,6 @@ TEST_CASE("--keep keeps the sandbox; status, url, extend, reuse with --id and st
   CHECK(t.cli.claims().empty());
 }
 
-TEST_CASE("--keep-on-failure keeps only a failed run's sandbox") {
-  E2bCli t;
-  CHECK(t.run_script("true", {"--keep-on-failure"}).exit_code == 0);
-  CHECK(json::get_bool(t.handle(), "kept") == false);
-  CHECK(t.alive().empty());
-
-  CHECK(t.run_script("exit 2", {"--keep-on-failure"}).exit_code == 2);
-  auto h = t.handle();
-  CHECK(json::get_bool(h, "kept"));
-  CHECK(t.alive() == std::vector<std::string>{str(h, "sandboxId")});
-  CHECK(t.run({"stop", "--id", str(h, "leaseId")}).exit_code == 0);
-  CHECK(t.alive().empty());
-}
-
 TEST_CASE("a kept sandbox that E2B deleted says so, and the handle is still written") {
   E2bCli t;
   REQUIRE(t.run_script("true", {"--keep"}).exit_code == 0);
@@ -201,21 +187,8 @@ TEST_CASE("an unknown template names the template, e2b template build and the se
   CHECK(t.alive().empty());
 }
 
-TEST_CASE("authentication, rate-limit and server failures map to corral's exit codes") {
+TEST_CASE("rate-limit and server failures map to corral's exit codes") {
   E2bCli t;
-  SUBCASE("401") {
-    t.fault([](auto& f) { f.reject_api_key = true; });
-    CliResult r = t.run_script("true");
-    CHECK(r.exit_code == 77);
-    CHECK(r.err.find("check E2B_API_KEY") != std::string::npos);
-  }
-  SUBCASE("no key at all") {
-    t.cli.env["E2B_API_KEY"] = "";
-    CliResult r = t.run_script("true");
-    CHECK(r.exit_code == 77);
-    CHECK(r.err.find("E2B_API_KEY is not set") != std::string::npos);
-    CHECK(t.server.calls("create") == 0);
-  }
   SUBCASE("429") {
     t.fault([](auto& f) { f.fail_route = "create"; f.fail_status = 429; });
     CHECK(t.run_script("true").exit_code == 75);
@@ -793,39 +766,6 @@ TEST_CASE("the real e2b plugin crashing during exec is named, and stop --id dele
   CHECK(t.server.calls("start") == starts);  // nothing ran again
 }
 
-TEST_CASE("workdir, user and URLs are validated before any API call") {
-  E2bCli t;
-  const std::vector<std::vector<std::string>> bad = {{"--e2b-workdir", "relative/path"},
-                                                     {"--e2b-workdir", "/"},
-                                                     {"--e2b-workdir", "/etc"},
-                                                     {"--e2b-workdir", "/home/user"},
-                                                     {"--e2b-user", "../root"},
-                                                     {"--e2b-user", "a/b"}};
-  for (const auto& flags : bad) {
-    CliResult r = t.run_script("true", flags);
-    INFO(flags[0], " ", flags[1]);
-    CHECK(r.exit_code == 64);
-    CHECK(r.err.find("hint:") != std::string::npos);
-  }
-  t.cli.env["E2B_API_URL"] = "http://api.example.com";
-  CliResult r = t.run_script("true");
-  CHECK(r.exit_code == 64);
-  CHECK(r.err.find("plain http") != std::string::npos);
-  CHECK(t.server.calls("create") == 0);
-  CHECK(t.alive().empty());
-}
-
-TEST_CASE("a redirect to another origin is refused; the key does not follow") {
-  E2bCli t;
-  e2b::standin::StandIn elsewhere("other-key");
-  t.fault([&](auto& f) { f.redirect_to = elsewhere.api_url(); });
-  CliResult r = t.run_script("true");
-  CHECK(r.exit_code == 64);
-  CHECK(r.err.find("refused a redirect") != std::string::npos);
-  CHECK(elsewhere.calls("create") == 0);
-  CHECK(t.alive().empty());
-}
-
 TEST_CASE("stop --orphans removes corral sandboxes no local lease claims, and only those") {
   E2bCli t;
   REQUIRE(t.run_script("true", {"--keep"}).exit_code == 0);
@@ -964,27 +904,6 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 }
 
 }  // namespace
-
-TEST_CASE("timeout settings out of range are refused naming the flag and the variable, before any API call") {
-  E2bCli t;
-  struct Bad {
-    const char* flag;
-    const char* value;
-    const char* env;
-  };
-  const Bad bad[] = {{"--e2b-create-timeout", "0", "CORRAL_E2B_CREATE_TIMEOUT"},
-                     {"--e2b-create-timeout", "2d", "CORRAL_E2B_CREATE_TIMEOUT"},
-                     {"--e2b-request-timeout", "0", "CORRAL_E2B_REQUEST_TIMEOUT"},
-                     {"--e2b-stall-timeout", "2s", "CORRAL_E2B_STALL_TIMEOUT"}};
-  for (const Bad& b : bad) {
-    CliResult r = t.run_script("true", {b.flag, b.value});
-    INFO(b.flag, " ", b.value, ": ", r.err);
-    CHECK(r.exit_code == 64);
-    CHECK(says(r.err, {"hint:", b.flag, b.env}));
-  }
-  CHECK(t.server.calls("create") == 0);
-  CHECK(t.alive().empty());
-}
 
 TEST_CASE("E2B answering past a timeout setting: exit 69 naming the call and the setting, never retried, nothing left") {
   E2bCli t;

@@ -1,13 +1,19 @@
 // The SDK's HTTP client against a real local server: statuses, streaming, idle and total
-// timeouts, cancellation, redirects, multipart upload and where secrets may appear.
+// timeouts, cancellation, redirects, multipart upload and where secrets may appear; and
+// the remote kit's API client over it.
 #include <doctest/doctest.h>
 #include <httplib.h>
 
+#include <atomic>
 #include <chrono>
+#include <mutex>
 #include <thread>
+#include <vector>
 
 #include "cli.hpp"
 #include "corral/sdk/http.hpp"
+#include "corral/sdk/remote/api_client.hpp"
+#include "fake_host.hpp"
 
 using namespace corral;
 namespace http = corral::sdk::http;
@@ -646,5 +652,118 @@ TEST_CASE("rate_limited: a 429 names the limit, says what corral already did and
     CHECK(message.find("it asked corral to wait 86400 s, longer than corral waits (10 s), so corral did not retry") !=
           std::string::npos);
     CHECK(message.find(kSecret) == std::string::npos);
+  }
+}
+
+TEST_CASE("the remote kit's API client: base URL, credentials, the limit's setting, Ctrl-C and retries as the call says") {
+  LocalServer s;
+  std::atomic<int> served{0};
+  std::atomic<int> busy_left{1};
+  std::mutex seen_mutex;
+  std::vector<std::string> seen;  // "METHOD path key=... type=..." of each request
+  s.server.set_post_routing_handler([&](const httplib::Request& req, httplib::Response&) {
+    std::lock_guard lock(seen_mutex);
+    seen.push_back(req.method + " " + req.path + " key=" + req.get_header_value("X-Key") +
+                   " type=" + req.get_header_value("Content-Type"));
+  });
+  s.server.Post("/v1/busy", [&](const httplib::Request&, httplib::Response& res) {
+    ++served;
+    if (busy_left-- > 0) {
+      res.status = 503;
+      res.set_header("Retry-After", "0");
+      return;
+    }
+    res.set_content("{}", "application/json");
+  });
+  s.server.Get("/v1/slow", [](const httplib::Request&, httplib::Response& res) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+    res.set_content("{}", "application/json");
+  });
+  s.server.Get("/v1/refused", [&](const httplib::Request& req, httplib::Response& res) {
+    ++served;
+    res.status = req.get_header_value("X-Key") == "fresh" ? 200 : 401;
+  });
+  s.start();
+  http::Client client;
+  namespace remote = corral::sdk::remote;
+  ProviderSpec spec;
+  spec.name = "acme";
+  spec.options = {OptionSpec{.name = "api-key", .env = {"ACME_API_KEY"}},
+                  OptionSpec{.name = "request-timeout", .type = "duration", .env = {"CORRAL_ACME_REQUEST_TIMEOUT"}}};
+  const remote::Identity acme{"Acme", sdk::SettingNames(spec), "https://acme.example/keys", "", nullptr};
+  const remote::Limit limit = remote::limit_of(acme, "request-timeout", 1);
+  CHECK(limit.setting == "--acme-request-timeout or CORRAL_ACME_REQUEST_TIMEOUT");
+
+  SUBCASE("the path follows the base URL; the key goes in its header; an idempotent call is retried") {
+    remote::ApiClient api(client, s.url("/v1"), remote::key_header(acme, kSecret, "X-Key"));
+    CHECK(api.send({.method = "POST", .path = "/busy", .body = "{}", .what = "busy", .limit = limit}).status == 200);
+    CHECK(served == 2);
+    std::lock_guard lock(seen_mutex);
+    REQUIRE(!seen.empty());
+    CHECK(seen.back() == "POST /v1/busy key=" + kSecret + " type=application/json");
+  }
+  SUBCASE("a call that is never retried is sent once") {
+    remote::ApiClient api(client, s.url("/v1"), remote::key_header(acme, kSecret, "X-Key"));
+    CHECK(api.send({.method = "POST", .path = "/busy", .what = "busy", .limit = limit, .retry = http::Retry::never})
+              .status == 503);
+    CHECK(served == 1);
+  }
+  SUBCASE("no key: missing_api_key, and nothing is sent") {
+    remote::ApiClient api(client, s.url("/v1"), remote::key_header(acme, "", "X-Key"));
+    CHECK_THROWS_WITH_AS(api.send({.method = "POST", .path = "/busy", .what = "busy", .limit = limit}),
+                         "ACME_API_KEY is not set", Error);
+    CHECK(served == 0);
+  }
+  SUBCASE("past its limit a call fails naming the setting that chose it") {
+    remote::ApiClient api(client, s.url("/v1"), remote::key_header(acme, kSecret, "X-Key"));
+    try {
+      api.send({.path = "/slow", .what = "slow", .limit = limit});
+      FAIL("expected an error");
+    } catch (const Error& e) {
+      CHECK(e.code() == ErrorCode::unavailable);
+      CHECK(std::string(e.what()).find("(--acme-request-timeout or CORRAL_ACME_REQUEST_TIMEOUT)") != std::string::npos);
+    }
+  }
+  SUBCASE("Ctrl-C ends a cancellable call only") {
+    remote::ApiClient api(client, s.url("/v1"), remote::key_header(acme, kSecret, "X-Key"));
+    corral::test::FakeHost fake;
+    fake.cancel();
+    const sdk::Host host = fake.host();
+    const remote::Limit three{3, "--x"};
+    try {
+      api.send({.path = "/slow", .what = "slow", .limit = three, .cancellable = &host});
+      FAIL("not cancelled");
+    } catch (const Error& e) {
+      CHECK(e.code() == ErrorCode::cancelled);
+    }
+    CHECK(api.send({.path = "/slow", .what = "slow", .limit = three}).status == 200);
+  }
+  SUBCASE("a refused call is sent once more when the credentials can be renewed") {
+    std::string key = "stale";
+    int renewals = 0;
+    remote::ApiClient api(
+        client, s.url("/v1"),
+        [&](std::vector<std::pair<std::string, std::string>>& headers, sdk::TlsSettings&,
+            const std::function<bool()>&) { headers.emplace_back("X-Key", key); },
+        {.renew_credentials = [&] {
+          ++renewals;
+          key = "fresh";
+          return true;
+        }});
+    CHECK(api.send({.path = "/refused", .what = "refused", .limit = limit}).status == 200);
+    CHECK(served == 2);
+    CHECK(renewals == 1);
+  }
+  SUBCASE("a prepared request is sent once, after the base URL, with the credentials after its own headers") {
+    remote::ApiClient api(client, s.url("/v1"), remote::key_header(acme, kSecret, "X-Key"));
+    http::Request r;
+    r.method = "POST";
+    r.url = "/busy";
+    r.headers.emplace_back("Content-Type", "text/plain");
+    CHECK(api.send_once(r).status == 503);
+    CHECK(served == 1);
+    std::lock_guard lock(seen_mutex);
+    REQUIRE(!seen.empty());
+    CHECK(seen.back() == "POST /v1/busy key=" + kSecret + " type=text/plain");
   }
 }

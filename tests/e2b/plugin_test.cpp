@@ -8,6 +8,7 @@
 #include <fstream>
 #include <thread>
 
+#include "download_bytes.hpp"
 #include "plugin_fixture.hpp"
 
 using namespace corral;
@@ -534,25 +535,6 @@ namespace {
 std::string download_request(const std::string& sandbox, const std::string& cwd, std::vector<std::string> patterns,
                              const std::string& archive_path, std::uint64_t max_bytes = 1 << 30) {
   return wire::to_json(wire::DownloadCall{sandbox_of(sandbox), {cwd, std::move(patterns), archive_path, max_bytes}});
-}
-
-// Every byte value, then a pseudo-random tail that gzip cannot shrink.
-std::string binary_bytes(size_t size) {
-  std::string out;
-  for (int i = 0; i < 256; ++i) out += static_cast<char>(i);
-  std::uint32_t x = 2463534242u;
-  while (out.size() < size) {
-    x ^= x << 13, x ^= x >> 17, x ^= x << 5;
-    out += static_cast<char>(x & 0xff);
-  }
-  return out;
-}
-
-// Unpacks a downloaded .tar.gz into a fresh folder with the system tar.
-void unpack(const std::string& archive_path, const TempDir& into) {
-  os::ProcessSpec spec;
-  spec.argv = {"tar", "-xzf", archive_path, "-C", into.str()};
-  REQUIRE(os::capture_process(spec, 30).exit_code == 0);
 }
 
 // The download archives left in the sandbox's /tmp.

@@ -18,6 +18,7 @@
 #include "four_shards.hpp"
 #include "https_client.hpp"
 #include "private_network.hpp"
+#include "provider_cli.hpp"
 #include "standin.hpp"
 
 using namespace corral;
@@ -28,49 +29,13 @@ namespace {
 
 constexpr const char* kNs = "corral";
 
-struct KubeCli {
-  standin::StandIn cluster;
-  CliEnv cli;
-  std::vector<std::string> seen;     // everything corral printed or stored
-  std::vector<std::string> secrets;  // what must never be in it
-
-  KubeCli() {
+struct KubeCli : ProviderCli {
+  KubeCli() : ProviderCli("kubernetes") {
     cli.env["KUBECONFIG"] = cluster.kubeconfig().string();
     secrets.push_back(cluster.token());
-    cli.root().write("work/hello.txt", "hello from the workspace\n");
-    cli.root().write("work/src/main.c", "int main(void) { return 0; }\n");
   }
+  ~KubeCli() { CHECK(cluster.answer_violations().empty()); }
 
-  ~KubeCli() {
-    for (const auto& c : cli.claims()) seen.push_back(read_file(c));
-    for (const auto& text : seen)
-      for (const auto& secret : secrets) CHECK_MESSAGE(text.find(secret) == std::string::npos, "a credential leaked");
-    CHECK(cluster.answer_violations().empty());
-  }
-
-  CliResult run(std::vector<std::string> args) {
-    CliResult r = cli.run(args);
-    seen.push_back(r.out);
-    seen.push_back(r.err);
-    return r;
-  }
-  std::vector<std::string> script_args(const std::string& script, std::vector<std::string> flags = {}) {
-    std::vector<std::string> args = {"run", "--provider", "kubernetes", "--lease-output", handle_path()};
-    args.insert(args.end(), flags.begin(), flags.end());
-    args.insert(args.end(), {"--", "sh", "-c", script});
-    return args;
-  }
-  // `corral run --provider kubernetes [flags] --lease-output H -- sh -c SCRIPT`.
-  CliResult run_script(const std::string& script, std::vector<std::string> flags = {}) {
-    return run(script_args(script, std::move(flags)));
-  }
-  std::string handle_path() const { return (cli.root().path() / "handle.json").string(); }
-  json::Document handle() {
-    std::string text = read_file(handle_path());
-    seen.push_back(text);
-    REQUIRE_MESSAGE(!text.empty(), "no session handle was written");
-    return json::parse(text, "handle");
-  }
   // The Pods that exist (in any state) in corral's namespace.
   std::vector<std::string> pods() {
     return cluster.with([](standin::State& s) {
@@ -93,6 +58,8 @@ struct KubeCli {
     });
   }
   std::filesystem::path workdir(const std::string& pod) { return cluster.pod_root(kNs, pod) / "corral/workspace"; }
+
+  standin::StandIn cluster;
 };
 
 std::string str(const json::Value& v, const char* key) { return json::get_string(v, key); }

@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "standin_face.hpp"
 #include "state.hpp"
 
 namespace corral::daytona::standin {
@@ -25,33 +26,19 @@ void register_control_plane(httplib::Server& server, State& state);
 
 class ToolboxServer;  // toolbox.cpp
 
-class StandIn {
+class StandIn : public test::StandinFace<State> {
  public:
   explicit StandIn(std::string api_key = "dtn_standin_secret_key_0123456789abcdef", int api_port = 0,
                    int toolbox_port = 0);
   ~StandIn();
-  StandIn(const StandIn&) = delete;
-  StandIn& operator=(const StandIn&) = delete;
 
   std::string api_url() const { return api_origin() + "/api"; }
   // "http://127.0.0.1:PORT" of the control plane, for tests that call it themselves.
   std::string api_origin() const { return "http://127.0.0.1:" + std::to_string(api_port_); }
-  const std::string& api_key() const { return state_.api_key(); }
-
-  // Runs `f(state)` with the state locked.
-  template <class F>
-  auto with(F&& f) {
-    std::lock_guard lock(state_.mutex());
-    return f(state_);
-  }
   // IDs of the sandboxes that exist now.
   std::vector<std::string> sandbox_ids();
-  // Number of calls to `route` so far.
-  int calls(const std::string& route);
 
  private:
-  std::filesystem::path root_;
-  State state_;
   httplib::Server api_;
   std::unique_ptr<ToolboxServer> toolbox_;
   int api_port_ = 0;

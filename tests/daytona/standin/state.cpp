@@ -9,7 +9,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <random>
 #include <stdexcept>
 
 #include "private_network.hpp"
@@ -18,22 +17,9 @@ namespace corral::daytona::standin {
 
 namespace fs = std::filesystem;
 
-std::string rfc3339(Clock::time_point t) {
-  std::time_t tt = Clock::to_time_t(t);
-  std::tm tm{};
-  gmtime_r(&tt, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S.000Z", &tm);
-  return buf;
-}
+std::string rfc3339(Clock::time_point t) { return test::utc_seconds(t) + ".000Z"; }
 
-std::string random_id(size_t length) {
-  static thread_local std::mt19937_64 rng{std::random_device{}()};
-  static const char* alphabet = "abcdef0123456789";
-  std::string out;
-  for (size_t i = 0; i < length; ++i) out += alphabet[rng() % 16];
-  return out;
-}
+std::string random_id(size_t length) { return test::random_text(length, "abcdef0123456789"); }
 
 FakeSandbox& State::add_sandbox() {
   FakeSandbox sb;
@@ -258,8 +244,7 @@ std::shared_ptr<FakeCommand> State::start_command(FakeSandbox& sb, FakeSession& 
   cmd->pid = pid;
   session.commands[cmd->id] = cmd;
   const int out_fd = out[0], err_fd = err[0];
-  std::lock_guard workers(workers_mutex_);
-  workers_.emplace_back([this, cmd, out_fd, err_fd] {
+  workers.start([this, cmd, out_fd, err_fd] {
     auto drained = std::make_shared<std::atomic<int>>(0);
     std::thread a([=] { pump(out_fd, "\x01\x01\x01", cmd->log); ++*drained; });
     std::thread b([=] { pump(err_fd, "\x02\x02\x02", cmd->log); ++*drained; });
@@ -269,22 +254,13 @@ std::shared_ptr<FakeCommand> State::start_command(FakeSandbox& sb, FakeSession& 
     // Give the copy loops a moment to take the last output (children may hold the pipes).
     for (int i = 0; i < 50 && *drained < 2; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
     {
-      std::lock_guard lock(mutex_);
+      std::lock_guard lock(mutex());
       cmd->exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     }
     a.join();
     b.join();
   });
   return cmd;
-}
-
-void State::join_workers() {
-  std::vector<std::thread> workers;
-  {
-    std::lock_guard lock(workers_mutex_);
-    workers.swap(workers_);
-  }
-  for (auto& w : workers) w.join();
 }
 
 }  // namespace corral::daytona::standin

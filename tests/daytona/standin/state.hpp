@@ -19,6 +19,8 @@
 #include <thread>
 #include <vector>
 
+#include "standin_state.hpp"
+
 namespace corral::daytona::standin {
 
 using Clock = std::chrono::system_clock;
@@ -106,18 +108,15 @@ struct Faults {
   int vanish_skip = 0;            // ... after letting this many of its calls through
 };
 
-class State {
+class State : public test::StandinState {
  public:
-  State(std::filesystem::path root, std::string api_key) : root_(std::move(root)), api_key_(std::move(api_key)) {}
+  using StandinState::StandinState;
 
-  const std::string& api_key() const { return api_key_; }
   std::string toolbox_url;  // set by the server once its port is known
 
-  // Everything below is guarded by mutex().
-  std::mutex& mutex() { return mutex_; }
+  // Everything below is guarded by mutex() (calls, per route, too).
   Faults faults;
   std::map<std::string, FakeSandbox> sandboxes;
-  std::map<std::string, int> calls;               // per route
   std::vector<std::string> create_bodies;          // bodies of POST /sandbox
   std::vector<std::string> exec_commands;          // command texts of session exec calls
   std::vector<std::string> list_label_filters;     // `labels` parameters of list calls
@@ -167,14 +166,8 @@ class State {
   // copied into the log line by line with Daytona's prefixes. Caller holds the mutex.
   std::shared_ptr<FakeCommand> start_command(FakeSandbox& sb, FakeSession& session, const std::string& command);
   // Threads that pump output and wait for processes; joined when the stand-in stops.
-  void join_workers();
-
- private:
-  std::filesystem::path root_;
-  std::string api_key_;
-  std::mutex mutex_;
-  std::mutex workers_mutex_;
-  std::vector<std::thread> workers_;
+  // Safe without the mutex.
+  test::Workers workers;
 };
 
 std::string rfc3339(Clock::time_point t);

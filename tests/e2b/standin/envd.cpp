@@ -366,7 +366,7 @@ void start(State& state, const httplib::Request& req, httplib::Response& res) {
       [run, &state](bool) {
         if (run->reaped) return;
         std::lock_guard lock(state.mutex());
-        state.drains.emplace_back([run] { run->drain(); });
+        state.drains.start([run] { run->drain(); });
       });
 }
 

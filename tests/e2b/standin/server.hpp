@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "standin_face.hpp"
 #include "state.hpp"
 
 namespace corral::e2b::standin {
@@ -25,32 +26,18 @@ void reset_connection(int local_port, int peer_port);
 void register_control_plane(httplib::Server& server, State& state);
 void register_envd(httplib::Server& server, State& state);
 
-class StandIn {
+class StandIn : public test::StandinFace<State> {
  public:
   // Ports 0 pick free ones. Sandbox folders live under a fresh temp folder.
   explicit StandIn(std::string api_key = "e2b_standin_secret_key_0123456789", int api_port = 0, int envd_port = 0);
   ~StandIn();
-  StandIn(const StandIn&) = delete;
-  StandIn& operator=(const StandIn&) = delete;
 
   std::string api_url() const { return "http://127.0.0.1:" + std::to_string(api_port_); }
   std::string sandbox_url() const { return "http://127.0.0.1:" + std::to_string(envd_port_); }
-  const std::string& api_key() const { return state_.api_key(); }
-
-  // Runs `f(state)` with the state locked.
-  template <class F>
-  auto with(F&& f) {
-    std::lock_guard lock(state_.mutex());
-    return f(state_);
-  }
   // IDs of the sandboxes alive now (expired ones removed first).
   std::vector<std::string> sandbox_ids();
-  // Number of calls to `route` so far.
-  int calls(const std::string& route);
 
  private:
-  std::filesystem::path root_;
-  State state_;
   httplib::Server api_;
   httplib::Server envd_;
   int api_port_ = 0;

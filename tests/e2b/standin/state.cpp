@@ -6,28 +6,14 @@
 #include <sys/wait.h>
 
 #include <algorithm>
-#include <random>
 
 namespace corral::e2b::standin {
 
 namespace fs = std::filesystem;
 
-std::string rfc3339(Clock::time_point t) {
-  std::time_t tt = Clock::to_time_t(t);
-  std::tm tm{};
-  gmtime_r(&tt, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
+std::string rfc3339(Clock::time_point t) { return test::utc_seconds(t) + "Z"; }
 
-std::string random_id(size_t length) {
-  static thread_local std::mt19937_64 rng{std::random_device{}()};
-  static const char* alphabet = "abcdefghijklmnopqrstuvwxyz0123456789";
-  std::string out;
-  for (size_t i = 0; i < length; ++i) out += alphabet[rng() % 36];
-  return out;
-}
+std::string random_id(size_t length) { return test::random_text(length, "abcdefghijklmnopqrstuvwxyz0123456789"); }
 
 bool FakeSandbox::internet() const {
   if (allow_internet_access && !*allow_internet_access) return false;

@@ -16,6 +16,8 @@
 #include <thread>
 #include <vector>
 
+#include "standin_state.hpp"
+
 namespace corral::e2b::standin {
 
 using Clock = std::chrono::system_clock;
@@ -98,27 +100,24 @@ struct Faults {
   int vanish_skip = 0;                  // ... after letting this many of its calls through
 };
 
-class State {
+class State : public test::StandinState {
  public:
-  explicit State(std::filesystem::path root, std::string api_key) : root_(std::move(root)), api_key_(std::move(api_key)) {}
+  using StandinState::StandinState;
 
-  const std::string& api_key() const { return api_key_; }
   std::set<std::string> templates = {"base"};
 
   // Everything below is guarded by mutex(); hold it while touching sandboxes or faults.
-  std::mutex& mutex() { return mutex_; }
   Faults faults;
   std::map<std::string, FakeSandbox> sandboxes;
-  // Counters per route ("create", "start", ...) and the bodies of create, pause and fork requests.
-  std::map<std::string, int> calls;
+  // The bodies of create, pause and fork requests (calls, per route, are counted too).
   std::vector<std::string> create_bodies;
   std::vector<std::string> pause_bodies;  // of the valid pause calls
   std::vector<std::string> fork_bodies;
   // The metadata filter of every list call, as the server parsed it.
   std::vector<std::map<std::string, std::string>> list_filters;
   // Threads that keep reading the output of processes whose client went away (as envd
-  // keeps them running); joined when the stand-in stops.
-  std::vector<std::thread> drains;
+  // keeps them running); joined when the stand-in stops. Safe without the mutex.
+  test::Workers drains;
   int page_size = 100;
   std::vector<std::string> issued_tokens;  // every envdAccessToken handed out  // list pages hold at most this many (to exercise X-Next-Token)
   // Every header value clients sent, per route, to check where secrets travel.
@@ -171,9 +170,6 @@ class State {
                                                        const std::string& user);
 
  private:
-  std::filesystem::path root_;
-  std::string api_key_;
-  std::mutex mutex_;
   std::condition_variable released_;
 };
 

@@ -100,7 +100,7 @@ class Session : public std::enable_shared_from_this<Session> {
     out_.assign(p.out_fd);
     err_.assign(p.err_fd);
     if (p.in_fd >= 0) in_.assign(p.in_fd);
-    state_.start_worker([mailbox = mailbox_, pid = p.pid] {
+    state_.workers.start([mailbox = mailbox_, pid = p.pid] {
       const int code = wait_exit_code(pid);
       mailbox->post([code](Session& s) { s.exited(code); });
     });

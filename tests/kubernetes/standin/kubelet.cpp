@@ -150,7 +150,7 @@ void start_container(State& s, PodRuntime& rt, size_t index) {
       rt.groups.insert(p.pid);
       const std::string ns = rt.ns, name = rt.name, uid = rt.uid;
       const pid_t pid = p.pid;
-      s.start_worker([&s, ns, name, uid, index, pid] {
+      s.workers.start([&s, ns, name, uid, index, pid] {
         const int code = wait_exit_code(pid);
         std::lock_guard lock(s.mutex());
         auto it = s.pods.find({ns, name});

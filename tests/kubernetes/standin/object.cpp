@@ -3,6 +3,8 @@
 #include <ctime>
 #include <random>
 
+#include "standin_state.hpp"
+
 namespace corral::kubernetes::standin {
 namespace {
 
@@ -98,27 +100,13 @@ bool selected(const json::Value& object, const LabelSelector& labels, const Fiel
          fields.matches([&](const std::string& f) -> std::optional<std::string> { return field_value(object, f); });
 }
 
-namespace {
-
-// "2006-01-02T15:04:05" of `t` in UTC.
-std::string utc_seconds(Clock::time_point t) {
-  std::time_t tt = Clock::to_time_t(t);
-  std::tm tm{};
-  gmtime_r(&tt, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
-  return buf;
-}
-
-}  // namespace
-
-std::string rfc3339(Clock::time_point t) { return utc_seconds(t) + "Z"; }
+std::string rfc3339(Clock::time_point t) { return test::utc_seconds(t) + "Z"; }
 
 std::string rfc3339_micro(Clock::time_point t) {
   const auto micros = std::chrono::duration_cast<std::chrono::microseconds>(t.time_since_epoch()).count() % 1000000;
   char fraction[16];
   std::snprintf(fraction, sizeof fraction, ".%06lldZ", static_cast<long long>(micros));
-  return utc_seconds(t) + fraction;
+  return test::utc_seconds(t) + fraction;
 }
 
 std::string random_hex(size_t n) {

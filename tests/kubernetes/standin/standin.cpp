@@ -12,12 +12,6 @@ namespace corral::kubernetes::standin {
 namespace fs = std::filesystem;
 namespace {
 
-fs::path make_temp_dir() {
-  std::string base = (fs::temp_directory_path() / "k8s-standin-XXXXXX").string();
-  if (!mkdtemp(base.data())) throw std::runtime_error("mkdtemp failed");
-  return base;
-}
-
 void write_text(const fs::path& path, const std::string& text, fs::perms perms = fs::perms::owner_read | fs::perms::owner_write) {
   std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
   fs::permissions(path, perms);
@@ -32,7 +26,7 @@ fs::path schema_dir() {
 
 StandIn::StandIn(Options options) : options_(std::move(options)) {
   own_dir_ = options_.dir.empty();
-  dir_ = own_dir_ ? make_temp_dir() : options_.dir;
+  dir_ = own_dir_ ? test::make_standin_folder("k8s-standin") : options_.dir;
   fs::create_directories(dir_ / "cluster");
   state_ = std::make_unique<State>(dir_ / "cluster");
   for (const char* file : {"core-v1.json", "networking-v1.json", "agents-v1beta1.json"})
@@ -67,7 +61,7 @@ StandIn::~StandIn() {
     std::lock_guard lock(state_->mutex());
     kubelet_kill_all(*state_);
   }
-  state_->join_workers();
+  state_->workers.join_all();
   state_.reset();
   std::error_code ec;
   if (own_dir_) fs::remove_all(dir_, ec);

@@ -15,21 +15,4 @@ bool State::take(const std::string& armed, int& times, const std::string& route)
   return true;
 }
 
-void State::start_worker(std::function<void()> work) {
-  std::lock_guard lock(workers_mutex_);
-  workers_.emplace_back(std::move(work));
-}
-
-void State::join_workers() {
-  for (;;) {
-    std::vector<std::thread> batch;
-    {
-      std::lock_guard lock(workers_mutex_);
-      batch.swap(workers_);
-    }
-    if (batch.empty()) return;
-    for (auto& t : batch) t.join();
-  }
-}
-
 }  // namespace corral::kubernetes::standin

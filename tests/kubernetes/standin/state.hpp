@@ -24,6 +24,7 @@
 #include "object.hpp"
 #include "pod_process.hpp"
 #include "schema.hpp"
+#include "standin_state.hpp"
 #include "store.hpp"
 
 namespace corral::kubernetes::standin {
@@ -123,16 +124,14 @@ class State {
 
   // Consumes one of `times` when `route` is the armed one ("*" arms every route).
   static bool take(const std::string& armed, int& times, const std::string& route);
-  // Runs `work` on a thread of its own, joined when the stand-in stops.
-  void start_worker(std::function<void()> work);
-  void join_workers();
+  // Threads of their own (an exec's process waiter, a container's), joined when the
+  // stand-in stops; safe without the mutex.
+  ::corral::test::Workers workers;
 
  private:
   std::filesystem::path root_;
   std::mutex mutex_;
   Spawner spawner_;
-  std::mutex workers_mutex_;
-  std::vector<std::thread> workers_;
 };
 
 }  // namespace corral::kubernetes::standin
