@@ -1,0 +1,17 @@
+// The conformance kit's checks, by the file that holds them (see checks.def).
+#pragma once
+
+#include <vector>
+
+#include "conformance/kit.hpp"
+
+namespace corral::conformance {
+
+#define CORRAL_CHECKS(name) std::vector<CheckDef> name##_checks();
+#include "conformance/checks/checks.def"
+#undef CORRAL_CHECKS
+
+// Every check, in the order they run.
+const std::vector<CheckDef>& all_checks();
+
+}  // namespace corral::conformance

@@ -1,0 +1,47 @@
+// Checks of destroy: a sandbox already gone counts as destroyed.
+#include "conformance/checks/checks.hpp"
+
+#include <fmt/format.h>
+
+#include "base/printable.hpp"
+#include "corral/wire.hpp"
+
+namespace corral::conformance {
+
+namespace {
+
+void destroy_twice(CheckContext& cx) {
+  const std::string lease = random_hex(6);
+  Sandbox sandbox = cx.kit.with_session([&](ProviderSession& session) {
+    Sandbox made = session.create({lease, "conformance-" + lease,
+                                   wire::owner_labels(lease, "conformance-" + lease, cx.kit.claims().host_id()),
+                                   cx.fixture.root().string(), NetworkPolicy{}});
+    cx.kit.made_outside_a_run(lease, made.id);
+    session.destroy(made);
+    return made;
+  });
+  // A fresh session, as the next corral's cleanup would be.
+  std::string second = cx.kit.with_session([&](ProviderSession& session) -> std::string {
+    try {
+      session.destroy(sandbox);
+    } catch (const Error& e) {
+      if (e.code() != ErrorCode::not_found) return printable(e.what());
+    }
+    return "";
+  });
+  if (!second.empty())
+    fail(fmt::format("destroying sandbox {} once more failed: {}; a sandbox that is already gone must count as "
+                     "destroyed (or be not-found), as cleanup may meet one the provider removed",
+                     printable(sandbox.id), second));
+  if (std::string left = cx.kit.still_there(sandbox.id); !left.empty()) fail(left + " after it was destroyed");
+}
+
+}  // namespace
+
+std::vector<CheckDef> destroy_checks() {
+  return {
+      {"destroy-twice", "destroying a sandbox that is already gone is harmless", {}, {}, &destroy_twice},
+  };
+}
+
+}  // namespace corral::conformance
