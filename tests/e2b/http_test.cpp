@@ -401,11 +401,11 @@ TEST_CASE("a multipart upload streams a local file") {
 }
 
 TEST_CASE("send_retrying: a busy answer to an idempotent call is retried within bounds, then returned") {
-  LocalServer s;
   // Counted in the handlers: the server's logger runs after the answer is sent, so a
   // count taken there may lag behind the client.
   std::atomic<int> served{0};
   std::atomic<int> busy_left{2};
+  LocalServer s;  // after what its handlers capture: it stops (joining them) before those die
   s.server.Get("/busy", [&](const httplib::Request&, httplib::Response& res) {
     ++served;
     if (busy_left-- > 0) {
@@ -474,9 +474,9 @@ TEST_CASE("send_retrying: a busy answer to an idempotent call is retried within 
 }
 
 TEST_CASE("send_retrying: a connection that breaks mid-answer is sent again when the call is idempotent") {
-  LocalServer s;
   std::atomic<int> served{0};
   std::atomic<int> breaks_left{1};
+  LocalServer s;  // after what its handlers capture: it stops (joining them) before those die
   // The headers promise 100 bytes, 10 go out, then the connection closes.
   auto break_midway = [](httplib::Response& res) {
     res.set_content_provider(100, "application/json", [](size_t, size_t, httplib::DataSink& sink) {
@@ -656,11 +656,11 @@ TEST_CASE("rate_limited: a 429 names the limit, says what corral already did and
 }
 
 TEST_CASE("the remote kit's API client: base URL, credentials, the limit's setting, Ctrl-C and retries as the call says") {
-  LocalServer s;
   std::atomic<int> served{0};
   std::atomic<int> busy_left{1};
   std::mutex seen_mutex;
   std::vector<std::string> seen;  // "METHOD path key=... type=..." of each request
+  LocalServer s;  // after what its handlers capture: it stops (joining them) before those die
   s.server.set_post_routing_handler([&](const httplib::Request& req, httplib::Response&) {
     std::lock_guard lock(seen_mutex);
     seen.push_back(req.method + " " + req.path + " key=" + req.get_header_value("X-Key") +
