@@ -55,17 +55,17 @@ Lease::Lease(Lease&&) noexcept = default;
 Lease& Lease::operator=(Lease&&) noexcept = default;
 Lease::~Lease() = default;
 
-Lease Lease::create(LeaseContext& ctx, std::unique_ptr<ProviderSession> session, const std::string& workspace_root,
-                    const NewSandbox& made) {
+Lease Lease::create(LeaseContext& ctx, std::unique_ptr<ProviderSession> session, CreateRequest request,
+                    std::optional<PoolTag> pool) {
   Claim claim;
   claim.lease_id = random_hex(6);
   SlugHold slug = ctx.claims.hold_new_slug();  // until the claim is written
   claim.slug = slug.slug();
   claim.provider = session->spec().name;
-  claim.workspace = workspace_root;
+  claim.workspace = request.workspace;
   claim.created_at = now_rfc3339();
-  claim.network = made.network;
-  claim.pool = made.pool;
+  claim.network = request.network;
+  claim.pool = std::move(pool);
   claim.target = session->identity();
   // Locked before the sandbox exists: `stop --orphans` skips a lease whose lock is held,
   // so a sandbox being created right now is never taken for an orphan.
@@ -74,9 +74,10 @@ Lease Lease::create(LeaseContext& ctx, std::unique_ptr<ProviderSession> session,
   try {
     ctx.ui.progress(fmt::format("creating a {} sandbox", claim.provider));
     PhaseReport report(ctx.ui, "create");
-    sandbox = session->create(
-        {claim.lease_id, claim.slug, wire::owner_labels(claim.lease_id, claim.slug, ctx.claims.host_id()),
-         workspace_root, made.network, made.idle, made.ephemeral, made.workspace_bytes});
+    request.lease_id = claim.lease_id;
+    request.slug = claim.slug;
+    request.labels = wire::owner_labels(claim.lease_id, claim.slug, ctx.claims.host_id());
+    sandbox = session->create(request);
     report.done();
   } catch (const Error&) {
     ctx.claims.remove(claim.lease_id);  // only the lock file exists so far
@@ -87,7 +88,7 @@ Lease Lease::create(LeaseContext& ctx, std::unique_ptr<ProviderSession> session,
   // A sandbox made for one run whose provider lists corral's sandboxes needs no claim
   // that survives a power loss: `stop --orphans` finds it by its labels, claim or not.
   // Kept or pooled ones are looked up by their claim, which must survive it.
-  const bool listed_anyway = made.ephemeral && !made.pool && session->spec().features.has(Feature::cleanup);
+  const bool listed_anyway = request.ephemeral && !claim.pool && session->spec().features.has(Feature::cleanup);
   try {
     ctx.claims.write(claim, listed_anyway ? Durability::process_crash : Durability::power_loss);
   } catch (const Error&) {
@@ -103,7 +104,7 @@ Lease Lease::create(LeaseContext& ctx, std::unique_ptr<ProviderSession> session,
   }
   Lease lease(ctx, std::move(claim), std::move(session), std::move(lock), /*reused=*/false);
   lease.sandbox_ = std::move(sandbox);
-  lease.ephemeral_ = made.ephemeral;
+  lease.ephemeral_ = request.ephemeral;
   return lease;
 }
 

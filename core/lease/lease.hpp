@@ -53,17 +53,6 @@ void require_lease_provider(LeaseContext& ctx, const Claim& claim, const Provide
 // name only a kept lease.
 void require_not_pooled(const Claim& claim, std::string_view flag);
 
-// How a new sandbox is made (Lease::create), besides its provider and workspace.
-struct NewSandbox {
-  NetworkPolicy network;  // enforced for the sandbox's whole life (the caller checked the provider can)
-  std::string idle;       // CreateRequest::idle, which the caller checked the provider honours
-  // CreateRequest::ephemeral and workspace_bytes: the caller will never keep the sandbox,
-  // whose workspace may take this much (0 = unbounded).
-  bool ephemeral = false;
-  std::uint64_t workspace_bytes = 0;
-  std::optional<PoolTag> pool;  // tags the claim as a warm pool's from its first write (pool.hpp)
-};
-
 class Lease {
  public:
   enum class Access {
@@ -71,14 +60,17 @@ class Lease {
     observe,    // not locked: reading state or asking for a URL must not wait for a run
   };
 
-  // A new sandbox from `session`'s provider, made as `made` says, labelled as this host's,
-  // its claim written before anything else is done with it; a sandbox whose claim cannot
-  // be written is destroyed before the error is reported. The lease is locked until released.
+  // A new sandbox from `session`'s provider, made as `request` says (its workspace, network
+  // policy, idle action, ephemeral and workspace bound: the caller checked the provider
+  // honours them), with a lease id, slug and this host's labels of its own, tagged as
+  // `pool`'s when given (pool.hpp); its claim written before anything else is done with
+  // it; a sandbox whose claim cannot be written is destroyed before the error is reported.
+  // The lease is locked until released.
   // Takes `session`. Throws the provider's error (or the claim's) with nothing left behind
   // but, when even the destroy failed, a warning naming the sandbox. Threads may create
   // at once through one context: their slugs differ (ClaimStore::hold_new_slug).
-  static Lease create(LeaseContext& ctx, std::unique_ptr<ProviderSession> session, const std::string& workspace_root,
-                      const NewSandbox& made = {});
+  static Lease create(LeaseContext& ctx, std::unique_ptr<ProviderSession> session, CreateRequest request,
+                      std::optional<PoolTag> pool = std::nullopt);
   // Whether a lease the user names may be one waiting in a warm pool. Only stopping it and
   // reading its state may: a run, fork, pause or --from would hand the user the pool's
   // sandbox while the pool still counts it ready (and a fork would carry its tag).
@@ -174,7 +166,7 @@ class Lease {
   LeaseLock lock_;
   bool reused_ = false;
   bool pooled_ = false;             // taken from a warm pool
-  bool ephemeral_ = false;          // made for one run that releases it (NewSandbox::ephemeral)
+  bool ephemeral_ = false;          // made for one run that releases it (CreateRequest::ephemeral)
   std::optional<Sandbox> sandbox_;  // the live sandbox once known
 };
 

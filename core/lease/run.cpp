@@ -232,8 +232,12 @@ void RunPhases::acquire() {
   } else if (std::optional<Lease> pooled = take_from_pool()) {
     lease_.emplace(std::move(*pooled));
   } else {
-    NewSandbox made{.network = network_, .idle = idle_, .ephemeral = !may_keep(), .workspace_bytes = workspace_bytes()};
-    lease_.emplace(Lease::create(ctx_, std::move(session_), workspace().root.string(), made));
+    lease_.emplace(Lease::create(ctx_, std::move(session_),
+                                 {.workspace = workspace().root.string(),
+                                  .network = network_,
+                                  .idle = idle_,
+                                  .ephemeral = !may_keep(),
+                                  .workspace_bytes = workspace_bytes()}));
   }
   handle_ = lease_->handle();
   if (request_.on_acquired) request_.on_acquired(handle_);

@@ -134,7 +134,7 @@ TEST_CASE("daytona --idle pause sets auto-pause on a VM sandbox and keeps auto-s
     stop_minutes = 30, pause_minutes = 0;
   }
   DaytonaPlugin fx(options);
-  CreateRequest r{"lease-1", "calm-otter", {}, ""};
+  CreateRequest r{.lease_id = "lease-1", .slug = "calm-otter"};
   r.idle = idle;
   PluginCall created = fx.plugin->call(fx.d().create, wire::to_json(r));
   Sandbox sb = sandbox_of(created);
@@ -150,7 +150,7 @@ TEST_CASE("daytona --idle pause sets auto-pause on a VM sandbox and keeps auto-s
 
 TEST_CASE("daytona --idle with auto-stop 0 (never) is refused before anything is created") {
   DaytonaPlugin fx(std::map<std::string, std::string>{{"auto-stop", "0"}});
-  CreateRequest r{"lease-1", "calm-otter", {}, ""};
+  CreateRequest r{.lease_id = "lease-1", .slug = "calm-otter"};
   r.idle = "stop";
   PluginCall c = fx.plugin->call(fx.d().create, wire::to_json(r));
   CHECK_FALSE(c.ok);

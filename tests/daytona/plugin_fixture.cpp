@@ -20,7 +20,9 @@ daytona::standin::FakeSandbox DaytonaPlugin::sandbox(const std::string& id) {
 }
 
 Sandbox ready(DaytonaPlugin& fx, const std::map<std::string, std::string>& files, const std::string& lease) {
-  CreateRequest r{lease, "calm-otter", {{"corral-owner", "corral"}, {"corral-lease", lease}}, ""};
+  CreateRequest r{.lease_id = lease,
+                  .slug = "calm-otter",
+                  .labels = {{"corral-owner", "corral"}, {"corral-lease", lease}}};
   PluginCall c = fx.plugin->call(fx.d().create, wire::to_json(r));
   INFO(c.message);
   REQUIRE(c.ok);

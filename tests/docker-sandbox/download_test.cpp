@@ -38,7 +38,10 @@ struct Fixture {
   }
   const corral_plugin_v1& d() const { return plugin->descriptor(); }
   Sandbox create() {
-    CreateRequest r{"lease-1", "dl", {{"corral-owner", "corral"}, {"corral-lease", "lease-1"}}, ws};
+    CreateRequest r{.lease_id = "lease-1",
+                    .slug = "dl",
+                    .labels = {{"corral-owner", "corral"}, {"corral-lease", "lease-1"}},
+                    .workspace = ws};
     PluginCall c = plugin->call(d().create, wire::to_json(r));
     INFO(c.message);
     REQUIRE(c.ok);

@@ -149,7 +149,9 @@ TEST_CASE("fork of a sandbox that vanished is not-found, and makes nothing") {
 TEST_CASE("idle pause: E2B pauses the sandbox at the end of its lifetime instead of deleting it") {
   SUBCASE("idle pause asks for autoPause, keeping the memory as pause-memory says") {
     E2bFixture fx(Opts{{"pause-memory", "false"}});
-    CreateRequest r{"lease-1", "calm-otter", {{"corral-owner", "corral"}, {"corral-lease", "lease-1"}}, ""};
+    CreateRequest r{.lease_id = "lease-1",
+                    .slug = "calm-otter",
+                    .labels = {{"corral-owner", "corral"}, {"corral-lease", "lease-1"}}};
     r.idle = "pause";
     PluginCall c = fx.plugin->call(fx.d().create, wire::to_json(r));
     INFO(c.message);

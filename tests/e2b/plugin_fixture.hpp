@@ -45,7 +45,9 @@ inline std::string with_sandbox(const std::string& sandbox_json) {
 
 // Creates a sandbox for `lease` as core does (owner, lease and slug labels); its JSON.
 inline std::string create(E2bFixture& fx, const std::string& lease = "lease-1", const std::string& slug = "calm-otter") {
-  CreateRequest r{lease, slug, {{"corral-owner", "corral"}, {"corral-lease", lease}, {"corral-slug", slug}}, ""};
+  CreateRequest r{.lease_id = lease,
+                  .slug = slug,
+                  .labels = {{"corral-owner", "corral"}, {"corral-lease", lease}, {"corral-slug", slug}}};
   PluginCall c = fx.plugin->call(fx.d().create, wire::to_json(r));
   INFO(c.message);
   REQUIRE(c.ok);

@@ -62,13 +62,17 @@ TEST_CASE("every primitive's request and result reads back as written") {
                   Error);
   CHECK_THROWS_AS(wire::read<wire::UploadCall>(R"({"sandbox":{"id":"s"},"tree":{"root":"/r"}})", "t"), Error);
 
-  CreateRequest cr{"lease1", "calm-otter", sb.labels, "/w"};
+  CreateRequest cr{.lease_id = "lease1", .slug = "calm-otter", .labels = sb.labels, .workspace = "/w"};
   auto create = wire::read<CreateRequest>(wire::to_json(cr), "t");
   CHECK(create.labels == cr.labels);
   CHECK(create.workspace == "/w");
   CHECK_FALSE(create.ephemeral);  // absent, as an older corral sends it: the sandbox may be kept
   CHECK(create.workspace_bytes == 0);
-  CreateRequest plain{"lease1", "calm-otter", {}, "/w", {}, "", true, 1 << 20};
+  CreateRequest plain{.lease_id = "lease1",
+                      .slug = "calm-otter",
+                      .workspace = "/w",
+                      .ephemeral = true,
+                      .workspace_bytes = 1 << 20};
   auto ephemeral = wire::read<CreateRequest>(wire::to_json(plain), "t");
   CHECK(ephemeral.ephemeral);
   CHECK(ephemeral.workspace_bytes == 1u << 20);

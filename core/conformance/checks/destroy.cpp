@@ -13,9 +13,11 @@ namespace {
 void destroy_twice(CheckContext& cx) {
   const std::string lease = random_hex(6);
   Sandbox sandbox = cx.kit.with_session([&](ProviderSession& session) {
-    Sandbox made = session.create({lease, "conformance-" + lease,
-                                   wire::owner_labels(lease, "conformance-" + lease, cx.kit.claims().host_id()),
-                                   cx.fixture.root().string(), NetworkPolicy{}});
+    Sandbox made =
+        session.create({.lease_id = lease,
+                        .slug = "conformance-" + lease,
+                        .labels = wire::owner_labels(lease, "conformance-" + lease, cx.kit.claims().host_id()),
+                        .workspace = cx.fixture.root().string()});
     cx.kit.made_outside_a_run(lease, made.id);
     session.destroy(made);
     return made;
