@@ -22,6 +22,7 @@ const Command* const kCommands[] = {
     &kPoolFill,
     &kPoolStatus,
     &kPoolDrain,
+    &kMcp,
     &kDoctor,
     &kConformance,
     &kProviders,

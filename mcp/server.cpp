@@ -36,20 +36,20 @@ class LogUi : public Ui {
   std::function<void(const std::string&)> log_;
 };
 
-std::string quoted(std::string_view text) {
+std::string json_string(std::string_view text) {
   return json::text_of([&](json::Writer& w) { json::write_text(w, text); });
 }
 
 // The members of a tool's answer: its structured result, also as text for clients that
 // show only text.
 std::string tool_result(const std::string& structured) {
-  return fmt::format(R"("content":[{{"type":"text","text":{}}}],"structuredContent":{})", quoted(structured), structured);
+  return fmt::format(R"("content":[{{"type":"text","text":{}}}],"structuredContent":{})", json_string(structured), structured);
 }
 
 // The members of a tool error: what went wrong and what to do, for the model to read.
 std::string tool_error(const std::string& message, const std::string& hint) {
   return fmt::format(R"("content":[{{"type":"text","text":{}}}],"isError":true)",
-                     quoted(hint.empty() ? message : message + "\nhint: " + hint));
+                     json_string(hint.empty() ? message : message + "\nhint: " + hint));
 }
 
 constexpr const char* kInstructions =
@@ -163,23 +163,23 @@ void Server::initialize(const Message& m) {
   answer(m.id, Era{},
          fmt::format(R"("protocolVersion":{},"capabilities":{{"tools":{{"listChanged":false}}}},)"
                      R"("serverInfo":{{"name":"corral","version":{}}},"instructions":{})",
-                     quoted(chosen), quoted(options_.version), quoted(kInstructions)));
+                     json_string(chosen), json_string(options_.version), json_string(kInstructions)));
 }
 
 void Server::discover(const Message& m, const Era& era) {
-  std::string versions = quoted(kModernVersion);
-  for (std::string_view v : kLegacyVersions) versions += "," + quoted(v);
+  std::string versions = json_string(kModernVersion);
+  for (std::string_view v : kLegacyVersions) versions += "," + json_string(v);
   answer(m.id, era,
          fmt::format(R"("supportedVersions":[{}],"capabilities":{{"tools":{{"listChanged":false}}}},"instructions":{},{})",
-                     versions, quoted(kInstructions), kCacheFields));
+                     versions, json_string(kInstructions), kCacheFields));
 }
 
 void Server::list_tools(const Message& m, const Era& era) {
   std::string list;
   for (const Tool& t : tools()) {
     if (!list.empty()) list += ",";
-    list += fmt::format(R"({{"name":{},"description":{},"inputSchema":{},"outputSchema":{}}})", quoted(t.name),
-                        quoted(t.description), json::dump(json::parse(t.input_schema, "an input schema")),
+    list += fmt::format(R"({{"name":{},"description":{},"inputSchema":{},"outputSchema":{}}})", json_string(t.name),
+                        json_string(t.description), json::dump(json::parse(t.input_schema, "an input schema")),
                         json::dump(json::parse(t.output_schema, "an output schema")));
   }
   answer(m.id, era, fmt::format(R"("tools":[{}]{})", list, era.modern ? std::string(",") + kCacheFields : ""));
@@ -215,7 +215,7 @@ void Server::call_tool(Message m, const Era& era) {
                                                            : fmt::format("[{} bytes of binary output]", chunk.size());
       send(notification_line("notifications/progress",
                              fmt::format(R"({{"progressToken":{},"progress":{},"message":{}}})", c->progress_token,
-                                         c->streamed, quoted(fmt::format("{}: {}", stream, text)))));
+                                         c->streamed, json_string(fmt::format("{}: {}", stream, text)))));
     };
   }
   call->ui = std::make_unique<CallUi>(options_.limits.max_output, stopping_, std::move(progress));

@@ -31,5 +31,6 @@ extern const Command kCompletion;
 extern const Command kVersion;
 extern const Command kComplete;
 extern const Command kRefill;
+extern const Command kMcp;
 
 }  // namespace corral::cli

@@ -9,8 +9,8 @@
 
 #include "base/printable.hpp"
 #include "corral/errors.hpp"
-#include "corral/sdk/base64.hpp"
 #include "service/exec.hpp"
+#include "base64.hpp"
 #include "tools.hpp"
 
 namespace corral::mcp {
@@ -125,13 +125,10 @@ std::string write_file(ToolContext& ctx, const json::Value* arguments) {
   const std::string encoding = args.optional_string("encoding").value_or("utf-8");
   std::string content = args.optional_string("content").value_or("");
   if (encoding == "base64") {
-    std::string decoded;
-    try {
-      sdk::base64_decode(content, decoded);
-    } catch (const Error&) {
+    std::optional<std::string> decoded = base64_decode(content);
+    if (!decoded)
       throw Error(ErrorCode::invalid_argument, "content is not valid base64", "encode the bytes as standard base64");
-    }
-    content = std::move(decoded);
+    content = std::move(*decoded);
   } else if (encoding != "utf-8") {
     throw Error(ErrorCode::invalid_argument, fmt::format("encoding '{}' is not one of utf-8, base64", printable(encoding)));
   }
@@ -169,7 +166,7 @@ std::string read_file(ToolContext& ctx, const json::Value* arguments) {
   const bool text = json::is_valid_utf8(content);
   return json::text_of([&](json::Writer& w) {
     w.StartObject();
-    json::write_string(w, "content", text ? std::string(content) : sdk::base64_encode(content));
+    json::write_string(w, "content", text ? std::string(content) : base64_encode(content));
     json::write_string(w, "encoding", text ? "utf-8" : "base64");
     w.Key("size");
     w.Uint64(size);
@@ -219,20 +216,20 @@ std::string list_files(ToolContext& ctx, const json::Value* arguments) {
 }
 
 #define CORRAL_MCP_LEASE_PATH \
-  R"("lease": {"type": "string", "description": "The lease sandbox_start returned"},
-    "path": {"type": "string", "description": "Relative to the sandbox's workspace; links are not followed")"
+  R"json("lease": {"type": "string", "description": "The lease sandbox_start returned"},)json" \
+  R"json(    "path": {"type": "string", "description": "Relative to the sandbox's workspace; links are not followed")json"
 
 }  // namespace
 
 const Tool kWriteFileTool = {
     .name = "sandbox_write_file",
     .description = "Write a file in a started sandbox's workspace, making its folders; replaces what was there.",
-    .input_schema = R"({"type": "object", "additionalProperties": false, "required": ["lease", "path", "content"], "properties": {
-    )" CORRAL_MCP_LEASE_PATH R"(},
+    .input_schema = R"json({"type": "object", "additionalProperties": false, "required": ["lease", "path", "content"], "properties": {
+    )json" CORRAL_MCP_LEASE_PATH R"json(},
     "content": {"type": "string", "description": "The file's content (at most 8 MiB)"},
-    "encoding": {"type": "string", "enum": ["utf-8", "base64"], "description": "How content is given; default utf-8"}}})",
-    .output_schema = R"({"type": "object", "required": ["path", "size"], "properties": {
-    "path": {"type": "string"}, "size": {"type": "integer", "description": "Bytes written"}}})",
+    "encoding": {"type": "string", "enum": ["utf-8", "base64"], "description": "How content is given; default utf-8"}}})json",
+    .output_schema = R"json({"type": "object", "required": ["path", "size"], "properties": {
+    "path": {"type": "string"}, "size": {"type": "integer", "description": "Bytes written"}}})json",
     .call = write_file,
 };
 
@@ -240,25 +237,25 @@ const Tool kReadFileTool = {
     .name = "sandbox_read_file",
     .description = "Read a file in a started sandbox's workspace: text as it is, other bytes as base64, "
                    "cut to the server's output bound.",
-    .input_schema = R"({"type": "object", "additionalProperties": false, "required": ["lease", "path"], "properties": {
-    )" CORRAL_MCP_LEASE_PATH R"(}}})",
-    .output_schema = R"({"type": "object", "required": ["content", "encoding", "size", "truncated"], "properties": {
+    .input_schema = R"json({"type": "object", "additionalProperties": false, "required": ["lease", "path"], "properties": {
+    )json" CORRAL_MCP_LEASE_PATH R"json(}}})json",
+    .output_schema = R"json({"type": "object", "required": ["content", "encoding", "size", "truncated"], "properties": {
     "content": {"type": "string"}, "encoding": {"type": "string", "enum": ["utf-8", "base64"]},
     "size": {"type": "integer", "description": "The file's whole size in bytes"},
-    "truncated": {"type": "boolean", "description": "True when content holds only the file's first bytes"}}})",
+    "truncated": {"type": "boolean", "description": "True when content holds only the file's first bytes"}}})json",
     .call = read_file,
 };
 
 const Tool kListFilesTool = {
     .name = "sandbox_list_files",
     .description = "List a folder in a started sandbox's workspace (its root by default): names, types and sizes.",
-    .input_schema = R"({"type": "object", "additionalProperties": false, "required": ["lease"], "properties": {
-    )" CORRAL_MCP_LEASE_PATH R"(}}})",
-    .output_schema = R"({"type": "object", "required": ["entries"], "properties": {
+    .input_schema = R"json({"type": "object", "additionalProperties": false, "required": ["lease"], "properties": {
+    )json" CORRAL_MCP_LEASE_PATH R"json(}}})json",
+    .output_schema = R"json({"type": "object", "required": ["entries"], "properties": {
     "entries": {"type": "array", "items": {"type": "object", "required": ["name", "type", "size"], "properties": {
       "name": {"type": "string"}, "type": {"type": "string", "enum": ["file", "dir", "link", "other"]},
       "size": {"type": "integer"}}}},
-    "truncated": {"type": "boolean", "description": "True when the folder holds more than 1000 entries"}}})",
+    "truncated": {"type": "boolean", "description": "True when the folder holds more than 1000 entries"}}})json",
     .call = list_files,
 };
 

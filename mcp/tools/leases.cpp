@@ -140,23 +140,23 @@ std::string providers(ToolContext& ctx, const json::Value* arguments) {
 }
 
 #define CORRAL_MCP_LEASE_ONLY \
-  R"({"type": "object", "additionalProperties": false, "required": ["lease"], "properties": {
-    "lease": {"type": "string", "description": "A lease sandbox_start or sandbox_fork returned"}}})"
+  R"json({"type": "object", "additionalProperties": false, "required": ["lease"], "properties": {)json" \
+  R"json(    "lease": {"type": "string", "description": "A lease sandbox_start or sandbox_fork returned"}}})json"
 #define CORRAL_MCP_LEASE_STATE \
-  R"({"type": "object", "required": ["lease", "state"], "properties": {
-    "lease": {"type": "string"}, "state": {"type": "string"}}})"
-#define CORRAL_MCP_NO_ARGUMENTS R"({"type": "object", "additionalProperties": false, "properties": {}})"
+  R"json({"type": "object", "required": ["lease", "state"], "properties": {)json" \
+  R"json(    "lease": {"type": "string"}, "state": {"type": "string"}}})json"
+#define CORRAL_MCP_NO_ARGUMENTS R"json({"type": "object", "additionalProperties": false, "properties": {}})json"
 
 }  // namespace
 
 const Tool kForkTool = {
     .name = "sandbox_fork",
     .description = "Copy a started sandbox, files and state, into new sandboxes (providers with the fork feature).",
-    .input_schema = R"({"type": "object", "additionalProperties": false, "required": ["lease"], "properties": {
+    .input_schema = R"json({"type": "object", "additionalProperties": false, "required": ["lease"], "properties": {
     "lease": {"type": "string", "description": "The sandbox to copy"},
-    "count": {"type": "integer", "minimum": 1, "maximum": 16, "description": "How many copies; default 1"}}})",
-    .output_schema = R"({"type": "object", "required": ["leases"], "properties": {
-    "leases": {"type": "array", "items": {"type": "string"}, "description": "The copies' leases"}}})",
+    "count": {"type": "integer", "minimum": 1, "maximum": 16, "description": "How many copies; default 1"}}})json",
+    .output_schema = R"json({"type": "object", "required": ["leases"], "properties": {
+    "leases": {"type": "array", "items": {"type": "string"}, "description": "The copies' leases"}}})json",
     .call = fork,
 };
 
@@ -188,8 +188,8 @@ const Tool kStatusTool = {
     .name = "sandbox_status",
     .description = "A sandbox's lease and its state as the provider reports it now.",
     .input_schema = CORRAL_MCP_LEASE_ONLY,
-    .output_schema = R"({"type": "object", "required": ["lease", "sandbox"], "properties": {
-    "lease": {"type": "object"}, "sandbox": {"type": "object"}}})",
+    .output_schema = R"json({"type": "object", "required": ["lease", "sandbox"], "properties": {
+    "lease": {"type": "object"}, "sandbox": {"type": "object"}}})json",
     .call = status,
 };
 
@@ -197,11 +197,11 @@ const Tool kListTool = {
     .name = "sandbox_list",
     .description = "The sandboxes this server may act on: the ones it started or forked, and those the user let it adopt.",
     .input_schema = CORRAL_MCP_NO_ARGUMENTS,
-    .output_schema = R"({"type": "object", "required": ["leases"], "properties": {
+    .output_schema = R"json({"type": "object", "required": ["leases"], "properties": {
     "leases": {"type": "array", "items": {"type": "object", "required": ["lease", "kept"], "properties": {
       "lease": {"type": "string"}, "provider": {"type": "string"},
       "kept": {"type": "boolean", "description": "Outlives this server"},
-      "secondsLeft": {"type": "integer", "description": "Until the server stops it"}}}}}})",
+      "secondsLeft": {"type": "integer", "description": "Until the server stops it"}}}}}})json",
     .call = list,
 };
 
@@ -209,10 +209,10 @@ const Tool kProvidersTool = {
     .name = "providers",
     .description = "The providers this server may use, with their features; the default one first.",
     .input_schema = CORRAL_MCP_NO_ARGUMENTS,
-    .output_schema = R"({"type": "object", "required": ["providers"], "properties": {
+    .output_schema = R"json({"type": "object", "required": ["providers"], "properties": {
     "providers": {"type": "array", "items": {"type": "object", "required": ["name", "features"], "properties": {
       "name": {"type": "string"}, "features": {"type": "array", "items": {"type": "string"}},
-      "default": {"type": "boolean"}}}}}})",
+      "default": {"type": "boolean"}}}}}})json",
     .call = providers,
 };
 

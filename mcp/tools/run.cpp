@@ -19,19 +19,19 @@ constexpr std::size_t kMaxStdin = 96 * 1024;
 
 // The output members run and sandbox_exec share, for their output schemas.
 #define CORRAL_MCP_OUTPUT_PROPERTIES \
-  R"("exitCode": {"type": "integer", "description": "The command's exit code"},
-    "stdout": {"type": "string", "description": "Its output, cut to the server's bound with a marker saying what was left out"},
-    "stderr": {"type": "string"},
-    "stdoutBytes": {"type": "integer", "description": "Bytes the command wrote to stdout, all of them"},
-    "stderrBytes": {"type": "integer"},
-    "notes": {"type": "array", "items": {"type": "string"}, "description": "What corral said meanwhile"})"
+  R"json("exitCode": {"type": "integer", "description": "The command's exit code"},)json" \
+  R"json(    "stdout": {"type": "string", "description": "Its output, cut to the server's bound with a marker saying what was left out"},)json" \
+  R"json(    "stderr": {"type": "string"},)json" \
+  R"json(    "stdoutBytes": {"type": "integer", "description": "Bytes the command wrote to stdout, all of them"},)json" \
+  R"json(    "stderrBytes": {"type": "integer"},)json" \
+  R"json(    "notes": {"type": "array", "items": {"type": "string"}, "description": "What corral said meanwhile"})json"
 
 // The arguments that choose a new sandbox, for the input schemas.
 #define CORRAL_MCP_SANDBOX_PROPERTIES \
-  R"("provider": {"type": "string", "description": "The provider; default: the server's (the providers tool lists those allowed)"},
-    "cwd": {"type": "string", "description": "A folder below the served root: the sandbox holds its working tree and commands start here"},
-    "env": {"type": "array", "items": {"type": "string"}, "description": "Names of variables to forward (only those the user allowed)"},
-    "network": {"type": "string", "description": "none, open or allow:HOST,... (never wider than the server allows)"})"
+  R"json("provider": {"type": "string", "description": "The provider; default: the server's (the providers tool lists those allowed)"},)json" \
+  R"json(    "cwd": {"type": "string", "description": "A folder below the served root: the sandbox holds its working tree and commands start here"},)json" \
+  R"json(    "env": {"type": "array", "items": {"type": "string"}, "description": "Names of variables to forward (only those the user allowed)"},)json" \
+  R"json(    "network": {"type": "string", "description": "none, open or allow:HOST,... (never wider than the server allows)"})json"
 
 // What a new sandbox is made of: the provider, folder, network and variables a tool asked
 // for, each checked against the server's limits.
@@ -155,14 +155,14 @@ const Tool kRunTool = {
     .name = "run",
     .description = "Run one command in a fresh sandbox made from the served folder, then destroy the sandbox. "
                    "Returns the exit code and the output; a non-zero exit code is a result, not an error.",
-    .input_schema = R"({"type": "object", "additionalProperties": false, "required": ["command"], "properties": {
+    .input_schema = R"json({"type": "object", "additionalProperties": false, "required": ["command"], "properties": {
     "command": {"type": "array", "items": {"type": "string"}, "minItems": 1, "description": "The command and its arguments, word for word (no shell: use [\"sh\", \"-c\", \"...\"] for one)"},
-    )" CORRAL_MCP_SANDBOX_PROPERTIES R"(,
+    )json" CORRAL_MCP_SANDBOX_PROPERTIES R"json(,
     "timeout": {"type": "string", "description": "A duration such as 90s or 10m; at most the server's sandbox lifetime"},
-    "download": {"type": "array", "items": {"type": "string"}, "description": "Files or globs to copy back from the sandbox, relative to cwd"}}})",
-    .output_schema = R"({"type": "object", "required": ["exitCode", "stdout", "stderr", "handle"], "properties": {
-    )" CORRAL_MCP_OUTPUT_PROPERTIES R"(,
-    "handle": {"type": "object", "description": "corral's session handle of the run"}}})",
+    "download": {"type": "array", "items": {"type": "string"}, "description": "Files or globs to copy back from the sandbox, relative to cwd"}}})json",
+    .output_schema = R"json({"type": "object", "required": ["exitCode", "stdout", "stderr", "handle"], "properties": {
+    )json" CORRAL_MCP_OUTPUT_PROPERTIES R"json(,
+    "handle": {"type": "object", "description": "corral's session handle of the run"}}})json",
     .call = run,
 };
 
@@ -170,12 +170,12 @@ const Tool kSandboxStartTool = {
     .name = "sandbox_start",
     .description = "Start a sandbox made from the served folder and keep it for sandbox_exec and the file tools. "
                    "It lasts until sandbox_stop, its lifetime, or the end of this server.",
-    .input_schema = R"({"type": "object", "additionalProperties": false, "properties": {
-    )" CORRAL_MCP_SANDBOX_PROPERTIES R"(,
-    "keep": {"type": "boolean", "description": "Keep it after this server ends (only if the user allowed it)"}}})",
-    .output_schema = R"({"type": "object", "required": ["lease", "handle"], "properties": {
+    .input_schema = R"json({"type": "object", "additionalProperties": false, "properties": {
+    )json" CORRAL_MCP_SANDBOX_PROPERTIES R"json(,
+    "keep": {"type": "boolean", "description": "Keep it after this server ends (only if the user allowed it)"}}})json",
+    .output_schema = R"json({"type": "object", "required": ["lease", "handle"], "properties": {
     "lease": {"type": "string", "description": "The lease to name in the other sandbox tools"},
-    "handle": {"type": "object", "description": "corral's session handle of the sandbox"}}})",
+    "handle": {"type": "object", "description": "corral's session handle of the sandbox"}}})json",
     .call = sandbox_start,
 };
 
@@ -183,15 +183,15 @@ const Tool kSandboxExecTool = {
     .name = "sandbox_exec",
     .description = "Run a command in a started sandbox as it is now (nothing is synced), in its workspace. "
                    "Returns the exit code and the output; a non-zero exit code is a result, not an error.",
-    .input_schema = R"({"type": "object", "additionalProperties": false, "required": ["lease", "command"], "properties": {
+    .input_schema = R"json({"type": "object", "additionalProperties": false, "required": ["lease", "command"], "properties": {
     "lease": {"type": "string", "description": "The lease sandbox_start returned"},
     "command": {"type": "array", "items": {"type": "string"}, "minItems": 1, "description": "The command and its arguments, word for word"},
     "cwd": {"type": "string", "description": "A folder inside the sandbox's workspace, relative to it"},
     "env": {"type": "array", "items": {"type": "string"}, "description": "Names of variables to forward (only those the user allowed)"},
     "timeout": {"type": "string", "description": "A duration such as 90s or 10m"},
-    "stdin": {"type": "string", "description": "Text for the command's standard input (at most 96 KiB)"}}})",
-    .output_schema = R"({"type": "object", "required": ["exitCode", "stdout", "stderr"], "properties": {
-    )" CORRAL_MCP_OUTPUT_PROPERTIES R"(}})",
+    "stdin": {"type": "string", "description": "Text for the command's standard input (at most 96 KiB)"}}})json",
+    .output_schema = R"json({"type": "object", "required": ["exitCode", "stdout", "stderr"], "properties": {
+    )json" CORRAL_MCP_OUTPUT_PROPERTIES R"json(}})json",
     .call = sandbox_exec,
 };
 
