@@ -43,7 +43,10 @@ std::string json_string(std::string_view text) {
 // The members of a tool's answer: its structured result, also as text for clients that
 // show only text.
 std::string tool_result(const std::string& structured) {
-  return fmt::format(R"("content":[{{"type":"text","text":{}}}],"structuredContent":{})", json_string(structured), structured);
+  // Written again compactly: a piece made elsewhere (a session handle) may end in a
+  // newline, and a message must stay on one line.
+  const std::string compact = json::dump(json::parse(structured, "a tool's result"));
+  return fmt::format(R"("content":[{{"type":"text","text":{}}}],"structuredContent":{})", json_string(compact), compact);
 }
 
 // The members of a tool error: what went wrong and what to do, for the model to read.
