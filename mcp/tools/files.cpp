@@ -5,6 +5,7 @@
 // link anywhere along the path, so a file tool never reaches outside the workspace.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 
 #include "base/printable.hpp"
@@ -100,7 +101,8 @@ std::string printf_format(std::string_view bytes) {
 // stdout up to `max_stdout` bytes; a non-zero exit is the tool's error, in its words.
 std::string run_script(ToolContext& ctx, const std::string& lease, std::string_view script,
                        std::vector<std::string> words, std::uint64_t max_stdout) {
-  CallUi step(max_stdout, ctx.ui);
+  // At least a few KiB, so the script's own error message on stderr is never cut.
+  CallUi step(std::max<std::uint64_t>(max_stdout, 4096), ctx.ui);
   service::ExecSpec spec;
   spec.lease = {lease, choice_of(ctx, "")};
   spec.argv = {"/bin/sh", "-c", std::string(kWalk) + std::string(script)};

@@ -1,0 +1,642 @@
+// `corral mcp` end to end: the built binary spawned as an MCP client spawns it, spoken to in
+// raw JSON-RPC lines on its stdin and stdout, its sandboxes made by the local provider.
+// Both protocol eras, every tool's happy path on a started sandbox, hostile input,
+// cancellation, the user's limits, and what the server leaves behind when it ends.
+#include <doctest/doctest.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cli.hpp"
+#include "corral/json.hpp"
+
+namespace fs = std::filesystem;
+namespace json = corral::json;
+using corral::test::CliEnv;
+using corral::test::eventually;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr const char* kInitialize =
+    R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},)"
+    R"("clientInfo":{"name":"server_test","version":"1"}}})";
+constexpr const char* kModernMeta =
+    R"("_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}})";
+
+// `corral mcp FLAGS...` run in env's workspace with pipes for stdin and stdout, its stderr
+// to a file. Ended at scope end: stdin closed, then killed if it does not end soon.
+class McpServer {
+ public:
+  McpServer(const CliEnv& env, const std::vector<std::string>& flags) : err_(env.root().path() / "mcp.err") {
+    int in[2], out[2];
+    REQUIRE(::pipe2(in, O_CLOEXEC) == 0);
+    REQUIRE(::pipe2(out, O_CLOEXEC) == 0);
+    std::vector<std::string> argv = {corral::test::corral_binary(), "mcp"};
+    argv.insert(argv.end(), flags.begin(), flags.end());
+    std::vector<std::string> envp = env.environment();
+    const std::string dir = env.workspace().string();
+    std::vector<char*> a, e;
+    for (auto& s : argv) a.push_back(s.data());
+    a.push_back(nullptr);
+    for (auto& s : envp) e.push_back(s.data());
+    e.push_back(nullptr);
+    pid_ = ::fork();
+    REQUIRE(pid_ >= 0);
+    if (pid_ == 0) {
+      const int err = ::open(err_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+      ::dup2(in[0], 0);
+      ::dup2(out[1], 1);
+      ::dup2(err, 2);
+      if (::chdir(dir.c_str()) != 0) ::_exit(127);
+      ::execve(a[0], a.data(), e.data());
+      ::_exit(127);
+    }
+    ::close(in[0]);
+    ::close(out[1]);
+    in_ = in[1];
+    out_ = out[0];
+  }
+
+  ~McpServer() {
+    close_stdin();
+    if (!exited_) {
+      const auto until = std::chrono::steady_clock::now() + 30s;
+      int status = 0;
+      while (::waitpid(pid_, &status, WNOHANG) != pid_) {
+        if (std::chrono::steady_clock::now() > until) {
+          ::kill(pid_, SIGKILL);
+          ::waitpid(pid_, &status, 0);
+          break;
+        }
+        std::this_thread::sleep_for(20ms);
+      }
+    }
+    ::close(out_);
+  }
+
+  int pid() const { return pid_; }
+
+  void send(const std::string& line) { write_raw(line + "\n"); }
+  void write_raw(const std::string& bytes) {
+    std::size_t at = 0;
+    while (at < bytes.size()) {
+      const ssize_t n = ::write(in_, bytes.data() + at, bytes.size() - at);
+      REQUIRE(n > 0);
+      at += static_cast<std::size_t>(n);
+    }
+  }
+  void close_stdin() {
+    if (in_ >= 0) ::close(in_);
+    in_ = -1;
+  }
+
+  // The next line the server writes, or nullopt when none comes within `wait` (or stdout closed).
+  std::optional<std::string> next_line(std::chrono::milliseconds wait = 20s) {
+    const auto until = std::chrono::steady_clock::now() + wait;
+    for (;;) {
+      if (const std::size_t nl = buffer_.find('\n'); nl != std::string::npos) {
+        std::string line = buffer_.substr(0, nl);
+        buffer_.erase(0, nl + 1);
+        return line;
+      }
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - std::chrono::steady_clock::now());
+      if (left.count() <= 0) return std::nullopt;
+      pollfd p{out_, POLLIN, 0};
+      if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) return std::nullopt;
+      char chunk[65536];
+      const ssize_t n = ::read(out_, chunk, sizeof chunk);
+      if (n <= 0) return std::nullopt;
+      buffer_.append(chunk, static_cast<std::size_t>(n));
+    }
+  }
+
+  // The next message, parsed; fails the test when none comes.
+  json::Document next(std::chrono::milliseconds wait = 20s) {
+    std::optional<std::string> line = next_line(wait);
+    REQUIRE_MESSAGE(line.has_value(), "no message from corral mcp; its stderr: " << stderr_text());
+    return json::parse(*line, "a message from corral mcp");
+  }
+
+  // The answer to request `id` (JSON text), the notifications before it kept in `notes`.
+  json::Document answer(const std::string& id, std::vector<std::string>* notes = nullptr) {
+    for (;;) {
+      json::Document m = next();
+      const json::Value* got = json::find(m, "id");
+      if (got && json::dump(*got) == id) return m;
+      REQUIRE_MESSAGE(!got, "an answer to another request: " << json::dump(m));
+      if (notes) notes->push_back(json::dump(m));
+    }
+  }
+
+  // Sends a request and returns its answer.
+  json::Document request(const std::string& id, const std::string& method, const std::string& params = "") {
+    send(R"({"jsonrpc":"2.0","id":)" + id + R"(,"method":")" + method + "\"" +
+         (params.empty() ? "" : ",\"params\":" + params) + "}");
+    return answer(id);
+  }
+
+  // Calls `tool` with `arguments` (JSON text) in the legacy era and returns its result.
+  json::Document call(int id, const std::string& tool, const std::string& arguments = "{}") {
+    json::Document m = request(std::to_string(id), "tools/call", R"({"name":")" + tool + R"(","arguments":)" + arguments + "}");
+    REQUIRE_MESSAGE(m.HasMember("result"), json::dump(m));
+    return m;
+  }
+
+  void initialize() {
+    send(kInitialize);
+    json::Document m = answer("0");
+    REQUIRE(m.HasMember("result"));
+    send(R"({"jsonrpc":"2.0","method":"notifications/initialized"})");
+  }
+
+  // Waits (bounded) for the server to end; its exit code.
+  int wait(std::chrono::seconds limit = 60s) {
+    const auto until = std::chrono::steady_clock::now() + limit;
+    int status = 0;
+    while (::waitpid(pid_, &status, WNOHANG) != pid_) {
+      if (std::chrono::steady_clock::now() > until) {
+        ::kill(pid_, SIGKILL);
+        ::waitpid(pid_, &status, 0);
+        exited_ = true;
+        FAIL("corral mcp did not end within " << limit.count() << " s");
+        return -1;
+      }
+      std::this_thread::sleep_for(20ms);
+    }
+    exited_ = true;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+
+  std::string stderr_text() const { return corral::test::read_file(err_); }
+
+ private:
+  pid_t pid_ = -1;
+  int in_ = -1;
+  int out_ = -1;
+  bool exited_ = false;
+  std::string buffer_;
+  fs::path err_;
+};
+
+const json::Value& result_of(const json::Document& m) {
+  REQUIRE_MESSAGE(m.HasMember("result"), json::dump(m));
+  return m["result"];
+}
+
+// A tool result's structuredContent; fails on a tool error.
+const json::Value& structured(const json::Document& m) {
+  const json::Value& r = result_of(m);
+  REQUIRE_MESSAGE(!json::get_bool(r, "isError"), json::dump(m));
+  REQUIRE(r.HasMember("structuredContent"));
+  // The text content is the same result, for clients that show only text.
+  REQUIRE(r["content"].IsArray());
+  CHECK(json::dump(json::parse(json::get_string(r["content"][0], "text"), "content text")) ==
+        json::dump(r["structuredContent"]));
+  return r["structuredContent"];
+}
+
+// A tool error's text; fails unless the result is one.
+std::string tool_error(const json::Document& m) {
+  const json::Value& r = result_of(m);
+  REQUIRE_MESSAGE(json::get_bool(r, "isError"), json::dump(m));
+  return json::get_string(r["content"][0], "text");
+}
+
+int error_code(const json::Document& m) {
+  REQUIRE_MESSAGE(m.HasMember("error"), json::dump(m));
+  return static_cast<int>(json::get_int(m["error"], "code"));
+}
+
+std::string lease_of(const json::Document& started) { return json::get_string(structured(started), "lease"); }
+
+// A workspace with a file, the folder every sandbox is made of.
+void fill_workspace(const CliEnv& env) {
+  env.root().write("work/hello.txt", "hello from the served folder\n");
+  env.root().write("work/sub/inner.txt", "inner\n");
+}
+
+}  // namespace
+
+TEST_CASE("legacy era: initialize, tools/list with schemas, and run's output and exit code") {
+  CliEnv env;
+  fill_workspace(env);
+  McpServer server(env, {});
+  server.send(kInitialize);
+  json::Document init = server.answer("0");
+  const json::Value& r = result_of(init);
+  CHECK(json::get_string(r, "protocolVersion") == "2025-11-25");
+  CHECK(json::get_string(r["serverInfo"], "name") == "corral");
+  CHECK(r["capabilities"].HasMember("tools"));
+  CHECK_FALSE(r.HasMember("resultType"));  // a modern-era member only
+  server.send(R"({"jsonrpc":"2.0","method":"notifications/initialized"})");
+
+  json::Document list = server.request("1", "tools/list");
+  const json::Value& tools = result_of(list)["tools"];
+  REQUIRE(tools.IsArray());
+  std::vector<std::string> names;
+  for (const json::Value& t : tools.GetArray()) {
+    names.push_back(json::get_string(t, "name"));
+    CHECK(!json::get_string(t, "description").empty());
+    CHECK(json::get_string(t["inputSchema"], "type") == "object");
+    CHECK(json::get_string(t["outputSchema"], "type") == "object");
+  }
+  CHECK(names == std::vector<std::string>{"run", "sandbox_start", "sandbox_exec", "sandbox_write_file",
+                                          "sandbox_read_file", "sandbox_list_files", "sandbox_fork", "sandbox_pause",
+                                          "sandbox_resume", "sandbox_stop", "sandbox_status", "sandbox_list",
+                                          "providers"});
+
+  // A command that fails is a result, not a tool error.
+  json::Document run = server.call(2, "run", R"({"command":["sh","-c","cat hello.txt; echo oops >&2; exit 3"]})");
+  const json::Value& out = structured(run);
+  CHECK(json::get_int(out, "exitCode") == 3);
+  CHECK(json::get_string(out, "stdout") == "hello from the served folder\n");
+  CHECK(json::get_string(out, "stderr") == "oops\n");
+  CHECK(json::get_string(out["handle"], "provider") == "local");
+
+  // A folder below the root.
+  json::Document below = server.call(3, "run", R"({"command":["cat","inner.txt"],"cwd":"sub"})");
+  CHECK(json::get_string(structured(below), "stdout") == "inner\n");
+
+  json::Document providers = server.call(4, "providers");
+  const json::Value& p = structured(providers)["providers"];
+  REQUIRE(p.Size() == 1);
+  CHECK(json::get_string(p[0], "name") == "local");
+
+  // The run's sandbox is gone: nothing made by a run outlives it.
+  CHECK(env.local_sandboxes().empty());
+  CHECK(env.claims().empty());
+  server.close_stdin();
+  CHECK(server.wait() == 0);
+}
+
+TEST_CASE("a started sandbox: exec, write, read, list, status, stop") {
+  CliEnv env;
+  fill_workspace(env);
+  McpServer server(env, {});
+  server.initialize();
+  json::Document started = server.call(1, "sandbox_start");
+  const std::string lease = lease_of(started);
+  REQUIRE(!lease.empty());
+  CHECK(env.local_sandboxes().size() == 1);
+
+  json::Document exec = server.call(2, "sandbox_exec",
+                                    R"({"lease":")" + lease + R"(","command":["sh","-c","cat hello.txt; exit 4"]})");
+  CHECK(json::get_int(structured(exec), "exitCode") == 4);
+  CHECK(json::get_string(structured(exec), "stdout") == "hello from the served folder\n");
+
+  json::Document piped = server.call(3, "sandbox_exec",
+                                     R"({"lease":")" + lease + R"(","command":["wc","-c"],"stdin":"twelve bytes"})");
+  CHECK(json::get_string(structured(piped), "stdout").find("12") != std::string::npos);
+
+  json::Document wrote = server.call(
+      4, "sandbox_write_file", R"({"lease":")" + lease + R"(","path":"made/note.txt","content":"caf\u00e9 100% \\ ok\n"})");
+  CHECK(json::get_int(structured(wrote), "size") == 16);
+  json::Document read = server.call(5, "sandbox_read_file", R"({"lease":")" + lease + R"(","path":"made/note.txt"})");
+  CHECK(json::get_string(structured(read), "content") == "caf\xc3\xa9 100% \\ ok\n");
+  CHECK(json::get_string(structured(read), "encoding") == "utf-8");
+  CHECK_FALSE(json::get_bool(structured(read), "truncated"));
+
+  // Bytes that are not text go in and come out as base64.
+  server.call(6, "sandbox_write_file",
+              R"({"lease":")" + lease + R"(","path":"blob.bin","content":"AAEC/4A=","encoding":"base64"})");
+  json::Document blob = server.call(7, "sandbox_read_file", R"({"lease":")" + lease + R"(","path":"blob.bin"})");
+  CHECK(json::get_string(structured(blob), "encoding") == "base64");
+  CHECK(json::get_string(structured(blob), "content") == "AAEC/4A=");
+  CHECK(json::get_int(structured(blob), "size") == 5);
+
+  // The command sees what the file tools wrote.
+  json::Document seen = server.call(8, "sandbox_exec", R"({"lease":")" + lease + R"(","command":["cat","made/note.txt"]})");
+  CHECK(json::get_string(structured(seen), "stdout") == "caf\xc3\xa9 100% \\ ok\n");
+
+  json::Document listed = server.call(9, "sandbox_list_files", R"({"lease":")" + lease + R"("})");
+  std::vector<std::string> entries;
+  for (const json::Value& e : structured(listed)["entries"].GetArray())
+    entries.push_back(json::get_string(e, "name") + ":" + json::get_string(e, "type"));
+  std::sort(entries.begin(), entries.end());
+  CHECK(entries == std::vector<std::string>{"blob.bin:file", "hello.txt:file", "made:dir", "sub:dir"});
+
+  // Paths that leave the workspace are refused, links are not followed.
+  CHECK(tool_error(server.call(10, "sandbox_read_file", R"({"lease":")" + lease + R"(","path":"../etc/passwd"})"))
+            .find("..") != std::string::npos);
+  CHECK(!tool_error(server.call(11, "sandbox_read_file", R"({"lease":")" + lease + R"(","path":"/etc/passwd"})")).empty());
+  server.call(12, "sandbox_exec", R"({"lease":")" + lease + R"(","command":["ln","-s","/etc","out"]})");
+  CHECK(tool_error(server.call(13, "sandbox_read_file", R"({"lease":")" + lease + R"(","path":"out/passwd"})"))
+            .find("symbolic link") != std::string::npos);
+  CHECK(tool_error(server.call(14, "sandbox_write_file", R"({"lease":")" + lease + R"(","path":"out/x","content":"x"})"))
+            .find("symbolic link") != std::string::npos);
+  CHECK(tool_error(server.call(15, "sandbox_read_file", R"({"lease":")" + lease + R"(","path":"missing.txt"})"))
+            .find("does not exist") != std::string::npos);
+
+  json::Document status = server.call(16, "sandbox_status", R"({"lease":")" + lease + R"("})");
+  CHECK(structured(status).HasMember("sandbox"));
+  json::Document list = server.call(17, "sandbox_list");
+  REQUIRE(structured(list)["leases"].Size() == 1);
+  CHECK(json::get_string(structured(list)["leases"][0], "lease") == lease);
+
+  json::Document stopped = server.call(18, "sandbox_stop", R"({"lease":")" + lease + R"("})");
+  CHECK(json::get_string(structured(stopped), "state") == "stopped");
+  CHECK(env.local_sandboxes().empty());
+  CHECK(env.claims().empty());
+  // A lease that is gone, or was never this server's, is a tool error.
+  CHECK(!tool_error(server.call(19, "sandbox_exec", R"({"lease":")" + lease + R"(","command":["true"]})")).empty());
+  CHECK(!tool_error(server.call(20, "sandbox_stop", R"({"lease":"no-such-lease"})")).empty());
+  server.close_stdin();
+  CHECK(server.wait() == 0);
+}
+
+TEST_CASE("modern era: _meta on every request, server/discover, and versions it does not speak") {
+  CliEnv env;
+  fill_workspace(env);
+  McpServer server(env, {});
+  const std::string meta = std::string("{") + kModernMeta + "}";
+
+  json::Document discover = server.request("1", "server/discover", meta);
+  const json::Value& d = result_of(discover);
+  REQUIRE(d["supportedVersions"].IsArray());
+  CHECK(json::get_strings(d, "supportedVersions").front() == "2026-07-28");
+  CHECK(json::get_string(d, "resultType") == "complete");
+  CHECK(json::get_string(d["_meta"]["io.modelcontextprotocol/serverInfo"], "name") == "corral");
+
+  json::Document list = server.request("2", "tools/list", meta);
+  CHECK(result_of(list)["tools"].Size() == 13);
+  CHECK(json::get_string(result_of(list), "resultType") == "complete");
+
+  json::Document run = server.request(
+      "3", "tools/call", std::string(R"({"name":"run","arguments":{"command":["echo","modern"]},)") + kModernMeta + "}");
+  CHECK(json::get_string(structured(run), "stdout") == "modern\n");
+  CHECK(json::get_string(result_of(run), "resultType") == "complete");
+
+  // A version it does not speak: -32022 with what it does speak.
+  json::Document future = server.request(
+      "4", "tools/list",
+      R"({"_meta":{"io.modelcontextprotocol/protocolVersion":"2099-01-01","io.modelcontextprotocol/clientCapabilities":{}}})");
+  CHECK(error_code(future) == -32022);
+  CHECK(json::get_string(future["error"]["data"], "requested") == "2099-01-01");
+  const std::vector<std::string> supported = json::get_strings(future["error"]["data"], "supported");
+  CHECK(std::find(supported.begin(), supported.end(), "2026-07-28") != supported.end());
+  CHECK(std::find(supported.begin(), supported.end(), "2025-11-25") != supported.end());
+
+  // The modern era needs the client's capabilities on every request.
+  CHECK(error_code(server.request("5", "tools/list", R"({"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}})")) ==
+        -32602);
+  // Neither era: no initialize, no _meta.
+  CHECK(error_code(server.request("6", "tools/list")) == -32600);
+  // A string id is answered as a string.
+  json::Document ping = server.request("\"p\"", "ping", meta);
+  CHECK(json::get_string(ping, "id") == "p");
+  server.close_stdin();
+  CHECK(server.wait() == 0);
+}
+
+TEST_CASE("hostile input gets the JSON-RPC errors, never a crash or a hang") {
+  CliEnv env;
+  fill_workspace(env);
+  McpServer server(env, {});
+  server.initialize();
+
+  server.send(R"({"jsonrpc":"2.0","id":1,"method":)");
+  json::Document malformed = server.next();
+  CHECK(error_code(malformed) == -32700);
+  CHECK(malformed["id"].IsNull());
+
+  server.send(R"([{"jsonrpc":"2.0","id":2,"method":"ping"}])");
+  CHECK(error_code(server.next()) == -32600);  // batches are not part of MCP
+
+  server.send(std::string(5000, '[') + std::string(5000, ']'));
+  CHECK(error_code(server.next()) == -32700);  // nesting past the parser's bound
+
+  server.send(R"({"jsonrpc":"1.0","id":3,"method":"ping"})");
+  CHECK(error_code(server.answer("3")) == -32600);
+
+  CHECK(error_code(server.request("4", "resources/list")) == -32601);
+  json::Document unknown = server.request("5", "tools/call", R"({"name":"rm_rf"})");
+  CHECK(error_code(unknown) == -32602);
+  CHECK(error_code(server.request("6", "tools/call", "[1,2]")) == -32602);
+  CHECK(error_code(server.request("7", "tools/call", R"({"name":7})")) == -32602);
+
+  // Bad arguments are tool errors the model can read and correct.
+  CHECK(tool_error(server.call(8, "run", R"({"command":"ls"})")).find("array of strings") != std::string::npos);
+  CHECK(tool_error(server.call(9, "run", R"({})")).find("command") != std::string::npos);
+  CHECK(tool_error(server.call(10, "run", R"({"command":["true"],"bogus":1})")).find("bogus") != std::string::npos);
+  CHECK(tool_error(server.call(11, "sandbox_exec", R"({"lease":5,"command":["true"]})")).find("lease") !=
+        std::string::npos);
+
+  // A notification gets no answer, whatever its method: the next line is the ping's.
+  server.send(R"({"jsonrpc":"2.0","method":"notifications/whatever","params":{}})");
+  server.send(R"({"jsonrpc":"2.0","method":"tools/call","params":{"name":"run","arguments":{"command":["true"]}}})");
+  server.send(R"({"jsonrpc":"2.0","id":12,"method":"ping"})");
+  json::Document pong = server.next();
+  CHECK(json::get_int(pong, "id") == 12);
+
+  // A line over the limit (12 MiB) is refused, not buffered, and the server goes on.
+  server.write_raw(R"({"jsonrpc":"2.0","id":13,"method":"ping","params":{"x":")" + std::string(13u << 20, 'a') + "\"}}\n");
+  json::Document oversized = server.next(60s);
+  CHECK(error_code(oversized) == -32600);
+  CHECK(json::get_int(server.request("14", "ping"), "id") == 14);
+
+  // Invalid UTF-8 and control bytes.
+  server.send("{\"jsonrpc\":\"2.0\",\"id\":15,\"method\":\"\xff\xfe\"}");
+  CHECK(server.next().HasMember("error"));
+  CHECK(env.local_sandboxes().empty());
+  server.close_stdin();
+  CHECK(server.wait() == 0);
+}
+
+TEST_CASE("output past --max-output is cut with a marker; progress carries it as it comes") {
+  CliEnv env;
+  fill_workspace(env);
+  McpServer server(env, {"--max-output", "1K"});
+  server.initialize();
+  json::Document big = server.call(1, "run", R"({"command":["seq","1","3000"]})");
+  const std::string out = json::get_string(structured(big), "stdout");
+  CHECK(out.size() < 1500);
+  CHECK(out.rfind("1\n2\n3\n", 0) == 0);
+  CHECK(out.find("left out") != std::string::npos);
+  CHECK(out.find("3000\n") != std::string::npos);  // the tail is kept too
+  CHECK(json::get_int(structured(big), "stdoutBytes") == 13893);
+
+  server.send(R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"run","arguments":)"
+              R"({"command":["sh","-c","echo first; sleep 0.3; echo second"]},"_meta":{"progressToken":"t1"}}})");
+  std::vector<std::string> notes;
+  json::Document done = server.answer("2", &notes);
+  CHECK(json::get_string(structured(done), "stdout") == "first\nsecond\n");
+  REQUIRE(notes.size() >= 2);
+  CHECK(notes[0].find("notifications/progress") != std::string::npos);
+  CHECK(notes[0].find("\"t1\"") != std::string::npos);
+  CHECK(notes[0].find("first") != std::string::npos);
+  server.close_stdin();
+  CHECK(server.wait() == 0);
+}
+
+TEST_CASE("a cancelled call gets no answer and its command is stopped") {
+  CliEnv env;
+  fill_workspace(env);
+  McpServer server(env, {});
+  server.initialize();
+  const std::string lease = lease_of(server.call(1, "sandbox_start"));
+  server.send(R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"sandbox_exec","arguments":{"lease":")" +
+              lease + R"(","command":["sleep","31.25"]}}})");
+  REQUIRE(eventually([] { return !corral::test::processes_running({"sleep", "31.25"}).empty(); }));
+  const int sleeper = corral::test::processes_running({"sleep", "31.25"}).front();
+  server.send(R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2,"reason":"test"}})");
+  CHECK(corral::test::gone_within(sleeper, 10s));
+  // The sandbox is free again at once, and the next line is this call's, not the cancelled one's.
+  json::Document after = server.call(3, "sandbox_exec", R"({"lease":")" + lease + R"(","command":["echo","after"]})");
+  CHECK(json::get_string(structured(after), "stdout") == "after\n");
+  CHECK_FALSE(server.next_line(500ms).has_value());
+  // Cancelling what is unknown or done is ignored.
+  server.send(R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3}})");
+  server.send(R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"never"}})");
+  CHECK(json::get_int(server.request("4", "ping"), "id") == 4);
+  server.close_stdin();
+  CHECK(server.wait() == 0);
+}
+
+TEST_CASE("calls on different sandboxes run at the same time") {
+  CliEnv env;
+  fill_workspace(env);
+  McpServer server(env, {});
+  server.initialize();
+  const std::string a = lease_of(server.call(1, "sandbox_start"));
+  const std::string b = lease_of(server.call(2, "sandbox_start"));
+  const auto start = std::chrono::steady_clock::now();
+  for (const auto& [id, lease] : {std::pair{3, a}, std::pair{4, b}})
+    server.send(R"({"jsonrpc":"2.0","id":)" + std::to_string(id) +
+                R"(,"method":"tools/call","params":{"name":"sandbox_exec","arguments":{"lease":")" + lease +
+                R"(","command":["sleep","1"]}}})");
+  int answered = 0;
+  while (answered < 2) {
+    json::Document m = server.next();
+    CHECK(json::get_int(structured(m), "exitCode") == 0);
+    ++answered;
+  }
+  CHECK(std::chrono::steady_clock::now() - start < 1900ms);
+  server.close_stdin();
+  CHECK(server.wait() == 0);
+}
+
+TEST_CASE("the user's limits: sandboxes, network, variables, folders, keeping") {
+  CliEnv env;
+  fill_workspace(env);
+  env.env["MCP_TEST_ALLOWED"] = "yes";
+  env.env["MCP_TEST_OTHER"] = "no";
+  McpServer server(env, {"--max-sandboxes", "2", "--network", "none", "--env", "MCP_TEST_ALLOWED"});
+  server.initialize();
+
+  // A flood of starts past the limit: exactly two sandboxes, the rest clear tool errors.
+  for (int id = 1; id <= 5; ++id)
+    server.send(R"({"jsonrpc":"2.0","id":)" + std::to_string(id) + R"(,"method":"tools/call","params":{"name":"sandbox_start"}})");
+  int started = 0, refused = 0;
+  for (int i = 0; i < 5; ++i) {
+    json::Document m = server.next(60s);
+    if (json::get_bool(result_of(m), "isError")) {
+      CHECK(tool_error(m).find("--max-sandboxes") != std::string::npos);
+      ++refused;
+    } else {
+      ++started;
+    }
+  }
+  CHECK(started == 2);
+  CHECK(refused == 3);
+  CHECK(env.local_sandboxes().size() == 2);
+  CHECK(tool_error(server.call(6, "run", R"({"command":["true"]})")).find("--max-sandboxes") != std::string::npos);
+  json::Document list = server.call(7, "sandbox_list");
+  const std::string first = json::get_string(structured(list)["leases"][0], "lease");
+  server.call(8, "sandbox_stop", R"({"lease":")" + first + R"("})");
+
+  // Asking for more than the user allows is refused before anything is made.
+  CHECK(tool_error(server.call(9, "run", R"({"command":["true"],"network":"open"})")).find("wider") != std::string::npos);
+  CHECK(tool_error(server.call(10, "run", R"({"command":["true"],"env":["MCP_TEST_OTHER"]})")).find("MCP_TEST_OTHER") !=
+        std::string::npos);
+  CHECK(tool_error(server.call(11, "run", R"({"command":["true"],"cwd":".."})")).find("outside") != std::string::npos);
+  CHECK(!tool_error(server.call(12, "run", R"({"command":["true"],"cwd":"/etc"})")).empty());
+  CHECK(tool_error(server.call(13, "run", R"({"command":["true"],"provider":"e2b"})")).find("e2b") !=
+        std::string::npos);
+  CHECK(tool_error(server.call(14, "sandbox_start", R"({"keep":true})")).find("--allow-keep") != std::string::npos);
+  CHECK(tool_error(server.call(15, "run", R"({"command":["true"],"timeout":"2h"})")).find("--lifetime") !=
+        std::string::npos);
+
+  // What the user allows works.
+  json::Document allowed = server.call(16, "run", R"({"command":["sh","-c","echo $MCP_TEST_ALLOWED"],"env":["MCP_TEST_ALLOWED"]})");
+  CHECK(json::get_string(structured(allowed), "stdout") == "yes\n");
+  server.close_stdin();
+  CHECK(server.wait() == 0);
+  CHECK(env.local_sandboxes().empty());
+}
+
+TEST_CASE("stdin closed mid-call: the call is stopped, its sandboxes too, kept ones stay") {
+  CliEnv env;
+  fill_workspace(env);
+  McpServer server(env, {"--allow-keep"});
+  server.initialize();
+  const std::string busy = lease_of(server.call(1, "sandbox_start"));
+  lease_of(server.call(2, "sandbox_start"));
+  const std::string kept = lease_of(server.call(3, "sandbox_start", R"({"keep":true})"));
+  CHECK(env.local_sandboxes().size() == 3);
+  server.send(R"({"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"sandbox_exec","arguments":{"lease":")" +
+              busy + R"(","command":["sleep","32.5"]}}})");
+  REQUIRE(eventually([] { return !corral::test::processes_running({"sleep", "32.5"}).empty(); }));
+  server.close_stdin();
+  CHECK(server.wait(30s) == 0);
+  CHECK(corral::test::processes_running({"sleep", "32.5"}).empty());
+  // Only the kept one is left, and the log says so and how to stop it.
+  CHECK(env.local_sandboxes().size() == 1);
+  CHECK(env.claims().size() == 1);
+  CHECK(server.stderr_text().find("kept " + kept) != std::string::npos);
+  CHECK(env.run({"stop", "--id", kept}).exit_code == 0);
+  CHECK(env.local_sandboxes().empty());
+}
+
+TEST_CASE("SIGTERM stops the sandboxes the server made") {
+  CliEnv env;
+  fill_workspace(env);
+  McpServer server(env, {});
+  server.initialize();
+  lease_of(server.call(1, "sandbox_start"));
+  CHECK(env.local_sandboxes().size() == 1);
+  ::kill(server.pid(), SIGTERM);
+  CHECK(server.wait(30s) == 0);
+  CHECK(env.local_sandboxes().empty());
+  CHECK(env.claims().empty());
+}
+
+TEST_CASE("--adopt lets the tools act on a kept lease, which the server never stops") {
+  CliEnv env;
+  fill_workspace(env);
+  REQUIRE(env.run({"run", "--keep", "--", "true"}).exit_code == 0);
+  const std::string lease = env.only_lease();
+  {
+    McpServer stranger(env, {});
+    stranger.initialize();
+    CHECK(tool_error(stranger.call(1, "sandbox_exec", R"({"lease":")" + lease + R"(","command":["true"]})"))
+              .find("--adopt") != std::string::npos);
+  }
+  McpServer server(env, {"--adopt", lease});
+  server.initialize();
+  json::Document exec = server.call(1, "sandbox_exec", R"({"lease":")" + lease + R"(","command":["echo","adopted"]})");
+  CHECK(json::get_string(structured(exec), "stdout") == "adopted\n");
+  server.close_stdin();
+  CHECK(server.wait() == 0);
+  CHECK(env.claims().size() == 1);
+  CHECK(env.run({"stop", "--id", lease}).exit_code == 0);
+}
+
+TEST_CASE("bad flags are refused before serving") {
+  CliEnv env;
+  fill_workspace(env);
+  CHECK(env.run({"mcp", "--root", "/no/such/folder"}).exit_code != 0);
+  CHECK(env.run({"mcp", "--provider", "no-such-provider"}).exit_code != 0);
+  CHECK(env.run({"mcp", "--max-sandboxes", "0"}).exit_code != 0);
+  CHECK(env.run({"mcp", "--max-output", "lots"}).exit_code != 0);
+  CHECK(env.run({"mcp", "--network", "sideways"}).exit_code != 0);
+}
