@@ -77,9 +77,9 @@ mcp::Limits limits_of(Context& ctx, const McpOptions& o) {
   limits.adopt = o.adopt;
   // The providers named: refused now, when the user is there to read why, not at the first call.
   (void)mcp::allowed_providers(limits, ctx.providers);
-  // Secrets are never forwarded: asking for one is refused before anything starts.
-  for (const std::string& name : limits.env)
-    if (name.empty() || name.find('=') != std::string::npos) throw usage(fmt::format("--env '{}' is not a variable's name", name));
+  // A provider's secret is never forwarded, and a variable must be set: refused before
+  // anything starts rather than at every call.
+  (void)ctx.providers.forwarded_env(limits.env);
   return limits;
 }
 
