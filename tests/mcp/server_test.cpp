@@ -354,6 +354,41 @@ TEST_CASE("a started sandbox: exec, write, read, list, status, stop") {
   CHECK(server.wait() == 0);
 }
 
+TEST_CASE("fork, pause and resume a started sandbox; forks count against --max-sandboxes") {
+  CliEnv env;
+  fill_workspace(env);
+  McpServer server(env, {"--max-sandboxes", "3"});
+  server.initialize();
+  const std::string lease = lease_of(server.call(1, "sandbox_start"));
+  server.call(2, "sandbox_write_file", R"({"lease":")" + lease + R"(","path":"state.txt","content":"before fork"})");
+  CHECK(tool_error(server.call(3, "sandbox_fork", R"({"lease":")" + lease + R"(","count":3})")).find("--max-sandboxes") !=
+        std::string::npos);
+  CHECK(env.local_sandboxes().size() == 1);
+  json::Document forked = server.call(4, "sandbox_fork", R"({"lease":")" + lease + R"(","count":2})");
+  const std::vector<std::string> forks = json::get_strings(structured(forked), "leases");
+  REQUIRE(forks.size() == 2);
+  CHECK(env.local_sandboxes().size() == 3);
+  json::Document copy = server.call(5, "sandbox_read_file", R"({"lease":")" + forks[1] + R"(","path":"state.txt"})");
+  CHECK(json::get_string(structured(copy), "content") == "before fork");
+  // A write in a fork is not seen in its source.
+  server.call(6, "sandbox_write_file", R"({"lease":")" + forks[0] + R"(","path":"state.txt","content":"fork"})");
+  CHECK(json::get_string(structured(server.call(7, "sandbox_read_file", R"({"lease":")" + lease + R"(","path":"state.txt"})")),
+                         "content") == "before fork");
+
+  CHECK(json::get_string(structured(server.call(8, "sandbox_pause", R"({"lease":")" + lease + R"("})")), "state") == "paused");
+  CHECK(json::get_string(structured(server.call(9, "sandbox_resume", R"({"lease":")" + lease + R"("})")), "state") ==
+        "running");
+  // exec resumes a paused sandbox itself.
+  server.call(10, "sandbox_pause", R"({"lease":")" + lease + R"("})");
+  json::Document exec = server.call(11, "sandbox_exec", R"({"lease":")" + lease + R"(","command":["cat","state.txt"]})");
+  CHECK(json::get_string(structured(exec), "stdout") == "before fork");
+  CHECK(structured(server.call(12, "sandbox_list"))["leases"].Size() == 3);
+  server.close_stdin();
+  CHECK(server.wait() == 0);
+  CHECK(env.local_sandboxes().empty());
+  CHECK(env.claims().empty());
+}
+
 TEST_CASE("modern era: _meta on every request, server/discover, and versions it does not speak") {
   CliEnv env;
   fill_workspace(env);
