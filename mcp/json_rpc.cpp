@@ -25,10 +25,14 @@ Parsed parse_line(std::string_view line) {
   }
   if (!doc.IsObject()) return failure(RpcCode::invalid_request, "a JSON-RPC message is an object (batches are not part of MCP)");
   // The id first, so every later error answers the request it belongs to.
+  // Found directly, not with json::find, which reads a null member as absent: MCP's ids
+  // must not be null, and a request with one is answered, not taken for a notification.
   std::string id;
-  if (const json::Value* v = json::find(doc, "id")) {
-    if (!v->IsString() && !v->IsInt64()) return failure(RpcCode::invalid_request, "the id must be a string or an integer");
-    id = json::dump(*v);
+  if (auto it = doc.FindMember("id"); it != doc.MemberEnd()) {
+    const json::Value& v = it->value;
+    if (!v.IsString() && !v.IsInt64())
+      return failure(RpcCode::invalid_request, "the id must be a string or an integer (MCP's ids are never null)");
+    id = json::dump(v);
   }
   const json::Value* version = json::find(doc, "jsonrpc");
   if (!version || !version->IsString() || std::string_view(version->GetString()) != "2.0")
