@@ -13,8 +13,9 @@ packages=(
 # kubectl, for tests/kubernetes/kubectl_test.cpp: any kubectl already on PATH will do
 # (Debian's kubernetes-client would clash with another package's /usr/bin/kubectl).
 command -v kubectl >/dev/null || packages+=(kubernetes-client)
-# node and npm, for tests/mcp/client (the official MCP TypeScript SDK, installed by `npm ci`
-# when the tests run): any node 18 or newer already on PATH will do.
+# node and npm, for tests/mcp/client (the official MCP TypeScript clients, installed by
+# `npm ci` when the tests run): any node already on PATH will do; the 1.x SDK needs 18 (what
+# Debian 12 ships), the 2.x client 20 (its test is skipped on an older node).
 command -v npm >/dev/null || packages+=(nodejs npm)
 packages+=("$@")  # what a script needs besides (scripts/test-sanitized.sh: clang)
 

@@ -1,10 +1,14 @@
-// `corral mcp` driven by the official MCP TypeScript SDK from npm (tests/mcp/client/:
-// package.json and package-lock.json pin it; client.mjs is the client). The SDK is put
-// in place by the mcp_client_setup fixture (client/setup.sh, `npm ci`). Skipped, and says
-// so, when node is not installed.
+// `corral mcp` driven by an official MCP TypeScript client from npm (tests/mcp/client/:
+// package.json and package-lock.json pin them). Built twice: mcp_client runs client.mjs
+// (@modelcontextprotocol/sdk 1.x, the 2025-11-25 lifecycle), mcp_client_modern runs
+// client_modern.mjs (@modelcontextprotocol/client 2.x, the 2026-07-28 era). The packages
+// are put in place by the mcp_client_setup fixture (client/setup.sh, `npm ci`). Skipped,
+// and says so, when node is not installed or older than the client needs.
 #include <doctest/doctest.h>
 
+#include <cstdlib>
 #include <filesystem>
+#include <string>
 
 #include "cli.hpp"
 #include "corral/os/process.hpp"
@@ -12,19 +16,36 @@
 namespace fs = std::filesystem;
 using corral::test::CliEnv;
 
-TEST_CASE("the MCP TypeScript SDK's client lists the tools, validates their results and calls them") {
+namespace {
+
+// node's major version, or 0 when it cannot say.
+int node_major(const std::string& node) {
+  corral::os::ProcessSpec spec;
+  spec.argv = {node, "-p", "process.versions.node"};
+  const corral::os::CapturedProcess p = corral::os::capture_process(spec, 30);
+  return p.exit_code == 0 ? std::atoi(p.out.c_str()) : 0;
+}
+
+}  // namespace
+
+TEST_CASE("an official MCP client lists the tools, validates their results and calls them") {
   const std::string node = corral::os::find_program("node");
   if (node.empty()) {
     MESSAGE("node is not installed (scripts/deps.sh installs it): skipped");
     return;
   }
+  if (const int major = node_major(node); major < CORRAL_MCP_CLIENT_MIN_NODE) {
+    MESSAGE("node is not installed in version " << CORRAL_MCP_CLIENT_MIN_NODE << " or newer (this is " << major
+                                                << "), which " CORRAL_MCP_CLIENT_SCRIPT " needs: skipped");
+    return;
+  }
   const fs::path dir = CORRAL_MCP_CLIENT_DIR;
-  REQUIRE_MESSAGE(fs::exists(dir / "node_modules" / "@modelcontextprotocol" / "sdk"),
-                  "the SDK is not installed in " << dir.string() << ": the mcp_client_setup test installs it");
+  REQUIRE_MESSAGE(fs::exists(dir / "node_modules" / "@modelcontextprotocol"),
+                  "the MCP clients are not installed in " << dir.string() << ": the mcp_client_setup test installs them");
   CliEnv env;
   env.root().write("work/hello.txt", "hello from the served folder\n");
   corral::os::ProcessSpec spec;
-  spec.argv = {node, (dir / "client.mjs").string(), corral::test::corral_binary(), env.workspace().string()};
+  spec.argv = {node, (dir / CORRAL_MCP_CLIENT_SCRIPT).string(), corral::test::corral_binary(), env.workspace().string()};
   spec.env = env.environment();
   spec.cwd = dir.string();
   const corral::os::CapturedProcess p = corral::os::capture_process(spec, 120);
@@ -32,7 +53,7 @@ TEST_CASE("the MCP TypeScript SDK's client lists the tools, validates their resu
   INFO("stderr: " << p.err);
   CHECK(p.exit_code == 0);
   CHECK(p.out.find("ok") != std::string::npos);
-  // Closing the client ended the server, which stopped the sandbox it had started.
+  // Closing the client ended the server, which stopped the sandboxes it had started.
   CHECK(corral::test::eventually([&] { return env.local_sandboxes().empty(); }));
   CHECK(env.claims().empty());
 }
