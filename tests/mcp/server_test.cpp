@@ -666,6 +666,32 @@ TEST_CASE("--adopt lets the tools act on a kept lease, which the server never st
   CHECK(env.run({"stop", "--id", lease}).exit_code == 0);
 }
 
+TEST_CASE("a tool whose feature the sandbox's provider lacks names the allowed providers that have it") {
+  CliEnv env;
+  fill_workspace(env);
+  const fs::path boxes = env.root().path() / "boxes";
+  fs::create_directories(boxes);
+  env.add_registry("mountbox", {std::string(CORRAL_TEST_PLUGIN_DIR) + "/libcorral-mountbox.so"});
+  env.env["TESTBOX_DIR"] = boxes.string();
+  McpServer server(env, {"--provider", "mountbox", "--allow-provider", "local"});
+  server.initialize();
+  json::Document providers = server.call(1, "providers");
+  REQUIRE(structured(providers)["providers"].Size() == 2);
+  CHECK(json::get_string(structured(providers)["providers"][0], "name") == "mountbox");
+  const std::string lease = lease_of(server.call(2, "sandbox_start"));
+  const std::string fork = tool_error(server.call(3, "sandbox_fork", R"({"lease":")" + lease + R"("})"));
+  CHECK(fork.find("fork") != std::string::npos);
+  CHECK(fork.find("local") != std::string::npos);
+  CHECK(tool_error(server.call(4, "sandbox_pause", R"({"lease":")" + lease + R"("})")).find("local") != std::string::npos);
+  // The allowed provider is there for the asking.
+  json::Document local = server.call(5, "run", R"({"command":["echo","local"],"provider":"local"})");
+  CHECK(json::get_string(structured(local)["handle"], "provider") == "local");
+  server.close_stdin();
+  CHECK(server.wait() == 0);
+  CHECK(fs::is_empty(boxes));
+  CHECK(env.claims().empty());
+}
+
 TEST_CASE("bad flags are refused before serving") {
   CliEnv env;
   fill_workspace(env);
