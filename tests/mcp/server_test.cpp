@@ -609,6 +609,22 @@ TEST_CASE("the user's limits: sandboxes, network, variables, folders, keeping") 
   CHECK(env.local_sandboxes().empty());
 }
 
+TEST_CASE("a sandbox past --lifetime is stopped by the server") {
+  CliEnv env;
+  fill_workspace(env);
+  McpServer server(env, {"--lifetime", "2s"});
+  server.initialize();
+  const std::string lease = lease_of(server.call(1, "sandbox_start"));
+  CHECK(env.local_sandboxes().size() == 1);
+  CHECK(eventually([&] { return env.local_sandboxes().empty(); }));
+  CHECK(env.claims().empty());
+  CHECK(structured(server.call(2, "sandbox_list"))["leases"].Size() == 0);
+  CHECK(server.stderr_text().find("lifetime") != std::string::npos);
+  CHECK(!tool_error(server.call(3, "sandbox_exec", R"({"lease":")" + lease + R"(","command":["true"]})")).empty());
+  server.close_stdin();
+  CHECK(server.wait() == 0);
+}
+
 TEST_CASE("stdin closed mid-call: the call is stopped, its sandboxes too, kept ones stay") {
   CliEnv env;
   fill_workspace(env);
