@@ -61,6 +61,13 @@ TEST_CASE("legacy era: initialize, tools/list with schemas, and run's output and
   json::Document below = server.call(3, "run", R"({"command":["cat","inner.txt"],"cwd":"sub"})");
   CHECK(json::get_string(structured(below), "stdout") == "inner\n");
 
+  // download brings files back under the served folder, where the handle says.
+  json::Document downloaded =
+      server.call(5, "run", R"({"command":["sh","-c","echo artefact > built.txt"],"download":["built.txt"]})");
+  const std::string dir = json::get_string(structured(downloaded)["handle"]["downloads"], "dir");
+  CHECK(dir.rfind((env.workspace() / ".corral" / "runs").string(), 0) == 0);
+  CHECK(corral::test::read_file(fs::path(dir) / "built.txt") == "artefact\n");
+
   json::Document providers = server.call(4, "providers");
   const json::Value& p = structured(providers)["providers"];
   REQUIRE(p.Size() == 1);
