@@ -80,6 +80,7 @@ mcp::Limits limits_of(Context& ctx, const McpOptions& o) {
   // A provider's secret is never forwarded, and a variable must be set: refused before
   // anything starts rather than at every call.
   (void)ctx.providers.forwarded_env(limits.env);
+  for (const std::string& lease : limits.adopt) (void)ctx.claims.resolve(lease);
   return limits;
 }
 

@@ -517,6 +517,8 @@ TEST_CASE("bad flags are refused before serving") {
   CHECK(env.run({"mcp", "--max-sandboxes", "0"}).exit_code != 0);
   CHECK(env.run({"mcp", "--max-output", "lots"}).exit_code != 0);
   CHECK(env.run({"mcp", "--network", "sideways"}).exit_code != 0);
+  CHECK(env.run({"mcp", "--lifetime", "0s"}).exit_code != 0);
+  CHECK(env.run({"mcp", "--adopt", "no-such-lease"}).exit_code != 0);
   // A variable that is not set, or holds a provider's secret, is never forwarded.
   CHECK(env.run({"mcp", "--env", "MCP_TEST_NOT_SET"}).exit_code != 0);
   env.env["E2B_API_KEY"] = "e2b_secret";
