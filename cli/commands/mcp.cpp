@@ -47,6 +47,11 @@ std::filesystem::path served_root(const std::string& root) {
   std::filesystem::path canonical = std::filesystem::canonical(asked, ec);
   if (ec || !std::filesystem::is_directory(canonical, ec))
     throw usage(fmt::format("--root {}: not a folder", asked.string()), "give the folder the sandboxes are made of");
+  // A client that starts servers in / (some desktop apps do) would have every sandbox
+  // made of the whole machine: that takes an explicit --root /.
+  if (root.empty() && canonical == canonical.root_path())
+    throw usage("corral mcp was started in /, and without --root it would serve that",
+                "give the project folder with --root DIR in the client's configuration");
   return canonical;
 }
 

@@ -513,6 +513,9 @@ TEST_CASE("bad flags are refused before serving") {
   CliEnv env;
   fill_workspace(env);
   CHECK(env.run({"mcp", "--root", "/no/such/folder"}).exit_code != 0);
+  const corral::test::CliResult in_root = env.run({"mcp"}, "/");
+  CHECK(in_root.exit_code != 0);
+  CHECK(in_root.err.find("--root") != std::string::npos);
   CHECK(env.run({"mcp", "--provider", "no-such-provider"}).exit_code != 0);
   CHECK(env.run({"mcp", "--max-sandboxes", "0"}).exit_code != 0);
   CHECK(env.run({"mcp", "--max-output", "lots"}).exit_code != 0);
