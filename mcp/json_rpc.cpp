@@ -67,8 +67,12 @@ std::string error_line(const std::string& id, const RpcError& error) {
   return json::text_of([&](json::Writer& w) {
     w.StartObject();
     json::write_string(w, "jsonrpc", "2.0");
-    w.Key("id");
-    w.RawValue(id.data(), id.size(), rapidjson::kNumberType);
+    // MCP's schema has no null id: an error about a message whose id could not be read
+    // leaves it out (JSON-RPC 2.0 would write null).
+    if (!id.empty() && id != "null") {
+      w.Key("id");
+      w.RawValue(id.data(), id.size(), rapidjson::kNumberType);
+    }
     w.Key("error");
     w.StartObject();
     w.Key("code");

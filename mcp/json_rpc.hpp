@@ -52,7 +52,8 @@ struct Parsed {
 // Parses one line of the transport.
 Parsed parse_line(std::string_view line);
 
-// The lines this server writes, each without its newline.
+// The lines this server writes, each without its newline. An error line for the id
+// "null" (or "") has no id member: MCP's ids are never null.
 std::string result_line(const std::string& id, const std::string& result_json);
 std::string error_line(const std::string& id, const RpcError& error);
 std::string notification_line(std::string_view method, const std::string& params_json);

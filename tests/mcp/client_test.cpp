@@ -1,9 +1,11 @@
-// `corral mcp` driven by an official MCP TypeScript client from npm (tests/mcp/client/:
-// package.json and package-lock.json pin them). Built twice: mcp_client runs client.mjs
+// `corral mcp` driven from node with packages from npm (tests/mcp/client/: package.json
+// and package-lock.json pin them). Built once per script: mcp_client runs client.mjs
 // (@modelcontextprotocol/sdk 1.x, the 2025-11-25 lifecycle), mcp_client_modern runs
-// client_modern.mjs (@modelcontextprotocol/client 2.x, the 2026-07-28 era). The packages
-// are put in place by the mcp_client_setup fixture (client/setup.sh, `npm ci`). Skipped,
-// and says so, when node is not installed or older than the client needs.
+// client_modern.mjs (@modelcontextprotocol/client 2.x, the 2026-07-28 era), mcp_schema runs
+// schema_check.mjs (every message against the specification's schema.json of both eras,
+// given by CORRAL_MCP_SPEC_DIR). The packages are put in place by the mcp_client_setup
+// fixture (client/setup.sh, `npm ci`). Skipped, and says so, when node is not installed or
+// older than the script needs, or the specification is not there.
 #include <doctest/doctest.h>
 
 #include <cstdlib>
@@ -39,13 +41,21 @@ TEST_CASE("an official MCP client lists the tools, validates their results and c
                                                 << "), which " CORRAL_MCP_CLIENT_SCRIPT " needs: skipped");
     return;
   }
+  const std::string spec_dir = CORRAL_MCP_SPEC_DIR;
+  if (std::string(CORRAL_MCP_CLIENT_SCRIPT) == "schema_check.mjs" &&
+      !fs::exists(fs::path(spec_dir) / "2026-07-28" / "schema.json")) {
+    MESSAGE("the MCP specification is not installed (configure with -DCORRAL_MCP_SPEC_DIR=DIR holding "
+            "2025-11-25/schema.json and 2026-07-28/schema.json): skipped");
+    return;
+  }
   const fs::path dir = CORRAL_MCP_CLIENT_DIR;
   REQUIRE_MESSAGE(fs::exists(dir / "node_modules" / "@modelcontextprotocol"),
                   "the MCP clients are not installed in " << dir.string() << ": the mcp_client_setup test installs them");
   CliEnv env;
   env.root().write("work/hello.txt", "hello from the served folder\n");
   corral::os::ProcessSpec spec;
-  spec.argv = {node, (dir / CORRAL_MCP_CLIENT_SCRIPT).string(), corral::test::corral_binary(), env.workspace().string()};
+  spec.argv = {node, (dir / CORRAL_MCP_CLIENT_SCRIPT).string(), corral::test::corral_binary(), env.workspace().string(),
+               spec_dir};
   spec.env = env.environment();
   spec.cwd = dir.string();
   const corral::os::CapturedProcess p = corral::os::capture_process(spec, 120);

@@ -72,6 +72,7 @@ TEST_CASE("JSON-RPC lines: requests, notifications, responses and the errors for
   CHECK(json::get_int(doc["error"], "code") == -32022);
   CHECK(json::get_int(doc["error"]["data"], "a") == 1);
   CHECK(json::get_string(doc["error"], "message") == "no \"such\"\nversion");
+  CHECK_FALSE(json::parse(error_line("null", {RpcCode::parse_error, "x", ""}), "line").HasMember("id"));
 }
 
 TEST_CASE("the protocol era of a request") {
