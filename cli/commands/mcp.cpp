@@ -15,6 +15,7 @@
 #include "mcp/server.hpp"
 #include "options.hpp"
 #include "terminal.hpp"
+#include "workspace/workspace.hpp"
 
 #ifndef CORRAL_VERSION
 #define CORRAL_VERSION "0.0.0"
@@ -40,7 +41,8 @@ Error usage(std::string message, std::string hint = {}) {
   return Error(ErrorCode::invalid_argument, std::move(message), std::move(hint));
 }
 
-// The served root: --root, else the current folder; canonical, and a folder.
+// The served root: --root, else the current folder's working tree (its git checkout's top
+// level, else the folder); canonical, and a folder.
 std::filesystem::path served_root(const std::string& root) {
   std::error_code ec;
   const std::filesystem::path asked = root.empty() ? std::filesystem::current_path() : std::filesystem::path(root);
@@ -52,6 +54,15 @@ std::filesystem::path served_root(const std::string& root) {
   if (root.empty() && canonical == canonical.root_path())
     throw usage("corral mcp was started in /, and without --root it would serve that",
                 "give the project folder with --root DIR in the client's configuration");
+  // A sandbox holds the whole working tree of its folder (a git checkout's top level), so a
+  // root below a checkout's top would let the tools see what lies above it.
+  const std::filesystem::path top = std::filesystem::weakly_canonical(find_workspace_root(canonical));
+  if (root.empty()) return top;  // the current folder's working tree, as `corral run` would sync
+  if (top != canonical)
+    throw usage(fmt::format("--root {} is inside the git checkout {}, and a sandbox holds a checkout's whole tree",
+                            canonical.string(), top.string()),
+                fmt::format("serve the checkout with --root {} (tools may still choose a folder below it with cwd)",
+                            top.string()));
   return canonical;
 }
 
@@ -110,7 +121,8 @@ Runner define(CLI::App& app) {
       ->type_name(kProviderValue)
       ->delimiter(',')
       ->allow_extra_args(false);
-  app.add_option("--root", o->root, "The folder sandboxes are made of; tools may name folders below it (default: the current one)")
+  app.add_option("--root", o->root, "The folder sandboxes are made of; tools may name folders below it (default: the current folder's "
+                 "git checkout, else the folder)")
       ->type_name("DIR");
   app.add_option("--network", o->network,
                  "The widest network a sandbox may get: open, none, or allow:HOST[,HOST...]; tools may ask for "

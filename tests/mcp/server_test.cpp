@@ -6,6 +6,7 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <chrono>
 #include <string>
 #include <vector>
@@ -513,6 +514,13 @@ TEST_CASE("bad flags are refused before serving") {
   CliEnv env;
   fill_workspace(env);
   CHECK(env.run({"mcp", "--root", "/no/such/folder"}).exit_code != 0);
+  // A root below a git checkout's top: the sandbox would hold the whole checkout.
+  env.root().write("repo/sub/inner.txt", "x");
+  env.root().write("repo/above.txt", "x");
+  REQUIRE(std::system(("git init -q " + (env.root().path() / "repo").string()).c_str()) == 0);
+  const corral::test::CliResult below = env.run({"mcp", "--root", (env.root().path() / "repo" / "sub").string()});
+  CHECK(below.exit_code != 0);
+  CHECK(below.err.find("git checkout") != std::string::npos);
   const corral::test::CliResult in_root = env.run({"mcp"}, "/");
   CHECK(in_root.exit_code != 0);
   CHECK(in_root.err.find("--root") != std::string::npos);
