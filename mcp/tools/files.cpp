@@ -10,8 +10,8 @@
 
 #include "base/printable.hpp"
 #include "corral/errors.hpp"
+#include "corral/sdk/base64.hpp"
 #include "service/exec.hpp"
-#include "base64.hpp"
 #include "tools.hpp"
 
 namespace corral::mcp {
@@ -127,7 +127,7 @@ std::string write_file(ToolContext& ctx, const json::Value* arguments) {
   const std::string encoding = args.optional_string("encoding").value_or("utf-8");
   std::string content = args.optional_string("content").value_or("");
   if (encoding == "base64") {
-    std::optional<std::string> decoded = base64_decode(content);
+    std::optional<std::string> decoded = sdk::base64_decode(content);
     if (!decoded)
       throw Error(ErrorCode::invalid_argument, "content is not valid base64", "encode the bytes as standard base64");
     content = std::move(*decoded);
@@ -168,7 +168,7 @@ std::string read_file(ToolContext& ctx, const json::Value* arguments) {
   const bool text = json::is_valid_utf8(content);
   return json::text_of([&](json::Writer& w) {
     w.StartObject();
-    json::write_string(w, "content", text ? std::string(content) : base64_encode(content));
+    json::write_string(w, "content", text ? std::string(content) : sdk::base64_encode(content));
     json::write_string(w, "encoding", text ? "utf-8" : "base64");
     w.Key("size");
     w.Uint64(size);

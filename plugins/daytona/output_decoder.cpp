@@ -3,18 +3,10 @@
 #include <cstdio>
 
 #include "corral/errors.hpp"
+#include "corral/sdk/base64.hpp"
 
 namespace corral::daytona {
 namespace {
-
-int base64_value(char c) {
-  if (c >= 'A' && c <= 'Z') return c - 'A';
-  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-  if (c >= '0' && c <= '9') return c - '0' + 52;
-  if (c == '+') return 62;
-  if (c == '/') return 63;
-  return -1;
-}
 
 int hex_value(char c) {
   if (c >= '0' && c <= '9') return c - '0';
@@ -83,7 +75,7 @@ void OutputDecoder::feed(std::string_view text) {
       ++padding_;
       bits_ <<= 6;
     } else {
-      const int v = base64_value(c);
+      const int v = sdk::base64_digit(c);
       if (v < 0) fail(shown(c) + " in a base64 line");
       if (padding_ > 0) fail(shown(c) + " after '=' in a base64 group");
       bits_ = bits_ << 6 | static_cast<std::uint32_t>(v);

@@ -107,7 +107,8 @@ void handle_event(connect::Message& message, StreamState& st, const ProcessHooks
     if (const json::Value* data = json::find(e, "data"); data && data->IsObject()) {
       for (auto& m : data->GetObject()) {
         if (!m.value.IsString()) continue;
-        sdk::base64_decode(std::string_view(m.value.GetString(), m.value.GetStringLength()), st.decoded);
+        sdk::base64_decode_lenient(std::string_view(m.value.GetString(), m.value.GetStringLength()), st.decoded,
+                                    "envd sent output");
         std::string_view name(m.name.GetString(), m.name.GetStringLength());
         if (name == "stderr") {
           if (hooks.on_stderr) hooks.on_stderr(st.decoded);

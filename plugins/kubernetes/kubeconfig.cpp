@@ -95,7 +95,7 @@ std::string pem_of(const YAML::Node& node, const char* data_key, const char* fil
   if (std::string data = scalar(node, data_key); !data.empty()) {
     std::string pem;
     try {
-      sdk::base64_decode(data, pem);
+      sdk::base64_decode_lenient(data, pem, what);
     } catch (const Error&) {
       throw config_error(what + " (" + data_key + " in " + file.string() + ") is not base64");
     }

@@ -9,7 +9,7 @@
 #include "corral/errors.hpp"
 #include "corral/json.hpp"
 #include "mcp/args.hpp"
-#include "mcp/base64.hpp"
+#include "corral/sdk/base64.hpp"
 #include "mcp/json_rpc.hpp"
 #include "mcp/protocol.hpp"
 
@@ -45,8 +45,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     (void)args.integer("count", 1, 1, 16);
     (void)args.boolean("keep", false);
     if (std::optional<std::string> path = args.optional_string("path")) {
-      std::optional<std::string> bytes = corral::mcp::base64_decode(*path);
-      if (bytes && corral::mcp::base64_decode(corral::mcp::base64_encode(*bytes)) != bytes) std::abort();
+      std::optional<std::string> bytes = corral::sdk::base64_decode(*path);
+      if (bytes && corral::sdk::base64_decode(corral::sdk::base64_encode(*bytes)) != bytes) std::abort();
     }
   } catch (const corral::Error& e) {
     if (e.code() != corral::ErrorCode::invalid_argument) std::abort();

@@ -1,5 +1,5 @@
 // The MCP server's parts, in-process: JSON-RPC lines, the protocol eras, bounded output,
-// bounded line reading, base64, the book of sandboxes and the folder limit.
+// bounded line reading, the book of sandboxes and the folder limit.
 #include <doctest/doctest.h>
 #include <fcntl.h>
 #include <unistd.h>
@@ -10,7 +10,6 @@
 #include "cli.hpp"
 #include "corral/errors.hpp"
 #include "corral/json.hpp"
-#include "mcp/base64.hpp"
 #include "mcp/book.hpp"
 #include "mcp/call_ui.hpp"
 #include "mcp/json_rpc.hpp"
@@ -159,23 +158,6 @@ TEST_CASE("lines are read within a bound: a longer one is reported once and skip
   CHECK(idle.next(line, 10) == LineReader::Status::idle);
   ::close(fds[0]);
   ::close(fds[1]);
-}
-
-TEST_CASE("base64 both ways, and what is not base64") {
-  CHECK(base64_encode("") == "");
-  CHECK(base64_encode("f") == "Zg==");
-  CHECK(base64_encode("fo") == "Zm8=");
-  CHECK(base64_encode("foo") == "Zm9v");
-  CHECK(base64_decode("Zm9vYmE=") == std::string("fooba"));
-  CHECK(base64_decode("Zm9vYmE") == std::string("fooba"));  // padding optional
-  std::string bytes;
-  for (int i = 0; i < 256; ++i) bytes += static_cast<char>(i);
-  CHECK(base64_decode(base64_encode(bytes)) == bytes);
-  CHECK_FALSE(base64_decode("Zm9v YmE="));
-  CHECK_FALSE(base64_decode("Zm9-"));
-  CHECK_FALSE(base64_decode("Z"));
-  CHECK_FALSE(base64_decode("Zh=="));  // leftover bits set
-  CHECK_FALSE(base64_decode("Zm9=v"));
 }
 
 TEST_CASE("the book: slots reserved up front, given back unless held; adopted leases do not count") {

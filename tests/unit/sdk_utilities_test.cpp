@@ -1,5 +1,5 @@
 // The SDK's small shared helpers every plugin and the host use: random names from the
-// system generator, hex text, waits a stop cuts short, threads that start beside their
+// system generator, hex text, base64, waits a stop cuts short, threads that start beside their
 // creator, setting names read from a spec, streamed file transfers and the reading of a
 // provider's JSON answer.
 #include <doctest/doctest.h>
@@ -8,8 +8,11 @@
 #include <atomic>
 #include <chrono>
 #include <thread>
+#include <utility>
 #include <set>
 
+#include "corral/errors.hpp"
+#include "corral/sdk/base64.hpp"
 #include "corral/sdk/hex.hpp"
 #include "corral/os/parallel_thread.hpp"
 #include "corral/os/random.hpp"
@@ -38,6 +41,46 @@ ProviderSpec acme_spec() {
 TEST_CASE("hex text: two lower-case digits per byte") {
   CHECK(sdk::hex_encode("") == "");
   CHECK(sdk::hex_encode(std::string("\x00\x0f\xa5\xff", 4)) == "000fa5ff");
+}
+
+TEST_CASE("base64: RFC 4648's vectors both ways; strict reading refuses what no encoder writes") {
+  using corral::sdk::base64_decode;
+  using corral::sdk::base64_encode;
+  const std::pair<const char*, const char*> vectors[] = {{"", ""},         {"f", "Zg=="},         {"fo", "Zm8="},
+                                                         {"foo", "Zm9v"}, {"foob", "Zm9vYg=="}, {"fooba", "Zm9vYmE="},
+                                                         {"foobar", "Zm9vYmFy"}};
+  for (const auto& [plain, encoded] : vectors) {
+    CHECK(base64_encode(plain) == encoded);
+    CHECK(base64_decode(encoded) == std::string(plain));
+  }
+  CHECK(base64_decode("Zm9vYmE") == std::string("fooba"));  // padding optional
+  std::string bytes;
+  for (int i = 0; i < 256; ++i) bytes += static_cast<char>(i);
+  for (std::size_t cut = 0; cut < 4; ++cut) CHECK(base64_decode(base64_encode(bytes.substr(cut))) == bytes.substr(cut));
+  CHECK_FALSE(base64_decode("Zm9v YmE="));  // whitespace
+  CHECK_FALSE(base64_decode("Zm9-"));       // URL-safe alphabet
+  CHECK_FALSE(base64_decode("Z"));          // a length no encoder writes
+  CHECK_FALSE(base64_decode("Zh=="));       // stray bits after the last byte
+  CHECK_FALSE(base64_decode("Zm9=v"));      // '=' inside
+  CHECK_FALSE(base64_decode("Zm9vY==="));   // three '='
+}
+
+TEST_CASE("base64 as protobuf's JSON reads bytes: either alphabet, padding optional, an error naming the sender") {
+  std::string out = "stale";
+  corral::sdk::base64_decode_lenient("-_-_", out, "envd sent output");
+  CHECK(out == "\xfb\xff\xbf");
+  corral::sdk::base64_decode_lenient("+/+/", out, "envd sent output");
+  CHECK(out == "\xfb\xff\xbf");
+  corral::sdk::base64_decode_lenient("Zm9vYmE", out, "envd sent output");
+  CHECK(out == "fooba");
+  corral::sdk::base64_decode_lenient("Zh", out, "envd sent output");  // stray bits pass, as in protobuf
+  CHECK(out == "f");
+  CHECK_THROWS_WITH_AS(corral::sdk::base64_decode_lenient("Zm9v!", out, "envd sent output"),
+                       "envd sent output that is not valid base64", corral::Error);
+  CHECK(corral::sdk::base64_digit('A') == 0);
+  CHECK(corral::sdk::base64_digit('/') == 63);
+  CHECK(corral::sdk::base64_digit('-') == -1);
+  CHECK(corral::sdk::base64_digit('=') == -1);
 }
 
 TEST_CASE("random names: hex of the asked length, a tag is its prefix and 16 digits, no two alike") {
