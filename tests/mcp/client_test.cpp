@@ -8,37 +8,18 @@
 // older than the script needs, or the specification is not there.
 #include <doctest/doctest.h>
 
-#include <cstdlib>
 #include <filesystem>
 #include <string>
 
 #include "cli.hpp"
-#include "corral/os/process.hpp"
+#include "node_client.hpp"
 
 namespace fs = std::filesystem;
 using corral::test::CliEnv;
 
-namespace {
-
-// node's major version, or 0 when it cannot say.
-int node_major(const std::string& node) {
-  corral::os::ProcessSpec spec;
-  spec.argv = {node, "-p", "process.versions.node"};
-  const corral::os::CapturedProcess p = corral::os::capture_process(spec, 30);
-  return p.exit_code == 0 ? std::atoi(p.out.c_str()) : 0;
-}
-
-}  // namespace
-
 TEST_CASE("an official MCP client lists the tools, validates their results and calls them") {
-  const std::string node = corral::os::find_program("node");
-  if (node.empty()) {
-    MESSAGE("node is not installed (scripts/deps.sh installs it): skipped");
-    return;
-  }
-  if (const int major = node_major(node); major < CORRAL_MCP_CLIENT_MIN_NODE) {
-    MESSAGE("node is not installed in version " << CORRAL_MCP_CLIENT_MIN_NODE << " or newer (this is " << major
-                                                << "), which " CORRAL_MCP_CLIENT_SCRIPT " needs: skipped");
+  if (const auto missing = corral::test::mcp::node_missing(CORRAL_MCP_CLIENT_MIN_NODE)) {
+    MESSAGE(*missing << " (" CORRAL_MCP_CLIENT_SCRIPT "): skipped");
     return;
   }
   const std::string spec_dir = CORRAL_MCP_SPEC_DIR;
@@ -48,17 +29,10 @@ TEST_CASE("an official MCP client lists the tools, validates their results and c
             "2025-11-25/schema.json and 2026-07-28/schema.json): skipped");
     return;
   }
-  const fs::path dir = CORRAL_MCP_CLIENT_DIR;
-  REQUIRE_MESSAGE(fs::exists(dir / "node_modules" / "@modelcontextprotocol"),
-                  "the MCP clients are not installed in " << dir.string() << ": the mcp_client_setup test installs them");
   CliEnv env;
   env.root().write("work/hello.txt", "hello from the served folder\n");
-  corral::os::ProcessSpec spec;
-  spec.argv = {node, (dir / CORRAL_MCP_CLIENT_SCRIPT).string(), corral::test::corral_binary(), env.workspace().string(),
-               spec_dir};
-  spec.env = env.environment();
-  spec.cwd = dir.string();
-  const corral::os::CapturedProcess p = corral::os::capture_process(spec, 120);
+  const corral::os::CapturedProcess p = corral::test::mcp::run_node_client(
+      CORRAL_MCP_CLIENT_SCRIPT, {corral::test::corral_binary(), env.workspace().string(), spec_dir}, env.environment());
   INFO("stdout: " << p.out);
   INFO("stderr: " << p.err);
   CHECK(p.exit_code == 0);

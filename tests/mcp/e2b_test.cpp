@@ -5,9 +5,11 @@
 #include <doctest/doctest.h>
 
 #include <string>
+#include <utility>
 
 #include "e2b_cli.hpp"
 #include "mcp_session.hpp"
+#include "node_client.hpp"
 
 using namespace corral::test::mcp;
 
@@ -57,4 +59,26 @@ TEST_CASE("the tools on the E2B stand-in: run, start, exec, files, fork, pause, 
   CHECK(t.alive().empty());
   CHECK(t.cli.claims().empty());
   t.seen.push_back(server.stderr_text());
+}
+
+TEST_CASE("the official clients of both eras on the E2B stand-in") {
+  // Each era's client and the node version it needs.
+  for (const auto& [era, min_node] : {std::pair{"2025-11-25", 18}, std::pair{"2026-07-28", 20}}) {
+    CAPTURE(era);
+    if (const auto missing = node_missing(min_node)) {
+      MESSAGE(*missing << ": skipped");
+      continue;
+    }
+    corral::test::E2bCli t;
+    const corral::os::CapturedProcess p = run_node_client(
+        "provider.mjs", {era, corral::test::corral_binary(), t.cli.workspace().string(), "e2b"}, t.cli.environment());
+    INFO("stdout: " << p.out);
+    INFO("stderr: " << p.err);
+    CHECK(p.exit_code == 0);
+    CHECK(p.out.find("ok") != std::string::npos);
+    // The client went away in the middle of a call: nothing is left on the stand-in.
+    CHECK(corral::test::eventually([&] { return t.alive().empty(); }));
+    CHECK(t.cli.claims().empty());
+    t.seen.push_back(p.err);
+  }
 }

@@ -5,9 +5,11 @@
 #include <doctest/doctest.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "mcp_session.hpp"
+#include "node_client.hpp"
 #include "standin.hpp"
 
 using namespace corral::test::mcp;
@@ -65,4 +67,29 @@ TEST_CASE("the tools on the Kubernetes stand-in: run, start, exec, files, stop; 
   CHECK(env.claims().empty());
   CHECK(server.stderr_text().find(cluster.token()) == std::string::npos);
   CHECK(cluster.answer_violations().empty());
+}
+
+TEST_CASE("the official clients of both eras on the Kubernetes stand-in") {
+  // Each era's client and the node version it needs.
+  for (const auto& [era, min_node] : {std::pair{"2025-11-25", 18}, std::pair{"2026-07-28", 20}}) {
+    CAPTURE(era);
+    if (const auto missing = node_missing(min_node)) {
+      MESSAGE(*missing << ": skipped");
+      continue;
+    }
+    standin::StandIn cluster;
+    CliEnv env;
+    env.env["KUBECONFIG"] = cluster.kubeconfig().string();
+    env.root().write("work/hello.txt", "hello from the workspace\n");
+    const corral::os::CapturedProcess p = run_node_client(
+        "provider.mjs", {era, corral::test::corral_binary(), env.workspace().string(), "kubernetes"}, env.environment());
+    INFO("stdout: " << p.out);
+    INFO("stderr: " << p.err);
+    CHECK(p.exit_code == 0);
+    CHECK(p.out.find("ok") != std::string::npos);
+    CHECK(eventually([&] { return pods(cluster).empty(); }));
+    CHECK(env.claims().empty());
+    CHECK(p.err.find(cluster.token()) == std::string::npos);
+    CHECK(cluster.answer_violations().empty());
+  }
 }

@@ -7,7 +7,7 @@ set -eu
 src=$1
 dir=$2
 mkdir -p "$dir"
-cp "$src/client.mjs" "$src/client_modern.mjs" "$src/schema_check.mjs" "$src/package.json" "$dir/"
+cp "$src/client.mjs" "$src/client_modern.mjs" "$src/provider.mjs" "$src/schema_check.mjs" "$src/package.json" "$dir/"
 if ! command -v npm >/dev/null 2>&1; then
   echo "npm is not installed (scripts/deps.sh installs it): the MCP client test will be skipped"
   exit 0
