@@ -187,7 +187,22 @@ const Sandbox& Lease::live() {
   }
 }
 
+bool Lease::made_elsewhere() const { return !claim_.target.empty() && claim_.target != session_->identity(); }
+
+Error Lease::made_elsewhere_error(std::string_view outcome, std::string_view retry) const {
+  return Error(ErrorCode::config,
+               fmt::format("the sandbox of lease '{}' ({}) was made through other {} settings (another account, "
+                           "cluster, context or endpoint) than corral uses now, and these cannot see it; {}",
+                           claim_.slug, claim_.sandbox_id, claim_.provider, outcome),
+               fmt::format("switch back to the settings it was made with (the key, kubeconfig context or endpoint) "
+                           "and {}; if that account is gone for good, remove {}",
+                           retry.empty() ? std::string("try again") : fmt::format("run `{}` again", retry),
+                           ctx_->claims.path_of(claim_.lease_id).string()));
+}
+
 Error Lease::gone(const Error& cause) const {
+  // Another account cannot see it: that says nothing of whether it exists.
+  if (made_elsewhere()) return made_elsewhere_error("the lease is left as it is", "");
   // The provider knows why a sandbox goes (its hint); the lease is core's to explain.
   return Error(ErrorCode::not_found,
                fmt::format("the sandbox of lease '{}' ({}) no longer exists at {}; {}", claim_.slug,
@@ -320,16 +335,7 @@ void Lease::release() {
     if (e.code() != ErrorCode::not_found) throw;
     // Already gone: just forget it; unless it was made for another account or endpoint,
     // which is where it may well live on: then the claim stays, the way to it.
-    if (!claim_.target.empty() && claim_.target != session_->identity())
-      throw Error(ErrorCode::config,
-                  fmt::format("the sandbox of lease '{}' ({}) was made through other {} settings (another account, "
-                              "cluster, context or endpoint) than corral uses now, and these cannot see it; the "
-                              "lease is kept",
-                              claim_.slug, claim_.sandbox_id, claim_.provider),
-                  fmt::format("switch back to the settings it was made with (the key, kubeconfig context or endpoint) "
-                              "and run `{}` again; if that account is gone for good, remove {}",
-                              cleanup_command(claim_.provider, claim_.lease_id),
-                              ctx_->claims.path_of(claim_.lease_id).string()));
+    if (made_elsewhere()) throw made_elsewhere_error("the lease is kept", cleanup_command(claim_.provider, claim_.lease_id));
   }
   ctx_->claims.remove(claim_.lease_id);
 }

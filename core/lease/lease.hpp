@@ -154,8 +154,14 @@ class Lease {
 
  private:
   Lease(LeaseContext& ctx, Claim claim, std::unique_ptr<ProviderSession> session, LeaseLock lock, bool reused);
-  // The not-found error of a lease whose sandbox is gone, from the provider's own `cause`.
+  // The not-found error of a lease whose sandbox is gone, from the provider's own `cause`;
+  // made_elsewhere_error() instead when the lease was made through other settings.
   Error gone(const Error& cause) const;
+  // True when the claim was made through another account or endpoint than the session's.
+  bool made_elsewhere() const;
+  // The config error of a lease made elsewhere: what corral did (`outcome`), and the way
+  // back (`retry`, the command to run again; empty: "try again").
+  Error made_elsewhere_error(std::string_view outcome, std::string_view retry) const;
   // Runs `step`; when it fails with not-found on a reused lease and get() confirms the
   // sandbox is gone, throws gone() instead, so every step says it the same way.
   void confirming_gone(const std::function<void()>& step);

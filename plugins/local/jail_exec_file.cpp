@@ -53,6 +53,17 @@ bool remembered(const std::filesystem::path& verified, const std::string& versio
   }
 }
 
+// Throws unless the file open as `fd` starts with ELF's magic: the starter is a static
+// program, so a script (which would answer the probe through an interpreter) is not it.
+void require_program(int fd, const std::filesystem::path& path) {
+  char magic[4] = {};
+  const ssize_t n = ::pread(fd, magic, sizeof magic, 0);
+  if (n == static_cast<ssize_t>(sizeof magic) && std::memcmp(magic, "\x7f" "ELF", sizeof magic) == 0) return;
+  throw unusable(path, n < 0 ? std::string("it cannot be read: ") + std::strerror(errno)
+                             : std::string("it is not the starter program (no ELF header: ") +
+                                   (n == 0 ? "the file is empty)" : "another kind of file)"));
+}
+
 // Runs the starter open as `fd` with no arguments; throws unless it answers exactly
 // jail_exec_probe_answer().
 void probe(int fd, const std::filesystem::path& path) {
@@ -112,6 +123,7 @@ os::UniqueFd open_jail_exec(const std::optional<JailUser>& as_user, const std::f
   }
   const std::string version = version_of(st);
   if (!remembered(verified, version)) {
+    require_program(fd.get(), path);
     probe(fd.get(), path);
     try {
       std::error_code ec;

@@ -187,6 +187,14 @@ TEST_CASE("--only runs the checks named; an unknown name is a usage error listin
   CHECK(bad.err.find("--only lifecycel: there is no such check") != std::string::npos);
   CHECK(bad.err.find("the checks are: lifecycle, exit-codes,") != std::string::npos);
   CHECK(bad.err.find("destroy-twice") != std::string::npos);
+
+  // A comma list is one unknown name: the error says --only repeats, and how to write it.
+  auto listed = user.run({"conformance", "--provider", "testbox", "--only", "lifecycle,exit-codes"});
+  CHECK(listed.exit_code == 64);
+  CHECK(listed.out.empty());
+  CHECK_MESSAGE(listed.err.find("--only lifecycle,exit-codes: there is no such check; --only takes one check and "
+                                "repeats") != std::string::npos, listed.err);
+  CHECK_MESSAGE(listed.err.find("write `--only lifecycle --only exit-codes`") != std::string::npos, listed.err);
   CHECK(user.empty());
 }
 

@@ -369,6 +369,8 @@ TEST_CASE("a missing or unusable jail starter is a clear error before a sandbox 
     refused(whole.substr(0, whole.size() / 2), "truncated");
     refused("#!/bin/sh\nexec \"$@\"\n", "a shell script that runs the command");
     refused("#!/bin/sh\necho corral-jail-exec 0\n", "a starter of another protocol");
+    // A script that gives the probe's very answer is still no program.
+    refused("#!/bin/sh\necho corral-jail-exec " CORRAL_JAIL_EXEC_PROTOCOL "\n", "a script answering the probe");
   }
   SUBCASE("writable by others, or not its owner's: held to the rule plugins are held to") {
     fs::permissions(starter, fs::perms::others_write, fs::perm_options::add);

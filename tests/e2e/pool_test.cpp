@@ -351,10 +351,21 @@ TEST_CASE("a pool filled for one account is never taken, nor forgotten, by a run
   REQUIRE(env.run({"pool", "fill", "--provider", "testbox", "--size", "1"}).exit_code == 0);
   const std::set<std::string> alices = env.pooled_sandboxes();
   REQUIRE(alices.size() == 1);
+  const std::string kept_file = (env.root().path() / "kept.json").string();
+  CliResult r =
+      env.run({"run", "--provider", "testbox", "--no-pool", "--keep", "--lease-output", kept_file, "--", "true"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  const std::string alices_kept = corral::json::get_string(parse(read_file(kept_file)), "slug");
 
   env.root().write("account", "bob\n");
+  // Alice's kept lease, used as bob: not called gone (bob cannot see it), nor forgotten.
+  r = env.run({"run", "--provider", "testbox", "--id", alices_kept, "--", "true"});
+  CHECK(r.exit_code == 78);
+  CHECK_MESSAGE(r.err.find("other testbox settings") != std::string::npos, r.err);
+  CHECK_MESSAGE(r.err.find("the lease is left as it is") != std::string::npos, r.err);
+  CHECK_MESSAGE(r.err.find("no longer exists") == std::string::npos, r.err);
   const std::string file = (env.root().path() / "h.json").string();
-  CliResult r = env.run({"run", "--provider", "testbox", "--no-pool", "--keep", "--lease-output", file, "--", "true"});
+  r = env.run({"run", "--provider", "testbox", "--no-pool", "--keep", "--lease-output", file, "--", "true"});
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
   r = env.run({"run", "--provider", "testbox", "--lease-output", file, "--", "cat", "file.txt"});
   INFO(r.err);
@@ -377,6 +388,10 @@ TEST_CASE("a pool filled for one account is never taken, nor forgotten, by a run
   CHECK(r.exit_code == 0);
   CHECK(pooled(parse(read_file(file))));
   CHECK(alices.count(corral::json::get_string(parse(read_file(file)), "sandboxId")) == 1);
+  // Back with alice, her kept lease is there to use and stop.
+  r = env.run({"run", "--provider", "testbox", "--id", alices_kept, "--", "true"});
+  CHECK_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(env.run({"stop", "--id", alices_kept}).exit_code == 0);
   CHECK(env.pool_settles_at(1));
   REQUIRE(env.run({"pool", "drain", "--provider", "testbox"}).exit_code == 0);
 }
