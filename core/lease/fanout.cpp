@@ -215,7 +215,7 @@ FanoutResult run_fanout(LeaseContext& ctx, const FanoutRequest& asked) {
     auto session = ctx.providers.open(ctx.providers.resolve(request.run.choice), request.run.choice, ui);
     features = session->spec().features;
   }
-  ctx.providers.forwarded_env(request.run.env_names);
+  ctx.providers.forwarded_env(request.run.env_names);  // each shard says what it leaves out
   SharedWorkspace shared;
   shared.workspace = scan_workspace(request.run.cwd, cancelled, [&](const std::string& m) { ui.warn(m); });
   if (features.has(Feature::archive_sync)) check_workspace_size(shared.workspace, request.run.max_workspace);

@@ -166,7 +166,8 @@ void RunPhases::choose_network() {
 void RunPhases::build_command() {
   command_ = request_.command;
   if (purpose_ == Purpose::warmup) return;  // nothing runs: nothing to forward
-  for (auto& [name, value] : ctx_.providers.forwarded_env(request_.env_names))
+  const auto warn = [this](const std::string& m) { ctx_.ui.warn(m); };
+  for (auto& [name, value] : ctx_.providers.forwarded_env(request_.env_names, warn))
     command_.env.try_emplace(name, std::move(value));
 }
 

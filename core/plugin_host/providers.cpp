@@ -5,6 +5,8 @@
 
 #include <algorithm>
 
+#include "base/did_you_mean.hpp"
+
 namespace corral {
 namespace {
 
@@ -61,9 +63,23 @@ const ProviderEntry& Providers::entry(const std::string& name) const { return re
 
 const ProviderSpec& Providers::spec(const std::string& name) const { return *entry(name).spec; }
 
+void Providers::check_section_names() const {
+  const Registry& registry = registry_();
+  for (const auto& [name, file] : config_.section_names()) {
+    if (registry.find(name) || registry.find_broken(name)) continue;
+    const std::vector<std::string> known = registry.names();
+    const std::optional<std::string> near = nearest(name, known);
+    throw ConfigError(fmt::format("{}: '{}' is neither a setting nor an installed provider{}", file, name,
+                                  near ? fmt::format(" (did you mean '{}'?)", *near) : ""),
+                      fmt::format("the installed providers are {}; remove the section, or install its plugin",
+                                  fmt::join(known, ", ")));
+  }
+}
+
 StringMap Providers::option_values(const std::string& name, const ProviderChoice& choice,
                                    const std::function<void(const std::string&)>& warn) const {
   const ProviderSpec& spec = this->spec(name);
+  check_section_names();
   StringMap flags;
   for (const auto& [key, value] : choice.option_flags) {
     size_t dot = key.find('.');
@@ -105,12 +121,17 @@ std::unique_ptr<ProviderSession> Providers::open(const std::string& name, const 
                                            std::move(hooks));
 }
 
-StringMap Providers::forwarded_env(const std::vector<std::string>& requested) const {
+StringMap Providers::forwarded_env(const std::vector<std::string>& requested,
+                                   const std::function<void(const std::string&)>& warn) const {
   std::vector<std::string> names = config_.env_names();
+  const std::size_t from_config = names.size();
   for (const std::string& n : requested)
     if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
   StringMap env;
-  for (const std::string& name : names) {
+  std::vector<std::string> unset_in_config;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const std::string& name = names[i];
+    const bool asked = i >= from_config || std::find(requested.begin(), requested.end(), name) != requested.end();
     if (name.empty() || name.find('=') != std::string::npos)
       throw Error(ErrorCode::invalid_argument, fmt::format("--env takes a variable name, not '{}'", name),
                   "set the variable in your environment and pass --env NAME");
@@ -126,11 +147,20 @@ StringMap Providers::forwarded_env(const std::vector<std::string>& requested) co
                       "pass the command its own credential under another name");
     }
     auto value = env_(name);
+    if (!value && !asked) {
+      // The config's list is for every run, in every environment: a name not set here
+      // is not forwarded, and said so; one asked for by --env must be set.
+      unset_in_config.push_back(name);
+      continue;
+    }
     if (!value)
       throw Error(ErrorCode::invalid_argument, fmt::format("--env {}: {} is not set in this environment", name, name),
-                  fmt::format("export {}=... first, or drop it from --env / the config's env list", name));
+                  fmt::format("export {}=... first, or drop it from --env", name));
     env[name] = *value;
   }
+  if (!unset_in_config.empty() && warn)
+    warn(fmt::format("not forwarded, as not set here: {} (the env list of {})", fmt::join(unset_in_config, ", "),
+                     config_.env_file()));
   return env;
 }
 

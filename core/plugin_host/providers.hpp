@@ -47,6 +47,9 @@ class Providers {
   // and must outlive the session. Throws a precise error for an unknown or broken
   // provider or a bad option (warnings about options go to `ui`).
   std::unique_ptr<ProviderSession> open(const std::string& name, const ProviderChoice& choice, Ui& ui);
+  // Throws ConfigError (78) with a did-you-mean when a config file names a provider (a
+  // section, a `network:` key) that no registry lists: its settings would apply to nothing.
+  void check_section_names() const;
   // The option values open() gives provider `name` for `choice`: flags over the
   // environment over the config over the spec's defaults. Throws for a flag of another
   // provider; warnings about the values go to `warn` when given.
@@ -55,8 +58,10 @@ class Providers {
   // The spec of the provider called `name` (or an alias), without loading its code.
   const ProviderSpec& spec(const std::string& name) const;
   // The variables named by the user config's env list and `names`, with their values.
-  // Refuses unset names and any installed provider's secret.
-  StringMap forwarded_env(const std::vector<std::string>& names) const;
+  // Refuses any installed provider's secret, and a name of `names` that is not set; the
+  // config's names that are not set are left out, and listed to `warn` when given.
+  StringMap forwarded_env(const std::vector<std::string>& names,
+                          const std::function<void(const std::string&)>& warn = {}) const;
   // Refuses, before anything is created, a request that needs a feature `spec` lacks;
   // the hint names `having` (the providers that have it, see having()) when given.
   static void require(const ProviderSpec& spec, Feature feature, std::string_view what,

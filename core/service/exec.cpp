@@ -29,7 +29,7 @@ int exec(Session& session, Ui& ui, const ExecSpec& spec) {
   command.shell = spec.shell;
   command.cwd = checked_cwd(spec.cwd);
   if (!spec.timeout.empty()) command.timeout_seconds = parse_duration(spec.timeout);
-  command.env = session.providers().forwarded_env(spec.env);
+  command.env = session.providers().forwarded_env(spec.env, [&ui](const std::string& m) { ui.warn(m); });
 
   LeaseContext ctx = session.context(ui);
   Lease lease = Lease::attach(ctx, spec.lease.lease, spec.lease.provider, Lease::Access::exclusive);

@@ -9,6 +9,7 @@
 #include "corral/errors.hpp"
 #include "corral/os/read_file.hpp"
 #include "corral/option_default.hpp"
+#include "base/did_you_mean.hpp"
 #include "base/paths.hpp"
 
 namespace fs = std::filesystem;
@@ -18,6 +19,9 @@ namespace {
 
 // A settings file is a few lines: anything larger is a mistake or an attack.
 constexpr std::uint64_t kMaxConfigBytes = 1 << 20;
+
+// The top-level keys that are settings; every other key names a provider's section.
+const std::vector<std::string> kSettingKeys = {"provider", "env", "network", "idle"};
 
 std::optional<ConfigFile> read(const fs::path& path) {
   std::optional<std::string> text;
@@ -123,8 +127,18 @@ void check_shape(const ConfigFile& file) {
       const std::string action = scalar(kv.second, file, key, "pause or stop").value_or("");
       if (std::find(kIdleActions.begin(), kIdleActions.end(), action) == kIdleActions.end())
         throw ConfigError(fmt::format("{}: 'idle' must be pause or stop, not '{}'", file.path.string(), action));
-    } else if (kv.second.IsMap()) {
-      provider_section(file, key);
+    } else if (kv.second.IsMap() || kv.second.IsNull()) {
+      provider_section(file, key);  // which providers there are is known later: section_names()
+    } else {
+      // A value no setting takes: a typo must not leave the user thinking it applies.
+      // At most one edit in two letters: "idel" is idle's, "e2b" is no one's.
+      const std::optional<std::string> near = nearest(key, kSettingKeys, std::min<std::size_t>(2, key.size() / 2));
+      throw ConfigError(fmt::format("{}: '{}' is no setting{}, nor a provider's section (a mapping of option: "
+                                    "value, not {})",
+                                    file.path.string(), key, near ? fmt::format(" (did you mean '{}'?)", *near) : "",
+                                    shape_of(kv.second)),
+                        fmt::format("the settings are {}, and a mapping of options per provider (local:, e2b:, ...)",
+                                    fmt::join(kSettingKeys, ", ")));
     }
   }
 }
@@ -203,6 +217,23 @@ std::optional<std::string> Config::option(const std::string& provider, const std
   return std::nullopt;
 }
 
+std::vector<std::pair<std::string, std::string>> Config::section_names() const {
+  std::vector<std::pair<std::string, std::string>> names;
+  for (const auto* layer : {&repository_, &user_}) {
+    if (!*layer || !(*layer)->root.IsMap()) continue;
+    const std::string file = (*layer)->path.string();
+    for (const auto& kv : (*layer)->root) {
+      const std::string key = kv.first.Scalar();
+      if (key == "network" && kv.second.IsMap()) {
+        for (const auto& by_provider : kv.second) names.emplace_back(by_provider.first.Scalar(), file);
+      } else if (std::find(kSettingKeys.begin(), kSettingKeys.end(), key) == kSettingKeys.end()) {
+        names.emplace_back(key, file);
+      }
+    }
+  }
+  return names;
+}
+
 std::vector<std::pair<std::string, std::string>> Config::option_keys(const std::string& provider) const {
   std::vector<std::pair<std::string, std::string>> keys;
   for (const auto* layer : {&repository_, &user_}) {
@@ -244,6 +275,8 @@ std::vector<std::string> Config::env_names() const {
   }
   return names;
 }
+
+std::string Config::env_file() const { return user_ ? user_->path.string() : std::string("the user config"); }
 
 void validate_option(const OptionSpec& option, const std::string& value, const std::string& source) {
   auto bad = [&](const std::string& expected) {

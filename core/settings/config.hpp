@@ -31,7 +31,8 @@ class Config {
   static Config load(const std::filesystem::path& workspace_root);
   // Builds a config from already-parsed layers (for tests); repository may be empty.
   // Checks each layer's shape ('provider' a name, 'env' a list of names, provider
-  // sections option: single value); throws ConfigError "FILE: 'KEY' must be ...".
+  // sections option: single value, no other key with a single value or a list); throws
+  // ConfigError "FILE: 'KEY' must be ..." or "FILE: 'KEY' is no setting".
   static Config from(std::optional<ConfigFile> user, std::optional<ConfigFile> repository);
 
   // The provider named by the repository, else the user config; `from` gets the file.
@@ -44,6 +45,9 @@ class Config {
   std::optional<std::string> idle(std::string* from = nullptr) const;
   // The repository config file, when there is one.
   std::optional<std::filesystem::path> repository_path() const;
+  // The provider names the files use, with the file: each section's (`local:`) and each
+  // key of a `network:` mapping. Which providers exist is the registry's to say.
+  std::vector<std::pair<std::string, std::string>> section_names() const;
   // Option names set under `<provider>:` in any layer, with the file (to reject typos).
   std::vector<std::pair<std::string, std::string>> option_keys(const std::string& provider) const;
   // The network policy the user config (or, with `repository`, the repository's) gives
@@ -54,6 +58,8 @@ class Config {
   // The user config's 'env:' allow-list (variables forwarded to every run); a
   // repository's config may not name any.
   std::vector<std::string> env_names() const;
+  // The file env_names() come from (the user config), for messages.
+  std::string env_file() const;
 
  private:
   std::optional<ConfigFile> user_;

@@ -231,6 +231,48 @@ TEST_CASE("a repository config cannot point the local provider at another bwrap"
   CHECK(r.err.find("may not be set by a repository") != std::string::npos);
 }
 
+TEST_CASE("a mistyped setting or provider section in a config file is refused (78), with the nearest name") {
+  CliEnv env;
+  // A typo of `network: none` must not leave the network open.
+  env.root().write("work/corral.yaml", "netwrk: none\n");
+  auto r = env.run({"run", "--", "echo", "ran"});
+  CHECK(r.exit_code == 78);
+  CHECK(r.out.empty());
+  CHECK_MESSAGE(r.err.find("corral.yaml: 'netwrk' is no setting (did you mean 'network'?)") != std::string::npos, r.err);
+  // A section for no installed provider: its options would apply to nothing.
+  env.root().write("work/corral.yaml", "locl:\n  network: none\n");
+  r = env.run({"run", "--", "echo", "ran"});
+  CHECK(r.exit_code == 78);
+  CHECK(r.out.empty());
+  CHECK_MESSAGE(r.err.find("'locl' is neither a setting nor an installed provider (did you mean 'local'?)") !=
+                    std::string::npos, r.err);
+  CHECK_MESSAGE(r.err.find("the installed providers are ") != std::string::npos, r.err);
+  // The same for a provider named under a network mapping.
+  env.root().write("work/corral.yaml", "network:\n  lokal: none\n");
+  r = env.run({"run", "--", "echo", "ran"});
+  CHECK(r.exit_code == 78);
+  CHECK_MESSAGE(r.err.find("'lokal' is neither a setting nor an installed provider") != std::string::npos, r.err);
+  fs::remove(env.workspace() / "corral.yaml");
+  CHECK(env.run({"run", "--", "true"}).exit_code == 0);
+  CHECK(env.local_sandboxes().empty());
+}
+
+TEST_CASE("the user config's env list forwards the names that are set and says which are not") {
+  CliEnv env;
+  env.root().write("config/corral/config.yaml", "env: [CORRAL_TEST_SET, CORRAL_TEST_UNSET]\n");
+  env.env["CORRAL_TEST_SET"] = "forwarded";
+  auto r = env.run({"run", "--", "sh", "-c", "echo \"$CORRAL_TEST_SET ${CORRAL_TEST_UNSET-unset}\""});
+  CHECK_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(r.out == "forwarded unset\n");
+  CHECK_MESSAGE(r.err.find("not forwarded, as not set here: CORRAL_TEST_UNSET (the env list of ") != std::string::npos,
+                r.err);
+  // Asked for by --env, an unset name is still an error: the user meant it for this run.
+  r = env.run({"run", "--env", "CORRAL_TEST_UNSET", "--", "true"});
+  CHECK(r.exit_code == 64);
+  CHECK_MESSAGE(r.err.find("--env CORRAL_TEST_UNSET: CORRAL_TEST_UNSET is not set in this environment") !=
+                    std::string::npos, r.err);
+}
+
 namespace {
 
 // A word of an argv as users and generators of command lines write them: the bytes the

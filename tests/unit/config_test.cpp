@@ -185,14 +185,22 @@ TEST_CASE("a settings file of the wrong shape is a ConfigError naming the file a
   // The repository's file is checked just the same.
   CHECK(config_error([] { Config::from(std::nullopt, yaml("corral.yaml", "local: {network: [a]}")); }) ==
         "corral.yaml: 'local.network' must be a single value, not a list");
-  // A section that is not a mapping is found when that provider's options are read.
-  Config list_section = Config::from(yaml("user.yaml", "e2b: [1]"), std::nullopt);
-  ProviderSpec e2b = spec();
-  e2b.name = "e2b";
-  CHECK(config_error([&] { resolve_options(e2b, {}, env_of({}), list_section); }) ==
-        "user.yaml: 'e2b' must be a mapping of option: value, not a list");
-  CHECK(config_error([&] { list_section.option("e2b", "region"); }) ==
-        "user.yaml: 'e2b' must be a mapping of option: value, not a list");
+  // A key no setting has, holding a value or a list, is refused as the file is read: a
+  // typo must not pass for a setting that applies. Near misses are named.
+  const Case unknown[] = {
+      {"netwrk: none", "user.yaml: 'netwrk' is no setting (did you mean 'network'?), nor a provider's section (a "
+                       "mapping of option: value, not a single value)"},
+      {"provder: e2b", "user.yaml: 'provder' is no setting (did you mean 'provider'?), nor a provider's section (a "
+                       "mapping of option: value, not a single value)"},
+      {"e2b: [1]", "user.yaml: 'e2b' is no setting, nor a provider's section (a mapping of option: value, not a "
+                   "list)"},
+  };
+  for (const Case& c : unknown) {
+    CAPTURE(c.text);
+    CHECK(config_error([&] { Config::from(yaml("user.yaml", c.text), std::nullopt); }) == c.message);
+  }
+  CHECK(config_error([] { Config::from(std::nullopt, yaml("corral.yaml", "idel: stop")); })
+            .find("corral.yaml: 'idel' is no setting (did you mean 'idle'?)") == 0);
   // Empty values are simply unset, and the well-formed shapes still read.
   Config fine = Config::from(yaml("user.yaml", "provider:\nenv:\ne2b:\nacme: {region: us, cpus: 2, mode: ~}"),
                              std::nullopt);
@@ -200,6 +208,13 @@ TEST_CASE("a settings file of the wrong shape is a ConfigError naming the file a
   CHECK(fine.env_names().empty());
   CHECK(fine.option("acme", "cpus") == "2");
   CHECK_FALSE(fine.option("acme", "mode"));
+}
+
+TEST_CASE("the provider names a settings file uses are listed, for the registry to check") {
+  Config c = Config::from(yaml("user.yaml", "provider: local\nlocl: {workdir: /w}\nnetwork: {e2bb: none}\nidle: stop"),
+                          yaml("corral.yaml", "kubernetes:\nnetwork: none"));
+  using Named = std::vector<std::pair<std::string, std::string>>;
+  CHECK(c.section_names() == Named{{"kubernetes", "corral.yaml"}, {"locl", "user.yaml"}, {"e2bb", "user.yaml"}});
 }
 
 TEST_CASE("a settings file that is not YAML is a ConfigError naming the file") {
