@@ -1,6 +1,7 @@
 #include "command_line.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -19,6 +20,19 @@ void collect_long_names(const CLI::App& app, std::vector<std::string>& names) {
     for (const std::string& n : o->get_lnames()) names.push_back(n);
   for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; }))
     collect_long_names(*sub, names);
+}
+
+// Prints a usage error the way corral prints every error; returns kExitUsage.
+int usage_error(const std::string& message, const std::string& hint) {
+  std::fputs(fmt::format("corral: error: {}\n  hint: {}\n", message, hint).c_str(), stderr);
+  return kExitUsage;
+}
+
+// "corral run", "corral pool fill": the command `app` is, as the user types it.
+std::string typed_name(const CLI::App* app) {
+  std::string name;
+  for (; app; app = app->get_parent()) name = app->get_name() + (name.empty() ? "" : " " + name);
+  return name;
 }
 
 }  // namespace
@@ -70,21 +84,63 @@ std::optional<int> CommandLine::parse(std::vector<std::string> args) {
     for (const Command* c : command_table())
       if (c->parent.empty() && !c->hidden) names.emplace_back(c->name);
     const std::optional<std::string> near = nearest(*word, names);
-    std::fputs(fmt::format("corral: error: '{}' is not a corral command{}\n  hint: `corral --help` lists them\n",
-                           printable(*word), near ? fmt::format(" (did you mean '{}'?)", *near) : "")
-                   .c_str(),
-               stderr);
-    return kExitUsage;
+    return usage_error(fmt::format("'{}' is not a corral command{}", printable(*word),
+                                   near ? fmt::format(" (did you mean '{}'?)", *near) : ""),
+                       "`corral --help` lists them");
   }
+  const std::vector<std::string> given = args;
   try {
     std::reverse(args.begin(), args.end());  // CLI11 takes them last first
     app_.parse(args);
-    if (!after_dashes_.empty() && !parsed().command.takes_words_after_dashes) throw CLI::ExtrasError(after_dashes_);
+  } catch (const CLI::ExtrasError&) {
+    return refuse_extras(given);
   } catch (const CLI::ParseError& e) {
     const int rc = app_.exit(e);
     return rc == 0 ? 0 : kExitUsage;
   }
+  if (!after_dashes_.empty() && !parsed().command.takes_words_after_dashes)
+    return usage_error(fmt::format("{} runs no command, so it takes no words after --", typed_name(parsed().app)),
+                       fmt::format("remove `-- {}`", printable(fmt::format("{}", fmt::join(after_dashes_, " ")))));
   return std::nullopt;
+}
+
+int CommandLine::refuse_extras(const std::vector<std::string>& given) const {
+  const CLI::App* app = parsed().app;
+  const std::string command = typed_name(app);
+  const std::vector<std::string> extras = app_.remaining(true);
+  const std::string first = extras.empty() ? std::string() : extras.front();
+  const std::string help = fmt::format("`{} --help` lists what it takes", command);
+  if (first.starts_with("--")) {
+    // Its own options and the ones every command takes (-v).
+    std::vector<std::string> names;
+    for (const CLI::App* a = app; a; a = a->get_parent())
+      for (const CLI::Option* o : a->get_options())
+        for (const std::string& n : o->get_lnames()) names.push_back(n);
+    const std::string flag = first.substr(2, first.find('=') - 2);
+    const std::optional<std::string> near = nearest(flag, names);
+    return usage_error(fmt::format("{} has no option --{}{}", command, printable(flag),
+                                   near ? fmt::format(" (did you mean --{}?)", *near) : ""),
+                       help);
+  }
+  if (first.size() > 1 && first.starts_with("-")) {
+    if (!parsed().command.takes_words_after_dashes)
+      return usage_error(fmt::format("{} has no option {}", command, printable(first)), help);
+    // `corral run ls -la`: the command's flag. When every other word after the command's
+    // name is one of the command's, the line to type is the same with -- in front.
+    auto at = std::find(given.begin(), given.end(), app->get_name());
+    std::vector<std::string> words(at == given.end() ? given.end() : std::next(at), given.end());
+    const bool only_the_commands = std::all_of(words.begin(), words.end(), [&](const std::string& w) {
+      return !w.starts_with("-") || std::find(extras.begin(), extras.end(), w) != extras.end();
+    });
+    return usage_error(
+        fmt::format("{} has no option {}: is it the command's?", command, printable(first)),
+        only_the_commands && !words.empty()
+            ? fmt::format("put -- before the command, so its flags are its own: `{} -- {}`", command,
+                          printable(fmt::format("{}", fmt::join(words, " "))))
+            : fmt::format("put -- before the command, so its flags are its own: `{} [options] -- COMMAND ARGS...`",
+                          command));
+  }
+  return usage_error(fmt::format("{} takes no word '{}' there", command, printable(first)), help);
 }
 
 const CommandLine::Entry& CommandLine::parsed() const {

@@ -45,6 +45,9 @@ class CommandLine {
   };
   CLI::App* app_of(std::string_view name);
   const Entry& parsed() const;
+  // Reports the words CLI11 found no use for in `given` (the line as typed): an unknown
+  // option with the nearest one, a command's own flag with the line to type instead.
+  int refuse_extras(const std::vector<std::string>& given) const;
 
   CLI::App app_;
   bool verbose_ = false;  // main reads -v before parsing; registered for --help

@@ -146,6 +146,17 @@ class Completer {
   Words values_named(const std::string& value_name) {
     if (value_name == kLeaseValue) return sources_.leases();
     if (value_name == kShellValue) return {completion_shells().begin(), completion_shells().end()};
+    if (value_name == kNetworkValue) return {"open", "none", "allow:"};
+    // A value name that lists the choices: "{auto,never,json}", CLI11's "TEXT:{pause,stop}".
+    if (const auto open = value_name.find('{'); open != std::string::npos && value_name.back() == '}') {
+      Words choices;
+      for (std::size_t start = open + 1; start < value_name.size();) {
+        const std::size_t end = value_name.find_first_of(",}", start);
+        choices.push_back(value_name.substr(start, end - start));
+        start = end + 1;
+      }
+      return choices;
+    }
     if (value_name != kProviderValue) return {};
     Words names;
     for (const ProviderEntry& e : registry().entries()) {

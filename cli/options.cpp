@@ -32,7 +32,8 @@ CLI::Option* add_progress_option(CLI::App& app, std::string& mode) {
       .add_option("--progress", mode,
                   "How the run's phases show on stderr: auto (a live line on a terminal), never, or json "
                   "(one JSON object per line)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->type_name("{auto,never,json}");
 }
 
 }  // namespace corral::cli

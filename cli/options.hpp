@@ -12,6 +12,7 @@ namespace corral::cli {
 inline constexpr const char* kProviderValue = "PROVIDER";
 inline constexpr const char* kLeaseValue = "LEASE";
 inline constexpr const char* kShellValue = "SHELL";
+inline constexpr const char* kNetworkValue = "POLICY";
 
 // Marks `option` as taking a kept lease's id or slug (LEASE): completion lists the leases,
 // and an empty value is refused, never read as "no lease" (a fresh sandbox instead).

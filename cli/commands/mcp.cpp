@@ -127,7 +127,7 @@ Runner define(CLI::App& app) {
   app.add_option("--network", o->network,
                  "The widest network a sandbox may get: open, none, or allow:HOST[,HOST...]; tools may ask for "
                  "narrower (default: the configured one)")
-      ->type_name("POLICY");
+      ->type_name(kNetworkValue);
   app.add_option("--env", o->env, "Let the tools forward this environment variable by name (repeatable; secrets never)")
       ->type_name("NAME")
       ->allow_extra_args(false);

@@ -16,9 +16,12 @@ struct PauseOptions {
 };
 
 int pause_command(Context& ctx, const PauseOptions& o) {
-  const Claim claim = service::pause(ctx.session, ctx.ui, {o.id, ctx.choice(o.provider)});
-  ctx.ui.note(fmt::format("paused {}; `corral resume --id {}` or `corral run --id {} -- CMD` resumes it", claim.slug,
-                          claim.slug, claim.slug));
+  const service::StateChange result = service::pause(ctx.session, ctx.ui, {o.id, ctx.choice(o.provider)});
+  const Claim& claim = result.claim;
+  ctx.ui.note(result.changed
+                  ? fmt::format("paused {0}; `corral resume --id {0}` or `corral run --id {0} -- CMD` resumes it",
+                                claim.slug)
+                  : fmt::format("{0} is paused already; `corral resume --id {0}` resumes it", claim.slug));
   return 0;
 }
 

@@ -46,7 +46,8 @@ Runner define_fill(CLI::App& app) {
       ->capture_default_str();
   app.add_option("--network", o->spec.network,
                  "What the pooled sandboxes may reach: open, none, or allow:HOST[,HOST...] (runs with the same "
-                 "policy take them)");
+                 "policy take them)")
+      ->type_name(kNetworkValue);
   app.add_option("--max-workspace", o->spec.max_workspace, "Refuse a workspace above SIZE (0 = no limit)")
       ->capture_default_str();
   add_json_flag(app, o->json);

@@ -16,8 +16,10 @@ struct ResumeOptions {
 };
 
 int resume_command(Context& ctx, const ResumeOptions& o) {
-  const Claim claim = service::resume(ctx.session, ctx.ui, {o.id, ctx.choice(o.provider)});
-  ctx.ui.note(fmt::format("resumed {}", claim.slug));
+  const service::StateChange result = service::resume(ctx.session, ctx.ui, {o.id, ctx.choice(o.provider)});
+  const Claim& claim = result.claim;
+  ctx.ui.note(result.changed ? fmt::format("resumed {}", claim.slug)
+                             : fmt::format("nothing to resume: {} is running already", claim.slug));
   return 0;
 }
 

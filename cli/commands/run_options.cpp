@@ -10,11 +10,20 @@ namespace corral::cli {
 void add_sandbox_options(CLI::App& app, SandboxOptions& o) {
   add_provider_option(app, o.spec.provider.provider);
   app.add_option("--lease-output", o.lease_output, "Write the session handle JSON to FILE");
-  app.add_option("--env", o.spec.env, "Forward this environment variable (repeatable)")->allow_extra_args(false);
+  app.add_option("--env", o.spec.env,
+                 "Forward this environment variable, or set it: NAME=VALUE (repeatable; a secret of a provider is "
+                 "never forwarded)")
+      ->allow_extra_args(false)
+      ->type_name("NAME[=VALUE]");
+  app.add_option("--env-file", o.spec.env_files,
+                 "Set the variables of this file of NAME=VALUE lines ('#' comments; repeatable; --env wins)")
+      ->allow_extra_args(false)
+      ->type_name("FILE");
   app.add_option("--max-workspace", o.spec.max_workspace, "Refuse a workspace above SIZE (0 = no limit)")
       ->capture_default_str();
   app.add_option("--network", o.spec.network,
-                 "What the new sandbox may reach: open, none, or allow:HOST[,HOST...] (domains, IPs, CIDRs)");
+                 "What the new sandbox may reach: open, none, or allow:HOST[,HOST...] (domains, IPs, CIDRs)")
+      ->type_name(kNetworkValue);
   app.add_option("--idle", o.spec.idle,
                  "What a kept sandbox does once idle for its timeout, where the provider can: pause or stop "
                  "(instead of being deleted)")

@@ -41,7 +41,7 @@ int status_command(Context& ctx, const StatusOptions& o) {
 
 Runner define(CLI::App& app) {
   auto o = std::make_shared<StatusOptions>();
-  add_lease_option(app, o->id)->required();
+  add_lease_option(app, o->id);  // none: the only lease there is
   add_json_flag(app, o->json);
   add_provider_option(app, o->provider);
   return [o](Context& ctx) { return status_command(ctx, *o); };

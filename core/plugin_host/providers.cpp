@@ -6,6 +6,8 @@
 #include <algorithm>
 
 #include "base/did_you_mean.hpp"
+#include "base/env_file.hpp"
+#include "base/printable.hpp"
 
 namespace corral {
 namespace {
@@ -121,43 +123,53 @@ std::unique_ptr<ProviderSession> Providers::open(const std::string& name, const 
                                            std::move(hooks));
 }
 
+void Providers::refuse_secret(const std::string& name) const {
+  // Any installed provider's secret, not just this one's: a local run must not leak the
+  // E2B key either.
+  for (const ProviderEntry& entry : registry_().entries()) {
+    if (!entry.ok()) continue;
+    for (const OptionSpec& o : entry.spec->options)
+      if (o.secret && std::find(o.env.begin(), o.env.end(), name) != o.env.end())
+        throw Error(ErrorCode::invalid_argument,
+                    fmt::format("refusing to forward {}: it holds provider '{}''s secret '{}'", name, entry.spec->name,
+                                o.name),
+                    "pass the command its own credential under another name");
+  }
+}
+
 StringMap Providers::forwarded_env(const std::vector<std::string>& requested,
                                    const std::function<void(const std::string&)>& warn) const {
-  std::vector<std::string> names = config_.env_names();
-  const std::size_t from_config = names.size();
-  for (const std::string& n : requested)
-    if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
   StringMap env;
+  // The config's list is for every run, in every environment: a name not set here is
+  // left out, and said so. What the run asks for comes after, and wins.
   std::vector<std::string> unset_in_config;
-  for (std::size_t i = 0; i < names.size(); ++i) {
-    const std::string& name = names[i];
-    const bool asked = i >= from_config || std::find(requested.begin(), requested.end(), name) != requested.end();
-    if (name.empty() || name.find('=') != std::string::npos)
-      throw Error(ErrorCode::invalid_argument, fmt::format("--env takes a variable name, not '{}'", name),
-                  "set the variable in your environment and pass --env NAME");
-    // Any installed provider's secret, not just this one's: a local run must not leak
-    // the E2B key either.
-    for (const ProviderEntry& entry : registry_().entries()) {
-      if (!entry.ok()) continue;
-      for (const OptionSpec& o : entry.spec->options)
-        if (o.secret && std::find(o.env.begin(), o.env.end(), name) != o.env.end())
-          throw Error(ErrorCode::invalid_argument,
-                      fmt::format("refusing to forward {}: it holds provider '{}''s secret '{}'", name,
-                                  entry.spec->name, o.name),
-                      "pass the command its own credential under another name");
-    }
-    auto value = env_(name);
-    if (!value && !asked) {
-      // The config's list is for every run, in every environment: a name not set here
-      // is not forwarded, and said so; one asked for by --env must be set.
-      unset_in_config.push_back(name);
+  for (const std::string& name : config_.env_names()) {
+    if (!is_env_name(name))
+      throw ConfigError(fmt::format("{}: 'env' lists '{}', which is no variable name", config_.env_file(),
+                                    printable(name)),
+                        "a name is letters, digits and _, not first a digit");
+    refuse_secret(name);
+    if (auto value = env_(name)) env[name] = *value;
+    else unset_in_config.push_back(name);
+  }
+  for (const std::string& item : requested) {
+    const auto eq = item.find('=');
+    const std::string name = item.substr(0, eq);
+    if (!is_env_name(name))
+      throw Error(ErrorCode::invalid_argument, fmt::format("--env takes NAME or NAME=VALUE, not '{}'", printable(item)),
+                  "a name is letters, digits and _, not first a digit");
+    if (eq != std::string::npos) {
+      env[name] = item.substr(eq + 1);  // the user's own value: nothing of this machine's leaves with it
       continue;
     }
+    refuse_secret(name);
+    auto value = env_(name);
     if (!value)
       throw Error(ErrorCode::invalid_argument, fmt::format("--env {}: {} is not set in this environment", name, name),
-                  fmt::format("export {}=... first, or drop it from --env", name));
+                  fmt::format("export {}=... first, give its value with --env {}=VALUE, or drop it", name, name));
     env[name] = *value;
   }
+  std::erase_if(unset_in_config, [&](const std::string& n) { return env.count(n) > 0; });
   if (!unset_in_config.empty() && warn)
     warn(fmt::format("not forwarded, as not set here: {} (the env list of {})", fmt::join(unset_in_config, ", "),
                      config_.env_file()));

@@ -57,10 +57,11 @@ class Providers {
                           const std::function<void(const std::string&)>& warn = {}) const;
   // The spec of the provider called `name` (or an alias), without loading its code.
   const ProviderSpec& spec(const std::string& name) const;
-  // The variables named by the user config's env list and `names`, with their values.
-  // Refuses any installed provider's secret, and a name of `names` that is not set; the
-  // config's names that are not set are left out, and listed to `warn` when given.
-  StringMap forwarded_env(const std::vector<std::string>& names,
+  // The variables the user config's env list and `requested` name, with their values; an
+  // item NAME=VALUE of `requested` sets NAME to VALUE. Refuses forwarding any installed
+  // provider's secret, and a requested name that is not set; the config's names that are
+  // not set are left out, and listed to `warn` when given.
+  StringMap forwarded_env(const std::vector<std::string>& requested,
                           const std::function<void(const std::string&)>& warn = {}) const;
   // Refuses, before anything is created, a request that needs a feature `spec` lacks;
   // the hint names `having` (the providers that have it, see having()) when given.
@@ -78,6 +79,8 @@ class Providers {
   void isolate(std::chrono::milliseconds cancel_grace) { isolated_grace_ = cancel_grace; }
 
  private:
+  // Throws invalid-argument when `name` is the variable of an installed provider's secret.
+  void refuse_secret(const std::string& name) const;
   const ProviderEntry& entry(const std::string& name) const;
 
   std::function<const Registry&()> registry_;

@@ -1,5 +1,9 @@
 #include "service/leases.hpp"
 
+#include <fmt/ranges.h>
+
+#include <algorithm>
+
 #include "base/printable.hpp"
 #include "base/sizes.hpp"
 #include "corral/json.hpp"
@@ -56,18 +60,23 @@ ForkOutcome fork(Session& session, Ui& ui, const ForkSpec& spec) {
   return outcome;
 }
 
-Claim pause(Session& session, Ui& ui, const LeaseSpec& spec) {
+StateChange pause(Session& session, Ui& ui, const LeaseSpec& spec) {
   LeaseContext ctx = session.context(ui);
   Lease lease = attach(ctx, spec, Lease::Access::exclusive);
+  Providers::require(lease.spec(), Feature::pause_resume, "corral pause");
+  if (lease.paused()) return {lease.claim(), false};
   lease.pause();
-  return lease.claim();
+  return {lease.claim(), true};
 }
 
-Claim resume(Session& session, Ui& ui, const LeaseSpec& spec) {
+StateChange resume(Session& session, Ui& ui, const LeaseSpec& spec) {
   LeaseContext ctx = session.context(ui);
   Lease lease = attach(ctx, spec, Lease::Access::exclusive);
+  Providers::require(lease.spec(), Feature::pause_resume, "corral resume");
+  // A claim still saying paused is brought up to date by a resume all the same.
+  if (!lease.paused() && !lease.claim().paused) return {lease.claim(), false};
   lease.resume();
-  return lease.claim();
+  return {lease.claim(), true};
 }
 
 Extended extend(Session& session, Ui& ui, const LeaseSpec& spec, const std::string& by) {
@@ -86,9 +95,31 @@ std::string url(Session& session, Ui& ui, const LeaseSpec& spec, int port) {
   return printable(lease.url(port));
 }
 
+std::string only_lease(Session& session, std::string_view command) {
+  std::vector<std::string> slugs;
+  for (const LeaseRow& row : list_leases(session.claims()))
+    if (row.file.claim && (row.state == LeaseState::kept || row.state == LeaseState::paused ||
+                           row.state == LeaseState::in_use))
+      slugs.push_back(row.file.claim->slug);
+  if (slugs.empty())
+    throw Error(ErrorCode::not_found, fmt::format("{}: there is no kept lease here to act on", command),
+                "`corral run --keep -- COMMAND` keeps a sandbox; `corral list` shows the leases");
+  if (slugs.size() > 1) {
+    const std::size_t shown = std::min<std::size_t>(slugs.size(), 5);
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("{}: there are {} leases; say which with --id", command, slugs.size()),
+                fmt::format("for example --id {}{}; `corral list` shows them all",
+                            fmt::join(slugs.begin(), slugs.begin() + static_cast<std::ptrdiff_t>(shown), ", --id "),
+                            shown < slugs.size() ? ", ..." : ""));
+  }
+  return slugs.front();
+}
+
 LeaseStatus status(Session& session, Ui& ui, const LeaseSpec& spec) {
+  LeaseSpec which = spec;
+  if (which.lease.empty()) which.lease = only_lease(session, "corral status");
   LeaseContext ctx = session.context(ui);
-  Lease lease = attach(ctx, spec, Lease::Access::observe, Lease::Pooled::allow);
+  Lease lease = attach(ctx, which, Lease::Access::observe, Lease::Pooled::allow);
   const Sandbox sandbox = lease.live();
   return {lease.claim(), sandbox};
 }
@@ -135,9 +166,14 @@ std::string remote_sandboxes_to_json(const std::vector<RemoteRow>& rows) {
 
 std::vector<StopOutcome> stop(Session& session, Ui& ui, const StopSpec& spec) {
   const int modes = (spec.orphans ? 1 : 0) + (spec.all ? 1 : 0) + (spec.lease.empty() ? 0 : 1);
-  if (modes != 1)
-    throw Error(ErrorCode::invalid_argument, "stop needs exactly one of --id LEASE, --all or --orphans",
+  if (modes > 1)
+    throw Error(ErrorCode::invalid_argument, "stop takes one of --id LEASE, --all or --orphans",
                 "`corral list` shows your leases");
+  if (modes == 0) {
+    StopSpec only = spec;
+    only.lease = only_lease(session, "corral stop");
+    return stop(session, ui, only);
+  }
   if (spec.all_hosts && !spec.orphans) throw Error(ErrorCode::invalid_argument, "--all-hosts goes with --orphans");
   LeaseContext ctx = session.context(ui);
   if (spec.orphans) {

@@ -41,11 +41,17 @@ struct ForkOutcome {
 // Throws as lease/fork.hpp's fork_lease does.
 ForkOutcome fork(Session& session, Ui& ui, const ForkSpec& spec);
 
-// Pauses a kept sandbox; its claim as it now stands. Throws unsupported without
+// A lease after pause() or resume(): its claim as it now stands, and whether anything
+// changed (false: it was paused, or running, already).
+struct StateChange {
+  Claim claim;
+  bool changed = true;
+};
+// Pauses a kept sandbox unless it is paused already. Throws unsupported without
 // pause-resume, invalid-argument for a pooled lease.
-Claim pause(Session& session, Ui& ui, const LeaseSpec& spec);
-// Resumes a paused sandbox; its claim as it now stands. Throws as pause().
-Claim resume(Session& session, Ui& ui, const LeaseSpec& spec);
+StateChange pause(Session& session, Ui& ui, const LeaseSpec& spec);
+// Resumes a paused sandbox; one running already is left as it is. Throws as pause().
+StateChange resume(Session& session, Ui& ui, const LeaseSpec& spec);
 
 struct Extended {
   Claim claim;
@@ -59,6 +65,12 @@ Extended extend(Session& session, Ui& ui, const LeaseSpec& spec, const std::stri
 // The URL of `port` inside a kept sandbox, printable on one line. Throws invalid-argument
 // for a port outside 1-65535, unsupported without url-bridge.
 std::string url(Session& session, Ui& ui, const LeaseSpec& spec, int port);
+
+// The slug of the one lease of this machine the user can act on (kept, paused or in use;
+// not pooled), for a command given no --id. Throws not-found when there is none,
+// invalid-argument naming them when there are several; `command` ("corral status") is
+// for the messages.
+std::string only_lease(Session& session, std::string_view command);
 
 struct LeaseStatus {
   Claim claim;
@@ -87,7 +99,7 @@ std::string remote_sandboxes_to_json(const std::vector<RemoteRow>& rows);
 
 // What to stop: exactly one of a lease, every lease, or what dead corrals left.
 struct StopSpec {
-  std::string lease;
+  std::string lease;  // "" with no other mode: the only lease there is (only_lease)
   bool all = false;
   bool orphans = false;
   bool all_hosts = false;   // with orphans: other machines' sandboxes too

@@ -1,16 +1,30 @@
 #include "service/run_spec.hpp"
 
+#include <fmt/format.h>
+
+#include "base/env_file.hpp"
+#include "base/printable.hpp"
 #include "base/sizes.hpp"
+#include "corral/os/read_file.hpp"
 #include "corral/errors.hpp"
 
 namespace corral::service {
 namespace {
 
+// An environment file is a few lines: anything larger is a mistake.
+constexpr std::uint64_t kMaxEnvFileBytes = 1 << 20;
+
 // The part of a run's request that makes its sandbox.
 RunRequest sandbox_request(Session& session, Ui& ui, const SandboxSpec& spec) {
   RunRequest r;
   r.choice = spec.provider;
-  r.env_names = spec.env;
+  for (const std::filesystem::path& file : spec.env_files) {
+    const std::optional<std::string> text = os::read_regular_file(file, kMaxEnvFileBytes, "--env-file");
+    if (!text)
+      throw Error(ErrorCode::invalid_argument, fmt::format("--env-file {}: no such file", printable(file.string())));
+    for (const auto& [name, value] : parse_env_file(*text, file.string())) r.env_names.push_back(name + "=" + value);
+  }
+  r.env_names.insert(r.env_names.end(), spec.env.begin(), spec.env.end());
   r.max_workspace = parse_size(spec.max_workspace);
   r.cwd = spec.cwd.empty() ? std::filesystem::current_path() : spec.cwd;
   if (spec.network) r.network = parse_network_policy(*spec.network);

@@ -21,7 +21,8 @@ namespace corral::service {
 // What a new sandbox is to be.
 struct SandboxSpec {
   ProviderChoice provider;             // its name ("" = the configured one) and option flags
-  std::vector<std::string> env;        // the variables to forward, by name
+  std::vector<std::string> env;        // the variables to forward, by name, or to set: NAME=VALUE
+  std::vector<std::filesystem::path> env_files;  // files of NAME=VALUE lines to set (env above wins)
   std::string max_workspace = "512M";  // a size; "0" = no limit
   std::optional<std::string> network;  // a policy (open, none, allow:...); nullopt = the configured
   std::string idle;                    // pause | stop | "" (the config's, else the provider's end)

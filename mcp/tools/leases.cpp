@@ -65,7 +65,7 @@ std::string pause(ToolContext& ctx, const json::Value* arguments) {
   const Args args(arguments, {"lease"});
   const std::string lease = owned_lease(ctx, args.string("lease"));
   require_feature(ctx, lease, Feature::pause_resume, "sandbox_pause");
-  const Claim claim = service::pause(ctx.session, ctx.ui, {lease, choice_of(ctx, "")});
+  const Claim claim = service::pause(ctx.session, ctx.ui, {lease, choice_of(ctx, "")}).claim;
   return lease_state(claim.slug, "paused");
 }
 
@@ -73,7 +73,7 @@ std::string resume(ToolContext& ctx, const json::Value* arguments) {
   const Args args(arguments, {"lease"});
   const std::string lease = owned_lease(ctx, args.string("lease"));
   require_feature(ctx, lease, Feature::pause_resume, "sandbox_resume");
-  const Claim claim = service::resume(ctx.session, ctx.ui, {lease, choice_of(ctx, "")});
+  const Claim claim = service::resume(ctx.session, ctx.ui, {lease, choice_of(ctx, "")}).claim;
   return lease_state(claim.slug, "running");
 }
 

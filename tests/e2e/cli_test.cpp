@@ -273,6 +273,77 @@ TEST_CASE("the user config's env list forwards the names that are set and says w
                     std::string::npos, r.err);
 }
 
+TEST_CASE("a mistyped or misplaced flag is named, with the nearest one or the line to type") {
+  CliEnv env;
+  auto r = env.run({"run", "--kep", "--", "true"});
+  CHECK(r.exit_code == 64);
+  CHECK_MESSAGE(r.err.find("corral run has no option --kep (did you mean --keep?)") != std::string::npos, r.err);
+  r = env.run({"pool", "fill", "--siz", "1"});
+  CHECK(r.exit_code == 64);
+  CHECK_MESSAGE(r.err.find("corral pool fill has no option --siz (did you mean --size?)") != std::string::npos, r.err);
+  // The command's own flag without --: the line to type instead, in the order typed.
+  r = env.run({"run", "ls", "-la", "src"});
+  CHECK(r.exit_code == 64);
+  CHECK_MESSAGE(r.err.find("corral run has no option -la: is it the command's?") != std::string::npos, r.err);
+  CHECK_MESSAGE(r.err.find("`corral run -- ls -la src`") != std::string::npos, r.err);
+  // A command that runs nothing takes no words after --, and says so in order.
+  r = env.run({"list", "--", "a", "b"});
+  CHECK(r.exit_code == 64);
+  CHECK_MESSAGE(r.err.find("corral list runs no command, so it takes no words after --") != std::string::npos, r.err);
+  CHECK_MESSAGE(r.err.find("remove `-- a b`") != std::string::npos, r.err);
+  CHECK(env.local_sandboxes().empty());
+}
+
+TEST_CASE("--env NAME=VALUE and --env-file set variables; --env wins over the file") {
+  CliEnv env;
+  env.root().write("vars.env",
+                   "# the project's settings\n"
+                   "export MODE=test\n"
+                   "GREETING=\"hello \\\"you\\\"\"\n"
+                   "RAW='$HOME stays'\n"
+                   "\n"
+                   "LEVEL=3 # a comment\n"
+                   "OVERRIDDEN=from-file\n");
+  const std::string file = (env.root().path() / "vars.env").string();
+  auto r = env.run({"run", "--env-file", file, "--env", "OVERRIDDEN=from-flag", "--env", "EXTRA=a=b", "--", "sh", "-c",
+                    "printf '%s|%s|%s|%s|%s|%s' \"$MODE\" \"$GREETING\" \"$RAW\" \"$LEVEL\" \"$OVERRIDDEN\" \"$EXTRA\""});
+  CHECK_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(r.out == "test|hello \"you\"|$HOME stays|3|from-flag|a=b");
+  // A line of another shape names the file and line.
+  env.root().write("bad.env", "OK=1\nnot an assignment\n");
+  r = env.run({"run", "--env-file", (env.root().path() / "bad.env").string(), "--", "true"});
+  CHECK(r.exit_code == 64);
+  CHECK_MESSAGE(r.err.find("bad.env:2: 'not an assignment' is not NAME=VALUE") != std::string::npos, r.err);
+  r = env.run({"run", "--env-file", (env.root().path() / "none.env").string(), "--", "true"});
+  CHECK(r.exit_code == 64);
+  CHECK_MESSAGE(r.err.find("none.env: no such file") != std::string::npos, r.err);
+  r = env.run({"run", "--env", "1X=2", "--", "true"});
+  CHECK(r.exit_code == 64);
+  CHECK_MESSAGE(r.err.find("--env takes NAME or NAME=VALUE, not '1X=2'") != std::string::npos, r.err);
+  CHECK(env.local_sandboxes().empty());
+}
+
+TEST_CASE("status and stop without --id act on the only lease there is, and say which to name when there are more") {
+  CliEnv env;
+  auto r = env.run({"status"});
+  CHECK(r.exit_code == 66);
+  CHECK_MESSAGE(r.err.find("corral status: there is no kept lease here to act on") != std::string::npos, r.err);
+  REQUIRE(env.run({"run", "--keep", "--", "true"}).exit_code == 0);
+  r = env.run({"status", "--json"});
+  CHECK_MESSAGE(r.exit_code == 0, r.err);
+  const std::string slug = corral::json::get_string(corral::json::parse(r.out, "status")["lease"], "slug");
+  REQUIRE(env.run({"run", "--keep", "--", "true"}).exit_code == 0);
+  r = env.run({"stop"});
+  CHECK(r.exit_code == 64);
+  CHECK_MESSAGE(r.err.find("corral stop: there are 2 leases; say which with --id") != std::string::npos, r.err);
+  CHECK_MESSAGE(r.err.find("--id " + slug) != std::string::npos, r.err);
+  CHECK(env.run({"stop", "--id", slug}).exit_code == 0);
+  r = env.run({"stop"});
+  CHECK_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(env.claims().empty());
+  CHECK(env.local_sandboxes().empty());
+}
+
 namespace {
 
 // A word of an argv as users and generators of command lines write them: the bytes the

@@ -113,6 +113,15 @@ TEST_CASE("bash completes commands, their flags and subcommands from the command
   CHECK(tab(env, {"run", "--", "r"}).empty());
 }
 
+TEST_CASE("bash completes the values of options that take a choice, not file names") {
+  CliEnv env;
+  CHECK(tab(env, {"run", "--progress", ""}) == Words{"auto", "json", "never"});
+  CHECK(tab(env, {"run", "--idle", ""}) == Words{"pause", "stop"});
+  CHECK(tab(env, {"run", "--network", ""}) == Words{"allow:", "none", "open"});
+  CHECK(tab(env, {"run", "--network", "n"}) == Words{"none"});
+  CHECK(tab(env, {"pool", "fill", "--network", "o"}) == Words{"open"});
+}
+
 TEST_CASE("bash completes provider names and aliases, and each provider's option flags, on the commands that take them") {
   CliEnv env;
   REQUIRE(env.run({"providers"}).exit_code == 0);  // what a first command does: probe the plugins once

@@ -78,7 +78,10 @@ TEST_CASE("a paused local lease says so, and `run --id` resumes it with its file
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
   CHECK(sandbox_state(env, lease) == "paused");
   CHECK(listed_state(env, lease) == "paused");
-  CHECK(env.run({"pause", "--id", lease}).exit_code == 0);  // pausing a paused lease is no error
+  // Pausing a paused lease is no error, and says it changed nothing.
+  r = env.run({"pause", "--id", lease});
+  CHECK(r.exit_code == 0);
+  CHECK_MESSAGE(r.err.find(" is paused already; `corral resume --id ") != std::string::npos, r.err);
 
   r = env.run({"run", "--id", lease, "--", "cat", "deps.txt"});
   INFO(r.err);
@@ -92,9 +95,16 @@ TEST_CASE("a paused local lease says so, and `run --id` resumes it with its file
   r = env.run({"resume", "--id", lease});
   CHECK_MESSAGE(r.exit_code == 0, r.err);
   CHECK(sandbox_state(env, lease) != "paused");
+  CHECK_MESSAGE(r.err.find("corral: resumed ") != std::string::npos, r.err);
   r = env.run({"run", "--id", lease, "--", "cat", "deps.txt"});
   CHECK(r.out == "prepared\n");
   CHECK(r.err.find("resuming") == std::string::npos);
+  // Resuming a running lease says so instead of claiming to have resumed it.
+  r = env.run({"resume", "--id", lease});
+  CHECK(r.exit_code == 0);
+  CHECK_MESSAGE(r.err.find("nothing to resume: ") != std::string::npos, r.err);
+  CHECK_MESSAGE(r.err.find(" is running already") != std::string::npos, r.err);
+  CHECK(r.err.find("corral: resumed ") == std::string::npos);
   CHECK(env.run({"stop", "--id", lease}).exit_code == 0);
   CHECK(env.local_sandboxes().empty());
 }

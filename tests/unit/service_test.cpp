@@ -147,10 +147,16 @@ TEST_CASE("a refill's request is read back as it was written, without other prov
   CHECK_THROWS_AS(service::fill_request_from_json(R"({"size":1})"), Error);
 }
 
-TEST_CASE("stop takes exactly one of a lease, all, or orphans") {
+TEST_CASE("stop takes one of a lease, all, or orphans; none means the only lease there is") {
   ServiceKit kit;
-  CHECK(refusal([&] { service::stop(*kit.session, kit.ui, {}); }).find("exactly one") != std::string::npos);
-  CHECK(refusal([&] { service::stop(*kit.session, kit.ui, {.lease = "x", .all = true}); }).find("exactly one") !=
+  try {
+    service::stop(*kit.session, kit.ui, {});
+    FAIL("a stop of the only lease, with none here, stopped something");
+  } catch (const Error& e) {
+    CHECK(e.code() == ErrorCode::not_found);
+    CHECK(std::string(e.what()) == "corral stop: there is no kept lease here to act on");
+  }
+  CHECK(refusal([&] { service::stop(*kit.session, kit.ui, {.lease = "x", .all = true}); }).find("takes one of") !=
         std::string::npos);
   CHECK(refusal([&] { service::stop(*kit.session, kit.ui, {.all = true, .all_hosts = true}); })
             .find("goes with --orphans") != std::string::npos);
