@@ -27,19 +27,30 @@ std::string seconds(PhaseBoard::Clock::duration d) {
   return fmt::format("{:.1f}s", std::chrono::duration<double>(d).count());
 }
 
-// `text` cut to at most `columns` code points, never inside a UTF-8 sequence.
-std::string fit(const std::string& text, std::size_t columns) {
-  std::size_t count = 0;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    if ((static_cast<unsigned char>(text[i]) & 0xC0) == 0x80) continue;  // a continuation byte
-    if (count++ == columns) return text.substr(0, i);
-  }
-  return text;
-}
-
-std::size_t columns_of(const std::string& text) {
+std::size_t columns_of(std::string_view text) {
   return static_cast<std::size_t>(
       std::count_if(text.begin(), text.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+}
+
+// `text` cut to at most `columns` code points, never inside a UTF-8 sequence: at the end
+// of a word when one ends in the second half of the room, "..." marking the cut.
+std::string fit(const std::string& text, std::size_t columns) {
+  constexpr std::string_view kCut = "...";
+  if (columns_of(text) <= columns) return text;
+  const std::size_t room = columns > kCut.size() ? columns - kCut.size() : 0;
+  std::size_t count = 0, end = text.size();
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if ((static_cast<unsigned char>(text[i]) & 0xC0) == 0x80) continue;  // a continuation byte
+    if (count++ == room) {
+      end = i;
+      break;
+    }
+  }
+  std::string head = text.substr(0, end);
+  if (const auto space = head.find_last_of(' '); space != std::string::npos && columns_of(head.substr(0, space)) >= room / 2)
+    head.resize(space);
+  while (!head.empty() && (head.back() == ' ' || head.back() == '|')) head.pop_back();  // no separator left hanging
+  return head + std::string(kCut);
 }
 
 }  // namespace

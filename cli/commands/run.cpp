@@ -70,7 +70,7 @@ int fanout_command(Context& ctx, const RunOptions& args) {
       ctx.ui.note(fmt::format("[{}/{}] kept sandbox {} (lease {}): stop with `{}`", i, n, h->slug, h->lease_id,
                               h->cleanup_command));
   }
-  for (const ShardSummary& line : fanout_summary(result)) {
+  for (const ShardSummary& line : fanout_summary(result, args.spec.fanout.shard_output)) {
     if (line.stopped) ctx.ui.note(line.text);
     else ctx.ui.error(line.text, line.hint);
   }

@@ -289,7 +289,7 @@ FanoutResult run_fanout(LeaseContext& ctx, const FanoutRequest& asked) {
   return result;
 }
 
-std::vector<ShardSummary> fanout_summary(const FanoutResult& result) {
+std::vector<ShardSummary> fanout_summary(const FanoutResult& result, const fs::path& output_dir) {
   std::vector<ShardSummary> out;
   const int n = static_cast<int>(result.shards.size());
   for (int i = 0; i < n; ++i) {
@@ -311,6 +311,9 @@ std::vector<ShardSummary> fanout_summary(const FanoutResult& result) {
     }
     if (s.result.handle && s.result.handle->kept)
       line.text += fmt::format(" (sandbox {} kept)", s.result.handle->slug);
+    if (!output_dir.empty() && s.started && !s.stopped)
+      line.text += fmt::format("; its output is in {} and {}", shard_output_file(output_dir, i, 0).string(),
+                               shard_output_file(output_dir, i, 1).string());
     out.push_back(std::move(line));
   }
   return out;

@@ -73,7 +73,8 @@ struct ShardSummary {
   std::string hint;  // how to fix it, when known
   bool stopped = false;
 };
-// One summary per shard that did not pass, by index.
-std::vector<ShardSummary> fanout_summary(const FanoutResult& result);
+// One summary per shard that did not pass, by index; with `output_dir` (--shard-output),
+// each one that ran names the files its output went to.
+std::vector<ShardSummary> fanout_summary(const FanoutResult& result, const std::filesystem::path& output_dir = {});
 
 }  // namespace corral

@@ -15,12 +15,15 @@ namespace fs = std::filesystem;
 
 namespace corral {
 
+fs::path shard_output_file(const fs::path& dir, int index, int stream) {
+  return dir / fmt::format("shard-{}.{}", index, stream == 0 ? "stdout" : "stderr");
+}
+
 ShardUi::ShardUi(ShardTerminal& terminal, int index, int count, const fs::path& output_dir)
     : terminal_(terminal), prefix_(fmt::format("[{}/{}] ", index, count)), index_(index) {
   if (output_dir.empty()) return;
-  const char* suffixes[2] = {"stdout", "stderr"};
   for (int stream = 0; stream < 2; ++stream) {
-    fs::path file = output_dir / fmt::format("shard-{}.{}", index, suffixes[stream]);
+    const fs::path file = shard_output_file(output_dir, index, stream);
     fds_[stream] = ::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
     if (fds_[stream] < 0) {
       int e = errno;

@@ -29,6 +29,10 @@ struct ShardTerminal {
   std::atomic<bool> stop{false};  // the fan-out asks every shard to stop
 };
 
+// Where --shard-output DIR puts shard `index`'s stream: DIR/shard-INDEX.stdout (stream 0)
+// or .stderr (1).
+std::filesystem::path shard_output_file(const std::filesystem::path& dir, int index, int stream);
+
 class ShardUi : public Ui {
  public:
   // A line without a newline longer than this is written as a line of its own.

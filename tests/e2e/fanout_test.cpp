@@ -168,6 +168,15 @@ TEST_CASE("--shard-output writes one file per shard and stream, byte for byte") 
     CHECK(read_file(dir / ("shard-" + std::to_string(i) + ".stdout")) == "out " + std::to_string(i) + "\nno newline");
     CHECK(read_file(dir / ("shard-" + std::to_string(i) + ".stderr")) == "err " + std::to_string(i) + "\n");
   }
+  // A shard that fails names the files its output is in; the others are not mentioned.
+  r = env.run({"run", "--shards", "3", "--shard-output", dir.string(), "--", "sh", "-c",
+               "echo why >&2; [ $CORRAL_SHARD_INDEX != 1 ]"});
+  CHECK(r.exit_code == 1);
+  CHECK_MESSAGE(r.err.find("shard 1/3 failed with exit code 1; its output is in " + (dir / "shard-1.stdout").string() +
+                           " and " + (dir / "shard-1.stderr").string()) != std::string::npos,
+                r.err);
+  CHECK(r.err.find("shard-0.") == std::string::npos);
+  CHECK(read_file(dir / "shard-1.stderr") == "why\n");
   CHECK(local_sandboxes(env) == 0);
 }
 

@@ -63,6 +63,27 @@ TEST_CASE("the line fits the width given at each draw: narrower drops the bars, 
   for (std::size_t width : {0, 1, 10, 19}) CHECK(board.line(now, width).empty());
 }
 
+TEST_CASE("a line cut at the edge is cut after a whole word, and says so") {
+  PhaseBoard board;
+  const auto t0 = PhaseBoard::Clock::now();
+  board.update(event("create", PhaseEvent::State::start), t0);
+  board.set_note("waiting for Kubernetes Pod corral-abc to be Ready");
+  // "corral: create 1.0s | waiting for Kubernetes Pod corral-abc to be Ready..." is 75.
+  for (std::size_t width = 30; width < 76; ++width) {
+    const std::string line = board.line(t0 + std::chrono::seconds(1), width);
+    CAPTURE(width);
+    CAPTURE(line);
+    CHECK(columns(line) <= width - 1);
+    REQUIRE(line.size() > 3);
+    CHECK(line.substr(line.size() - 3) == "...");
+    // What is left before the mark ends a word of the full line.
+    const std::string kept = line.substr(0, line.size() - 3);
+    const std::string full = "corral: create 1.0s | waiting for Kubernetes Pod corral-abc to be Ready";
+    CHECK(full.rfind(kept, 0) == 0);
+    CHECK((full.size() == kept.size() || full[kept.size()] == ' '));
+  }
+}
+
 TEST_CASE("a fan-out's shards in one phase are summed up on the line") {
   PhaseBoard board;
   const auto t0 = PhaseBoard::Clock::now();
