@@ -82,6 +82,10 @@ mcp::Limits limits_of(Context& ctx, const McpOptions& o) {
   limits.allowed = o.allowed;
   limits.root = served_root(o.root);
   if (!o.network.empty()) limits.network = parse_network_policy(o.network);
+  for (const std::string& name : o.env)
+    if (name.find('=') != std::string::npos)
+      throw usage(fmt::format("--env {}: corral mcp takes variable names, whose values stay in this environment", name),
+                  "export the variable, then give its name: --env NAME");
   limits.env = o.env;
   if (o.max_sandboxes < 1) throw usage("--max-sandboxes must be at least 1");
   limits.max_sandboxes = o.max_sandboxes;
