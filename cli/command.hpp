@@ -20,7 +20,11 @@ struct Command {
   std::string_view name;      // as typed after its parent: "run", "describe"
   std::string_view parent;    // the command it belongs under ("providers"); "" at the top
   std::string_view summary;   // one line, as `corral --help` lists it
-  std::string_view details;   // the text below its options in --help; "" keeps the parent's
+  // The text below its options in --help and its man page's description: paragraphs
+  // apart by a blank line, each wrapped for --help (a man page joins a paragraph's lines).
+  std::string_view details;
+  // What its exit status says when corral itself did not fail; "" = 0 when it succeeded.
+  std::string_view exit_status;
   bool provider_options = false;  // takes --<provider>-<option> VALUE flags
   bool needs_settings = true;     // false: runs whatever state settings and registries are in
   bool hidden = false;            // for corral's own scripts: not in --help, man pages or completion

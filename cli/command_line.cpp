@@ -9,6 +9,7 @@
 
 #include "base/did_you_mean.hpp"
 #include "base/printable.hpp"
+#include "commands/commands.hpp"
 #include "corral/errors.hpp"
 
 namespace corral::cli {
@@ -20,6 +21,27 @@ void collect_long_names(const CLI::App& app, std::vector<std::string>& names) {
     for (const std::string& n : o->get_lnames()) names.push_back(n);
   for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; }))
     collect_long_names(*sub, names);
+}
+
+constexpr std::string_view kProviderOptionsText =
+    "Provider options are flags too: --<provider>-<option> VALUE (see `corral providers describe NAME`).";
+
+// What an exit status means, `own` being the status when corral itself did not fail.
+std::string exit_status_text(std::string_view own) {
+  return fmt::format(
+      "Exit status: {}; corral's own failures use {} usage, {} not found, {} unavailable,\n"
+      "{} internal, {} quota, {} auth, {} config, {} timeout, {} interrupted (docs/exit-codes.md).",
+      own, kExitUsage, kExitNotFound, kExitUnavailable, kExitInternal, kExitQuota, kExitAuth, kExitConfig, kExitTimeout,
+      kExitCancelled);
+}
+
+// The text below a command's options: its details, how provider options are given where
+// it takes them, and what its exit status says.
+std::string footer_of(const Command& c) {
+  std::string text;
+  if (!c.details.empty()) text += std::string(c.details) + "\n\n";
+  if (c.provider_options) text += std::string(kProviderOptionsText) + "\n\n";
+  return text + exit_status_text(c.exit_status.empty() ? "0 when it succeeded" : c.exit_status);
 }
 
 // Prints a usage error the way corral prints every error; returns kExitUsage.
@@ -44,16 +66,12 @@ CommandLine::CommandLine() : app_{"corral: run a command from your working tree 
   app_.require_subcommand(1);
   app_.fallthrough();  // -v works after the subcommand too
   app_.add_flag("-v,--verbose", verbose_, "Show what corral is doing on stderr");
-  app_.footer(fmt::format(
-      "Provider options are flags too: --<provider>-<option> VALUE (see `corral providers describe NAME`).\n"
-      "Exit status: the command's own; corral's failures use {} usage, {} not found, {} unavailable,\n"
-      "{} internal, {} quota, {} auth, {} config, {} timeout, {} interrupted (docs/exit-codes.md).",
-      kExitUsage, kExitNotFound, kExitUnavailable, kExitInternal, kExitQuota, kExitAuth, kExitConfig, kExitTimeout,
-      kExitCancelled));
+  app_.set_version_flag("--version", version_line(), "Print corral's version and exit (as `corral version`)");
+  app_.footer(fmt::format("{}\n\n{}", kProviderOptionsText, exit_status_text("`corral run`'s is its command's own")));
   for (const Command* c : command_table()) {
     CLI::App* parent = c->parent.empty() ? &app_ : app_of(c->parent);
     CLI::App* sub = parent->add_subcommand(std::string(c->name), std::string(c->summary));
-    if (!c->details.empty()) sub->footer(std::string(c->details));
+    sub->footer(footer_of(*c));
     if (c->hidden) sub->group("");
     entries_.push_back({*c, sub, c->define ? c->define(*sub) : Runner{}});
   }

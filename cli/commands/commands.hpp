@@ -1,6 +1,8 @@
 // The rows of the command table, one per file in this folder.
 #pragma once
 
+#include <string>
+
 #include "command.hpp"
 
 namespace corral::cli {
@@ -32,5 +34,8 @@ extern const Command kVersion;
 extern const Command kComplete;
 extern const Command kRefill;
 extern const Command kMcp;
+
+// What `corral version` and `corral --version` print: "corral X.Y.Z (plugin ABI N)".
+std::string version_line();
 
 }  // namespace corral::cli

@@ -60,8 +60,9 @@ const Command kCompletion = {
     .name = "completion",
     .summary = "Print the shell completion script for bash, zsh or fish",
     .details = "bash: source <(corral completion bash), or install it as "
-               "/usr/share/bash-completion/completions/corral.\n"
-               "zsh: corral completion zsh > \"${fpath[1]}/_corral\".  fish: corral completion fish | source.",
+               "/usr/share/bash-completion/completions/corral.\n\n"
+               "zsh: corral completion zsh > \"${fpath[1]}/_corral\".\n\n"
+               "fish: corral completion fish | source.",
     .needs_settings = false,
     .define = define_completion,
 };

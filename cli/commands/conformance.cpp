@@ -45,14 +45,22 @@ ConformanceSetup setup_of(Context& ctx, const ConformanceOptions& o) {
 // One line per check, a summary, exit 1 when any check failed.
 int conformance_command(Context& ctx, const ConformanceOptions& o) {
   bool header = false;
-  ConformanceReport report = run_conformance(setup_of(ctx, o), [&](const CheckResult& c) {
-    if (o.json) return;
-    if (!header) {
-      ctx.ui.out(fmt::format("conformance of provider '{}':\n", ctx.providers.resolve(ctx.choice(o.provider))));
-      header = true;
-    }
-    ctx.ui.out(check_line(c));
-  });
+  const std::string provider = ctx.providers.resolve(ctx.choice(o.provider));
+  ConformanceReport report;
+  try {
+    report = run_conformance(setup_of(ctx, o), [&](const CheckResult& c) {
+      if (o.json) return;
+      if (!header) {
+        ctx.ui.out(fmt::format("conformance of provider '{}':\n", provider));
+        header = true;
+      }
+      ctx.ui.out(check_line(c));
+    });
+  } catch (const Error& e) {
+    // A CI job reading --json learns why no check ran, not only from the exit status.
+    if (o.json) ctx.ui.out(conformance_error_to_json(provider, e));
+    throw;
+  }
   if (o.json) {
     ctx.ui.out(conformance_to_json(report));
   } else {
@@ -81,8 +89,8 @@ const Command kConformance = {
     .name = "conformance",
     .summary = "Check that a provider honours corral's run contract (for plugin authors)",
     .details = "Creates, uses and stops real sandboxes, and removes all of them before it exits. The plugin runs in\n"
-               "its helper process: a crash, a hang or a plugin that ignores Ctrl-C fails a check, not the kit.\n"
-               "Exit status: 0 when every check passed or was skipped, 1 when one failed.",
+               "its helper process: a crash, a hang or a plugin that ignores Ctrl-C fails a check, not the kit.",
+    .exit_status = "0 when every check passed or was skipped, 1 when one failed",
     .provider_options = true,
     .define = define,
 };

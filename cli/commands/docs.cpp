@@ -170,7 +170,6 @@ Runner define_docs(CLI::App& app) {
 const Command kDocs = {
     .name = "docs",
     .summary = "Generate the provider docs from the plugins' specs",
-    .details = "--check exits 1 with a diff when a file differs from what would be generated.",
     .define = define_docs,
 };
 
@@ -192,6 +191,7 @@ const Command kDocsAll = {
     .name = "all",
     .parent = "docs",
     .summary = "README.md matrix, providers.json and every page in a folder",
+    .exit_status = "0; with --check, 1 (and a diff) when a file differs from what would be generated",
     .define = define_all,
 };
 

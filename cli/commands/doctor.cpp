@@ -2,6 +2,7 @@
 // registries, the leases that need the user, then each provider's own checks.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <memory>
 
 #include "commands/commands.hpp"
@@ -28,9 +29,20 @@ struct Section {
 // Registry problems come first: they explain a provider that is missing.
 std::vector<DoctorCheck> registry_checks(const Registry& registry) {
   std::vector<DoctorCheck> checks;
-  for (const RegistrySource& s : registry.sources()) checks.push_back({"registry " + s.file.string(), true, s.origin, ""});
+  for (const RegistrySource& s : registry.sources()) {
+    // A registry file refused whole is its own failure, not a fine file and a bad plugin.
+    const auto refused = std::find_if(registry.entries().begin(), registry.entries().end(), [&](const ProviderEntry& e) {
+      return !e.ok() && e.library.empty() && e.source.file == s.file;
+    });
+    if (refused == registry.entries().end())
+      checks.push_back({"registry " + s.file.string(), true, s.origin, ""});
+    else
+      checks.push_back({"registry " + s.file.string(), false, refused->error->message,
+                        "fix the file: none of the plugins it lists is loaded until then"});
+  }
   for (const ProviderEntry& e : registry.entries())
-    if (!e.ok()) checks.push_back({"plugin " + e.name, false, e.error->message, "fix or remove this registry entry"});
+    if (!e.ok() && !e.library.empty())
+      checks.push_back({"plugin " + e.name, false, e.error->message, "fix or remove this registry entry"});
   if (registry.sources().empty())
     checks.push_back({"registries", false, "no registry found",
                       "reinstall corral: share/corral/providers.yaml belongs beside bin/corral"});

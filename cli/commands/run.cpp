@@ -156,6 +156,7 @@ Runner define(CLI::App& app) {
 const Command kRun = {
     .name = "run",
     .summary = "Run a command in a sandbox (command after --)",
+    .exit_status = "the command's own (with --shards, the lowest failing shard's)",
     .provider_options = true,
     .scans_workspace = true,
     .takes_words_after_dashes = true,

@@ -13,12 +13,16 @@ namespace {
 
 Runner define(CLI::App&) {
   return [](Context&) {
-    std::cout << "corral " << CORRAL_VERSION << " (plugin ABI " << CORRAL_ABI_VERSION << ")\n";
+    std::cout << version_line() << "\n";
     return 0;
   };
 }
 
 }  // namespace
+
+std::string version_line() {
+  return std::string("corral ") + CORRAL_VERSION + " (plugin ABI " + std::to_string(CORRAL_ABI_VERSION) + ")";
+}
 
 const Command kVersion = {
     .name = "version",

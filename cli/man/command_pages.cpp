@@ -27,6 +27,21 @@ std::string page_name(const CLI::App& app) {
 
 bool takes_value(const CLI::Option& o) { return o.get_type_size_max() > 0; }
 
+// `text`'s paragraphs (apart by a blank line) as roff ones, each one's lines joined: man
+// fills them to the reader's width, where --help's own breaks would leave ragged lines.
+std::string paragraphs(std::string text) {
+  std::string out;
+  for (std::size_t start = 0; start <= text.size();) {
+    std::size_t end = text.find("\n\n", start);
+    if (end == std::string::npos) end = text.size();
+    std::string paragraph = text.substr(start, end - start);
+    std::replace(paragraph.begin(), paragraph.end(), '\n', ' ');
+    if (!paragraph.empty()) out += (out.empty() ? "" : "\n.PP\n") + paragraph;
+    start = end + 2;
+  }
+  return out;
+}
+
 // "-h, --help" or "--id LEASE", bold flags and an italic value name.
 std::string option_tag(const CLI::Option& o) {
   std::vector<std::string> names;
@@ -94,12 +109,7 @@ void add_pages(const CLI::App& app, std::string_view version, std::vector<Page>&
   roff += ".SH SYNOPSIS\n" + synopsis(app);
   std::string details = app.get_footer();
   while (!details.empty() && details.back() == '\n') details.pop_back();
-  if (!details.empty()) {
-    std::string text = escape(details);
-    // Its lines break where --help breaks them.
-    for (size_t at = 0; (at = text.find('\n', at)) != std::string::npos; at += 5) text.replace(at, 1, "\n.br\n");
-    roff += ".SH DESCRIPTION\n" + text + "\n";
-  }
+  if (!details.empty()) roff += ".SH DESCRIPTION\n" + paragraphs(escape(details)) + "\n";
   roff += options_section(app) + commands_section(app);
   std::vector<std::string> refs;
   if (app.get_parent()) {

@@ -149,6 +149,20 @@ ConformanceReport run_conformance(const ConformanceSetup& setup,
   return report;
 }
 
+std::string conformance_error_to_json(const std::string& provider, const Error& error) {
+  return json::text_of([&](json::Writer& w) {
+    w.StartObject();
+    json::write_string(w, "provider", provider);
+    w.Key("error");
+    w.StartObject();
+    json::write_string(w, "code", to_string(error.code()));
+    json::write_string(w, "message", error.what());
+    if (!error.hint().empty()) json::write_string(w, "hint", error.hint());
+    w.EndObject();
+    w.EndObject();
+  }) + "\n";
+}
+
 std::string conformance_to_json(const ConformanceReport& report) {
   rapidjson::StringBuffer buffer;
   json::Writer w(buffer);

@@ -72,5 +72,8 @@ ConformanceReport run_conformance(const ConformanceSetup& setup,
 
 // The report as one JSON object: {"provider","passed","failed","skipped","checks":[...]}.
 std::string conformance_to_json(const ConformanceReport& report);
+// {"provider":NAME,"error":{"code","message","hint"}}: why no check could run (the plugin
+// would not load, an option was bad), for a --json reader.
+std::string conformance_error_to_json(const std::string& provider, const Error& error);
 
 }  // namespace corral

@@ -1,6 +1,7 @@
 #include "conformance/kit.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <fstream>
 #include <iterator>
@@ -64,6 +65,12 @@ Observed Kit::run(const RunSpec& spec) {
   request.network = spec.network;
   Clock::time_point start = Clock::now();
   Observed o;
+  o.ran = fmt::format("{} in the fixture's {}{}",
+                      spec.shell.empty() ? fmt::format("argv {}", literal(fmt::format("{}", fmt::join(spec.argv, " "))))
+                                         : fmt::format("sh -c {}", literal(spec.shell)),
+                      spec.subdir.empty() ? std::string("top folder") : "folder " + spec.subdir,
+                      spec.env_names.empty() ? std::string()
+                                             : fmt::format(" with --env {}", fmt::join(spec.env_names, ",")));
   o.result = corral::run(ctx, request);
   o.ms = ms_since(start);
   if (o.result.handle && !o.result.handle->reused)

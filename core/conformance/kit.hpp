@@ -155,6 +155,7 @@ struct Observed {
   bool out_complete = true, err_complete = true;
   std::vector<std::string> messages;
   std::int64_t ms = 0;
+  std::string ran;  // what ran, for messages: "sh -c 'exit 42' in the fixture's top folder"
 
   const SessionHandle& handle() const {
     if (!result.handle) fail("the run produced no session handle" + why());
@@ -166,8 +167,11 @@ struct Observed {
   }
   // Fails unless the run ended with the command's exit code `code` and no error.
   void expect_exit(int code) const {
-    if (result.error) fail(fmt::format("the run failed: {}", printable(result.error->what())));
-    if (result.exit_code != code) fail(fmt::format("exit code {}, expected {}", result.exit_code, code));
+    if (result.error) fail(fmt::format("the run of {} failed: {}", ran, printable(result.error->what())));
+    if (result.exit_code != code)
+      fail(fmt::format("exit code {}, expected {}, from {}{}", result.exit_code, code, ran,
+                       err.empty() ? std::string("; its stderr was empty")
+                                   : "; its stderr ended " + literal(err.substr(err.size() > 200 ? err.size() - 200 : 0))));
   }
   void expect_out(std::string_view expected) const {
     if (!out_complete || out != expected) fail(fmt::format("stdout was {}, expected {}", literal(out), literal(expected)));

@@ -16,6 +16,7 @@ SessionHandle handle_for(const Claim& claim) {
   h.sandbox_id = claim.sandbox_id;
   h.cleanup_command = cleanup_command(claim.provider, claim.lease_id);
   h.network = claim.network;
+  h.kept = claim.kept;  // a kept fork or warmup says so; a run sets its own at its end
   return h;
 }
 

@@ -71,18 +71,30 @@ std::vector<ProcessSpec::PassedFd> checked_passed_fds(const ProcessSpec& spec) {
   return passed;
 }
 
+// What a child that could not start tells its parent through the report pipe.
+struct ChildFailure {
+  enum Step : int { setup, working_folder, exec };
+  Step step;
+  int err;  // errno
+};
+
 // The started child's `pid`, once its exec is known to have worked (the report pipe
 // closed on exec); throws with the child's errno, reaped, when it did not.
 pid_t finish_start(const ProcessSpec& spec, pid_t pid, Pipe& report) {
   report.write.reset();
-  int child_errno = 0;
+  ChildFailure failure{};
   ssize_t got;
-  do got = ::read(report.read.get(), &child_errno, sizeof child_errno);
+  do got = ::read(report.read.get(), &failure, sizeof failure);
   while (got < 0 && errno == EINTR);
   if (got > 0) {
     int status;
     ::waitpid(pid, &status, 0);
-    throw Error(ErrorCode::unavailable, "cannot start '" + spec.argv[0] + "': " + std::strerror(child_errno));
+    // The folder is named when it is what is missing: "No such file" would blame the program.
+    if (failure.step == ChildFailure::working_folder)
+      throw Error(ErrorCode::unavailable, "cannot start '" + spec.argv[0] + "' in " + spec.cwd + ": " +
+                                              std::strerror(failure.err),
+                  "the folder it was to run in is not there, or not one this user may enter");
+    throw Error(ErrorCode::unavailable, "cannot start '" + spec.argv[0] + "': " + std::strerror(failure.err));
   }
   return pid;
 }
@@ -118,17 +130,17 @@ struct KernelSigaction {
   unsigned long mask;
 };
 
-// Reports errno `err` to the parent and ends the child.
-[[noreturn]] CORRAL_SHARED_CHILD void shared_child_fails(int report_fd, long err) {
-  const int e = static_cast<int>(err);
-  ::syscall(SYS_write, report_fd, &e, sizeof e);
+// Reports the failed `step` and errno `err` to the parent and ends the child.
+[[noreturn]] CORRAL_SHARED_CHILD void shared_child_fails(int report_fd, ChildFailure::Step step, long err) {
+  const ChildFailure failure{step, static_cast<int>(err)};
+  ::syscall(SYS_write, report_fd, &failure, sizeof failure);
   ::syscall(SYS_exit, 127);
   __builtin_unreachable();
 }
 
 // `rc`, unless it says a system call failed: then the child reports errno and ends.
-CORRAL_SHARED_CHILD long or_fail(long rc, int report_fd) {
-  if (rc < 0) shared_child_fails(report_fd, errno);
+CORRAL_SHARED_CHILD long or_fail(long rc, int report_fd, ChildFailure::Step step = ChildFailure::setup) {
+  if (rc < 0) shared_child_fails(report_fd, step, errno);
   return rc;
 }
 
@@ -183,7 +195,7 @@ CORRAL_SHARED_CHILD int run_shared_child(void* arg) {
     }
   }
   for (size_t i = 0; i < c.passed_count; ++i) check(raw_dup_to(c.moved[i], c.passed[i].as));
-  if (c.cwd) check(::syscall(SYS_chdir, c.cwd));
+  if (c.cwd) or_fail(::syscall(SYS_chdir, c.cwd), c.report_fd, ChildFailure::working_folder);
   const bool drop = c.uid >= 0 || c.gid >= 0;
   if (c.clear_groups || drop) check(::syscall(SYS_setgroups, 0, nullptr));
   // gid first: once the uid is dropped the gid can no longer change.
@@ -199,7 +211,7 @@ CORRAL_SHARED_CHILD int run_shared_child(void* arg) {
   check(::syscall(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0));
   if (::syscall(SYS_getppid) != c.parent) ::syscall(SYS_exit, 127);  // the parent died before the prctl took hold
   ::syscall(SYS_execve, c.program, c.argv, c.env);
-  shared_child_fails(c.report_fd, errno);
+  shared_child_fails(c.report_fd, ChildFailure::exec, errno);
 #undef check
 }
 

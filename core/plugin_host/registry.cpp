@@ -23,6 +23,8 @@ namespace fs = std::filesystem;
 namespace corral {
 namespace {
 
+const char* const kListHint = "`corral providers` shows every registry entry and its status";
+
 // *.yaml and *.yml files of `dir`, sorted, so "10-acme.yaml" orders before "20-x.yaml".
 std::vector<fs::path> yaml_files(const fs::path& dir) {
   std::vector<fs::path> files;
@@ -272,8 +274,21 @@ const ProviderEntry* Registry::find_broken(std::string_view name) const {
 const ProviderEntry& Registry::entry(std::string_view name) const {
   if (const ProviderEntry* found = find(name)) return *found;
   if (const ProviderEntry* broken = find_broken(name))
-    throw ConfigError(fmt::format("provider '{}' could not be loaded: {}", name, broken->error->message),
-                      "`corral providers` shows every registry entry and its status");
+    throw ConfigError(fmt::format("provider '{}' could not be loaded: {}", name, broken->error->message), kListHint);
+  // A registry file refused whole may be the one that lists it: what it holds is unknown,
+  // though its name may tell.
+  const ProviderEntry* refused = nullptr;
+  for (const ProviderEntry& e : entries()) {
+    if (e.ok() || !e.library.empty()) continue;
+    if (e.source.file.stem().string().find(name) != std::string::npos)
+      throw ConfigError(fmt::format("provider '{}' could not be loaded: {}", name, e.error->message),
+                        "fix that file; " + std::string(kListHint));
+    if (!refused) refused = &e;
+  }
+  if (refused)
+    throw ConfigError(fmt::format("unknown provider '{}', and a registry that may list it was refused: {}", name,
+                                  refused->error->message),
+                      "fix that file; " + std::string(kListHint));
   std::vector<std::string> available = names();
   throw Error(ErrorCode::invalid_argument, fmt::format("unknown provider '{}'", name),
               available.empty() ? "no providers are installed; check `corral providers`"
@@ -293,8 +308,6 @@ size_t Registry::index_of(const ProviderEntry& entry) const {
 }
 
 namespace {
-
-const char* const kListHint = "`corral providers` shows every registry entry and its status";
 
 // Throws unless the entry's probe found a working plugin.
 void require_ok(const ProviderEntry& e) {

@@ -162,6 +162,24 @@ TEST_CASE("each command's man page lists exactly the options its --help lists, w
   CHECK(fs::exists(kShare / "man" / "man1" / "corral-providers-describe.1"));
 }
 
+TEST_CASE("a man page's description says what its command's exit status means, in filled paragraphs") {
+  const std::string pause = read_file(kShare / "man" / "man1" / "corral-pause.1");
+  CHECK(pause.find("Exit status: 0 when it succeeded; corral's own failures use 64 usage") != std::string::npos);
+  CHECK(pause.find("the command's own") == std::string::npos);
+  const std::string run = read_file(kShare / "man" / "man1" / "corral-run.1");
+  CHECK(run.find("Exit status: the command's own") != std::string::npos);
+  const std::string conformance = read_file(kShare / "man" / "man1" / "corral-conformance.1");
+  CHECK(conformance.find("Exit status: 0 when every check passed or was skipped, 1 when one failed") !=
+        std::string::npos);
+  // --help's own line breaks are not forced on the page: man fills each paragraph.
+  for (const fs::path& page : pages()) {
+    if (page.extension() != ".1") continue;
+    CAPTURE(page.filename().string());
+    CHECK(read_file(page).find("\n.br\n") == std::string::npos);
+  }
+  CHECK(pause.find("unavailable, 70 internal") != std::string::npos);  // one line, not two
+}
+
 TEST_CASE("corral-plugin(7) is the reference part of the plugin authoring guide") {
   const std::string roff = plain(read_file(kShare / "man" / "man7" / "corral-plugin.7"));
   const std::string guide = read_file(fs::path(CORRAL_SOURCE_DIR) / "docs" / "plugin-authoring.md");

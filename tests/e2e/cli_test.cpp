@@ -90,7 +90,40 @@ TEST_CASE("a provider whose plugin is broken is named with its load error (78) b
     CHECK(r.err.find("sha256 mismatch") != std::string::npos);
     CHECK(r.err.find("unknown provider") == std::string::npos);
   }
+  // A --json reader of the kit learns why no check ran from stdout too.
+  auto kit = env.run({"conformance", "--provider", "acme", "--json"});
+  CHECK(kit.exit_code == 78);
+  auto report = corral::json::parse(kit.out, "conformance --json");
+  CHECK(corral::json::get_string(report, "provider") == "acme");
+  CHECK(corral::json::get_string(report["error"], "code") == "config");
+  CHECK(corral::json::get_string(report["error"], "message").find("sha256 mismatch") != std::string::npos);
   CHECK(env.run({"run", "--provider", "nosuch", "--", "true"}).exit_code == 64);
+}
+
+TEST_CASE("a registry file refused whole is named: by doctor as one failure, by a run of a provider it may list (78)") {
+  CliEnv env;
+  env.add_registry("acme", {std::string(CORRAL_TEST_PLUGIN_DIR) + "/libcorral-testbox.so"});
+  const fs::path file = env.config_dir() / "corral" / "providers.d" / "acme.yaml";
+  REQUIRE(fs::exists(file));
+  fs::permissions(file, fs::perms::others_write, fs::perm_options::add);
+  // Named as its file is: the run is told which file was refused and why.
+  auto r = env.run({"run", "--provider", "acme", "--", "true"});
+  CHECK(r.exit_code == 78);
+  CHECK_MESSAGE(r.err.find("provider 'acme' could not be loaded: registry " + file.string()) != std::string::npos, r.err);
+  CHECK_MESSAGE(r.err.find("world-writable") != std::string::npos, r.err);
+  // Named otherwise, the run still learns that a registry it cannot read was refused.
+  r = env.run({"run", "--provider", "testbox", "--", "true"});
+  CHECK(r.exit_code == 78);
+  CHECK_MESSAGE(r.err.find("unknown provider 'testbox', and a registry that may list it was refused") !=
+                    std::string::npos, r.err);
+  // doctor: the file is one failure, never "[ok]" and then a failing plugin of it.
+  auto doctor = env.run({"doctor"});
+  CHECK(doctor.exit_code == 69);
+  CHECK_MESSAGE(doctor.out.find("[FAIL] registry " + file.string()) != std::string::npos, doctor.out);
+  CHECK(doctor.out.find("[ok] registry " + file.string()) == std::string::npos);
+  CHECK(doctor.out.find("[FAIL] plugin acme.yaml") == std::string::npos);
+  // Working providers work on.
+  CHECK(env.run({"run", "--", "true"}).exit_code == 0);
 }
 
 TEST_CASE("a broken later registration of a provider refuses it, naming both registries, instead of running the earlier") {
@@ -271,6 +304,16 @@ TEST_CASE("the user config's env list forwards the names that are set and says w
   CHECK(r.exit_code == 64);
   CHECK_MESSAGE(r.err.find("--env CORRAL_TEST_UNSET: CORRAL_TEST_UNSET is not set in this environment") !=
                     std::string::npos, r.err);
+}
+
+TEST_CASE("corral --version prints what corral version does") {
+  CliEnv env;
+  const auto word = env.run({"version"});
+  const auto flag = env.run({"--version"});
+  CHECK(flag.exit_code == 0);
+  CHECK(flag.out == word.out);
+  CHECK(flag.out.rfind("corral ", 0) == 0);
+  CHECK(flag.out.find("(plugin ABI ") != std::string::npos);
 }
 
 TEST_CASE("a mistyped or misplaced flag is named, with the nearest one or the line to type") {

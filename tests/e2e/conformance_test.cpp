@@ -248,7 +248,11 @@ TEST_CASE("the network checks are skipped, never passed, when even an open netwo
 TEST_CASE("a plugin that ignores the command's folder, or runs it in the user's own, fails workdir") {
   Boxes user;
   auto top = flawed(user, "ignore-cwd", {"workdir"});
-  CHECK_MESSAGE(top.failures.find("workdir: exit code 1, expected 0") != std::string::npos, top.failures);
+  // What ran, where, and how it failed: the author sees the cause without rerunning.
+  CHECK_MESSAGE(top.failures.find("workdir: exit code 1, expected 0, from sh -c \"cat 'dir/nested file.txt' && pwd") !=
+                    std::string::npos,
+                top.failures);
+  CHECK_MESSAGE(top.failures.find("in the fixture's folder sub; its stderr ended ") != std::string::npos, top.failures);
   // The same files, the same folder name: only where the command wrote tells.
   auto host = flawed(user, "host-cwd", {"workdir"});
   CHECK_MESSAGE(host.failures.find("workdir: the command wrote into the user's own folder, not into the sandbox's "

@@ -71,6 +71,29 @@ TEST_CASE("a missing program is a not-found error, not a crash") {
   CHECK(find_program("no-such-program-corral").empty());
 }
 
+TEST_CASE("a working folder that is not there is named as what is missing, not the program") {
+  corral::os::ProcessSpec spec;
+  spec.argv = {"/bin/sh", "-c", "true"};
+  spec.cwd = "/no/such/folder/corral";
+  try {
+    run_process(spec, {}, {});
+    FAIL("started in a folder that does not exist");
+  } catch (const corral::Error& e) {
+    CHECK(std::string(e.what()) == "cannot start '/bin/sh' in /no/such/folder/corral: No such file or directory");
+    CHECK(std::string(e.hint()).find("the folder it was to run in") != std::string::npos);
+  }
+  // A program that cannot be run, in a folder that is there, is blamed itself.
+  spec.argv = {"/etc/hostname"};
+  spec.cwd = "/";
+  try {
+    run_process(spec, {}, {});
+    FAIL("started a file that is no program");
+  } catch (const corral::Error& e) {
+    CHECK(std::string(e.what()).find("/etc/hostname") != std::string::npos);
+    CHECK(std::string(e.what()).find(" in /") == std::string::npos);
+  }
+}
+
 TEST_CASE("pass_fds reach the child at the number asked for; no other descriptor does, close-on-exec or not") {
   int kept[2], closed[2], inherited[2];
   REQUIRE(::pipe2(kept, O_CLOEXEC) == 0);

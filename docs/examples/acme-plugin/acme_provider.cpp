@@ -83,7 +83,9 @@ class AcmeProvider : public corral::sdk::Provider {
   corral::ExecResult exec(const corral::Sandbox& s, const corral::Command& c, const corral::sdk::Host& host) override {
     corral::os::ProcessSpec spec;
     spec.argv = c.argv.empty() ? std::vector<std::string>{"sh", "-c", c.shell} : c.argv;
-    spec.cwd = (root_ / s.id / "workspace" / c.cwd).string();
+    // The SDK's join refuses an absolute cwd or a ".." part: a command never starts
+    // outside the sandbox's workspace, whatever the request says.
+    spec.cwd = corral::join_workspace_path((root_ / s.id / "workspace").string(), c.cwd);
     // Exactly the variables the user allowed (--env) on top of the SDK's baseline: never
     // corral's own environment, which holds the user's credentials.
     spec.env = corral::os::command_environment(c.env);
