@@ -38,7 +38,11 @@ TEST_CASE("every command of the table is on the command line with its summary, a
     const CLI::App* app = app_of(root, *c);
     CHECK(!c->summary.empty());
     CHECK(app->get_description() == c->summary);
-    if (!c->details.empty()) CHECK(app->get_footer() == c->details);
+    // Its details first, then what its exit status says (the run's command's own, or 0).
+    const std::string footer = app->get_footer();
+    CHECK(footer.rfind(std::string(c->details), 0) == 0);
+    const std::string status = c->exit_status.empty() ? "0 when it succeeded" : std::string(c->exit_status);
+    CHECK(footer.find("Exit status: " + status + "; corral's own failures use") != std::string::npos);
     for (const CLI::Option* o : app->get_options()) {
       CAPTURE(o->get_name());
       CHECK(!o->get_description().empty());

@@ -217,6 +217,19 @@ TEST_CASE("the provider names a settings file uses are listed, for the registry 
   CHECK(c.section_names() == Named{{"kubernetes", "corral.yaml"}, {"locl", "user.yaml"}, {"e2bb", "user.yaml"}});
 }
 
+TEST_CASE("the example corral.yaml the project ships reads as a repository's and as a user's config") {
+  const std::string text = corral::test::read_file(std::string(CORRAL_SOURCE_DIR) + "/config/corral.example.yaml");
+  using Named = std::vector<std::pair<std::string, std::string>>;
+  // A repository may not list env, which the example leaves commented out for that reason.
+  const Config repository = Config::from(std::nullopt, yaml("corral.yaml", text));
+  CHECK(repository.provider() == "local");
+  CHECK(repository.option("e2b", "template") == "base");
+  CHECK(repository.option("local", "network") == "shared");
+  CHECK(repository.section_names() == Named{{"local", "corral.yaml"}, {"e2b", "corral.yaml"}});
+  const Config user = Config::from(yaml("config.yaml", text), std::nullopt);
+  CHECK(user.env_names().empty());
+}
+
 TEST_CASE("a settings file that is not YAML is a ConfigError naming the file") {
   corral::test::TempDir t;
   t.write("corral.yaml", "provider: [unclosed\n");
