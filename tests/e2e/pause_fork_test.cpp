@@ -123,7 +123,8 @@ TEST_CASE("local forks are leases of their own, and a write in one is seen in ne
   const std::vector<std::string> forks = handle_leases(handles, "forks");
   REQUIRE(forks.size() == 2);
   // The forks are kept leases, and their handles say so.
-  for (const auto& h : parse(read_file(handles))["forks"].GetArray()) CHECK(corral::json::get_bool(h, "kept"));
+  const auto written = parse(read_file(handles));
+  for (const auto& h : written["forks"].GetArray()) CHECK(corral::json::get_bool(h, "kept"));
   CHECK(env.claims().size() == 3);
   CHECK(env.local_sandboxes().size() == 3);
   CHECK(listed_state(env, forks[0]) == "kept");
