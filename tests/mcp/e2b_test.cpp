@@ -5,7 +5,6 @@
 #include <doctest/doctest.h>
 
 #include <string>
-#include <utility>
 
 #include "e2b_cli.hpp"
 #include "mcp_session.hpp"
@@ -62,25 +61,14 @@ TEST_CASE("the tools on the E2B stand-in: run, start, exec, files, fork, pause, 
 }
 
 TEST_CASE("the official clients of both eras on the E2B stand-in") {
-  // Each era's client and the node version it needs.
-  // No structured binding: CAPTURE's lambda cannot capture one under clang 14.
-  for (const std::pair<const char*, int>& client : {std::pair{"2025-11-25", 18}, std::pair{"2026-07-28", 20}}) {
-    const char* era = client.first;
-    CAPTURE(era);
-    if (const auto missing = node_missing(client.second)) {
-      MESSAGE(*missing << ": skipped");
-      continue;
-    }
+  for (const ClientEra& client : kClientEras) {
+    CAPTURE(client.era);
     corral::test::E2bCli t;
-    const corral::os::CapturedProcess p = run_node_client(
-        "provider.mjs", {era, corral::test::corral_binary(), t.cli.workspace().string(), "e2b"}, t.cli.environment());
-    INFO("stdout: " << p.out);
-    INFO("stderr: " << p.err);
-    CHECK(p.exit_code == 0);
-    CHECK(p.out.find("ok") != std::string::npos);
+    std::string err;
+    if (!drive_provider(client, "e2b", t.cli.workspace().string(), t.cli.environment(), &err)) continue;
     // The client went away in the middle of a call: nothing is left on the stand-in.
     CHECK(corral::test::eventually([&] { return t.alive().empty(); }));
     CHECK(t.cli.claims().empty());
-    t.seen.push_back(p.err);
+    t.seen.push_back(err);
   }
 }

@@ -5,7 +5,6 @@
 #include <doctest/doctest.h>
 
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "mcp_session.hpp"
@@ -70,28 +69,17 @@ TEST_CASE("the tools on the Kubernetes stand-in: run, start, exec, files, stop; 
 }
 
 TEST_CASE("the official clients of both eras on the Kubernetes stand-in") {
-  // Each era's client and the node version it needs.
-  // No structured binding: CAPTURE's lambda cannot capture one under clang 14.
-  for (const std::pair<const char*, int>& client : {std::pair{"2025-11-25", 18}, std::pair{"2026-07-28", 20}}) {
-    const char* era = client.first;
-    CAPTURE(era);
-    if (const auto missing = node_missing(client.second)) {
-      MESSAGE(*missing << ": skipped");
-      continue;
-    }
+  for (const ClientEra& client : kClientEras) {
+    CAPTURE(client.era);
     standin::StandIn cluster;
     CliEnv env;
     env.env["KUBECONFIG"] = cluster.kubeconfig().string();
     env.root().write("work/hello.txt", "hello from the workspace\n");
-    const corral::os::CapturedProcess p = run_node_client(
-        "provider.mjs", {era, corral::test::corral_binary(), env.workspace().string(), "kubernetes"}, env.environment());
-    INFO("stdout: " << p.out);
-    INFO("stderr: " << p.err);
-    CHECK(p.exit_code == 0);
-    CHECK(p.out.find("ok") != std::string::npos);
+    std::string err;
+    if (!drive_provider(client, "kubernetes", env.workspace().string(), env.environment(), &err)) continue;
     CHECK(eventually([&] { return pods(cluster).empty(); }));
     CHECK(env.claims().empty());
-    CHECK(p.err.find(cluster.token()) == std::string::npos);
+    CHECK(err.find(cluster.token()) == std::string::npos);
     CHECK(cluster.answer_violations().empty());
   }
 }

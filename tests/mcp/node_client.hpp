@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "cli.hpp"
 #include "corral/os/process.hpp"
 
 namespace corral::test::mcp {
@@ -44,6 +45,32 @@ inline corral::os::CapturedProcess run_node_client(const std::string& script, co
   spec.env = env;
   spec.cwd = dir.string();
   return corral::os::capture_process(spec, timeout_seconds);
+}
+
+// An official client of one protocol era, and the node version it needs.
+struct ClientEra {
+  const char* era;  // the revision client/provider.mjs is told to speak
+  int min_node;
+};
+inline constexpr ClientEra kClientEras[] = {{"2025-11-25", 18}, {"2026-07-28", 20}};
+
+// Runs client/provider.mjs of `client`'s era against `corral mcp --provider provider` in
+// `workspace` with environment `env`, and checks it got through ("ok", exit 0). False,
+// having said why, when this machine's node cannot run that client.
+inline bool drive_provider(const ClientEra& client, const std::string& provider, const std::string& workspace,
+                           const std::vector<std::string>& env, std::string* err = nullptr) {
+  if (const auto missing = node_missing(client.min_node)) {
+    MESSAGE(*missing << ": skipped");
+    return false;
+  }
+  const corral::os::CapturedProcess p =
+      run_node_client("provider.mjs", {client.era, corral::test::corral_binary(), workspace, provider}, env);
+  INFO("stdout: " << p.out);
+  INFO("stderr: " << p.err);
+  CHECK(p.exit_code == 0);
+  CHECK(p.out.find("ok") != std::string::npos);
+  if (err) *err = p.err;
+  return true;
 }
 
 }  // namespace corral::test::mcp
