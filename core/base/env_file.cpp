@@ -62,6 +62,10 @@ std::vector<std::pair<std::string, std::string>> parse_env_file(std::string_view
     start = end + 1;
     ++number;
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    // An environment cannot hold a NUL: the value would be cut there without a word.
+    if (line.find('\0') != std::string_view::npos)
+      throw Error(ErrorCode::invalid_argument, fmt::format("{}:{}: the line holds a NUL byte", where, number),
+                  "an environment file is text; a variable's value cannot hold NUL");
     line = trim(line);
     if (line.empty() || line.front() == '#') continue;
     if (line.starts_with("export ")) line = trim(line.substr(7));

@@ -25,6 +25,7 @@
 #include <exception>
 #include <map>
 
+#include "corral/sdk/printable.hpp"
 #include "corral/types.hpp"
 
 extern char** environ;
@@ -91,8 +92,8 @@ pid_t finish_start(const ProcessSpec& spec, pid_t pid, Pipe& report) {
     ::waitpid(pid, &status, 0);
     // The folder is named when it is what is missing: "No such file" would blame the program.
     if (failure.step == ChildFailure::working_folder)
-      throw Error(ErrorCode::unavailable, "cannot start '" + spec.argv[0] + "' in " + spec.cwd + ": " +
-                                              std::strerror(failure.err),
+      throw Error(ErrorCode::unavailable, "cannot start '" + sdk::printable(spec.argv[0]) + "' in " +
+                                              sdk::printable(spec.cwd) + ": " + std::strerror(failure.err),
                   "the folder it was to run in is not there, or not one this user may enter");
     throw Error(ErrorCode::unavailable, "cannot start '" + spec.argv[0] + "': " + std::strerror(failure.err));
   }

@@ -156,7 +156,10 @@ StringMap Providers::forwarded_env(const std::vector<std::string>& requested,
     const auto eq = item.find('=');
     const std::string name = item.substr(0, eq);
     if (!is_env_name(name))
-      throw Error(ErrorCode::invalid_argument, fmt::format("--env takes NAME or NAME=VALUE, not '{}'", printable(item)),
+      // Only the name is shown: what follows '=' may be a credential.
+      throw Error(ErrorCode::invalid_argument,
+                  fmt::format("--env takes NAME or NAME=VALUE, not '{}{}'", printable(name),
+                              eq == std::string::npos ? "" : "=…"),
                   "a name is letters, digits and _, not first a digit");
     if (eq != std::string::npos) {
       env[name] = item.substr(eq + 1);  // the user's own value: nothing of this machine's leaves with it

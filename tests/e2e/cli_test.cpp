@@ -1,5 +1,6 @@
 // The CLI surface: listings, describe, broken plugins, repository config.
 #include <doctest/doctest.h>
+#include <sys/stat.h>
 
 #include <map>
 
@@ -360,9 +361,20 @@ TEST_CASE("--env NAME=VALUE and --env-file set variables; --env wins over the fi
   r = env.run({"run", "--env-file", (env.root().path() / "none.env").string(), "--", "true"});
   CHECK(r.exit_code == 64);
   CHECK_MESSAGE(r.err.find("none.env: no such file") != std::string::npos, r.err);
-  r = env.run({"run", "--env", "1X=2", "--", "true"});
+  // A bad name is named, its value (perhaps a credential) never printed.
+  r = env.run({"run", "--env", "1X=s3cret-value", "--", "true"});
   CHECK(r.exit_code == 64);
-  CHECK_MESSAGE(r.err.find("--env takes NAME or NAME=VALUE, not '1X=2'") != std::string::npos, r.err);
+  CHECK_MESSAGE(r.err.find("--env takes NAME or NAME=VALUE, not '1X=…'") != std::string::npos, r.err);
+  CHECK(r.err.find("s3cret-value") == std::string::npos);
+  // A FIFO, a folder or a link to one in the file's place is refused at once, never waited on.
+  const fs::path fifo = env.root().path() / "fifo.env";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  for (const fs::path& odd : {fifo, env.root().path()}) {
+    CAPTURE(odd.string());
+    r = env.run({"run", "--env-file", odd.string(), "--", "true"});
+    CHECK(r.exit_code == 64);
+    CHECK_MESSAGE(r.err.find("--env-file") != std::string::npos, r.err);
+  }
   CHECK(env.local_sandboxes().empty());
 }
 

@@ -395,6 +395,9 @@ TEST_CASE("the user's limits: sandboxes, network, variables, folders, keeping") 
   CHECK(tool_error(server.call(9, "run", R"({"command":["true"],"network":"open"})")).find("wider") != std::string::npos);
   CHECK(tool_error(server.call(10, "run", R"({"command":["true"],"env":["MCP_TEST_OTHER"]})")).find("MCP_TEST_OTHER") !=
         std::string::npos);
+  // NAME=VALUE, which `corral run --env` takes from the user, is no name the user allowed.
+  CHECK(tool_error(server.call(30, "run", R"({"command":["true"],"env":["MCP_TEST_ALLOWED=forged"]})"))
+            .find("may not be forwarded") != std::string::npos);
   CHECK(tool_error(server.call(11, "run", R"({"command":["true"],"cwd":".."})")).find("outside") != std::string::npos);
   CHECK(!tool_error(server.call(12, "run", R"({"command":["true"],"cwd":"/etc"})")).empty());
   CHECK(tool_error(server.call(13, "run", R"({"command":["true"],"provider":"e2b"})")).find("e2b") !=
@@ -528,6 +531,10 @@ TEST_CASE("bad flags are refused before serving") {
   CHECK(env.run({"mcp", "--max-sandboxes", "0"}).exit_code != 0);
   CHECK(env.run({"mcp", "--max-output", "lots"}).exit_code != 0);
   CHECK(env.run({"mcp", "--network", "sideways"}).exit_code != 0);
+  // The user gives names only: a value on the command line would bypass the environment.
+  const auto valued = env.run({"mcp", "--env", "MCP_TEST_ALLOWED=forged"});
+  CHECK(valued.exit_code == 64);
+  CHECK(valued.err.find("corral mcp takes variable names") != std::string::npos);
   CHECK(env.run({"mcp", "--lifetime", "0s"}).exit_code != 0);
   CHECK(env.run({"mcp", "--adopt", "no-such-lease"}).exit_code != 0);
   // A variable that is not set, or holds a provider's secret, is never forwarded.

@@ -44,6 +44,7 @@ TEST_CASE("an environment file line of another shape is refused, naming the file
   CHECK(refusal("=x") == "f.env:1: '=x' is not NAME=VALUE");
   CHECK(refusal("A=\"open") == "f.env:1: the value's double quote is never closed");
   CHECK(refusal("A='x' y") == "f.env:1: text after the quoted value");
+  CHECK(refusal(std::string("A=1\nB=x\0y\n", 10)) == "f.env:2: the line holds a NUL byte");
   // A control character in the line is shown escaped, never raw.
   CHECK(refusal("bad\x1b[2Jline") == "f.env:1: 'bad\\x1b[2Jline' is not NAME=VALUE");
 }
