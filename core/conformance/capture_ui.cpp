@@ -14,13 +14,39 @@ std::string CapturedStream::sha256() { return hash_->hex(); }
 
 CaptureUi::CaptureUi(Ui& user, std::size_t head_limit) : user_(user), out_(head_limit), err_(head_limit) {}
 
+namespace {
+
+// True when `head`, of which the first `before` bytes were seen already, newly holds
+// `marker`: only where it could newly appear, as it may straddle the previous piece.
+bool newly_holds(const std::string& head, std::size_t before, const std::string& marker) {
+  const std::size_t from = before < marker.size() ? 0 : before - marker.size() + 1;
+  return head.find(marker, from) != std::string::npos;
+}
+
+}  // namespace
+
 void CaptureUi::out(std::string_view data) {
   const std::size_t before = out_.head().size();
   out_.add(data);
+  {
+    std::lock_guard lock(timed_mutex_);
+    for (auto& [marker, when] : timed_)
+      if (!when && newly_holds(out_.head(), before, marker)) when = std::chrono::steady_clock::now();
+  }
   if (cancel_fired_ || cancel_marker_.empty()) return;
-  // Only where the marker could newly appear: it may straddle the previous piece.
-  const std::size_t from = before < cancel_marker_.size() ? 0 : before - cancel_marker_.size() + 1;
-  if (out_.head().find(cancel_marker_, from) != std::string::npos) cancel_fired_ = true;
+  if (newly_holds(out_.head(), before, cancel_marker_)) cancel_fired_ = true;
+}
+
+void CaptureUi::time_stdout_marker(std::string marker) {
+  std::lock_guard lock(timed_mutex_);
+  timed_.emplace_back(std::move(marker), std::nullopt);
+}
+
+std::optional<std::chrono::steady_clock::time_point> CaptureUi::stdout_time_of(const std::string& marker) const {
+  std::lock_guard lock(timed_mutex_);
+  for (const auto& [m, when] : timed_)
+    if (m == marker) return when;
+  return std::nullopt;
 }
 
 void CaptureUi::err(std::string_view data) { err_.add(data); }

@@ -7,8 +7,10 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/hash.hpp"
@@ -45,6 +47,10 @@ class CaptureUi : public Ui {
   // pressed at a known point of the command, whether or not the provider asks.
   void cancel_when_stdout_has(std::string marker) { cancel_marker_ = std::move(marker); }
   bool cancel_fired() const { return cancel_fired_; }
+  // Notes when stdout's head first holds `marker` (stdout_time_of()): whether output was
+  // streamed as the command printed it, or handed over at its end, shows in the times.
+  void time_stdout_marker(std::string marker);
+  std::optional<std::chrono::steady_clock::time_point> stdout_time_of(const std::string& marker) const;
   // cancelled() turns true once `when` passes: the time for what this Ui records is up.
   void cancel_at(std::chrono::steady_clock::time_point when) { cancel_at_ = when; }
   bool time_ran_out() const { return time_ran_out_; }
@@ -68,6 +74,8 @@ class CaptureUi : public Ui {
   CapturedStream err_;
   std::vector<std::string> messages_;
   std::string cancel_marker_;
+  mutable std::mutex timed_mutex_;  // out() runs on a plugin's thread
+  std::vector<std::pair<std::string, std::optional<std::chrono::steady_clock::time_point>>> timed_;
   std::atomic<bool> cancel_fired_{false};  // set by out() on a plugin's thread, read anywhere
   std::optional<std::chrono::steady_clock::time_point> cancel_at_;
   std::atomic<bool> time_ran_out_{false};

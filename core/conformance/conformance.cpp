@@ -113,6 +113,7 @@ CheckResult run_check(const CheckDef& def, CheckContext& checks, const Conforman
     }
   }
   checks.stop_kept();
+  r.detail = checks.planted.mask(std::move(r.detail));  // a leaked credential is named, never shown
   r.ms = conformance::ms_since(start);
   return r;
 }
@@ -136,7 +137,7 @@ ConformanceReport run_conformance(const ConformanceSetup& setup,
   ConformanceReport report;
   report.provider = spec.name;
   conformance::Fixture fixture;
-  conformance::PlantedEnv planted;
+  conformance::PlantedEnv planted(spec);
   conformance::Kit kit(setup, spec.name, fixture, planted);
   CheckContext checks{kit, fixture, planted, spec, target};
   for (const CheckDef& def : conformance::all_checks()) {

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+#include <cctype>
 #include <fstream>
 #include <iterator>
 
@@ -16,6 +18,50 @@ namespace {
 constexpr std::int64_t kProbeSeconds = 60;   // --timeout of a run that tries the network
 
 }  // namespace
+
+namespace {
+
+// What a credential's variable is called: a provider's own, then the ones every CI
+// machine and developer's shell has. A plugin that forwards any of these by name, or by
+// a pattern such as *_TOKEN, shows it in the environment check.
+std::vector<std::string> secret_shaped_names(const std::string& provider) {
+  std::string p;
+  for (char c : provider) p += std::isalnum(static_cast<unsigned char>(c)) ? static_cast<char>(std::toupper(c)) : '_';
+  return {PlantedEnv::kSecretName, p + "_API_TOKEN", p + "_API_KEY", p + "_TOKEN", p + "_KEY", p + "_SECRET",
+          p + "_ACCESS_TOKEN", p + "_PASSWORD", "GITHUB_TOKEN", "NPM_TOKEN", "AWS_SECRET_ACCESS_KEY",
+          "OPENAI_API_KEY", "ANTHROPIC_API_KEY"};
+}
+
+}  // namespace
+
+PlantedEnv::PlantedEnv(const ProviderSpec& spec) : forwarded_("forwarded-" + random_hex(8)) {
+  ::setenv(kForwardedName, forwarded_.c_str(), 1);
+  std::vector<std::string> names = secret_shaped_names(spec.name);
+  for (const OptionSpec& option : spec.options)  // the provider's own credentials, as the user set them
+    if (option.secret) names.insert(names.end(), option.env.begin(), option.env.end());
+  for (const std::string& name : names) {
+    if (std::any_of(secrets_.begin(), secrets_.end(), [&](const Secret& s) { return s.name == name; })) continue;
+    if (std::optional<std::string> value = process_env(name)) {
+      if (value->size() >= 6) secrets_.push_back({name, *value, false});  // shorter would match by chance
+      continue;
+    }
+    secrets_.push_back({name, "kit-planted-" + random_hex(12), true});
+    ::setenv(name.c_str(), secrets_.back().value.c_str(), 1);
+  }
+  for (const Secret& s : secrets_) redactor_.add(s.value);
+}
+
+PlantedEnv::~PlantedEnv() {
+  ::unsetenv(kForwardedName);
+  for (const Secret& s : secrets_)
+    if (s.planted) ::unsetenv(s.name.c_str());
+}
+
+const PlantedEnv::Secret* PlantedEnv::found_in(std::string_view text) const {
+  for (const Secret& s : secrets_)
+    if (text.find(s.value) != std::string_view::npos) return &s;
+  return nullptr;
+}
 
 std::int64_t ms_since(Clock::time_point start) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
@@ -46,6 +92,7 @@ Observed Kit::run(const RunSpec& spec) {
   CaptureUi ui(setup_.user);
   Watched watched(*this, ui);
   if (!spec.cancel_marker.empty()) ui.cancel_when_stdout_has(spec.cancel_marker);
+  for (const std::string& marker : spec.timed_markers) ui.time_stdout_marker(marker);
   Providers providers = kit_providers();
   LeaseContext ctx{setup_.claims, providers, ui};
   RunRequest request;
@@ -84,6 +131,7 @@ Observed Kit::run(const RunSpec& spec) {
   o.out_sha = ui.stdout_stream().sha256();
   o.err_sha = ui.stderr_stream().sha256();
   o.messages = ui.messages();
+  for (const std::string& marker : spec.timed_markers) o.seen_at.push_back(ui.stdout_time_of(marker));
   if (spec.cancel_marker.size() && !ui.cancel_fired() && !setup_.user.cancelled())
     fail(fmt::format("stdout never showed {} to interrupt", literal(spec.cancel_marker)) + o.why());
   expect_no_secret(o);
@@ -91,15 +139,21 @@ Observed Kit::run(const RunSpec& spec) {
 }
 
 void Kit::expect_no_secret(const Observed& o) const {
-  const std::string& s = planted_.secret();
-  auto has = [&](std::string_view text) { return text.find(s) != std::string_view::npos; };
-  if (has(o.out) || has(o.err)) fail("the secret planted in corral's environment reached the command's output");
-  for (const std::string& m : o.messages)
-    if (has(m)) fail("the secret planted in corral's environment appeared in a message: " + printable(m));
-  if (o.result.error && (has(o.result.error->what()) || has(o.result.error->hint())))
-    fail("the secret planted in corral's environment appeared in an error");
-  if (o.result.handle && has(handle_to_json(*o.result.handle)))
-    fail("the secret planted in corral's environment appeared in the session handle");
+  auto leaked = [&](const PlantedEnv::Secret* s, std::string_view where) {
+    if (s)
+      fail(fmt::format("the value of {} ({}) {}: a plugin passes on only the variables named with --env, and never "
+                       "prints a credential",
+                       s->name, s->planted ? "planted in corral's environment by the kit" : "a credential of yours",
+                       where));
+  };
+  leaked(planted_.found_in(o.out), "reached the command's output");
+  leaked(planted_.found_in(o.err), "reached the command's error output");
+  for (const std::string& m : o.messages) leaked(planted_.found_in(m), "appeared in a message");
+  if (o.result.error) {
+    leaked(planted_.found_in(o.result.error->what()), "appeared in an error");
+    leaked(planted_.found_in(o.result.error->hint()), "appeared in an error's hint");
+  }
+  if (o.result.handle) leaked(planted_.found_in(handle_to_json(*o.result.handle)), "appeared in the session handle");
 }
 
 Forks Kit::fork(const std::string& id, int count) {
@@ -131,8 +185,9 @@ FanoutResult Kit::fanout_from(const std::string& id, int shards, const std::stri
 }
 
 std::string Kit::still_there(const std::string& sandbox_id) {
+  const bool get_tells = get_answers_unknown(sandbox_id).empty();
   return with_session([&](ProviderSession& session) -> std::string {
-    if (session.has(Feature::run_session)) {
+    if (session.has(Feature::run_session) && get_tells) {
       try {
         Sandbox s = session.get(sandbox_id);
         return fmt::format("get still finds sandbox {} (state {})", printable(sandbox_id),
@@ -148,6 +203,48 @@ std::string Kit::still_there(const std::string& sandbox_id) {
         if (s.id == sandbox_id) return fmt::format("list still shows sandbox {}", printable(sandbox_id));
     return "";
   });
+}
+
+namespace {
+
+// An id shaped like `sample`, its last alphanumerics redrawn from the same classes (a
+// digit for a digit, a hex letter for a hex letter), so a provider that checks an id's
+// form takes it for one of its own that does not exist.
+std::string never_made_id(const std::string& sample) {
+  std::string id = sample;
+  const std::string noise = random_hex(16);
+  std::size_t drawn = 0;
+  for (auto c = id.rbegin(); c != id.rend() && drawn < 8; ++c) {
+    const unsigned r = static_cast<unsigned char>(noise[drawn * 2]) * 16u + static_cast<unsigned char>(noise[drawn * 2 + 1]);
+    const auto ch = static_cast<unsigned char>(*c);
+    if (std::isdigit(ch)) *c = static_cast<char>('0' + r % 10);
+    else if (std::isxdigit(ch)) *c = static_cast<char>((std::islower(ch) ? 'a' : 'A') + r % 6);
+    else if (std::isalpha(ch)) *c = static_cast<char>((std::islower(ch) ? 'a' : 'A') + r % 26);
+    else continue;
+    ++drawn;
+  }
+  if (id == sample) id += drawn ? "0" : "-0";  // redrawn to itself, or nothing to redraw
+  return id;
+}
+
+}  // namespace
+
+std::string Kit::get_answers_unknown(const std::string& sample) {
+  if (get_answers_unknown_) return *get_answers_unknown_;
+  const std::string id = never_made_id(sample);
+  get_answers_unknown_ = with_session([&](ProviderSession& session) -> std::string {
+    if (!session.has(Feature::run_session)) return "";
+    try {
+      Sandbox s = session.get(id);
+      return fmt::format("get of sandbox {}, which never existed, answered state {} instead of not-found",
+                         printable(id), s.state.empty() ? "not given" : literal(s.state));
+    } catch (const Error& e) {
+      if (e.code() == ErrorCode::not_found) return "";
+      return fmt::format("get of sandbox {}, which never existed, failed with {} instead of not-found: {}",
+                         printable(id), to_string(e.code()), printable(e.what()));
+    }
+  });
+  return *get_answers_unknown_;
 }
 
 void Kit::expect_cleaned_up(const Observed& o) {
@@ -180,6 +277,27 @@ Reach CheckContext::reach(const NetworkPolicy& policy) {
   if (seen == Reach::no_bash) skip("the sandbox has no bash, whose /dev/tcp the kit connects with");
   return seen;
 }
+std::string CheckContext::streaming_problem() {
+  if (not_streamed) return *not_streamed;
+  constexpr int kPauseSeconds = 3;
+  Observed o = kit.run({.shell = fmt::format("echo first-line; sleep {}; echo second-line", kPauseSeconds),
+                        .timed_markers = {"first-line", "second-line"}});
+  o.expect_exit(0);
+  o.expect_out("first-line\nsecond-line\n");
+  const std::optional<Clock::time_point> first = o.seen_at.at(0), second = o.seen_at.at(1);
+  const std::int64_t gap =
+      first && second ? std::chrono::duration_cast<std::chrono::milliseconds>(*second - *first).count() : 0;
+  // Half the pause: a streaming plugin's two lines arrive about the pause apart, a
+  // buffering one's together.
+  not_streamed = gap >= kPauseSeconds * 1000 / 2
+                     ? ""
+                     : fmt::format("the command printed a line, slept {} s and printed another, but the two arrived {} "
+                                   "ms apart: the plugin hands output over when the command ends instead of as it is "
+                                   "printed (exec must pass each piece to the host as it comes)",
+                                   kPauseSeconds, gap);
+  return *not_streamed;
+}
+
 void CheckContext::expect_reachable_when_open() {
   if (!open_reaches) open_reaches = reach({}) == Reach::reached;
   if (*open_reaches) return;

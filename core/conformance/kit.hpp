@@ -23,6 +23,7 @@
 #include "conformance/reach_target.hpp"
 #include "corral/os/process.hpp"
 #include "corral/os/random.hpp"
+#include "corral/sdk/redact.hpp"
 #include "lease/fanout.hpp"
 #include "lease/fork.hpp"
 #include "lease/run.hpp"
@@ -104,29 +105,37 @@ class Fixture {
 };
 
 // Variables set in this process's environment for the kit's lifetime, then unset: one
-// the checks forward by name, and one a plugin must never pass on.
+// the checks forward by name, and secrets a plugin must never pass on, under the names
+// real credentials have (the provider's own, ACME_API_TOKEN's shape, the well-known
+// *_TOKEN and *_KEY of CI machines). A name already set is left as it is and its value
+// watched instead, so the user's real credentials are never overwritten.
 class PlantedEnv {
  public:
-  PlantedEnv()
-      : forwarded_("forwarded-" + random_hex(8)), secret_("planted-secret-" + random_hex(12)) {
-    ::setenv(kForwardedName, forwarded_.c_str(), 1);
-    ::setenv(kSecretName, secret_.c_str(), 1);
-  }
-  ~PlantedEnv() {
-    ::unsetenv(kForwardedName);
-    ::unsetenv(kSecretName);
-  }
+  // A value the command, its output and corral's messages must never show.
+  struct Secret {
+    std::string name;   // the variable that holds it
+    std::string value;
+    bool planted;       // set by the kit (false: the user's own, watched)
+  };
+
+  explicit PlantedEnv(const ProviderSpec& spec);
+  ~PlantedEnv();
   PlantedEnv(const PlantedEnv&) = delete;
   PlantedEnv& operator=(const PlantedEnv&) = delete;
 
   static constexpr const char* kForwardedName = "CORRAL_CONFORMANCE_FORWARDED";
   static constexpr const char* kSecretName = "CORRAL_CONFORMANCE_SECRET";
   const std::string& forwarded() const { return forwarded_; }
-  const std::string& secret() const { return secret_; }
+  const std::vector<Secret>& secrets() const { return secrets_; }
+  // The first secret whose value `text` contains, or nullptr.
+  const Secret* found_in(std::string_view text) const;
+  // `text` with every secret's value masked, for a message the kit prints.
+  std::string mask(std::string text) const { return redactor_.apply(std::move(text)); }
 
  private:
   std::string forwarded_;
-  std::string secret_;
+  std::vector<Secret> secrets_;
+  sdk::Redactor redactor_;
 };
 
 // What one run should do.
@@ -141,6 +150,7 @@ struct RunSpec {
   const Fixture* tree = nullptr;  // run in this fixture instead of the kit's own
   std::string subdir;         // run from this folder of the fixture instead of its root
   std::string cancel_marker;  // press Ctrl-C once stdout shows this
+  std::vector<std::string> timed_markers;  // note when stdout first shows each (Observed::seen_at)
   std::vector<std::string> downloads;  // --download patterns
   std::uint64_t max_download = 0;      // --max-download; 0 = the default
   std::optional<NetworkPolicy> network;  // --network
@@ -156,6 +166,8 @@ struct Observed {
   std::vector<std::string> messages;
   std::int64_t ms = 0;
   std::string ran;  // what ran, for messages: "sh -c 'exit 42' in the fixture's top folder"
+  // When stdout first showed each of RunSpec::timed_markers, in its order (none: never).
+  std::vector<std::optional<Clock::time_point>> seen_at;
 
   const SessionHandle& handle() const {
     if (!result.handle) fail("the run produced no session handle" + why());
@@ -249,8 +261,13 @@ class Kit {
     });
   }
 
-  // Empty when sandbox `id` is gone at the provider; else what shows it is not.
+  // Empty when sandbox `id` is gone at the provider; else what shows it is not. get is
+  // asked only when it says not-found for a sandbox that never existed (else list alone).
   std::string still_there(const std::string& sandbox_id);
+
+  // "" when get says not-found for a sandbox that never existed, one with an id shaped
+  // like `sample` (a real sandbox's); else what it answered. Asked once per kit.
+  std::string get_answers_unknown(const std::string& sample);
 
   // Fails unless the lease of `o` is forgotten and its sandbox gone.
   void expect_cleaned_up(const Observed& o);
@@ -299,6 +316,7 @@ class Kit {
   std::vector<Made> made_;
   std::optional<Clock::time_point> deadline_;
   bool ran_out_ = false;
+  std::optional<std::string> get_answers_unknown_;
 };
 
 // Fails with the run's error when the plugin went on after it was told to stop.
@@ -313,6 +331,7 @@ struct CheckContext {
   const ProviderSpec& spec;
   const ReachTarget& target;
   std::optional<bool> open_reaches;  // whether an open network reaches the target, once tried
+  std::optional<std::string> not_streamed;  // why output is not streamed ("" when it is), once tried
   std::string kept;                  // the shared kept lease; "" until a check keeps one
   std::string kept_sandbox;
 
@@ -324,6 +343,9 @@ struct CheckContext {
   // Skips the check unless an open network reaches the target: only then does a policy
   // that keeps the command from it show anything.
   void expect_reachable_when_open();
+  // "" when the command's output reaches corral as it prints it; else what showed it
+  // arrives only at the end (tried once). Ctrl-C at a point of the output needs it.
+  std::string streaming_problem();
   // Stops the sandboxes runs kept on purpose, other than the shared session lease, once
   // the check that kept them is over (it may have failed before stopping them itself).
   void stop_kept() noexcept;

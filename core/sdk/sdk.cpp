@@ -5,6 +5,7 @@
 
 #include <cxxabi.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <deque>
@@ -25,13 +26,22 @@ bool CommandDeadline::stop() {
   return timed_out_ || host_.cancelled();
 }
 
+const std::string& Options::declared(const std::string& name) const {
+  if (!declared_ || std::find(declared_->begin(), declared_->end(), name) != declared_->end()) return name;
+  std::string names;
+  for (const std::string& n : *declared_) names += (names.empty() ? "" : ", ") + n;
+  throw Error(ErrorCode::internal,
+              "the plugin read option '" + name + "', which its spec does not declare: a misspelt name in its code",
+              "a bug in the plugin: its spec declares " + (names.empty() ? std::string("no option") : names));
+}
+
 std::string Options::get(const std::string& name, const std::string& fallback) const {
-  auto it = values_.find(name);
+  auto it = values_.find(declared(name));
   return it == values_.end() ? fallback : it->second;
 }
 
 std::int64_t Options::get_int(const std::string& name, std::int64_t fallback) const {
-  auto it = values_.find(name);
+  auto it = values_.find(declared(name));
   if (it == values_.end() || it->second.empty()) return fallback;
   try {
     size_t used = 0;
@@ -44,7 +54,7 @@ std::int64_t Options::get_int(const std::string& name, std::int64_t fallback) co
 }
 
 bool Options::get_bool(const std::string& name, bool fallback) const {
-  auto it = values_.find(name);
+  auto it = values_.find(declared(name));
   if (it == values_.end() || it->second.empty()) return fallback;
   const std::string& v = it->second;
   if (v == "true" || v == "1" || v == "yes" || v == "on") return true;
@@ -53,7 +63,7 @@ bool Options::get_bool(const std::string& name, bool fallback) const {
 }
 
 std::int64_t Options::get_duration(const std::string& name, std::int64_t fallback) const {
-  auto it = values_.find(name);
+  auto it = values_.find(declared(name));
   if (it == values_.end() || it->second.empty()) return fallback;
   try {
     return parse_duration(it->second);
@@ -167,10 +177,10 @@ int invoke(void* instance, const char* request, const corral_host_v1* host, void
 }
 
 void* open(const char* config, const corral_host_v1* host, void* call, Provider* (*factory)(const Options&),
-           const char* plugin) {
+           const char* plugin, std::shared_ptr<const std::vector<std::string>> declared) {
   try {
-    std::unique_ptr<Provider> provider(
-        factory(Options(wire::read<wire::OpenRequest>(config ? config : "{}", "plugin config").options)));
+    std::unique_ptr<Provider> provider(factory(
+        Options(wire::read<wire::OpenRequest>(config ? config : "{}", "plugin config").options, std::move(declared))));
     const std::string result = wire::to_json(wire::OpenResult{provider->target()});
     host->result(call, result.data(), result.size());
     return new Instance{std::move(provider), plugin};
@@ -192,6 +202,18 @@ const char* spec_name(const char* spec_json) {
   }
   std::lock_guard lock(mutex);
   return names.emplace_back(std::move(name)).c_str();
+}
+
+std::shared_ptr<const std::vector<std::string>> spec_option_names(const char* spec_json) {
+  auto names = std::make_shared<std::vector<std::string>>();
+  try {
+    const json::Document doc = json::parse(spec_json ? spec_json : "{}", "spec");
+    if (doc.IsObject() && doc.HasMember("options") && doc["options"].IsArray())
+      for (const json::Value& option : doc["options"].GetArray())
+        if (option.IsObject()) names->push_back(json::get_string(option, "name"));
+  } catch (...) {
+  }
+  return names;
 }
 
 const char* spec_text(const ProviderSpec& spec) {

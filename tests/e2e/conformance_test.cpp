@@ -73,9 +73,9 @@ TEST_CASE("testbox passes every check; the report lists each with its outcome") 
   CHECK(r.failed.empty());
   // testbox advertises run-session, archive-sync, url-bridge, keep-alive, cleanup, run-downloads, pause-resume, fork,
   // network-policy and network-allowlist, and enforces the policies as the stand-ins do.
-  for (const char* id : {"lifecycle", "exit-codes", "argv", "output-separate", "output-binary", "output-large", "workspace",
-                         "workdir", "environment", "timeout", "interrupt", "network-none", "network-allowlist",
-                         "destroy-twice", "keep-reuse", "sync-deletions", "keep-on-failure", "downloads", "url",
+  for (const char* id : {"lifecycle", "exit-codes", "argv", "output-separate", "output-binary", "output-large",
+                         "output-streams", "workspace", "workdir", "environment", "timeout", "interrupt",
+                         "network-none", "network-allowlist", "destroy-twice", "get-not-found", "keep-reuse", "sync-deletions", "keep-on-failure", "downloads", "url",
                          "extend", "listing", "pause-resume", "fork", "shards-from", "stop", "nothing-left"})
     CHECK_MESSAGE(has(r.passed, id), id);
   CHECK(user.empty());
@@ -109,7 +109,7 @@ TEST_CASE("the human report has one line per check and a summary") {
   CHECK(r.out.find("  ok    lifecycle ") != std::string::npos);
   CHECK(r.out.find("  skip  url ") != std::string::npos);
   CHECK(r.out.find("the provider does not advertise url-bridge") != std::string::npos);
-  CHECK(r.out.find("mountbox: 18 passed, 0 failed, 8 skipped\n") != std::string::npos);
+  CHECK(r.out.find("mountbox: 20 passed, 0 failed, 8 skipped\n") != std::string::npos);
 }
 
 TEST_CASE("a plugin whose exec fails fails the checks that run commands, with its reason, and exits 1") {
@@ -152,10 +152,11 @@ TEST_CASE("a plugin that hands corral's environment to commands fails environmen
   auto r = conformance_of(user, "testbox");
   CHECK(r.cli.exit_code == 1);
   CHECK(has(r.failed, "environment"));
-  CHECK(r.failures.find("the secret planted in corral's environment reached the command's output") !=
-        std::string::npos);
-  CHECK(r.cli.out.find("planted-secret-") == std::string::npos);
-  CHECK(r.cli.err.find("planted-secret-") == std::string::npos);
+  CHECK_MESSAGE(r.failures.find("the value of CORRAL_CONFORMANCE_SECRET (planted in corral's environment by the kit) "
+                                "reached the command's output") != std::string::npos,
+                r.failures);
+  CHECK(r.cli.out.find("kit-planted-") == std::string::npos);
+  CHECK(r.cli.err.find("kit-planted-") == std::string::npos);
   CHECK(user.empty());
 }
 
@@ -275,5 +276,76 @@ TEST_CASE("a plugin that fails to destroy a sandbox already gone fails destroy-t
   auto r = flawed(user, "fail-destroy-gone", {"destroy-twice"});
   CHECK_MESSAGE(r.failures.find("destroying sandbox tb-") != std::string::npos, r.failures);
   CHECK(r.failures.find("once more failed: testbox cannot destroy") != std::string::npos);
+  CHECK(user.empty());
+}
+
+TEST_CASE("a plugin that passes on a credential by its name or its shape fails environment, naming it, its value masked") {
+  Boxes user;
+  // The user's own TESTBOX_API_TOKEN: watched where it is, never overwritten, never printed.
+  user.env["TESTBOX_API_TOKEN"] = "acme-live-token-777";
+  auto named = flawed(user, "forward-named", {"environment"});
+  CHECK_MESSAGE(named.failures.find("environment: the value of TESTBOX_API_TOKEN (a credential of yours) reached the "
+                                    "command's output") != std::string::npos,
+                named.failures);
+  CHECK(named.cli.out.find("acme-live-token-777") == std::string::npos);
+  CHECK(named.cli.err.find("acme-live-token-777") == std::string::npos);
+  // Unset, the kit plants one under that name: the provider's name, shaped like ACME_API_TOKEN.
+  user.env.erase("TESTBOX_API_TOKEN");
+  auto planted = flawed(user, "forward-named", {"environment"});
+  CHECK_MESSAGE(planted.failures.find("the value of TESTBOX_API_TOKEN (planted in corral's environment by the kit)") !=
+                    std::string::npos,
+                planted.failures);
+  CHECK(planted.cli.out.find("kit-planted-") == std::string::npos);
+  // Every *_TOKEN and *_KEY: the first the kit watches shows, and no value does.
+  auto shaped = flawed(user, "forward-shaped", {"environment"});
+  CHECK_MESSAGE(shaped.failures.find("reached the command's output") != std::string::npos, shaped.failures);
+  CHECK(shaped.cli.out.find("kit-planted-") == std::string::npos);
+  CHECK(shaped.cli.out.find("tb-secret-value-5551234") == std::string::npos);
+  CHECK(user.empty());
+}
+
+TEST_CASE("a plugin whose list leaves out paused sandboxes fails pause-resume: stop --orphans would never find them") {
+  Boxes user;
+  auto r = flawed(user, "list-skips-paused", {"pause-resume"});
+  CHECK_MESSAGE(r.failures.find("pause-resume: list left out the paused sandbox tb-") != std::string::npos, r.failures);
+  CHECK(r.failures.find("corral stop --orphans would never find it") != std::string::npos);
+  CHECK(user.empty());
+}
+
+TEST_CASE("a plugin that reads an option its spec does not declare is refused, the name and the declared ones given") {
+  Boxes user;
+  user.env["TESTBOX_FLAW"] = "misspelt-option";
+  auto r = conformance_of(user, "testbox");
+  CHECK(r.cli.exit_code == 70);
+  CHECK_MESSAGE(r.cli.out.find("the plugin read option 'dirr', which its spec does not declare: a misspelt name in "
+                               "its code") != std::string::npos,
+                r.cli.out);
+  CHECK(r.cli.out.find("its spec declares dir, fail, crash") != std::string::npos);
+  CHECK(user.empty());
+}
+
+TEST_CASE("output handed over only when the command ends fails output-streams, and interrupt says why, not 'ignored'") {
+  Boxes user;
+  auto r = flawed(user, "buffer-output", {"output-streams", "interrupt"});
+  CHECK_MESSAGE(r.failures.find("output-streams: the command printed a line, slept 3 s and printed another, but the two "
+                                "arrived ") != std::string::npos,
+                r.failures);
+  CHECK(r.failures.find("the plugin hands output over when the command ends") != std::string::npos);
+  CHECK(r.failures.find("interrupt: Ctrl-C could not be pressed while the command ran") != std::string::npos);
+  CHECK(r.failures.find("ignor") == std::string::npos);
+  CHECK(user.empty());
+}
+
+TEST_CASE("a get that never says not-found fails get-not-found alone: nothing is blamed on destroy or called left behind") {
+  Boxes user;
+  user.env["TESTBOX_FLAW"] = "get-never-not-found";
+  auto r = conformance_of(user, "testbox", {"--only", "lifecycle", "--only", "destroy-twice", "--only", "get-not-found",
+                                            "--only", "nothing-left"});
+  CHECK(r.cli.exit_code == 1);
+  CHECK(r.failed == std::vector<std::string>{"get-not-found"});
+  CHECK(r.passed == std::vector<std::string>{"lifecycle", "destroy-twice", "nothing-left"});
+  CHECK_MESSAGE(r.failures.find("get-not-found: get of sandbox tb-") != std::string::npos, r.failures);
+  CHECK(r.failures.find(", which never existed, answered state \"running\" instead of not-found") !=
+        std::string::npos);
   CHECK(user.empty());
 }

@@ -54,7 +54,7 @@ const std::string kSpec = std::string("{") + kIdentity + R"json(
     {"name": "crash", "type": "string", "env": ["TESTBOX_CRASH"],
      "help": "PRIMITIVE:HOW pairs (segv, orphan-segv, abort, throw, runtime-error, exit, hang), e.g. exec:segv; open is one too"},
     {"name": "flaw", "type": "string", "env": ["TESTBOX_FLAW"],
-     "help": "promises to break: ignore-cancel (exec), ignore-network, ignore-cwd (runs in the workspace's top), host-cwd (runs in the user's own folder), fail-destroy-gone, join-argv (the argv run as one unquoted shell string)"},
+     "help": "promises to break: ignore-cancel (exec), ignore-network, ignore-cwd (runs in the workspace's top), host-cwd (runs in the user's own folder), fail-destroy-gone, join-argv (the argv run as one unquoted shell string), forward-named (TESTBOX_API_TOKEN passed on by name), forward-shaped (every *_TOKEN and *_KEY passed on), list-skips-paused, misspelt-option (reads option 'dirr'), buffer-output (stdout handed over when the command ends), get-never-not-found (get answers for any id)"},
     {"name": "fill", "type": "string", "env": ["TESTBOX_FILL"],
      "help": "PRIMITIVE:PATH: once create, upload or exec is done, write PATH until its disk is full"},
     {"name": "pause", "type": "string", "env": ["TESTBOX_PAUSE"],
@@ -97,6 +97,7 @@ class Testbox : public corral::sdk::Provider {
         flaw_(o.get("flaw")), token_(o.get("token")),
         leak_(o.get_bool("leak", false)), quota_(o.get_int("quota", 0)) {
     maybe_fail("open");
+    if (flawed("misspelt-option")) dir_ = o.get("dirr", dir_.string());
     if (dir_.empty()) throw corral::Error(corral::ErrorCode::invalid_argument, "testbox needs TESTBOX_DIR");
     if (const std::string file = o.get("account-file"); !file.empty()) {
       std::ifstream in(file);
@@ -191,7 +192,7 @@ class Testbox : public corral::sdk::Provider {
 
   corral::Sandbox get(const std::string& id, const corral::sdk::Host&) override {
     maybe_fail("get");
-    if (!fs::exists(dir_ / id)) throw corral::Error(corral::ErrorCode::not_found, "testbox " + id + " is gone");
+    if (!fs::exists(dir_ / id) && !flawed("get-never-not-found")) throw corral::Error(corral::ErrorCode::not_found, "testbox " + id + " is gone");
     return sandbox(id);
   }
 
@@ -199,7 +200,9 @@ class Testbox : public corral::sdk::Provider {
     maybe_fail("list");
     std::vector<corral::Sandbox> out;
     std::error_code ec;
-    for (auto& e : fs::directory_iterator(dir_, ec)) out.push_back(sandbox(e.path().filename().string()));
+    for (auto& e : fs::directory_iterator(dir_, ec))
+      if (!flawed("list-skips-paused") || !fs::exists(e.path() / "paused"))
+        out.push_back(sandbox(e.path().filename().string()));
     return out;
   }
 
@@ -248,6 +251,14 @@ class Testbox : public corral::sdk::Provider {
       spec.inherit = {"*"};  // the mistake the conformance kit must catch
     } else {
       spec.env = corral::os::command_environment(c.env);
+      for (char** entry = environ; *entry; ++entry) {  // what a careless plugin passes on too
+        const std::string_view var(*entry);
+        const std::string_view name = var.substr(0, var.find('='));
+        const bool shaped = (name.size() > 6 && name.substr(name.size() - 6) == "_TOKEN") ||
+                            (name.size() > 4 && name.substr(name.size() - 4) == "_KEY");
+        if ((flawed("forward-named") && name == "TESTBOX_API_TOKEN") || (flawed("forward-shaped") && shaped))
+          spec.env->emplace_back(var);
+      }
     }
     if (!flawed("ignore-network") && !network_allowed(s.id)) {
       // A network namespace of its own, holding only a loopback that is down.
@@ -256,10 +267,16 @@ class Testbox : public corral::sdk::Provider {
       spec.argv.insert(spec.argv.begin(), cut.begin(), cut.end());
     }
     const bool deaf = flawed("ignore-cancel");
+    std::string held;  // buffer-output: stdout kept until the command ends
     auto o = corral::os::run_process(
-        spec, [&](std::string_view d) { host.emit(CORRAL_STDOUT, d); },
+        spec,
+        [&](std::string_view d) {
+          if (flawed("buffer-output")) held += d;
+          else host.emit(CORRAL_STDOUT, d);
+        },
         [&](std::string_view d) { host.emit(CORRAL_STDERR, d); }, [&] { return !deaf && host.cancelled(); },
         deaf ? 0 : c.timeout_seconds);
+    if (!held.empty()) host.emit(CORRAL_STDOUT, held);
     if (o.cancelled) throw corral::Error(corral::ErrorCode::cancelled, "stopped");
     if (o.timed_out) throw corral::Error(corral::ErrorCode::timeout, "timed out");
     maybe_fill("exec");

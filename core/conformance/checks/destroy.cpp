@@ -38,11 +38,28 @@ void destroy_twice(CheckContext& cx) {
   if (std::string left = cx.kit.still_there(sandbox.id); !left.empty()) fail(left + " after it was destroyed");
 }
 
+void get_not_found(CheckContext& cx) {
+  // A sandbox of the provider's own making, whose id's shape the kit copies.
+  std::string sample;
+  for (const Kit::Made& m : cx.kit.made())
+    if (!m.sandbox_id.empty()) sample = m.sandbox_id;
+  if (sample.empty()) {
+    Observed o = cx.kit.run({.shell = "true"});
+    o.expect_exit(0);
+    sample = o.handle().sandbox_id;
+  }
+  if (std::string why = cx.kit.get_answers_unknown(sample); !why.empty())
+    fail(why + ": corral then cannot tell a sandbox that is gone from one still there (stop, status and the "
+               "kit's own nothing-left ask get); the kit asks list instead where it can");
+}
+
 }  // namespace
 
 std::vector<CheckDef> destroy_checks() {
   return {
       {"destroy-twice", "destroying a sandbox that is already gone is harmless", {}, {}, &destroy_twice},
+      {"get-not-found", "get of a sandbox that does not exist says not-found", {Feature::run_session}, {},
+       &get_not_found},
   };
 }
 

@@ -16,6 +16,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -93,14 +94,19 @@ std::string crash_message(std::string_view plugin, std::string_view primitive, s
 std::string setting_name(std::string_view provider, std::string_view option);
 
 // The resolved values of a provider's options (strings as given; typed getters validate).
-// Threads: only read once made; safe from any thread.
+// Made by the SDK with the names the plugin's spec declares, every getter refuses a name
+// the spec does not declare (internal: a misspelt name in the plugin's code, which would
+// otherwise read as unset and ignore the user's setting). Made from values alone (a unit
+// test's), any name reads. Threads: only read once made; safe from any thread.
 class Options {
  public:
   Options() = default;
   explicit Options(StringMap values) : values_(std::move(values)) {}
+  Options(StringMap values, std::shared_ptr<const std::vector<std::string>> declared)
+      : values_(std::move(values)), declared_(std::move(declared)) {}
   // The value, or `fallback` when the option is unset.
   std::string get(const std::string& name, const std::string& fallback = {}) const;
-  bool has(const std::string& name) const { return values_.count(name) != 0; }
+  bool has(const std::string& name) const { return declared(name), values_.count(name) != 0; }
   std::int64_t get_int(const std::string& name, std::int64_t fallback) const;
   bool get_bool(const std::string& name, bool fallback) const;
   // Seconds of a duration option such as "1h".
@@ -112,7 +118,11 @@ class Options {
   const StringMap& values() const { return values_; }
 
  private:
+  // Refuses `name` unless the spec declares it (or no spec was given); returns it.
+  const std::string& declared(const std::string& name) const;
+
   StringMap values_;
+  std::shared_ptr<const std::vector<std::string>> declared_;  // null: every name reads
 };
 
 // A provider's primitives, one method per line of corral/primitives.def. create, destroy
@@ -184,10 +194,12 @@ int invoke(void* instance, const char* request, const corral_host_v1* host, void
            const char* primitive);
 // Creates an instance of plugin `plugin` with `factory` from the config JSON; never throws.
 void* open(const char* config, const corral_host_v1* host, void* call, Provider* (*factory)(const Options&),
-           const char* plugin);
+           const char* plugin, std::shared_ptr<const std::vector<std::string>> declared);
 void close(void* instance);
 // The provider name in `spec_json`, kept alive for the descriptor.
 const char* spec_name(const char* spec_json);
+// The option names `spec_json` declares; empty when it cannot be read (the loader refuses it).
+std::shared_ptr<const std::vector<std::string>> spec_option_names(const char* spec_json);
 // The JSON text of `spec`, kept alive for the descriptor. Not validated here: the loader
 // validates every spec the same way, and refuses a bad one naming the field.
 const char* spec_text(const ProviderSpec& spec);
@@ -213,6 +225,13 @@ const char*& plugin_name() {
   return name;
 }
 
+// The option names plugin class T's spec declares, for the Options open() makes.
+template <class T>
+std::shared_ptr<const std::vector<std::string>>& declared_options() {
+  static std::shared_ptr<const std::vector<std::string>> names;
+  return names;
+}
+
 // True when T declares its own override of a primitive (not inherited from Provider).
 #define CORRAL_SDK_OVERRIDES(T, fn) (!std::is_same_v<decltype(&T::fn), decltype(&Provider::fn)>)
 
@@ -225,10 +244,12 @@ corral_plugin_v1 make_descriptor(const char* version, const char* spec_json) {
   d.struct_size = sizeof(corral_plugin_v1);
   d.name = spec_name(spec_json);
   plugin_name<T>() = d.name;
+  declared_options<T>() = spec_option_names(spec_json);
   d.plugin_version = version;
   d.spec_json = spec_json;
   d.open = [](const char* config, const corral_host_v1* host, void* c) -> void* {
-    return open(config, host, c, [](const Options& o) -> Provider* { return new T(o); }, plugin_name<T>());
+    return open(config, host, c, [](const Options& o) -> Provider* { return new T(o); }, plugin_name<T>(),
+                declared_options<T>());
   };
   d.close = &close;
   // A primitive is in the descriptor when T provides it: when T (or a base between it and
