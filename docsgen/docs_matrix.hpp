@@ -4,6 +4,7 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -38,11 +39,22 @@ std::string authentication(const ProviderSpec& spec);
 // '<' outside code spans written as an entity so it cannot open an HTML tag.
 std::string cell(std::string_view text);
 
-// The Markdown table with one row per spec (in the given order) and a legend that
-// explains every kind, feature and derived column once. Ends with a newline.
-std::string matrix_markdown(const std::vector<ProviderSpec>& specs);
+// What the conformance kit showed of one provider (its verification record), for its row.
+struct RowVerification {
+  std::string kit;       // the corral version whose kit ran
+  std::string date;      // YYYY-MM-DD
+  std::string contract;  // the run contract's verdict: verified, failed, not-verified
+  std::map<std::string, std::string> features;  // feature name -> verdict word
+};
+// Provider name -> its record; a provider missing here has none.
+using Verifications = std::map<std::string, RowVerification>;
+
+// The Markdown table with one row per spec (in the given order), each feature marked
+// verified or failed from `verified`, and a legend that explains every kind, feature,
+// mark and derived column once. Ends with a newline.
+std::string matrix_markdown(const std::vector<ProviderSpec>& specs, const Verifications& verified = {});
 // The same facts as pretty-printed JSON (with every option), ending with a newline.
-std::string matrix_json(const std::vector<ProviderSpec>& specs);
+std::string matrix_json(const std::vector<ProviderSpec>& specs, const Verifications& verified = {});
 // A new matrix file: a title and an empty generated block to fill.
 std::string matrix_skeleton();
 

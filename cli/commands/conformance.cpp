@@ -5,7 +5,13 @@
 
 #include "commands/commands.hpp"
 #include "conformance/conformance.hpp"
+#include "conformance/record.hpp"
+#include "corral/os/atomic_file.hpp"
 #include "options.hpp"
+
+#ifndef CORRAL_VERSION
+#define CORRAL_VERSION "0.0.0"
+#endif
 
 namespace corral::cli {
 namespace {
@@ -16,6 +22,7 @@ struct ConformanceOptions {
   std::vector<std::string> only;  // --only CHECK (repeatable)
   std::string check_timeout;      // --check-timeout DURATION; "" = the default
   std::string network_target;     // --network-target IP:PORT
+  std::string record;             // --record FILE: what was verified, for the matrix and `corral providers`
 };
 
 // "  ok    id           title (1.2 s)" and, for a failure or a skip, the reason below it.
@@ -68,6 +75,13 @@ int conformance_command(Context& ctx, const ConformanceOptions& o) {
                            report.count(CheckResult::Outcome::passed), report.count(CheckResult::Outcome::failed),
                            report.count(CheckResult::Outcome::skipped)));
   }
+  if (!o.record.empty() && !ctx.ui.cancelled()) {
+    // Written whatever the outcome: a record of a failure says so, feature by feature.
+    const VerificationRecord record =
+        make_record(report, report.spec, report.library, report.plugin_version, CORRAL_VERSION);
+    os::write_file_atomically(o.record, record_to_json(record), 0644, "the verification record");
+    ctx.ui.note(fmt::format("verification record written to {}", o.record));
+  }
   if (ctx.ui.cancelled()) return kExitCancelled;
   return report.passed() ? 0 : 1;
 }
@@ -78,6 +92,8 @@ Runner define(CLI::App& app) {
   app.add_flag("--json", o->json, "Machine-readable report");
   app.add_option("--only", o->only, "Run only this check (repeatable)")->allow_extra_args(false);
   app.add_option("--check-timeout", o->check_timeout, "Stop a check still running after DURATION (default 10m)");
+  app.add_option("--record", o->record,
+                 "Write what was verified to FILE: the plugin's sha256, each check's result, each feature's verdict");
   app.add_option("--network-target", o->network_target,
                  "IP:PORT the network checks try to reach (default: a listener on 127.0.0.1)");
   return [o](Context& ctx) { return conformance_command(ctx, *o); };

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "commands/commands.hpp"
+#include "conformance/record.hpp"
 #include "corral/json.hpp"
 #include "options.hpp"
 #include "table.hpp"
@@ -33,6 +34,8 @@ std::string describe_json(const ProviderEntry& e) {
   doc.AddMember("abiVersion", rapidjson::Value(e.abi_version), alloc);
   doc.AddMember("library", rapidjson::Value(e.library.string().c_str(), alloc), alloc);
   doc.AddMember("registry", rapidjson::Value(e.source.file.string().c_str(), alloc), alloc);
+  json::Document verification = json::parse(verification_json(read_verification(e)), "verification");
+  doc.AddMember("verification", rapidjson::Value(verification, alloc), alloc);
   return json::dump(doc) + "\n";
 }
 
@@ -59,9 +62,20 @@ std::string describe_text(const ProviderEntry& e) {
   text += fmt::format("targets: {}\nruns: {}; GPU: {}\ncleanup: {}\nbest for: {}\ncaveat: {}\n",
                       fmt::join(s.targets, ", "), s.docs.location, s.docs.gpu, s.docs.cleanup_owner, s.docs.best_fit,
                       s.docs.caveat);
+  // Each feature as the plugin's record shows it: verified by the kit, failed, or only declared.
+  const Verification v = read_verification(e);
   text += "\nFeatures:\n";
-  for (Feature f : kAllFeatures)
-    if (s.features.has(f)) text += fmt::format("  {:<16} {}\n", to_string(f), describe(f));
+  for (Feature f : kAllFeatures) {
+    if (!s.features.has(f)) continue;
+    const std::string verdict = v.record ? std::string(to_string(v.record->verdict(to_string(f)))) : "declared";
+    text += fmt::format("  {:<26} {:<14} {}\n", to_string(f), verdict, describe(f));
+  }
+  if (v.record)
+    text += fmt::format("Verified by the conformance kit of corral {} on {}; the run contract: {}.\n",
+                        v.record->kit_version, v.record->date, to_string(v.record->contract));
+  else
+    text += fmt::format("Not verified: {}; `corral conformance --provider {} --record FILE` makes one.\n", v.why_not,
+                        s.name);
   text += "\nSettings (flag > environment > corral.yaml > user config > default):\n";
   text += settings_table(s);
   text += fmt::format("\nLoaded from {} (listed in {}), built for plugin ABI version {}\n", e.library.string(),

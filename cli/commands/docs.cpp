@@ -9,6 +9,7 @@
 
 #include "commands/commands.hpp"
 #include "commands/docs_files.hpp"
+#include "conformance/record.hpp"
 #include "corral/errors.hpp"
 #include "docs_blocks.hpp"
 #include "docs_matrix.hpp"
@@ -44,15 +45,47 @@ std::string matrix_file_text(const std::optional<std::string>& existing, const s
                              file.string());
 }
 
+// What the kit showed of each provider: its record in `records_dir` (NAME.json, kept with
+// the docs and re-shown by CI on every change) when given, else the installed plugin's
+// own record while it is for that very file. A malformed record is refused, named.
+docs::Verifications verifications_of(const Registry& registry, const std::vector<ProviderSpec>& specs,
+                                     const fs::path& records_dir) {
+  docs::Verifications out;
+  for (const ProviderSpec& s : specs) {
+    std::optional<VerificationRecord> record;
+    if (!records_dir.empty()) {
+      const fs::path file = records_dir / (s.name + ".json");
+      if (std::optional<std::string> text = read_text(file)) {
+        record = parse_record(*text, file.string());
+        if (record->provider != s.name)
+          throw ConfigError(fmt::format("verification record {} is provider '{}'s, not '{}'s", file.string(),
+                                        record->provider, s.name),
+                            "name each record after its provider");
+      }
+    } else {
+      record = read_verification(registry.entry(s.name)).record;
+    }
+    if (!record) continue;
+    docs::RowVerification& row = out[s.name];
+    row.kit = record->kit_version;
+    row.date = record->date;
+    row.contract = std::string(to_string(record->contract));
+    for (const auto& [feature, verdict] : record->features) row.features[feature] = std::string(to_string(verdict));
+  }
+  return out;
+}
+
 struct MatrixOptions {
   std::string format = "markdown";  // markdown | json
+  std::string records;              // --records DIR
   FileOptions file;
 };
 
 int matrix_command(Context& ctx, const MatrixOptions& o) {
   const std::vector<ProviderSpec> specs = docs::documented_specs(ctx.registry().entries());
+  const docs::Verifications verified = verifications_of(ctx.registry(), specs, o.records);
   const bool json = o.format == "json";
-  const std::string generated = json ? docs::matrix_json(specs) : docs::matrix_markdown(specs);
+  const std::string generated = json ? docs::matrix_json(specs, verified) : docs::matrix_markdown(specs, verified);
   const fs::path file = o.file.file();
   if (file.empty()) {
     ctx.ui.out(generated);
@@ -69,6 +102,8 @@ Runner define_matrix(CLI::App& app) {
   app.add_option("--format", o->format, "markdown or json")
       ->check(CLI::IsMember({"markdown", "json"}))
       ->capture_default_str();
+  app.add_option("--records", o->records,
+                 "Mark features from the verification records in DIR (NAME.json) instead of the installed plugins' own");
   add_file_options(app, o->file, "Rewrite the matrix block of FILE (json: all of FILE)");
   return [o](Context& ctx) { return matrix_command(ctx, *o); };
 }
@@ -120,16 +155,19 @@ std::vector<fs::path> orphan_pages(const fs::path& dir, const std::vector<Provid
   return orphans;
 }
 
-// README.md's matrix block, providers.json and one page per provider, in `dir`.
-std::vector<Output> all_outputs(const fs::path& dir, const std::vector<ProviderSpec>& specs) {
+// README.md's matrix block, providers.json and one page per provider, in `dir`, the
+// features marked from `verified`.
+std::vector<Output> all_outputs(const fs::path& dir, const std::vector<ProviderSpec>& specs,
+                                const docs::Verifications& verified) {
   // The committed docs must come from the built-in providers only: scripts/docs.sh runs
   // this hermetically, so a developer's private registries never leak into them.
   const std::string regenerate =
       fmt::format("scripts/docs.sh` (built-in providers only) or `corral docs all --dir {}", dir.string());
   std::vector<Output> outputs;
   const fs::path readme = dir / "README.md";
-  outputs.push_back({readme, matrix_file_text(read_text(readme), docs::matrix_markdown(specs), readme), regenerate});
-  outputs.push_back({dir / "providers.json", docs::matrix_json(specs), regenerate});
+  outputs.push_back(
+      {readme, matrix_file_text(read_text(readme), docs::matrix_markdown(specs, verified), readme), regenerate});
+  outputs.push_back({dir / "providers.json", docs::matrix_json(specs, verified), regenerate});
   for (const ProviderSpec& s : specs) {
     const fs::path page = dir / docs::page_file(s);
     outputs.push_back({page, docs::regenerate_page(s, read_text(page), page.string()), regenerate});
@@ -143,7 +181,8 @@ int all_command(Context& ctx, const AllOptions& o) {
   std::error_code ec;
   if (!o.check && !fs::is_directory(dir, ec) && !fs::create_directories(dir, ec))
     throw Error(ErrorCode::invalid_argument, fmt::format("cannot create {}: {}", dir.string(), ec.message()));
-  const std::vector<Output> outputs = all_outputs(dir, specs);
+  // The records kept with the docs (docs/providers/records), which CI re-shows.
+  const std::vector<Output> outputs = all_outputs(dir, specs, verifications_of(ctx.registry(), specs, dir / "records"));
   std::vector<std::string> orphans;
   for (const fs::path& p : orphan_pages(dir, specs))
     orphans.push_back(fmt::format("{} describes provider '{}', which no registry loads", p.string(), p.stem().string()));

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "commands/commands.hpp"
+#include "conformance/record.hpp"
 #include "corral/errors.hpp"
 #include "json_line.hpp"
 #include "options.hpp"
@@ -74,22 +75,29 @@ void write_entry(json::Writer& w, const ProviderEntry& e) {
   json::write_string(w, "origin", e.source.origin);
   json::write_strings(w, "overrides", e.overridden);
   json::write_string(w, "isolation", std::string(to_string(e.isolation.mode)));
+  if (e.ok()) {
+    w.Key("verification");
+    const std::string verification = verification_json(read_verification(e));
+    w.RawValue(verification.data(), verification.size(), rapidjson::kObjectType);
+  }
   w.EndObject();
 }
 
-// One table row: the provider, its kind, its features and where it was loaded from.
+// One table row: the provider, its kind, its features, what the kit verified of them (its
+// record, when it is for this very file) and where it was loaded from.
 std::vector<std::string> row_of(const ProviderEntry& e) {
   const ProviderSpec& s = *e.spec;
   std::string name = s.name + (s.aliases.empty() ? "" : fmt::format(" ({})", fmt::join(s.aliases, ", ")));
   std::string source = e.source.origin + ": " + e.source.file.string();
   if (!e.overridden.empty()) source += fmt::format(" (overrides {})", fmt::join(e.overridden, ", "));
   if (e.isolation.mode == Isolation::process) source += " [isolation: process]";
-  return {name, std::string(to_string(s.kind)), fmt::format("{}", fmt::join(s.features.names(), ", ")), source};
+  return {name, std::string(to_string(s.kind)), fmt::format("{}", fmt::join(s.features.names(), ", ")),
+          verification_summary(read_verification(e), s), source};
 }
 
 // The table of working providers, then (unless filtering) the entries that did not load.
 std::string providers_text(const Registry& registry, const Filter& filter) {
-  Table t({"PROVIDER", "KIND", "FEATURES", "SOURCE"});
+  Table t({"PROVIDER", "KIND", "FEATURES", "VERIFIED", "SOURCE"});
   std::vector<const ProviderEntry*> broken;
   for (const ProviderEntry& e : registry.entries()) {
     if (!e.ok()) broken.push_back(&e);

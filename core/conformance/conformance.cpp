@@ -27,13 +27,8 @@ int ConformanceReport::count(CheckResult::Outcome outcome) const {
   return n;
 }
 
-namespace {
+namespace conformance {
 
-using conformance::CheckContext;
-using conformance::CheckDef;
-using conformance::Clock;
-
-// Empty when `spec` has what `def` needs; else the reason to skip.
 std::string missing_features(const CheckDef& def, const ProviderSpec& spec) {
   for (Feature f : def.needs)
     if (!spec.features.has(f)) return fmt::format("the provider does not advertise {}", to_string(f));
@@ -45,6 +40,15 @@ std::string missing_features(const CheckDef& def, const ProviderSpec& spec) {
   }
   return fmt::format("the provider advertises none of {}", fmt::join(names, ", "));
 }
+
+}  // namespace conformance
+
+namespace {
+
+using conformance::CheckContext;
+using conformance::CheckDef;
+using conformance::Clock;
+using conformance::missing_features;
 
 }  // namespace
 
@@ -136,6 +140,12 @@ ConformanceReport run_conformance(const ConformanceSetup& setup,
   }
   ConformanceReport report;
   report.provider = spec.name;
+  report.spec = spec;
+  {
+    const ProviderEntry& entry = setup.registry().entry(provider);
+    report.library = entry.library;
+    report.plugin_version = entry.plugin_version;
+  }
   conformance::Fixture fixture;
   conformance::PlantedEnv planted(spec);
   conformance::Kit kit(setup, spec.name, fixture, planted);

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -31,6 +32,9 @@ std::string_view to_string(CheckResult::Outcome outcome);
 
 struct ConformanceReport {
   std::string provider;
+  ProviderSpec spec;                  // what the plugin declares
+  std::filesystem::path library;      // the plugin file the kit ran
+  std::string plugin_version;
   std::vector<CheckResult> checks;
   int count(CheckResult::Outcome outcome) const;
   bool passed() const { return count(CheckResult::Outcome::failed) == 0; }

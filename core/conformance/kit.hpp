@@ -354,11 +354,13 @@ struct CheckContext {
   void clean_up() noexcept;
 };
 
-// One check: what it proves, the features it needs, and its body.
+// One check: what it proves, the features it needs, and its body. The feature it verifies
+// (in a verification record) is one of `needs_any` when given, else the last of `needs`;
+// those before it are what it needs to run at all.
 struct CheckDef {
   const char* id;
   const char* title;
-  std::vector<Feature> needs;      // every one
+  std::vector<Feature> needs;      // every one; the verified feature last
   std::vector<Feature> needs_any;  // at least one, when not empty
   void (*body)(CheckContext&);
 };

@@ -170,6 +170,7 @@ std::vector<Listed> read_registry(const RegistrySource& source, const SpecCache&
     }
     out.push_back(list_plugin(source, item.library, item.sha256, cache, probing));
     out.back().entry.isolation = item.isolation;
+    out.back().entry.record = item.record;
   }
   return out;
 }

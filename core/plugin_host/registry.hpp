@@ -34,6 +34,7 @@ struct ProviderEntry {
   std::optional<LoadError> error;
   std::vector<std::string> overridden;  // registries whose entry of the same name this replaced
   IsolationSettings isolation;          // the entry's isolation, call-timeout and cancel-grace
+  std::filesystem::path record;         // the registry's `record:`; empty: beside the plugin
   bool ok() const { return spec != nullptr; }
 };
 

@@ -16,7 +16,8 @@ namespace fs = std::filesystem;
 namespace corral {
 namespace {
 
-constexpr std::array<std::string_view, 5> kEntryKeys = {"path", "sha256", "isolation", "call-timeout", "cancel-grace"};
+constexpr std::array<std::string_view, 6> kEntryKeys = {"path",         "sha256",       "isolation",
+                                                        "call-timeout", "cancel-grace", "record"};
 
 // A registry problem, thrown inside this file only and turned into an error string.
 struct Refusal {
@@ -105,6 +106,10 @@ RegistryItem read_item(const YAML::Node& item, const fs::path& file, size_t inde
       check_keys(item, where);
       out.sha256 = read_pin(item, where);
       out.isolation = read_isolation(item, where);
+      if (std::optional<std::string> record = scalar(item, "record", where)) {
+        out.record = *record;
+        if (out.record.is_relative()) out.record = (file.parent_path() / out.record).lexically_normal();
+      }
     }
   } catch (const Refusal& r) {
     out.error = r.message;

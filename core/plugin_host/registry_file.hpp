@@ -18,6 +18,9 @@ struct RegistryItem {
   std::filesystem::path library;  // resolved against the registry file's folder; empty when unknown
   std::string sha256;             // lower-case hex; "" when not pinned
   IsolationSettings isolation;
+  // The plugin's verification record (`corral conformance --record`), resolved like the
+  // library; empty: the default beside the plugin.
+  std::filesystem::path record;
   std::optional<std::string> error;  // why the entry is refused ("registry FILE: the entry for X: ...")
 };
 

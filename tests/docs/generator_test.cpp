@@ -49,24 +49,46 @@ TEST_CASE("specs come back sorted by name whatever the registry order") {
 TEST_CASE("each feature combination becomes the row its spec implies") {
   TempDir dir;
   const std::string md = docs::matrix_markdown(good_specs(dir));
-  CHECK(md.find("| [barebox](barebox.md) | service-control | none | none | linux | local; GPU: no | one run per "
+  CHECK(md.find("| [barebox](barebox.md) | service-control | none | no record: declared only | none | linux | local; GPU: no | one run per "
                 "sandbox; cleanup: the service | none | smoke tests | no workspace |\n") != std::string::npos);
   CHECK(md.find("| [cloudbox](cloudbox.md) (aliases: cb, cloud-box) | delegated-run | run-session, url-bridge, "
-                "archive-sync, keep-alive, cleanup, pause-resume | archive | linux, linux-arm64 | cloud; GPU: yes "
+                "archive-sync, keep-alive, cleanup, pause-resume | no record: declared only | archive | linux, linux-arm64 | cloud; GPU: yes "
                 "(A100, H100) | kept and reused on request, extendable, pausable, leftovers found by `corral stop "
                 "--orphans`; cleanup: corral; the provider deletes expired sandboxes | `CLOUDBOX_API_KEY` or "
                 "`CB_KEY`, `cloudbox.session-token` | GPU jobs | billed per second |\n") != std::string::npos);
-  CHECK(md.find("| [hybridbox](hybridbox.md) | delegated-run | run-session, archive-sync, workspace-mount | archive, "
-                "mount | linux | cloud; GPU: no | kept and reused on request; cleanup: provider TTL | "
+  CHECK(md.find("| [hybridbox](hybridbox.md) | delegated-run | run-session, archive-sync, workspace-mount | no record: "
+                "declared only | archive, mount | linux | cloud; GPU: no | kept and reused on request; cleanup: provider TTL | "
                 "`HYBRIDBOX_TOKEN` | mixed workloads | two sync paths |\n") != std::string::npos);
-  CHECK(md.find("| [mountbox](mountbox.md) | ssh-lease | workspace-mount, cleanup | mount | linux, macos | "
+  CHECK(md.find("| [mountbox](mountbox.md) | ssh-lease | workspace-mount, cleanup | no record: declared only | mount | linux, macos | "
                 "self-hosted; GPU: no | one run per sandbox, leftovers found by `corral stop --orphans`; cleanup: "
                 "corral | none | big builds on your own hardware | commands change local files |\n") !=
         std::string::npos);
   // Rows in name order, after the header.
-  CHECK(md.find("| Provider | Kind | Features | Workspace sync | Targets | Runs; GPU |") < md.find("[barebox]"));
+  CHECK(md.find("| Provider | Kind | Features | Verified | Workspace sync | Targets | Runs; GPU |") < md.find("[barebox]"));
   CHECK(md.find("[barebox]") < md.find("[cloudbox]"));
   CHECK(md.find("[hybridbox]") < md.find("[mountbox]"));
+}
+
+TEST_CASE("a record marks each feature verified or failed; the rest stay unmarked, and the row says by which kit") {
+  TempDir dir;
+  docs::Verifications verified;
+  verified["cloudbox"] = {.kit = "1.2.3", .date = "2026-12-01", .contract = "verified",
+                          .features = {{"run-session", "verified"}, {"keep-alive", "failed"},
+                                       {"cleanup", "not-verified"}, {"pause-resume", "not-checkable"}}};
+  const std::string md = docs::matrix_markdown(good_specs(dir), verified);
+  CHECK_MESSAGE(md.find("| run-session ✓, url-bridge, archive-sync, keep-alive ✗, cleanup, pause-resume | kit of corral "
+                        "1.2.3, 2026-12-01; run contract ✓ |") != std::string::npos,
+                md);
+  CHECK(md.find("| ssh-lease | workspace-mount, cleanup | no record: declared only |") != std::string::npos);
+  json::Document doc = json::parse(docs::matrix_json(good_specs(dir), verified), "matrix");
+  for (const auto& p : doc["providers"].GetArray()) {
+    if (json::get_string(p, "name") != "cloudbox") {
+      CHECK(p["verification"].IsNull());
+      continue;
+    }
+    CHECK(json::get_string(p["verification"], "kit") == "1.2.3");
+    CHECK(json::get_string(p["verification"]["features"], "keep-alive") == "failed");
+  }
 }
 
 TEST_CASE("the legend explains every kind and feature exactly once") {

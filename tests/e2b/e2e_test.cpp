@@ -845,7 +845,7 @@ TEST_CASE("E2B's concurrent-sandbox limit in the middle of a fan-out: the run fa
 
 TEST_CASE("e2b passes the conformance kit against the stand-in, no sandbox left and no secret shown") {
   E2bCli t;
-  auto r = conformance_of(t.cli, "e2b");
+  auto r = conformance_recorded(t.cli, "e2b");
   t.seen.push_back(r.cli.out);
   t.seen.push_back(r.cli.err);
   check_passed(r, {"argv", "keep-reuse", "sync-deletions", "url", "extend", "listing", "interrupt", "output-large",

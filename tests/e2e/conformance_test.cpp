@@ -11,10 +11,12 @@
 #include <algorithm>
 
 #include "cli.hpp"
+#include "base/hash.hpp"
 #include "conformance_run.hpp"
 #include "corral/json.hpp"
 
 namespace fs = std::filesystem;
+namespace json = corral::json;
 using corral::test::CliEnv;
 using corral::test::conformance_of;
 
@@ -348,4 +350,90 @@ TEST_CASE("a get that never says not-found fails get-not-found alone: nothing is
   CHECK(r.failures.find(", which never existed, answered state \"running\" instead of not-found") !=
         std::string::npos);
   CHECK(user.empty());
+}
+
+TEST_CASE("--record writes what was verified; providers and describe show it while it is for the installed file") {
+  Boxes user;
+  const fs::path record = user.root().path() / "testbox.conformance.json";
+  user.env["TESTBOX_FLAW"] = "list-skips-paused";
+  auto r = conformance_of(user, "testbox", {"--record", record.string()});
+  CHECK(r.cli.exit_code == 1);
+  CHECK(r.cli.err.find("verification record written to " + record.string()) != std::string::npos);
+  const json::Document doc = json::parse(corral::test::read_file(record), "record");
+  CHECK(json::get_int(doc, "record") == 1);
+  CHECK(json::get_string(doc, "provider") == "testbox");
+  CHECK(json::get_string(doc["plugin"], "file") == "libcorral-testbox.so");
+  CHECK(json::get_string(doc["plugin"], "sha256") == corral::sha256_file(kDir + "/libcorral-testbox.so"));
+  CHECK(json::get_string(doc["plugin"], "version") == "1.0.0");
+  CHECK(json::get_string(doc, "date").size() == 10);
+  CHECK(json::get_string(doc, "contract") == "verified");
+  CHECK(json::get_string(doc["features"], "run-session") == "verified");
+  CHECK(json::get_string(doc["features"], "fork") == "verified");
+  CHECK(json::get_string(doc["features"], "pause-resume") == "failed");  // the planted bug
+  CHECK(json::get_string(doc["features"], "network-allowlist-domains") == "not-checkable");
+  CHECK(!doc["features"].HasMember("workspace-mount"));  // not declared: not in the record
+
+  // Named by the registry entry, the record shows in `corral providers` and `describe`.
+  user.env.erase("TESTBOX_FLAW");
+  user.add_registry("boxes", {kDir + "/libcorral-testbox.so", kDir + "/libcorral-mountbox.so"},
+                    {{"record", record.string()}});
+  auto table = user.run({"providers"});
+  REQUIRE(table.exit_code == 0);
+  CHECK(table.out.find("VERIFIED") != std::string::npos);
+  CHECK_MESSAGE(table.out.find("9 of 10 checkable features, failed: pause-resume (corral ") != std::string::npos,
+                table.out);
+  auto described = user.run({"providers", "describe", "testbox"});
+  CHECK(described.out.find("  pause-resume               failed ") != std::string::npos);
+  CHECK(described.out.find("  fork                       verified ") != std::string::npos);
+  CHECK(described.out.find("Verified by the conformance kit of corral ") != std::string::npos);
+  auto as_json = user.run({"providers", "describe", "testbox", "--json"});
+  const json::Document described_json = json::parse(as_json.out, "describe");
+  CHECK(described_json["verification"]["counts"].GetBool());
+  CHECK(json::get_string(described_json["verification"]["features"], "pause-resume") == "failed");
+  // mountbox's entry names the same record, which is testbox's file's: it does not count.
+  auto mountbox = user.run({"providers", "describe", "mountbox"});
+  CHECK_MESSAGE(mountbox.out.find("Not verified: verification record " + record.string() +
+                                  " is for another build of the plugin (its sha256 differs)") != std::string::npos,
+                mountbox.out);
+  CHECK(mountbox.out.find("  run-session                declared ") != std::string::npos);
+
+  // A record that is not one is named, and the plugin still loads and runs.
+  user.root().write("testbox.conformance.json", "{\"record\": 1, \"provider\": 7}");
+  auto broken = user.run({"providers", "describe", "testbox"});
+  CHECK(broken.exit_code == 0);
+  CHECK_MESSAGE(broken.out.find("Not verified: verification record " + record.string() + ": ") != std::string::npos,
+                broken.out);
+  CHECK(user.run({"providers"}).out.find("unreadable record") != std::string::npos);
+}
+
+TEST_CASE("the docs matrix marks each feature from the records: verified, failed or declared only") {
+  Boxes user;
+  const fs::path records = user.root().path() / "records";
+  fs::create_directories(records);
+  user.env["TESTBOX_FLAW"] = "list-skips-paused";
+  conformance_of(user, "testbox", {"--record", (records / "testbox.json").string(), "--only", "lifecycle", "--only",
+                                   "pause-resume", "--only", "listing"});
+  user.env.erase("TESTBOX_FLAW");
+  auto md = user.run({"docs", "matrix", "--records", records.string()});
+  REQUIRE_MESSAGE(md.exit_code == 0, md.err);
+  // Verified where every check of it passed; failed where one failed; unmarked where a
+  // check of it did not run (--only) or none covers it; mountbox has no record.
+  CHECK_MESSAGE(md.out.find("keep-alive, cleanup ✓, pause-resume ✗, run-downloads, network-policy,") != std::string::npos,
+                md.out);
+  CHECK(md.out.find("run contract not verified |") != std::string::npos);
+  CHECK(md.out.find("| no record: declared only |") != std::string::npos);
+  CHECK(md.out.find("- ✓ **verified**: `corral conformance` ran every check of the feature") != std::string::npos);
+  auto js = user.run({"docs", "matrix", "--format", "json", "--records", records.string()});
+  const json::Document doc = json::parse(js.out, "matrix");
+  for (const auto& p : doc["providers"].GetArray()) {
+    if (json::get_string(p, "name") == "testbox")
+      CHECK(json::get_string(p["verification"]["features"], "pause-resume") == "failed");
+    else
+      CHECK(p["verification"].IsNull());
+  }
+  // A record under another provider's name is refused, naming the file.
+  fs::copy_file(records / "testbox.json", records / "mountbox.json");
+  auto wrong = user.run({"docs", "matrix", "--records", records.string()});
+  CHECK(wrong.exit_code == 78);
+  CHECK(wrong.err.find("is provider 'testbox's, not 'mountbox's") != std::string::npos);
 }

@@ -601,7 +601,7 @@ TEST_CASE("--kubernetes-warm-pool claims a ready Pod of an agent-sandbox pool; s
 
 TEST_CASE("kubernetes passes the conformance kit against the stand-in, no Pod left and no token shown") {
   KubeCli t;
-  auto r = conformance_of(t.cli, "kubernetes");
+  auto r = conformance_recorded(t.cli, "kubernetes");
   t.seen.push_back(r.cli.out);
   t.seen.push_back(r.cli.err);
   check_passed(r, {"argv", "keep-reuse", "sync-deletions", "extend", "listing", "interrupt", "output-large", "workdir",

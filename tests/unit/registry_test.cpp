@@ -46,6 +46,10 @@ TEST_CASE("relative plugin paths resolve against the registry's folder") {
   REQUIRE(r.find("testbox"));
   CHECK(r.find("tb") == r.find("testbox"));  // by alias
   CHECK(r.find("testbox")->library == t.path() / "libcorral-testbox.so");
+  CHECK(r.find("testbox")->record.empty());  // the default: beside the plugin
+  // A verification record named by the entry resolves the same way.
+  reg = t.write("providers.yaml", "plugins:\n  - {path: libcorral-testbox.so, record: records/tb.json}\n");
+  CHECK(Registry::load({{reg, "test"}}).find("testbox")->record == t.path() / "records" / "tb.json");
 }
 
 TEST_CASE("a later registry overrides an earlier one by provider name") {
@@ -250,7 +254,8 @@ TEST_CASE("registry entries are strict: an unknown key, a bad pin or a limit wit
                         Case{"{path: " + lib + ", isolaton: process}", "unknown key 'isolaton' (did you mean 'isolation'?)"},
                         Case{"{path: " + lib + ", call-timeout: 5m}", "call-timeout applies only to a plugin run with"},
                         Case{"{path: " + lib + ", sha256: abc}", "sha256 must be 64 hexadecimal digits"},
-                        Case{"{path: " + lib + ", isolation: [process]}", "'isolation' must be a single value"}}) {
+                        Case{"{path: " + lib + ", isolation: [process]}", "'isolation' must be a single value"},
+                        Case{"{path: " + lib + ", recrod: r.json}", "unknown key 'recrod' (did you mean 'record'?)"}}) {
     CAPTURE(c.entry);
     fs::path reg = t.write("r.yaml", "plugins:\n  - " + c.entry + "\n");
     Registry r = Registry::load({{reg, "test"}});
@@ -258,7 +263,7 @@ TEST_CASE("registry entries are strict: an unknown key, a bad pin or a limit wit
     REQUIRE(r.entries().size() == 1);
     CHECK(r.entries()[0].error->cause == LoadFailure::bad_registry);
     CHECK_MESSAGE(contains(r.entries()[0].error->message, c.says), r.entries()[0].error->message);
-    CHECK(contains(r.entries()[0].error->message, "path, sha256, isolation, call-timeout, cancel-grace") ==
+    CHECK(contains(r.entries()[0].error->message, "path, sha256, isolation, call-timeout, cancel-grace, record") ==
           (c.says.find("unknown key") != std::string::npos));
   }
   fs::path extra = t.write("x.yaml", "plugins: []\nplugin: [" + lib + "]\n");
