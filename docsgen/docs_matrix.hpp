@@ -31,6 +31,10 @@ std::vector<ProviderSpec> documented_specs(const std::vector<ProviderEntry>& ent
 std::string workspace_sync(const FeatureSet& features);
 // What happens to a sandbox over time, from the features ("kept and reused, extendable").
 std::string lifecycle(const ProviderSpec& spec);
+// What the features mean with this provider, from its spec's docs: "isolation: ...;
+// pause: ...; fork: ...; network: ...", each of the last three only with its feature,
+// "not stated" where the spec says nothing.
+std::string meanings(const ProviderSpec& spec);
 // How a secret option is supplied: its env vars, or its flag when it has none.
 std::vector<std::string> secret_sources(const OptionSpec& option, const ProviderSpec& spec);
 // The authentication cell: each secret option's sources, or "none".

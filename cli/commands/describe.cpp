@@ -7,6 +7,7 @@
 #include "commands/commands.hpp"
 #include "conformance/record.hpp"
 #include "corral/json.hpp"
+#include "docs_matrix.hpp"
 #include "options.hpp"
 #include "table.hpp"
 
@@ -62,6 +63,7 @@ std::string describe_text(const ProviderEntry& e) {
   text += fmt::format("targets: {}\nruns: {}; GPU: {}\ncleanup: {}\nbest for: {}\ncaveat: {}\n",
                       fmt::join(s.targets, ", "), s.docs.location, s.docs.gpu, s.docs.cleanup_owner, s.docs.best_fit,
                       s.docs.caveat);
+  text += fmt::format("means here: {}\n", docs::meanings(s));
   // Each feature as the plugin's record shows it: verified by the kit, failed, or only declared.
   const Verification v = read_verification(e);
   text += "\nFeatures:\n";

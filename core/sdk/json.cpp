@@ -267,6 +267,9 @@ std::string to_json(const ProviderSpec& spec) {
   write_string(w, "bestFit", spec.docs.best_fit);
   write_string(w, "caveat", spec.docs.caveat);
   if (!spec.docs.authentication.empty()) write_string(w, "authentication", spec.docs.authentication);
+  for (const auto& [key, value] : {std::pair{"isolation", &spec.docs.isolation}, std::pair{"pause", &spec.docs.pause},
+                                   std::pair{"fork", &spec.docs.fork}, std::pair{"network", &spec.docs.network}})
+    if (!value->empty()) write_string(w, key, *value);
   w.EndObject();
   w.EndObject();
   return {buffer.GetString(), buffer.GetSize()};
@@ -353,7 +356,9 @@ ProviderSpec spec_from_json(std::string_view text) {
   }
   if (auto it = doc.FindMember("docs"); it != doc.MemberEnd() && it->value.IsObject()) {
     const Value& d = it->value;
-    check_keys(d, {"category", "location", "gpu", "cleanupOwner", "bestFit", "caveat", "authentication"},
+    check_keys(d,
+               {"category", "location", "gpu", "cleanupOwner", "bestFit", "caveat", "authentication", "isolation",
+                "pause", "fork", "network"},
                "field 'docs'");
     spec.docs.category = get_string(d, "category");
     spec.docs.location = get_string(d, "location");
@@ -362,6 +367,10 @@ ProviderSpec spec_from_json(std::string_view text) {
     spec.docs.best_fit = get_string(d, "bestFit");
     spec.docs.caveat = get_string(d, "caveat");
     spec.docs.authentication = get_string(d, "authentication");
+    spec.docs.isolation = get_string(d, "isolation");
+    spec.docs.pause = get_string(d, "pause");
+    spec.docs.fork = get_string(d, "fork");
+    spec.docs.network = get_string(d, "network");
   }
   return spec;
 }

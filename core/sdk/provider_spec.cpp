@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <tuple>
 
 namespace corral {
 
@@ -54,6 +55,13 @@ std::vector<std::string> spec_problems(const ProviderSpec& spec) {
   if (!blank(spec.docs.location) &&
       std::find(std::begin(kLocations), std::end(kLocations), spec.docs.location) == std::end(kLocations))
     problems.push_back("docs.location is '" + spec.docs.location + "', not one of local, cloud, self-hosted");
+  // A meaning of a feature the provider does not advertise would describe nothing.
+  for (const auto& [field, value, feature] :
+       {std::tuple{"docs.pause", &spec.docs.pause, Feature::pause_resume},
+        std::tuple{"docs.fork", &spec.docs.fork, Feature::fork},
+        std::tuple{"docs.network", &spec.docs.network, Feature::network_policy}})
+    if (!value->empty() && !spec.features.has(feature))
+      problems.push_back(std::string(field) + " is given but features lack " + std::string(to_string(feature)));
   if (spec.targets.empty()) problems.push_back("targets is missing");
   for (const OptionSpec& o : spec.options)
     if (blank(o.help)) problems.push_back("options '" + o.name + "': help is missing");

@@ -36,7 +36,8 @@ const char* const kSpecJson = R"json({
     "cleanupOwner": "corral (corral stop removes the lease folder on the host)",
     "bestFit": "running on a build box or GPU machine your team already owns and reaches with ssh",
     "caveat": "no isolation beyond a folder per lease: commands run as the SSH account, with its rights, next to other leases",
-    "authentication": "your SSH key (identity-file or ~/.ssh/config), optionally through ssh-agent; the host key must already be in the known-hosts file"
+    "authentication": "your SSH key (identity-file or ~/.ssh/config), optionally through ssh-agent; the host key must already be in the known-hosts file",
+    "isolation": "none beyond a folder per lease: commands run as the SSH account on your host"
   }
 })json";
 

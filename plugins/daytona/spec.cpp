@@ -55,7 +55,11 @@ const char* const kSpecJson = R"json({
     "gpu": "no",
     "cleanupOwner": "corral; Daytona stops idle sandboxes after the auto-stop interval",
     "bestFit": "cloud sandboxes from Daytona snapshots or images, output streamed live, kept and reused across runs",
-    "caveat": "output passes Daytona's line-based log base64-encoded, so the sandbox needs sh, dd and base64 (or od); an idle kept sandbox is stopped (corral starts it again on reuse)"
+    "caveat": "output passes Daytona's line-based log base64-encoded, so the sandbox needs sh, dd and base64 (or od); an idle kept sandbox is stopped (corral starts it again on reuse)",
+    "isolation": "a Daytona sandbox in Daytona's cloud",
+    "pause": "files kept, processes end (Daytona pauses or stops it, and may archive it at rest); it lasts until stopped or its Daytona lifetime ends",
+    "fork": "one at a time: one Daytona fork per new sandbox",
+    "network": "none, addresses (networkAllowList) and domains (domainAllowList), enforced by Daytona"
   }
 })json";
 

@@ -30,7 +30,9 @@ const char* const kSpecJson = R"JSON({
     "cleanupOwner": "corral (sbx rm)",
     "bestFit": "running agent-written or untrusted commands on a workstation that has Docker Sandboxes, against the live working tree",
     "authentication": "a Docker sign-in held by sbx (`sbx login`)",
-    "caveat": "needs the sbx CLI, a Docker sign-in and hardware virtualization; the working tree is mounted read-write, so commands change local files; pausing ends running processes; no fork"
+    "caveat": "needs the sbx CLI, a Docker sign-in and hardware virtualization; the working tree is mounted read-write, so commands change local files; pausing ends running processes; no fork",
+    "isolation": "a microVM on this machine (Docker Sandboxes)",
+    "pause": "files only: `sbx stop` ends running processes; a stopped sandbox lasts until it is removed"
   }
 })JSON";
 

@@ -47,7 +47,11 @@ const char* const kSpecJson = R"json({
     "gpu": "no",
     "cleanupOwner": "corral; E2B deletes a sandbox when its lifetime ends",
     "bestFit": "isolated Linux runs in seconds-fast Firecracker microVMs, kept and reused across runs",
-    "caveat": "the sandbox lifetime is capped by the E2B plan; a kept sandbox past it is gone unless it is paused (or kept with --idle pause)"
+    "caveat": "the sandbox lifetime is capped by the E2B plan; a kept sandbox past it is gone unless it is paused (or kept with --idle pause)",
+    "isolation": "Firecracker microVM in E2B's cloud",
+    "pause": "memory and processes kept (--e2b-pause-memory, the default) or files only; a paused sandbox is not ended by its lifetime",
+    "fork": "one to many in one call (E2B's fork of a sandbox, memory included)",
+    "network": "none, addresses and domains, enforced by E2B outside the sandbox"
   }
 })json";
 

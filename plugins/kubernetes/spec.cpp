@@ -54,7 +54,9 @@ const char* const kSpecJson = R"json({
     "cleanupOwner": "corral; a Pod ends by itself when its lifetime passes, and at its activeDeadlineSeconds (max-lifetime) at the latest",
     "bestFit": "teams with their own cluster: each sandbox a Pod, shards spread over the nodes, CI runners in Pods need no setup",
     "caveat": "network policies need a policy-enforcing network plugin (Calico, Cilium, ...); domains cannot be allowed",
-    "authentication": "the kubeconfig's credentials, as kubectl uses them (token, client certificate, exec plugin), or the in-cluster service account"
+    "authentication": "the kubeconfig's credentials, as kubectl uses them (token, client certificate, exec plugin), or the in-cluster service account",
+    "isolation": "a Pod (its containers) on one of your cluster's nodes",
+    "network": "none or addresses (CIDRs), by a NetworkPolicy that the cluster's network plugin enforces; no domains"
   }
 })json";
 

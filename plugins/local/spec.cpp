@@ -27,7 +27,11 @@ const char* const kSpecJson = R"json({
     "gpu": "no",
     "cleanupOwner": "corral: a sandbox is a folder, removed at the end of the run or by `corral stop`",
     "bestFit": "fast, free test runs on a Linux machine or CI runner; the default",
-    "caveat": "shares the host kernel and, unless --network none, its network; cannot limit it to listed hosts (no --network allow:); Linux with user namespaces only"
+    "caveat": "shares the host kernel and, unless --network none, its network; cannot limit it to listed hosts (no --network allow:); Linux with user namespaces only",
+    "isolation": "Linux namespaces (bubblewrap) on this machine's kernel, as a user of the jail's own",
+    "pause": "files only: no process outlives a run; a paused sandbox lasts until it is stopped",
+    "fork": "one to many in one call: each fork a copy of the sandbox's folder",
+    "network": "none (a network namespace of its own) or shared with this machine; no allow-list"
   }
 })json";
 

@@ -24,7 +24,7 @@ static const char kSpec[] =
     "{\"name\":\"session-token\",\"secret\":true,\"help\":\"a second credential, flag only\"}],"
     "\"docs\":{\"category\":\"cloud microVM\",\"location\":\"cloud\",\"gpu\":\"yes (A100, H100)\","
     "\"cleanupOwner\":\"corral; the provider deletes expired sandboxes\",\"bestFit\":\"GPU jobs\","
-    "\"caveat\":\"billed per second\"}}";
+    "\"caveat\":\"billed per second\",\"isolation\":\"microVM\",\"pause\":\"memory kept, for 7 days\"}}";
 #elif defined(DOCS_VARIANT_MOUNTBOX)
 /* An ssh-lease provider that mounts the working tree; no credentials, no options. */
 #define NAME "mountbox"

@@ -49,22 +49,24 @@ TEST_CASE("specs come back sorted by name whatever the registry order") {
 TEST_CASE("each feature combination becomes the row its spec implies") {
   TempDir dir;
   const std::string md = docs::matrix_markdown(good_specs(dir));
-  CHECK(md.find("| [barebox](barebox.md) | service-control | none | no record: declared only | none | linux | local; GPU: no | one run per "
+  CHECK(md.find("| [barebox](barebox.md) | service-control | none | no record: declared only | isolation: not stated | none | linux | local; GPU: no | one run per "
                 "sandbox; cleanup: the service | none | smoke tests | no workspace |\n") != std::string::npos);
   CHECK(md.find("| [cloudbox](cloudbox.md) (aliases: cb, cloud-box) | delegated-run | run-session, url-bridge, "
-                "archive-sync, keep-alive, cleanup, pause-resume | no record: declared only | archive | linux, linux-arm64 | cloud; GPU: yes "
+                "archive-sync, keep-alive, cleanup, pause-resume | no record: declared only | isolation: microVM; pause: "
+                "memory kept, for 7 days | archive | linux, linux-arm64 | cloud; GPU: yes "
                 "(A100, H100) | kept and reused on request, extendable, pausable, leftovers found by `corral stop "
                 "--orphans`; cleanup: corral; the provider deletes expired sandboxes | `CLOUDBOX_API_KEY` or "
                 "`CB_KEY`, `cloudbox.session-token` | GPU jobs | billed per second |\n") != std::string::npos);
   CHECK(md.find("| [hybridbox](hybridbox.md) | delegated-run | run-session, archive-sync, workspace-mount | no record: "
-                "declared only | archive, mount | linux | cloud; GPU: no | kept and reused on request; cleanup: provider TTL | "
+                "declared only | isolation: not stated | archive, mount | linux | cloud; GPU: no | kept and reused on request; cleanup: provider TTL | "
                 "`HYBRIDBOX_TOKEN` | mixed workloads | two sync paths |\n") != std::string::npos);
-  CHECK(md.find("| [mountbox](mountbox.md) | ssh-lease | workspace-mount, cleanup | no record: declared only | mount | linux, macos | "
+  CHECK(md.find("| [mountbox](mountbox.md) | ssh-lease | workspace-mount, cleanup | no record: declared only | isolation: not stated | mount | "
+                "linux, macos | "
                 "self-hosted; GPU: no | one run per sandbox, leftovers found by `corral stop --orphans`; cleanup: "
                 "corral | none | big builds on your own hardware | commands change local files |\n") !=
         std::string::npos);
   // Rows in name order, after the header.
-  CHECK(md.find("| Provider | Kind | Features | Verified | Workspace sync | Targets | Runs; GPU |") < md.find("[barebox]"));
+  CHECK(md.find("| Provider | Kind | Features | Verified | What they mean here | Workspace sync |") < md.find("[barebox]"));
   CHECK(md.find("[barebox]") < md.find("[cloudbox]"));
   CHECK(md.find("[hybridbox]") < md.find("[mountbox]"));
 }
@@ -169,6 +171,23 @@ TEST_CASE("spec problems: tree-sync without archive-sync, which says how that up
   CHECK(corral::spec_problems(spec) == std::vector<std::string>{"features list tree-sync but not archive-sync"});
   spec.features.insert(corral::Feature::archive_sync);
   CHECK(corral::spec_problems(spec).empty());
+}
+
+TEST_CASE("spec problems: what pause, fork or network mean, given for a feature the provider lacks") {
+  ProviderSpec spec;
+  spec.name = "x";
+  spec.docs = {"cat", "local", "no", "corral", "fit", "caveat"};
+  spec.targets = {"linux"};
+  spec.docs.isolation = "a jail";  // always welcome
+  spec.docs.fork = "one at a time";
+  spec.docs.network = "none";
+  CHECK(corral::spec_problems(spec) == std::vector<std::string>{"docs.fork is given but features lack fork",
+                                                                "docs.network is given but features lack network-policy"});
+  spec.features = {corral::Feature::run_session, corral::Feature::fork, corral::Feature::network_policy};
+  CHECK(corral::spec_problems(spec).empty());
+  CHECK(docs::meanings(spec) == "isolation: a jail; fork: one at a time; network: none");
+  spec.features.insert(corral::Feature::pause_resume);  // declared, its meaning not given
+  CHECK(docs::meanings(spec) == "isolation: a jail; pause: not stated; fork: one at a time; network: none");
 }
 
 TEST_CASE("every broken provider is reported at once") {

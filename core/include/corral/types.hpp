@@ -65,6 +65,12 @@ struct DocsMeta {
   std::string best_fit{};
   std::string caveat{};
   std::string authentication{}; // optional: credentials the provider holds outside corral
+  // Optional: what a feature means with this provider, where a yes/no hides what users
+  // weigh. Each of pause, fork and network only with its feature.
+  std::string isolation{};  // what keeps a command in: "Firecracker microVM", "Linux namespaces (bubblewrap)"
+  std::string pause{};      // what a pause keeps: "memory and processes", "files only: processes end"
+  std::string fork{};       // "one to many in one call", "one at a time"
+  std::string network{};    // which policies, enforced where: "none, addresses and domains, by E2B"
 };
 
 struct ProviderSpec {
