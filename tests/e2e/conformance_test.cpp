@@ -317,12 +317,17 @@ TEST_CASE("a plugin whose list leaves out paused sandboxes fails pause-resume: s
 TEST_CASE("a plugin that reads an option its spec does not declare is refused, the name and the declared ones given") {
   Boxes user;
   user.env["TESTBOX_FLAW"] = "misspelt-option";
-  auto r = conformance_of(user, "testbox");
-  CHECK(r.cli.exit_code == 70);
-  CHECK_MESSAGE(r.cli.out.find("the plugin read option 'dirr', which its spec does not declare: a misspelt name in "
-                               "its code") != std::string::npos,
-                r.cli.out);
-  CHECK(r.cli.out.find("its spec declares dir, fail, crash") != std::string::npos);
+  // No check runs: --json gives the error object instead of a report.
+  auto r = user.run({"conformance", "--provider", "testbox", "--json"});
+  CHECK(r.exit_code == 70);
+  const json::Document doc = json::parse(r.out, "the conformance error");
+  REQUIRE(doc.HasMember("error"));
+  CHECK_MESSAGE(json::get_string(doc["error"], "message")
+                        .find("the plugin read option 'dirr', which its spec does not declare: a misspelt name in its "
+                              "code") != std::string::npos,
+                r.out);
+  CHECK(json::get_string(doc["error"], "hint").find("its spec declares dir, fail, crash") != std::string::npos);
+  CHECK(r.err.find("the plugin read option 'dirr'") != std::string::npos);  // and the terminal says it too
   CHECK(user.empty());
 }
 

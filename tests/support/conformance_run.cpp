@@ -19,6 +19,7 @@ ConformanceRun conformance_of(const CliEnv& env, const std::string& provider, co
   REQUIRE_MESSAGE(!r.cli.out.empty(), "conformance printed no report");
   json::Document doc = json::parse(r.cli.out, "the conformance report");
   CHECK(json::get_string(doc, "provider") == provider);
+  REQUIRE_MESSAGE(doc.HasMember("checks"), "no check ran: " << r.cli.out);
   for (const auto& c : doc["checks"].GetArray()) {
     const std::string id = json::get_string(c, "id");
     const std::string outcome = json::get_string(c, "outcome");
