@@ -55,8 +55,7 @@ docs::Verifications verifications_of(const Registry& registry, const std::vector
     std::optional<VerificationRecord> record;
     if (!records_dir.empty()) {
       const fs::path file = records_dir / (s.name + ".json");
-      if (std::optional<std::string> text = read_text(file)) {
-        record = parse_record(*text, file.string());
+      if ((record = read_record_file(file))) {
         if (record->provider != s.name)
           throw ConfigError(fmt::format("verification record {} is provider '{}'s, not '{}'s", file.string(),
                                         record->provider, s.name),

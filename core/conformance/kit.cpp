@@ -17,10 +17,6 @@ namespace {
 
 constexpr std::int64_t kProbeSeconds = 60;   // --timeout of a run that tries the network
 
-}  // namespace
-
-namespace {
-
 // What a credential's variable is called: a provider's own, then the ones every CI
 // machine and developer's shell has. A plugin that forwards any of these by name, or by
 // a pattern such as *_TOKEN, shows it in the environment check.
@@ -212,10 +208,10 @@ namespace {
 // form takes it for one of its own that does not exist.
 std::string never_made_id(const std::string& sample) {
   std::string id = sample;
-  const std::string noise = random_hex(16);
+  const std::string noise = random_hex(16);  // a byte per character redrawn
   std::size_t drawn = 0;
   for (auto c = id.rbegin(); c != id.rend() && drawn < 8; ++c) {
-    const unsigned r = static_cast<unsigned char>(noise[drawn * 2]) * 16u + static_cast<unsigned char>(noise[drawn * 2 + 1]);
+    const auto r = static_cast<unsigned>(std::stoul(noise.substr(drawn * 2, 2), nullptr, 16));
     const auto ch = static_cast<unsigned char>(*c);
     if (std::isdigit(ch)) *c = static_cast<char>('0' + r % 10);
     else if (std::isxdigit(ch)) *c = static_cast<char>((std::islower(ch) ? 'a' : 'A') + r % 6);

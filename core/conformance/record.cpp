@@ -6,14 +6,13 @@
 
 #include <algorithm>
 #include <ctime>
-#include <fstream>
-#include <iterator>
 
 #include "base/hash.hpp"
 #include "base/printable.hpp"
 #include "conformance/checks/checks.hpp"
 #include "corral/errors.hpp"
 #include "corral/json.hpp"
+#include "corral/os/read_file.hpp"
 
 namespace corral {
 
@@ -210,36 +209,42 @@ std::filesystem::path default_record_path(const std::filesystem::path& library) 
   return library.parent_path() / (library.stem().string() + ".conformance.json");
 }
 
-Verification read_verification(const std::filesystem::path& record_file, const std::filesystem::path& library) {
-  Verification v;
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(record_file, ec)) {
-    v.why_not = "no verification record";
-    return v;
-  }
-  constexpr std::uintmax_t kMaxRecord = 1 << 20;  // a record of every check is a few kilobytes
-  if (std::filesystem::file_size(record_file, ec) > kMaxRecord) {
-    v.why_not = fmt::format("verification record {} is larger than 1 MiB", record_file.string());
-    return v;
-  }
+std::optional<VerificationRecord> read_record_file(const std::filesystem::path& file) {
+  constexpr std::uint64_t kMaxRecord = 1 << 20;  // a record of every check is a few kilobytes
+  std::optional<std::string> text;
   try {
-    std::ifstream in(record_file, std::ios::binary);
-    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    VerificationRecord record = parse_record(text, record_file.string());
-    if (record.plugin_sha256 != sha256_file(library)) {
+    text = os::read_regular_file(file, kMaxRecord, "verification record");
+  } catch (const Error& e) {
+    throw ConfigError(e.what(), "make it again with `corral conformance --provider NAME --record FILE`");
+  }
+  if (!text) return std::nullopt;
+  return parse_record(*text, file.string());
+}
+
+Verification read_verification(const std::filesystem::path& record_file, const std::string& plugin_sha256) {
+  using Standing = Verification::Standing;
+  Verification v;
+  try {
+    std::optional<VerificationRecord> record = read_record_file(record_file);
+    if (!record) {
+      v.why_not = "no verification record";
+    } else if (record->plugin_sha256 != plugin_sha256) {
+      v.standing = Standing::other_build;
       v.why_not = fmt::format("verification record {} is for another build of the plugin (its sha256 differs)",
                               record_file.string());
-      return v;
+    } else {
+      v.standing = Standing::counts;
+      v.record = std::move(record);
     }
-    v.record = std::move(record);
-  } catch (const std::exception& e) {
+  } catch (const Error& e) {
+    v.standing = Standing::unreadable;
     v.why_not = printable(e.what());
   }
   return v;
 }
 
 Verification read_verification(const ProviderEntry& entry) {
-  return read_verification(entry.record.empty() ? default_record_path(entry.library) : entry.record, entry.library);
+  return read_verification(entry.record.empty() ? default_record_path(entry.library) : entry.record, entry.sha256);
 }
 
 std::string verification_json(const Verification& v) {
@@ -263,10 +268,11 @@ std::string verification_json(const Verification& v) {
 }
 
 std::string verification_summary(const Verification& v, const ProviderSpec& spec) {
-  if (!v.record) {
-    if (v.why_not == "no verification record") return "no record";
-    if (v.why_not.find("another build") != std::string::npos) return "record of another build";
-    return "unreadable record";
+  switch (v.standing) {
+    case Verification::Standing::missing: return "no record";
+    case Verification::Standing::other_build: return "record of another build";
+    case Verification::Standing::unreadable: return "unreadable record";
+    case Verification::Standing::counts: break;
   }
   int checkable = 0, verified = 0;
   std::vector<std::string> failed;

@@ -65,13 +65,20 @@ VerificationRecord parse_record(std::string_view text, const std::string& what);
 // plugin, "libcorral-acme.so" -> "libcorral-acme.conformance.json".
 std::filesystem::path default_record_path(const std::filesystem::path& library);
 
+// The record in `file`; nullopt when there is none. Reads at most 1 MiB of a regular file
+// (a FIFO or device is refused, never waited on); throws ConfigError naming the file when
+// it cannot be read or is no record.
+std::optional<VerificationRecord> read_record_file(const std::filesystem::path& file);
+
 // An installed plugin's record, when there is one and it counts; else why not.
 struct Verification {
-  std::optional<VerificationRecord> record;  // set only when it is for this very file
-  std::string why_not;  // "no record", "... is for another build of the plugin", "... cannot be read: ..."
+  enum class Standing { counts, missing, other_build, unreadable };
+  Standing standing = Standing::missing;
+  std::optional<VerificationRecord> record;  // set only when it counts: it is for this very file
+  std::string why_not;  // "no verification record", "... is for another build of the plugin", the read error
 };
-// Reads `record_file` and holds it against the plugin file `library`. Never throws.
-Verification read_verification(const std::filesystem::path& record_file, const std::filesystem::path& library);
+// Reads `record_file` and holds it against `plugin_sha256`, the installed file's. Never throws.
+Verification read_verification(const std::filesystem::path& record_file, const std::string& plugin_sha256);
 // The same for an installed plugin: its registry's `record:`, else the default path.
 Verification read_verification(const ProviderEntry& entry);
 

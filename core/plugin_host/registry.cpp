@@ -67,8 +67,9 @@ ProbeResult failed(LoadFailure cause, std::string message) {
 
 // What the plugin at `library` is, as its probe found it: from the cache when the file
 // is the one probed before, else from a fresh probe. Never runs the plugin's code here.
+// Sets `*sha256`, when given, to the file's sha256 once it is known.
 ProbeResult inspect(const fs::path& library, const std::string& pin, const SpecCache& cache,
-                    Probing probing = Probing::when_needed) {
+                    Probing probing = Probing::when_needed, std::string* sha256 = nullptr) {
   const std::string file = library.string();
   std::error_code ec;
   if (!fs::is_regular_file(library, ec)) return failed(LoadFailure::missing_file, fmt::format("plugin {}: no such file", file));
@@ -90,6 +91,7 @@ ProbeResult inspect(const fs::path& library, const std::string& pin, const SpecC
   } catch (const std::exception& e) {
     return failed(LoadFailure::missing_file, fmt::format("plugin {}: {}", file, e.what()));
   }
+  if (sha256) *sha256 = sha;
   if (!pin.empty() && pin != sha)
     return failed(LoadFailure::checksum_mismatch,
                   fmt::format("plugin {}: sha256 mismatch: the registry pins {}, the file has {}", file, pin, sha));
@@ -115,7 +117,8 @@ struct Listed {
 // The entry of the plugin at `library`, working or with its load error.
 Listed list_plugin(const RegistrySource& source, const fs::path& library, const std::string& pin,
                    const SpecCache& cache, Probing probing) {
-  ProbeResult probed = inspect(library, pin, cache, probing);
+  std::string sha256;
+  ProbeResult probed = inspect(library, pin, cache, probing, &sha256);
   if (probed.error) return {broken(source, library, probed.error->cause, probed.error->message), pin};
   ProviderSpec spec;
   try {
@@ -138,6 +141,7 @@ Listed list_plugin(const RegistrySource& source, const fs::path& library, const 
   e.spec = std::make_shared<const ProviderSpec>(std::move(spec));
   e.plugin_version = probed.plugin_version;
   e.abi_version = probed.abi_version;
+  e.sha256 = std::move(sha256);
   return {std::move(e), pin};
 }
 

@@ -30,6 +30,7 @@ struct ProviderEntry {
   RegistrySource source;          // the registry that listed it
   std::shared_ptr<const ProviderSpec> spec;  // set when ok(): what the plugin's probe reported
   std::string plugin_version;
+  std::string sha256;  // the plugin file's, as listed (set when ok()): what a verification record must name
   std::uint32_t abi_version = 0;
   std::optional<LoadError> error;
   std::vector<std::string> overridden;  // registries whose entry of the same name this replaced

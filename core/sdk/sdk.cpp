@@ -207,10 +207,8 @@ const char* spec_name(const char* spec_json) {
 std::shared_ptr<const std::vector<std::string>> spec_option_names(const char* spec_json) {
   auto names = std::make_shared<std::vector<std::string>>();
   try {
-    const json::Document doc = json::parse(spec_json ? spec_json : "{}", "spec");
-    if (doc.IsObject() && doc.HasMember("options") && doc["options"].IsArray())
-      for (const json::Value& option : doc["options"].GetArray())
-        if (option.IsObject()) names->push_back(json::get_string(option, "name"));
+    for (const OptionSpec& option : json::spec_from_json(spec_json ? spec_json : "{}").options)
+      names->push_back(option.name);
   } catch (...) {
   }
   return names;

@@ -6,6 +6,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -409,6 +410,13 @@ TEST_CASE("--record writes what was verified; providers and describe show it whi
   CHECK_MESSAGE(broken.out.find("Not verified: verification record " + record.string() + ": ") != std::string::npos,
                 broken.out);
   CHECK(user.run({"providers"}).out.find("unreadable record") != std::string::npos);
+  // A FIFO in its place is refused, never waited on.
+  fs::remove(record);
+  REQUIRE(::mkfifo(record.c_str(), 0600) == 0);
+  auto fifo = user.run({"providers", "describe", "testbox"});
+  CHECK(fifo.exit_code == 0);
+  CHECK_MESSAGE(fifo.out.find("Not verified: verification record ") != std::string::npos, fifo.out);
+  CHECK(fifo.out.find("  run-session                declared ") != std::string::npos);
 }
 
 TEST_CASE("the docs matrix marks each feature from the records: verified, failed or declared only") {

@@ -106,7 +106,7 @@ class Options {
       : values_(std::move(values)), declared_(std::move(declared)) {}
   // The value, or `fallback` when the option is unset.
   std::string get(const std::string& name, const std::string& fallback = {}) const;
-  bool has(const std::string& name) const { return declared(name), values_.count(name) != 0; }
+  bool has(const std::string& name) const { return values_.count(declared(name)) != 0; }
   std::int64_t get_int(const std::string& name, std::int64_t fallback) const;
   bool get_bool(const std::string& name, bool fallback) const;
   // Seconds of a duration option such as "1h".
