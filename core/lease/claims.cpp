@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cstring>
 #include <mutex>
 #include <set>
@@ -17,6 +18,7 @@
 #include "corral/os/fd_write.hpp"
 #include "corral/os/file_lock.hpp"
 #include "corral/os/read_file.hpp"
+#include "corral/shape.hpp"
 #include "base/hash.hpp"
 #include "base/paths.hpp"
 #include "base/printable.hpp"
@@ -76,83 +78,79 @@ SlugHold::~SlugHold() {
   if (auto it = held_->slugs.find(slug_); it != held_->slugs.end()) held_->slugs.erase(it);  // this hold only
 }
 
-void write_claim_fields(json::Writer& w, const Claim& c) {
-  json::write_string(w, "leaseId", c.lease_id);
-  json::write_string(w, "slug", c.slug);
-  json::write_string(w, "provider", c.provider);
-  json::write_string(w, "sandboxId", c.sandbox_id);
-  json::write_map(w, "details", c.details);
-  json::write_string(w, "workspace", c.workspace);
-  json::write_string(w, "fingerprint", c.fingerprint);
-  json::write_string(w, "createdAt", c.created_at);
-  w.Key("kept");
-  w.Bool(c.kept);
-  if (c.paused) {
-    w.Key("paused");
-    w.Bool(true);
+}  // namespace corral
+
+namespace corral::shape {
+
+// A count such as a pool's size: a number outside int's range reads as -1, which no
+// count allows, so the check below names it rather than a type.
+struct Count {
+  static bool empty(int v) { return v == 0; }
+  static void write(json::Writer& w, int v) { w.Int(v); }
+  static int read(const json::Value& v, const char* key) {
+    const std::int64_t n = Codec<std::int64_t>::read(v, key);
+    return n < INT_MIN || n > INT_MAX ? -1 : static_cast<int>(n);
   }
-  // Absent for open, so claims of sandboxes made before policies read the same.
-  if (c.network.mode != NetworkPolicy::Mode::open) json::write_string(w, "network", to_string(c.network));
-  if (!c.target.empty()) json::write_string(w, "target", c.target);
-  if (c.pool) {
-    w.Key("pool");
-    w.StartObject();
-    json::write_string(w, "key", c.pool->key);
-    w.Key("size");
-    w.Int(c.pool->size);
-    w.Key("filledAt");
-    w.Int64(c.pool->filled_at);
-    w.Key("expiresAt");
-    w.Int64(c.pool->expires_at);
-    w.EndObject();
+};
+
+template <>
+struct Shape<PoolTag> {
+  static constexpr auto fields =
+      std::tuple{field("key", &PoolTag::key), field_as<Count>("size", &PoolTag::size),
+                 field("filledAt", &PoolTag::filled_at), field("expiresAt", &PoolTag::expires_at)};
+};
+
+template <>
+struct Shape<Claim> {
+  static constexpr auto fields = std::tuple{
+      field("leaseId", &Claim::lease_id),
+      field("slug", &Claim::slug),
+      field("provider", &Claim::provider),
+      field("sandboxId", &Claim::sandbox_id),
+      field("details", &Claim::details),
+      field("workspace", &Claim::workspace),
+      field("fingerprint", &Claim::fingerprint),
+      field("createdAt", &Claim::created_at),
+      field("kept", &Claim::kept),
+      field("paused", &Claim::paused, omitted),
+      // Absent for open, so claims of sandboxes made before policies read the same.
+      field("network", &Claim::network, omitted),
+      field("target", &Claim::target, omitted),
+      field("pool", &Claim::pool, omitted),
+  };
+  static void check(const Claim& c, std::string_view what) {
+    // What a fill writes, or damage: never numbers for the pool's arithmetic to overflow.
+    constexpr std::int64_t kMaxTagSize = 1000, kLatest = std::int64_t{1} << 40;  // seconds: ~34,000 years
+    if (const std::optional<PoolTag>& tag = c.pool;
+        tag && (tag->size < 1 || tag->size > kMaxTagSize || tag->filled_at < 0 || tag->expires_at < tag->filled_at ||
+                tag->expires_at > kLatest))
+      throw Error(ErrorCode::invalid_argument, std::string(what) + " has a pool tag out of range");
+    if (c.lease_id.empty() || c.provider.empty() || c.sandbox_id.empty())
+      throw Error(ErrorCode::invalid_argument, std::string(what) + " lacks leaseId, provider or sandboxId");
   }
-}
+};
+
+}  // namespace corral::shape
+
+namespace corral {
+
+void write_claim_fields(json::Writer& w, const Claim& c) { shape::write_fields(w, c); }
 
 std::string claim_to_json(const Claim& c) {
-  rapidjson::StringBuffer buffer;
-  json::Writer w(buffer);
-  w.StartObject();
-  w.Key("version");
-  w.Int(1);
-  write_claim_fields(w, c);
-  w.EndObject();
-  return std::string(buffer.GetString()) + "\n";
+  return json::text_of([&](json::Writer& w) {
+    w.StartObject();
+    w.Key("version");
+    w.Int(1);
+    write_claim_fields(w, c);
+    w.EndObject();
+  }) + "\n";
 }
 
 Claim claim_from_json(std::string_view text, const std::string& what) {
   json::Document doc = json::parse(text, what);
   // Anything may be left in the state folder; only an object has fields to read.
   if (!doc.IsObject()) throw Error(ErrorCode::invalid_argument, what + " is not a JSON object");
-  Claim c;
-  c.lease_id = json::get_string(doc, "leaseId");
-  c.slug = json::get_string(doc, "slug");
-  c.provider = json::get_string(doc, "provider");
-  c.sandbox_id = json::get_string(doc, "sandboxId");
-  c.details = json::get_map(doc, "details");
-  c.workspace = json::get_string(doc, "workspace");
-  c.fingerprint = json::get_string(doc, "fingerprint");
-  c.created_at = json::get_string(doc, "createdAt");
-  c.kept = json::get_bool(doc, "kept");
-  c.paused = json::get_bool(doc, "paused");
-  if (doc.HasMember("network")) c.network = parse_network_policy(json::get_string(doc, "network"));
-  c.target = json::get_string(doc, "target");
-  if (const json::Value* pool = json::find(doc, "pool"); pool && pool->IsObject()) {
-    PoolTag tag;
-    tag.key = json::get_string(*pool, "key");
-    const std::int64_t size = json::get_int(*pool, "size");
-    tag.filled_at = json::get_int(*pool, "filledAt");
-    tag.expires_at = json::get_int(*pool, "expiresAt");
-    // What a fill writes, or damage: never numbers for the pool's arithmetic to overflow.
-    constexpr std::int64_t kMaxTagSize = 1000, kLatest = std::int64_t{1} << 40;  // seconds: ~34,000 years
-    if (size < 1 || size > kMaxTagSize || tag.filled_at < 0 || tag.expires_at < tag.filled_at ||
-        tag.expires_at > kLatest)
-      throw Error(ErrorCode::invalid_argument, what + " has a pool tag out of range");
-    tag.size = static_cast<int>(size);
-    c.pool = std::move(tag);
-  }
-  if (c.lease_id.empty() || c.provider.empty() || c.sandbox_id.empty())
-    throw Error(ErrorCode::invalid_argument, what + " lacks leaseId, provider or sandboxId");
-  return c;
+  return shape::read_object<Claim>(doc, what);
 }
 
 ClaimStore ClaimStore::standard() { return ClaimStore(paths::state_dir() / "leases"); }

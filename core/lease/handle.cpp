@@ -5,6 +5,7 @@
 #include "lease/claims.hpp"
 #include "lease/cleanup_command.hpp"
 #include "corral/json.hpp"
+#include "corral/shape.hpp"
 
 namespace corral {
 
@@ -20,66 +21,55 @@ SessionHandle handle_for(const Claim& claim) {
   return h;
 }
 
-namespace {
+}  // namespace corral
 
-void write_error(json::Writer& w, const char* key, const Error& e) {
-  w.Key(key);
-  w.StartObject();
-  json::write_string(w, "code", to_string(e.code()));
-  json::write_string(w, "message", e.what());
-  if (!e.hint().empty()) json::write_string(w, "hint", e.hint());
-  w.EndObject();
-}
+namespace corral::shape {
 
-void write_downloads(json::Writer& w, const DownloadSummary& d) {
-  w.Key("downloads");
-  w.StartObject();
-  json::write_string(w, "dir", d.dir);
-  json::write_strings(w, "files", d.files);
-  w.Key("bytes");
-  w.Uint64(d.bytes);
-  if (!d.missing.empty()) json::write_strings(w, "missing", d.missing);
-  if (!d.refused.empty()) json::write_strings(w, "refused", d.refused);
-  if (d.error) write_error(w, "error", *d.error);
-  w.EndObject();
-}
+template <>
+struct Shape<DownloadSummary> {
+  static constexpr auto fields =
+      std::tuple{field("dir", &DownloadSummary::dir), field("files", &DownloadSummary::files),
+                 field("bytes", &DownloadSummary::bytes), field("missing", &DownloadSummary::missing, omitted),
+                 field("refused", &DownloadSummary::refused, omitted), field("error", &DownloadSummary::error, omitted)};
+};
 
-}  // namespace
-
-std::string handle_to_json(const SessionHandle& h) {
-  rapidjson::StringBuffer buffer;
-  json::Writer w(buffer);
-  w.StartObject();
-  json::write_string(w, "provider", h.provider);
-  json::write_string(w, "leaseId", h.lease_id);
-  json::write_string(w, "slug", h.slug);
-  json::write_string(w, "sandboxId", h.sandbox_id);
-  w.Key("reused");
-  w.Bool(h.reused);
-  if (h.pooled) {
-    w.Key("pooled");
-    w.Bool(true);
+// {"phase": milliseconds, ...} in the order the phases ran.
+struct Timings {
+  static bool empty(const std::vector<PhaseTiming>& v) { return v.empty(); }
+  static void write(json::Writer& w, const std::vector<PhaseTiming>& timings) {
+    w.StartObject();
+    for (const PhaseTiming& t : timings) {
+      json::write_key(w, t.phase);
+      w.Int64(t.ms);
+    }
+    w.EndObject();
   }
-  w.Key("kept");
-  w.Bool(h.kept);
-  json::write_string(w, "cleanupCommand", h.cleanup_command);
-  if (h.network.mode != NetworkPolicy::Mode::open) json::write_string(w, "network", to_string(h.network));
-  if (h.exit_code) {
-    w.Key("exitCode");
-    w.Int(*h.exit_code);
-  }
-  if (h.error) write_error(w, "error", *h.error);
-  if (h.downloads) write_downloads(w, *h.downloads);
-  w.Key("timingsMs");
-  w.StartObject();
-  for (const PhaseTiming& t : h.timings) {
-    w.Key(t.phase.c_str());
-    w.Int64(t.ms);
-  }
-  w.EndObject();
-  w.EndObject();
-  return std::string(buffer.GetString()) + "\n";
-}
+};
+
+template <>
+struct Shape<SessionHandle> {
+  static constexpr auto fields = std::tuple{
+      field("provider", &SessionHandle::provider),
+      field("leaseId", &SessionHandle::lease_id),
+      field("slug", &SessionHandle::slug),
+      field("sandboxId", &SessionHandle::sandbox_id),
+      field("reused", &SessionHandle::reused),
+      field("pooled", &SessionHandle::pooled, omitted),
+      field("kept", &SessionHandle::kept),
+      field("cleanupCommand", &SessionHandle::cleanup_command),
+      field("network", &SessionHandle::network, omitted),
+      field("exitCode", &SessionHandle::exit_code, omitted),
+      field("error", &SessionHandle::error, omitted),
+      field("downloads", &SessionHandle::downloads, omitted),
+      field_as<Timings>("timingsMs", &SessionHandle::timings),
+  };
+};
+
+}  // namespace corral::shape
+
+namespace corral {
+
+std::string handle_to_json(const SessionHandle& h) { return shape::to_json(h) + "\n"; }
 
 namespace {
 // {"KEY":[handle or null,...]}

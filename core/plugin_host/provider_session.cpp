@@ -188,20 +188,20 @@ std::string ProviderSession::lease_of(const Sandbox& sandbox) const {
   return sandbox.id == created_.first ? created_.second : "";
 }
 
-template <class Result>
-Result ProviderSession::answer(const std::string& text, Primitive primitive) {
+template <Primitive P>
+ProviderSession::Result<P> ProviderSession::answer(const std::string& text) {
   try {
-    const std::string what = fmt::format("the answer of provider '{}' to '{}'", spec().name, primitive_name(primitive));
-    return wire::read<Result>(text, what);
+    const std::string what = fmt::format("the answer of provider '{}' to '{}'", spec().name, primitive_name(P));
+    return wire::read<Result<P>>(text, what);
   } catch (const Error& e) {
     throw Error(ErrorCode::internal, redactor_.apply(e.what()),
                 "this is a bug in the provider plugin; report it to its authors");
   }
 }
 
-template <class Result>
-Result ProviderSession::ask(Primitive p, const std::string& lease, const std::string& request) {
-  return answer<Result>(call(p, lease, request), p);
+template <Primitive P>
+ProviderSession::Result<P> ProviderSession::ask(const std::string& lease, const Request<P>& request) {
+  return answer<P>(call(P, lease, wire::to_json(request)));
 }
 
 Sandbox ProviderSession::remember(Sandbox sandbox) {
@@ -210,7 +210,7 @@ Sandbox ProviderSession::remember(Sandbox sandbox) {
 }
 
 std::vector<DoctorCheck> ProviderSession::doctor() {
-  auto result = ask<wire::DoctorResult>(Primitive::doctor, {}, "{}");
+  auto result = ask<Primitive::doctor>({}, {});
   for (DoctorCheck& c : result.checks) {
     c.detail = redactor_.apply(c.detail);
     c.hint = redactor_.apply(c.hint);
@@ -219,7 +219,7 @@ std::vector<DoctorCheck> ProviderSession::doctor() {
 }
 
 Sandbox ProviderSession::create(const CreateRequest& request) {
-  Sandbox sandbox = remember(ask<Sandbox>(Primitive::create, {}, wire::to_json(request)));
+  Sandbox sandbox = remember(ask<Primitive::create>({}, request));
   if (sandbox.id.empty())
     throw Error(ErrorCode::internal, fmt::format("provider '{}' created a sandbox without an id", spec().name),
                 "this is a bug in the provider plugin; report it to its authors");
@@ -228,16 +228,16 @@ Sandbox ProviderSession::create(const CreateRequest& request) {
 }
 
 Sandbox ProviderSession::get(const std::string& id, const std::string& lease) {
-  return remember(ask<Sandbox>(Primitive::get, lease, wire::to_json(wire::GetRequest{id})));
+  return remember(ask<Primitive::get>(lease, {id}));
 }
 
 std::vector<Sandbox> ProviderSession::list(const StringMap& labels) {
-  return ask<wire::ListResult>(Primitive::list, {}, wire::to_json(wire::ListRequest{labels})).sandboxes;
+  return ask<Primitive::list>({}, {labels}).sandboxes;
 }
 
 void ProviderSession::destroy(const Sandbox& sandbox) {
   // Destroying is cleanup: it runs after the Ctrl-C that asked for it and is never cut short by it.
-  call(Primitive::destroy, lease_of(sandbox), wire::to_json(wire::SandboxRequest{sandbox}), /*stop=*/nullptr);
+  call(Primitive::destroy, lease_of(sandbox), wire::to_json(Request<Primitive::destroy>{sandbox}), /*stop=*/nullptr);
 }
 
 int ProviderSession::exec(const Sandbox& sandbox, const Command& command) {
@@ -245,9 +245,8 @@ int ProviderSession::exec(const Sandbox& sandbox, const Command& command) {
   CallStop stop(hooks_, command.timeout_seconds);
   int code = 0;
   try {
-    const std::string request = wire::to_json(wire::ExecRequest{sandbox, command});
-    code = answer<ExecResult>(call(Primitive::exec, lease_of(sandbox), request, &stop, command.timeout_seconds),
-                              Primitive::exec)
+    const std::string request = wire::to_json(Request<Primitive::exec>{sandbox, command});
+    code = answer<Primitive::exec>(call(Primitive::exec, lease_of(sandbox), request, &stop, command.timeout_seconds))
                .exit_code;
   } catch (const Error& e) {
     const StopReason why = stop.reason();
@@ -261,35 +260,35 @@ int ProviderSession::exec(const Sandbox& sandbox, const Command& command) {
 
 void ProviderSession::upload(const Sandbox& sandbox, const UploadRequest& request, const TransferFn& on_bytes) {
   TransferScope scope(transfer_, on_bytes);
-  call(Primitive::upload, lease_of(sandbox), wire::to_json(wire::UploadCall{sandbox, request}));
+  // Nothing to read: a plugin's answer to upload says nothing.
+  call(Primitive::upload, lease_of(sandbox), wire::to_json(Request<Primitive::upload>{sandbox, request}));
 }
 
 Sandbox ProviderSession::extend(const Sandbox& sandbox, std::int64_t seconds) {
   return remember(
-      ask<Sandbox>(Primitive::extend, lease_of(sandbox), wire::to_json(wire::ExtendRequest{sandbox, seconds})));
+      ask<Primitive::extend>(lease_of(sandbox), {sandbox, seconds}));
 }
 
 std::string ProviderSession::url(const Sandbox& sandbox, int port) {
-  return ask<wire::UrlResult>(Primitive::url, lease_of(sandbox), wire::to_json(wire::UrlRequest{sandbox, port})).url;
+  return ask<Primitive::url>(lease_of(sandbox), {sandbox, port}).url;
 }
 
 DownloadResult ProviderSession::download(const Sandbox& sandbox, const DownloadRequest& request,
                                          const TransferFn& on_bytes) {
   TransferScope scope(transfer_, on_bytes);
-  return ask<DownloadResult>(Primitive::download, lease_of(sandbox),
-                             wire::to_json(wire::DownloadCall{sandbox, request}));
+  return ask<Primitive::download>(lease_of(sandbox), {sandbox, request});
 }
 
 Sandbox ProviderSession::pause(const Sandbox& sandbox) {
-  return remember(ask<Sandbox>(Primitive::pause, lease_of(sandbox), wire::to_json(wire::SandboxRequest{sandbox})));
+  return remember(ask<Primitive::pause>(lease_of(sandbox), {sandbox}));
 }
 
 Sandbox ProviderSession::resume(const Sandbox& sandbox) {
-  return remember(ask<Sandbox>(Primitive::resume, lease_of(sandbox), wire::to_json(wire::SandboxRequest{sandbox})));
+  return remember(ask<Primitive::resume>(lease_of(sandbox), {sandbox}));
 }
 
 std::vector<ForkOutcome> ProviderSession::fork(const Sandbox& source, const std::vector<ForkTarget>& targets) {
-  auto result = ask<wire::ForkResult>(Primitive::fork, lease_of(source), wire::to_json(wire::ForkRequest{source, targets}));
+  auto result = ask<Primitive::fork>(lease_of(source), {source, targets});
   for (ForkOutcome& f : result.forks) {
     if (f.sandbox) remember(*f.sandbox);
     if (f.error) f.error = Error(f.error->code(), redactor_.apply(f.error->what()), redactor_.apply(f.error->hint()));

@@ -12,6 +12,7 @@
 
 #include "corral/sdk/redact.hpp"
 #include "corral/types.hpp"
+#include "corral/wire.hpp"
 #include "plugin_host/loader.hpp"
 #include "plugin_host/plugin_instance.hpp"
 
@@ -77,12 +78,17 @@ class ProviderSession {
                    std::int64_t command_timeout = 0);
   // The same, told to stop by the user's Ctrl-C.
   std::string call(Primitive p, const std::string& lease, const std::string& request);
-  // Reads a primitive's answer; a malformed one is the plugin's bug (internal).
-  template <class Result>
-  Result answer(const std::string& text, Primitive primitive);
-  // Calls primitive `p`, told to stop by the user's Ctrl-C, and reads its answer.
-  template <class Result>
-  Result ask(Primitive p, const std::string& lease, const std::string& request);
+  // Primitive P's request and result, of the types primitives.def names for it.
+  template <Primitive P>
+  using Request = typename wire::Messages<P>::Request;
+  template <Primitive P>
+  using Result = typename wire::Messages<P>::Result;
+  // Reads P's answer; a malformed one is the plugin's bug (internal).
+  template <Primitive P>
+  Result<P> answer(const std::string& text);
+  // Calls P, told to stop by the user's Ctrl-C, and reads its answer.
+  template <Primitive P>
+  Result<P> ask(const std::string& lease, const Request<P>& request);
   Sandbox remember(Sandbox sandbox);
   // The lease `sandbox` works for, for crash reports: its corral-lease label, or the lease
   // this session created it for (not every provider reports labels); "" when unknown.

@@ -1,6 +1,7 @@
 #include "corral/json.hpp"
 
 #include "corral/option_default.hpp"
+#include "model_shapes.hpp"
 
 #include <rapidjson/error/en.h>
 
@@ -8,11 +9,6 @@
 
 namespace corral::json {
 namespace {
-
-Error wrong_type(const char* key, const char* expected) {
-  return Error(ErrorCode::invalid_argument,
-               std::string("field '") + key + "' must be " + expected);
-}
 
 // The length of the valid UTF-8 sequence at text[i], or 0 when the byte there does not
 // start one (overlong forms, surrogates and code points past U+10FFFF are invalid too).
@@ -138,50 +134,27 @@ std::string dump(const Value& value) {
 
 std::string get_string(const Value& object, const char* key, std::string fallback) {
   const Value* v = find(object, key);
-  if (!v) return fallback;
-  if (!v->IsString()) throw wrong_type(key, "a string");
-  return {v->GetString(), v->GetStringLength()};
+  return v ? shape::Codec<std::string>::read(*v, key) : fallback;
 }
 
 std::int64_t get_int(const Value& object, const char* key, std::int64_t fallback) {
   const Value* v = find(object, key);
-  if (!v) return fallback;
-  if (v->IsInt64()) return v->GetInt64();
-  if (v->IsUint64()) return static_cast<std::int64_t>(v->GetUint64());
-  if (v->IsDouble()) return static_cast<std::int64_t>(v->GetDouble());
-  throw wrong_type(key, "a number");
+  return v ? shape::Codec<std::int64_t>::read(*v, key) : fallback;
 }
 
 bool get_bool(const Value& object, const char* key, bool fallback) {
   const Value* v = find(object, key);
-  if (!v) return fallback;
-  if (!v->IsBool()) throw wrong_type(key, "true or false");
-  return v->GetBool();
+  return v ? shape::Codec<bool>::read(*v, key) : fallback;
 }
 
 std::vector<std::string> get_strings(const Value& object, const char* key) {
-  std::vector<std::string> out;
   const Value* v = find(object, key);
-  if (!v) return out;
-  if (!v->IsArray()) throw wrong_type(key, "a list of strings");
-  for (const Value& item : v->GetArray()) {
-    if (!item.IsString()) throw wrong_type(key, "a list of strings");
-    out.emplace_back(item.GetString(), item.GetStringLength());
-  }
-  return out;
+  return v ? shape::Codec<std::vector<std::string>>::read(*v, key) : std::vector<std::string>{};
 }
 
 StringMap get_map(const Value& object, const char* key) {
-  StringMap out;
   const Value* v = find(object, key);
-  if (!v) return out;
-  if (!v->IsObject()) throw wrong_type(key, "an object of strings");
-  for (auto& m : v->GetObject()) {
-    if (!m.value.IsString()) throw wrong_type(key, "an object of strings");
-    out.emplace(std::string(m.name.GetString(), m.name.GetStringLength()),
-                std::string(m.value.GetString(), m.value.GetStringLength()));
-  }
-  return out;
+  return v ? shape::Codec<StringMap>::read(*v, key) : StringMap{};
 }
 
 void write_string(Writer& w, const char* key, std::string_view value) {
@@ -209,19 +182,12 @@ void write_key(Writer& w, std::string_view key) {
 
 void write_strings(Writer& w, const char* key, const std::vector<std::string>& values) {
   w.Key(key);
-  w.StartArray();
-  for (const auto& s : values) write_text(w, s);
-  w.EndArray();
+  shape::Codec<std::vector<std::string>>::write(w, values);
 }
 
 void write_map(Writer& w, const char* key, const StringMap& values) {
   w.Key(key);
-  w.StartObject();
-  for (const auto& [k, v] : values) {
-    write_key(w, k);
-    write_text(w, v);
-  }
-  w.EndObject();
+  shape::Codec<StringMap>::write(w, values);
 }
 
 std::string to_json(const ProviderSpec& spec) {
@@ -376,41 +342,19 @@ ProviderSpec spec_from_json(std::string_view text) {
 }
 
 void write_sandbox(Writer& w, const Sandbox& sandbox, bool include_secrets) {
-  w.StartObject();
-  write_string(w, "id", sandbox.id);
-  write_string(w, "state", sandbox.state);
-  write_map(w, "details", sandbox.details);
-  write_map(w, "labels", sandbox.labels);
-  if (include_secrets && !sandbox.secrets.empty()) write_map(w, "secrets", sandbox.secrets);
-  w.EndObject();
+  if (include_secrets) shape::write_object(w, sandbox);
+  else shape::PublicSandbox::write(w, sandbox);
 }
 
 std::string to_json(const Sandbox& sandbox, bool include_secrets) {
-  rapidjson::StringBuffer buffer;
-  Writer w(buffer);
-  write_sandbox(w, sandbox, include_secrets);
-  return {buffer.GetString(), buffer.GetSize()};
+  return text_of([&](Writer& w) { write_sandbox(w, sandbox, include_secrets); });
 }
 
 Sandbox sandbox_from(const Value& value) {
   if (!value.IsObject()) throw Error(ErrorCode::internal, "sandbox must be a JSON object");
-  Sandbox s;
-  s.id = get_string(value, "id");
-  s.state = get_string(value, "state");
-  s.details = get_map(value, "details");
-  s.labels = get_map(value, "labels");
-  s.secrets = get_map(value, "secrets");
-  return s;
+  return shape::read_object<Sandbox>(value, "sandbox");
 }
 
-void write_check(Writer& w, const DoctorCheck& check) {
-  w.StartObject();
-  write_string(w, "name", check.name);
-  w.Key("ok");
-  w.Bool(check.ok);
-  write_string(w, "detail", check.detail);
-  write_string(w, "hint", check.hint);
-  w.EndObject();
-}
+void write_check(Writer& w, const DoctorCheck& check) { shape::write_object(w, check); }
 
 }  // namespace corral::json

@@ -222,74 +222,70 @@ const char* spec_text(const ProviderSpec& spec) {
   return texts.emplace_back(std::move(text)).c_str();
 }
 
-std::string do_doctor(Provider& p, std::string_view, const Host& h) {
+namespace {
+
+// What each primitive does behind its wire: the Provider method its request asks for.
+// The adapters below read the request and write the result of the types primitives.def
+// names; only what is more than a call is written out here.
+template <Primitive P>
+using Tag = std::integral_constant<Primitive, P>;
+
+wire::DoctorResult serve(Tag<Primitive::doctor>, Provider& p, const wire::Empty&, const Host& h) {
   std::vector<DoctorCheck> checks = p.doctor(h);
   for (DoctorCheck& c : checks) {
     c.detail = p.secrets().apply(c.detail);
     c.hint = p.secrets().apply(c.hint);
   }
-  return wire::to_json(wire::DoctorResult{std::move(checks)});
+  return {std::move(checks)};
 }
-
-std::string do_create(Provider& p, std::string_view r, const Host& h) {
-  return wire::to_json(p.create(wire::read<CreateRequest>(r, "create request"), h));
+Sandbox serve(Tag<Primitive::create>, Provider& p, const CreateRequest& m, const Host& h) { return p.create(m, h); }
+Sandbox serve(Tag<Primitive::get>, Provider& p, const wire::GetRequest& m, const Host& h) { return p.get(m.id, h); }
+wire::ListResult serve(Tag<Primitive::list>, Provider& p, const wire::ListRequest& m, const Host& h) {
+  return {p.list(m.labels, h)};
 }
-
-std::string do_get(Provider& p, std::string_view r, const Host& h) {
-  return wire::to_json(p.get(wire::read<wire::GetRequest>(r, "get request").id, h));
+wire::Empty serve(Tag<Primitive::destroy>, Provider& p, const wire::SandboxRequest& m, const Host& h) {
+  p.destroy(m.sandbox, h);
+  return {};
 }
-
-std::string do_list(Provider& p, std::string_view r, const Host& h) {
-  return wire::to_json(wire::ListResult{p.list(wire::read<wire::ListRequest>(r, "list request").labels, h)});
+ExecResult serve(Tag<Primitive::exec>, Provider& p, const wire::ExecRequest& m, const Host& h) {
+  return p.exec(m.sandbox, m.command, h);
 }
-
-std::string do_destroy(Provider& p, std::string_view r, const Host& h) {
-  p.destroy(wire::read<wire::SandboxRequest>(r, "destroy request").sandbox, h);
-  return "{}";
-}
-
-std::string do_exec(Provider& p, std::string_view r, const Host& h) {
-  wire::ExecRequest m = wire::read<wire::ExecRequest>(r, "exec request");
-  return wire::to_json(p.exec(m.sandbox, m.command, h));
-}
-
-std::string do_upload(Provider& p, std::string_view r, const Host& h) {
-  wire::UploadCall m = wire::read<wire::UploadCall>(r, "upload request");
+wire::Empty serve(Tag<Primitive::upload>, Provider& p, const wire::UploadCall& m, const Host& h) {
   p.upload(m.sandbox, m.upload, h);
-  return "{}";
+  return {};
 }
-
-std::string do_extend(Provider& p, std::string_view r, const Host& h) {
-  wire::ExtendRequest m = wire::read<wire::ExtendRequest>(r, "extend request");
-  return wire::to_json(p.extend(m.sandbox, m.seconds, h));
+Sandbox serve(Tag<Primitive::extend>, Provider& p, const wire::ExtendRequest& m, const Host& h) {
+  return p.extend(m.sandbox, m.seconds, h);
 }
-
-std::string do_url(Provider& p, std::string_view r, const Host& h) {
-  wire::UrlRequest m = wire::read<wire::UrlRequest>(r, "url request");
-  return wire::to_json(wire::UrlResult{p.url(m.sandbox, m.port, h)});
+wire::UrlResult serve(Tag<Primitive::url>, Provider& p, const wire::UrlRequest& m, const Host& h) {
+  return {p.url(m.sandbox, m.port, h)};
 }
-
-std::string do_pause(Provider& p, std::string_view r, const Host& h) {
-  return wire::to_json(p.pause(wire::read<wire::SandboxRequest>(r, "pause request").sandbox, h));
+Sandbox serve(Tag<Primitive::pause>, Provider& p, const wire::SandboxRequest& m, const Host& h) {
+  return p.pause(m.sandbox, h);
 }
-
-std::string do_resume(Provider& p, std::string_view r, const Host& h) {
-  return wire::to_json(p.resume(wire::read<wire::SandboxRequest>(r, "resume request").sandbox, h));
+Sandbox serve(Tag<Primitive::resume>, Provider& p, const wire::SandboxRequest& m, const Host& h) {
+  return p.resume(m.sandbox, h);
 }
-
-std::string do_download(Provider& p, std::string_view r, const Host& h) {
-  wire::DownloadCall m = wire::read<wire::DownloadCall>(r, "download request");
-  return wire::to_json(p.download(m.sandbox, m.download, h));
+DownloadResult serve(Tag<Primitive::download>, Provider& p, const wire::DownloadCall& m, const Host& h) {
+  return p.download(m.sandbox, m.download, h);
 }
-
-std::string do_fork(Provider& p, std::string_view r, const Host& h) {
-  wire::ForkRequest m = wire::read<wire::ForkRequest>(r, "fork request");
+wire::ForkResult serve(Tag<Primitive::fork>, Provider& p, const wire::ForkRequest& m, const Host& h) {
   wire::ForkResult result{p.fork(m.sandbox, m.forks, h)};
   if (result.forks.size() != m.forks.size())
     throw Error(ErrorCode::internal, "the provider answered " + std::to_string(result.forks.size()) +
                                          " fork outcomes for " + std::to_string(m.forks.size()) + " forks asked");
-  return wire::to_json(result);
+  return result;
 }
+
+}  // namespace
+
+#define CORRAL_PRIMITIVE(slot, need, deadline, request, result)                              \
+  std::string do_##slot(Provider& p, std::string_view text, const Host& h) {                 \
+    using M = wire::Messages<Primitive::slot>;                                               \
+    const M::Request message = wire::read<M::Request>(text, #slot " request");               \
+    return wire::to_json<M::Result>(serve(Tag<Primitive::slot>{}, p, message, h));           \
+  }
+#include "corral/primitives.def"
 
 }  // namespace detail
 }  // namespace corral::sdk

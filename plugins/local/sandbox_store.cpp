@@ -20,10 +20,76 @@
 #include "corral/os/file_lock.hpp"
 #include "corral/os/folder_writer.hpp"
 #include "corral/os/random.hpp"
+#include "corral/shape.hpp"
 #include "run_as.hpp"
 #include "tree_copy.hpp"
 
 namespace fs = std::filesystem;
+
+namespace corral::shape {
+
+using local::LocalSandbox;
+
+// True when `object` has `key` at all, null included.
+inline bool has_member(const json::Value& object, const char* key) {
+  return object.IsObject() && object.HasMember(key);
+}
+
+// "network": "none" for a sandbox without a network. Anything but absent reads as none:
+// an unreadable value must never open it.
+struct NoNetwork {
+  static void write(json::Writer& w, const LocalSandbox& s) {
+    if (s.no_network) json::write_string(w, "network", "none");
+  }
+  static void read(const json::Value& object, LocalSandbox& s, std::string_view) {
+    s.no_network = has_member(object, "network");
+  }
+};
+
+// "workspace": "memory" for a workspace held in a tmpfs by the process that made it.
+struct InMemory {
+  static void write(json::Writer& w, const LocalSandbox& s) {
+    if (s.in_memory) json::write_string(w, "workspace", "memory");
+  }
+  static void read(const json::Value& object, LocalSandbox& s, std::string_view) {
+    s.in_memory = has_member(object, "workspace");
+  }
+};
+
+// "uid": the jails' user. Only a uid of corral's range: a record must never make a jail
+// run as anyone else.
+struct JailUid {
+  static void write(json::Writer& w, const LocalSandbox& s) {
+    if (!s.user) return;
+    w.Key("uid");
+    w.Uint(s.user->uid);
+  }
+  static void read(const json::Value& object, LocalSandbox& s, std::string_view what) {
+    if (!has_member(object, "uid")) return;
+    const json::Value& uid = object["uid"];
+    if (!uid.IsUint() || !local::is_jail_id(uid.GetUint()))
+      throw Error(ErrorCode::invalid_argument, std::string(what) + " names a uid outside corral's range");
+    s.user = local::JailUser{uid.GetUint(), uid.GetUint()};
+  }
+};
+
+template <>
+struct Shape<LocalSandbox> {
+  static constexpr auto fields =
+      std::tuple{field("id", &LocalSandbox::id),
+                 field("slug", &LocalSandbox::slug),
+                 field("createdAt", &LocalSandbox::created_at),
+                 field("labels", &LocalSandbox::labels),
+                 custom<LocalSandbox, NoNetwork>(),
+                 custom<LocalSandbox, InMemory>(),
+                 custom<LocalSandbox, JailUid>(),
+                 field("paused", &LocalSandbox::paused, omitted)};
+  static void check(const LocalSandbox& s, std::string_view what) {
+    if (s.id.empty()) throw Error(ErrorCode::invalid_argument, std::string(what) + " has no id");
+  }
+};
+
+}  // namespace corral::shape
 
 namespace corral::local {
 namespace {
@@ -125,26 +191,8 @@ LocalSandbox SandboxStore::create(const std::string& slug, const StringMap& labe
 void SandboxStore::write_metadata(const LocalSandbox& s) const { write_metadata(s, dir_of(s.id)); }
 
 void SandboxStore::write_metadata(const LocalSandbox& s, const fs::path& dir) const {
-  rapidjson::StringBuffer buffer;
-  json::Writer w(buffer);
-  w.StartObject();
-  json::write_string(w, "id", s.id);
-  json::write_string(w, "slug", s.slug);
-  json::write_string(w, "createdAt", s.created_at);
-  json::write_map(w, "labels", s.labels);
-  if (s.no_network) json::write_string(w, "network", "none");
-  if (s.in_memory) json::write_string(w, "workspace", "memory");
-  if (s.user) {
-    w.Key("uid");
-    w.Uint(s.user->uid);
-  }
-  if (s.paused) {
-    w.Key("paused");
-    w.Bool(true);
-  }
-  w.EndObject();
-  os::write_file_atomically(dir / "sandbox.json", std::string(buffer.GetString()) + "\n", 0600,
-                             "the metadata of sandbox " + s.id, os::Durability::process_crash);
+  os::write_file_atomically(dir / "sandbox.json", shape::to_json(s) + "\n", 0600, "the metadata of sandbox " + s.id,
+                             os::Durability::process_crash);
 }
 
 void SandboxStore::set_paused(LocalSandbox& sandbox, bool paused) const {
@@ -185,23 +233,7 @@ std::optional<LocalSandbox> SandboxStore::find(const std::string& id) const {
   std::stringstream ss;
   ss << in.rdbuf();
   try {
-    json::Document doc = json::parse(ss.str(), "sandbox metadata");
-    LocalSandbox s;
-    s.id = json::get_string(doc, "id");
-    s.slug = json::get_string(doc, "slug");
-    s.created_at = json::get_string(doc, "createdAt");
-    s.labels = json::get_map(doc, "labels");
-    // Anything but absent means no network: an unreadable value must never open it.
-    s.no_network = doc.HasMember("network");
-    s.paused = json::get_bool(doc, "paused");
-    s.in_memory = doc.HasMember("workspace");
-    if (doc.HasMember("uid")) {
-      const auto& uid = doc["uid"];
-      // Only a uid of corral's range: a record must never make a jail run as anyone else.
-      if (!uid.IsUint() || !is_jail_id(uid.GetUint())) return std::nullopt;
-      s.user = JailUser{uid.GetUint(), uid.GetUint()};
-    }
-    return s;
+    return shape::from_json<LocalSandbox>(ss.str(), "sandbox metadata");
   } catch (const Error&) {
     return std::nullopt;
   }

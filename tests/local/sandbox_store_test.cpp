@@ -8,6 +8,8 @@
 #include <atomic>
 #include <ctime>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -115,4 +117,52 @@ TEST_CASE("remove takes a sandbox's whole folder: its record alone, a stray file
     store.remove(s.id);  // gone already: nothing to do, no error
   }
   CHECK(store.all().empty());
+}
+
+namespace {
+std::string record_of(const SandboxStore& store, const std::string& id) {
+  std::ifstream in(store.dir_of(id) / "sandbox.json");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+void rewrite(const SandboxStore& store, const std::string& id, const std::string& text) {
+  std::ofstream(store.dir_of(id) / "sandbox.json", std::ios::trunc) << text;
+}
+}  // namespace
+
+TEST_CASE("a sandbox's record is written as before shapes, and a record never loosens what it says") {
+  corral::test::TempDir dir;
+  const SandboxStore store(dir.path() / "local");
+  LocalSandbox s = store.create("calm-otter", {{"corral-lease", "l"}}, /*no_network=*/true, /*in_memory=*/true);
+  store.set_paused(s, true);
+  const std::string head = R"({"id":")" + s.id + R"(","slug":"calm-otter","createdAt":")" + s.created_at +
+                           R"(","labels":{"corral-lease":"l"})";
+  CHECK(record_of(store, s.id) == head + R"(,"network":"none","workspace":"memory","paused":true})" + "\n");
+  auto found = store.find(s.id);
+  REQUIRE(found);
+  CHECK(found->no_network);
+  CHECK(found->in_memory);
+  CHECK(found->paused);
+  CHECK(found->labels == s.labels);
+
+  // Anything but absent means no network, null and nonsense included.
+  rewrite(store, s.id, head + R"(,"network":null})");
+  REQUIRE(store.find(s.id));
+  CHECK(store.find(s.id)->no_network);
+  rewrite(store, s.id, head + R"(,"network":{"open":true}})");
+  CHECK(store.find(s.id)->no_network);
+  rewrite(store, s.id, head + "}");
+  CHECK_FALSE(store.find(s.id)->no_network);
+  // A uid outside corral's range never makes a jail run as anyone else: no sandbox at all.
+  for (const char* uid : {"0", "1000", "-1", "\"2080374784\"", "null"}) {
+    INFO(uid);
+    rewrite(store, s.id, head + R"(,"uid":)" + uid + "}");
+    CHECK_FALSE(store.find(s.id));
+  }
+  rewrite(store, s.id, head + R"(,"uid":2080374785})");
+  REQUIRE(store.find(s.id));
+  CHECK(store.find(s.id)->user->uid == 2080374785u);
+  rewrite(store, s.id, "[]");
+  CHECK_FALSE(store.find(s.id));  // no id, no labels: not a sandbox of corral's
 }

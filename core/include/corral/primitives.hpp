@@ -14,7 +14,7 @@
 namespace corral {
 
 enum class Primitive {
-#define CORRAL_PRIMITIVE(slot, need, deadline) slot,
+#define CORRAL_PRIMITIVE(slot, need, deadline, request, result) slot,
 #include "corral/primitives.def"
 };
 
@@ -34,7 +34,7 @@ enum Deadline { call_timeout, unbounded };
 
 // Every primitive, in the descriptor's order (indexed by Primitive).
 inline constexpr std::array kPrimitives = {
-#define CORRAL_PRIMITIVE(slot, need, deadline)                                                      \
+#define CORRAL_PRIMITIVE(slot, need, deadline, request, result)                                                      \
   PrimitiveInfo{#slot, &corral_plugin_v1::slot, primitive_def::need == primitive_def::required, \
                 primitive_def::deadline == primitive_def::call_timeout},
 #include "corral/primitives.def"
@@ -59,7 +59,7 @@ constexpr corral_call_fn primitive_entry(const corral_plugin_v1& table, Primitiv
 // follow `close` in the .def's order, and the struct has no call slot the .def lacks.
 namespace primitive_def {
 inline constexpr std::size_t kFirstSlot = offsetof(corral_plugin_v1, close) + sizeof(corral_plugin_v1::close);
-#define CORRAL_PRIMITIVE(slot, need, deadline)                                                              \
+#define CORRAL_PRIMITIVE(slot, need, deadline, request, result)                                                              \
   static_assert(std::is_same_v<decltype(corral_plugin_v1::slot), corral_call_fn>,                           \
                 "primitives.def: corral_plugin_v1::" #slot " is not a corral_call_fn slot");                \
   static_assert(offsetof(corral_plugin_v1, slot) ==                                                         \

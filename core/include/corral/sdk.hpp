@@ -206,7 +206,7 @@ const char* spec_text(const ProviderSpec& spec);
 
 // The SDK's side of each primitive: reads its request, calls the Provider method and
 // writes its result (sdk.cpp defines one per primitives.def line).
-#define CORRAL_PRIMITIVE(slot, need, deadline) std::string do_##slot(Provider&, std::string_view, const Host&);
+#define CORRAL_PRIMITIVE(slot, need, deadline, request, result) std::string do_##slot(Provider&, std::string_view, const Host&);
 #include "corral/primitives.def"
 
 template <Body B, Primitive P>
@@ -255,7 +255,7 @@ corral_plugin_v1 make_descriptor(const char* version, const char* spec_json) {
   // A primitive is in the descriptor when T provides it: when T (or a base between it and
   // Provider) overrides it, or Provider's own version answers. The loader thus sees what
   // the plugin can do, and refuses a feature advertised without its primitives.
-#define CORRAL_PRIMITIVE(slot, need, deadline)                                        \
+#define CORRAL_PRIMITIVE(slot, need, deadline, request, result)                                        \
   if constexpr (CORRAL_SDK_OVERRIDES(T, slot) || answers_by_default(Primitive::slot)) \
     d.slot = &call<do_##slot, Primitive::slot>;
 #include "corral/primitives.def"

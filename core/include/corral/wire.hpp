@@ -1,6 +1,7 @@
 // The wire vocabulary of the plugin ABI: one struct per primitive's request and result,
-// each with one writer and one reader, used by the host (provider_session.cpp) and by the
-// SDK's entry points (sdk.cpp) alike, so both sides always speak the same JSON. Also the
+// each with one JSON shape (wire.cpp, corral/shape.hpp), used by the host
+// (provider_session.cpp) and by the SDK's entry points (sdk.cpp) alike, so both sides
+// always speak the same JSON. Also the
 // labels that mark a sandbox as corral's, and the one rule for matching them.
 #pragma once
 
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "corral/json.hpp"
+#include "corral/primitives.hpp"
 #include "corral/types.hpp"
 
 namespace corral::wire {
@@ -83,31 +85,32 @@ struct ForkResult {
   std::vector<ForkOutcome> forks;  // one per ForkRequest::forks entry, in its order
 };
 
-// The JSON text of each message. A Sandbox travels with its secrets here: the wire runs
-// from a plugin back into the same plugin, never to storage or the screen.
-std::string to_json(const DoctorResult& m);
-std::string to_json(const OpenRequest& m);
-std::string to_json(const OpenResult& m);
-std::string to_json(const CreateRequest& m);
-std::string to_json(const GetRequest& m);
-std::string to_json(const ListRequest& m);
-std::string to_json(const ListResult& m);
-std::string to_json(const SandboxRequest& m);
-std::string to_json(const Sandbox& m);
-std::string to_json(const ExecRequest& m);
-std::string to_json(const ExecResult& m);
-std::string to_json(const UploadCall& m);
-std::string to_json(const DownloadCall& m);
-std::string to_json(const DownloadResult& m);
-std::string to_json(const ExtendRequest& m);
-std::string to_json(const UrlRequest& m);
-std::string to_json(const UrlResult& m);
-std::string to_json(const ForkRequest& m);
-std::string to_json(const ForkResult& m);
+// A primitive's request or result that carries nothing: "{}".
+struct Empty {};
+
+// The JSON text of message T, one of the messages primitives.def names (and Sandbox). A
+// Sandbox travels with its secrets here: the wire runs from a plugin back into the same
+// plugin, never to storage or the screen.
+template <class T>
+std::string to_json(const T& message);
 
 // Reads message T from JSON text; a missing required field or a wrong type throws
 // corral::Error naming `what` and the field.
 template <class T>
 T read(std::string_view text, std::string_view what);
+// A sandbox answered alone must be an object: anything else is the provider's bug (internal).
+template <>
+Sandbox read<Sandbox>(std::string_view text, std::string_view what);
+
+// The request and result types of primitive P, as primitives.def names them.
+template <Primitive P>
+struct Messages;
+#define CORRAL_PRIMITIVE(slot, need, deadline, request, result) \
+  template <>                                                  \
+  struct Messages<Primitive::slot> {                           \
+    using Request = request;                                   \
+    using Result = result;                                     \
+  };
+#include "corral/primitives.def"
 
 }  // namespace corral::wire
