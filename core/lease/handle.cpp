@@ -5,7 +5,7 @@
 #include "lease/claims.hpp"
 #include "lease/cleanup_command.hpp"
 #include "corral/json.hpp"
-#include "corral/shape.hpp"
+#include "corral/model_shapes.hpp"
 
 namespace corral {
 
@@ -61,6 +61,7 @@ struct Shape<SessionHandle> {
       field("exitCode", &SessionHandle::exit_code, omitted),
       field("error", &SessionHandle::error, omitted),
       field("downloads", &SessionHandle::downloads, omitted),
+      field("egress", &SessionHandle::egress, omitted),
       field_as<Timings>("timingsMs", &SessionHandle::timings),
   };
 };

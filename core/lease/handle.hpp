@@ -43,6 +43,7 @@ struct SessionHandle {
   std::optional<Error> error;    // why the run failed, when it did
   std::vector<PhaseTiming> timings;
   std::optional<DownloadSummary> downloads;  // set when --download was given and the command ran
+  std::optional<EgressReport> egress;  // what the command's connections asked for, where the provider reports it
 };
 
 struct Claim;

@@ -273,14 +273,14 @@ void Lease::sync(const Workspace& ws, const std::function<bool()>& cancelled, co
   ctx_->claims.write(claim_, Durability::process_crash);
 }
 
-int Lease::exec(const Command& command) {
+ExecResult Lease::exec(const Command& command) {
   const Sandbox& sandbox = live();
   ctx_->ui.progress("");
   PhaseReport report(ctx_->ui, "exec");
-  int exit_code = 0;
-  confirming_gone([&] { exit_code = session_->exec(sandbox, command); });
+  ExecResult result;
+  confirming_gone([&] { result = session_->exec(sandbox, command); });
   report.done();
-  return exit_code;
+  return result;
 }
 
 DownloadSummary Lease::download(const DownloadOptions& options, const std::string& cwd, const DownloadFolder& dir,

@@ -122,7 +122,7 @@ class Lease {
   // Runs `command` in the sandbox, streaming its output to the context's Ui; returns its
   // exit code. Ctrl-C and --timeout stop it with cancelled or timeout; a reused lease
   // whose sandbox went meanwhile fails as live() does.
-  int exec(const Command& command);
+  ExecResult exec(const Command& command);
   // Copies the files matching `options.patterns` (relative to the command's folder `cwd`)
   // from the sandbox into `dir` (run-downloads). Never throws: a failure is in the
   // summary's error, and the command's outcome stands.

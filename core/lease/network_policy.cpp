@@ -9,46 +9,11 @@
 namespace corral {
 namespace {
 
-struct Cidr {
-  int family = 0;
-  std::array<unsigned char, 16> bytes{};
-  int prefix = 0;
-};
-
-// `entry` (an address or CIDR that is_ip_or_cidr accepted) as bytes and prefix length.
-std::optional<Cidr> parse_cidr(std::string_view entry) {
-  if (!is_ip_or_cidr(entry)) return std::nullopt;
-  size_t slash = entry.find('/');
-  std::string address(entry.substr(0, slash));
-  Cidr c;
-  if (inet_pton(AF_INET, address.c_str(), c.bytes.data()) == 1) {
-    c.family = AF_INET;
-    c.prefix = 32;
-  } else if (inet_pton(AF_INET6, address.c_str(), c.bytes.data()) == 1) {
-    c.family = AF_INET6;
-    c.prefix = 128;
-  } else {
-    return std::nullopt;
-  }
-  if (slash != std::string_view::npos) c.prefix = std::stoi(std::string(entry.substr(slash + 1)));
-  return c;
-}
-
-// True when every address of `inner` is in `outer`.
-bool cidr_within(const Cidr& inner, const Cidr& outer) {
-  if (inner.family != outer.family || inner.prefix < outer.prefix) return false;
-  for (int bit = 0; bit < outer.prefix; ++bit) {
-    int mask = 0x80 >> (bit % 8);
-    if ((inner.bytes[bit / 8] & mask) != (outer.bytes[bit / 8] & mask)) return false;
-  }
-  return true;
-}
-
-// True when allow-list entry `entry` reaches nothing the entries of `outer` do not. A
-// domain and an address never cover each other: what a name resolves to is not known here.
-bool covered(const std::string& entry, const std::vector<std::string>& outer) {
-  if (std::find(outer.begin(), outer.end(), entry) != outer.end()) return true;
-  if (auto inner = parse_cidr(entry)) {
+// True when allow-list host `host` reaches nothing the hosts of `outer` do not. A domain
+// and an address never cover each other: what a name resolves to is not known here.
+bool host_covered(const std::string& host, const std::vector<std::string>& outer) {
+  if (std::find(outer.begin(), outer.end(), host) != outer.end()) return true;
+  if (auto inner = parse_cidr(host)) {
     for (const std::string& o : outer)
       if (auto c = parse_cidr(o); c && cidr_within(*inner, *c)) return true;
     return false;
@@ -56,10 +21,20 @@ bool covered(const std::string& entry, const std::vector<std::string>& outer) {
   for (const std::string& o : outer) {
     if (o.rfind("*.", 0) != 0) continue;
     std::string suffix = o.substr(1);  // ".example.com"
-    if (entry.size() > suffix.size() && entry.compare(entry.size() - suffix.size(), suffix.size(), suffix) == 0)
+    if (host.size() > suffix.size() && host.compare(host.size() - suffix.size(), suffix.size(), suffix) == 0)
       return true;
   }
   return false;
+}
+
+// True when allow-list entry `entry` reaches nothing the entries of `outer` do not: its
+// host covered by an outer entry naming the same port, or none when it names none.
+bool covered(const std::string& entry, const std::vector<std::string>& outer) {
+  const AllowEntry inner = split_allow_entry(entry);
+  std::vector<std::string> hosts;
+  for (const std::string& o : outer)
+    if (AllowEntry e = split_allow_entry(o); e.port == inner.port) hosts.push_back(std::move(e.host));
+  return host_covered(inner.host, hosts);
 }
 
 }  // namespace
@@ -90,10 +65,14 @@ void require_network_policy(const ProviderSpec& spec, const NetworkPolicy& polic
   if (policy.mode == NetworkPolicy::Mode::open) return;
   std::vector<Feature> needed = {policy.mode == NetworkPolicy::Mode::none ? Feature::network_policy
                                                                           : Feature::network_allowlist};
-  std::vector<std::string> domains;
-  for (const std::string& entry : policy.allow)
-    if (!is_ip_or_cidr(entry)) domains.push_back(entry);
+  std::vector<std::string> domains, with_ports;
+  for (const std::string& entry : policy.allow) {
+    const AllowEntry split = split_allow_entry(entry);
+    if (!is_ip_or_cidr(split.host)) domains.push_back(entry);
+    if (split.port != 0) with_ports.push_back(entry);
+  }
   if (!domains.empty()) needed.push_back(Feature::network_allowlist_domains);
+  if (!with_ports.empty()) needed.push_back(Feature::network_allowlist_ports);
   for (Feature feature : needed) {
     if (spec.features.has(feature)) continue;
     std::vector<std::string> able;
@@ -103,6 +82,8 @@ void require_network_policy(const ProviderSpec& spec, const NetworkPolicy& polic
     const std::string why =
         feature == Feature::network_allowlist_domains
             ? fmt::format(" (for the domain{} {})", domains.size() > 1 ? "s" : "", fmt::join(domains, ", "))
+        : feature == Feature::network_allowlist_ports
+            ? fmt::format(" (for the port{} in {})", with_ports.size() > 1 ? "s" : "", fmt::join(with_ports, ", "))
             : "";
     throw Error(ErrorCode::unsupported,
                 fmt::format("network policy '{}' needs the '{}' feature{}, which provider '{}' does not have: it "

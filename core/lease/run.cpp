@@ -8,10 +8,23 @@
 #include <optional>
 #include <system_error>
 
+#include "corral/sdk/printable.hpp"
 #include "lease/network_policy.hpp"
 
 namespace corral {
 namespace {
+
+// What the command reached and what was refused: refusals always (they explain a failed
+// download), the rest with --verbose. Names come from the sandboxed command: printable only.
+void report_egress(Ui& ui, const EgressReport& egress) {
+  auto line = [](const EgressDestination& d) {
+    return fmt::format("{}:{} ×{}{}", sdk::printable(d.host), d.port, d.count,
+                       d.reason.empty() ? "" : ": " + sdk::printable(d.reason));
+  };
+  for (const EgressDestination& d : egress.allowed) ui.info("egress allowed: " + line(d));
+  for (const EgressDestination& d : egress.refused) ui.note("egress refused: " + line(d));
+}
+
 
 // The policy a new sandbox of `spec` gets (flag, configs), refused here when the
 // provider cannot enforce it.
@@ -294,8 +307,11 @@ void RunPhases::exec() {
     stop_if_cancelled("interrupted");
     start("exec");
     ran_ = true;
-    const int code = lease_->exec(command_);
+    ExecResult done = lease_->exec(command_);
+    const int code = done.exit_code;
     handle_.exit_code = code;
+    handle_.egress = std::move(done.egress);
+    if (handle_.egress) report_egress(ctx_.ui, *handle_.egress);
     result_.exit_code = code;
     failed_ = code != 0;
   });

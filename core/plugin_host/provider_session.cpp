@@ -240,22 +240,21 @@ void ProviderSession::destroy(const Sandbox& sandbox) {
   call(Primitive::destroy, lease_of(sandbox), wire::to_json(Request<Primitive::destroy>{sandbox}), /*stop=*/nullptr);
 }
 
-int ProviderSession::exec(const Sandbox& sandbox, const Command& command) {
+ExecResult ProviderSession::exec(const Sandbox& sandbox, const Command& command) {
   // Once told to stop, the run ends as what stopped it, whatever the plugin answers.
   CallStop stop(hooks_, command.timeout_seconds);
-  int code = 0;
+  ExecResult result;
   try {
     const std::string request = wire::to_json(Request<Primitive::exec>{sandbox, command});
-    code = answer<Primitive::exec>(call(Primitive::exec, lease_of(sandbox), request, &stop, command.timeout_seconds))
-               .exit_code;
+    result = answer<Primitive::exec>(call(Primitive::exec, lease_of(sandbox), request, &stop, command.timeout_seconds));
   } catch (const Error& e) {
     const StopReason why = stop.reason();
     if (why == StopReason::none || e.code() == stop_error_code(why)) throw;
     throw stopped(why, command, spec().name, std::nullopt, &e);
   }
   if (const StopReason why = stop.reason(); why != StopReason::none)
-    throw stopped(why, command, spec().name, code, nullptr);
-  return code;
+    throw stopped(why, command, spec().name, result.exit_code, nullptr);
+  return result;
 }
 
 void ProviderSession::upload(const Sandbox& sandbox, const UploadRequest& request, const TransferFn& on_bytes) {

@@ -57,7 +57,7 @@ class ProviderSession {
   Sandbox get(const std::string& id, const std::string& lease = {});
   std::vector<Sandbox> list(const StringMap& labels);
   void destroy(const Sandbox& sandbox);
-  int exec(const Sandbox& sandbox, const Command& command);
+  ExecResult exec(const Sandbox& sandbox, const Command& command);
   // `on_bytes` hears the plugin's transfer reports (the ABI's transfer()), if it makes any.
   void upload(const Sandbox& sandbox, const UploadRequest& request, const TransferFn& on_bytes = {});
   Sandbox extend(const Sandbox& sandbox, std::int64_t seconds);

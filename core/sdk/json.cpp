@@ -1,7 +1,7 @@
 #include "corral/json.hpp"
 
 #include "corral/option_default.hpp"
-#include "model_shapes.hpp"
+#include "corral/model_shapes.hpp"
 
 #include <rapidjson/error/en.h>
 

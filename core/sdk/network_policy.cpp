@@ -46,6 +46,60 @@ bool is_ip_or_cidr(std::string_view entry) {
   return bits <= max_prefix;
 }
 
+AllowEntry split_allow_entry(std::string_view entry) {
+  AllowEntry out;
+  std::string_view port;
+  if (entry.rfind('[', 0) == 0) {
+    const size_t close = entry.find(']');
+    if (close == std::string_view::npos) return {std::string(entry), 0};
+    out.host = std::string(entry.substr(1, close - 1));
+    std::string_view rest = entry.substr(close + 1);
+    if (rest.empty()) return out;
+    if (rest.front() != ':') return {std::string(entry), 0};
+    port = rest.substr(1);
+  } else if (const size_t colon = entry.find(':');
+             colon != std::string_view::npos && entry.find(':', colon + 1) == std::string_view::npos) {
+    out.host = std::string(entry.substr(0, colon));
+    port = entry.substr(colon + 1);
+  } else {
+    return {std::string(entry), 0};  // no port, or a bare IPv6 address
+  }
+  int value = 0;
+  for (char c : port) {
+    if (c < '0' || c > '9' || value > 65535) return {std::string(entry), -1};
+    value = value * 10 + (c - '0');
+  }
+  out.port = port.empty() || value < 1 || value > 65535 ? -1 : value;
+  return out;
+}
+
+std::optional<Cidr> parse_cidr(std::string_view entry) {
+  if (!is_ip_or_cidr(entry)) return std::nullopt;
+  const size_t slash = entry.find('/');
+  const std::string address(entry.substr(0, slash));
+  Cidr c;
+  if (inet_pton(AF_INET, address.c_str(), c.bytes.data()) == 1) {
+    c.family = AF_INET;
+    c.prefix = 32;
+  } else if (inet_pton(AF_INET6, address.c_str(), c.bytes.data()) == 1) {
+    c.family = AF_INET6;
+    c.prefix = 128;
+  } else {
+    return std::nullopt;
+  }
+  if (slash != std::string_view::npos) c.prefix = std::stoi(std::string(entry.substr(slash + 1)));
+  return c;
+}
+
+bool cidr_within(const Cidr& inner, const Cidr& outer) {
+  if (inner.family != outer.family || inner.prefix < outer.prefix) return false;
+  for (int bit = 0; bit < outer.prefix; ++bit) {
+    const int mask = 0x80 >> (bit % 8);
+    if ((inner.bytes[bit / 8] & mask) != (outer.bytes[bit / 8] & mask)) return false;
+  }
+  return true;
+}
+
 NetworkPolicy parse_network_policy(std::string_view text) {
   const char* hint = "use --network open, --network none or --network allow:example.com,10.0.0.0/8";
   NetworkPolicy policy;
@@ -65,7 +119,12 @@ NetworkPolicy parse_network_policy(std::string_view text) {
     std::string_view entry = list.substr(start, end - start);
     if (entry.empty())
       throw Error(ErrorCode::invalid_argument, "the network allow list has an empty entry", hint);
-    if (!is_domain(entry) && !is_ip_or_cidr(entry))
+    const AllowEntry split = split_allow_entry(entry);
+    if (split.port < 0)
+      throw Error(ErrorCode::invalid_argument,
+                  "'" + std::string(entry) + "' in the network allow list has a port that is not 1-65535",
+                  "write HOST:PORT, or [IPV6]:PORT for an IPv6 address");
+    if (!is_domain(split.host) && !is_ip_or_cidr(split.host))
       throw Error(ErrorCode::invalid_argument,
                   "'" + std::string(entry) + "' in the network allow list is neither a domain nor an IP address or CIDR",
                   hint);

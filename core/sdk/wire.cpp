@@ -1,6 +1,6 @@
 #include "corral/wire.hpp"
 
-#include "model_shapes.hpp"
+#include "corral/model_shapes.hpp"
 
 namespace corral::shape {
 

@@ -37,7 +37,7 @@ int exec(Session& session, Ui& ui, const ExecSpec& spec) {
     ui.note(fmt::format("lease {} is paused; resuming it", lease.claim().slug));
     lease.resume();
   }
-  return lease.exec(command);
+  return lease.exec(command).exit_code;
 }
 
 }  // namespace corral::service

@@ -15,6 +15,9 @@ struct JailSpec {
   std::string workdir = "/workspace";
   std::string hostname;
   bool network = true;          // false: a private network namespace with only loopback
+  // --network allow:: the entries its egress proxy lets it reach (run_jailed); the jail
+  // itself has no network.
+  std::vector<std::string> egress;
   // When corral is root: bwrap (started as `user`) joins the user namespace passed as
   // kJailUsernsFd, which maps only `user`. false: bwrap makes its own for the caller's user.
   bool join_userns = false;
@@ -30,6 +33,8 @@ struct JailSpec {
 inline constexpr int kJailUsernsFd = 3;
 inline constexpr int kJailStatusFd = 4;
 inline constexpr int kJailExecFd = 5;
+// With JailSpec::egress: the Unix socket corral-jail-exec sends its loopback listener over.
+inline constexpr int kJailEgressFd = 6;
 
 // The argv that runs `command` inside the jail: separate user, mount, pid, ipc and uts
 // namespaces, no capabilities, no further user namespaces, its own session, system

@@ -5,6 +5,12 @@
  * program that cannot be executed exits 127 or 126 with a shell's message, as on every
  * other provider, not with bwrap's "execvp" failure and status 1.
  *
+ * With a Unix socket at descriptor 6 (--network allow:), the jail has a network namespace
+ * of its own: the starter listens on 127.0.0.1 at a port the kernel picks, sends that
+ * listening socket out over descriptor 6 to the plugin's egress proxy, which accepts the
+ * jail's connections from the host side, and points the proxy variables at it. The
+ * command never holds a descriptor of the proxy's, so it cannot end it for anyone else.
+ *
  * Started with no arguments (bwrap never does that) it prints "corral-jail-exec N" and
  * exits 0: the plugin's probe that this is the whole starter, speaking protocol N. 
  *
@@ -15,6 +21,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -28,6 +37,65 @@ static void close_from_3(void) {
   long last = sysconf(_SC_OPEN_MAX);
   if (last < 0 || last > (1L << 20)) last = 1L << 20;
   for (long fd = 3; fd < last; ++fd) close((int)fd);
+}
+
+/* Where the plugin's egress proxy waits for the jail's listening socket. */
+enum { kEgressFd = 6 };
+
+/* True when descriptor `fd` is a Unix socket: the plugin passed one for egress. */
+static int is_unix_socket(int fd) {
+  struct stat st;
+  int domain = 0;
+  socklen_t size = sizeof domain;
+  return fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode) &&
+         getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &size) == 0 && domain == AF_UNIX;
+}
+
+/* Listens on the jail's loopback, hands the socket to the proxy and sets the proxy
+ * variables. Returns 0, or -1 with a message on stderr: the command must not run without
+ * the way out it was promised. */
+static int start_egress(void) {
+  const int listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  struct sockaddr_in address;
+  memset(&address, 0, sizeof address);
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t size = sizeof address;
+  if (listener < 0 || bind(listener, (struct sockaddr*)&address, sizeof address) != 0 || listen(listener, 128) != 0 ||
+      getsockname(listener, (struct sockaddr*)&address, &size) != 0) {
+    perror("corral-jail-exec: cannot listen for the egress proxy");
+    return -1;
+  }
+  char byte = 'L';
+  struct iovec data = {&byte, 1};
+  union {
+    char bytes[CMSG_SPACE(sizeof(int))];
+    struct cmsghdr align;
+  } control;
+  memset(&control, 0, sizeof control);
+  struct msghdr message = {0};
+  message.msg_iov = &data;
+  message.msg_iovlen = 1;
+  message.msg_control = control.bytes;
+  message.msg_controllen = sizeof control.bytes;
+  struct cmsghdr* rights = CMSG_FIRSTHDR(&message);
+  rights->cmsg_level = SOL_SOCKET;
+  rights->cmsg_type = SCM_RIGHTS;
+  rights->cmsg_len = CMSG_LEN(sizeof(int));
+  memcpy(CMSG_DATA(rights), &listener, sizeof(int));
+  if (sendmsg(kEgressFd, &message, MSG_NOSIGNAL) != 1) {
+    perror("corral-jail-exec: cannot reach the egress proxy");
+    return -1;
+  }
+  char proxy[64];
+  snprintf(proxy, sizeof proxy, "http://127.0.0.1:%u", (unsigned)ntohs(address.sin_port));
+  static const char* const kProxyVariables[] = {"http_proxy", "https_proxy", "all_proxy",
+                                                "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"};
+  for (size_t i = 0; i < sizeof kProxyVariables / sizeof *kProxyVariables; ++i) setenv(kProxyVariables[i], proxy, 1);
+  /* Servers the command starts in the jail stay reachable directly. */
+  setenv("no_proxy", "localhost,127.0.0.1,::1", 1);
+  setenv("NO_PROXY", "localhost,127.0.0.1,::1", 1);
+  return 0;
 }
 
 /* Says `program: why` on stderr and ends with `status`. */
@@ -51,6 +119,8 @@ static void run(const char* path, char** argv, int argc) {
 }
 
 int main(int argc, char** argv) {
+  const int egress = argc >= 2 && is_unix_socket(kEgressFd);
+  if (egress && start_egress() != 0) return 126;
   close_from_3();
   if (argc < 2) {
     fputs("corral-jail-exec " CORRAL_JAIL_EXEC_PROTOCOL "\n", stdout);

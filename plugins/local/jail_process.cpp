@@ -1,13 +1,16 @@
 #include "jail_process.hpp"
 
 #include <fcntl.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
 
+#include "corral/os/errno_error.hpp"
 #include "corral/os/unique_fd.hpp"
+#include "egress_proxy.hpp"
 #include "jail_exec_file.hpp"
 #include "jail_namespaces.hpp"
 
@@ -84,12 +87,25 @@ std::string namespace_hint(const std::string& bwrap_error, bool as_root) {
 
 os::ProcessOutcome run_jailed(JailSpec jail, const JailWorkspace& workspace, const std::optional<JailUser>& as_user,
                                const Command& command, const os::OutputFn& on_stdout, const os::OutputFn& on_stderr,
-                               const std::function<bool()>& cancelled, long timeout_seconds) {
+                               const std::function<bool()>& cancelled, long timeout_seconds,
+                               EgressReport* egress) {
   os::Pipe status;
   os::ProcessSpec spec;
   jail.report_status = true;
   const os::UniqueFd starter = open_jail_exec(as_user, jail.starter_verified);
   spec.pass_fds = {{status.write.get(), kJailStatusFd}, {starter.get(), kJailExecFd}};
+  // --network allow:: the starter hands its loopback listener to the proxy over this pair.
+  std::optional<EgressProxy> proxy;
+  os::UniqueFd egress_end;
+  if (!jail.egress.empty()) {
+    int pair[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0)
+      throw os::errno_error(ErrorCode::internal, "cannot make the egress proxy's channel", errno);
+    egress_end = os::UniqueFd(pair[0]);
+    proxy.emplace(EgressPolicy(jail.egress, resolve_with_system), os::UniqueFd(pair[1]));
+    spec.pass_fds.push_back({egress_end.get(), kJailEgressFd});
+    jail.network = false;
+  }
   jail.workspace_dir = workspace.folder;
   std::optional<JailNamespaces> made;
   const JailNamespaces* namespaces = workspace.in_memory.get();
@@ -120,6 +136,7 @@ os::ProcessOutcome run_jailed(JailSpec jail, const JailWorkspace& workspace, con
   // bwrap writes {"exit-code": N} only when the command was really executed.
   bool started = drain(status).find("\"exit-code\"") != std::string::npos;
   bool exec_failed = gate.held().find("bwrap: execvp ") != std::string::npos;
+  if (proxy && egress) *egress = proxy->report();
   if (started || exec_failed || outcome.cancelled || outcome.timed_out || outcome.exit_code == 0) {
     gate.release();
     return outcome;

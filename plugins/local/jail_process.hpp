@@ -23,12 +23,15 @@ struct JailWorkspace {
   std::shared_ptr<const JailNamespaces> in_memory;
 };
 
+// With jail.egress, the jail reaches the hosts it lists through an EgressProxy for the
+// command's life, and `egress` (when given) receives what the command asked for.
 // Runs `command` in `jail` with `workspace` bound at its workdir; as `as_user` in a namespace mapping only that user when given (corral is root),
 // else in bwrap's own user namespace. Output streams to the callbacks as
 // os::run_process's does. Throws Error(unavailable), with a hint, when the jail itself
 // cannot start; a command that cannot be executed is the command's failure (exit 1).
 os::ProcessOutcome run_jailed(JailSpec jail, const JailWorkspace& workspace, const std::optional<JailUser>& as_user,
                                const Command& command, const os::OutputFn& on_stdout, const os::OutputFn& on_stderr,
-                               const std::function<bool()>& cancelled = {}, long timeout_seconds = 0);
+                               const std::function<bool()>& cancelled = {}, long timeout_seconds = 0,
+                               EgressReport* egress = nullptr);
 
 }  // namespace corral::local

@@ -92,17 +92,15 @@ std::vector<DoctorCheck> LocalProvider::doctor(const sdk::Host&) {
 }
 
 Sandbox LocalProvider::create(const CreateRequest& request, const sdk::Host&) {
-  // bwrap can only cut the network whole; core refuses allow: already (no
-  // network-allowlist), this keeps a direct caller from getting an open sandbox.
-  if (request.network.mode == NetworkPolicy::Mode::allow)
-    throw Error(ErrorCode::unsupported, "the local provider cannot limit a sandbox to listed hosts",
-                "use --network none, or a provider with network-allowlist (`corral providers --feature "
-                "network-allowlist`)");
   ensure_jail_installed();
-  const bool no_network = request.network.mode == NetworkPolicy::Mode::none;
+  // allow: a network namespace of its own, and the listed hosts through the egress proxy.
+  const bool no_network = request.network.mode != NetworkPolicy::Mode::open;
+  const std::vector<std::string>& egress = request.network.allow;
+  if (request.network.mode == NetworkPolicy::Mode::allow && egress.empty())
+    throw Error(ErrorCode::invalid_argument, "an allow list without entries", "use --network none for no network");
   if (request.ephemeral && fits_in_memory(request.workspace_bytes))
     if (std::optional<LocalSandbox> s = create_in_memory(request, no_network)) return to_sandbox(*s);
-  return to_sandbox(store_.create(request.slug, request.labels, no_network));
+  return to_sandbox(store_.create(request.slug, request.labels, no_network, /*in_memory=*/false, egress));
 }
 
 std::vector<Sandbox> LocalProvider::list(const StringMap& labels, const sdk::Host&) {
@@ -160,17 +158,21 @@ ExecResult LocalProvider::exec(const Sandbox& sandbox, const Command& command, c
   if (!command.cwd.empty() && !fs::is_directory(workspace_path(s) / command.cwd))
     throw Error(ErrorCode::invalid_argument, "the folder '" + command.cwd + "' is not in the synced workspace",
                 "run corral from a folder that holds at least one file corral syncs");
+  JailSpec jail = jail_spec(bwrap_, "corral-" + s.slug, s.no_network);
+  if (network_) jail.egress = s.egress;  // --local-network none: no way out at all
+  EgressReport egress;
   os::ProcessOutcome outcome = run_jailed(
-      jail_spec(bwrap_, "corral-" + s.slug, s.no_network), workspace, s.user,
-      command,
+      std::move(jail), workspace, s.user, command,
       [&](std::string_view d) { host.emit(CORRAL_STDOUT, d); }, [&](std::string_view d) { host.emit(CORRAL_STDERR, d); },
-      [&] { return host.cancelled(); }, command.timeout_seconds);
+      [&] { return host.cancelled(); }, command.timeout_seconds, &egress);
   if (outcome.cancelled) throw Error(ErrorCode::cancelled, "the command was stopped");
   if (outcome.timed_out)
     throw Error(ErrorCode::timeout,
                 "the command ran longer than " + format_duration(command.timeout_seconds) + " and was stopped",
                 "raise --timeout if it needs longer");
-  return {outcome.exit_code};
+  ExecResult result{outcome.exit_code};
+  if (!s.egress.empty()) result.egress = std::move(egress);
+  return result;
 }
 
 DownloadResult LocalProvider::download(const Sandbox& sandbox, const DownloadRequest& request, const sdk::Host& host) {
@@ -180,7 +182,7 @@ DownloadResult LocalProvider::download(const Sandbox& sandbox, const DownloadReq
                      const std::function<bool()>& stop) {
     Command pack;
     pack.argv = {"/bin/sh", "-c", script};
-    os::ProcessOutcome o = run_jailed(jail_spec(bwrap_, "corral-" + s.slug), workspace, s.user, pack, out,
+    os::ProcessOutcome o = run_jailed(jail_spec(bwrap_, "corral-" + s.slug, /*no_network=*/true), workspace, s.user, pack, out,
                                        err, stop);
     return sdk::StreamedScript{o.exit_code, o.cancelled};
   };
@@ -237,9 +239,10 @@ std::vector<ForkOutcome> LocalProvider::fork(const Sandbox& source, const std::v
 std::string LocalProvider::url(const Sandbox& sandbox, int port, const sdk::Host&) {
   const LocalSandbox s = existing(sandbox.id);
   if (s.no_network)
-    throw Error(ErrorCode::unsupported, "local sandbox " + sandbox.id + " was created with --network none: it has "
-                "no network to reach",
-                "start a sandbox without --network none to reach its ports");
+    throw Error(ErrorCode::unsupported,
+                "local sandbox " + sandbox.id + " was created with --network " +
+                    (s.egress.empty() ? std::string("none") : "allow:") + ": its ports are in a network of its own",
+                "start a sandbox with --network open to reach its ports");
   if (!network_)
     throw Error(ErrorCode::unsupported, "this local sandbox has no network to reach (network = none)",
                 "use --local-network shared to reach its ports");
@@ -253,7 +256,7 @@ bool LocalProvider::fits_in_memory(std::uint64_t bytes) {
 
 std::optional<LocalSandbox> LocalProvider::create_in_memory(const CreateRequest& request, bool no_network) {
   // Recorded first: the record gives the sandbox its user, whom the tmpfs belongs to.
-  LocalSandbox s = store_.create(request.slug, request.labels, no_network, /*in_memory=*/true);
+  LocalSandbox s = store_.create(request.slug, request.labels, no_network, /*in_memory=*/true, request.network.allow);
   std::shared_ptr<JailNamespaces> namespaces;
   try {
     namespaces =
@@ -343,7 +346,9 @@ Sandbox LocalProvider::to_sandbox(const LocalSandbox& s) const {
   out.labels = s.labels;
   out.details = {{"path", store_.dir_of(s.id).string()},
                  {"workdir", workdir_},
-                 {"network", network_ && !s.no_network ? "shared" : "none"},
+                 {"network", !s.egress.empty()                  ? to_string(NetworkPolicy{NetworkPolicy::Mode::allow, s.egress})
+                             : network_ && !s.no_network ? "shared"
+                                                         : "none"},
                  {"createdAt", s.created_at}};
   return out;
 }

@@ -35,14 +35,25 @@ inline bool has_member(const json::Value& object, const char* key) {
   return object.IsObject() && object.HasMember(key);
 }
 
-// "network": "none" for a sandbox without a network. Anything but absent reads as none:
-// an unreadable value must never open it.
+// "network": "none", or "allow:..." for one that reaches listed hosts through the egress
+// proxy. Anything but absent reads as a network of its own, and anything but a valid allow
+// list as none: an unreadable value must never open it.
 struct NoNetwork {
   static void write(json::Writer& w, const LocalSandbox& s) {
-    if (s.no_network) json::write_string(w, "network", "none");
+    if (!s.no_network) return;
+    json::write_string(w, "network",
+                       s.egress.empty() ? "none" : to_string(NetworkPolicy{NetworkPolicy::Mode::allow, s.egress}));
   }
   static void read(const json::Value& object, LocalSandbox& s, std::string_view) {
     s.no_network = has_member(object, "network");
+    const json::Value* v = json::find(object, "network");
+    if (!v || !v->IsString()) return;
+    try {
+      const NetworkPolicy policy = parse_network_policy({v->GetString(), v->GetStringLength()});
+      if (policy.mode == NetworkPolicy::Mode::allow) s.egress = policy.allow;
+    } catch (const Error&) {
+      // none
+    }
   }
 };
 
@@ -138,12 +149,13 @@ fs::path SandboxStore::dir_of(const std::string& id) const {
 }
 
 LocalSandbox SandboxStore::create(const std::string& slug, const StringMap& labels, bool no_network,
-                                  bool in_memory) const {
+                                  bool in_memory, const std::vector<std::string>& egress) const {
   fs::create_directories(root_);
   LocalSandbox s;
   s.slug = slug;
   s.labels = labels;
-  s.no_network = no_network;
+  s.no_network = no_network || !egress.empty();
+  s.egress = egress;
   s.in_memory = in_memory;
   s.created_at = now_rfc3339();
   // Made under a staging name and renamed into place whole: a create killed half-way
@@ -208,7 +220,7 @@ LocalSandbox SandboxStore::fork(const LocalSandbox& source, const std::string& s
     if (fd.get() < 0) throw Error(ErrorCode::internal, os::with_reason("cannot open " + p.string(), errno));
     return fd;
   };
-  LocalSandbox copy = create(slug, labels, source.no_network);
+  LocalSandbox copy = create(slug, labels, source.no_network, /*in_memory=*/false, source.egress);
   try {
     // The copy belongs to the fork's own user. Read and written without following a link
     // anywhere, so nothing the source's command planted can steer the caller.

@@ -22,7 +22,10 @@ struct LocalSandbox {
   std::string slug;
   std::string created_at;
   StringMap labels;
-  bool no_network = false;  // created with network policy none: every command without a network
+  bool no_network = false;  // created with network policy none or allow: commands get a network of their own
+  // With no_network, created with --network allow:: the entries its commands reach through
+  // the egress proxy (none: no way out at all).
+  std::vector<std::string> egress;
   bool paused = false;      // `corral pause`: commands refused until resumed
   // Its workspace is a tmpfs held by the corral process that made it (a run that never
   // keeps it), not the folder's workspace/: gone with that process.
@@ -48,9 +51,9 @@ class SandboxStore {
   // it) its empty workspace folder; returns it with a fresh id and, with own_users(), a
   // user of its own.
   LocalSandbox create(const std::string& slug, const StringMap& labels, bool no_network = false,
-                      bool in_memory = false) const;
+                      bool in_memory = false, const std::vector<std::string>& egress = {}) const;
   // A new sandbox whose workspace is a copy of `source`'s as it is now (fork), with its
-  // own slug and labels and the source's network policy. Throws not-found when `source`
+  // own slug and labels and the source's network policy (its allow list too). Throws not-found when `source`
   // is gone; a failed copy leaves no folder behind.
   LocalSandbox fork(const LocalSandbox& source, const std::string& slug, const StringMap& labels) const;
   // Records the sandbox as paused or not (its metadata, replaced atomically).

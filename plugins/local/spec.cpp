@@ -9,7 +9,8 @@ const char* const kSpecJson = R"json({
   "kind": "delegated-run",
   "targets": ["linux"],
   "features": ["run-session", "archive-sync", "tree-sync", "url-bridge", "cleanup", "run-downloads",
-               "network-policy", "pause-resume", "fork"],
+               "network-policy", "network-allowlist", "network-allowlist-domains", "network-allowlist-ports",
+               "pause-resume", "fork"],
   "options": [
     {"name": "network", "type": "string", "default": "shared", "choices": ["none", "shared"], "tightest-first": true,
      "env": ["CORRAL_LOCAL_NETWORK"],
@@ -27,11 +28,11 @@ const char* const kSpecJson = R"json({
     "gpu": "no",
     "cleanupOwner": "corral: a sandbox is a folder, removed at the end of the run or by `corral stop`",
     "bestFit": "fast, free test runs on a Linux machine or CI runner; the default",
-    "caveat": "shares the host kernel and, unless --network none, its network; cannot limit it to listed hosts (no --network allow:); Linux with user namespaces only",
+    "caveat": "shares the host kernel and, unless --network none or allow:, its network; with allow: only programs that use the proxy variables (HTTP_PROXY, ...) reach anything; Linux with user namespaces only",
     "isolation": "Linux namespaces (bubblewrap) on this machine's kernel, as a user of the jail's own",
     "pause": "files only: no process outlives a run; a paused sandbox lasts until it is stopped",
     "fork": "one to many in one call: each fork a copy of the sandbox's folder",
-    "network": "none (a network namespace of its own) or shared with this machine; no allow-list"
+    "network": "none (a network namespace of its own), shared with this machine, or allow: hosts by name, address or CIDR and port, through corral's proxy on this machine"
   }
 })json";
 

@@ -121,8 +121,24 @@ struct Command {
   std::int64_t timeout_seconds = 0;  // 0 = none
 };
 
+// One destination a command's connections asked for through a provider's egress proxy,
+// and how often: allowed, or refused and why.
+struct EgressDestination {
+  std::string host;  // the name (or address) asked for
+  int port = 0;
+  std::int64_t count = 0;
+  std::string reason;  // refused only: "not in the allow list", ...
+};
+// What a command tried to reach, where the provider sees it (local --network allow:).
+struct EgressReport {
+  std::vector<EgressDestination> allowed;
+  std::vector<EgressDestination> refused;
+};
+
 struct ExecResult {
   int exit_code = 0;
+  // Appended: where the provider reports it, what the command's connections asked for.
+  std::optional<EgressReport> egress;
 };
 
 // What a sandbox may reach on the network, fixed when it is created (--network).
@@ -134,14 +150,34 @@ struct NetworkPolicy {
   std::vector<std::string> allow;
   bool operator==(const NetworkPolicy&) const = default;
 };
-// Parses "open", "none" or "allow:HOST[,HOST...]"; throws invalid-argument naming the bad
-// part. An allow list holds 1-64 entries, each a domain (optionally "*." in front), an IP
-// address or a CIDR.
+// Parses "open", "none" or "allow:HOST[:PORT][,...]"; throws invalid-argument naming the
+// bad part. An allow list holds 1-64 entries, each a domain (optionally "*." in front), an
+// IP address or a CIDR, with an optional port (1-65535), which only a provider with
+// network-allowlist-ports takes.
 NetworkPolicy parse_network_policy(std::string_view text);
 // The inverse of parse_network_policy ("allow:a.com,10.0.0.0/8").
 std::string to_string(const NetworkPolicy& policy);
-// True when `entry` of an allow list is an IP address or CIDR rather than a domain.
+// True when `entry` of an allow list (its host part) is an IP address or CIDR rather than
+// a domain.
 bool is_ip_or_cidr(std::string_view entry);
+// One allow-list entry split into its host (a domain, *.domain, address or CIDR) and the
+// port it names: "pypi.org", "host.corral.internal:5432", "[2001:db8::/32]:443" (an
+// IPv6 host takes brackets when a port follows). Not validated beyond the split.
+struct AllowEntry {
+  std::string host;
+  int port = 0;  // 0: none named
+};
+AllowEntry split_allow_entry(std::string_view entry);
+// An address or CIDR as bytes and prefix length (an address: the full length).
+struct Cidr {
+  int family = 0;  // AF_INET or AF_INET6
+  std::array<unsigned char, 16> bytes{};
+  int prefix = 0;
+};
+// `entry` as a Cidr, or nullopt when is_ip_or_cidr refuses it.
+std::optional<Cidr> parse_cidr(std::string_view entry);
+// True when every address of `inner` is in `outer`.
+bool cidr_within(const Cidr& inner, const Cidr& outer);
 
 struct CreateRequest {
   std::string lease_id;

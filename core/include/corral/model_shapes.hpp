@@ -1,6 +1,7 @@
-// The JSON shapes of the provider model's types (corral/types.hpp) as they cross the
-// plugin ABI, for wire.cpp and json.cpp. A Sandbox's shape carries its secrets: the wire
-// runs from a plugin back into the same plugin; storage and display use PublicSandbox.
+// The JSON shapes of the provider model's types (corral/types.hpp): as they cross the
+// plugin ABI (wire.cpp, json.cpp) and where core shows them (the handle's egress report).
+// A Sandbox's shape carries its secrets: the wire runs from a plugin back into the same
+// plugin; storage and display use PublicSandbox.
 #pragma once
 
 #include <algorithm>
@@ -72,9 +73,23 @@ struct Shape<Command> {
 };
 
 template <>
+struct Shape<EgressDestination> {
+  static constexpr auto fields =
+      std::tuple{field("host", &EgressDestination::host), field("port", &EgressDestination::port),
+                 field("count", &EgressDestination::count), field("reason", &EgressDestination::reason, omitted)};
+};
+
+template <>
+struct Shape<EgressReport> {
+  static constexpr auto fields =
+      std::tuple{field("allowed", &EgressReport::allowed), field("refused", &EgressReport::refused)};
+};
+
+template <>
 struct Shape<ExecResult> {
   // Required: a missing exit code must never read as success.
-  static constexpr auto fields = std::tuple{field("exitCode", &ExecResult::exit_code, required)};
+  static constexpr auto fields = std::tuple{field("exitCode", &ExecResult::exit_code, required),
+                                            field("egress", &ExecResult::egress, omitted)};
 };
 
 template <>

@@ -1,0 +1,47 @@
+// The host side of a jail's egress (--network allow:). The jail has a network namespace
+// of its own, with loopback alone; its starter listens on that loopback and hands the
+// listening socket over a Unix socket to this proxy, which accepts the jail's connections
+// from the host side. It speaks HTTP CONNECT, plain HTTP forwarding (absolute-form) and
+// SOCKS5 with names, resolves names itself, asks the EgressPolicy of every destination,
+// and counts what was allowed and refused. A program that ignores the proxy variables
+// reaches nothing: the jail has no route out.
+//
+// Thread rules: construct and destroy an EgressProxy on one thread; report() may be called
+// from any thread. The proxy runs one accepting thread and one thread per connection, at
+// most kMaxConnections at once (more are closed at once, and counted as refused).
+#pragma once
+
+#include <memory>
+#include <thread>
+
+#include "corral/os/unique_fd.hpp"
+#include "corral/types.hpp"
+#include "egress_policy.hpp"
+
+namespace corral::local {
+
+class EgressProxy {
+ public:
+  static constexpr int kMaxConnections = 256;
+  static constexpr size_t kMaxHeaderBytes = 64 * 1024;  // a request's line and headers
+  static constexpr int kHandshakeSeconds = 10;          // to say where to go, and to connect
+  static constexpr size_t kMaxReported = 256;           // destinations listed; the rest as one
+
+  // Serves the jail whose starter sends its listening socket over `channel`.
+  EgressProxy(EgressPolicy policy, os::UniqueFd channel);
+  // Stops: no new connection, every open one closed, every thread done.
+  ~EgressProxy();
+  EgressProxy(const EgressProxy&) = delete;
+  EgressProxy& operator=(const EgressProxy&) = delete;
+
+  // What the jail's connections asked for so far.
+  EgressReport report() const;
+
+  struct State;  // shared with the proxy's threads
+
+ private:
+  std::shared_ptr<State> state_;
+  std::thread acceptor_;
+};
+
+}  // namespace corral::local
