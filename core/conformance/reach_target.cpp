@@ -51,10 +51,18 @@ ReachTarget::~ReachTarget() {
 std::string ReachTarget::text() const { return fmt::format("{}:{}", ip_, port_); }
 
 std::string ReachTarget::script() const {
+  // A direct connection first; then, when the environment names an HTTP proxy (a
+  // provider that reaches the outside through one, as local's allow lists do), a CONNECT
+  // through it, which reaches the target only when the proxy answers 200.
   return fmt::format(
       "if ! command -v bash >/dev/null 2>&1; then echo no-bash; exit 0; fi; "
       "limit=; if command -v timeout >/dev/null 2>&1; then limit='timeout 10'; fi; "
-      "if $limit bash -c 'exec 3<>/dev/tcp/{}/{}' 2>/dev/null; then echo reached; else echo unreachable; fi",
+      "if $limit bash -c 'exec 3<>/dev/tcp/{0}/{1} && exit 0; "
+      "p=${{http_proxy:-$HTTP_PROXY}}; p=${{p#http://}}; p=${{p%%/*}}; [ -n \"$p\" ] || exit 1; "
+      "exec 4<>\"/dev/tcp/${{p%:*}}/${{p##*:}}\" || exit 1; "
+      "printf \"CONNECT {0}:{1} HTTP/1.1\\r\\nHost: {0}:{1}\\r\\n\\r\\n\" >&4; "
+      "read -r version status rest <&4; [ \"$status\" = 200 ]' 2>/dev/null; "
+      "then echo reached; else echo unreachable; fi",
       ip_, port_);
 }
 

@@ -21,10 +21,12 @@ class ReachTarget {
   const std::string& ip() const { return ip_; }
   // True when the target is the kit's own listener on this machine.
   bool own() const { return fd_ >= 0; }
+  int port() const { return port_; }
   // "127.0.0.1:40123".
   std::string text() const;
   // A sh script printing "reached" when a TCP connection to the target opens within 10 s,
-  // else "unreachable"; "no-bash" when the sandbox lacks bash, whose /dev/tcp connects.
+  // directly or through the HTTP proxy the command's environment names (CONNECT answered
+  // 200), else "unreachable"; "no-bash" when the sandbox lacks bash, whose /dev/tcp connects.
   std::string script() const;
 
  private:

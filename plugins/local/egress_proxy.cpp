@@ -12,6 +12,8 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
+#include <functional>
+#include <list>
 #include <map>
 #include <mutex>
 #include <string>
@@ -28,16 +30,20 @@ struct EgressProxy::State {
   EgressPolicy policy;
   os::UniqueFd stop{::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)};
 
+  // One open connection; its thread removes it, under `mutex`, before closing its socket,
+  // so a shutdown() through `fd` never reaches a reused descriptor.
+  struct Connection {
+    int fd;
+    bool handshaking = true;  // not yet relaying: may be evicted for a newer one
+    bool evicted = false;
+  };
+
   mutable std::mutex mutex;
   std::condition_variable idle;
-  int active = 0;  // connection threads running
+  std::list<Connection> connections;  // oldest first
   std::map<std::pair<std::string, int>, std::int64_t> allowed;
   std::map<std::tuple<std::string, int, std::string>, std::int64_t> refused;
 
-  bool stopping() const {
-    pollfd p{stop.get(), POLLIN, 0};
-    return ::poll(&p, 1, 0) > 0;
-  }
   void count_allowed(const std::string& host, int port) {
     std::lock_guard lock(mutex);
     auto key = std::make_pair(host, port);
@@ -213,28 +219,91 @@ std::string refusal_text(const std::string& host, int port, const std::string& r
          " (this sandbox's --network allow: list decides what it may reach)";
 }
 
-// Decides, connects and counts; the upstream socket, or invalid with `status`/`message`
-// set for the reply.
-os::UniqueFd open_upstream(State& st, const std::string& host, int port, Clock::time_point deadline, int& status,
-                           std::string& message) {
-  const EgressDecision d = st.policy.decide(host, port);
+// Where a parsed request goes, and what its client sent past the request.
+struct Request {
+  std::string host;
+  int port = 0;
+  std::string ahead;  // bytes for the upstream before the client's next ones
+  bool tunnel = true;  // CONNECT or SOCKS5: the client's bytes are its own protocol's
+};
+
+// Decides and connects; the upstream socket, or invalid with `status`/`message` set for
+// the reply (a refusal is counted here).
+os::UniqueFd open_upstream(State& st, const Request& r, Clock::time_point deadline, int& status, std::string& message) {
+  const EgressDecision d = st.policy.decide(r.host, r.port);
   if (!d.allowed) {
-    st.count_refused(host, port, d.reason);
+    st.count_refused(r.host, r.port, d.reason);
     status = 403;
-    message = refusal_text(host, port, d.reason);
+    message = refusal_text(r.host, r.port, d.reason);
     return {};
   }
-  st.count_allowed(host, port);
   std::string why;
   os::UniqueFd upstream = connect_upstream(st, d.addresses, deadline, why);
   if (!upstream.valid()) {
+    st.count_allowed(r.host, r.port);  // the list allowed it; the host did not answer
     status = 502;
-    message = "corral: cannot connect to " + host + ":" + std::to_string(port) + ": " + why;
+    message = "corral: cannot connect to " + r.host + ":" + std::to_string(r.port) + ": " + why;
   }
   return upstream;
 }
 
-void serve_socks5(State& st, int client, std::string buffer, Clock::time_point deadline) {
+// Reads the client's first bytes of a tunnel into `buffer` when the client speaks first,
+// and, when they start a TLS handshake, the whole first record. False when the client
+// goes away or the proxy stops; true, with what arrived, when the upstream speaks first
+// or the deadline passes with nothing said.
+bool read_opening(const State& st, int client, int upstream, std::string& buffer, Clock::time_point deadline) {
+  while (buffer.empty()) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    if (left <= 0) return true;
+    pollfd p[3] = {{client, POLLIN, 0}, {upstream, POLLIN, 0}, {st.stop.get(), POLLIN, 0}};
+    const int n = ::poll(p, 3, static_cast<int>(left));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 || p[2].revents) return false;
+    if (p[1].revents && !p[0].revents) return true;  // a server-first protocol
+    if (p[0].revents && !receive_some(st, client, buffer, deadline)) return false;
+  }
+  if (buffer[0] != 0x16) return true;
+  if (!receive_exactly(st, client, buffer, 5, deadline)) return false;
+  const size_t length = (static_cast<unsigned char>(buffer[3]) << 8) | static_cast<unsigned char>(buffer[4]);
+  return receive_exactly(st, client, buffer, 5 + length, deadline);
+}
+
+// Why a tunnel to `host` must not go on with the client's `opening` bytes, or empty: a
+// TLS client naming another server than the one it asked the proxy for (domain fronting:
+// a listed front on a shared address carrying a request for an unlisted name).
+std::string fronting(const std::string& host, std::string_view opening) {
+  if (is_ip_or_cidr(host)) return {};  // an address names no server; the connection is to it alone
+  const std::optional<std::string> name = tls_server_name(opening);
+  if (!name) return {};
+  std::string wanted = host, said = *name;
+  for (std::string* s : {&wanted, &said}) {
+    std::transform(s->begin(), s->end(), s->begin(), [](unsigned char c) { return std::tolower(c); });
+    if (!s->empty() && s->back() == '.') s->pop_back();
+  }
+  if (wanted == said) return {};
+  return "its TLS handshake names another server ('" + said.substr(0, 253) + "')";
+}
+
+// Relays `r` once the client has been told the tunnel is open (`opened`, false when that
+// fails); for a tunnel, refuses a TLS handshake naming another server first.
+void carry(State& st, State::Connection& connection, int client, int upstream, Request r,
+           const std::function<bool()>& opened, Clock::time_point deadline) {
+  if (!opened()) return;
+  if (r.tunnel) {
+    if (r.ahead.empty() && !read_opening(st, client, upstream, r.ahead, deadline)) return;
+    if (const std::string why = fronting(r.host, r.ahead); !why.empty()) return st.count_refused(r.host, r.port, why);
+  }
+  st.count_allowed(r.host, r.port);
+  {
+    std::lock_guard lock(st.mutex);
+    if (connection.evicted) return;
+    connection.handshaking = false;
+  }
+  relay(st, client, upstream, std::move(r.ahead));
+}
+
+void serve_socks5(State& st, State::Connection& connection, int client, std::string buffer,
+                  Clock::time_point deadline) {
   auto refuse = [&](const char* reason) { st.count_refused("(unparsed)", 0, reason); };
   // Greeting: version, method count, methods. Only "no authentication" is spoken.
   if (!receive_exactly(st, client, buffer, 2, deadline)) return;
@@ -249,14 +318,14 @@ void serve_socks5(State& st, int client, std::string buffer, Clock::time_point d
   // Request: version, command, reserved, address type, address, port.
   if (!receive_exactly(st, client, buffer, 5, deadline)) return;
   const auto reply = [&](char code) {
-    send_all(st, client, std::string("\x05", 1) + code + std::string("\x00\x01\x00\x00\x00\x00\x00\x00", 8), deadline);
+    return send_all(st, client, std::string("\x05", 1) + code + std::string("\x00\x01\x00\x00\x00\x00\x00\x00", 8),
+                    deadline);
   };
   if (buffer[0] != 5) return refuse("not a SOCKS5 request");
   if (buffer[1] != 1) {
     reply(7);
     return refuse("a SOCKS5 command other than CONNECT");
   }
-  std::string host;
   size_t length = 0;
   switch (buffer[3]) {
     case 1: length = 4 + 4; break;
@@ -268,36 +337,33 @@ void serve_socks5(State& st, int client, std::string buffer, Clock::time_point d
   char text[INET6_ADDRSTRLEN] = {};
   if (buffer[3] == 1) ::inet_ntop(AF_INET, buffer.data() + 4, text, sizeof text);
   if (buffer[3] == 4) ::inet_ntop(AF_INET6, buffer.data() + 4, text, sizeof text);
-  host = buffer[3] == 3 ? buffer.substr(5, length - 5) : std::string(text);
-  const int port = (static_cast<unsigned char>(buffer[length]) << 8) | static_cast<unsigned char>(buffer[length + 1]);
-  buffer.erase(0, length + 2);
+  Request r;
+  r.host = buffer[3] == 3 ? buffer.substr(5, length - 5) : std::string(text);
+  r.port = (static_cast<unsigned char>(buffer[length]) << 8) | static_cast<unsigned char>(buffer[length + 1]);
+  r.ahead = buffer.substr(length + 2);
+  if (r.host.empty() || r.host.find('\0') != std::string::npos) {
+    reply(1);
+    return refuse("a SOCKS5 host name that is empty or holds a NUL");
+  }
   int status = 0;
   std::string message;
-  os::UniqueFd upstream = open_upstream(st, host, port, deadline, status, message);
-  if (!upstream.valid()) return reply(status == 403 ? 2 : 5);
-  reply(0);
-  relay(st, client, upstream.get(), std::move(buffer));
+  os::UniqueFd upstream = open_upstream(st, r, deadline, status, message);
+  if (!upstream.valid()) return (void)reply(status == 403 ? 2 : 5);
+  carry(st, connection, client, upstream.get(), std::move(r), [&] { return reply(0); }, deadline);
 }
 
-void serve_http(State& st, int client, std::string buffer, Clock::time_point deadline) {
+void serve_http(State& st, State::Connection& connection, int client, std::string buffer,
+                Clock::time_point deadline) {
   size_t end;
-  while ((end = buffer.find("\r\n\r\n")) == std::string::npos) {
-    if (buffer.size() > EgressProxy::kMaxHeaderBytes) {
-      st.count_refused("(unparsed)", 0, "a request header over 64 KiB");
-      send_all(st, client, http_reply(431, "Request Header Fields Too Large", "corral: the request's header is too large"),
-               deadline);
-      return;
-    }
+  while ((end = buffer.find("\r\n\r\n")) == std::string::npos && buffer.size() <= EgressProxy::kMaxHeaderBytes)
     if (!receive_some(st, client, buffer, deadline)) return;
-  }
-  if (end > EgressProxy::kMaxHeaderBytes) {
+  if (end == std::string::npos || end > EgressProxy::kMaxHeaderBytes) {
     st.count_refused("(unparsed)", 0, "a request header over 64 KiB");
     send_all(st, client, http_reply(431, "Request Header Fields Too Large", "corral: the request's header is too large"),
              deadline);
     return;
   }
   const std::string head = buffer.substr(0, end + 2);  // lines, each ending in CRLF
-  std::string rest = buffer.substr(end + 4);
   const size_t line_end = head.find("\r\n");
   const std::string line = head.substr(0, line_end);
   const size_t s1 = line.find(' '), s2 = line.rfind(' ');
@@ -309,11 +375,10 @@ void serve_http(State& st, int client, std::string buffer, Clock::time_point dea
     return bad("not an HTTP/1 proxy request");
   const std::string method = line.substr(0, s1), target = line.substr(s1 + 1, s2 - s1 - 1),
                     version = line.substr(s2 + 1);
-  std::string host;
-  int port = 0;
-  std::string request;
+  Request r;
   if (method == "CONNECT") {
-    if (!split_authority(target, 0, host, port)) return bad("a CONNECT target that is not HOST:PORT");
+    if (!split_authority(target, 0, r.host, r.port)) return bad("a CONNECT target that is not HOST:PORT");
+    r.ahead = buffer.substr(end + 4);
   } else {
     constexpr std::string_view kHttp = "http://";
     if (target.size() < kHttp.size() || !std::equal(kHttp.begin(), kHttp.end(), target.begin(), [](char a, char b) {
@@ -322,41 +387,47 @@ void serve_http(State& st, int client, std::string buffer, Clock::time_point dea
       return bad("not a proxy request: an absolute http:// URL or CONNECT is needed (https goes through CONNECT)");
     const size_t path = target.find_first_of("/?#", kHttp.size());
     const std::string authority = target.substr(kHttp.size(), path - kHttp.size());
-    if (!split_authority(authority, 80, host, port)) return bad("a URL without a host this proxy can reach");
-    // The request as the server expects it: origin-form, no proxy headers, one exchange.
-    request = method + " " + (path == std::string::npos ? "/" : target.substr(path)) + " " + version + "\r\n";
+    if (authority.find('@') != std::string::npos) return bad("a URL with credentials in its host part");
+    if (!split_authority(authority, 80, r.host, r.port)) return bad("a URL without a host this proxy can reach");
+    // The request as the server expects it: origin-form, its Host the URL's (never one
+    // the client chose apart from the URL the list was asked about), no proxy headers,
+    // one exchange.
+    r.tunnel = false;
+    r.ahead = method + " " + (path == std::string::npos ? "/" : target.substr(path)) + " " + version +
+              "\r\nHost: " + authority + "\r\n";
     for (size_t at = line_end + 2; at < head.size();) {
       const size_t next = head.find("\r\n", at);
       const std::string header = head.substr(at, next - at);
       at = next + 2;
       std::string name = header.substr(0, header.find(':'));
       std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
-      if (name == "proxy-connection" || name == "proxy-authorization" || name == "connection" || name == "keep-alive")
+      if (name == "host" || name == "proxy-connection" || name == "proxy-authorization" || name == "connection" ||
+          name == "keep-alive")
         continue;
-      request += header + "\r\n";
+      r.ahead += header + "\r\n";
     }
-    request += "Connection: close\r\n\r\n";
+    r.ahead += "Connection: close\r\n\r\n" + buffer.substr(end + 4);
   }
   int status = 0;
   std::string message;
-  os::UniqueFd upstream = open_upstream(st, host, port, deadline, status, message);
+  os::UniqueFd upstream = open_upstream(st, r, deadline, status, message);
   if (!upstream.valid()) {
     send_all(st, client, http_reply(status, status == 403 ? "Forbidden" : "Bad Gateway", message), deadline);
     return;
   }
-  if (method == "CONNECT") {
-    if (!send_all(st, client, "HTTP/1.1 200 Connection established\r\n\r\n", deadline)) return;
-    return relay(st, client, upstream.get(), std::move(rest));
-  }
-  relay(st, client, upstream.get(), request + rest);
+  const bool is_connect = method == "CONNECT";
+  carry(
+      st, connection, client, upstream.get(), std::move(r),
+      [&] { return !is_connect || send_all(st, client, "HTTP/1.1 200 Connection established\r\n\r\n", deadline); },
+      deadline);
 }
 
-void serve(State& st, os::UniqueFd client) {
+void serve(State& st, State::Connection& connection, int client) {
   const Clock::time_point deadline = Clock::now() + std::chrono::seconds(EgressProxy::kHandshakeSeconds);
   std::string buffer;
-  if (!receive_some(st, client.get(), buffer, deadline, 1)) return;
-  if (buffer[0] == 5) serve_socks5(st, client.get(), std::move(buffer), deadline);
-  else serve_http(st, client.get(), std::move(buffer), deadline);
+  if (!receive_some(st, client, buffer, deadline, 1)) return;
+  if (buffer[0] == 5) serve_socks5(st, connection, client, std::move(buffer), deadline);
+  else serve_http(st, connection, client, std::move(buffer), deadline);
 }
 
 // The listening socket the jail's starter sends; invalid when the jail ends first.
@@ -385,6 +456,23 @@ os::UniqueFd receive_listener(const State& st, int channel) {
   return listener;
 }
 
+// Admits `client` unless the proxy is full. At the cap the oldest connection still
+// handshaking is shut down for it, so a flood of idle connections cannot lock the jail's
+// programs out; with every slot relaying, `client` is refused. The admitted entry, or none.
+std::optional<std::list<State::Connection>::iterator> admit(State& st, int client, bool& evicted) {
+  std::lock_guard lock(st.mutex);
+  const auto live = std::count_if(st.connections.begin(), st.connections.end(),
+                                  [](const State::Connection& c) { return !c.evicted; });
+  if (live >= EgressProxy::kMaxConnections) {
+    auto oldest = std::find_if(st.connections.begin(), st.connections.end(),
+                               [](const State::Connection& c) { return c.handshaking && !c.evicted; });
+    if (oldest == st.connections.end()) return std::nullopt;
+    oldest->evicted = evicted = true;
+    ::shutdown(oldest->fd, SHUT_RDWR);  // its thread wakes and ends
+  }
+  return st.connections.insert(st.connections.end(), State::Connection{client});
+}
+
 void accept_connections(const std::shared_ptr<State>& st, os::UniqueFd channel) {
   const os::UniqueFd listener = receive_listener(*st, channel.get());
   channel.reset();
@@ -392,28 +480,72 @@ void accept_connections(const std::shared_ptr<State>& st, os::UniqueFd channel) 
   while (wait_for(*st, listener.get(), POLLIN, std::nullopt)) {
     os::UniqueFd client(::accept4(listener.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
     if (!client.valid()) continue;
-    {
-      std::lock_guard lock(st->mutex);
-      if (st->active >= EgressProxy::kMaxConnections) {
-        client.reset();  // closed unheard: a flood of idle connections holds no more than the cap
-      } else {
-        ++st->active;
-      }
-    }
-    if (!client.valid()) {
+    bool evicted = false;
+    const auto entry = admit(*st, client.get(), evicted);
+    if (evicted) st->count_refused("(unparsed)", 0, "closed while handshaking, for a newer connection");
+    if (!entry) {
       st->count_refused("(unparsed)", 0, "too many connections at once");
-      continue;
+      continue;  // closed unheard
     }
-    std::thread([st, fd = client.release()] {
-      serve(*st, os::UniqueFd(fd));
+    std::thread([st, it = *entry, fd = client.release()] {
+      os::UniqueFd socket(fd);
+      serve(*st, *it, socket.get());
       std::lock_guard lock(st->mutex);
-      --st->active;
+      st->connections.erase(it);
       st->idle.notify_all();
     }).detach();
   }
 }
 
 }  // namespace
+
+std::optional<std::string> tls_server_name(std::string_view bytes) {
+  // A cursor over big-endian fields; every read is bounded by what is there.
+  struct Cursor {
+    std::string_view rest;
+    bool ok = true;
+    size_t number(size_t width) {
+      if (rest.size() < width) ok = false;
+      if (!ok) return 0;
+      size_t n = 0;
+      for (size_t i = 0; i < width; ++i) n = (n << 8) | static_cast<unsigned char>(rest[i]);
+      rest.remove_prefix(width);
+      return n;
+    }
+    std::string_view take(size_t n) {
+      if (rest.size() < n) ok = false;
+      if (!ok) return {};
+      const std::string_view out = rest.substr(0, n);
+      rest.remove_prefix(n);
+      return out;
+    }
+  };
+  Cursor record{bytes};
+  if (record.number(1) != 0x16) return std::nullopt;  // a handshake record
+  record.number(2);                                   // its version
+  Cursor handshake{record.take(record.number(2))};
+  if (handshake.number(1) != 1) return std::nullopt;  // ClientHello
+  Cursor hello{handshake.take(handshake.number(3))};
+  hello.take(2 + 32);                        // version, random
+  hello.take(hello.number(1));               // session id
+  hello.take(hello.number(2));               // cipher suites
+  hello.take(hello.number(1));               // compression methods
+  Cursor extensions{hello.take(hello.number(2))};
+  if (!record.ok || !handshake.ok || !hello.ok) return std::nullopt;
+  while (extensions.ok && !extensions.rest.empty()) {
+    const size_t type = extensions.number(2);
+    Cursor data{extensions.take(extensions.number(2))};
+    if (type != 0) continue;  // server_name
+    Cursor names{data.take(data.number(2))};
+    while (names.ok && !names.rest.empty()) {
+      const size_t kind = names.number(1);
+      const std::string_view name = names.take(names.number(2));
+      if (names.ok && kind == 0) return std::string(name);  // host_name
+    }
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
 
 EgressProxy::EgressProxy(EgressPolicy policy, os::UniqueFd channel)
     : state_(std::make_shared<State>(std::move(policy))) {
@@ -428,7 +560,7 @@ EgressProxy::~EgressProxy() {
   // Each connection's thread wakes on the stop event; one resolving a name ends when the
   // resolver gives up.
   std::unique_lock lock(state_->mutex);
-  state_->idle.wait(lock, [&] { return state_->active == 0; });
+  state_->idle.wait(lock, [&] { return state_->connections.empty(); });
 }
 
 EgressReport EgressProxy::report() const {

@@ -8,10 +8,15 @@
 //
 // Thread rules: construct and destroy an EgressProxy on one thread; report() may be called
 // from any thread. The proxy runs one accepting thread and one thread per connection, at
-// most kMaxConnections at once (more are closed at once, and counted as refused).
+// most kMaxConnections at once: past that, the oldest connection still handshaking is
+// closed for the new one, or the new one is when every slot is relaying (counted as
+// refused either way).
 #pragma once
 
 #include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
 #include <thread>
 
 #include "corral/os/unique_fd.hpp"
@@ -43,5 +48,9 @@ class EgressProxy {
   std::shared_ptr<State> state_;
   std::thread acceptor_;
 };
+
+// The server name (SNI) a TLS ClientHello record at the start of `bytes` asks for;
+// nullopt when `bytes` is no ClientHello record or names no server.
+std::optional<std::string> tls_server_name(std::string_view bytes);
 
 }  // namespace corral::local

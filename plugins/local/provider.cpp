@@ -165,6 +165,14 @@ ExecResult LocalProvider::exec(const Sandbox& sandbox, const Command& command, c
       std::move(jail), workspace, s.user, command,
       [&](std::string_view d) { host.emit(CORRAL_STDOUT, d); }, [&](std::string_view d) { host.emit(CORRAL_STDERR, d); },
       [&] { return host.cancelled(); }, command.timeout_seconds, &egress);
+  if (!s.egress.empty()) {
+    try {
+      store_.add_egress(s.id, egress);
+    } catch (const Error& e) {
+      // The count is for the user to read, not what the command did: the run stands.
+      host.warn("could not record what sandbox " + s.id + " reached: " + e.what());
+    }
+  }
   if (outcome.cancelled) throw Error(ErrorCode::cancelled, "the command was stopped");
   if (outcome.timed_out)
     throw Error(ErrorCode::timeout,
@@ -350,6 +358,7 @@ Sandbox LocalProvider::to_sandbox(const LocalSandbox& s) const {
                              : network_ && !s.no_network ? "shared"
                                                          : "none"},
                  {"createdAt", s.created_at}};
+  if (!s.egress.empty()) out.egress = store_.egress_of(s.id);
   return out;
 }
 

@@ -20,6 +20,7 @@
 #include "corral/os/file_lock.hpp"
 #include "corral/os/folder_writer.hpp"
 #include "corral/os/random.hpp"
+#include "corral/model_shapes.hpp"
 #include "corral/shape.hpp"
 #include "run_as.hpp"
 #include "tree_copy.hpp"
@@ -205,6 +206,53 @@ void SandboxStore::write_metadata(const LocalSandbox& s) const { write_metadata(
 void SandboxStore::write_metadata(const LocalSandbox& s, const fs::path& dir) const {
   os::write_file_atomically(dir / "sandbox.json", shape::to_json(s) + "\n", 0600, "the metadata of sandbox " + s.id,
                              os::Durability::process_crash);
+}
+
+namespace {
+
+// `more` counted into `into`: the same destination (and reason) adds up; a new one past
+// `cap` joins the "(others)" entry.
+void merge_destinations(std::vector<EgressDestination>& into, const std::vector<EgressDestination>& more,
+                        size_t cap) {
+  for (const EgressDestination& d : more) {
+    auto same = [](const EgressDestination& a, const EgressDestination& b) {
+      return a.host == b.host && a.port == b.port && a.reason == b.reason;
+    };
+    auto found = std::find_if(into.begin(), into.end(), [&](const EgressDestination& e) { return same(e, d); });
+    if (found == into.end() && into.size() >= cap) {
+      const EgressDestination others{"(others)", 0, 0, d.reason.empty() ? "" : "several reasons"};
+      found = std::find_if(into.begin(), into.end(), [&](const EgressDestination& e) { return same(e, others); });
+      if (found == into.end()) found = into.insert(into.end(), others);
+    }
+    if (found == into.end()) found = into.insert(into.end(), EgressDestination{d.host, d.port, 0, d.reason});
+    found->count += d.count;
+  }
+}
+
+}  // namespace
+
+void SandboxStore::add_egress(const std::string& id, const EgressReport& report) const {
+  if (report.allowed.empty() && report.refused.empty()) return;
+  const fs::path file = dir_of(id) / "egress.json";
+  const os::FileLock lock = os::FileLock::acquire(dir_of(id) / "egress.lock", "the egress report of sandbox " + id);
+  EgressReport total = egress_of(id).value_or(EgressReport{});
+  merge_destinations(total.allowed, report.allowed, kMaxEgressListed);
+  merge_destinations(total.refused, report.refused, kMaxEgressListed);
+  os::write_file_atomically(file, shape::to_json(total) + "\n", 0600, "the egress report of sandbox " + id,
+                             os::Durability::process_crash);
+}
+
+std::optional<EgressReport> SandboxStore::egress_of(const std::string& id) const {
+  if (!valid_id(id)) return std::nullopt;
+  std::ifstream in(dir_of(id) / "egress.json");
+  if (!in) return std::nullopt;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  try {
+    return shape::from_json<EgressReport>(ss.str(), "egress report");
+  } catch (const Error&) {
+    return std::nullopt;
+  }
 }
 
 void SandboxStore::set_paused(LocalSandbox& sandbox, bool paused) const {

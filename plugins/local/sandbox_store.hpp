@@ -56,6 +56,14 @@ class SandboxStore {
   // own slug and labels and the source's network policy (its allow list too). Throws not-found when `source`
   // is gone; a failed copy leaves no folder behind.
   LocalSandbox fork(const LocalSandbox& source, const std::string& slug, const StringMap& labels) const;
+  // Adds `report`'s counts to what the sandbox's commands asked for so far (a file beside
+  // its metadata, merged under a lock so commands running at once all count; at most
+  // kMaxEgressListed destinations a side, the rest counted as one "(others)").
+  void add_egress(const std::string& id, const EgressReport& report) const;
+  // What the sandbox's commands asked for so far; nullopt before any asked, or when the
+  // file cannot be read.
+  std::optional<EgressReport> egress_of(const std::string& id) const;
+  static constexpr size_t kMaxEgressListed = 256;
   // Records the sandbox as paused or not (its metadata, replaced atomically).
   void set_paused(LocalSandbox& sandbox, bool paused) const;
   // The sandbox with `id`, or nullopt when its folder or metadata is gone.

@@ -322,10 +322,11 @@ TEST_CASE("doctor reports bubblewrap and explains when it is missing") {
 TEST_CASE("local passes the conformance kit, every sandbox removed") {
   CliEnv env;
   auto r = corral::test::conformance_recorded(env, "local");
-  corral::test::check_passed(r, {"argv", "workdir", "timeout", "interrupt", "network-none", "destroy-twice", "pause-resume",
-                                 "fork", "shards-from", "nothing-left"});
+  corral::test::check_passed(r, {"argv", "workdir", "timeout", "interrupt", "network-none", "network-allowlist",
+                                 "network-allowlist-ports", "destroy-twice", "pause-resume", "fork", "shards-from",
+                                 "nothing-left"});
   CHECK(r.passed.size() >= 21);  // all but the features local does not advertise
-  CHECK(r.skipped == std::vector<std::string>{"network-allowlist", "extend"});
+  CHECK(r.skipped == std::vector<std::string>{"extend"});
   CHECK(env.local_sandboxes().empty());
   CHECK(env.claims().empty());
 }

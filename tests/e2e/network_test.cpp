@@ -4,6 +4,14 @@
 // config and a repository's.
 #include <doctest/doctest.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <mutex>
+#include <thread>
+
 #include "cli.hpp"
 #include "corral/json.hpp"
 #include "private_network.hpp"
@@ -24,6 +32,61 @@ std::vector<fs::path> lease_files(const CliEnv& env) {
 }
 
 corral::json::Document parse(const std::string& text) { return corral::json::parse(text, "output"); }
+
+// An HTTP server on this machine's 127.0.0.1 that answers every request "reached PATH"
+// and closes; it keeps the paths it was asked for, in order.
+class HttpResponder {
+ public:
+  HttpResponder() {
+    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t size = sizeof a;
+    REQUIRE(::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+    REQUIRE(::listen(fd_, 64) == 0);
+    REQUIRE(::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &size) == 0);
+    port_ = ntohs(a.sin_port);
+    thread_ = std::thread([this] {
+      for (int c; (c = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC)) >= 0; ::close(c)) {
+        timeval limit{10, 0};
+        ::setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
+        std::string head;
+        char chunk[4096];
+        for (ssize_t n; head.find("\r\n\r\n") == std::string::npos && head.size() < 65536 &&
+                        (n = ::recv(c, chunk, sizeof chunk, 0)) > 0;)
+          head.append(chunk, static_cast<size_t>(n));
+        const size_t start = head.find(' ') + 1, end = head.find(' ', start);
+        const std::string path = start == 0 || end == std::string::npos ? "?" : head.substr(start, end - start);
+        {
+          std::lock_guard lock(mutex_);
+          paths_.push_back(path);
+        }
+        const std::string body = "reached " + path;
+        const std::string reply = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: " +
+                                  std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
+        (void)::send(c, reply.data(), reply.size(), MSG_NOSIGNAL);
+      }
+    });
+  }
+  ~HttpResponder() {
+    ::shutdown(fd_, SHUT_RDWR);
+    thread_.join();
+    ::close(fd_);
+  }
+  int port() const { return port_; }
+  std::vector<std::string> paths() const {
+    std::lock_guard lock(mutex_);
+    return paths_;
+  }
+
+ private:
+  int fd_ = -1;
+  int port_ = 0;
+  mutable std::mutex mutex_;
+  std::vector<std::string> paths_;
+  std::thread thread_;
+};
 
 struct Testbox : CliEnv {
   fs::path boxes = root().path() / "boxes";
@@ -103,21 +166,115 @@ TEST_CASE("a kept --network none sandbox stays cut off for every later command, 
   CHECK(env.local_sandboxes().empty());
 }
 
-TEST_CASE("allow: on local is refused before anything is created, naming the feature and who has it") {
-  CliEnv env;
+TEST_CASE("an allow-list port is refused before anything is created by a provider that cannot hold it, naming local") {
+  Testbox tb;
   for (const char* command : {"run", "warmup"}) {
     CAPTURE(command);
-    std::vector<std::string> args = {command, "--network", "allow:example.com"};
+    std::vector<std::string> args = {command, "--provider", "testbox", "--network", "allow:pypi.org:8443"};
     if (std::string(command) == "run") args.insert(args.end(), {"--keep", "--", "sh", "-c", "echo ran"});
-    auto r = env.run(args);
+    auto r = tb.run(args);
     CHECK(r.exit_code == 64);
     CHECK(r.out.empty());
-    CHECK(r.err.find("network policy 'allow:example.com' needs the 'network-allowlist' feature, which provider "
-                     "'local' does not have") != std::string::npos);
-    CHECK(r.err.find("e2b") != std::string::npos);  // the hint names the providers that have it
-    CHECK(env.local_sandboxes().empty());
-    CHECK(lease_files(env).empty());  // no claim, not even a lock
+    CHECK(r.err.find("network policy 'allow:pypi.org:8443' needs the 'network-allowlist-ports' feature (for the port "
+                     "in pypi.org:8443), which provider 'testbox' does not have") != std::string::npos);
+    CHECK(r.err.find("providers that have it: local") != std::string::npos);
+    CHECK(fs::is_empty(tb.boxes));
+    CHECK(lease_files(tb).empty());  // no claim, not even a lock
   }
+}
+
+TEST_CASE("local allow: CONNECT, plain HTTP and SOCKS5 reach what the list names through the proxy, and nothing else") {
+  CliEnv env;
+  HttpResponder server;
+  const std::string port = std::to_string(server.port());
+  const std::string other_port = std::to_string(server.port() == 65535 ? 1 : server.port() + 1);
+  fs::path h = env.root().path() / "h.json";
+  const std::string script =
+      "get() { curl -sS --noproxy '' --max-time 20 \"$@\"; echo \" [$?]\"; }; "
+      "get http://127.0.0.1:" + port + "/plain; "
+      "get -p http://host.corral.internal:" + port + "/tunnel; "
+      "get --socks5-hostname \"${ALL_PROXY#http://}\" http://host.corral.internal:" + port + "/socks; "
+      "get -o /dev/null -w '%{http_code}' http://localhost:" + port + "/; "
+      "get -o /dev/null -w '%{http_code}' http://127.0.0.1:" + other_port + "/; "
+      "if bash -c 'exec 3<>/dev/tcp/127.0.0.1/" + port + "' 2>/dev/null; then echo direct-reached; "
+      "else echo direct-unreachable; fi; "
+      "echo \"no_proxy=$NO_PROXY\"";
+  auto r = env.run({"run", "-v", "--keep", "--network", "allow:host.corral.internal:" + port + ",127.0.0.1:" + port,
+                    "--lease-output", h.string(), "--", "sh", "-c", script});
+  CHECK_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(r.out == "reached /plain [0]\nreached /tunnel [0]\nreached /socks [0]\n403 [0]\n403 [0]\n"
+                 "direct-unreachable\nno_proxy=localhost,127.0.0.1,::1\n");
+  // -v lists what was reached and what was refused, with why.
+  CHECK(r.err.find("egress allowed: host.corral.internal:" + port + " ×2") != std::string::npos);
+  CHECK(r.err.find("egress refused: localhost:" + port + " ×1: not in the allow list") != std::string::npos);
+
+  auto handle = parse(read_file(h));
+  CHECK(std::string(handle["network"].GetString()) ==
+        "allow:host.corral.internal:" + port + ",127.0.0.1:" + port);
+  const auto& allowed = handle["egress"]["allowed"];
+  REQUIRE(allowed.Size() == 2);
+  CHECK(std::string(allowed[0]["host"].GetString()) == "127.0.0.1");
+  CHECK(allowed[0]["count"].GetInt() == 1);
+  CHECK(std::string(allowed[1]["host"].GetString()) == "host.corral.internal");
+  CHECK(allowed[1]["port"].GetInt() == server.port());
+  CHECK(allowed[1]["count"].GetInt() == 2);
+  const auto& refused = handle["egress"]["refused"];
+  REQUIRE(refused.Size() == 2);
+  CHECK(std::string(refused[1]["host"].GetString()) == "localhost");
+  CHECK(std::string(refused[1]["reason"].GetString()) == "not in the allow list");
+
+  // A later command in the kept sandbox goes through the same list; status adds up both.
+  const std::string lease = handle["leaseId"].GetString();
+  auto again = env.run({"run", "--id", lease, "--", "curl", "-sS", "--noproxy", "", "http://127.0.0.1:" + port + "/again"});
+  CHECK_MESSAGE(again.exit_code == 0, again.err);
+  CHECK(again.out == "reached /again");
+  auto status = parse(env.run({"status", "--id", lease, "--json"}).out);
+  CHECK(std::string(status["sandbox"]["details"]["network"].GetString()) ==
+        "allow:host.corral.internal:" + port + ",127.0.0.1:" + port);
+  REQUIRE(status["sandbox"].HasMember("egress"));
+  CHECK(status["sandbox"]["egress"]["allowed"][0]["count"].GetInt() == 2);
+  CHECK(status["sandbox"]["egress"]["refused"].Size() == 2);
+  CHECK(env.run({"stop", "--id", lease}).exit_code == 0);
+  CHECK(server.paths() == std::vector<std::string>{"/plain", "/tunnel", "/socks", "/again"});
+  CHECK(env.local_sandboxes().empty());
+}
+
+TEST_CASE("local allow: a name that leads to this machine's loopback is refused unless its address is listed too") {
+  CliEnv env;
+  HttpResponder server;
+  const std::string port = std::to_string(server.port());
+  const std::string probe = "curl -sS --noproxy '' -o /dev/null -w '%{http_code}\\n' http://localhost:" + port + "/";
+  fs::path h = env.root().path() / "h.json";
+  auto name_only = env.run({"run", "--network", "allow:localhost:" + port, "--lease-output", h.string(), "--", "sh",
+                            "-c", probe});
+  CHECK(name_only.out == "403\n");
+  CHECK(std::string(parse(read_file(h))["egress"]["refused"][0]["reason"].GetString()) ==
+        "resolves to a loopback, link-local or private address the allow list does not name");
+  auto with_address =
+      env.run({"run", "--network", "allow:localhost:" + port + ",127.0.0.1:" + port, "--", "sh", "-c", probe});
+  CHECK(with_address.out == "200\n");
+  // An entry without a port means 80 and 443 only.
+  auto no_port = env.run({"run", "--network", "allow:localhost,127.0.0.1", "--", "sh", "-c", probe});
+  CHECK(no_port.out == "403\n");
+  CHECK(server.paths() == std::vector<std::string>{"/"});
+  CHECK(env.local_sandboxes().empty());
+}
+
+TEST_CASE("local allow: git and Python's urllib find the proxy in the environment; nothing else reaches out") {
+  CliEnv env;
+  HttpResponder server;
+  const std::string url = "http://host.corral.internal:" + std::to_string(server.port());
+  std::string script = "git ls-remote " + url + "/repo.git >/dev/null 2>&1; echo git-done; ";
+  const bool python = fs::exists("/usr/bin/python3");
+  if (python)
+    script += "/usr/bin/python3 -c 'import urllib.request as u; print(u.urlopen(\"" + url +
+              "/py\").read().decode())'; ";
+  auto r = env.run({"run", "--network", "allow:host.corral.internal:" + std::to_string(server.port()), "--", "sh",
+                    "-c", script});
+  CHECK_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(r.out == std::string("git-done\n") + (python ? "reached /py\n" : ""));
+  REQUIRE_FALSE(server.paths().empty());
+  CHECK(server.paths().front() == "/repo.git/info/refs?service=git-upload-pack");
 }
 
 TEST_CASE("a --network that is no policy is a usage error with the accepted forms") {

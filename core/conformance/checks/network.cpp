@@ -21,16 +21,37 @@ void network_none(CheckContext& cx) {
                      cx.target.text()));
 }
 
+// The allow-list entry naming `ip` and, where the provider's entries carry ports (an
+// entry without one then means 80 and 443), the target's port.
+std::string entry_for(const CheckContext& cx, const std::string& ip, int port) {
+  return cx.spec.features.has(Feature::network_allowlist_ports) ? fmt::format("{}:{}", ip, port) : ip;
+}
+
 void network_allowlist(CheckContext& cx) {
   cx.expect_reachable_when_open();
-  const std::string other = cx.target.ip() == kUnusedAddress ? kOtherUnusedAddress : kUnusedAddress;
+  const std::string other =
+      entry_for(cx, cx.target.ip() == kUnusedAddress ? kOtherUnusedAddress : kUnusedAddress, cx.target.port());
   if (cx.reach({.mode = NetworkPolicy::Mode::allow, .allow = {other}}) == Reach::reached)
     fail(fmt::format("with --network allow:{} the command still reached {}: the provider does not enforce its "
                      "allow list",
                      other, cx.target.text()));
-  if (cx.reach({.mode = NetworkPolicy::Mode::allow, .allow = {cx.target.ip()}}) != Reach::reached)
-    fail(fmt::format("with --network allow:{} the command could not reach {}, which the list names",
-                     cx.target.ip(), cx.target.text()));
+  const std::string named = entry_for(cx, cx.target.ip(), cx.target.port());
+  if (cx.reach({.mode = NetworkPolicy::Mode::allow, .allow = {named}}) != Reach::reached)
+    fail(fmt::format("with --network allow:{} the command could not reach {}, which the list names", named,
+                     cx.target.text()));
+}
+
+void network_allowlist_ports(CheckContext& cx) {
+  cx.expect_reachable_when_open();
+  const int other_port = cx.target.port() == 65535 ? 1 : cx.target.port() + 1;
+  const std::string other = fmt::format("{}:{}", cx.target.ip(), other_port);
+  if (cx.reach({.mode = NetworkPolicy::Mode::allow, .allow = {other}}) == Reach::reached)
+    fail(fmt::format("with --network allow:{} the command still reached {}: the provider does not hold an entry to "
+                     "its port",
+                     other, cx.target.text()));
+  if (cx.reach({.mode = NetworkPolicy::Mode::allow, .allow = {cx.target.text()}}) != Reach::reached)
+    fail(fmt::format("with --network allow:{0} the command could not reach {0}, which the list names",
+                     cx.target.text()));
 }
 
 }  // namespace
@@ -42,6 +63,8 @@ std::vector<CheckDef> network_checks() {
        {F::network_policy}, {}, &network_none},
       {"network-allowlist", "--network allow: lets the command reach the addresses listed and no other",
        {F::network_allowlist}, {}, &network_allowlist},
+      {"network-allowlist-ports", "an allow-list entry's port lets the command reach that port of the host and no other",
+       {F::network_allowlist, F::network_allowlist_ports}, {}, &network_allowlist_ports},
   };
 }
 

@@ -14,10 +14,24 @@
 namespace corral::shape {
 
 template <>
+struct Shape<EgressDestination> {
+  static constexpr auto fields =
+      std::tuple{field("host", &EgressDestination::host), field("port", &EgressDestination::port),
+                 field("count", &EgressDestination::count), field("reason", &EgressDestination::reason, omitted)};
+};
+
+template <>
+struct Shape<EgressReport> {
+  static constexpr auto fields =
+      std::tuple{field("allowed", &EgressReport::allowed), field("refused", &EgressReport::refused)};
+};
+
+template <>
 struct Shape<Sandbox> {
   static constexpr auto fields =
       std::tuple{field("id", &Sandbox::id), field("state", &Sandbox::state), field("details", &Sandbox::details),
-                 field("labels", &Sandbox::labels), field("secrets", &Sandbox::secrets, omitted)};
+                 field("labels", &Sandbox::labels), field("secrets", &Sandbox::secrets, omitted),
+                 field("egress", &Sandbox::egress, omitted)};
 };
 
 // A Sandbox without its secrets: listings, storage, the screen.
@@ -70,19 +84,6 @@ struct Shape<Command> {
       std::tuple{field("argv", &Command::argv, omitted), custom<Command, ArgvHex>(),
                  field("shell", &Command::shell, omitted), field("cwd", &Command::cwd),
                  field("env", &Command::env), field("timeoutSeconds", &Command::timeout_seconds)};
-};
-
-template <>
-struct Shape<EgressDestination> {
-  static constexpr auto fields =
-      std::tuple{field("host", &EgressDestination::host), field("port", &EgressDestination::port),
-                 field("count", &EgressDestination::count), field("reason", &EgressDestination::reason, omitted)};
-};
-
-template <>
-struct Shape<EgressReport> {
-  static constexpr auto fields =
-      std::tuple{field("allowed", &EgressReport::allowed), field("refused", &EgressReport::refused)};
 };
 
 template <>

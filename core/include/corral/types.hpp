@@ -105,22 +105,6 @@ using StringMap = std::map<std::string, std::string>;
 
 // A provider's sandbox as core sees it. `secrets` travel from a plugin back into the
 // same plugin within one process (e.g. an access token) and are never persisted or shown.
-struct Sandbox {
-  std::string id;
-  std::string state;  // provider's word: running, paused, ...
-  StringMap details;  // shown by `status`, stored in the claim
-  StringMap labels;
-  StringMap secrets;
-};
-
-struct Command {
-  std::vector<std::string> argv;  // run without a shell when set
-  std::string shell;              // else run through /bin/sh -c
-  std::string cwd;                // relative to the workspace root; empty = root
-  StringMap env;
-  std::int64_t timeout_seconds = 0;  // 0 = none
-};
-
 // One destination a command's connections asked for through a provider's egress proxy,
 // and how often: allowed, or refused and why.
 struct EgressDestination {
@@ -134,6 +118,26 @@ struct EgressReport {
   std::vector<EgressDestination> allowed;
   std::vector<EgressDestination> refused;
 };
+
+struct Sandbox {
+  std::string id;
+  std::string state;  // provider's word: running, paused, ...
+  StringMap details;  // shown by `status`, stored in the claim
+  StringMap labels;
+  StringMap secrets;
+  // What its commands' connections asked for so far, where the provider counts them
+  // (local, with --network allow:).
+  std::optional<EgressReport> egress;
+};
+
+struct Command {
+  std::vector<std::string> argv;  // run without a shell when set
+  std::string shell;              // else run through /bin/sh -c
+  std::string cwd;                // relative to the workspace root; empty = root
+  StringMap env;
+  std::int64_t timeout_seconds = 0;  // 0 = none
+};
+
 
 struct ExecResult {
   int exit_code = 0;
