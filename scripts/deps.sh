@@ -7,7 +7,7 @@ packages=(
   build-essential cmake ninja-build pkg-config git ccache
   libcurl4-openssl-dev libssl-dev rapidjson-dev libfmt-dev libyaml-cpp-dev doctest-dev
   libboost-dev libcli11-dev libarchive-dev nettle-dev libcpp-httplib-dev
-  bubblewrap curl time jq openssh-server openssh-client
+  bubblewrap curl time jq openssl openssh-server openssh-client
   groff-base zsh fish  # the man pages render, and the completion scripts parse, in the tests
 )
 # kubectl, for tests/kubernetes/kubectl_test.cpp: any kubectl already on PATH will do
