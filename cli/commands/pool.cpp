@@ -87,19 +87,24 @@ Runner define_status(CLI::App& app) {
   return [o](Context& ctx) { return status_command(ctx, *o); };
 }
 
-struct DrainOptions {
-  std::string provider;
-};
-
-int drain_command(Context& ctx, const DrainOptions& o) {
-  std::vector<StopOutcome> outcomes = service::drain(ctx.session, ctx.ui, o.provider);
-  if (outcomes.empty()) ctx.ui.note("nothing to drain: no pooled sandboxes");
-  return report_stops(ctx, outcomes);
+int drain_command(Context& ctx, const service::DrainSpec& o) {
+  const DrainResult drained = service::drain(ctx.session, ctx.ui, o);
+  if (drained.outcomes.empty())
+    ctx.ui.note(drained.out_of_scope == 0
+                    ? std::string("nothing to drain: no pooled sandboxes")
+                    : fmt::format("nothing to drain for this working tree; {} pooled sandbox{} of other working trees "
+                                  "left (`corral pool drain --all` drains every one)",
+                                  drained.out_of_scope, drained.out_of_scope == 1 ? "" : "es"));
+  else if (drained.out_of_scope > 0)
+    ctx.ui.info(fmt::format("{} pooled sandbox{} of other working trees left (--all drains them too)",
+                            drained.out_of_scope, drained.out_of_scope == 1 ? "" : "es"));
+  return report_stops(ctx, drained.outcomes);
 }
 
 Runner define_drain(CLI::App& app) {
-  auto o = std::make_shared<DrainOptions>();
+  auto o = std::make_shared<service::DrainSpec>();
   add_provider_option(app, o->provider);
+  app.add_flag("--all", o->all, "drain the pools of every working tree, not only this one's");
   return [o](Context& ctx) { return drain_command(ctx, *o); };
 }
 
@@ -153,7 +158,7 @@ const Command kRefill = {
 const Command kPoolDrain = {
     .name = "drain",
     .parent = "pool",
-    .summary = "Stop and forget the pooled sandboxes",
+    .summary = "Stop and forget this working tree's pooled sandboxes (--all: every tree's)",
     .define = define_drain,
 };
 

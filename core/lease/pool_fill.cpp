@@ -97,10 +97,15 @@ FillResult fill_pool(LeaseContext& ctx, const FillRequest& request) {
   return result;
 }
 
-std::vector<StopOutcome> drain_pools(LeaseContext& ctx, const std::string& provider) {
-  std::vector<StopOutcome> outcomes;
+DrainResult drain_pools(LeaseContext& ctx, const DrainScope& scope) {
+  DrainResult result;
+  std::vector<StopOutcome>& outcomes = result.outcomes;
   for (const Claim& c : ctx.claims.all()) {
-    if (!c.pool || (!provider.empty() && c.provider != provider)) continue;
+    if (!c.pool || (!scope.provider.empty() && c.provider != scope.provider)) continue;
+    if (scope.workspace && c.workspace != scope.workspace->string()) {
+      ++result.out_of_scope;
+      continue;
+    }
     StopOutcome out{fmt::format("pooled {} ({})", c.slug, c.provider), std::nullopt};
     bool busy = false;
     std::optional<LockedPooled> held = lock_pooled(ctx.claims, c.lease_id, "", &busy);
@@ -119,7 +124,7 @@ std::vector<StopOutcome> drain_pools(LeaseContext& ctx, const std::string& provi
     }
     outcomes.push_back(std::move(out));
   }
-  return outcomes;
+  return result;
 }
 
 }  // namespace corral

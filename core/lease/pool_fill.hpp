@@ -43,8 +43,21 @@ struct FillResult {
 // (sandboxes already made stay pooled).
 FillResult fill_pool(LeaseContext& ctx, const FillRequest& request);
 
-// Stops the pooled sandboxes (of `provider` only, when not empty) and forgets them; one
-// outcome each. A sandbox being filled or taken right now is left, saying so.
-std::vector<StopOutcome> drain_pools(LeaseContext& ctx, const std::string& provider);
+// Which pooled sandboxes a drain stops: a provider's only (empty: every one's), of the
+// working tree at `workspace` only (nullopt: every tree's).
+struct DrainScope {
+  std::string provider;
+  std::optional<std::filesystem::path> workspace;
+};
+
+// What a drain did: one outcome per pooled sandbox it stopped (or left, being filled or
+// taken right now), and how many pooled sandboxes it left alone as out of its scope.
+struct DrainResult {
+  std::vector<StopOutcome> outcomes;
+  int out_of_scope = 0;
+};
+
+// Stops the pooled sandboxes in `scope` and forgets them.
+DrainResult drain_pools(LeaseContext& ctx, const DrainScope& scope);
 
 }  // namespace corral

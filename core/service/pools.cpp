@@ -3,6 +3,7 @@
 #include "base/sizes.hpp"
 #include "corral/json.hpp"
 #include "service/refill.hpp"
+#include "workspace/workspace.hpp"
 
 namespace corral::service {
 
@@ -73,10 +74,12 @@ std::string pools_to_json(const std::vector<PoolStatus>& pools) {
   });
 }
 
-std::vector<StopOutcome> drain(Session& session, Ui& ui, const std::string& provider) {
-  const std::string name = provider.empty() ? std::string() : session.providers().spec(provider).name;
+DrainResult drain(Session& session, Ui& ui, const DrainSpec& spec) {
+  DrainScope scope;
+  if (!spec.provider.empty()) scope.provider = session.providers().spec(spec.provider).name;
+  if (!spec.all) scope.workspace = find_workspace_root(spec.cwd.empty() ? std::filesystem::current_path() : spec.cwd);
   LeaseContext ctx = session.context(ui);
-  return drain_pools(ctx, name);
+  return drain_pools(ctx, scope);
 }
 
 }  // namespace corral::service

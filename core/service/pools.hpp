@@ -43,7 +43,14 @@ std::string pools_to_json(const std::vector<PoolStatus>& pools);
 // What a pool of a provider that cannot pause says, in `pool fill` and `pool status`.
 inline constexpr const char* kCannotPause = "cannot pause: pooled sandboxes run while they wait";
 
-// Stops the pooled sandboxes of `provider` (its name or alias; "" = every provider's).
-std::vector<StopOutcome> drain(Session& session, Ui& ui, const std::string& provider);
+// What `pool drain` stops: the pools of `provider` (its name or alias; "" = every
+// provider's) made for the working tree holding `cwd` ("" = the current folder), or for
+// every working tree with `all`.
+struct DrainSpec {
+  std::string provider;
+  std::filesystem::path cwd;
+  bool all = false;
+};
+DrainResult drain(Session& session, Ui& ui, const DrainSpec& spec);
 
 }  // namespace corral::service

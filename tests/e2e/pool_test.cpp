@@ -105,6 +105,35 @@ TEST_CASE("pool fill makes N ready; a run takes one, syncs what changed, and a b
   CHECK(env.status().GetArray().Empty());
 }
 
+TEST_CASE("pool drain drains this working tree's pools only; --all drains every tree's") {
+  PoolCli env;
+  env.root().write("other/file.txt", "another project\n");
+  const std::string other = (env.root().path() / "other").string();
+  REQUIRE(env.run({"pool", "fill", "--size", "1"}).exit_code == 0);
+  REQUIRE(env.run({"pool", "fill", "--size", "1"}, other).exit_code == 0);
+  REQUIRE(env.status().GetArray().Size() == 2);
+
+  CliResult r = env.run({"pool", "drain", "-v"}, other);
+  CHECK_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(r.err.find("1 pooled sandbox of other working trees left (--all drains them too)") != std::string::npos);
+  auto left = env.status();
+  REQUIRE(left.GetArray().Size() == 1);
+  CHECK(corral::json::get_string(left.GetArray()[0], "workspace") == env.workspace().string());
+  CHECK(env.local_sandboxes().size() == 1);
+
+  r = env.run({"pool", "drain"}, other);
+  CHECK(r.exit_code == 0);
+  CHECK(r.err.find("nothing to drain for this working tree; 1 pooled sandbox of other working trees left "
+                   "(`corral pool drain --all` drains every one)") != std::string::npos);
+  CHECK(env.local_sandboxes().size() == 1);
+
+  r = env.run({"pool", "drain", "--all"}, other);
+  CHECK_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(env.status().GetArray().Empty());
+  CHECK(env.local_sandboxes().empty());
+  CHECK(env.claims().empty());
+}
+
 TEST_CASE("two runs at once with a pool of one: exactly one of them gets the pooled sandbox") {
   PoolCli env;
   REQUIRE(env.run({"pool", "fill", "--size", "1"}).exit_code == 0);
