@@ -109,6 +109,8 @@ void add_run_options(CLI::App& app, service::RunSpec& o) {
   app.add_flag("--keep", o.keep, "Keep the sandbox after the run");
   app.add_flag("--keep-on-failure", o.keep_on_failure, "Keep the sandbox when the run fails");
   app.add_flag("--no-pool", o.no_pool, "Create a sandbox even when a warm pool (`corral pool fill`) has one ready");
+  app.add_flag("--switch-tree", o.switch_tree,
+               "With --id: sync this working tree into the kept sandbox though it holds another one's");
   app.add_option("--timeout", o.timeout, "Stop the command after DURATION (e.g. 10m)");
   app.add_option("--shell", o.shell, "Run this string with /bin/sh -c instead of an argv");
   app.add_option("--download", o.downloads,

@@ -266,6 +266,7 @@ void Lease::sync(const Workspace& ws, const std::function<bool()>& cancelled, co
   confirming_gone([&] { session_->upload(sandbox, upload, on_bytes); });
   report.done();
   claim_.fingerprint = ws.fingerprint;
+  claim_.workspace = ws.root.string();  // what it holds now (another tree's with --switch-tree)
   if (ephemeral_) return;  // released at the run's end: no later sync reads either
   ctx_->claims.write_synced_files(claim_.lease_id, current);
   // Losing the fingerprint to a power loss costs one upload more, not two fsyncs a run:

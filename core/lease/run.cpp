@@ -197,15 +197,26 @@ void RunPhases::check_workspace() const {
   if (request_.downloads.wanted())
     check_download_folder(download_folder(ws.root, request_.cwd, request_.downloads.dir,
                                           reused_ ? reused_->claim().lease_id : std::string()));
-  // A mounted tree cannot be swapped: running from another checkout would silently use
-  // the old one (an uploading provider simply syncs the new tree).
-  if (!reused_ || !spec().features.has(Feature::workspace_mount)) return;
+  if (!reused_ || request_.release_reused) return;  // a fork made for this run holds its source's tree
   const Claim& claim = reused_->claim();
-  if (!claim.workspace.empty() && claim.workspace != ws.root.string())
+  if (claim.workspace.empty() || claim.workspace == ws.root.string()) return;
+  // A mounted tree cannot be swapped: running from another checkout would silently use
+  // the old one.
+  if (spec().features.has(Feature::workspace_mount))
     throw Error(ErrorCode::invalid_argument,
                 fmt::format("lease '{}' mounts {}, not this working tree ({})", claim.slug, claim.workspace,
                             ws.root.string()),
                 fmt::format("run from {}, or start a new sandbox without --id", claim.workspace));
+  // An uploading provider could sync this tree over the one the sandbox holds: only when
+  // asked, since the sandbox's build output and state belong to the other project.
+  if (!request_.switch_tree)
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("lease '{}' holds the working tree {}, not this one ({}): a run here would replace its "
+                            "files with this tree's",
+                            claim.slug, claim.workspace, ws.root.string()),
+                fmt::format("run from {}; or pass --switch-tree to put this tree in it; or start a new sandbox "
+                            "without --id",
+                            claim.workspace));
 }
 
 void RunPhases::start_packing() {

@@ -58,6 +58,9 @@ struct RunRequest {
   // With `lease`: the lease was made for this run (a fork of `run --shards --from`), so the
   // keep rules release it like a new sandbox instead of always keeping it.
   bool release_reused = false;
+  // With `lease`: it may be run from another working tree than the one it holds, whose
+  // files the sync then puts in it (--switch-tree); else that is refused, naming both.
+  bool switch_tree = false;
   // With `lease`: its lock, which this process already holds (the fan-out made the fork
   // and kept it locked since); the run takes it over instead of waiting for it.
   std::shared_ptr<LeaseLock> lease_lock;

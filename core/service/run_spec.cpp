@@ -55,6 +55,10 @@ RunRequest run_request(Session& session, Ui& ui, const RunSpec& spec) {
   r.keep = spec.keep;
   r.keep_on_failure = spec.keep_on_failure;
   r.use_pool = !spec.no_pool;
+  if (spec.switch_tree && spec.lease.empty())
+    throw Error(ErrorCode::invalid_argument, "--switch-tree only applies with --id",
+                "e.g. `corral run --id calm-otter --switch-tree -- make test`");
+  r.switch_tree = spec.switch_tree;
   r.downloads.patterns = spec.downloads;
   r.downloads.dir = spec.download_dir;
   r.downloads.max_bytes = parse_size(spec.max_download);

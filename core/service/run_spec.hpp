@@ -45,6 +45,7 @@ struct RunSpec {
   bool keep = false;
   bool keep_on_failure = false;
   bool no_pool = false;
+  bool switch_tree = false;       // with lease: sync this working tree into it, though it holds another
   std::vector<std::string> argv;  // the command, or
   std::string shell;              // a /bin/sh -c string
   std::string timeout;            // a duration ("10m", "1.5s"); "" = none

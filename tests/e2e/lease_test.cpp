@@ -92,6 +92,38 @@ TEST_CASE("a reused sandbox loses the files deleted locally and keeps what it ma
   CHECK(env.run({"stop", "--id", lease}).exit_code == 0);
 }
 
+TEST_CASE("run --id from another working tree is refused naming both; --switch-tree syncs that tree into it") {
+  CliEnv env;
+  env.root().write("work/mine.txt", "first project");
+  env.root().write("other/theirs.txt", "second project");
+  const std::string other = (env.root().path() / "other").string();
+  REQUIRE(env.run({"run", "--keep", "--", "sh", "-c", "echo built > build.out"}).exit_code == 0);
+  const std::string lease = env.only_lease();
+
+  auto refused = env.run({"run", "--id", lease, "--", "sh", "-c", "echo ran; ls"}, other);
+  CHECK(refused.exit_code == 64);
+  CHECK(refused.out.empty());
+  CHECK(refused.err.find("holds the working tree " + env.workspace().string() + ", not this one (" + other +
+                         "): a run here would replace its files with this tree's") != std::string::npos);
+  CHECK(refused.err.find("pass --switch-tree") != std::string::npos);
+  // Nothing changed in it: the first tree and what its command made are still there.
+  auto same = env.run({"run", "--id", lease, "--", "sh", "-c", "cat mine.txt build.out"});
+  CHECK(same.out == "first projectbuilt\n");
+
+  auto switched = env.run({"run", "--id", lease, "--switch-tree", "--", "sh", "-c", "ls; cat build.out"}, other);
+  CHECK_MESSAGE(switched.exit_code == 0, switched.err);
+  CHECK(switched.out == "build.out\ntheirs.txt\nbuilt\n");  // the tree swapped; the sandbox's own file stays
+  auto leases = corral::json::parse(env.run({"list", "--json"}).out, "list");
+  CHECK(std::string(leases[0]["workspace"].GetString()) == other);
+  // Now it is the first tree that is refused.
+  CHECK(env.run({"run", "--id", lease, "--", "true"}).exit_code == 64);
+
+  auto alone = env.run({"run", "--switch-tree", "--", "true"});
+  CHECK(alone.exit_code == 64);
+  CHECK(alone.err.find("--switch-tree only applies with --id") != std::string::npos);
+  CHECK(env.run({"stop", "--id", lease}).exit_code == 0);
+}
+
 TEST_CASE("a lease whose corral was killed is shown as abandoned and removed by stop --orphans") {
   CliEnv env;
   env.root().write("work/f.txt", "x");
