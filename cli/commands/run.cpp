@@ -18,26 +18,6 @@
 namespace corral::cli {
 namespace {
 
-// Writes a handle as soon as a sandbox exists, so one is there even if corral dies before
-// the end (which writes it again). A failure here is reported by that last write.
-void write_early(const OutputFile& output, const std::string& text) {
-  try {
-    output.write(text);
-  } catch (const Error&) {
-  }
-}
-
-// Writes the handle (or handles) of the finished run to --lease-output; a failure is
-// reported and becomes the exit status of a run that had none.
-void write_final(Context& ctx, const OutputFile& output, const std::string& text, int& exit_code, bool failed) {
-  try {
-    output.write(text, stop_requested);
-  } catch (const Error& e) {
-    ctx.ui.error(e);
-    if (!failed && exit_code == 0) exit_code = e.exit_code();
-  }
-}
-
 // What `corral run` is given: the service's spec, the handle file and the progress mode.
 struct RunOptions {
   SandboxOptions sandbox;

@@ -2,7 +2,9 @@
 
 #include <filesystem>
 
+#include "corral/errors.hpp"
 #include "options.hpp"
+#include "terminal.hpp"
 #include "progress_board.hpp"
 
 namespace corral::cli {
@@ -35,6 +37,22 @@ void finish_sandbox_options(Context& ctx, SandboxOptions& o) {
   ctx.ui.set_progress_mode(parse_progress_mode(o.progress));
   o.spec.provider.option_flags = ctx.provider_flags;
   o.spec.cwd = std::filesystem::current_path();
+}
+
+void write_early(const OutputFile& output, const std::string& text) {
+  try {
+    output.write(text);
+  } catch (const Error&) {
+  }
+}
+
+void write_final(Context& ctx, const OutputFile& output, const std::string& text, int& exit_code, bool failed) {
+  try {
+    output.write(text, stop_requested);
+  } catch (const Error& e) {
+    ctx.ui.error(e);
+    if (!failed && exit_code == 0) exit_code = e.exit_code();
+  }
 }
 
 }  // namespace corral::cli

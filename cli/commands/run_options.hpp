@@ -8,6 +8,7 @@
 #include <string>
 
 #include "context.hpp"
+#include "lease/output_file.hpp"
 #include "service/run_spec.hpp"
 
 namespace corral::cli {
@@ -26,5 +27,12 @@ void add_sandbox_options(CLI::App& app, SandboxOptions& options);
 // flags, the current folder) and sets the --progress mode on ctx's Ui; a usage error for
 // a mode that is none.
 void finish_sandbox_options(Context& ctx, SandboxOptions& options);
+
+// Writes a handle as soon as a sandbox exists, so one is there even if corral dies before
+// the end (which writes it again). A failure here is reported by that last write.
+void write_early(const OutputFile& output, const std::string& text);
+// Writes the handle (or handles) of the finished run to --lease-output; a failure is
+// reported and becomes the exit status of a run that had none.
+void write_final(Context& ctx, const OutputFile& output, const std::string& text, int& exit_code, bool failed);
 
 }  // namespace corral::cli

@@ -396,6 +396,8 @@ SessionHandle RunPhases::keep_warm() {
     throw *result_.error;
   }
   handle_.kept = true;
+  start(nullptr);
+  handle_.timings = std::move(timings_);
   return handle_;
 }
 

@@ -98,9 +98,12 @@ FanoutResult run_shards(Session& session, Ui& ui, const RunSpec& spec,
   return run_fanout(ctx, fan);
 }
 
-SessionHandle warmup(Session& session, Ui& ui, const SandboxSpec& spec) {
+SessionHandle warmup(Session& session, Ui& ui, const SandboxSpec& spec,
+                     std::function<void(const SessionHandle&)> on_acquired) {
   LeaseContext ctx = session.context(ui);
-  return corral::warmup(ctx, sandbox_request(session, ui, spec));
+  RunRequest request = sandbox_request(session, ui, spec);
+  request.on_acquired = std::move(on_acquired);
+  return corral::warmup(ctx, request);
 }
 
 }  // namespace corral::service

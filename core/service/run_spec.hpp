@@ -69,7 +69,9 @@ RunResult run(Session& session, Ui& ui, const RunSpec& spec,
 // (from the shards' threads, several at once).
 FanoutResult run_shards(Session& session, Ui& ui, const RunSpec& spec,
                         std::function<void(int index, const SessionHandle&)> on_acquired = {});
-// A sandbox made as `spec` says, synced and kept, ready for a run by its lease.
-SessionHandle warmup(Session& session, Ui& ui, const SandboxSpec& spec);
+// A sandbox made as `spec` says, synced and kept, ready for a run by its lease;
+// `on_acquired` hears its handle as soon as it exists (not kept yet), as a run's does.
+SessionHandle warmup(Session& session, Ui& ui, const SandboxSpec& spec,
+                     std::function<void(const SessionHandle&)> on_acquired = {});
 
 }  // namespace corral::service

@@ -25,8 +25,9 @@ TEST_CASE("providers --json lists local with its features") {
     std::vector<std::string> features;
     for (auto& f : p["features"].GetArray()) features.push_back(f.GetString());
     CHECK(features == std::vector<std::string>{"run-session", "url-bridge", "archive-sync", "cleanup",
-                                               "pause-resume", "run-downloads", "network-policy", "fork",
-                                               "tree-sync"});
+                                               "pause-resume", "run-downloads", "network-policy",
+                                               "network-allowlist", "network-allowlist-domains", "fork", "tree-sync",
+                                               "network-allowlist-ports"});
   }
   CHECK(found);
 }

@@ -446,3 +446,42 @@ TEST_CASE("cleanup after Ctrl-C is not itself cancelled") {
   CHECK(tb.live() == 0);
   CHECK(tb.claims().empty());
 }
+
+TEST_CASE("warmup writes its handle as a run does: once the sandbox exists, with timings at the end, the error on failure") {
+  Testbox tb;
+  auto warm = tb.run({"warmup", "--provider", "testbox", "--lease-output", tb.h.string()});
+  REQUIRE_MESSAGE(warm.exit_code == 0, warm.err);
+  auto done = tb.handle();
+  CHECK(done["kept"].GetBool());
+  REQUIRE(done.HasMember("timingsMs"));
+  CHECK(done["timingsMs"].HasMember("acquire"));
+  CHECK(done["timingsMs"].HasMember("sync"));
+  CHECK(tb.run({"stop", "--all"}).exit_code == 0);
+
+  // Killed while it syncs: the handle written when the sandbox came to be names it.
+  tb.env["TESTBOX_CRASH"] = "upload:hang";
+  fs::remove(tb.h);
+  corral::test::Background b = tb.start({"warmup", "--provider", "testbox", "--lease-output", tb.h.string()});
+  REQUIRE(corral::test::eventually([&] { return fs::exists(tb.h) && read_file(tb.h).find("leaseId") != std::string::npos; }));
+  ::kill(b.pid, SIGKILL);
+  b.wait();
+  auto early = tb.handle();
+  CHECK_FALSE(early["kept"].GetBool());
+  const std::string lease = early["leaseId"].GetString();
+  CHECK(tb.live() == 1);
+  CHECK(tb.run({"stop", "--id", lease}).exit_code == 0);
+  CHECK(tb.live() == 0);
+
+  // A failed sync: the sandbox is stopped and the final handle carries the error.
+  tb.env.erase("TESTBOX_CRASH");
+  tb.env["TESTBOX_FAIL"] = "upload";
+  fs::remove(tb.h);
+  auto failed = tb.run({"warmup", "--provider", "testbox", "--lease-output", tb.h.string()});
+  CHECK(failed.exit_code != 0);
+  auto last = tb.handle();
+  CHECK_FALSE(last["kept"].GetBool());
+  REQUIRE(last.HasMember("error"));
+  CHECK(std::string(last["error"]["message"].GetString()).find("upload") != std::string::npos);
+  CHECK(tb.live() == 0);
+  CHECK(tb.claims().empty());
+}
