@@ -64,11 +64,12 @@ AllowEntry split_allow_entry(std::string_view entry) {
   } else {
     return {std::string(entry), 0};  // no port, or a bare IPv6 address
   }
+  // Not digits: no port but part of a malformed host ("http://a.com"), which the host's
+  // own check then names; digits out of range: a port, refused as one.
+  if (!std::all_of(port.begin(), port.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    return {std::string(entry), 0};
   int value = 0;
-  for (char c : port) {
-    if (c < '0' || c > '9' || value > 65535) return {std::string(entry), -1};
-    value = value * 10 + (c - '0');
-  }
+  for (char c : port) value = std::min(value * 10 + (c - '0'), 65536);
   out.port = port.empty() || value < 1 || value > 65535 ? -1 : value;
   return out;
 }
@@ -123,7 +124,8 @@ NetworkPolicy parse_network_policy(std::string_view text) {
     if (split.port < 0)
       throw Error(ErrorCode::invalid_argument,
                   "'" + std::string(entry) + "' in the network allow list has a port that is not 1-65535",
-                  "write HOST:PORT, or [IPV6]:PORT for an IPv6 address");
+                  "write HOST:PORT with a port of 1-65535 ([IPV6]:PORT for an IPv6 address), e.g. --network "
+                  "allow:host.corral.internal:5432");
     if (!is_domain(split.host) && !is_ip_or_cidr(split.host))
       throw Error(ErrorCode::invalid_argument,
                   "'" + std::string(entry) + "' in the network allow list is neither a domain nor an IP address or CIDR",

@@ -60,6 +60,15 @@ void set_port(EgressAddress& a, int port) {
 
 bool within(const Cidr& address, const char* cidr) { return cidr_within(address, *parse_cidr(cidr)); }
 
+// True for a DNS name: letters, digits, '-', '_' and dots, at most 253 characters. Anything
+// else is refused before it is matched: a NUL would end the name the resolver sees early
+// ("pypi.org\0.example.com" matching *.example.com, then resolved as pypi.org).
+bool is_host_name(const std::string& host) {
+  return !host.empty() && host.size() <= 253 && std::all_of(host.begin(), host.end(), [](unsigned char c) {
+    return std::isalnum(c) || c == '-' || c == '_' || c == '.';
+  });
+}
+
 }  // namespace
 
 Cidr address_cidr(const EgressAddress& a) {
@@ -148,6 +157,10 @@ EgressDecision EgressPolicy::decide(const std::string& requested, int port) cons
     candidates.push_back(*literal);
   } else {
     const std::string host = canonical_name(requested);
+    if (!is_host_name(host)) {
+      d.reason = "not a host name";
+      return d;
+    }
     if (!name_listed(host, port)) {
       d.reason = "not in the allow list";
       return d;

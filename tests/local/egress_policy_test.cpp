@@ -67,6 +67,18 @@ TEST_CASE("a name or address is reached only when an entry names it and its port
   CHECK(none.reason == "cannot resolve the name");
 }
 
+TEST_CASE("a host that is no DNS name is refused before it is matched: a NUL cannot cut the name the resolver sees") {
+  const EgressPolicy p = policy("allow:*.example.com");
+  const auto cut = p.decide(std::string("pypi.org\0.example.com", 22), 443);
+  CHECK_FALSE(cut.allowed);
+  CHECK(cut.reason == "not a host name");
+  for (const char* odd : {"a b.example.com", "a/b.example.com", "a@b.example.com", "x.example.com:80", "%2e.example.com"}) {
+    CAPTURE(odd);
+    CHECK(p.decide(odd, 443).reason == "not a host name");
+  }
+  CHECK_FALSE(p.decide(std::string(254, 'a'), 443).allowed);
+}
+
 TEST_CASE("no name leads to an internal address unless an address entry covers it") {
   CHECK_FALSE(policy("allow:localhost:8443").decide("localhost", 8443).allowed);
   const auto both = policy("allow:localhost:8443,127.0.0.1:8443").decide("localhost", 8443);

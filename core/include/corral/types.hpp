@@ -140,6 +140,10 @@ struct Command {
 
 
 struct ExecResult {
+  ExecResult() = default;
+  // `return {code};` from a provider's exec, as before egress was appended, without a
+  // missing-initializer warning in a plugin built with -Wextra.
+  ExecResult(int code) : exit_code(code) {}  // NOLINT(google-explicit-constructor)
   int exit_code = 0;
   // Appended: where the provider reports it, what the command's connections asked for.
   std::optional<EgressReport> egress;
