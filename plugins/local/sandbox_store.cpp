@@ -210,6 +210,21 @@ void SandboxStore::write_metadata(const LocalSandbox& s, const fs::path& dir) co
 
 namespace {
 
+// The record of type T in the JSON file at `path`; nullopt when the file is missing or
+// does not read as one (a damaged record finds nothing, and nothing is guessed).
+template <typename T>
+std::optional<T> read_record(const fs::path& path, const char* what) {
+  std::ifstream in(path);
+  if (!in) return std::nullopt;
+  std::stringstream text;
+  text << in.rdbuf();
+  try {
+    return shape::from_json<T>(text.str(), what);
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+}
+
 // `more` counted into `into`: the same destination (and reason) adds up; a new one past
 // `cap` joins the "(others)" entry.
 void merge_destinations(std::vector<EgressDestination>& into, const std::vector<EgressDestination>& more,
@@ -244,15 +259,7 @@ void SandboxStore::add_egress(const std::string& id, const EgressReport& report)
 
 std::optional<EgressReport> SandboxStore::egress_of(const std::string& id) const {
   if (!valid_id(id)) return std::nullopt;
-  std::ifstream in(dir_of(id) / "egress.json");
-  if (!in) return std::nullopt;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  try {
-    return shape::from_json<EgressReport>(ss.str(), "egress report");
-  } catch (const Error&) {
-    return std::nullopt;
-  }
+  return read_record<EgressReport>(dir_of(id) / "egress.json", "egress report");
 }
 
 void SandboxStore::set_paused(LocalSandbox& sandbox, bool paused) const {
@@ -288,15 +295,7 @@ LocalSandbox SandboxStore::fork(const LocalSandbox& source, const std::string& s
 
 std::optional<LocalSandbox> SandboxStore::find(const std::string& id) const {
   if (!valid_id(id)) return std::nullopt;
-  std::ifstream in(dir_of(id) / "sandbox.json");
-  if (!in) return std::nullopt;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  try {
-    return shape::from_json<LocalSandbox>(ss.str(), "sandbox metadata");
-  } catch (const Error&) {
-    return std::nullopt;
-  }
+  return read_record<LocalSandbox>(dir_of(id) / "sandbox.json", "sandbox metadata");
 }
 
 std::vector<LocalSandbox> SandboxStore::all() const {
