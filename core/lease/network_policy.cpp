@@ -1,10 +1,8 @@
 #include "lease/network_policy.hpp"
 
-#include <arpa/inet.h>
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <array>
 
 namespace corral {
 namespace {

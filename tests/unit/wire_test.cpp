@@ -116,6 +116,24 @@ TEST_CASE("an argv that is not UTF-8 reaches the plugin byte for byte; an SDK fr
                   Error);
 }
 
+TEST_CASE("an exec result's egress report crosses the plugin ABI whole, and a malformed one is refused") {
+  ExecResult r{0};
+  r.egress = EgressReport{{{"pypi.org", 443, 3, ""}}, {{"example.net", 80, 1, "not in the allow list"}}};
+  const std::string text = wire::to_json(r);
+  CHECK(text == R"({"exitCode":0,"egress":{"allowed":[{"host":"pypi.org","port":443,"count":3}],)"
+                R"("refused":[{"host":"example.net","port":80,"count":1,"reason":"not in the allow list"}]}})");
+  const ExecResult back = wire::read<ExecResult>(text, "t");
+  REQUIRE(back.egress);
+  REQUIRE(back.egress->allowed.size() == 1);
+  CHECK(back.egress->allowed[0].host == "pypi.org");
+  CHECK(back.egress->allowed[0].count == 3);
+  REQUIRE(back.egress->refused.size() == 1);
+  CHECK(back.egress->refused[0].reason == "not in the allow list");
+  CHECK_FALSE(wire::read<ExecResult>(R"({"exitCode":0})", "t").egress);  // a plugin from before
+  CHECK_THROWS_AS(wire::read<ExecResult>(R"({"exitCode":0,"egress":{"allowed":{}}})", "t"), Error);
+  CHECK_THROWS_AS(wire::read<ExecResult>(R"({"exitCode":0,"egress":{"allowed":[{"host":1}]}})", "t"), Error);
+}
+
 TEST_CASE("an answer without an exit code is never read as success") {
   CHECK_THROWS_AS(wire::read<ExecResult>("{}", "t"), Error);
   CHECK_THROWS_AS(wire::read<ExecResult>(R"({"exitCode":"0"})", "t"), Error);
