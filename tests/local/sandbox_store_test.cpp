@@ -166,3 +166,57 @@ TEST_CASE("a sandbox's record is written as before shapes, and a record never lo
   rewrite(store, s.id, "[]");
   CHECK_FALSE(store.find(s.id));  // no id, no labels: not a sandbox of corral's
 }
+
+TEST_CASE("an allow list is recorded with the sandbox and read back; a damaged one reads as no network at all") {
+  corral::test::TempDir dir;
+  const SandboxStore store(dir.path() / "local");
+  LocalSandbox s = store.create("calm-otter", {}, /*no_network=*/false, /*in_memory=*/false,
+                                {"pypi.org", "host.corral.internal:5432"});
+  const std::string head =
+      R"({"id":")" + s.id + R"(","slug":"calm-otter","createdAt":")" + s.created_at + R"(","labels":{})";
+  CHECK(record_of(store, s.id) == head + R"(,"network":"allow:pypi.org,host.corral.internal:5432"})" + "\n");
+  auto found = store.find(s.id);
+  REQUIRE(found);
+  CHECK(found->no_network);  // its jails have a network of their own; the proxy is the way out
+  CHECK(found->egress == std::vector<std::string>{"pypi.org", "host.corral.internal:5432"});
+  for (const char* damaged : {R"("allow:")", R"("allow:http://x")", R"("allow:a.com:0")", R"("open")", "7"}) {
+    INFO(damaged);
+    rewrite(store, s.id, head + R"(,"network":)" + damaged + "}");
+    REQUIRE(store.find(s.id));
+    CHECK(store.find(s.id)->no_network);
+    CHECK(store.find(s.id)->egress.empty());  // none: not even the listed hosts
+  }
+}
+
+TEST_CASE("a sandbox's egress report adds up its commands' counts, is bounded, and a damaged one starts again") {
+  corral::test::TempDir dir;
+  const SandboxStore store(dir.path() / "local");
+  LocalSandbox s = store.create("calm-otter", {}, false, false, {"pypi.org"});
+  CHECK_FALSE(store.egress_of(s.id));
+  store.add_egress(s.id, {{{"pypi.org", 443, 2, ""}}, {{"evil.example", 443, 1, "not in the allow list"}}});
+  store.add_egress(s.id, {{{"pypi.org", 443, 1, ""}, {"pypi.org", 80, 1, ""}}, {}});
+  auto total = store.egress_of(s.id);
+  REQUIRE(total);
+  REQUIRE(total->allowed.size() == 2);
+  CHECK(total->allowed[0].count == 3);
+  CHECK(total->allowed[1].port == 80);
+  REQUIRE(total->refused.size() == 1);
+  CHECK(total->refused[0].reason == "not in the allow list");
+
+  // Past the bound, new destinations are counted as one.
+  corral::EgressReport many;
+  for (size_t i = 0; i < SandboxStore::kMaxEgressListed + 10; ++i)
+    many.refused.push_back({"h" + std::to_string(i) + ".example", 443, 1, "not in the allow list"});
+  store.add_egress(s.id, many);
+  total = store.egress_of(s.id);
+  REQUIRE(total);
+  CHECK(total->refused.size() == SandboxStore::kMaxEgressListed + 1);
+  CHECK(total->refused.back().host == "(others)");
+  CHECK(total->refused.back().count == 11);  // 255 fit beside the one listed before; 11 did not
+
+  std::ofstream(store.dir_of(s.id) / "egress.json", std::ios::trunc) << "{\"allowed\":";
+  CHECK_FALSE(store.egress_of(s.id));
+  store.add_egress(s.id, {{{"pypi.org", 443, 1, ""}}, {}});
+  REQUIRE(store.egress_of(s.id));
+  CHECK(store.egress_of(s.id)->allowed.at(0).count == 1);
+}
