@@ -392,8 +392,12 @@ TEST_CASE("a TLS handshake naming another server than the CONNECT host is refuse
   const std::string hello = client_hello("API.Example.");
   UniqueFd same = h.dial();
   send_text(same.get(), "CONNECT " + api + " HTTP/1.1\r\n\r\n" + hello);
-  CHECK(receive_until(same.get(), "\r\n\r\n").rfind("HTTP/1.1 200", 0) == 0);
-  CHECK(receive_exactly(same.get(), hello.size()) == hello);
+  // The echo may arrive in the same read as the proxy's answer: keep what follows it.
+  const std::string answer = receive_until(same.get(), "\r\n\r\n");
+  CHECK(answer.rfind("HTTP/1.1 200", 0) == 0);
+  std::string echoed = answer.substr(std::min(answer.size(), answer.find("\r\n\r\n") + 4));
+  echoed += receive_exactly(same.get(), hello.size() - std::min(hello.size(), echoed.size()));
+  CHECK(echoed == hello);
 
   bool counted = false;
   for (const auto& d : h.proxy->report().refused)
