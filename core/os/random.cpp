@@ -9,7 +9,7 @@
 
 namespace corral::os {
 
-std::string random_hex(std::size_t bytes) {
+std::string random_bytes(std::size_t bytes) {
   std::string data(bytes, '\0');
   for (std::size_t got = 0; got < bytes;) {
     const ssize_t n = ::getrandom(data.data() + got, bytes - got, 0);
@@ -17,8 +17,10 @@ std::string random_hex(std::size_t bytes) {
     if (n <= 0) throw Error(ErrorCode::internal, "the system random generator failed");
     got += static_cast<std::size_t>(n);
   }
-  return sdk::hex_encode(data);
+  return data;
 }
+
+std::string random_hex(std::size_t bytes) { return sdk::hex_encode(random_bytes(bytes)); }
 
 std::string random_tag(std::string_view prefix) { return std::string(prefix) + random_hex(8); }
 

@@ -116,6 +116,35 @@ TEST_CASE("an argv that is not UTF-8 reaches the plugin byte for byte; an SDK fr
                   Error);
 }
 
+TEST_CASE("a command's secrets cross the plugin ABI whole; a command without any sends none, and one missing a part is refused") {
+  Sandbox sb;
+  sb.id = "sb-1";
+  Command c;
+  c.argv = {"true"};
+  CHECK(wire::to_json(wire::ExecRequest{sb, c}).find("secrets") == std::string::npos);  // as before
+  Secret s;
+  s.name = "API_KEY";
+  s.hosts = {"api.example.com", "*.example.org"};
+  s.placeholder = "sk-Zz9Yy8Xx7Ww6";
+  s.value = "sk-Aa1Bb2Cc3Dd4";
+  s.header = "X-Api-Key";
+  s.format = "{}";
+  c.secrets = {s};
+  const Command back = wire::read<wire::ExecRequest>(wire::to_json(wire::ExecRequest{sb, c}), "t").command;
+  REQUIRE(back.secrets.size() == 1);
+  CHECK(back.secrets[0].name == "API_KEY");
+  CHECK(back.secrets[0].hosts == s.hosts);
+  CHECK(back.secrets[0].placeholder == s.placeholder);
+  CHECK(back.secrets[0].value == s.value);
+  CHECK(back.secrets[0].header == "X-Api-Key");
+  CHECK(back.secrets[0].format == "{}");
+  CHECK_THROWS_AS(wire::read<wire::ExecRequest>(
+                      R"({"sandbox":{"id":"x"},"command":{"argv":["a"],"cwd":"","env":{},"timeoutSeconds":0,)"
+                      R"("secrets":[{"name":"K","hosts":["a.com"],"placeholder":"p"}]}})",
+                      "t"),
+                  Error);
+}
+
 TEST_CASE("an exec result's egress report crosses the plugin ABI whole, and a malformed one is refused") {
   ExecResult r{0};
   r.egress = EgressReport{{{"pypi.org", 443, 3, ""}}, {{"example.net", 80, 1, "not in the allow list"}}};

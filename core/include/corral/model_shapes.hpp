@@ -79,11 +79,20 @@ struct ArgvHex {
 };
 
 template <>
+struct Shape<Secret> {
+  static constexpr auto fields =
+      std::tuple{field("name", &Secret::name, required), field("hosts", &Secret::hosts, required),
+                 field("placeholder", &Secret::placeholder, required), field("value", &Secret::value, required),
+                 field("header", &Secret::header), field("format", &Secret::format)};
+};
+
+template <>
 struct Shape<Command> {
   static constexpr auto fields =
       std::tuple{field("argv", &Command::argv, omitted), custom<Command, ArgvHex>(),
                  field("shell", &Command::shell, omitted), field("cwd", &Command::cwd),
-                 field("env", &Command::env), field("timeoutSeconds", &Command::timeout_seconds)};
+                 field("env", &Command::env), field("timeoutSeconds", &Command::timeout_seconds),
+                 field("secrets", &Command::secrets, omitted)};
 };
 
 template <>

@@ -130,12 +130,29 @@ struct Sandbox {
   std::optional<EgressReport> egress;
 };
 
+// A secret the command may use without seeing it (--secret, the user's `secrets:`): the
+// command's environment holds `placeholder` under `name`, and on requests to `hosts` the
+// provider's egress puts `value` where the placeholder was sent (local), or sets `header`
+// to `format` with "{}" standing for the value (providers with native egress rules).
+// Core reads the value from the user's side; it is never persisted, shown or logged.
+struct Secret {
+  std::string name;                // the variable, e.g. OPENAI_API_KEY
+  std::vector<std::string> hosts;  // domains or *.domains it may be sent to, over TLS only
+  std::string placeholder;         // what the sandbox sees: the value's shape, random
+  std::string value;
+  std::string header = "Authorization";
+  std::string format = "Bearer {}";
+};
+
 struct Command {
   std::vector<std::string> argv;  // run without a shell when set
   std::string shell;              // else run through /bin/sh -c
   std::string cwd;                // relative to the workspace root; empty = root
   StringMap env;
   std::int64_t timeout_seconds = 0;  // 0 = none
+  // Appended, asked of a provider with egress-secrets only: the secrets its egress puts in
+  // (env already holds each one's placeholder).
+  std::vector<Secret> secrets;
 };
 
 

@@ -12,6 +12,9 @@
 
 namespace corral::os {
 
+// `bytes` random bytes; throws Error(internal) when the system generator fails.
+std::string random_bytes(std::size_t bytes);
+
 // `bytes` random bytes as lower-case hex; throws Error(internal) when the system generator fails.
 std::string random_hex(std::size_t bytes);
 
