@@ -10,6 +10,7 @@
 
 #include "corral/sdk/printable.hpp"
 #include "lease/network_policy.hpp"
+#include "lease/secrets.hpp"
 
 namespace corral {
 namespace {
@@ -29,15 +30,30 @@ void report_egress(Ui& ui, const EgressReport& egress) {
 // The policy a new sandbox of `spec` gets (flag, configs), refused here when the
 // provider cannot enforce it.
 NetworkPolicy network_policy_for(LeaseContext& ctx, const ProviderSpec& spec,
-                                 const std::optional<NetworkPolicy>& flag) {
-  NetworkPolicy policy = choose_network_policy(flag, spec, ctx.providers.config(), ctx.ui);
+                                 const std::optional<NetworkPolicy>& flag, const std::vector<Secret>& secrets) {
+  NetworkPolicy policy = with_secret_hosts(choose_network_policy(flag, spec, ctx.providers.config(), ctx.ui), secrets);
   require_network_policy(spec, policy, ctx.providers.registry());
   return policy;
 }
 
 // A sandbox's policy was fixed when it was made: a --network that differs (other than
-// in the order of its allow list) is refused rather than silently not applied.
-void check_reused_network(const Claim& claim, const std::optional<NetworkPolicy>& flag) {
+// in the order of its allow list, and the secrets' hosts it gains) is refused rather than
+// silently not applied, and so are secrets for hosts it does not list.
+void check_reused_network(const Claim& claim, std::optional<NetworkPolicy> flag, const std::vector<Secret>& secrets) {
+  if (!secrets.empty()) {
+    if (flag) flag = with_secret_hosts(*flag, secrets);
+    const std::vector<std::string> outside = secret_hosts_outside(claim.network, secrets);
+    if (claim.network.mode != NetworkPolicy::Mode::allow || !outside.empty())
+      throw Error(ErrorCode::invalid_argument,
+                  fmt::format("lease '{}' was created with --network {}, which {}: a sandbox's network policy is "
+                              "fixed when it is created",
+                              claim.slug, to_string(claim.network),
+                              claim.network.mode != NetworkPolicy::Mode::allow
+                                  ? "is no allow list, where a secret's value could be put in"
+                                  : fmt::format("does not list the secrets' host{} {}", outside.size() > 1 ? "s" : "",
+                                                fmt::join(outside, ", "))),
+                  "start a new sandbox with --secret (without --id): its hosts are added to its allow list");
+  }
   if (!flag || (network_within(*flag, claim.network) && network_within(claim.network, *flag))) return;
   throw Error(ErrorCode::invalid_argument,
               fmt::format("lease '{}' was created with --network {}, not {}: a sandbox's network policy is fixed "
@@ -95,6 +111,7 @@ const Workspace& RunPhases::workspace() const { return shared_ ? shared_->worksp
 void RunPhases::prepare(const SharedWorkspace* shared) {
   start("prepare");
   open_provider();
+  read_secrets();
   check_features();
   choose_idle();
   choose_network();
@@ -119,8 +136,25 @@ void RunPhases::open_provider() {
     session_ = ctx_.providers.open(ctx_.providers.resolve(request_.choice), request_.choice, ctx_.ui);
 }
 
+void RunPhases::read_secrets() {
+  if (purpose_ == Purpose::warmup && !request_.secrets.empty())
+    throw Error(ErrorCode::invalid_argument, "--secret applies to a run: a warmup runs no command",
+                "warm up with --network allow:... listing the secrets' hosts; give --secret to the run");
+  secrets_ = parse_secret_flags(request_.secrets, ctx_.providers.env());
+  for (const Secret& secret : secrets_)
+    for (const std::string& item : request_.env_names)
+      if (item == secret.name || item.rfind(secret.name + "=", 0) == 0)
+        throw Error(ErrorCode::invalid_argument,
+                    fmt::format("{} is both a --secret and an --env: the command would see the value", secret.name),
+                    fmt::format("drop --env {}; with --secret the command sees a placeholder, which the egress "
+                                "replaces with the value",
+                                secret.name));
+}
+
 void RunPhases::check_features() const {
   const ProviderSpec& s = spec();
+  if (!secrets_.empty())
+    Providers::require(s, Feature::egress_secrets, "--secret", ctx_.providers.having(Feature::egress_secrets));
   if (purpose_ == Purpose::warmup) Providers::require(s, Feature::run_session, "warmup");
   if (request_.keep) Providers::require(s, Feature::run_session, "--keep");
   if (request_.keep_on_failure) Providers::require(s, Feature::run_session, "--keep-on-failure");
@@ -169,11 +203,11 @@ void RunPhases::choose_idle() {
 
 void RunPhases::choose_network() {
   if (!reused_) {
-    network_ = network_policy_for(ctx_, spec(), request_.network);
+    network_ = network_policy_for(ctx_, spec(), request_.network, secrets_);
     return;
   }
   network_ = reused_->claim().network;
-  check_reused_network(reused_->claim(), request_.network);
+  check_reused_network(reused_->claim(), request_.network, secrets_);
 }
 
 void RunPhases::build_command() {
@@ -182,6 +216,9 @@ void RunPhases::build_command() {
   const auto warn = [this](const std::string& m) { ctx_.ui.warn(m); };
   for (auto& [name, value] : ctx_.providers.forwarded_env(request_.env_names, warn))
     command_.env.try_emplace(name, std::move(value));
+  // A secret's variable holds its placeholder, whatever the config's env list forwards.
+  for (const Secret& secret : secrets_) command_.env[secret.name] = secret.placeholder;
+  command_.secrets = secrets_;
 }
 
 void RunPhases::take_workspace(const SharedWorkspace* shared) {

@@ -47,6 +47,8 @@ struct RunRequest {
   // sets cwd to the command's folder in the sandbox.
   Command command;
   std::vector<std::string> env_names;  // --env NAME
+  // --secret NAME=HOST,...: read from the environment in prepare, never seen by the command.
+  std::vector<std::string> secrets;
   std::uint64_t max_workspace = 0;
   std::filesystem::path cwd;
   DownloadOptions downloads;
@@ -141,6 +143,7 @@ class RunPhases {
 
   // prepare()'s steps, in order.
   void open_provider();
+  void read_secrets();
   void check_features() const;
   void choose_idle();
   // Whether the keep rules may keep a sandbox this run creates (--keep, --keep-on-failure,
@@ -168,6 +171,7 @@ class RunPhases {
   std::optional<Lease> reused_;               // prepare: the lease --id names
   std::unique_ptr<ProviderSession> session_;  // prepare: the provider of a new sandbox
   NetworkPolicy network_;
+  std::vector<Secret> secrets_;  // the values, for the provider's egress alone
   std::string idle_;  // asked of create: the request's idle action, where it applies
   Command command_;
   std::optional<Workspace> scanned_;  // the workspace when scanned here

@@ -243,6 +243,7 @@ void ProviderSession::destroy(const Sandbox& sandbox) {
 ExecResult ProviderSession::exec(const Sandbox& sandbox, const Command& command) {
   // Once told to stop, the run ends as what stopped it, whatever the plugin answers.
   CallStop stop(hooks_, command.timeout_seconds);
+  for (const Secret& secret : command.secrets) redactor_.add(secret.value);  // from here on, masked
   ExecResult result;
   try {
     const std::string request = wire::to_json(Request<Primitive::exec>{sandbox, command});

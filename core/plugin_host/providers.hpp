@@ -71,6 +71,8 @@ class Providers {
   std::vector<std::string> having(Feature feature) const;
 
   const Registry& registry() const { return registry_(); }
+  // The environment options, forwarded variables and secrets are read from.
+  const EnvLookup& env() const { return env_; }
   const Config& config() const { return config_; }
   // From now on every plugin opened runs in its helper process (isolation: process),
   // whatever its registry entry says, with at most `cancel_grace` after a stop: so a

@@ -67,6 +67,7 @@ RunRequest run_request(Session& session, Ui& ui, const RunSpec& spec) {
   if (spec.downloads.empty() && !spec.download_dir.empty())
     throw Error(ErrorCode::invalid_argument, "--download-dir without --download", "add --download PATH_OR_GLOB");
   if (!spec.timeout.empty()) r.command.timeout_seconds = parse_duration(spec.timeout);
+  r.secrets = spec.secrets;
   if (!spec.shell.empty()) r.command.shell = spec.shell;
   else r.command.argv = spec.argv;
   return r;

@@ -49,6 +49,7 @@ struct RunSpec {
   std::vector<std::string> argv;  // the command, or
   std::string shell;              // a /bin/sh -c string
   std::string timeout;            // a duration ("10m", "1.5s"); "" = none
+  std::vector<std::string> secrets;  // NAME=HOST[,HOST...], each value from the variable NAME
   std::vector<std::string> downloads;
   std::string download_dir;
   std::string max_download = "256M";
