@@ -83,6 +83,8 @@ std::vector<std::string> jail_argv(const JailSpec& jail, const Command& command)
   if (!jail.network) argv.push_back("--unshare-net");
   add_system_dirs(argv);
   argv.insert(argv.end(), {"--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/run"});
+  if (jail.ca_bundle)
+    argv.insert(argv.end(), {"--perms", "0444", "--ro-bind-data", std::to_string(kJailCaFd), kJailCaBundle});
   if (!jail.workspace_dir.empty()) {
     argv.insert(argv.end(), {"--bind", jail.workspace_dir, jail.workdir});
     argv.insert(argv.end(), {"--chdir", join_workspace_path(jail.workdir, command.cwd)});

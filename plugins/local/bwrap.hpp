@@ -18,6 +18,12 @@ struct JailSpec {
   // --network allow:: the entries its egress proxy lets it reach (run_jailed); the jail
   // itself has no network.
   std::vector<std::string> egress;
+  // With egress: the secrets its proxy puts in (--secret), and a PEM file of more CAs the
+  // proxy verifies their hosts with ("" = the system's store alone).
+  std::vector<Secret> secrets;
+  std::string egress_ca_file;
+  // The jail finds the CA bundle run_jailed passes as kJailCaFd at kJailCaBundle.
+  bool ca_bundle = false;
   // When corral is root: bwrap (started as `user`) joins the user namespace passed as
   // kJailUsernsFd, which maps only `user`. false: bwrap makes its own for the caller's user.
   bool join_userns = false;
@@ -35,6 +41,12 @@ inline constexpr int kJailStatusFd = 4;
 inline constexpr int kJailExecFd = 5;
 // With JailSpec::egress: the Unix socket corral-jail-exec sends its loopback listener over.
 inline constexpr int kJailEgressFd = 6;
+// With JailSpec::ca_bundle: the system's CAs and the jail's own egress CA, which bwrap
+// copies to kJailCaBundle, and the variables that point TLS clients at it.
+inline constexpr int kJailCaFd = 7;
+inline constexpr const char* kJailCaBundle = "/run/corral/ca-certificates.crt";
+inline constexpr const char* kCaBundleVariables[] = {"SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "NODE_EXTRA_CA_CERTS",
+                                                     "CURL_CA_BUNDLE", "GIT_SSL_CAINFO"};
 
 // The argv that runs `command` inside the jail: separate user, mount, pid, ipc and uts
 // namespaces, no capabilities, no further user namespaces, its own session, system

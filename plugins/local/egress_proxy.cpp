@@ -20,14 +20,16 @@
 #include <tuple>
 
 #include "corral/os/errno_error.hpp"
+#include "egress_io.hpp"
 
 namespace corral::local {
 
-using Clock = std::chrono::steady_clock;
+using Clock = EgressClock;
 
 struct EgressProxy::State {
-  explicit State(EgressPolicy p) : policy(std::move(p)) {}
+  State(EgressPolicy p, std::shared_ptr<EgressInterceptor> s) : policy(std::move(p)), secrets(std::move(s)) {}
   EgressPolicy policy;
+  std::shared_ptr<EgressInterceptor> secrets;  // null: nothing intercepted
   os::UniqueFd stop{::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)};
 
   // One open connection; its thread removes it, under `mutex`, before closing its socket,
@@ -62,60 +64,6 @@ namespace {
 
 using State = EgressProxy::State;
 
-// Waits until `fd` is ready for `events`, the proxy stops, or `deadline` passes (none:
-// no deadline). True when `fd` is ready.
-bool wait_for(const State& st, int fd, short events, std::optional<Clock::time_point> deadline) {
-  for (;;) {
-    int ms = -1;
-    if (deadline) {
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - Clock::now()).count();
-      if (left <= 0) return false;
-      ms = static_cast<int>(std::min<long long>(left, 60'000));
-    }
-    pollfd p[2] = {{fd, events, 0}, {st.stop.get(), POLLIN, 0}};
-    const int n = ::poll(p, 2, ms);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0 || p[1].revents) return false;
-    if (p[0].revents) return true;
-  }
-}
-
-// Writes all of `data`; false when the peer is gone, the proxy stops or the deadline passes.
-bool send_all(const State& st, int fd, std::string_view data, std::optional<Clock::time_point> deadline) {
-  while (!data.empty()) {
-    const ssize_t n = ::send(fd, data.data(), data.size(), MSG_NOSIGNAL);
-    if (n > 0) {
-      data.remove_prefix(static_cast<size_t>(n));
-      continue;
-    }
-    if (n < 0 && errno != EAGAIN && errno != EINTR) return false;
-    if (!wait_for(st, fd, POLLOUT, deadline)) return false;
-  }
-  return true;
-}
-
-// Reads at least one byte into `buffer` (appended); false at the end, on an error, a stop
-// or the deadline.
-bool receive_some(const State& st, int fd, std::string& buffer, Clock::time_point deadline, size_t max = 16384) {
-  for (;;) {
-    char chunk[16384];
-    const ssize_t n = ::recv(fd, chunk, std::min(max, sizeof chunk), 0);
-    if (n > 0) {
-      buffer.append(chunk, static_cast<size_t>(n));
-      return true;
-    }
-    if (n == 0 || (errno != EAGAIN && errno != EINTR)) return false;
-    if (!wait_for(st, fd, POLLIN, deadline)) return false;
-  }
-}
-
-// Exactly `n` more bytes at the front of `buffer` (reading as needed).
-bool receive_exactly(const State& st, int fd, std::string& buffer, size_t n, Clock::time_point deadline) {
-  while (buffer.size() < n)
-    if (!receive_some(st, fd, buffer, deadline, n - buffer.size())) return false;
-  return true;
-}
-
 // A socket connected to one of `addresses`, tried in order; invalid with `why` set when none answers.
 os::UniqueFd connect_upstream(const State& st, const std::vector<EgressAddress>& addresses, Clock::time_point deadline,
                               std::string& why) {
@@ -130,7 +78,7 @@ os::UniqueFd connect_upstream(const State& st, const std::vector<EgressAddress>&
       why = std::strerror(errno);
       continue;
     }
-    if (!wait_for(st, fd.get(), POLLOUT, deadline)) {
+    if (!wait_for(st.stop.get(), fd.get(), POLLOUT, deadline)) {
       why = "no answer in time";
       continue;
     }
@@ -207,12 +155,6 @@ bool split_authority(std::string_view authority, int default_port, std::string& 
   return !host.empty() && host.size() <= 253 && port >= 1 && port <= 65535;
 }
 
-std::string http_reply(int status, const char* phrase, const std::string& body) {
-  return "HTTP/1.1 " + std::to_string(status) + " " + phrase +
-         "\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\nContent-Length: " +
-         std::to_string(body.size() + 1) + "\r\n\r\n" + body + "\n";
-}
-
 // What a refusal tells the command, in the proxy's reply.
 std::string refusal_text(const std::string& host, int port, const std::string& reason) {
   return "corral: " + host + ":" + std::to_string(port) + " is refused: " + reason +
@@ -260,12 +202,12 @@ bool read_opening(const State& st, int client, int upstream, std::string& buffer
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 || p[2].revents) return false;
     if (p[1].revents && !p[0].revents) return true;  // a server-first protocol
-    if (p[0].revents && !receive_some(st, client, buffer, deadline)) return false;
+    if (p[0].revents && !receive_some(st.stop.get(), client, buffer, deadline)) return false;
   }
   if (buffer[0] != 0x16) return true;
-  if (!receive_exactly(st, client, buffer, 5, deadline)) return false;
+  if (!receive_exactly(st.stop.get(), client, buffer, 5, deadline)) return false;
   const size_t length = (static_cast<unsigned char>(buffer[3]) << 8) | static_cast<unsigned char>(buffer[4]);
-  return receive_exactly(st, client, buffer, 5 + length, deadline);
+  return receive_exactly(st.stop.get(), client, buffer, 5 + length, deadline);
 }
 
 // Why a tunnel to `host` must not go on with the client's `opening` bytes, or empty: a
@@ -284,41 +226,69 @@ std::string fronting(const std::string& host, std::string_view opening) {
   return "its TLS handshake names another server ('" + said.substr(0, 253) + "')";
 }
 
+// True when `connection` may go on relaying (it was not evicted while handshaking); it
+// can no longer be.
+bool start_relaying(State& st, State::Connection& connection) {
+  std::lock_guard lock(st.mutex);
+  if (connection.evicted) return false;
+  connection.handshaking = false;
+  return true;
+}
+
+// A tunnel to a secret's host: the server verified first (a failure is told through
+// `failed`), then the client told the tunnel is open and served by egress_intercept.
+void carry_intercepted(State& st, State::Connection& connection, int client, int upstream, Request r,
+                       const std::function<bool()>& opened,
+                       const std::function<void(int, const std::string&)>& failed, Clock::time_point deadline) {
+  std::string why;
+  EgressInterceptor::Upstream tls = st.secrets->connect(r.host, upstream, st.stop.get(), deadline, why);
+  if (!tls) {
+    st.count_refused(r.host, r.port, "the server's TLS failed: " + why);
+    return failed(502, "corral: " + r.host + ":" + std::to_string(r.port) + " is refused: its TLS failed (" + why +
+                           "); it is a secret's host, so corral verifies it itself, trusting this machine's store "
+                           "and CORRAL_EGRESS_CA_FILE");
+  }
+  if (!opened() || !start_relaying(st, connection)) return;
+  std::string refused;
+  const bool sent = st.secrets->serve(tls, r.host, client, r.ahead, upstream, st.stop.get(), refused);
+  if (!refused.empty()) st.count_refused(r.host, r.port, refused);
+  else if (sent) st.count_allowed(r.host, r.port);
+}
+
 // Relays `r` once the client has been told the tunnel is open (`opened`, false when that
-// fails); for a tunnel, refuses a TLS handshake naming another server first.
+// fails; `failed` tells it why not, where that is known only later); for a tunnel,
+// refuses a TLS handshake naming another server first, and intercepts one to a secret's host.
 void carry(State& st, State::Connection& connection, int client, int upstream, Request r,
-           const std::function<bool()>& opened, Clock::time_point deadline) {
+           const std::function<bool()>& opened, const std::function<void(int, const std::string&)>& failed,
+           Clock::time_point deadline) {
+  if (r.tunnel && st.secrets && st.secrets->binds(r.host))
+    return carry_intercepted(st, connection, client, upstream, std::move(r), opened, failed, deadline);
   if (!opened()) return;
   if (r.tunnel) {
     if (r.ahead.empty() && !read_opening(st, client, upstream, r.ahead, deadline)) return;
     if (const std::string why = fronting(r.host, r.ahead); !why.empty()) return st.count_refused(r.host, r.port, why);
   }
   st.count_allowed(r.host, r.port);
-  {
-    std::lock_guard lock(st.mutex);
-    if (connection.evicted) return;
-    connection.handshaking = false;
-  }
-  relay(st, client, upstream, std::move(r.ahead));
+  if (start_relaying(st, connection)) relay(st, client, upstream, std::move(r.ahead));
 }
 
 void serve_socks5(State& st, State::Connection& connection, int client, std::string buffer,
                   Clock::time_point deadline) {
   auto refuse = [&](const char* reason) { st.count_refused("(unparsed)", 0, reason); };
   // Greeting: version, method count, methods. Only "no authentication" is spoken.
-  if (!receive_exactly(st, client, buffer, 2, deadline)) return;
+  if (!receive_exactly(st.stop.get(), client, buffer, 2, deadline)) return;
   const size_t methods = static_cast<unsigned char>(buffer[1]);
-  if (!receive_exactly(st, client, buffer, 2 + methods, deadline)) return;
+  if (!receive_exactly(st.stop.get(), client, buffer, 2 + methods, deadline)) return;
   if (buffer.find('\0', 2) == std::string::npos || buffer.find('\0', 2) >= 2 + methods) {
-    send_all(st, client, std::string("\x05\xff", 2), deadline);
+    send_all(st.stop.get(), client, std::string("\x05\xff", 2), deadline);
     return refuse("SOCKS5 without its no-authentication method");
   }
   buffer.erase(0, 2 + methods);
-  if (!send_all(st, client, std::string("\x05\x00", 2), deadline)) return;
+  if (!send_all(st.stop.get(), client, std::string("\x05\x00", 2), deadline)) return;
   // Request: version, command, reserved, address type, address, port.
-  if (!receive_exactly(st, client, buffer, 5, deadline)) return;
+  if (!receive_exactly(st.stop.get(), client, buffer, 5, deadline)) return;
   const auto reply = [&](char code) {
-    return send_all(st, client, std::string("\x05", 1) + code + std::string("\x00\x01\x00\x00\x00\x00\x00\x00", 8),
+    return send_all(st.stop.get(), client, std::string("\x05", 1) + code + std::string("\x00\x01\x00\x00\x00\x00\x00\x00", 8),
                     deadline);
   };
   if (buffer[0] != 5) return refuse("not a SOCKS5 request");
@@ -333,7 +303,7 @@ void serve_socks5(State& st, State::Connection& connection, int client, std::str
     case 3: length = 4 + 1 + static_cast<unsigned char>(buffer[4]); break;
     default: reply(8); return refuse("a SOCKS5 address of an unknown type");
   }
-  if (!receive_exactly(st, client, buffer, length + 2, deadline)) return;
+  if (!receive_exactly(st.stop.get(), client, buffer, length + 2, deadline)) return;
   char text[INET6_ADDRSTRLEN] = {};
   if (buffer[3] == 1) ::inet_ntop(AF_INET, buffer.data() + 4, text, sizeof text);
   if (buffer[3] == 4) ::inet_ntop(AF_INET6, buffer.data() + 4, text, sizeof text);
@@ -349,17 +319,19 @@ void serve_socks5(State& st, State::Connection& connection, int client, std::str
   std::string message;
   os::UniqueFd upstream = open_upstream(st, r, deadline, status, message);
   if (!upstream.valid()) return (void)reply(status == 403 ? 2 : 5);
-  carry(st, connection, client, upstream.get(), std::move(r), [&] { return reply(0); }, deadline);
+  carry(
+      st, connection, client, upstream.get(), std::move(r), [&] { return reply(0); },
+      [&](int, const std::string&) { reply(5); }, deadline);
 }
 
 void serve_http(State& st, State::Connection& connection, int client, std::string buffer,
                 Clock::time_point deadline) {
   size_t end;
   while ((end = buffer.find("\r\n\r\n")) == std::string::npos && buffer.size() <= EgressProxy::kMaxHeaderBytes)
-    if (!receive_some(st, client, buffer, deadline)) return;
+    if (!receive_some(st.stop.get(), client, buffer, deadline)) return;
   if (end == std::string::npos || end > EgressProxy::kMaxHeaderBytes) {
     st.count_refused("(unparsed)", 0, "a request header over 64 KiB");
-    send_all(st, client, http_reply(431, "Request Header Fields Too Large", "corral: the request's header is too large"),
+    send_all(st.stop.get(), client, http_reply(431, "Request Header Fields Too Large", "corral: the request's header is too large"),
              deadline);
     return;
   }
@@ -369,7 +341,7 @@ void serve_http(State& st, State::Connection& connection, int client, std::strin
   const size_t s1 = line.find(' '), s2 = line.rfind(' ');
   auto bad = [&](const char* why) {
     st.count_refused("(unparsed)", 0, why);
-    send_all(st, client, http_reply(400, "Bad Request", std::string("corral: ") + why), deadline);
+    send_all(st.stop.get(), client, http_reply(400, "Bad Request", std::string("corral: ") + why), deadline);
   };
   if (s1 == std::string::npos || s2 == s1 || line.compare(s2 + 1, 7, "HTTP/1.") != 0)
     return bad("not an HTTP/1 proxy request");
@@ -408,31 +380,36 @@ void serve_http(State& st, State::Connection& connection, int client, std::strin
     }
     r.ahead += "Connection: close\r\n\r\n" + buffer.substr(end + 4);
   }
+  const auto failed = [&](int status, const std::string& message) {
+    send_all(st.stop.get(), client, http_reply(status, status == 403 ? "Forbidden" : "Bad Gateway", message), deadline);
+  };
+  if (!r.tunnel && st.secrets && st.secrets->binds(r.host)) {
+    const std::string why = "plain HTTP to a secret's host: its value never crosses in the clear (use https://)";
+    st.count_refused(r.host, r.port, why);
+    return failed(403, "corral: " + r.host + ":" + std::to_string(r.port) + " is refused: " + why);
+  }
   int status = 0;
   std::string message;
   os::UniqueFd upstream = open_upstream(st, r, deadline, status, message);
-  if (!upstream.valid()) {
-    send_all(st, client, http_reply(status, status == 403 ? "Forbidden" : "Bad Gateway", message), deadline);
-    return;
-  }
+  if (!upstream.valid()) return failed(status, message);
   const bool is_connect = method == "CONNECT";
   carry(
       st, connection, client, upstream.get(), std::move(r),
-      [&] { return !is_connect || send_all(st, client, "HTTP/1.1 200 Connection established\r\n\r\n", deadline); },
-      deadline);
+      [&] { return !is_connect || send_all(st.stop.get(), client, "HTTP/1.1 200 Connection established\r\n\r\n", deadline); },
+      failed, deadline);
 }
 
 void serve(State& st, State::Connection& connection, int client) {
   const Clock::time_point deadline = Clock::now() + std::chrono::seconds(EgressProxy::kHandshakeSeconds);
   std::string buffer;
-  if (!receive_some(st, client, buffer, deadline, 1)) return;
+  if (!receive_some(st.stop.get(), client, buffer, deadline, 1)) return;
   if (buffer[0] == 5) serve_socks5(st, connection, client, std::move(buffer), deadline);
   else serve_http(st, connection, client, std::move(buffer), deadline);
 }
 
 // The listening socket the jail's starter sends; invalid when the jail ends first.
 os::UniqueFd receive_listener(const State& st, int channel) {
-  if (!wait_for(st, channel, POLLIN, std::nullopt)) return {};
+  if (!wait_for(st.stop.get(), channel, POLLIN, std::nullopt)) return {};
   char byte = 0;
   iovec data{&byte, 1};
   alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
@@ -477,7 +454,7 @@ void accept_connections(const std::shared_ptr<State>& st, os::UniqueFd channel) 
   const os::UniqueFd listener = receive_listener(*st, channel.get());
   channel.reset();
   if (!listener.valid()) return;
-  while (wait_for(*st, listener.get(), POLLIN, std::nullopt)) {
+  while (wait_for(st->stop.get(), listener.get(), POLLIN, std::nullopt)) {
     os::UniqueFd client(::accept4(listener.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
     if (!client.valid()) continue;
     bool evicted = false;
@@ -547,8 +524,8 @@ std::optional<std::string> tls_server_name(std::string_view bytes) {
   return std::nullopt;
 }
 
-EgressProxy::EgressProxy(EgressPolicy policy, os::UniqueFd channel)
-    : state_(std::make_shared<State>(std::move(policy))) {
+EgressProxy::EgressProxy(EgressPolicy policy, os::UniqueFd channel, std::shared_ptr<EgressInterceptor> secrets)
+    : state_(std::make_shared<State>(std::move(policy), std::move(secrets))) {
   if (!state_->stop.valid()) throw os::errno_error(ErrorCode::internal, "cannot make the egress proxy's stop event", errno);
   acceptor_ = std::thread([st = state_, ch = channel.release()] { accept_connections(st, os::UniqueFd(ch)); });
 }

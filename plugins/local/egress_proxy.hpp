@@ -22,6 +22,7 @@
 #include "corral/os/unique_fd.hpp"
 #include "corral/types.hpp"
 #include "egress_policy.hpp"
+#include "egress_interceptor.hpp"
 
 namespace corral::local {
 
@@ -32,8 +33,10 @@ class EgressProxy {
   static constexpr int kHandshakeSeconds = 10;          // to say where to go, and to connect
   static constexpr size_t kMaxReported = 256;           // destinations listed; the rest as one
 
-  // Serves the jail whose starter sends its listening socket over `channel`.
-  EgressProxy(EgressPolicy policy, os::UniqueFd channel);
+  // Serves the jail whose starter sends its listening socket over `channel`; with
+  // `secrets`, tunnels to their hosts are intercepted to put the values in
+  // (egress_intercept.hpp), and plain HTTP to them is refused.
+  EgressProxy(EgressPolicy policy, os::UniqueFd channel, std::shared_ptr<EgressInterceptor> secrets = nullptr);
   // Stops: no new connection, every open one closed, every thread done.
   ~EgressProxy();
   EgressProxy(const EgressProxy&) = delete;

@@ -100,6 +100,8 @@ std::filesystem::path jail_exec_path() {
   return (std::filesystem::path(self.dli_fname).parent_path() / CORRAL_JAIL_EXEC_RELPATH).lexically_normal();
 }
 
+std::filesystem::path egress_tls_module_path() { return jail_exec_path().parent_path() / "libcorral-egress-tls.so"; }
+
 os::UniqueFd open_jail_exec(const std::optional<JailUser>& as_user, const std::filesystem::path& verified) {
   const JailUser user = as_user ? *as_user : JailUser{::geteuid(), ::getegid()};
   const std::filesystem::path path = jail_exec_path();

@@ -16,6 +16,8 @@ namespace corral::local {
 // Where corral-jail-exec is: the path relative to this plugin's own file that the build
 // and every install share.
 std::filesystem::path jail_exec_path();
+// Where libcorral-egress-tls.so (egress_interceptor.hpp) is: beside corral-jail-exec.
+std::filesystem::path egress_tls_module_path();
 
 // corral-jail-exec, open for reading (close-on-exec), to be passed to bwrap, which runs
 // it by descriptor: no path of the host need be visible in the jail, and a file swapped

@@ -1,6 +1,7 @@
 #include "jail_process.hpp"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -9,6 +10,7 @@
 #include <cstring>
 
 #include "corral/os/errno_error.hpp"
+#include "corral/os/read_file.hpp"
 #include "corral/os/unique_fd.hpp"
 #include "egress_proxy.hpp"
 #include "jail_exec_file.hpp"
@@ -83,6 +85,40 @@ std::string namespace_hint(const std::string& bwrap_error, bool as_root) {
   return "run `corral doctor --provider local` for details";
 }
 
+// The system's CA certificates (the first bundle found) followed by `egress_ca`, in a
+// sealed memory file read from its start: what TLS clients in the jail trust.
+os::UniqueFd ca_bundle_file(const std::string& egress_ca) {
+  std::string bundle;
+  for (const char* path : {"/etc/ssl/certs/ca-certificates.crt", "/etc/pki/tls/certs/ca-bundle.crt", "/etc/ssl/cert.pem"})
+    if (std::optional<std::string> text = os::read_regular_file(path, 16 << 20, "the system's CA bundle")) {
+      bundle = std::move(*text);
+      break;
+    }
+  if (!bundle.empty() && bundle.back() != '\n') bundle += '\n';
+  bundle += egress_ca;
+  os::UniqueFd fd(::memfd_create("corral-ca-bundle", MFD_CLOEXEC | MFD_ALLOW_SEALING));
+  if (!fd.valid()) throw os::errno_error(ErrorCode::internal, "cannot make the jail's CA bundle", errno);
+  for (std::string_view rest = bundle; !rest.empty();) {
+    const ssize_t n = ::write(fd.get(), rest.data(), rest.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) throw os::errno_error(ErrorCode::internal, "cannot write the jail's CA bundle", errno);
+    rest.remove_prefix(static_cast<size_t>(n));
+  }
+  ::fcntl(fd.get(), F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL);
+  ::lseek(fd.get(), 0, SEEK_SET);
+  return fd;
+}
+
+// Points the TLS clients of the jail (OpenSSL's, Python's requests, Node, curl, git) at
+// the bundle, whatever the command's own environment said.
+void point_at_ca_bundle(std::vector<std::string>& env) {
+  for (const char* name : kCaBundleVariables) {
+    const std::string prefix = std::string(name) + "=";
+    std::erase_if(env, [&](const std::string& e) { return e.rfind(prefix, 0) == 0; });
+    env.push_back(prefix + kJailCaBundle);
+  }
+}
+
 }  // namespace
 
 os::ProcessOutcome run_jailed(JailSpec jail, const JailWorkspace& workspace, const std::optional<JailUser>& as_user,
@@ -96,13 +132,20 @@ os::ProcessOutcome run_jailed(JailSpec jail, const JailWorkspace& workspace, con
   spec.pass_fds = {{status.write.get(), kJailStatusFd}, {starter.get(), kJailExecFd}};
   // --network allow:: the starter hands its loopback listener to the proxy over this pair.
   std::optional<EgressProxy> proxy;
-  os::UniqueFd egress_end;
+  os::UniqueFd egress_end, ca_bundle;
   if (!jail.egress.empty()) {
     int pair[2];
     if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0)
       throw os::errno_error(ErrorCode::internal, "cannot make the egress proxy's channel", errno);
     egress_end = os::UniqueFd(pair[0]);
-    proxy.emplace(EgressPolicy(jail.egress, resolve_with_system), os::UniqueFd(pair[1]));
+    std::shared_ptr<EgressInterceptor> secrets;
+    if (!jail.secrets.empty()) {
+      secrets = EgressInterceptor::load(egress_tls_module_path(), jail.secrets, jail.egress_ca_file);
+      ca_bundle = ca_bundle_file(secrets->ca_pem());
+      spec.pass_fds.push_back({ca_bundle.get(), kJailCaFd});
+      jail.ca_bundle = true;
+    }
+    proxy.emplace(EgressPolicy(jail.egress, resolve_with_system), os::UniqueFd(pair[1]), std::move(secrets));
     spec.pass_fds.push_back({egress_end.get(), kJailEgressFd});
     jail.network = false;
   }
@@ -130,6 +173,7 @@ os::ProcessOutcome run_jailed(JailSpec jail, const JailWorkspace& workspace, con
   }
   spec.argv = jail_argv(jail, command);
   spec.env = jail_env(command);
+  if (jail.ca_bundle) point_at_ca_bundle(*spec.env);
   StderrGate gate(on_stderr);
   os::ProcessOutcome outcome =
       os::run_process(spec, on_stdout, [&](std::string_view d) { gate(d); }, cancelled, timeout_seconds);

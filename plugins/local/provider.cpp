@@ -44,7 +44,8 @@ LocalProvider::LocalProvider(const sdk::Options& options)
     : store_(options.get("dir").empty() ? default_dir() : options.get("dir"), jail_ids()),
       bwrap_(options.get("bwrap", "bwrap")),
       network_(options.get("network", "shared") != "none"),
-      workdir_(options.get("workdir", "/workspace")) {
+      workdir_(options.get("workdir", "/workspace")),
+      egress_ca_file_(options.get("egress-ca-file")) {
   if (const std::string problem = workdir_problem(workdir_); !problem.empty())
     throw Error(ErrorCode::invalid_argument,
                 "the local workdir '" + sdk::printable(workdir_) + "' cannot hold the workspace: " + problem,
@@ -160,6 +161,15 @@ ExecResult LocalProvider::exec(const Sandbox& sandbox, const Command& command, c
                 "run corral from a folder that holds at least one file corral syncs");
   JailSpec jail = jail_spec(bwrap_, "corral-" + s.slug, s.no_network);
   if (network_) jail.egress = s.egress;  // --local-network none: no way out at all
+  if (!command.secrets.empty()) {
+    if (jail.egress.empty())
+      throw Error(ErrorCode::invalid_argument,
+                  "sandbox " + s.id + " has no egress proxy to put secrets in: it was made without --network allow:" +
+                      (network_ ? "" : " (or the local network option is none)"),
+                  "start a new sandbox with --secret and --network allow:...");
+    jail.secrets = command.secrets;
+    jail.egress_ca_file = egress_ca_file_;
+  }
   EgressReport egress;
   os::ProcessOutcome outcome = run_jailed(
       std::move(jail), workspace, s.user, command,

@@ -112,6 +112,7 @@ class LocalProvider : public sdk::Provider {
   std::string bwrap_;
   bool network_;
   std::string workdir_;
+  std::string egress_ca_file_;  // more CAs the egress proxy verifies secrets' hosts with
 };
 
 }  // namespace corral::local

@@ -10,7 +10,7 @@ const char* const kSpecJson = R"json({
   "targets": ["linux"],
   "features": ["run-session", "archive-sync", "tree-sync", "url-bridge", "cleanup", "run-downloads",
                "network-policy", "network-allowlist", "network-allowlist-domains", "network-allowlist-ports",
-               "pause-resume", "fork"],
+               "egress-secrets", "pause-resume", "fork"],
   "options": [
     {"name": "network", "type": "string", "default": "shared", "choices": ["none", "shared"], "tightest-first": true,
      "env": ["CORRAL_LOCAL_NETWORK"],
@@ -20,7 +20,9 @@ const char* const kSpecJson = R"json({
     {"name": "dir", "type": "path", "env": ["CORRAL_LOCAL_DIR"], "trusted": true,
      "help": "where sandbox folders live (default: $XDG_STATE_HOME/corral/local)"},
     {"name": "workdir", "type": "string", "default": "/workspace", "env": ["CORRAL_LOCAL_WORKDIR"],
-     "help": "the workspace's path inside the sandbox"}
+     "help": "the workspace's path inside the sandbox"},
+    {"name": "egress-ca-file", "type": "path", "env": ["CORRAL_EGRESS_CA_FILE"], "trusted": true,
+     "help": "a PEM file of more CAs to verify a secret's hosts with (a corporate proxy's), beside this machine's"}
   ],
   "docs": {
     "category": "local sandbox (bubblewrap)",

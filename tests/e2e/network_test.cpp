@@ -14,6 +14,7 @@
 
 #include "cli.hpp"
 #include "corral/json.hpp"
+#include "https_upstream.hpp"
 #include "private_network.hpp"
 
 namespace fs = std::filesystem;
@@ -275,6 +276,95 @@ TEST_CASE("local allow: git and Python's urllib find the proxy in the environmen
   CHECK(r.out == std::string("git-done\n") + (python ? "reached /py\n" : ""));
   REQUIRE_FALSE(server.paths().empty());
   CHECK(server.paths().front() == "/repo.git/info/refs?service=git-upload-pack");
+}
+
+TEST_CASE("local --secret: the upstream gets the value; in the jail only its placeholder exists, in env, files and answers") {
+  CliEnv env;
+  corral::test::HttpsUpstream upstream("host.corral.internal");
+  const std::string value = "sk-test-4Qz9Real8Value7Kept6Out5";
+  env.env["API_KEY"] = value;
+  env.env["CORRAL_EGRESS_CA_FILE"] = upstream.ca_file();
+  const std::string port = std::to_string(upstream.port());
+  const std::string url = "https://host.corral.internal:" + port;
+  std::string script =
+      "curl -sS --max-time 20 -H \"Authorization: Bearer $API_KEY\" " + url + "/curl; echo \" [$?]\"; "
+      "echo \"key=$API_KEY\"; "
+      "echo \"$API_KEY\" > /tmp/copy; cp /tmp/copy ./copy; "
+      "curl -sS --max-time 20 -o /dev/null -w '%{http_code}\\n' http://host.corral.internal:" + port + "/plain; "
+      "git -c http.extraHeader=\"Authorization: Bearer $API_KEY\" ls-remote " + url + "/repo.git >/dev/null 2>&1; "
+      "echo git-done; ";
+  const bool python = fs::exists("/usr/bin/python3");
+  if (python)
+    script += "/usr/bin/python3 -c 'import os, urllib.request as u; print(u.urlopen(u.Request(\"" + url +
+              "/py\", headers={\"Authorization\": \"Bearer \" + os.environ[\"API_KEY\"]})).read().decode())'; ";
+  // Everything the jail's command could read or write: its environment and its folders.
+  script += "cat /proc/self/environ /tmp/copy ./copy | grep -c -F '" + value + "'; "
+            "grep -r -l -F '" + value + "' /workspace /tmp /run 2>/dev/null | wc -l";
+  fs::path h = env.root().path() / "h.json";
+  auto r = env.run({"run", "-v", "--network", "allow:host.corral.internal:" + port, "--secret",
+                    "API_KEY=host.corral.internal", "--lease-output", h.string(), "--", "sh", "-c", script});
+  // The script itself holds the value (to search for it): only its argv may, and only
+  // because the test wrote it there.
+  const std::string out = r.out;
+  const size_t key_at = out.find("key=");
+  REQUIRE_MESSAGE(key_at != std::string::npos, r.err);
+  const std::string placeholder = out.substr(key_at + 4, out.find('\n', key_at) - key_at - 4);
+  CHECK(placeholder.size() == value.size());
+  CHECK(placeholder.rfind("sk-test-", 0) == 0);
+  CHECK(placeholder != value);
+  CHECK(out == "you sent Bearer " + placeholder + " [0]\nkey=" + placeholder + "\n403\ngit-done\n" +
+                   (python ? "you sent Bearer " + placeholder + "\n" : std::string()) + "0\n0\n");
+  CHECK(r.err.find(value) == std::string::npos);
+  CHECK(read_file(h).find(value) == std::string::npos);
+  // The server got the value each time, never the placeholder.
+  const std::vector<std::string> heads = upstream.heads();
+  // curl's, then git's (one or more: a dumb-protocol fallback), then Python's.
+  REQUIRE(heads.size() >= (python ? 3u : 2u));
+  for (const std::string& head : heads) {
+    CHECK(head.find("Authorization: Bearer " + value + "\r\n") != std::string::npos);
+    CHECK(head.find(placeholder) == std::string::npos);
+  }
+  CHECK(heads.front().rfind("GET /curl HTTP/1.1\r\n", 0) == 0);
+  CHECK(heads[1].rfind("GET /repo.git/info/refs?service=git-upload-pack HTTP/1.1\r\n", 0) == 0);
+  if (python) CHECK(heads.back().rfind("GET /py HTTP/1.1\r\n", 0) == 0);
+  auto handle = parse(read_file(h));
+  CHECK(std::string(handle["network"].GetString()) == "allow:host.corral.internal:" + port);
+  CHECK(handle["egress"]["allowed"][0]["count"].GetInt() == static_cast<int>(heads.size()));
+  CHECK(std::string(handle["egress"]["refused"][0]["reason"].GetString()).find("plain HTTP to a secret's host") !=
+        std::string::npos);
+  CHECK(env.local_sandboxes().empty());
+}
+
+TEST_CASE("--secret is refused before anything is created where it cannot be kept out of the sandbox") {
+  SUBCASE("a provider without egress-secrets, naming local") {
+    Testbox tb;
+    tb.env["API_KEY"] = "abcdefgh12345678";
+    auto r = tb.run({"run", "--provider", "testbox", "--network", "allow:10.0.0.0/8", "--secret", "API_KEY=a.example",
+                     "--", "true"});
+    CHECK(r.exit_code == 64);
+    CHECK(r.err.find("--secret needs the 'egress-secrets' feature, which provider 'testbox' does not have") !=
+          std::string::npos);
+    CHECK(r.err.find("local") != std::string::npos);
+    CHECK(fs::is_empty(tb.boxes));
+    CHECK(lease_files(tb).empty());
+  }
+  SUBCASE("no allow list, a value also forwarded with --env, or none set") {
+    CliEnv env;
+    env.env["API_KEY"] = "abcdefgh12345678";
+    auto open = env.run({"run", "--secret", "API_KEY=a.example", "--", "true"});
+    CHECK(open.exit_code == 64);
+    CHECK(open.err.find("--secret needs --network allow:") != std::string::npos);
+    auto both = env.run({"run", "--network", "allow:a.example", "--secret", "API_KEY=a.example", "--env", "API_KEY",
+                         "--", "true"});
+    CHECK(both.exit_code == 64);
+    CHECK(both.err.find("API_KEY is both a --secret and an --env") != std::string::npos);
+    auto unset = env.run({"run", "--network", "allow:a.example", "--secret", "NOT_SET=a.example", "--", "true"});
+    CHECK(unset.exit_code == 64);
+    CHECK(unset.err.find("NOT_SET is not set in your environment") != std::string::npos);
+    for (const auto* r : {&open, &both, &unset}) CHECK(r->err.find("abcdefgh12345678") == std::string::npos);
+    CHECK(env.local_sandboxes().empty());
+    CHECK(lease_files(env).empty());
+  }
 }
 
 TEST_CASE("a --network that is no policy is a usage error with the accepted forms") {

@@ -1,0 +1,302 @@
+// Secrets at the local egress (--secret), in-process over real sockets and real TLS: the
+// proxy loads the built libcorral-egress-tls.so, the upstream is an HTTPS stand-in on
+// 127.0.0.1 with a CA of its own (trusted through the extra CA file only), and the client
+// is libcurl trusting the jail's CA. The upstream receives the value; the client sees the
+// placeholder, also where the server echoes the value back.
+#include <doctest/doctest.h>
+
+#include <arpa/inet.h>
+#include <curl/curl.h>
+#include <openssl/pem.h>
+#include <openssl/x509v3.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "corral/os/unique_fd.hpp"
+#include "egress_proxy.hpp"
+#include "egress_secrets.hpp"
+#include "https_upstream.hpp"
+
+using corral::Secret;
+using corral::local::EgressAddress;
+using corral::local::EgressInterceptor;
+using corral::local::EgressPolicy;
+using corral::local::EgressProxy;
+using corral::local::ResponseMask;
+using corral::local::rewrite_request_head;
+using corral::os::UniqueFd;
+using corral::test::HttpsUpstream;
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* kValue = "sk-live-Real0Value1Never2Seen3";
+constexpr const char* kPlaceholder = "sk-live-Fake9Stand8Inxxx7Here6";  // as long as the value
+
+Secret secret(std::vector<std::string> hosts = {"api.example"}) {
+  Secret s;
+  s.name = "API_KEY";
+  s.hosts = std::move(hosts);
+  s.value = kValue;
+  s.placeholder = kPlaceholder;
+  return s;
+}
+
+UniqueFd loopback_listener(int& port) {
+  UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  REQUIRE(fd.valid());
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::bind(fd.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+  REQUIRE(::listen(fd.get(), 64) == 0);
+  socklen_t size = sizeof a;
+  REQUIRE(::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&a), &size) == 0);
+  port = ntohs(a.sin_port);
+  return fd;
+}
+
+std::vector<EgressAddress> resolve(const std::string& name) {
+  if (name != "api.example" && name != "other.example") return {};
+  EgressAddress a;
+  auto* in = reinterpret_cast<sockaddr_in*>(&a.address);
+  in->sin_family = AF_INET;
+  in->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.size = sizeof *in;
+  return {a};
+}
+
+// A proxy with secrets serving a listener of its own, as it serves a jail's.
+struct Harness {
+  Harness(const std::vector<std::string>& allow, const std::string& extra_ca_file) {
+    interceptor = EgressInterceptor::load(CORRAL_EGRESS_TLS_MODULE, {secret()}, extra_ca_file);
+    UniqueFd listener = loopback_listener(port);
+    int pair[2];
+    REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) == 0);
+    UniqueFd ours(pair[0]);
+    proxy = std::make_unique<EgressProxy>(EgressPolicy(allow, resolve), UniqueFd(pair[1]), interceptor);
+    char byte = 0;
+    iovec data{&byte, 1};
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+    msghdr m{};
+    m.msg_iov = &data;
+    m.msg_iovlen = 1;
+    m.msg_control = control;
+    m.msg_controllen = sizeof control;
+    cmsghdr* rights = CMSG_FIRSTHDR(&m);
+    rights->cmsg_level = SOL_SOCKET;
+    rights->cmsg_type = SCM_RIGHTS;
+    rights->cmsg_len = CMSG_LEN(sizeof(int));
+    const int fd = listener.get();
+    std::memcpy(CMSG_DATA(rights), &fd, sizeof fd);
+    REQUIRE(::sendmsg(ours.get(), &m, 0) == 1);
+  }
+  int port = 0;
+  std::shared_ptr<EgressInterceptor> interceptor;
+  std::unique_ptr<EgressProxy> proxy;
+};
+
+struct Reply {
+  CURLcode code = CURLE_OK;
+  long status = 0;
+  std::string body;
+  std::string error;
+};
+
+size_t collect(char* data, size_t size, size_t n, void* out) {
+  static_cast<std::string*>(out)->append(data, size * n);
+  return size * n;
+}
+
+// `url` through the proxy, trusting `ca_pem` (none: curl's default store), with `headers`.
+Reply fetch(int proxy_port, const std::string& url, const std::string& ca_pem, std::vector<std::string> headers) {
+  Reply r;
+  CURL* curl = curl_easy_init();
+  REQUIRE(curl);
+  char error[CURL_ERROR_SIZE] = {};
+  curl_slist* list = nullptr;
+  for (const std::string& h : headers) list = curl_slist_append(list, h.c_str());
+  const std::string proxy = "http://127.0.0.1:" + std::to_string(proxy_port);
+  curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(curl, CURLOPT_PROXY, proxy.c_str());
+  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, list);
+  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, collect);
+  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &r.body);
+  curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, error);
+  curl_easy_setopt(curl, CURLOPT_TIMEOUT, 20L);
+  curl_blob blob{const_cast<char*>(ca_pem.data()), ca_pem.size(), CURL_BLOB_COPY};
+  if (!ca_pem.empty()) curl_easy_setopt(curl, CURLOPT_CAINFO_BLOB, &blob);
+  r.code = curl_easy_perform(curl);
+  curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &r.status);
+  r.error = error;
+  curl_slist_free_all(list);
+  curl_easy_cleanup(curl);
+  return r;
+}
+
+const corral::EgressDestination* find(const std::vector<corral::EgressDestination>& list, const std::string& host,
+                                      const std::string& reason = "") {
+  for (const auto& d : list)
+    if (d.host == host && d.reason.find(reason) != std::string::npos) return &d;
+  return nullptr;
+}
+
+std::string reasons(const corral::EgressReport& report) {
+  std::string out;
+  for (const auto& d : report.refused) out += d.host + ": " + d.reason + "\n";
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("the headers for a secret's host get the value, never the request line; Connection: close, no compression") {
+  const Secret s = secret();
+  std::string refused;
+  const std::string head = rewrite_request_head(
+      std::string("GET /v1/models?key=") + kPlaceholder + " HTTP/1.1\r\nHost: API.example:443\r\nAuthorization: Bearer " +
+          kPlaceholder + "\r\nConnection: keep-alive\r\nAccept-Encoding: gzip, br\r\nX-Other: " + kPlaceholder +
+          "\r\n\r\n",
+      "api.example", {&s}, refused);
+  CHECK(refused.empty());
+  CHECK(head == std::string("GET /v1/models?key=") + kPlaceholder + " HTTP/1.1\r\nHost: API.example:443\r\nAuthorization: Bearer " +
+                    kValue + "\r\nX-Other: " + kValue + "\r\nAccept-Encoding: identity\r\nConnection: close\r\n\r\n");
+}
+
+TEST_CASE("a request head that would carry the value elsewhere is refused, naming why") {
+  const Secret s = secret();
+  const auto refusal = [&](const std::string& head) {
+    std::string refused;
+    CHECK(rewrite_request_head(head, "api.example", {&s}, refused).empty());
+    return refused;
+  };
+  CHECK(refusal("GET / HTTP/1.1\r\nHost: other.example\r\n\r\n").find("Host header names another server") !=
+        std::string::npos);
+  CHECK(refusal("GET / HTTP/1.1\r\nHost: api.example\r\nHost: other.example\r\n\r\n").find("another server") !=
+        std::string::npos);
+  CHECK(refusal("GET / HTTP/1.1\r\nHost: api.example\r\nhost: api.example\r\n\r\n").find("more than one Host") !=
+        std::string::npos);
+  CHECK(refusal("GET http://other.example/ HTTP/1.1\r\nHost: api.example\r\n\r\n").find("not a path") !=
+        std::string::npos);
+  CHECK(refusal("PRI * HTTP/2.0\r\n\r\n").find("not an HTTP/1 request") != std::string::npos);
+  CHECK(refusal("GET / HTTP/1.1\r\nno colon here\r\n\r\n").find("malformed header") != std::string::npos);
+}
+
+TEST_CASE("the value is masked in an answer, also across the pieces it arrives in") {
+  const Secret s = secret();
+  const std::string text = std::string("echo: ") + kValue + " and again " + kValue + ".";
+  for (size_t piece : {1u, 3u, 7u, 1000u}) {
+    CAPTURE(piece);
+    ResponseMask mask({&s});
+    std::string out;
+    for (size_t at = 0; at < text.size(); at += piece) out += mask.feed(std::string_view(text).substr(at, piece));
+    out += mask.finish();
+    CHECK(out == std::string("echo: ") + kPlaceholder + " and again " + kPlaceholder + ".");
+  }
+}
+
+TEST_CASE("through the proxy, the upstream gets the value and the client sees only the placeholder") {
+  HttpsUpstream upstream("api.example");
+  const std::string port = std::to_string(upstream.port());
+  Harness h({"api.example:" + port, "127.0.0.1:" + port}, upstream.ca_file());
+  const Reply r = fetch(h.port, "https://api.example:" + port + "/v1/chat", h.interceptor->ca_pem(),
+                        {std::string("Authorization: Bearer ") + kPlaceholder});
+  REQUIRE_MESSAGE(r.code == CURLE_OK, r.error);
+  CHECK(r.status == 200);
+  CHECK(r.body == std::string("you sent Bearer ") + kPlaceholder);  // the echo, masked
+  REQUIRE(upstream.heads().size() == 1);
+  const std::string head = upstream.heads()[0];
+  CHECK(head.find(std::string("Authorization: Bearer ") + kValue + "\r\n") != std::string::npos);
+  CHECK(head.find(kPlaceholder) == std::string::npos);
+  CHECK(head.find("Connection: close\r\n") != std::string::npos);
+  const corral::EgressReport report = h.proxy->report();
+  const corral::EgressDestination* allowed = find(report.allowed, "api.example");
+  REQUIRE(allowed);
+  CHECK(allowed->count == 1);
+  CHECK_MESSAGE(report.refused.empty(), reasons(report));
+
+  SUBCASE("plain HTTP to a secret's host is refused before anything is sent") {
+    const Reply plain = fetch(h.port, "http://api.example:" + port + "/", "", {});
+    CHECK(plain.status == 403);
+    CHECK(plain.body.find("plain HTTP to a secret's host") != std::string::npos);
+    CHECK(upstream.heads().size() == 1);
+    CHECK_MESSAGE(find(h.proxy->report().refused, "api.example", "plain HTTP to a secret's host"),
+                  reasons(h.proxy->report()));
+  }
+  SUBCASE("a Host naming another server is answered by the proxy; nothing reaches the upstream") {
+    const Reply other = fetch(h.port, "https://api.example:" + port + "/", h.interceptor->ca_pem(),
+                              {"Host: other.example", std::string("Authorization: Bearer ") + kPlaceholder});
+    CHECK(other.status == 403);
+    CHECK(other.body.find("Host header names another server") != std::string::npos);
+    CHECK(upstream.heads().size() == 1);
+  }
+  SUBCASE("a client that does not trust the jail's CA fails its handshake, and the report says so") {
+    const Reply untrusting = fetch(h.port, "https://api.example:" + port + "/", "", {});
+    CHECK(untrusting.code != CURLE_OK);
+    CHECK(upstream.heads().size() == 1);
+    CHECK_MESSAGE(find(h.proxy->report().refused, "api.example", "the client's TLS handshake with the proxy failed"),
+                  reasons(h.proxy->report()));
+  }
+}
+
+TEST_CASE("an upstream whose certificate does not verify is refused before the tunnel opens") {
+  HttpsUpstream upstream("api.example");
+  const std::string port = std::to_string(upstream.port());
+  Harness h({"api.example:" + port, "127.0.0.1:" + port}, "");  // its CA not trusted
+  const Reply r = fetch(h.port, "https://api.example:" + port + "/", h.interceptor->ca_pem(),
+                        {std::string("Authorization: Bearer ") + kPlaceholder});
+  CHECK(r.code != CURLE_OK);
+  CHECK(upstream.heads().empty());
+  CHECK_MESSAGE(find(h.proxy->report().refused, "api.example", "its certificate does not verify"),
+                reasons(h.proxy->report()));
+}
+
+TEST_CASE("a CA file that holds no certificate is refused, naming it") {
+  const fs::path bad = fs::temp_directory_path() / ("corral-bad-ca-" + std::to_string(::getpid()) + ".pem");
+  std::ofstream(bad) << "not a certificate\n";
+  try {
+    EgressInterceptor::load(CORRAL_EGRESS_TLS_MODULE, {secret()}, bad.string());
+    FAIL("a CA file without a certificate");
+  } catch (const corral::Error& e) {
+    CHECK(e.code() == corral::ErrorCode::invalid_argument);
+    CHECK(std::string(e.what()).find(bad.string()) != std::string::npos);
+  }
+  fs::remove(bad);
+}
+
+TEST_CASE("a module that is not the TLS module is refused, not run") {
+  try {
+    EgressInterceptor::load("/nonexistent/libcorral-egress-tls.so", {secret()}, "");
+    FAIL("a missing module");
+  } catch (const corral::Error& e) {
+    CHECK(e.code() == corral::ErrorCode::unavailable);
+    CHECK(std::string(e.hint()).find("reinstall corral") != std::string::npos);
+  }
+}
+
+TEST_CASE("a host's certificate names it, any case, and one held stays valid while the bounded cache turns over") {
+  corral::local::EgressCa ca;
+  const corral::local::SslCtxPtr first = ca.server_context("API.Example");
+  for (size_t i = 0; i <= corral::local::EgressCa::kMaxServers; ++i) ca.server_context("h" + std::to_string(i) + ".example");
+  X509* cert = SSL_CTX_get0_certificate(first.get());  // still alive: the cache let go of it only
+  REQUIRE(cert);
+  CHECK(X509_check_host(cert, "api.example", 0, 0, nullptr) == 1);
+  CHECK(X509_check_host(cert, "other.example", 0, 0, nullptr) != 1);
+  // Signed by the authority whose certificate the jail trusts.
+  BIO* pem = BIO_new_mem_buf(ca.certificate_pem().data(), static_cast<int>(ca.certificate_pem().size()));
+  X509* authority = PEM_read_bio_X509(pem, nullptr, nullptr, nullptr);
+  BIO_free(pem);
+  REQUIRE(authority);
+  CHECK(X509_verify(cert, X509_get0_pubkey(authority)) == 1);
+  X509_free(authority);
+}
