@@ -104,6 +104,41 @@ void write_network(json::Writer& w, const NetworkPolicy& network) {
   }
 }
 
+// A SandboxNetworkUpdateConfig (openapi.yml): the allow list as at create, and a rule per
+// secret's host setting its header ("Authorization: Bearer {}" by default) on requests
+// there. Every field is sent: an omitted one is cleared.
+std::string network_update_body(const NetworkPolicy& network, const std::vector<Secret>& secrets) {
+  rapidjson::StringBuffer buffer;
+  json::Writer w(buffer);
+  w.StartObject();
+  json::write_strings(w, "allowOut", network.allow);
+  json::write_strings(w, "denyOut", {"0.0.0.0/0"});
+  w.Key("rules");
+  w.StartObject();
+  for (const Secret& s : secrets) {
+    std::string value = s.format;
+    if (const size_t at = value.find("{}"); at != std::string::npos) value.replace(at, 2, s.value);
+    for (const std::string& host : s.hosts) {
+      w.Key(host.c_str());
+      w.StartArray();
+      w.StartObject();
+      w.Key("transform");
+      w.StartObject();
+      w.Key("headers");
+      w.StartObject();
+      w.Key(s.header.c_str());
+      w.String(value.c_str());
+      w.EndObject();
+      w.EndObject();
+      w.EndObject();
+      w.EndArray();
+    }
+  }
+  w.EndObject();
+  w.EndObject();
+  return {buffer.GetString(), buffer.GetSize()};
+}
+
 }  // namespace
 
 ControlPlane::ControlPlane(sdk::http::Client& client, const Settings& settings)
@@ -236,6 +271,16 @@ void ControlPlane::set_timeout(const std::string& id, std::int64_t seconds, cons
                       .what = what,
                       .limit = request_limit_});
   });
+  sdk::remote::expect_sandbox(identity(), response, what, id);
+}
+
+void ControlPlane::set_network(const std::string& id, const NetworkPolicy& network, const std::vector<Secret>& secrets) {
+  const std::string what = "E2B set the network of sandbox " + id;
+  http::Response response = api_.send({.method = "PUT",
+                                       .path = "/sandboxes/" + http::url_encode(id) + "/network",
+                                       .body = network_update_body(network, secrets),
+                                       .what = what,
+                                       .limit = request_limit_});
   sdk::remote::expect_sandbox(identity(), response, what, id);
 }
 

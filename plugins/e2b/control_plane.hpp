@@ -66,6 +66,10 @@ class ControlPlane {
   // POST /sandboxes/{id}/timeout: the sandbox now ends `seconds` from now (capped as above;
   // `setting` names what asked for `seconds` in the warning, e.g. "--by").
   void set_timeout(const std::string& id, std::int64_t seconds, const std::string& setting, const sdk::Host& host);
+  // PUT /sandboxes/{id}/network: the running sandbox's egress becomes the allow list
+  // `network` again, and each of `secrets` is set as its header on requests to its hosts
+  // (transform rules); with none, no rule is left. Error(not_found) when `id` is gone.
+  void set_network(const std::string& id, const NetworkPolicy& network, const std::vector<Secret>& secrets);
   // DELETE /sandboxes/{id}; false when it was already gone.
   bool kill(const std::string& id);
   // GET /v2/sandboxes filtered by `metadata`, following X-Next-Token pages.

@@ -102,7 +102,10 @@ Sandbox E2bProvider::create(const CreateRequest& request, const sdk::Host& host)
   live.access_token = info.envd_access_token;
   live.domain = info.domain;
   live.connected = true;  // fresh: its lifetime was just set
-  return to_sandbox(info);
+  Sandbox s = to_sandbox(info);
+  // Kept in the claim: a command with secrets sets them beside this same list (set_network).
+  s.details["network"] = to_string(request.network);
+  return s;
 }
 
 void E2bProvider::throw_if_gone(const std::string& id, const sdk::Host& host) {
@@ -157,7 +160,50 @@ Envd E2bProvider::envd_for(const Sandbox& sandbox, const sdk::Host& host) {
   return Envd(client_, t, settings_.stall_timeout_seconds);
 }
 
+NetworkPolicy E2bProvider::secrets_network(const Sandbox& sandbox, const std::vector<Secret>& secrets) const {
+  const auto recorded = sandbox.details.find("network");
+  const NetworkPolicy network =
+      recorded == sandbox.details.end() ? NetworkPolicy{} : parse_network_policy(recorded->second);
+  if (network.mode != NetworkPolicy::Mode::allow)
+    throw Error(ErrorCode::invalid_argument,
+                "E2B sandbox " + sandbox.id + " has no allow list corral knows of, beside which to set secrets" +
+                    (recorded == sandbox.details.end() ? " (it was made by an older corral)" : ""),
+                "start a new sandbox with --secret and --network allow:...");
+  for (const Secret& s : secrets)
+    for (const std::string& h : s.hosts)
+      if (h.rfind("*.", 0) == 0)
+        throw Error(ErrorCode::invalid_argument,
+                    "--secret " + s.name + ": E2B sets a secret on requests to named domains, not '" + h + "'",
+                    "list each host the secret goes to: --secret " + s.name + "=api.example.com,...");
+  return network;
+}
+
 ExecResult E2bProvider::exec(const Sandbox& sandbox, const Command& command, const sdk::Host& host) {
+  if (command.secrets.empty()) return run(sandbox, command, host);
+  // E2B's egress proxy sets each secret's header on requests to its hosts while the
+  // command runs; the rules go when it ends, whatever its end.
+  const NetworkPolicy network = secrets_network(sandbox, command.secrets);
+  confirming_gone(sandbox.id, host, [&] { control_.set_network(sandbox.id, network, command.secrets); });
+  const auto clear = [&] {
+    try {
+      control_.set_network(sandbox.id, network, {});
+    } catch (const Error& e) {
+      if (e.code() != ErrorCode::not_found)
+        host.warn("could not take the secrets' rules off E2B sandbox " + sandbox.id + " (" + e.what() +
+                  "): its later commands may still have them put in; stop it if that matters");
+    }
+  };
+  try {
+    ExecResult result = run(sandbox, command, host);
+    clear();
+    return result;
+  } catch (...) {
+    clear();
+    throw;
+  }
+}
+
+ExecResult E2bProvider::run(const Sandbox& sandbox, const Command& command, const sdk::Host& host) {
   ProcessRequest process = process_for(command, settings_.workdir);
   process.timeout_seconds = command.timeout_seconds;
   Envd envd = envd_for(sandbox, host);

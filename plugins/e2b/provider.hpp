@@ -46,6 +46,11 @@ class E2bProvider : public sdk::Provider {
     bool connected = false;
   };
   Envd envd_for(const Sandbox& sandbox, const sdk::Host& host);
+  // Runs `command` through envd (exec without secrets).
+  ExecResult run(const Sandbox& sandbox, const Command& command, const sdk::Host& host);
+  // The allow list `sandbox` was made with (its "network" detail), which its secrets'
+  // rules are set beside; invalid-argument when it has none, or a secret names a *.domain.
+  NetworkPolicy secrets_network(const Sandbox& sandbox, const std::vector<Secret>& secrets) const;
   // Connects to sandbox `id` (resuming it when paused, extending its lifetime to the
   // configured one) and remembers its envd access.
   void connect(const std::string& id, const sdk::Host& host);

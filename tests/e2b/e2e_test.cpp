@@ -889,6 +889,46 @@ TEST_CASE("--network allow: denies all egress but the listed domains, addresses 
   CHECK(t.alive().empty());
 }
 
+TEST_CASE("--secret on E2B: its header is set by E2B's egress rules while the command runs, then taken off") {
+  E2bCli t;
+  const std::string value = "sk-e2b-9Real8Key7Value6Here5";
+  t.cli.env["API_KEY"] = value;
+  t.secrets.push_back(value);  // checked in nothing printed or stored
+  auto r = t.run_script("echo \"key=$API_KEY\"",
+                        {"--network", "allow:pypi.org", "--secret", "API_KEY=api.example.com"});
+  CHECK_MESSAGE(r.exit_code == 0, r.err);
+  REQUIRE_MESSAGE(r.out.rfind("key=sk-", 0) == 0, r.out);  // the vendor prefix kept
+  const std::string placeholder = r.out.substr(4, r.out.size() - 5);
+  CHECK(placeholder.size() == value.size());
+  CHECK(placeholder != value);
+  auto create = json::parse(t.server.with([](auto& st) { return st.create_bodies.back(); }), "create");
+  const std::vector<std::string> allow = {"pypi.org", "api.example.com"};
+  CHECK(json::get_strings(create["network"], "allowOut") == allow);
+  const std::vector<std::string> bodies = t.server.with([](auto& st) { return st.network_bodies; });
+  REQUIRE(bodies.size() == 2);
+  auto set = json::parse(bodies[0], "network");
+  CHECK(json::get_strings(set, "allowOut") == allow);  // an omitted field would be cleared
+  CHECK(json::get_strings(set, "denyOut") == std::vector<std::string>{"0.0.0.0/0"});
+  REQUIRE(set["rules"].HasMember("api.example.com"));
+  CHECK(std::string(set["rules"]["api.example.com"][0]["transform"]["headers"]["Authorization"].GetString()) ==
+        "Bearer " + value);
+  auto cleared = json::parse(bodies[1], "network");
+  CHECK(json::get_strings(cleared, "allowOut") == allow);
+  CHECK(cleared["rules"].ObjectEmpty());
+  CHECK(t.alive().empty());
+}
+
+TEST_CASE("--secret on E2B for a *.domain is refused before the command runs; nothing is left set or running") {
+  E2bCli t;
+  t.cli.env["API_KEY"] = "sk-e2b-9Real8Key7Value6Here5";
+  auto r = t.run_script("echo ran", {"--network", "allow:pypi.org", "--secret", "API_KEY=*.example.com"});
+  CHECK(r.exit_code == 64);
+  CHECK(r.out.empty());
+  CHECK(r.err.find("E2B sets a secret on requests to named domains, not '*.example.com'") != std::string::npos);
+  CHECK(t.server.with([](auto& st) { return st.network_bodies.size(); }) == 0);
+  CHECK(t.alive().empty());
+}
+
 namespace {
 
 // True when `text` holds every one of `parts`.

@@ -456,6 +456,48 @@ class Api {
     res.status = 204;
   }
 
+  // PUT /sandboxes/{id}/network: a SandboxNetworkUpdateConfig, each field of its type;
+  // deny rules take addresses and CIDRs only, and a rule's transform sets string headers.
+  void set_network(const httplib::Request& req, httplib::Response& res) {
+    if (!admit("network", req, res)) return;
+    FakeSandbox* sb = find(req.matches[1], res);
+    if (!sb) return;
+    rapidjson::Document doc;
+    doc.Parse(req.body.c_str());
+    if (doc.HasParseError() || !doc.IsObject()) return http_error(res, 400, "the body is not a JSON object");
+    const auto strings = [](const rapidjson::Value& v) {
+      if (!v.IsArray()) return false;
+      for (const auto& e : v.GetArray())
+        if (!e.IsString()) return false;
+      return true;
+    };
+    if (doc.HasMember("allowOut") && !strings(doc["allowOut"])) return http_error(res, 400, "allowOut: strings");
+    if (doc.HasMember("denyOut")) {
+      if (!strings(doc["denyOut"])) return http_error(res, 400, "denyOut: strings");
+      for (const auto& e : doc["denyOut"].GetArray())
+        if (std::string(e.GetString()).find_first_not_of("0123456789abcdefABCDEF.:/") != std::string::npos)
+          return http_error(res, 400, "denyOut takes IP addresses and CIDRs only");
+    }
+    if (doc.HasMember("rules")) {
+      if (!doc["rules"].IsObject()) return http_error(res, 400, "rules: an object");
+      for (const auto& [domain, list] : doc["rules"].GetObject()) {
+        if (!list.IsArray()) return http_error(res, 400, "rules: each domain's rules are an array");
+        for (const auto& rule : list.GetArray()) {
+          if (!rule.IsObject()) return http_error(res, 400, "a rule is an object");
+          if (!rule.HasMember("transform")) continue;
+          const auto& t = rule["transform"];
+          if (!t.IsObject() || (t.HasMember("headers") && !t["headers"].IsObject()))
+            return http_error(res, 400, "transform.headers: an object");
+          if (t.HasMember("headers"))
+            for (const auto& [name, value] : t["headers"].GetObject())
+              if (!value.IsString()) return http_error(res, 400, "transform.headers: string values");
+        }
+      }
+    }
+    state_.network_bodies.push_back(req.body);
+    res.status = 204;
+  }
+
   void list(const httplib::Request& req, httplib::Response& res) {
     if (!admit("list", req, res)) return;
     auto filter = parse_filter(req.get_param_value("metadata"));
@@ -536,6 +578,7 @@ void register_control_plane(httplib::Server& server, State& state) {
   server.Post(R"(/v2/sandboxes/([A-Za-z0-9-]+)/connect)", locked("connect", &Api::connect));  // JS SDK 2.x, as above
   server.Post(R"(/sandboxes/([A-Za-z0-9-]+)/timeout)", locked("timeout", &Api::set_timeout));
   server.Post(R"(/sandboxes/([A-Za-z0-9-]+)/pause)", locked("pause", &Api::pause));
+  server.Put(R"(/sandboxes/([A-Za-z0-9-]+)/network)", locked("network", &Api::set_network));
   server.Post(R"(/sandboxes/([A-Za-z0-9-]+)/fork)", locked("fork", &Api::fork));
   server.Get("/health", [](const httplib::Request&, httplib::Response& res) { res.status = 200; });
 }

@@ -113,6 +113,7 @@ class State : public test::StandinState {
   std::vector<std::string> create_bodies;
   std::vector<std::string> pause_bodies;  // of the valid pause calls
   std::vector<std::string> fork_bodies;
+  std::vector<std::string> network_bodies;  // of the valid PUT /sandboxes/{id}/network calls
   // The metadata filter of every list call, as the server parsed it.
   std::vector<std::map<std::string, std::string>> list_filters;
   // Threads that keep reading the output of processes whose client went away (as envd
