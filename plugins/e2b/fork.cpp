@@ -81,6 +81,9 @@ std::vector<ForkOutcome> E2bProvider::fork(const Sandbox& source, const std::vec
           live.domain = info->domain;
           live.connected = true;  // fresh: its lifetime was just set
           outcome.sandbox = to_sandbox(*info);
+          // A fork keeps its source's network, and the record of it its secrets need.
+          if (auto network = source.details.find("network"); network != source.details.end())
+            outcome.sandbox->details["network"] = network->second;
         } else {
           outcome.error = fork_failed(attempts[i].failure, source.id, first + i + 1);
         }

@@ -77,6 +77,21 @@ TEST_CASE("fork makes independent copies of the source's files in one request; t
   CHECK(fx.server.sandbox_ids().empty());
 }
 
+TEST_CASE("a fork keeps its source's recorded network, which a command with secrets sets its rules beside") {
+  E2bFixture fx(Opts{{"lifetime", "2h"}});
+  std::string source = ready(fx);
+  wire::ForkRequest r{sandbox_of(source), {ForkTarget{"fork-0", "slug-0", {{"corral-lease", "fork-0"}}}}};
+  r.sandbox.details["network"] = "allow:pypi.org";
+  PluginCall c = fx.plugin->call(fx.d().fork, wire::to_json(r));
+  INFO(c.message);
+  REQUIRE(c.ok);
+  std::vector<ForkOutcome> got = outcomes(c);
+  REQUIRE(got.size() == 1);
+  REQUIRE(got[0].sandbox);
+  CHECK(got[0].sandbox->details["network"] == "allow:pypi.org");
+  for (const std::string& s : {forked(got[0]), source}) CHECK(fx.plugin->call(fx.d().destroy, with_sandbox(s)).ok);
+}
+
 TEST_CASE("a paused source is resumed for the fork and paused again") {
   E2bFixture fx;
   std::string source = ready(fx);
