@@ -93,9 +93,10 @@ void add_run_options(CLI::App& app, service::RunSpec& o) {
                "With --id: sync this working tree into the kept sandbox though it holds another one's");
   app.add_option("--secret", o.secrets,
                  "Let the command use the secret in your variable NAME on these hosts without seeing it: it gets a "
-                 "placeholder, which the egress replaces on TLS requests to them (repeatable; needs --network allow:)")
+                 "placeholder, which the egress replaces on TLS requests to them; NAME alone: as your config "
+                 "declares it (repeatable; needs --network allow:)")
       ->allow_extra_args(false)
-      ->type_name("NAME=HOST[,HOST...]");
+      ->type_name("NAME[=HOST,...]");
   app.add_option("--timeout", o.timeout, "Stop the command after DURATION (e.g. 10m)");
   app.add_option("--shell", o.shell, "Run this string with /bin/sh -c instead of an argv");
   app.add_option("--download", o.downloads,

@@ -140,7 +140,9 @@ void RunPhases::read_secrets() {
   if (purpose_ == Purpose::warmup && !request_.secrets.empty())
     throw Error(ErrorCode::invalid_argument, "--secret applies to a run: a warmup runs no command",
                 "warm up with --network allow:... listing the secrets' hosts; give --secret to the run");
-  secrets_ = parse_secret_flags(request_.secrets, ctx_.providers.env());
+  const Config& config = ctx_.providers.config();
+  secrets_ = parse_secret_flags(request_.secrets, ctx_.providers.env(),
+                                [&config](const std::string& name) { return config.secret(name); });
   for (const Secret& secret : secrets_)
     for (const std::string& item : request_.env_names)
       if (item == secret.name || item.rfind(secret.name + "=", 0) == 0)

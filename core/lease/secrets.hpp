@@ -5,20 +5,31 @@
 // Threads: functions of their arguments; make_placeholder reads the system generator.
 #pragma once
 
+#include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "base/environment.hpp"
 #include "corral/types.hpp"
+#include "settings/config.hpp"
 
 namespace corral {
 
-// The secrets `flags` declare, each "NAME=HOST[,HOST...]" with its value read from the
-// variable NAME through `env`, and a fresh placeholder; throws invalid-argument naming the
-// flag when a NAME is no variable name or unset, a HOST no domain or *.domain, a value
-// too short to stand in for or holding a line break, or a NAME given twice.
-std::vector<Secret> parse_secret_flags(const std::vector<std::string>& flags, const EnvLookup& env);
+// The user config's declaration of a secret by name (Config::secret), or none.
+using SecretDeclarations = std::function<std::optional<SecretDeclaration>(const std::string& name)>;
+
+// The secrets `flags` ask for, each with its value and a fresh placeholder. A flag is
+// "NAME=HOST[,HOST...]" or "NAME" alone for a secret `declared` declares; the hosts a flag
+// names win over the declaration's. The value comes from the declaration's `from` (env:VAR,
+// file:PATH relative to its config file, command:ARGV run without a shell, for 30 s at
+// most), else from the variable NAME through `env`. Throws invalid-argument naming the
+// flag when a NAME is no variable name, has no hosts or no value, a HOST is no domain or
+// *.domain, a value is too short to stand in for or holds a line break, or a NAME is
+// given twice; never with the value in the message.
+std::vector<Secret> parse_secret_flags(const std::vector<std::string>& flags, const EnvLookup& env,
+                                       const SecretDeclarations& declared = {});
 
 // A random stand-in for `value` of its shape: as long, a leading vendor prefix kept
 // ("sk-proj-", "ghp_", "xoxb-"), every other letter and digit replaced by a random one of

@@ -10,6 +10,7 @@
 #include "corral/os/read_file.hpp"
 #include "corral/option_default.hpp"
 #include "base/did_you_mean.hpp"
+#include "base/env_file.hpp"
 #include "base/paths.hpp"
 
 namespace fs = std::filesystem;
@@ -21,7 +22,7 @@ namespace {
 constexpr std::uint64_t kMaxConfigBytes = 1 << 20;
 
 // The top-level keys that are settings; every other key names a provider's section.
-const std::vector<std::string> kSettingKeys = {"provider", "env", "network", "idle"};
+const std::vector<std::string> kSettingKeys = {"provider", "env", "network", "idle", "secrets"};
 
 std::optional<ConfigFile> read(const fs::path& path) {
   std::optional<std::string> text;
@@ -102,6 +103,61 @@ void check_network(const ConfigFile& file, const YAML::Node& node) {
     network_value(file, kv.second, "network." + key_name(kv.first, file, "the provider names under 'network'"));
 }
 
+// The fields a secret's declaration may have.
+const std::vector<std::string> kSecretKeys = {"hosts", "from", "header", "format"};
+
+// Checks `secrets: {NAME: {hosts: [...], from, header, format}}`; returns the declaration
+// of `wanted` when it is there.
+std::optional<SecretDeclaration> check_secrets(const ConfigFile& file, const YAML::Node& node,
+                                               const std::string& wanted = {}) {
+  std::optional<SecretDeclaration> found;
+  if (node.IsNull()) return found;
+  if (!node.IsMap())
+    throw ConfigError(fmt::format("{}: 'secrets' must be a mapping of variable names to their declarations, not {}",
+                                  file.path.string(), shape_of(node)));
+  for (const auto& kv : node) {
+    const std::string name = key_name(kv.first, file, "the names under 'secrets'");
+    const std::string where = "secrets." + name;
+    if (!is_env_name(name))
+      throw ConfigError(fmt::format("{}: '{}' is no variable name", file.path.string(), where));
+    if (!kv.second.IsMap())
+      throw ConfigError(fmt::format("{}: '{}' must be a mapping (hosts, from, header, format), not {}",
+                                    file.path.string(), where, shape_of(kv.second)));
+    SecretDeclaration d;
+    d.file = file.path;
+    for (const auto& field : kv.second) {
+      const std::string key = key_name(field.first, file, "the fields of '" + where + "'");
+      if (std::find(kSecretKeys.begin(), kSecretKeys.end(), key) == kSecretKeys.end()) {
+        const std::optional<std::string> near = nearest(key, kSecretKeys, 2);
+        throw ConfigError(fmt::format("{}: '{}.{}' is no field of a secret{}", file.path.string(), where, key,
+                                      near ? fmt::format(" (did you mean '{}'?)", *near) : ""),
+                          "a secret has hosts, from, header and format");
+      }
+    }
+    const YAML::Node hosts = kv.second["hosts"];
+    if (!hosts || !hosts.IsSequence() || hosts.size() == 0)
+      throw ConfigError(fmt::format("{}: '{}.hosts' must be a list of the hosts it may be sent to", file.path.string(),
+                                    where));
+    for (std::size_t i = 0; i < hosts.size(); ++i)
+      d.hosts.push_back(scalar(hosts[i], file, fmt::format("{}.hosts[{}]", where, i), "a host").value_or(""));
+    d.from = scalar(kv.second["from"], file, where + ".from", "env:VAR, file:PATH or command:ARGV").value_or("");
+    if (!d.from.empty() && d.from.rfind("env:", 0) != 0 && d.from.rfind("file:", 0) != 0 &&
+        d.from.rfind("command:", 0) != 0)
+      throw ConfigError(fmt::format("{}: '{}.from' must be env:VAR, file:PATH or command:ARGV, not '{}'",
+                                    file.path.string(), where, d.from));
+    d.header = scalar(kv.second["header"], file, where + ".header", "a header name").value_or(d.header);
+    if (d.header.empty() || d.header.find_first_of(" :\t\r\n") != std::string::npos)
+      throw ConfigError(fmt::format("{}: '{}.header' must be a header name, not '{}'", file.path.string(), where,
+                                    d.header));
+    d.format = scalar(kv.second["format"], file, where + ".format", "a text with {}").value_or(d.format);
+    if (d.format.find("{}") == std::string::npos || d.format.find_first_of("\r\n") != std::string::npos)
+      throw ConfigError(fmt::format("{}: '{}.format' must hold {{}} where the value goes, on one line, not '{}'",
+                                    file.path.string(), where, d.format));
+    if (name == wanted) found = std::move(d);
+  }
+  return found;
+}
+
 // Checks the shape of everything a settings file holds that corral knows how to read:
 // a mapping whose keys are names, 'provider' a name, 'env' a list of names, and each
 // mapping below the top a provider section of option: single value.
@@ -123,6 +179,8 @@ void check_shape(const ConfigFile& file) {
           throw ConfigError(fmt::format("{}: 'env[{}]' must be a variable name, not empty", file.path.string(), i));
     } else if (key == "network") {
       check_network(file, kv.second);
+    } else if (key == "secrets") {
+      check_secrets(file, kv.second);
     } else if (key == "idle") {
       const std::string action = scalar(kv.second, file, key, "pause or stop").value_or("");
       if (std::find(kIdleActions.begin(), kIdleActions.end(), action) == kIdleActions.end())
@@ -158,6 +216,11 @@ Config Config::from(std::optional<ConfigFile> user, std::optional<ConfigFile> re
                                     "choose which of your environment variables leave this machine",
                                     repository->path.string()),
                         "forward variables with --env NAME, or list them under 'env:' in ~/.config/corral/config.yaml");
+    if (repository->root["secrets"])
+      throw ConfigError(fmt::format("{}: 'secrets' is not allowed in a repository's config: a repository must not "
+                                    "choose which of your secrets a command may use, nor where they go",
+                                    repository->path.string()),
+                        "declare secrets under 'secrets:' in ~/.config/corral/config.yaml, or pass --secret NAME=HOST");
     for (const char* forbidden : {"plugins", "registry", "registries"})
       if (repository->root[forbidden])
         throw ConfigError(fmt::format("{}: '{}' is not allowed in a repository's config: a repository may "
@@ -274,6 +337,11 @@ std::vector<std::string> Config::env_names() const {
     }
   }
   return names;
+}
+
+std::optional<SecretDeclaration> Config::secret(const std::string& name) const {
+  if (!user_ || !user_->root.IsMap() || !user_->root["secrets"]) return std::nullopt;
+  return check_secrets(*user_, user_->root["secrets"], name);
 }
 
 std::string Config::env_file() const { return user_ ? user_->path.string() : std::string("the user config"); }

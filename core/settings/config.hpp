@@ -22,6 +22,16 @@ struct ConfigFile {
   YAML::Node root;
 };
 
+// A secret your own config declares (`secrets: {NAME: {hosts, from, header, format}}`),
+// used by `run --secret NAME`; a repository's config may declare none.
+struct SecretDeclaration {
+  std::vector<std::string> hosts;
+  std::string from;                     // "env:VAR", "file:PATH" or "command:ARGV"; "" = env:NAME
+  std::string header = "Authorization";  // what a provider's egress rule sets
+  std::string format = "Bearer {}";      // with {} standing for the value
+  std::filesystem::path file;            // the config file that declares it
+};
+
 class Config {
  public:
   // Reads $XDG_CONFIG_HOME/corral/config.yaml and <workspace_root>/corral.yaml (or
@@ -60,6 +70,8 @@ class Config {
   std::vector<std::string> env_names() const;
   // The file env_names() come from (the user config), for messages.
   std::string env_file() const;
+  // The user config's declaration of secret `name`, checked when loaded; nullopt when none.
+  std::optional<SecretDeclaration> secret(const std::string& name) const;
 
  private:
   std::optional<ConfigFile> user_;

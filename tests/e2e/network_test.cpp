@@ -332,6 +332,18 @@ TEST_CASE("local --secret: the upstream gets the value; in the jail only its pla
   CHECK(handle["egress"]["allowed"][0]["count"].GetInt() == static_cast<int>(heads.size()));
   CHECK(std::string(handle["egress"]["refused"][0]["reason"].GetString()).find("plain HTTP to a secret's host") !=
         std::string::npos);
+
+  // Declared in the user's own config, used by name: the value from a file beside it.
+  const std::string from_file = "sk-file-7Other6Value5From4File3";
+  env.root().write("config/corral/key.txt", from_file + "\n");
+  env.root().write("config/corral/config.yaml",
+                   "secrets:\n  TOKEN:\n    hosts: [host.corral.internal]\n    from: file:key.txt\n");
+  auto declared = env.run({"run", "--network", "allow:host.corral.internal:" + port, "--secret", "TOKEN", "--", "sh",
+                           "-c", "curl -sS --max-time 20 -H \"Authorization: Bearer $TOKEN\" " + url + "/declared"});
+  CHECK_MESSAGE(declared.exit_code == 0, declared.err);
+  CHECK(declared.out.find(from_file) == std::string::npos);
+  REQUIRE(upstream.heads().size() == heads.size() + 1);
+  CHECK(upstream.heads().back().find("Authorization: Bearer " + from_file + "\r\n") != std::string::npos);
   CHECK(env.local_sandboxes().empty());
 }
 

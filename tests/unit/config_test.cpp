@@ -236,3 +236,40 @@ TEST_CASE("a settings file that is not YAML is a ConfigError naming the file") {
   const std::string message = config_error([&] { Config::load(t.path()); });
   CHECK(message.rfind((t.path() / "corral.yaml").string() + ": ", 0) == 0);
 }
+
+TEST_CASE("secrets are declared in your own config only, each field checked, and read back by name") {
+  const Config c = Config::from(yaml("user.yaml", "secrets:\n  OPENAI_API_KEY:\n    hosts: [api.openai.com]\n"
+                                                  "  GH:\n    hosts: [api.github.com]\n    from: \"command:gh auth token\"\n"
+                                                  "    header: X-Token\n    format: \"token {}\"\n"),
+                                std::nullopt);
+  const std::optional<SecretDeclaration> openai = c.secret("OPENAI_API_KEY");
+  REQUIRE(openai);
+  CHECK(openai->hosts == std::vector<std::string>{"api.openai.com"});
+  CHECK(openai->from.empty());
+  CHECK(openai->header == "Authorization");
+  CHECK(openai->format == "Bearer {}");
+  CHECK(openai->file == "user.yaml");
+  const std::optional<SecretDeclaration> gh = c.secret("GH");
+  REQUIRE(gh);
+  CHECK(gh->from == "command:gh auth token");
+  CHECK(gh->header == "X-Token");
+  CHECK(gh->format == "token {}");
+  CHECK_FALSE(c.secret("OTHER"));
+
+  CHECK_THROWS_WITH_AS(Config::from(std::nullopt, yaml("corral.yaml", "secrets:\n  K:\n    hosts: [evil.example]\n")),
+                       doctest::Contains("'secrets' is not allowed in a repository's config"), ConfigError);
+  const std::pair<const char*, const char*> bad[] = {
+      {"secrets: [K]", "user.yaml: 'secrets' must be a mapping of variable names"},
+      {"secrets:\n  1K:\n    hosts: [a.com]", "user.yaml: 'secrets.1K' is no variable name"},
+      {"secrets:\n  K: a.com", "user.yaml: 'secrets.K' must be a mapping (hosts, from, header, format)"},
+      {"secrets:\n  K:\n    host: [a.com]", "user.yaml: 'secrets.K.host' is no field of a secret (did you mean 'hosts'?)"},
+      {"secrets:\n  K:\n    from: env:X", "user.yaml: 'secrets.K.hosts' must be a list"},
+      {"secrets:\n  K:\n    hosts: [a.com]\n    from: vault:x", "'secrets.K.from' must be env:VAR, file:PATH or command:ARGV"},
+      {"secrets:\n  K:\n    hosts: [a.com]\n    header: \"X Y\"", "'secrets.K.header' must be a header name"},
+      {"secrets:\n  K:\n    hosts: [a.com]\n    format: Bearer", "'secrets.K.format' must hold {} where the value goes"},
+  };
+  for (const auto& [text, message] : bad) {
+    CAPTURE(text);
+    CHECK_THROWS_WITH_AS(Config::from(yaml("user.yaml", text), std::nullopt), doctest::Contains(message), ConfigError);
+  }
+}

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "corral/errors.hpp"
+#include "cli.hpp"
 #include "lease/secrets.hpp"
 
 using namespace corral;
@@ -22,9 +23,10 @@ EnvLookup env(std::map<std::string, std::string> vars) {
   };
 }
 
-std::string refusal(const std::vector<std::string>& flags, const EnvLookup& lookup) {
+std::string refusal(const std::vector<std::string>& flags, const EnvLookup& lookup,
+                    const SecretDeclarations& declared = {}) {
   try {
-    parse_secret_flags(flags, lookup);
+    parse_secret_flags(flags, lookup, declared);
   } catch (const Error& e) {
     CHECK(e.code() == ErrorCode::invalid_argument);
     return e.what();
@@ -112,4 +114,50 @@ TEST_CASE("secrets need an allow list, which gains their hosts unless an entry n
   CHECK(secret_hosts_outside(parse_network_policy("allow:api.example.com"), {s}) ==
         std::vector<std::string>{"*.cdn.example.com"});
   CHECK(secret_hosts_outside(merged, {s}).empty());
+}
+
+TEST_CASE("a secret your config declares is used by name: its hosts, header and format, its value from env, file or command") {
+  corral::test::TempDir dir;
+  dir.write("key.txt", "sk-file-0123456789abcdefXYZ\n");
+  SecretDeclaration file;
+  file.hosts = {"api.example.com"};
+  file.from = "file:key.txt";  // beside the config file
+  file.header = "X-Api-Key";
+  file.format = "{}";
+  file.file = dir.path() / "config.yaml";
+  SecretDeclaration command;
+  command.hosts = {"api.example.org"};
+  command.from = "command:printf %s sk-cmd-9876543210zyxwvu";
+  SecretDeclaration renamed;
+  renamed.hosts = {"api.example.net"};
+  renamed.from = "env:REAL_KEY";
+  const SecretDeclarations declared = [&](const std::string& name) -> std::optional<SecretDeclaration> {
+    if (name == "FILE_KEY") return file;
+    if (name == "CMD_KEY") return command;
+    if (name == "ENV_KEY") return renamed;
+    return std::nullopt;
+  };
+  const auto lookup = env({{"REAL_KEY", "sk-env-abcdefghijklmnop"}});
+  const std::vector<Secret> s =
+      parse_secret_flags({"FILE_KEY", "CMD_KEY", "ENV_KEY=other.example.net"}, lookup, declared);
+  REQUIRE(s.size() == 3);
+  CHECK(s[0].value == "sk-file-0123456789abcdefXYZ");  // its line break is no part of it
+  CHECK(s[0].hosts == std::vector<std::string>{"api.example.com"});
+  CHECK(s[0].header == "X-Api-Key");
+  CHECK(s[0].format == "{}");
+  CHECK(s[1].value == "sk-cmd-9876543210zyxwvu");
+  CHECK(s[2].value == "sk-env-abcdefghijklmnop");
+  CHECK(s[2].hosts == std::vector<std::string>{"other.example.net"});  // the flag's hosts win
+
+  SUBCASE("a declared source that gives nothing is refused, naming it and never a value") {
+    command.from = "command:false";
+    CHECK(refusal({"CMD_KEY"}, lookup, declared).find("its command 'false' exited with status 1") != std::string::npos);
+    file.from = "file:missing.txt";
+    CHECK(refusal({"FILE_KEY"}, lookup, declared).find("does not exist") != std::string::npos);
+    renamed.from = "env:UNSET_KEY";
+    CHECK(refusal({"ENV_KEY"}, lookup, declared).find("UNSET_KEY is not set in your environment") !=
+          std::string::npos);
+    command.from = "command:printf %s short";
+    CHECK(refusal({"CMD_KEY"}, lookup, declared).find("fewer than 8 letters") != std::string::npos);
+  }
 }
