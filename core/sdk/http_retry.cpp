@@ -21,6 +21,14 @@ double backoff_seconds(int attempt, const RetryLimits& limits) {
 
 bool is_retryable_status(long status) { return status == 429 || status == 502 || status == 503 || status == 504; }
 
+bool is_retryable_answer(const Request& request, long status) {
+  if (is_retryable_status(status)) return true;
+  // A delete that failed on the server's side is worth another try: deleting twice is
+  // harmless, and a sandbox left behind costs money (an API server's 500 is often a
+  // storage timeout that the next try does not meet).
+  return request.method == "DELETE" && status >= 500 && status <= 599 && status != 501 && status != 505;
+}
+
 std::optional<double> retry_delay(const Response& response, int attempt, const RetryLimits& limits) {
   const std::string after = response.header("retry-after");
   if (!after.empty() && after.size() <= 9 && after.find_first_not_of("0123456789") == std::string::npos) {
@@ -38,7 +46,7 @@ Response send_retrying(Client& client, Request request, Retry retry, const Retry
     try {
       Response response = client.send_json(request);
       response.sent = attempt + 1;
-      if (last || !is_retryable_status(response.status)) return response;
+      if (last || !is_retryable_answer(request, response.status)) return response;
       delay = retry_delay(response, attempt, limits);
       if (!delay) return response;
     } catch (const ConnectionBroken& e) {

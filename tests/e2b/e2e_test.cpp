@@ -245,6 +245,13 @@ TEST_CASE("busy answers to calls that are safe to repeat are retried within boun
     CHECK(t.run_script("true").exit_code == 0);
     CHECK(t.server.calls("kill") == 5);
   }
+  SUBCASE("a 500 on deleting the sandbox: sent again (a delete is safe to repeat), nothing left") {
+    t.fault([](auto& f) { f.fail_route = "kill"; f.fail_status = 500; f.fail_times = 1; });
+    CliResult r = t.run_script("echo ran; exit 4");
+    CHECK(r.exit_code == 4);
+    CHECK(t.server.calls("kill") == 2);
+    CHECK(t.cli.claims().empty());
+  }
   SUBCASE("a 429 asking for longer than corral waits is reported at once as a quota problem") {
     CHECK(t.run_script("true", {"--keep"}).exit_code == 0);
     const std::string lease = str(t.handle(), "leaseId");

@@ -552,6 +552,16 @@ TEST_CASE("retry_delay: Retry-After in seconds within the cap, else a doubling b
   CHECK(http::is_retryable_status(502));
   CHECK_FALSE(http::is_retryable_status(500));  // a server bug: sending it again does not help
   CHECK_FALSE(http::is_retryable_status(404));
+  // A delete is safe to repeat, and one left undone leaves a sandbox running: any 5xx.
+  http::Request del;
+  del.method = "DELETE";
+  CHECK(http::is_retryable_answer(del, 500));
+  CHECK(http::is_retryable_answer(del, 503));
+  CHECK_FALSE(http::is_retryable_answer(del, 501));  // not implemented: it will not be
+  CHECK_FALSE(http::is_retryable_answer(del, 404));
+  http::Request get;
+  CHECK_FALSE(http::is_retryable_answer(get, 500));
+  CHECK(http::is_retryable_answer(get, 429));
 }
 
 TEST_CASE("a stream from a sandbox cut once it began is 'the connection to the sandbox was lost', in every client") {

@@ -516,6 +516,21 @@ TEST_CASE("four shards are four Pods made concurrently; a 429 on create is waite
   CHECK(t.no_pods_left());
 }
 
+TEST_CASE("a delete the API server fails once (500) is sent again: the Pod is gone, the exit code is the command's") {
+  KubeCli t;
+  t.cluster.with([](standin::State& s) {
+    s.faults.fail_route = "delete pods";
+    s.faults.fail_times = 1;
+    return 0;
+  });
+  CliResult r = t.run_script("echo ran; exit 3");
+  CHECK(r.exit_code == 3);
+  CHECK(r.out == "ran\n");
+  CHECK(t.cluster.calls("delete pods") == 2);
+  CHECK(t.no_pods_left());
+  CHECK(t.cli.claims().empty());
+}
+
 TEST_CASE("API server failures on create: a 500 is not retried, a 429 asking for longer than corral waits is quota") {
   KubeCli t;
   SUBCASE("500") {

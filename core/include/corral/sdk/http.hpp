@@ -156,14 +156,17 @@ struct RetryLimits {
 
 // True for the answers that say "try again later": 429, 502, 503 and 504.
 bool is_retryable_status(long status);
+// True when `request` answered `status` is worth sending again: a retryable status, or
+// any 5xx but 501 and 505 to a DELETE (a cleanup left undone leaves a sandbox running).
+bool is_retryable_answer(const Request& request, long status);
 
 // Seconds to wait before retry `attempt` (0-based) after `response`: its Retry-After
 // when that is whole seconds, else the doubling backoff; nullopt when the server asks
 // for longer than `limits` allow (then waiting is pointless: report the answer).
 std::optional<double> retry_delay(const Response& response, int attempt, const RetryLimits& limits = {});
 
-// Sends `request` as send_json does. An `idempotent` request answered with a retryable
-// status, or whose connection broke (ConnectionBroken), is sent again within `limits`; the
+// Sends `request` as send_json does. An `idempotent` request answered as
+// is_retryable_answer says, or whose connection broke (ConnectionBroken), is sent again within `limits`; the
 // last answer is returned, or the last ConnectionBroken thrown, so the caller maps it to an
 // error. Waits end early, throwing Error(cancelled), when `request.cancelled` says so.
 Response send_retrying(Client& client, Request request, Retry retry, const RetryLimits& limits = {});
