@@ -23,6 +23,8 @@ void add_sandbox_options(CLI::App& app, SandboxOptions& o) {
       ->type_name("FILE");
   app.add_option("--max-workspace", o.spec.max_workspace, "Refuse a workspace above SIZE (0 = no limit)")
       ->capture_default_str();
+  app.add_flag("--git", o.spec.git,
+               "Send the checkout's .git folder too, for tools that read it (git describe, setuptools-scm)");
   app.add_option("--network", o.spec.network,
                  "What the new sandbox may reach: open, none, or allow:HOST[,HOST...] (domains, IPs, CIDRs)")
       ->type_name(kNetworkValue);

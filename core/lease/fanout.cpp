@@ -217,7 +217,8 @@ FanoutResult run_fanout(LeaseContext& ctx, const FanoutRequest& asked) {
   }
   ctx.providers.forwarded_env(request.run.env_names);  // each shard says what it leaves out
   SharedWorkspace shared;
-  shared.workspace = scan_workspace(request.run.cwd, cancelled, [&](const std::string& m) { ui.warn(m); });
+  shared.workspace =
+      scan_workspace(request.run.cwd, cancelled, [&](const std::string& m) { ui.warn(m); }, request.run.with_git);
   if (features.has(Feature::archive_sync)) check_workspace_size(shared.workspace, request.run.max_workspace);
   if (uploads_archive(features)) {
     // Forks of a lease synced with this very tree upload nothing: pack only when they will.

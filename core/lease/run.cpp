@@ -226,7 +226,8 @@ void RunPhases::build_command() {
 void RunPhases::take_workspace(const SharedWorkspace* shared) {
   shared_ = shared;
   if (!shared_)
-    scanned_.emplace(scan_workspace(request_.cwd, cancelled_, [this](const std::string& m) { ctx_.ui.warn(m); }));
+    scanned_.emplace(scan_workspace(
+        request_.cwd, cancelled_, [this](const std::string& m) { ctx_.ui.warn(m); }, request_.with_git));
   command_.cwd = workspace().subdir;
 }
 

@@ -51,6 +51,7 @@ struct RunRequest {
   std::vector<std::string> secrets;
   std::uint64_t max_workspace = 0;
   std::filesystem::path cwd;
+  bool with_git = false;  // --git: the checkout's .git folder goes into the sandbox too
   DownloadOptions downloads;
   std::optional<NetworkPolicy> network;  // --network; nullopt = the configured default
   // --idle (or the config's `idle:`): what the sandbox does once idle instead of being

@@ -27,6 +27,7 @@ RunRequest sandbox_request(Session& session, Ui& ui, const SandboxSpec& spec) {
   r.env_names.insert(r.env_names.end(), spec.env.begin(), spec.env.end());
   r.max_workspace = parse_size(spec.max_workspace);
   r.cwd = spec.cwd.empty() ? std::filesystem::current_path() : spec.cwd;
+  r.with_git = spec.git;
   if (spec.network) r.network = parse_network_policy(*spec.network);
   r.idle = spec.idle.empty() ? session.config().idle().value_or("") : spec.idle;
   r.idle_given = !spec.idle.empty();

@@ -27,6 +27,7 @@ struct SandboxSpec {
   std::optional<std::string> network;  // a policy (open, none, allow:...); nullopt = the configured
   std::string idle;                    // pause | stop | "" (the config's, else the provider's end)
   std::filesystem::path cwd;           // the folder the command runs from
+  bool git = false;                    // send the checkout's .git folder too
 };
 
 // Several shards of one run at once (--shards).

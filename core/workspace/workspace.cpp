@@ -15,6 +15,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <regex>
 #include <system_error>
 
 #include "base/sizes.hpp"
@@ -92,6 +93,30 @@ std::vector<std::string> walk_files(const fs::path& root, const IgnoreRules& rul
   return files;
 }
 
+// Every file of the checkout's own .git folder (--git), as paths from the root, sorted;
+// invalid-argument where there is none to send.
+std::vector<std::string> git_folder_files(const Workspace& ws, const CancelFn& cancelled, const WarnFn& warn) {
+  const fs::path dot_git = ws.root / ".git";
+  struct stat st {};
+  if (!ws.git || ::lstat(dot_git.c_str(), &st) != 0)
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("--git: {} is no git checkout, so there is no .git to send", printable(ws.root.string())),
+                "drop --git, or run corral in a git checkout");
+  if (!S_ISDIR(st.st_mode))
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("--git: {} is a file pointing at the repository elsewhere (a worktree's or a submodule's); "
+                            "corral sends a checkout's own .git folder only",
+                            printable(dot_git.string())),
+                "drop --git, or run corral in the main checkout");
+  std::vector<std::string> files = walk_files(dot_git, IgnoreRules{}, cancelled, warn);
+  for (std::string& f : files) f = ".git/" + f;
+  if (auto config = os::read_regular_file(dot_git / "config", kMaxIgnoreBytes, "git config", os::Links::refuse);
+      config && std::regex_search(*config, std::regex(R"(://[^/\s@]+:[^/\s@]*@)")) && warn)
+    warn(fmt::format("--git sends {}, whose remote URLs hold credentials: the sandbox can read them",
+                     printable((dot_git / "config").string())));
+  return files;
+}
+
 // What one corral command learned before its scan, for the scan of the same folder: the
 // top level find_workspace_root found (the settings need the root first, the run then
 // scans it) and a listing started early (WorkspacePrefetch). Taken by the first scan,
@@ -165,7 +190,7 @@ WorkspacePrefetch::~WorkspacePrefetch() {
   if (hints.prefetched == state_) hints.prefetched.reset();
 }
 
-Workspace scan_workspace(const fs::path& cwd, const CancelFn& cancelled, const WarnFn& warn) {
+Workspace scan_workspace(const fs::path& cwd, const CancelFn& cancelled, const WarnFn& warn, bool with_git) {
   Workspace ws;
   fs::path start = fs::weakly_canonical(cwd);
   std::optional<fs::path> known;
@@ -197,12 +222,21 @@ Workspace scan_workspace(const fs::path& cwd, const CancelFn& cancelled, const W
   } else {
     names = walk_files(ws.root, rules, cancelled, warn);
   }
+  std::vector<std::string> git_names;
+  if (with_git) git_names = git_folder_files(ws, cancelled, warn);
 
   Sha256 fingerprint;
-  for (const std::string& name : names) {
+  if (!git_names.empty()) {
+    names.insert(names.end(), git_names.begin(), git_names.end());
+    std::sort(names.begin(), names.end());
+  }
+  for (size_t i = 0; i < names.size(); ++i) {
+    const std::string& name = names[i];
     stop_if_cancelled(cancelled, "scanning the workspace");
-    if (name.empty() || rules.ignored(name)) continue;
-    if (name == ".git" || name.rfind(".git/", 0) == 0) continue;
+    if (name.empty()) continue;
+    const bool git_file = name == ".git" || name.rfind(".git/", 0) == 0;
+    // The .git folder comes whole (--git), whatever .corralignore says; from a listing, never.
+    if (git_file ? !std::binary_search(git_names.begin(), git_names.end(), name) : rules.ignored(name)) continue;
     if (name.size() > kDownloadsFolder.size() && name.compare(0, kDownloadsFolder.size(), kDownloadsFolder) == 0 &&
         name[kDownloadsFolder.size()] == '/')
       continue;  // results brought back by --download

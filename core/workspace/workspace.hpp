@@ -55,12 +55,15 @@ class WorkspacePrefetch {
 
 // Scans the working tree containing `cwd`: in a git checkout its tracked and untracked,
 // not-ignored files; elsewhere every file below `cwd`; minus .corralignore matches and
-// .git. A folder it cannot enter is left out and `warn` told which. Throws corral::Error
-// when the tree cannot be read, invalid-argument for a malformed .corralignore (or one
-// that is not a regular file of at most 8 MiB), and cancelled (stopping git too) once
-// `cancelled` says so.
+// .git, unless `with_git` (--git), which adds every file of the checkout's own .git folder
+// (for tools that read it: git describe, setuptools-scm). A folder it cannot enter is
+// left out and `warn` told which. Throws corral::Error when the tree cannot be read,
+// invalid-argument for a malformed .corralignore (or one that is not a regular file of at
+// most 8 MiB) and for `with_git` where there is no .git folder to send (no checkout, or a
+// worktree's or submodule's .git file), and cancelled (stopping git too) once `cancelled`
+// says so.
 Workspace scan_workspace(const std::filesystem::path& cwd, const std::function<bool()>& cancelled = {},
-                         const std::function<void(const std::string&)>& warn = {});
+                         const std::function<void(const std::string&)>& warn = {}, bool with_git = false);
 
 // Throws invalid-argument when the workspace is larger than `limit` bytes (0 = no limit).
 void check_workspace_size(const Workspace& workspace, std::uint64_t limit);

@@ -60,6 +60,27 @@ TEST_CASE("the workspace is synced: git-aware, .corralignore respected, cwd kept
   CHECK(all.out == "./.corralignore\n./.gitignore\n./src/app.txt\n");
 }
 
+TEST_CASE("--git sends the checkout's .git: git describe works in the sandbox, and without it there is no repository") {
+  CliEnv env;
+  const fs::path ws = env.workspace();
+  env.root().write("work/app.txt", "app");
+  const auto git = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), {"git", "-c", "user.email=t@t", "-c", "user.name=t"});
+    auto p = corral::os::capture_process({args, std::nullopt, ws.string()});
+    REQUIRE_MESSAGE(p.exit_code == 0, p.err);
+  };
+  git({"init", "-q"});
+  git({"add", "app.txt"});
+  git({"commit", "-qm", "first"});
+  git({"tag", "v1.2.3"});
+  auto with = env.run({"run", "--git", "--", "git", "describe", "--tags"});
+  CHECK_MESSAGE(with.exit_code == 0, with.err);
+  CHECK(with.out == "v1.2.3\n");
+  auto without = env.run({"run", "--", "sh", "-c", "test -e .git && echo has-git; git describe --tags 2>/dev/null || echo none"});
+  CHECK(without.out == "none\n");
+  CHECK(env.local_sandboxes().empty());
+}
+
 TEST_CASE("the jail has no capabilities, a read-only system and no host home") {
   CliEnv env;
   auto r = env.run({"run", "--", "sh", "-c",

@@ -93,6 +93,46 @@ TEST_CASE("a git checkout sends tracked and untracked files but not ignored ones
   CHECK(names == std::vector<std::string>{".corralignore", ".gitignore", "sub/untracked.txt", "tracked.c"});
 }
 
+TEST_CASE("--git adds the checkout's whole .git folder, sorted in, whatever .corralignore says; none to send is refused") {
+  TempDir t;
+  git(t.path(), {"init", "-q"});
+  t.write("tracked.c", "a");
+  t.write(".corralignore", ".git\nHEAD\n");
+  git(t.path(), {"add", "tracked.c"});
+  git(t.path(), {"commit", "-qm", "init"});
+  const corral::Workspace plain = corral::scan_workspace(t.path());
+  for (const auto& f : plain.files) CHECK(f.path.rfind(".git/", 0) != 0);
+  std::vector<std::string> warnings;
+  const corral::Workspace ws =
+      corral::scan_workspace(t.path(), {}, [&](const std::string& m) { warnings.push_back(m); }, /*with_git=*/true);
+  std::vector<std::string> names;
+  for (const auto& f : ws.files) names.push_back(f.path);
+  CHECK(std::is_sorted(names.begin(), names.end()));
+  for (const char* must : {".git/HEAD", ".git/config", ".git/index", "tracked.c"})
+    CHECK(std::find(names.begin(), names.end(), must) != names.end());
+  CHECK(ws.fingerprint != plain.fingerprint);
+  CHECK(warnings.empty());
+  // Credentials in a remote URL go along: said so.
+  git(t.path(), {"remote", "add", "origin", "https://user:tok3n@example.com/r.git"});
+  corral::scan_workspace(t.path(), {}, [&](const std::string& m) { warnings.push_back(m); }, true);
+  REQUIRE(warnings.size() == 1);
+  CHECK(warnings[0].find("whose remote URLs hold credentials") != std::string::npos);
+  CHECK(warnings[0].find("tok3n") == std::string::npos);
+
+  TempDir plain_folder;
+  plain_folder.write("a.txt", "a");
+  CHECK_THROWS_WITH_AS(corral::scan_workspace(plain_folder.path(), {}, {}, true),
+                       doctest::Contains("is no git checkout, so there is no .git to send"), corral::Error);
+  TempDir worktree;
+  worktree.write("f.txt", "x");
+  git(worktree.path(), {"init", "-q"});
+  git(worktree.path(), {"add", "f.txt"});
+  git(worktree.path(), {"commit", "-qm", "init"});
+  git(worktree.path(), {"worktree", "add", "-q", (worktree.path() / "wt").string()});
+  CHECK_THROWS_WITH_AS(corral::scan_workspace(worktree.path() / "wt", {}, {}, true),
+                       doctest::Contains("a file pointing at the repository elsewhere"), corral::Error);
+}
+
 TEST_CASE("where git must be asked for the top level, finding the root and then scanning asks it once") {
   TempDir t;
   git(t.path(), {"init", "-q"});
