@@ -268,8 +268,10 @@ TEST_CASE("secrets are declared in your own config only, each field checked, and
       {"secrets:\n  K:\n    hosts: [a.com]\n    header: \"X Y\"", "'secrets.K.header' must be a header name"},
       {"secrets:\n  K:\n    hosts: [a.com]\n    format: Bearer", "'secrets.K.format' must hold {} where the value goes"},
   };
-  for (const auto& [text, message] : bad) {
+  for (const auto& entry : bad) {
+    const std::string text = entry.first;  // a structured binding: no lambda of CAPTURE's may take it (clang 14)
     CAPTURE(text);
-    CHECK_THROWS_WITH_AS(Config::from(yaml("user.yaml", text), std::nullopt), doctest::Contains(message), ConfigError);
+    CHECK_THROWS_WITH_AS(Config::from(yaml("user.yaml", text), std::nullopt), doctest::Contains(entry.second),
+                         ConfigError);
   }
 }
