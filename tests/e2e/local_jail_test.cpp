@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "cli.hpp"
+#include "https_upstream.hpp"
 #include "corral/json.hpp"
 #include "corral/os/process.hpp"
 
@@ -168,6 +169,30 @@ void hand_to_nobody(const CliEnv& env) {
 }
 
 }  // namespace
+
+TEST_CASE("as an unprivileged user, --secret loads the installed TLS module: the host gets the value, the jail the placeholder") {
+  if (!nobody_can_run_here()) return;  // root runs it as nobody; the suites run as root
+  CliEnv env;
+  corral::test::HttpsUpstream upstream("host.corral.internal");
+  hand_to_nobody(env);
+  const std::string value = "sk-nobody-5Real4Value3Here2";
+  env.env["API_KEY"] = value;
+  env.env["CORRAL_EGRESS_CA_FILE"] = upstream.ca_file();
+  const std::string port = std::to_string(upstream.port());
+  auto r = run_as_nobody(env, {"run", "--network", "allow:host.corral.internal:" + port, "--secret",
+                               "API_KEY=host.corral.internal", "--", "sh", "-c",
+                               "curl -sS --max-time 20 -H \"Authorization: Bearer $API_KEY\" "
+                               "https://host.corral.internal:" + port + "/nobody; echo; echo \"$API_KEY\""});
+  CHECK_MESSAGE(r.exit_code == 0, r.err);
+  const size_t line = r.out.find('\n');
+  REQUIRE(line != std::string::npos);
+  const std::string placeholder = r.out.substr(line + 1, r.out.size() - line - 2);
+  CHECK(placeholder.size() == value.size());
+  CHECK(r.out == "you sent Bearer " + placeholder + "\n" + placeholder + "\n");
+  CHECK(r.out.find(value) == std::string::npos);
+  REQUIRE(upstream.heads().size() == 1);
+  CHECK(upstream.heads()[0].find("Authorization: Bearer " + value + "\r\n") != std::string::npos);
+}
 
 TEST_CASE("as root, the jailed command is not root: no host sysctl, no /etc/shadow, no root mapping") {
   if (!as_root() || !shadow_private()) return;  // the unprivileged case is below
