@@ -32,8 +32,13 @@ int fill_command(Context& ctx, FillOptions& o) {
     ctx.ui.out(service::fill_result_to_json(r) + "\n");
     return 0;
   }
-  ctx.ui.note(fmt::format("pool {} ({}): {} ready before, {} made{}", r.key, r.provider, r.ready_before, r.made,
+  ctx.ui.note(fmt::format("pool {} ({}): {} ready before, {} made{}{}", r.key, r.provider, r.ready_before, r.made,
+                          r.made > 0 ? fmt::format(" ({} ms each)", r.ms_per_sandbox) : std::string(),
                           r.can_pause ? ", paused" : std::string("; ") + kCannotPause));
+  if (r.made > 0 && r.ms_per_sandbox < service::kWorthPoolingMs)
+    ctx.ui.note(fmt::format("a {} sandbox starts about as fast without a pool, so the pool saves runs little "
+                            "(`corral pool drain` removes it)",
+                            r.provider));
   return 0;
 }
 

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
+
 #include "lease/network_policy.hpp"
 #include "lease/pool_claims.hpp"
 #include "workspace/packed_workspace.hpp"
@@ -88,12 +90,16 @@ FillResult fill_pool(LeaseContext& ctx, const FillRequest& request) {
   std::optional<PackedArchive> packed;
   if (uploads_archive(spec.features)) packed.emplace(pack_archive(ws, ctx.ui, cancelled));
   PoolTag tag{result.key, request.size, now, now + request.ttl_seconds};
+  std::int64_t ready_ms = 0;
   for (int i = result.ready_before; i < request.size; ++i) {
     if (ctx.ui.cancelled()) throw Error(ErrorCode::cancelled, "interrupted while filling the pool");
     ctx.ui.progress(fmt::format("filling the pool: sandbox {} of {}", i + 1, request.size));
+    const auto started = std::chrono::steady_clock::now();
     make_pooled(ctx, ref, tag, ws, packed ? &*packed : nullptr);
+    ready_ms += std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started).count();
     ++result.made;
   }
+  if (result.made > 0) result.ms_per_sandbox = ready_ms / result.made;
   return result;
 }
 

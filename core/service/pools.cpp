@@ -33,6 +33,10 @@ std::string fill_result_to_json(const FillResult& r) {
     w.Int(r.ready_before);
     w.Key("made");
     w.Int(r.made);
+    if (r.made > 0) {
+      w.Key("msPerSandbox");
+      w.Int64(r.ms_per_sandbox);
+    }
     w.EndObject();
   });
 }

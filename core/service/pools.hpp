@@ -42,6 +42,9 @@ std::vector<PoolStatus> pools(Session& session, Ui& ui);
 std::string pools_to_json(const std::vector<PoolStatus>& pools);
 // What a pool of a provider that cannot pause says, in `pool fill` and `pool status`.
 inline constexpr const char* kCannotPause = "cannot pause: pooled sandboxes run while they wait";
+// Below this a sandbox is ready so soon (create and sync) that a pool saves a run little,
+// which `pool fill` says rather than let the user think it helps.
+inline constexpr std::int64_t kWorthPoolingMs = 250;
 
 // What `pool drain` stops: the pools of `provider` (its name or alias; "" = every
 // provider's) made for the working tree holding `cwd` ("" = the current folder), or for
