@@ -23,6 +23,7 @@
 
 #include "corral/os/unique_fd.hpp"
 #include "egress_proxy.hpp"
+#include "proxy_harness.hpp"
 
 using corral::EgressReport;
 using corral::local::EgressAddress;
@@ -30,22 +31,9 @@ using corral::local::EgressPolicy;
 using corral::local::EgressProxy;
 using corral::local::tls_server_name;
 using corral::os::UniqueFd;
+using corral::test::loopback_listener;
 
 namespace {
-
-UniqueFd loopback_listener(int& port) {
-  UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  REQUIRE(fd.valid());
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(::bind(fd.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-  REQUIRE(::listen(fd.get(), 4096) == 0);
-  socklen_t size = sizeof a;
-  REQUIRE(::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&a), &size) == 0);
-  port = ntohs(a.sin_port);
-  return fd;
-}
 
 // A server on 127.0.0.1 that sends back every byte it receives, one thread per connection.
 class EchoServer {
@@ -96,45 +84,9 @@ std::vector<EgressAddress> resolve(const std::string& name) {
   return {};
 }
 
-// A proxy serving a listener of its own, as it serves a jail's.
-struct Harness {
-  explicit Harness(const std::vector<std::string>& allow) {
-    UniqueFd listener = loopback_listener(port);
-    int pair[2];
-    REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) == 0);
-    UniqueFd ours(pair[0]);
-    proxy = std::make_unique<EgressProxy>(EgressPolicy(allow, resolve), UniqueFd(pair[1]));
-    char byte = 0;
-    iovec data{&byte, 1};
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-    msghdr m{};
-    m.msg_iov = &data;
-    m.msg_iovlen = 1;
-    m.msg_control = control;
-    m.msg_controllen = sizeof control;
-    cmsghdr* rights = CMSG_FIRSTHDR(&m);
-    rights->cmsg_level = SOL_SOCKET;
-    rights->cmsg_type = SCM_RIGHTS;
-    rights->cmsg_len = CMSG_LEN(sizeof(int));
-    const int fd = listener.get();
-    std::memcpy(CMSG_DATA(rights), &fd, sizeof fd);
-    REQUIRE(::sendmsg(ours.get(), &m, 0) == 1);
-  }
-  // A connection to the proxy, reads bounded by 10 s.
-  UniqueFd dial() const {
-    UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-    REQUIRE(fd.valid());
-    timeval limit{10, 0};
-    ::setsockopt(fd.get(), SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    a.sin_port = htons(port);
-    REQUIRE(::connect(fd.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-    return fd;
-  }
-  int port = 0;
-  std::unique_ptr<EgressProxy> proxy;
+// The proxy of these tests: names from resolve().
+struct Harness : corral::test::ProxyHarness {
+  explicit Harness(const std::vector<std::string>& allow) : ProxyHarness(allow, resolve) {}
 };
 
 void send_text(int fd, const std::string& text) {

@@ -27,6 +27,7 @@
 #include "egress_proxy.hpp"
 #include "egress_secrets.hpp"
 #include "https_upstream.hpp"
+#include "proxy_harness.hpp"
 
 using corral::Secret;
 using corral::local::EgressAddress;
@@ -53,20 +54,6 @@ Secret secret(std::vector<std::string> hosts = {"api.example"}) {
   return s;
 }
 
-UniqueFd loopback_listener(int& port) {
-  UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  REQUIRE(fd.valid());
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(::bind(fd.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-  REQUIRE(::listen(fd.get(), 64) == 0);
-  socklen_t size = sizeof a;
-  REQUIRE(::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&a), &size) == 0);
-  port = ntohs(a.sin_port);
-  return fd;
-}
-
 std::vector<EgressAddress> resolve(const std::string& name) {
   if (name != "api.example" && name != "other.example") return {};
   EgressAddress a;
@@ -77,34 +64,13 @@ std::vector<EgressAddress> resolve(const std::string& name) {
   return {a};
 }
 
-// A proxy with secrets serving a listener of its own, as it serves a jail's.
-struct Harness {
-  Harness(const std::vector<std::string>& allow, const std::string& extra_ca_file) {
-    interceptor = EgressInterceptor::load(CORRAL_EGRESS_TLS_MODULE, {secret()}, extra_ca_file);
-    UniqueFd listener = loopback_listener(port);
-    int pair[2];
-    REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) == 0);
-    UniqueFd ours(pair[0]);
-    proxy = std::make_unique<EgressProxy>(EgressPolicy(allow, resolve), UniqueFd(pair[1]), interceptor);
-    char byte = 0;
-    iovec data{&byte, 1};
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-    msghdr m{};
-    m.msg_iov = &data;
-    m.msg_iovlen = 1;
-    m.msg_control = control;
-    m.msg_controllen = sizeof control;
-    cmsghdr* rights = CMSG_FIRSTHDR(&m);
-    rights->cmsg_level = SOL_SOCKET;
-    rights->cmsg_type = SCM_RIGHTS;
-    rights->cmsg_len = CMSG_LEN(sizeof(int));
-    const int fd = listener.get();
-    std::memcpy(CMSG_DATA(rights), &fd, sizeof fd);
-    REQUIRE(::sendmsg(ours.get(), &m, 0) == 1);
-  }
-  int port = 0;
+// A proxy with the secret of these tests, as it serves a jail's.
+struct Harness : corral::test::ProxyHarness {
+  Harness(const std::vector<std::string>& allow, const std::string& extra_ca_file)
+      : Harness(allow, EgressInterceptor::load(CORRAL_EGRESS_TLS_MODULE, {secret()}, extra_ca_file)) {}
+  Harness(const std::vector<std::string>& allow, const std::shared_ptr<EgressInterceptor>& loaded)
+      : ProxyHarness(allow, resolve, loaded), interceptor(loaded) {}
   std::shared_ptr<EgressInterceptor> interceptor;
-  std::unique_ptr<EgressProxy> proxy;
 };
 
 struct Reply {
