@@ -293,6 +293,24 @@ TEST_CASE("local --secret: the upstream gets the value; in the jail only its pla
       "curl -sS --max-time 20 -o /dev/null -w '%{http_code}\\n' http://host.corral.internal:" + port + "/plain; "
       "git -c http.extraHeader=\"Authorization: Bearer $API_KEY\" ls-remote " + url + "/repo.git >/dev/null 2>&1; "
       "echo git-done; ";
+  // Node: its fetch ignores the proxy variables, so the script tunnels as a proxy agent
+  // does; what it shows is that Node trusts the jail's CA (NODE_EXTRA_CA_CERTS).
+  const bool node = fs::exists("/usr/bin/node");
+  if (node) {
+    env.root().write("work/tunnel.js",
+                     "const http = require('http'), tls = require('tls');\n"
+                     "const proxy = new URL(process.env.HTTPS_PROXY), port = " + port + ";\n"
+                     "http.request({host: proxy.hostname, port: proxy.port, method: 'CONNECT',\n"
+                     "              path: 'host.corral.internal:' + port}).on('connect', (res, socket) => {\n"
+                     "  const s = tls.connect({socket, servername: 'host.corral.internal'}, () => s.write(\n"
+                     "    'GET /node HTTP/1.1\\r\\nHost: host.corral.internal:' + port + '\\r\\nAuthorization: Bearer ' +\n"
+                     "    process.env.API_KEY + '\\r\\nConnection: close\\r\\n\\r\\n'));\n"
+                     "  let d = ''; s.on('data', c => d += c);\n"
+                     "  s.on('end', () => console.log(d.split('\\r\\n\\r\\n')[1]));\n"
+                     "  s.on('error', e => console.log('node: ' + e.message));\n"
+                     "}).end();\n");
+    script += "/usr/bin/node tunnel.js; ";
+  }
   const bool python = fs::exists("/usr/bin/python3");
   if (python)
     script += "/usr/bin/python3 -c 'import os, urllib.request as u; print(u.urlopen(u.Request(\"" + url +
@@ -312,14 +330,15 @@ TEST_CASE("local --secret: the upstream gets the value; in the jail only its pla
   CHECK(placeholder.size() == value.size());
   CHECK(placeholder.rfind("sk-test-", 0) == 0);
   CHECK(placeholder != value);
+  const std::string echoed = "you sent Bearer " + placeholder + "\n";
   CHECK(out == "you sent Bearer " + placeholder + " [0]\nkey=" + placeholder + "\n403\ngit-done\n" +
-                   (python ? "you sent Bearer " + placeholder + "\n" : std::string()) + "0\n0\n");
+                   (node ? echoed : std::string()) + (python ? echoed : std::string()) + "0\n0\n");
   CHECK(r.err.find(value) == std::string::npos);
   CHECK(read_file(h).find(value) == std::string::npos);
   // The server got the value each time, never the placeholder.
   const std::vector<std::string> heads = upstream.heads();
-  // curl's, then git's (one or more: a dumb-protocol fallback), then Python's.
-  REQUIRE(heads.size() >= (python ? 3u : 2u));
+  // curl's, then git's (one or more: a dumb-protocol fallback), then Node's and Python's.
+  REQUIRE(heads.size() >= 2u + node + python);
   for (const std::string& head : heads) {
     CHECK(head.find("Authorization: Bearer " + value + "\r\n") != std::string::npos);
     CHECK(head.find(placeholder) == std::string::npos);
@@ -327,6 +346,7 @@ TEST_CASE("local --secret: the upstream gets the value; in the jail only its pla
   CHECK(heads.front().rfind("GET /curl HTTP/1.1\r\n", 0) == 0);
   CHECK(heads[1].rfind("GET /repo.git/info/refs?service=git-upload-pack HTTP/1.1\r\n", 0) == 0);
   if (python) CHECK(heads.back().rfind("GET /py HTTP/1.1\r\n", 0) == 0);
+  if (node) CHECK(heads[heads.size() - 1 - python].rfind("GET /node HTTP/1.1\r\n", 0) == 0);
   auto handle = parse(read_file(h));
   CHECK(std::string(handle["network"].GetString()) == "allow:host.corral.internal:" + port);
   CHECK(handle["egress"]["allowed"][0]["count"].GetInt() == static_cast<int>(heads.size()));
