@@ -4,6 +4,7 @@
 
 #include <cctype>
 #include <cerrno>
+#include <functional>
 
 #include "egress_proxy.hpp"
 
@@ -89,7 +90,7 @@ class Pump {
  private:
   // The client's request: its head held until whole, then rewritten, the rest as it comes.
   bool requests(bool& moved) {
-    if (!request_ended_ && to_upstream_.size() < kHighWater) {
+    if (!request_ended_ && to_upstream_.size() < kHighWater && upstream_.to_send.size() < kHighWater) {
       std::string got;
       const Io io = client_.tls.read(got);
       if (!got.empty()) {
@@ -139,16 +140,20 @@ class Pump {
     return false;
   }
 
-  // The server's answer, masked, to the client; the client's stream closed after its end.
+  // The server's answer to the client: each head held until whole and checked (a body
+  // encoded against the request's word cannot be masked), all of it masked; the client's
+  // stream closed after the answer's end.
   bool answers(bool& moved) {
     if (!answer_ended_ && to_client_.size() < kHighWater && client_.to_send.size() < kHighWater) {
       std::string got;
       const Io io = upstream_.tls.read(got);
       if (!got.empty()) {
         moved = true;
-        to_client_ += mask_.feed(got);
+        if (!take_answer(got)) return false;
       } else if (io == Io::ended || io == Io::failed) {
         moved = answer_ended_ = true;
+        to_client_ += mask_.feed(answer_head_);  // an answer cut inside its head, as it came
+        answer_head_.clear();
         to_client_ += mask_.finish();
       }
     }
@@ -161,13 +166,47 @@ class Pump {
     return true;
   }
 
-  // Waits for a socket to be ready for what the pump needs of it; false on a stop.
+  // Passes `got` on, once the answer's heads before it are whole and checked; false when
+  // the answer is refused.
+  bool take_answer(const std::string& got) {
+    if (in_body_) {
+      to_client_ += mask_.feed(got);
+      return true;
+    }
+    answer_head_ += got;
+    for (;;) {
+      const size_t end = answer_head_.find("\r\n\r\n");
+      if (end == std::string::npos) {
+        if (answer_head_.size() <= EgressProxy::kMaxHeaderBytes) return true;
+        return refuse(502, "Bad Gateway", "the server's answer head is over 64 KiB");
+      }
+      const std::string head = answer_head_.substr(0, end + 4);
+      const AnswerHead h = read_answer_head(head);
+      if (!h.unmaskable.empty()) return refuse(502, "Bad Gateway", h.unmaskable);
+      answer_head_.erase(0, end + 4);
+      to_client_ += mask_.feed(head);
+      if (h.status >= 100 && h.status < 200 && h.status != 101) continue;  // interim: the final head follows
+      in_body_ = true;
+      to_client_ += mask_.feed(answer_head_);
+      answer_head_.clear();
+      return true;
+    }
+  }
+
+  // Waits for a socket to be ready for what the pump needs of it; false on a stop. A side
+  // is read only while what it would add to the other's queues is under the high water,
+  // and a side with nothing to wait for is left out (a reset socket would wake poll for
+  // ever otherwise).
   bool wait() {
     pollfd p[3] = {{client_.fd, 0, 0}, {upstream_.fd, 0, 0}, {stop_, POLLIN, 0}};
-    if (!client_.eof && !request_ended_ && to_upstream_.size() < kHighWater) p[0].events |= POLLIN;
+    if (!client_.eof && !request_ended_ && to_upstream_.size() < kHighWater && upstream_.to_send.size() < kHighWater)
+      p[0].events |= POLLIN;
     if (!client_.to_send.empty()) p[0].events |= POLLOUT;
-    if (!upstream_.eof && !answer_ended_ && to_client_.size() < kHighWater) p[1].events |= POLLIN;
+    if (!upstream_.eof && !answer_ended_ && to_client_.size() < kHighWater && client_.to_send.size() < kHighWater)
+      p[1].events |= POLLIN;
     if (!upstream_.to_send.empty()) p[1].events |= POLLOUT;
+    for (pollfd& side : {std::ref(p[0]), std::ref(p[1])})
+      if (side.events == 0) side.fd = -1;
     if (::poll(p, 3, -1) < 0) return errno == EINTR;
     if (p[2].revents) return false;
     bool moved = false;
@@ -185,6 +224,8 @@ class Pump {
   bool head_done_ = false;
   std::string to_upstream_;  // plaintext for the server
   std::string to_client_;    // masked plaintext for the client
+  std::string answer_head_;  // the answer's head until whole
+  bool in_body_ = false;     // past the answer's final head
   bool request_ended_ = false;
   bool answer_ended_ = false;
   InterceptOutcome outcome_;

@@ -31,10 +31,45 @@ std::string trim(std::string_view s) {
   return std::string(s);
 }
 
-// The host part of a Host header's value ("api.example.com:443", "[::1]:8443").
+// The host part of a Host header's value ("api.example.com:443", "[::1]:8443"); empty
+// when its port is not digits alone.
 std::string host_of(std::string_view value) {
-  if (value.rfind('[', 0) == 0) return std::string(value.substr(1, value.find(']') - 1));
-  return std::string(value.substr(0, value.rfind(':')));
+  std::string_view host = value, port;
+  if (value.rfind('[', 0) == 0) {
+    const size_t close = value.find(']');
+    if (close == std::string_view::npos) return {};
+    host = value.substr(1, close - 1);
+    const std::string_view rest = value.substr(close + 1);
+    if (!rest.empty() && rest.front() != ':') return {};
+    if (!rest.empty()) port = rest.substr(1);
+  } else if (const size_t colon = value.rfind(':'); colon != std::string_view::npos) {
+    host = value.substr(0, colon);
+    port = value.substr(colon + 1);
+  }
+  if (port.find_first_not_of("0123456789") != std::string_view::npos) return {};
+  return std::string(host);
+}
+
+// RFC 9110's token characters: what a header's name is made of.
+bool is_token(std::string_view name) {
+  static constexpr std::string_view kExtra = "!#$%&'*+-.^_`|~";
+  return !name.empty() && std::all_of(name.begin(), name.end(), [](unsigned char c) {
+    return std::isalnum(c) || kExtra.find(static_cast<char>(c)) != std::string_view::npos;
+  });
+}
+
+// Why `head` is not plain HTTP/1 text a server reads as the proxy does, or empty: a NUL,
+// a CR or LF alone (which some servers take as a line's end, hiding a header from this
+// check), or a folded line.
+std::string framing_problem(std::string_view head) {
+  if (head.find('\0') != std::string_view::npos) return "a NUL in the request head";
+  for (size_t i = 0; i < head.size(); ++i) {
+    if (head[i] == '\n' && (i == 0 || head[i - 1] != '\r')) return "a line feed without its carriage return";
+    if (head[i] == '\r' && (i + 1 >= head.size() || head[i + 1] != '\n')) return "a carriage return alone";
+    if (head[i] == '\n' && i + 1 < head.size() && (head[i + 1] == ' ' || head[i + 1] == '\t'))
+      return "a folded header line";
+  }
+  return {};
 }
 
 }  // namespace
@@ -53,21 +88,21 @@ std::vector<const Secret*> EgressSecrets::for_host(const std::string& host) cons
 
 std::string rewrite_request_head(std::string_view head, const std::string& host,
                                  const std::vector<const Secret*>& secrets, std::string& refused) {
+  const auto refuse = [&](const std::string& why) {
+    refused = why + ", inside the TLS connection to a secret's host";
+    return std::string();
+  };
+  if (const std::string problem = framing_problem(head); !problem.empty()) return refuse(problem);
   const size_t line_end = head.find("\r\n");
   const std::string_view line = head.substr(0, line_end);
   const size_t s1 = line.find(' '), s2 = line.rfind(' ');
   if (line_end == std::string_view::npos || s1 == std::string_view::npos || s2 == s1 ||
-      line.substr(s2 + 1).rfind("HTTP/1.", 0) != 0) {
-    refused = "not an HTTP/1 request inside the TLS connection to a secret's host";
-    return {};
-  }
+      line.substr(s2 + 1).rfind("HTTP/1.", 0) != 0)
+    return refuse("not an HTTP/1 request");
   const std::string_view target = line.substr(s1 + 1, s2 - s1 - 1);
-  if (target.empty() || (target.front() != '/' && target != "*")) {
-    // An absolute URL inside the tunnel names its own server, which a server prefers to Host.
-    refused = "a request target that is not a path, inside the TLS connection to a secret's host";
-    return {};
-  }
-  std::string out(line);  // the request line as sent: a value goes in headers only
+  // An absolute URL names its own server, which a server prefers to Host.
+  if (target.empty() || (target.front() != '/' && target != "*")) return refuse("a request target that is not a path");
+  std::string out(line);  // the request line as sent: a value goes in its header only
   out += "\r\n";
   int hosts_seen = 0;
   for (size_t at = line_end + 2; at < head.size();) {
@@ -76,40 +111,54 @@ std::string rewrite_request_head(std::string_view head, const std::string& host,
     const std::string_view header = head.substr(at, next - at);
     at = next + 2;
     const size_t colon = header.find(':');
-    if (colon == std::string_view::npos || colon == 0) {
-      refused = "a malformed header inside the TLS connection to a secret's host";
-      return {};
-    }
+    if (colon == std::string_view::npos || !is_token(header.substr(0, colon))) return refuse("a malformed header");
     const std::string name = lower(header.substr(0, colon));
+    const std::string value = trim(header.substr(colon + 1));
     if (name == "host") {
       ++hosts_seen;
-      if (lower(host_of(trim(header.substr(colon + 1)))) != lower(host)) {
-        refused = "its Host header names another server than the secret's host ('" +
-                  trim(header.substr(colon + 1)).substr(0, 253) + "')";
-        return {};
-      }
+      const std::string named = host_of(value);
+      if (named.empty() || lower(named) != lower(host))
+        return refuse("its Host header names another server than the secret's host ('" + value.substr(0, 253) + "')");
     }
     if (name == "connection" || name == "keep-alive" || name == "proxy-connection" || name == "accept-encoding" ||
         name == "upgrade" || name == "te")
       continue;
     std::string kept(header);
-    for (const Secret* s : secrets) replace_all(kept, s->placeholder, s->value);
+    // Only in the header the secret is for (Authorization unless declared otherwise): a
+    // value put in wherever its placeholder was sent could come back in a header the
+    // server echoes.
+    for (const Secret* s : secrets)
+      if (name == lower(s->header)) replace_all(kept, s->placeholder, s->value);
     out += kept;
     out += "\r\n";
   }
-  if (hosts_seen > 1) {
-    refused = "more than one Host header, inside the TLS connection to a secret's host";
-    return {};
-  }
+  if (hosts_seen != 1) return refuse(hosts_seen == 0 ? "a request without a Host header" : "more than one Host header");
   out += "Accept-Encoding: identity\r\nConnection: close\r\n\r\n";
   return out;
 }
 
-ResponseMask::ResponseMask(const std::vector<const Secret*>& secrets) {
-  for (const Secret* s : secrets) {
-    pairs_.emplace_back(s->value, s->placeholder);
-    hold_ = std::max(hold_, s->value.size() - 1);
+AnswerHead read_answer_head(std::string_view head) {
+  AnswerHead out;
+  if (head.rfind("HTTP/1.", 0) != 0 || head.size() < 12 || head[8] != ' ' ||
+      head.substr(9, 3).find_first_not_of("0123456789") != std::string_view::npos)
+    return out;
+  out.status = (head[9] - '0') * 100 + (head[10] - '0') * 10 + (head[11] - '0');
+  for (size_t at = head.find("\r\n"); at != std::string_view::npos && at + 2 < head.size();) {
+    const size_t next = head.find("\r\n", at + 2);
+    const std::string_view line = head.substr(at + 2, (next == std::string_view::npos ? head.size() : next) - at - 2);
+    at = next;
+    const size_t colon = line.find(':');
+    if (colon == std::string_view::npos || lower(line.substr(0, colon)) != "content-encoding") continue;
+    const std::string coding = lower(trim(line.substr(colon + 1)));
+    if (!coding.empty() && coding != "identity")
+      out.unmaskable = "the server encoded its answer (" + coding.substr(0, 40) +
+                       ") though asked not to: corral cannot check it for the secret's value";
   }
+  return out;
+}
+
+ResponseMask::ResponseMask(const std::vector<const Secret*>& secrets) {
+  for (const Secret* s : secrets) pairs_.emplace_back(s->value, s->placeholder);
 }
 
 void ResponseMask::mask(std::string& text) const {
@@ -119,9 +168,19 @@ void ResponseMask::mask(std::string& text) const {
 std::string ResponseMask::feed(std::string_view piece) {
   held_.append(piece);
   mask(held_);
-  if (held_.size() <= hold_) return {};
-  std::string out = held_.substr(0, held_.size() - hold_);
-  held_.erase(0, held_.size() - hold_);
+  // Held back: the longest end of what arrived that could begin a value, no more, so
+  // an answer that cannot hold one (a 100 Continue, a streamed event) is passed on whole.
+  size_t keep = 0;
+  for (const auto& [value, placeholder] : pairs_) {
+    const size_t longest = std::min(value.size() - 1, held_.size());
+    for (size_t k = longest; k > keep; --k)
+      if (held_.compare(held_.size() - k, k, value, 0, k) == 0) {
+        keep = k;
+        break;
+      }
+  }
+  std::string out = held_.substr(0, held_.size() - keep);
+  held_.erase(0, held_.size() - keep);
   return out;
 }
 

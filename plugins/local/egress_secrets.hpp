@@ -35,19 +35,31 @@ class EgressSecrets {
 };
 
 // The request head (request line and headers, through the blank line) a client sent
-// through a tunnel to `host`, ready for the real server: every placeholder of `secrets`
-// in its headers replaced by its value (never in the request line, which servers log and
-// pass on), "Connection: close" (so each request comes on a connection of
-// its own and is rewritten too) and "Accept-Encoding: identity" (so the answer can be
-// masked). Empty, with `refused` set, when the head must not be sent: no HTTP/1 request
-// in origin form, or a Host naming another server than `host` (a shared front carrying
-// the value to another site).
+// through a tunnel to `host`, ready for the real server: each secret's placeholder in
+// that secret's own header (Secret::header) replaced by its value (never elsewhere: not
+// in the request line, which servers log and pass on, nor in a header a server may echo),
+// "Connection: close" (so each request comes on a connection of its own and is rewritten
+// too) and "Accept-Encoding: identity" (so the answer can be masked). Empty, with
+// `refused` set, when the head must not be sent: no HTTP/1 request in origin form, text
+// a server could read otherwise than this (a bare CR or LF, a NUL, a folded line, a
+// header name that is no token), or not exactly one Host, naming `host` (a shared front
+// would carry the value to another site).
 std::string rewrite_request_head(std::string_view head, const std::string& host,
                                  const std::vector<const Secret*>& secrets, std::string& refused);
 
+// What an answer's head (status line and headers, through the blank line) says of its
+// body: its status code (0 when it is no HTTP/1 answer), and why the body cannot be
+// masked, or empty: a Content-Encoding other than identity, which the request asked for.
+struct AnswerHead {
+  int status = 0;
+  std::string unmaskable;
+};
+AnswerHead read_answer_head(std::string_view head);
+
 // Replaces each secret's value with its placeholder in a stream of bytes (a server that
 // echoes a request back), across the pieces it arrives in. A placeholder is as long as
-// its value, so lengths and framing stay right.
+// its value, so lengths and framing stay right. It sees the bytes as sent: a value split
+// by a chunked body's framing, or echoed encoded, is not found.
 class ResponseMask {
  public:
   explicit ResponseMask(const std::vector<const Secret*>& secrets);
@@ -59,8 +71,7 @@ class ResponseMask {
  private:
   void mask(std::string& text) const;
   std::vector<std::pair<std::string, std::string>> pairs_;  // value, placeholder
-  size_t hold_ = 0;                                          // the longest value, less one
-  std::string held_;
+  std::string held_;                                         // an end that could begin a value
 };
 
 }  // namespace corral::local

@@ -51,15 +51,30 @@ corral_egress_tls* open(const corral_egress_secret* secrets, size_t count, const
   } catch (const std::exception& e) {
     *error_kind = 2;
     *error = copy_text(e.what());
+  } catch (...) {
+    *error_kind = 2;
+    *error = copy_text("unknown failure");
   }
   return nullptr;
 }
 
-void close(corral_egress_tls* tls) { delete tls; }
+void close(corral_egress_tls* tls) { delete tls; }  // nothing in it throws
 
-char* ca_pem(corral_egress_tls* tls) { return copy_text(tls->secrets.ca().certificate_pem()); }
+char* ca_pem(corral_egress_tls* tls) {
+  try {
+    return copy_text(tls->secrets.ca().certificate_pem());
+  } catch (...) {
+    return nullptr;  // the plugin's side reads none as no CA: the jail trusts nothing new
+  }
+}
 
-int binds(corral_egress_tls* tls, const char* host) { return tls->secrets.for_host(host).empty() ? 0 : 1; }
+int binds(corral_egress_tls* tls, const char* host) {
+  try {
+    return tls->secrets.for_host(host).empty() ? 0 : 1;
+  } catch (...) {
+    return 0;  // tunnelled untouched: the value is never put in
+  }
+}
 
 corral_egress_upstream* connect(corral_egress_tls* tls, const char* host, int upstream_fd, int stop_fd,
                                 long long deadline_ms, char** why) {
@@ -72,6 +87,8 @@ corral_egress_upstream* connect(corral_egress_tls* tls, const char* host, int up
     *why = copy_text(reason);
   } catch (const std::exception& e) {
     *why = copy_text(e.what());
+  } catch (...) {
+    *why = copy_text("the proxy failed");
   }
   return nullptr;
 }
@@ -86,6 +103,8 @@ int serve(corral_egress_tls* tls, corral_egress_upstream* up, const char* host, 
     return out.sent ? 1 : 0;
   } catch (const std::exception& e) {
     *refused = copy_text(std::string("the proxy failed: ") + e.what());
+  } catch (...) {
+    *refused = copy_text("the proxy failed");
   }
   return 0;
 }

@@ -65,8 +65,11 @@ HttpsUpstream::HttpsUpstream(const std::string& name) : tls_(std::make_unique<Tl
           heads_.push_back(head);
         }
         const std::string body = "you sent " + auth;
-        const std::string reply = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: " +
-                                  std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
+        // GET /gzip: an answer that says it is compressed (it is not), whatever was asked.
+        const std::string encoding = head.rfind("GET /gzip ", 0) == 0 ? "Content-Encoding: gzip\r\n" : "";
+        const std::string reply = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n" + encoding +
+                                  "Content-Length: " + std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" +
+                                  body;
         SSL_write(ssl, reply.data(), static_cast<int>(reply.size()));
         SSL_shutdown(ssl);
       }

@@ -1,7 +1,8 @@
 // An HTTPS server on 127.0.0.1 for one name, its certificate from a CA of its own (the
 // local plugin's EgressCa) whose PEM is in ca_file(): a stand-in for a secret's host,
 // trusted by a client or proxy only when told so. Each request's head is kept; the answer
-// echoes its Authorization header ("you sent Bearer ...").
+// echoes its Authorization header ("you sent Bearer ..."); GET /gzip's answer says it is
+// gzip-encoded.
 #pragma once
 
 #include <filesystem>
