@@ -119,6 +119,11 @@ const corral::EgressDestination* find(const std::vector<corral::EgressDestinatio
   return nullptr;
 }
 
+// True when `report` counts a refusal of `host` whose reason says `reason`.
+bool refused(const corral::EgressReport& report, const std::string& host, const std::string& reason) {
+  return find(report.refused, host, reason) != nullptr;
+}
+
 std::string reasons(const corral::EgressReport& report) {
   std::string out;
   for (const auto& d : report.refused) out += d.host + ": " + d.reason + "\n";
@@ -228,7 +233,8 @@ TEST_CASE("through the proxy, the upstream gets the value and the client sees on
   CHECK(head.find("Connection: close\r\n") != std::string::npos);
   // Counted once the proxy's thread is done with the connection, which may be after curl is.
   CHECK(corral::test::eventually([&] {
-    const corral::EgressDestination* allowed = find(h.proxy->report().allowed, "api.example");
+    const corral::EgressReport report = h.proxy->report();  // held: find() points into it
+    const corral::EgressDestination* allowed = find(report.allowed, "api.example");
     return allowed && allowed->count == 1;
   }));
   CHECK_MESSAGE(h.proxy->report().refused.empty(), reasons(h.proxy->report()));
@@ -238,7 +244,7 @@ TEST_CASE("through the proxy, the upstream gets the value and the client sees on
     CHECK(plain.status == 403);
     CHECK(plain.body.find("plain HTTP to a secret's host") != std::string::npos);
     CHECK(upstream.heads().size() == 1);
-    CHECK_MESSAGE(find(h.proxy->report().refused, "api.example", "plain HTTP to a secret's host"),
+    CHECK_MESSAGE(refused(h.proxy->report(), "api.example", "plain HTTP to a secret's host"),
                   reasons(h.proxy->report()));
   }
   SUBCASE("a Host naming another server is answered by the proxy; nothing reaches the upstream") {
@@ -255,7 +261,7 @@ TEST_CASE("through the proxy, the upstream gets the value and the client sees on
     CHECK(gz.body.find("the server encoded its answer (gzip)") != std::string::npos);
     CHECK(gz.body.find(kValue) == std::string::npos);
     // Counted once the proxy's thread is done with the connection, which may be after curl is.
-    CHECK_MESSAGE(corral::test::eventually([&] { return find(h.proxy->report().refused, "api.example", "encoded its answer"); }),
+    CHECK_MESSAGE(corral::test::eventually([&] { return refused(h.proxy->report(), "api.example", "encoded its answer"); }),
                   reasons(h.proxy->report()));
   }
   SUBCASE("a client that does not trust the jail's CA fails its handshake, and the report says so") {
@@ -263,7 +269,7 @@ TEST_CASE("through the proxy, the upstream gets the value and the client sees on
     CHECK(untrusting.code != CURLE_OK);
     CHECK(upstream.heads().size() == 1);
     CHECK_MESSAGE(corral::test::eventually([&] {
-                    return find(h.proxy->report().refused, "api.example", "the client's TLS handshake with the proxy failed");
+                    return refused(h.proxy->report(), "api.example", "the client's TLS handshake with the proxy failed");
                   }),
                   reasons(h.proxy->report()));
   }
@@ -277,7 +283,7 @@ TEST_CASE("an upstream whose certificate does not verify is refused before the t
                         {std::string("Authorization: Bearer ") + kPlaceholder});
   CHECK(r.code != CURLE_OK);
   CHECK(upstream.heads().empty());
-  CHECK_MESSAGE(find(h.proxy->report().refused, "api.example", "its certificate does not verify"),
+  CHECK_MESSAGE(refused(h.proxy->report(), "api.example", "its certificate does not verify"),
                 reasons(h.proxy->report()));
 }
 
