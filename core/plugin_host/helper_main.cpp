@@ -90,6 +90,11 @@ const corral_host_v1 kHost = {
     [](void*, std::uint64_t done, std::uint64_t total) {
       send(channel::Kind::transfer, std::to_string(done) + ' ' + std::to_string(total));
     },
+    /*retry_after=*/
+    [](void*, std::uint32_t milliseconds) {
+      char bytes[4];
+      send(channel::Kind::retry_after, channel::encode_u32(milliseconds, bytes));
+    },
 };
 
 void done(int rc) {

@@ -252,6 +252,10 @@ class Isolated final : public PluginInstance {
         if (CORRAL_HOST_HAS(&host, transfer)) host.transfer(call, done, total);
         return std::nullopt;
       }
+      case channel::Kind::retry_after:
+        if (p.size() != 4) break;
+        if (CORRAL_HOST_HAS(&host, retry_after)) host.retry_after(call, channel::decode_u32(p));
+        return std::nullopt;
       case channel::Kind::done:
         if (p.size() != 4) break;
         return static_cast<int>(channel::decode_u32(p));

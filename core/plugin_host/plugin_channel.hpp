@@ -26,6 +26,7 @@ enum class Kind : std::uint8_t {
   log = 'g',       // payload: level byte, message
   progress = 'p',  // payload: message
   transfer = 't',  // payload: bytes done and total in decimal, space separated
+  retry_after = 'a',  // payload: milliseconds as 4 bytes, before the error it qualifies
   done = 'd',      // payload: the primitive's return code as 4 bytes (open: 0 = opened)
 };
 

@@ -50,6 +50,7 @@ struct CallState {
   const TransferFn* transfer = nullptr;  // who hears the call's transfer reports
   std::string result;
   std::optional<Error> error;
+  std::optional<std::chrono::milliseconds> retry_after;  // said before the error it qualifies
 };
 
 // The error of an exec that was told to stop for `why` and came back with `exit_code`
@@ -78,6 +79,7 @@ const corral_host_v1 kHost = {
       CallState& s = state(call);
       s.error.emplace(error_code_from_abi(code), s.redactor->apply(message ? message : "unknown error"),
                       s.redactor->apply(hint ? hint : ""));
+      if (s.retry_after) s.error->set_retry_after(*s.retry_after);
     },
     /*emit=*/
     [](void* call, int stream, const char* data, size_t len) {
@@ -104,6 +106,8 @@ const corral_host_v1 kHost = {
       CallState& s = state(call);
       if (s.transfer && *s.transfer) (*s.transfer)(done, total);
     },
+    /*retry_after=*/
+    [](void* call, std::uint32_t milliseconds) { state(call).retry_after = std::chrono::milliseconds(milliseconds); },
 };
 
 // Points `slot` at `fn` (when set) until the end of the scope.

@@ -21,12 +21,13 @@ double backoff_seconds(int attempt, const RetryLimits& limits) {
 
 bool is_retryable_status(long status) { return status == 429 || status == 502 || status == 503 || status == 504; }
 
-bool is_retryable_answer(const Request& request, long status) {
+bool is_retryable_answer(const Request& request, long status, Retry retry) {
   if (is_retryable_status(status)) return true;
-  // A delete that failed on the server's side is worth another try: deleting twice is
-  // harmless, and a sandbox left behind costs money (an API server's 500 is often a
-  // storage timeout that the next try does not meet).
-  return request.method == "DELETE" && status >= 500 && status <= 599 && status != 501 && status != 505;
+  // A delete (or a pause, a stop) that failed on the server's side is worth another try:
+  // doing it twice is harmless, and a sandbox left running costs money (an API server's
+  // 500 is often a storage timeout that the next try does not meet).
+  const bool settles = request.method == "DELETE" || retry == Retry::settling;
+  return settles && status >= 500 && status <= 599 && status != 501 && status != 505;
 }
 
 std::optional<double> retry_delay(const Response& response, int attempt, const RetryLimits& limits) {
@@ -46,7 +47,7 @@ Response send_retrying(Client& client, Request request, Retry retry, const Retry
     try {
       Response response = client.send_json(request);
       response.sent = attempt + 1;
-      if (last || !is_retryable_answer(request, response.status)) return response;
+      if (last || !is_retryable_answer(request, response.status, retry)) return response;
       delay = retry_delay(response, attempt, limits);
       if (!delay) return response;
     } catch (const ConnectionBroken& e) {
@@ -75,11 +76,19 @@ Error rate_limited(const Response& response, std::string_view what, std::string_
     message += "corral already retried it " + std::to_string(response.sent - 1) +
                (response.sent == 2 ? " time" : " times") + ", waiting between tries";
   else
-    message += "corral did not retry it: sent twice, it could make a second sandbox or run a command twice";
+    message += "not sent again by the plugin: a second create could make a second sandbox, a second start run the "
+               "command twice";
   std::string hint = "wait a minute and rerun; for a fan-out (--shards), lower --max-parallel so fewer sandboxes "
                      "start at once";
   if (!advice.empty()) hint += "; " + std::string(advice);
-  return Error(ErrorCode::quota, std::move(message), std::move(hint));
+  Error error(ErrorCode::quota, std::move(message), std::move(hint));
+  // Only "not now": core may wait it out (for a create, every corral of the machine waits).
+  const std::string after = response.header("retry-after");
+  long seconds = 0;
+  if (!after.empty() && after.size() <= 6 && after.find_first_not_of("0123456789") == std::string::npos)
+    seconds = std::stol(after);
+  error.set_retry_after(std::chrono::seconds(seconds));
+  return error;
 }
 
 }  // namespace corral::sdk::http

@@ -150,6 +150,10 @@ void report_current_exception(const corral_host_v1* host, void* call, const char
     throw;
   } catch (const Error& e) {
     const std::string message = masked(e.what()), hint = masked(e.hint());
+    if (e.retry_after() && CORRAL_HOST_HAS(host, retry_after)) {
+      const auto ms = std::clamp<std::int64_t>(e.retry_after()->count(), 0, UINT32_MAX);
+      host->retry_after(call, static_cast<std::uint32_t>(ms));
+    }
     host->error(call, static_cast<int>(e.code()), message.c_str(), hint.empty() ? nullptr : hint.c_str());
     return;
   } catch (const std::exception& e) {

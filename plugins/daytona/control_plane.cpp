@@ -203,8 +203,13 @@ SandboxInfo ControlPlane::wait_until(SandboxInfo info, bool (*done)(const std::s
 
 SandboxInfo ControlPlane::lifecycle(const std::string& id, const std::string& action) {
   const std::string what = "Daytona " + action + " sandbox " + id;
-  http::Response response = calls_.send(
-      {.method = "POST", .path = sandbox_path(id) + "/" + action, .what = what, .limit = api_.request_limit()});
+  // Pausing or stopping twice is harmless, and one left undone costs money: sent again
+  // after a server error too. Starting is only sent again after a "not now".
+  http::Response response = calls_.send({.method = "POST",
+                                         .path = sandbox_path(id) + "/" + action,
+                                         .what = what,
+                                         .limit = api_.request_limit(),
+                                         .retry = action == "start" ? Retry::idempotent : Retry::settling});
   sdk::remote::expect_sandbox(identity(), response, what, id);
   return info_of(response, what);
 }

@@ -228,7 +228,8 @@ bool ControlPlane::pause(const std::string& id, bool memory) {
                                        .path = "/sandboxes/" + http::url_encode(id) + "/pause",
                                        .body = buffer.GetString(),
                                        .what = what,
-                                       .limit = create_limit_});
+                                       .limit = create_limit_,
+                                       .retry = http::Retry::settling});
   if (response.status == 409) return false;
   sdk::remote::expect_sandbox(identity(), response, what, id);
   return true;

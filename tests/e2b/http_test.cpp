@@ -651,14 +651,21 @@ TEST_CASE("rate_limited: a 429 names the limit, says what corral already did and
   SUBCASE("never retried: says why") {
     http::Response response = answer("/always-busy", http::Retry::never);
     CHECK(response.sent == 1);
-    CHECK(std::string(error_of(response, "too many creates").what()) ==
-          "Acme get sandbox: Acme's rate limit was reached (HTTP 429: too many creates); corral did not retry it: "
-          "sent twice, it could make a second sandbox or run a command twice");
+    const corral::Error e = error_of(response, "too many creates");
+    CHECK(std::string(e.what()) ==
+          "Acme get sandbox: Acme's rate limit was reached (HTTP 429: too many creates); not sent again by the "
+          "plugin: a second create could make a second sandbox, a second start run the command twice");
+    // Only "not now": core may wait and ask again (a create, after every corral waited).
+    REQUIRE(e.retry_after());
+    CHECK(*e.retry_after() == std::chrono::milliseconds(0));  // Retry-After: 0 asks for no wait of its own
   }
   SUBCASE("asked to wait longer than corral does: says so") {
     http::Response response = answer("/come-back-tomorrow", http::Retry::idempotent);
     CHECK(response.sent == 1);
-    const std::string message = error_of(response, "").what();
+    const corral::Error e = error_of(response, "");
+    REQUIRE(e.retry_after());
+    CHECK(*e.retry_after() == std::chrono::seconds(86400));
+    const std::string message = e.what();
     CHECK(message.find("it asked corral to wait 86400 s, longer than corral waits (10 s), so corral did not retry") !=
           std::string::npos);
     CHECK(message.find(kSecret) == std::string::npos);

@@ -4,6 +4,8 @@
 // host's own and never crosses it.
 #pragma once
 
+#include <chrono>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -60,9 +62,19 @@ class Error : public std::runtime_error {
   const std::string& hint() const { return hint_; }
   int exit_code() const { return exit_code_for(code_); }
 
+  // Set on a failure that is only "not now" (a rate limit): the same call may succeed
+  // once this long has passed; zero when the provider said "later" without saying when.
+  // Core waits it out (every corral process of the machine with it) before creating again.
+  const std::optional<std::chrono::milliseconds>& retry_after() const { return retry_after_; }
+  Error& set_retry_after(std::chrono::milliseconds wait) {
+    retry_after_ = wait;
+    return *this;
+  }
+
  private:
   ErrorCode code_;
   std::string hint_;
+  std::optional<std::chrono::milliseconds> retry_after_;
 };
 
 // A broken settings file, registry or plugin (exit 78).

@@ -82,6 +82,10 @@ typedef struct corral_host_v1 {
    * Bytes of the call's transfer moved so far (upload: sent; download: received), of
    * `total` (0 = not known). The SDK's HTTP uploads and downloads report it themselves. */
   void (*transfer)(void* call, uint64_t done, uint64_t total);
+  /* Appended: says the error the call is about to report is only "not now" (the
+   * provider's rate limit): the same call may succeed after `milliseconds` (0 = the
+   * provider did not say when). Call it before host->error. */
+  void (*retry_after)(void* call, uint32_t milliseconds);
 } corral_host_v1;
 
 /* Whether host table `h` reaches member `m` (a member appended after a plugin's host). */

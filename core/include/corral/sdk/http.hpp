@@ -145,7 +145,9 @@ class Client {
 
 // Whether a request may be sent again after a "not now" answer: reads, deletes and
 // setters may; creating a sandbox or starting a command never may (it could run twice).
-enum class Retry { idempotent, never };
+// `settling` is a call that pauses or stops a sandbox: safe to repeat, and worth it after
+// any server error too (5xx but 501 and 505), as a DELETE is: left undone, it costs money.
+enum class Retry { idempotent, never, settling };
 
 // Bounds of send_retrying: at most `max_retries` more attempts, each waiting the
 // server's Retry-After (in seconds) or 0.5, 1, 2, 4, ... s, never longer than `max_wait`.
@@ -157,8 +159,9 @@ struct RetryLimits {
 // True for the answers that say "try again later": 429, 502, 503 and 504.
 bool is_retryable_status(long status);
 // True when `request` answered `status` is worth sending again: a retryable status, or
-// any 5xx but 501 and 505 to a DELETE (a cleanup left undone leaves a sandbox running).
-bool is_retryable_answer(const Request& request, long status);
+// any 5xx but 501 and 505 to a DELETE or a `settling` call (a cleanup left undone leaves
+// a sandbox running).
+bool is_retryable_answer(const Request& request, long status, Retry retry = Retry::idempotent);
 
 // Seconds to wait before retry `attempt` (0-based) after `response`: its Retry-After
 // when that is whole seconds, else the doubling backoff; nullopt when the server asks
