@@ -22,6 +22,7 @@ const Command* const kCommands[] = {
     &kPoolFill,
     &kPoolStatus,
     &kPoolDrain,
+    &kUsage,
     &kMcp,
     &kDoctor,
     &kConformance,

@@ -167,6 +167,18 @@ std::string phase_json_line(const PhaseEvent& e) {
       w.Key("shard");
       w.Int(e.shard);
     }
+    if (!e.provider.empty()) json::write_string(w, "provider", e.provider);
+    if (e.state == PhaseEvent::State::start && !e.reason.empty()) {
+      json::write_string(w, "reason", e.reason);
+      w.Key("inUse");
+      w.Int(e.in_use);
+      w.Key("limit");
+      w.Int(e.limit);
+      if (e.ms > 0) {
+        w.Key("waitMs");
+        w.Int64(e.ms);
+      }
+    }
     w.EndObject();
   });
 }

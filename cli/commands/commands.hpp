@@ -34,6 +34,7 @@ extern const Command kVersion;
 extern const Command kComplete;
 extern const Command kRefill;
 extern const Command kMcp;
+extern const Command kUsage;
 
 // What `corral version` and `corral --version` print: "corral X.Y.Z (plugin ABI N)".
 std::string version_line();

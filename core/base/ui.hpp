@@ -19,6 +19,13 @@ struct PhaseEvent {
   std::uint64_t total = 0;  // start and bytes: of this many (0 = a wait, or not known yet)
   std::int64_t ms = 0;      // done and failed: how long the phase took
   int shard = -1;           // the fan-out shard it belongs to; -1 = the run itself
+  // "slot-wait" only: whose slot, how many of the limit are in use, and why it waits
+  // ("limit": every slot taken; "rate": creates per minute; "backoff": the provider
+  // asked to wait).
+  std::string provider;
+  int in_use = -1;
+  int limit = -1;
+  std::string reason;
 };
 
 class Ui {

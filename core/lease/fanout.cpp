@@ -242,7 +242,7 @@ FanoutResult run_fanout(LeaseContext& ctx, const FanoutRequest& asked) {
   contexts.reserve(static_cast<size_t>(n));  // a shard's leases keep a pointer to its context
   for (int i = 0; i < n; ++i) {
     uis.push_back(std::make_unique<ShardUi>(terminal, i, n, request.output_dir));
-    contexts.push_back(LeaseContext{ctx.claims, ctx.providers, *uis.back()});
+    contexts.push_back(LeaseContext{ctx.claims, ctx.providers, *uis.back(), ctx.fleet});
   }
   if (ui.cancelled()) throw Error(ErrorCode::cancelled, "interrupted before anything was created");
   std::vector<ShardFork> forks(static_cast<size_t>(n));

@@ -76,9 +76,12 @@ Forks fork_lease(LeaseContext& ctx, Lease& source, const ForkOptions& options) {
   auto forget_pending = [&] {
     for (const PendingFork& p : pending) ctx.claims.remove(p.claim.lease_id);  // only lock files exist
   };
-  ctx.ui.progress(fmt::format("forking lease {} into {}", from.slug, options.count));
   std::vector<ForkOutcome> outcomes;
   try {
+    std::vector<std::string> ids;
+    for (const PendingFork& p : pending) ids.push_back(p.claim.lease_id);
+    admit_new(ctx, source.spec().name, ids);
+    ctx.ui.progress(fmt::format("forking lease {} into {}", from.slug, options.count));
     PhaseReport report(ctx.ui, "fork");
     outcomes = source.session().fork(origin, targets);
     report.done();

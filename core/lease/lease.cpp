@@ -14,6 +14,7 @@
 #include "workspace/staging.hpp"
 
 namespace fs = std::filesystem;
+using std::chrono::milliseconds;
 
 namespace corral {
 namespace {
@@ -47,7 +48,107 @@ std::vector<std::string> removed_paths(std::vector<std::string> previous, const 
   return removed;
 }
 
+
+// How a create waits at the fleet gate: on the progress line, as `slot-wait` phase
+// events, and as long as Ctrl-C and `deadline` allow.
+// `waited_since` gets the time the first wait began.
+GateWait slot_wait(Ui& ui, CreateDeadline deadline, std::optional<std::chrono::steady_clock::time_point>& waited_since) {
+  GateWait wait;
+  wait.cancelled = [&ui] { return ui.cancelled(); };
+  wait.deadline = deadline;
+  wait.waiting = [&ui, &waited_since](const GateWaitStatus& s) {
+    if (!waited_since) waited_since = std::chrono::steady_clock::now();
+    PhaseEvent event;
+    event.phase = "slot-wait";
+    event.state = PhaseEvent::State::start;
+    event.provider = s.provider;
+    event.in_use = s.in_use;
+    event.limit = s.limit;
+    event.reason = std::string(to_string(s.reason));
+    event.ms = s.left.count();
+    ui.phase(event);
+    const long seconds = static_cast<long>((s.left.count() + 999) / 1000);
+    switch (s.reason) {
+      case GateWaitStatus::Reason::limit:
+        ui.progress(fmt::format("waiting for a {} slot: {} of {} in use", s.provider, s.in_use, s.limit));
+        break;
+      case GateWaitStatus::Reason::rate:
+        ui.progress(fmt::format("waiting for a {} slot: its creates-per-minute limit, {} s", s.provider, seconds));
+        break;
+      case GateWaitStatus::Reason::backoff:
+        ui.progress(fmt::format("waiting for {}: it asked corral to wait (rate limit), {} s", s.provider, seconds));
+        break;
+    }
+  };
+  return wait;
+}
+
+// Reports the end of a wait at the fleet gate that began at `since`.
+void end_slot_wait(Ui& ui, const std::string& provider, std::chrono::steady_clock::time_point since,
+                   PhaseEvent::State state) {
+  PhaseEvent event;
+  event.phase = "slot-wait";
+  event.state = state;
+  event.provider = provider;
+  event.ms = std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - since).count();
+  ui.phase(event);
+}
+
 }  // namespace
+void admit_new(LeaseContext& ctx, const std::string& provider, const std::vector<std::string>& lease_ids,
+               CreateDeadline deadline);
+namespace {
+
+// A sandbox of `session`'s provider made as `request` says, once the fleet gate admits it,
+// asking again after the provider's "not now" (Lease::create says how long).
+Sandbox create_admitted(LeaseContext& ctx, ProviderSession& session, const CreateRequest& request,
+                        CreateDeadline deadline) {
+  const std::string& provider = session.spec().name;
+  const auto started = std::chrono::steady_clock::now();
+  const auto give_up = deadline.value_or(started + kCreatePatience);
+  for (int attempt = 0;; ++attempt) {
+    admit_new(ctx, provider, {request.lease_id}, deadline);
+    try {
+      ctx.ui.progress(fmt::format("creating a {} sandbox", provider));
+      PhaseReport report(ctx.ui, "create");
+      Sandbox sandbox = session.create(request);
+      report.done();
+      return sandbox;
+    } catch (const Error& e) {
+      if (!ctx.fleet || e.code() != ErrorCode::quota || !e.retry_after() || ctx.ui.cancelled()) throw;
+      // The provider's own ask; 1, 2, 4 ... 32 s when it named none (or zero), so it is
+      // never hammered.
+      const milliseconds wait = e.retry_after()->count() > 0 ? *e.retry_after()
+                                                              : milliseconds(1000L << std::min(attempt, 5));
+      const auto now = std::chrono::steady_clock::now();
+      if (now + wait >= give_up) {
+        const auto waited = std::chrono::duration_cast<std::chrono::seconds>(now - started).count();
+        if (attempt == 0) throw;
+        throw Error(e.code(),
+                    fmt::format("{}; corral waited and asked again {} {} over {} (every corral on this machine "
+                                "waited with it), until {}",
+                                e.what(), attempt, attempt == 1 ? "time" : "times", format_duration(waited),
+                                deadline ? "--timeout ran out" : "it had waited long enough"),
+                    e.hint());
+      }
+      ctx.fleet->back_off(provider, wait, e.what());
+    }
+  }
+}
+}  // namespace
+
+void admit_new(LeaseContext& ctx, const std::string& provider, const std::vector<std::string>& lease_ids,
+               CreateDeadline deadline) {
+  if (!ctx.fleet) return;
+  std::optional<std::chrono::steady_clock::time_point> waited_since;
+  try {
+    ctx.fleet->admit(provider, lease_ids, slot_wait(ctx.ui, deadline, waited_since));
+  } catch (const Error&) {
+    if (waited_since) end_slot_wait(ctx.ui, provider, *waited_since, PhaseEvent::State::failed);
+    throw;
+  }
+  if (waited_since) end_slot_wait(ctx.ui, provider, *waited_since, PhaseEvent::State::done);
+}
 
 Lease::Lease(LeaseContext& ctx, Claim claim, std::unique_ptr<ProviderSession> session, LeaseLock lock, bool reused)
     : ctx_(&ctx), claim_(std::move(claim)), session_(std::move(session)), lock_(std::move(lock)), reused_(reused) {}
@@ -56,7 +157,7 @@ Lease& Lease::operator=(Lease&&) noexcept = default;
 Lease::~Lease() = default;
 
 Lease Lease::create(LeaseContext& ctx, std::unique_ptr<ProviderSession> session, CreateRequest request,
-                    std::optional<PoolTag> pool) {
+                    std::optional<PoolTag> pool, CreateDeadline deadline) {
   Claim claim;
   claim.lease_id = random_hex(6);
   SlugHold slug = ctx.claims.hold_new_slug();  // until the claim is written
@@ -72,13 +173,10 @@ Lease Lease::create(LeaseContext& ctx, std::unique_ptr<ProviderSession> session,
   LeaseLock lock = ctx.claims.lock(claim.lease_id);
   Sandbox sandbox;
   try {
-    ctx.ui.progress(fmt::format("creating a {} sandbox", claim.provider));
-    PhaseReport report(ctx.ui, "create");
     request.lease_id = claim.lease_id;
     request.slug = claim.slug;
     request.labels = wire::owner_labels(claim.lease_id, claim.slug, ctx.claims.host_id());
-    sandbox = session->create(request);
-    report.done();
+    sandbox = create_admitted(ctx, *session, request, deadline);
   } catch (const Error&) {
     ctx.claims.remove(claim.lease_id);  // only the lock file exists so far
     throw;
@@ -337,6 +435,13 @@ void Lease::release() {
     // Already gone: just forget it; unless it was made for another account or endpoint,
     // which is where it may well live on: then the claim stays, the way to it.
     if (made_elsewhere()) throw made_elsewhere_error("the lease is kept", cleanup_command(claim_.provider, claim_.lease_id));
+  }
+  if (ctx_->fleet) {
+    try {
+      ctx_->fleet->ended(claim_);
+    } catch (const Error& e) {
+      ctx_->ui.warn(fmt::format("the usage log did not record lease {}: {}", claim_.slug, e.what()));
+    }
   }
   ctx_->claims.remove(claim_.lease_id);
 }

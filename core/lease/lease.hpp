@@ -10,6 +10,7 @@
 // process included; an observing one takes no lock and may see the claim change.
 #pragma once
 
+#include <chrono>
 #include <filesystem>
 #include <functional>
 #include <memory>
@@ -19,6 +20,7 @@
 #include <vector>
 
 #include "lease/claims.hpp"
+#include "lease/fleet_gate.hpp"
 #include "workspace/downloads.hpp"
 #include "lease/handle.hpp"
 #include "workspace/packed_workspace.hpp"
@@ -35,7 +37,16 @@ struct LeaseContext {
   // Where this thread's messages and the command's output go. Its out(), err() and
   // cancelled() may also be called from a plugin's own threads during a call.
   Ui& ui;
+  // Where new sandboxes are admitted under the user's limits and a provider's 429s
+  // (fleet_gate.hpp), shared by threads; null = no limits and no shared backoff.
+  const FleetGate* fleet = nullptr;
 };
+
+// When a create gives up waiting (for a slot, or for a provider that answers 429): the
+// run's --timeout; nullopt = wait for a slot until Ctrl-C, for a provider's 429s up to
+// kCreatePatience.
+using CreateDeadline = std::optional<std::chrono::steady_clock::time_point>;
+inline constexpr std::chrono::minutes kCreatePatience{5};
 
 // What to copy back from the sandbox after the command (--download).
 struct DownloadOptions {
@@ -44,6 +55,12 @@ struct DownloadOptions {
   std::filesystem::path dir;          // where they land; empty = .corral/runs/<lease-id>/
   std::uint64_t max_bytes = 256ull << 20;
 };
+
+// Waits at the context's fleet gate until `provider` may make a sandbox for each of
+// `lease_ids` (locked by the caller), saying so on the progress line and as `slot-wait`
+// phase events; nothing without a gate. Throws as FleetGate::admit.
+void admit_new(LeaseContext& ctx, const std::string& provider, const std::vector<std::string>& lease_ids,
+               CreateDeadline deadline = std::nullopt);
 
 // Throws invalid-argument when `choice` names a provider other than `claim`'s: the lease
 // `flag` (--id, --from) names already says which provider it is at.
@@ -69,8 +86,12 @@ class Lease {
   // Takes `session`. Throws the provider's error (or the claim's) with nothing left behind
   // but, when even the destroy failed, a warning naming the sandbox. Threads may create
   // at once through one context: their slugs differ (ClaimStore::hold_new_slug).
+  // Admitted first by the context's fleet gate, waiting (and saying so) for a slot; a
+  // provider's "not now" (a quota error with retry_after) makes every corral of the
+  // machine wait, then this one asks again, until `deadline`; it then throws timeout
+  // when the wait was for a slot, else the provider's last error, saying how long it waited.
   static Lease create(LeaseContext& ctx, std::unique_ptr<ProviderSession> session, CreateRequest request,
-                      std::optional<PoolTag> pool = std::nullopt);
+                      std::optional<PoolTag> pool = std::nullopt, CreateDeadline deadline = std::nullopt);
   // Whether a lease the user names may be one waiting in a warm pool. Only stopping it and
   // reading its state may: a run, fork, pause or --from would hand the user the pool's
   // sandbox while the pool still counts it ready (and a fork would carry its tag).

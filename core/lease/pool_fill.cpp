@@ -40,8 +40,11 @@ void make_pooled(LeaseContext& ctx, const PoolRef& ref, const PoolTag& tag, cons
                  const PackedArchive* packed) {
   // Tagged in the claim create writes: a filler killed from then on leaves a sandbox
   // pooled until its expiry, then abandoned; a run that takes one never synced syncs it whole.
+  // A fill (often a detached refill nobody watches) waits for a slot a bounded time, not
+  // for as long as a kept sandbox holds it.
   Lease lease = Lease::create(ctx, ctx.providers.open(ref.provider, ref.choice, ctx.ui),
-                              {.workspace = ws.root.string(), .network = ref.network}, tag);
+                              {.workspace = ws.root.string(), .network = ref.network}, tag,
+                              std::chrono::steady_clock::now() + kCreatePatience);
   try {
     lease.sync(ws, [&ui = ctx.ui] { return ui.cancelled(); }, packed);
     if (lease.spec().features.has(Feature::pause_resume)) lease.pause();

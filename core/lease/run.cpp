@@ -297,12 +297,17 @@ void RunPhases::acquire() {
   } else if (std::optional<Lease> pooled = take_from_pool()) {
     lease_.emplace(std::move(*pooled));
   } else {
+    // A wait for a slot, or for a provider that said "not now", counts against --timeout.
+    CreateDeadline deadline;
+    if (request_.command.timeout_seconds > 0)
+      deadline = started_ + std::chrono::seconds(request_.command.timeout_seconds);
     lease_.emplace(Lease::create(ctx_, std::move(session_),
                                  {.workspace = workspace().root.string(),
                                   .network = network_,
                                   .idle = idle_,
                                   .ephemeral = !may_keep(),
-                                  .workspace_bytes = workspace_bytes()}));
+                                  .workspace_bytes = workspace_bytes()},
+                                 std::nullopt, deadline));
   }
   handle_ = lease_->handle();
   if (request_.on_acquired) request_.on_acquired(handle_);

@@ -165,6 +165,7 @@ class RunPhases {
   const RunRequest& request_;
   const Purpose purpose_;
   std::function<bool()> cancelled_;
+  const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();  // the run's start
   const char* phase_ = nullptr;  // the phase being timed
   std::chrono::steady_clock::time_point phase_start_;
   std::vector<PhaseTiming> timings_;

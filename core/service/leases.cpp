@@ -1,5 +1,9 @@
 #include "service/leases.hpp"
 
+#include <ctime>
+
+#include "lease/usage_log.hpp"
+
 #include <fmt/ranges.h>
 
 #include <algorithm>
@@ -26,6 +30,11 @@ void write_lease_row(json::Writer& w, const LeaseRow& row) {
   if (row.file.claim) {
     write_claim_fields(w, *row.file.claim);
     json::write_string(w, "cleanupCommand", cleanup_command(row.file.claim->provider, row.file.lease_id));
+    // Its sandbox-time so far (`corral usage` sums it).
+    if (std::optional<std::int64_t> created = parse_utc_time(row.file.claim->created_at)) {
+      w.Key("sandboxSeconds");
+      w.Int64(std::max<std::int64_t>(0, static_cast<std::int64_t>(std::time(nullptr)) - *created));
+    }
   } else {
     json::write_string(w, "leaseId", row.file.lease_id);
     json::write_string(w, "provider", row.file.provider);

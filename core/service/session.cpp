@@ -9,6 +9,16 @@ namespace corral::service {
 Session::Session(Config config, std::filesystem::path self)
     : config_(std::move(config)),
       claims_(ClaimStore::standard()),
+      fleet_(FleetGate::standard_dir(claims_), claims_,
+             [this](const std::string& provider) {
+               // Limits may name a provider by an alias, as `network:` may.
+               std::vector<std::string> aliases;
+               try {
+                 aliases = providers_.spec(provider).aliases;
+               } catch (const Error&) {
+               }
+               return config_.limits(provider, aliases);
+             }),
       providers_([this]() -> const Registry& { return registry(); }, config_, process_env),
       self_(std::move(self)) {}
 

@@ -34,13 +34,16 @@ class Session {
   // The registries, read on first use.
   const Registry& registry();
   // What one operation reporting to `ui` works with.
-  LeaseContext context(Ui& ui) { return {claims_, providers_, ui}; }
+  LeaseContext context(Ui& ui) { return {claims_, providers_, ui, &fleet_}; }
+  // The machine's fleet gate, under this config's limits.
+  const FleetGate& fleet() const { return fleet_; }
   // How a run that reports to `ui` refills a pool it took from; unset without `self`.
   RefillFn refill(Ui& ui) const;
 
  private:
   Config config_;
   ClaimStore claims_;
+  FleetGate fleet_;
   std::mutex registry_mutex_;
   std::optional<Registry> registry_;
   Providers providers_;

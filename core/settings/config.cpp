@@ -22,7 +22,8 @@ namespace {
 constexpr std::uint64_t kMaxConfigBytes = 1 << 20;
 
 // The top-level keys that are settings; every other key names a provider's section.
-const std::vector<std::string> kSettingKeys = {"provider", "env", "network", "idle", "secrets"};
+const std::vector<std::string> kSettingKeys = {"provider", "env",    "network", "idle",
+                                               "secrets",  "limits", "prices"};
 
 std::optional<ConfigFile> read(const fs::path& path) {
   std::optional<std::string> text;
@@ -158,6 +159,94 @@ std::optional<SecretDeclaration> check_secrets(const ConfigFile& file, const YAM
   return found;
 }
 
+// The fields one provider's entry under `limits:` may have.
+const std::vector<std::string> kLimitKeys = {"sandboxes", "creates-per-minute", "sandbox-hours-per-day"};
+
+// A number above 0 (and below a million) under `where`, as YAML writes it: "8", "0.5".
+double positive_number(const ConfigFile& file, const YAML::Node& node, const std::string& where,
+                       std::string_view expected, bool zero_ok = false) {
+  const std::string text = scalar(node, file, where, expected).value_or("");
+  double value = -1;
+  const bool numeric = !text.empty() && text.size() <= 12 && text.find_first_not_of("0123456789.") == std::string::npos &&
+                       std::count(text.begin(), text.end(), '.') <= 1 && text.front() != '.' && text.back() != '.';
+  if (numeric) value = std::stod(text);
+  if (!(value > 0 || (zero_ok && value == 0)) || value >= 1e6)
+    throw ConfigError(fmt::format("{}: '{}' must be {}, not '{}'", file.path.string(), where, expected, text));
+  return value;
+}
+
+// A whole number of 1 or more under `where`.
+int positive_count(const ConfigFile& file, const YAML::Node& node, const std::string& where) {
+  const std::string text = scalar(node, file, where, "a whole number of 1 or more").value_or("");
+  int value = 0;
+  const bool digits = !text.empty() && text.size() <= 6 && text.find_first_not_of("0123456789") == std::string::npos;
+  if (digits) value = std::stoi(text);
+  if (value < 1)
+    throw ConfigError(fmt::format("{}: '{}' must be a whole number of 1 or more, not '{}'", file.path.string(), where,
+                                  text),
+                      "leave it out for no limit");
+  return value;
+}
+
+// Checks `limits: {NAME|default: {sandboxes: N, creates-per-minute: N}}`; returns the
+// entry of `wanted` when there is one.
+std::optional<ProviderLimits> check_limits(const ConfigFile& file, const YAML::Node& node,
+                                           const std::string& wanted = {}) {
+  std::optional<ProviderLimits> found;
+  if (node.IsNull()) return found;
+  if (!node.IsMap())
+    throw ConfigError(fmt::format("{}: 'limits' must be a mapping of provider names (or 'default') to their "
+                                  "limits, not {}",
+                                  file.path.string(), shape_of(node)),
+                      "for example:\n  limits:\n    e2b: {sandboxes: 20, creates-per-minute: 60}\n    default: "
+                      "{sandboxes: 50}");
+  for (const auto& kv : node) {
+    const std::string name = key_name(kv.first, file, "the provider names under 'limits'");
+    const std::string where = "limits." + name;
+    if (!kv.second.IsMap())
+      throw ConfigError(fmt::format("{}: '{}' must be a mapping (sandboxes, creates-per-minute, "
+                                    "sandbox-hours-per-day), not {}",
+                                    file.path.string(), where, shape_of(kv.second)));
+    ProviderLimits limits;
+    for (const auto& field : kv.second) {
+      const std::string key = key_name(field.first, file, "the fields of '" + where + "'");
+      if (key == "sandboxes") {
+        limits.sandboxes = positive_count(file, field.second, where + "." + key);
+      } else if (key == "creates-per-minute") {
+        limits.creates_per_minute = positive_count(file, field.second, where + "." + key);
+      } else if (key == "sandbox-hours-per-day") {
+        limits.sandbox_hours_per_day =
+            positive_number(file, field.second, where + "." + key, "a number of hours above 0, such as 8 or 0.5");
+      } else {
+        const std::optional<std::string> near = nearest(key, kLimitKeys, 3);
+        throw ConfigError(fmt::format("{}: '{}.{}' is no limit{}", file.path.string(), where, key,
+                                      near ? fmt::format(" (did you mean '{}'?)", *near) : ""),
+                          "a provider's limits are sandboxes, creates-per-minute and sandbox-hours-per-day");
+      }
+    }
+    if (name == wanted) found = limits;
+  }
+  return found;
+}
+
+// Checks `prices: {NAME: PRICE}` (of a sandbox-hour); returns the price of `wanted`.
+std::optional<double> check_prices(const ConfigFile& file, const YAML::Node& node, const std::string& wanted = {}) {
+  std::optional<double> found;
+  if (node.IsNull()) return found;
+  if (!node.IsMap())
+    throw ConfigError(fmt::format("{}: 'prices' must be a mapping of provider names to the price of a sandbox-hour, "
+                                  "not {}",
+                                  file.path.string(), shape_of(node)),
+                      "for example:\n  prices:\n    e2b: 0.083");
+  for (const auto& kv : node) {
+    const std::string name = key_name(kv.first, file, "the provider names under 'prices'");
+    const double price =
+        positive_number(file, kv.second, "prices." + name, "the price of a sandbox-hour, such as 0.083", true);
+    if (name == wanted) found = price;
+  }
+  return found;
+}
+
 // Checks the shape of everything a settings file holds that corral knows how to read:
 // a mapping whose keys are names, 'provider' a name, 'env' a list of names, and each
 // mapping below the top a provider section of option: single value.
@@ -181,6 +270,10 @@ void check_shape(const ConfigFile& file) {
       check_network(file, kv.second);
     } else if (key == "secrets") {
       check_secrets(file, kv.second);
+    } else if (key == "limits") {
+      check_limits(file, kv.second);
+    } else if (key == "prices") {
+      check_prices(file, kv.second);
     } else if (key == "idle") {
       const std::string action = scalar(kv.second, file, key, "pause or stop").value_or("");
       if (std::find(kIdleActions.begin(), kIdleActions.end(), action) == kIdleActions.end())
@@ -221,6 +314,16 @@ Config Config::from(std::optional<ConfigFile> user, std::optional<ConfigFile> re
                                     "choose which of your secrets a command may use, nor where they go",
                                     repository->path.string()),
                         "declare secrets under 'secrets:' in ~/.config/corral/config.yaml, or pass --secret NAME=HOST");
+    if (repository->root["prices"])
+      throw ConfigError(fmt::format("{}: 'prices' is not allowed in a repository's config: what your sandboxes cost "
+                                    "is yours to say",
+                                    repository->path.string()),
+                        "set prices under 'prices:' in ~/.config/corral/config.yaml");
+    if (repository->root["limits"])
+      throw ConfigError(fmt::format("{}: 'limits' is not allowed in a repository's config: how many sandboxes this "
+                                    "machine runs at once is yours to say, for every checkout alike",
+                                    repository->path.string()),
+                        "set limits under 'limits:' in ~/.config/corral/config.yaml");
     for (const char* forbidden : {"plugins", "registry", "registries"})
       if (repository->root[forbidden])
         throw ConfigError(fmt::format("{}: '{}' is not allowed in a repository's config: a repository may "
@@ -342,6 +445,24 @@ std::vector<std::string> Config::env_names() const {
 std::optional<SecretDeclaration> Config::secret(const std::string& name) const {
   if (!user_ || !user_->root.IsMap() || !user_->root["secrets"]) return std::nullopt;
   return check_secrets(*user_, user_->root["secrets"], name);
+}
+
+ProviderLimits Config::limits(const std::string& name, const std::vector<std::string>& aliases) const {
+  if (!user_ || !user_->root.IsMap() || !user_->root["limits"]) return {};
+  const YAML::Node node = user_->root["limits"];
+  if (auto own = check_limits(*user_, node, name)) return *own;
+  for (const std::string& alias : aliases)
+    if (auto by_alias = check_limits(*user_, node, alias)) return *by_alias;
+  return check_limits(*user_, node, "default").value_or(ProviderLimits{});
+}
+
+std::optional<double> Config::price_per_hour(const std::string& name, const std::vector<std::string>& aliases) const {
+  if (!user_ || !user_->root.IsMap() || !user_->root["prices"]) return std::nullopt;
+  const YAML::Node node = user_->root["prices"];
+  if (auto own = check_prices(*user_, node, name)) return own;
+  for (const std::string& alias : aliases)
+    if (auto by_alias = check_prices(*user_, node, alias)) return by_alias;
+  return std::nullopt;
 }
 
 std::string Config::env_file() const { return user_ ? user_->path.string() : std::string("the user config"); }

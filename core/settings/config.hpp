@@ -32,6 +32,15 @@ struct SecretDeclaration {
   std::filesystem::path file;            // the config file that declares it
 };
 
+// Limits on one provider's sandboxes across every corral process of this machine, from
+// the user's config (`limits: {NAME|default: {sandboxes, creates-per-minute}}`); 0 = none.
+struct ProviderLimits {
+  int sandboxes = 0;                  // live at once: being made, running, kept, paused or pooled
+  int creates_per_minute = 0;         // new sandboxes in any 60 s
+  double sandbox_hours_per_day = 0;   // sandbox-time a UTC day, past which creates are refused
+  bool any() const { return sandboxes > 0 || creates_per_minute > 0 || sandbox_hours_per_day > 0; }
+};
+
 class Config {
  public:
   // Reads $XDG_CONFIG_HOME/corral/config.yaml and <workspace_root>/corral.yaml (or
@@ -70,6 +79,12 @@ class Config {
   std::vector<std::string> env_names() const;
   // The file env_names() come from (the user config), for messages.
   std::string env_file() const;
+  // The user config's limits for the provider `name` (or one of `aliases`), else its
+  // `default:` entry, else none; checked when loaded. A repository's config may set none.
+  ProviderLimits limits(const std::string& name, const std::vector<std::string>& aliases = {}) const;
+  // The user config's price of a sandbox-hour at provider `name` (or an alias), for
+  // `corral usage`'s estimate (`prices: {e2b: 0.083}`); nullopt when it names none.
+  std::optional<double> price_per_hour(const std::string& name, const std::vector<std::string>& aliases = {}) const;
   // The user config's declaration of secret `name`, checked when loaded; nullopt when none.
   std::optional<SecretDeclaration> secret(const std::string& name) const;
 

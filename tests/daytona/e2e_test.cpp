@@ -215,13 +215,18 @@ TEST_CASE("quota and rate limits map to corral's exit codes") {
     CHECK(r.exit_code == 75);
     CHECK(r.err.find("Total CPU limit exceeded") != std::string::npos);
   }
-  SUBCASE("429 on create is not retried") {
+  SUBCASE("429 on create is not sent again by the plugin; corral asks again once every corral waited") {
     t.fault([](auto& f) {
       f.rate_limit_route = "create";
       f.rate_limit_count = 1;
+      f.retry_after = "1";
     });
-    CHECK(t.run_script("true").exit_code == 75);
-    CHECK(t.server.calls("create") == 1);
+    CliResult r = t.run_script("echo ok", {"--progress", "json"});
+    CHECK_MESSAGE(r.exit_code == 0, r.err);
+    CHECK(r.out == "ok\n");
+    CHECK(r.err.find(R"("phase":"slot-wait","state":"start","provider":"daytona","reason":"backoff")") !=
+          std::string::npos);
+    CHECK(t.server.calls("create") == 2);
   }
   SUBCASE("429 on a read is retried with backoff") {
     t.fault([](auto& f) {
@@ -745,6 +750,19 @@ TEST_CASE("500 on any call safe to repeat is not retried: exit 69 after one call
   stop_and_check_empty(t, lease);
 }
 
+TEST_CASE("a 500 on pausing a kept sandbox is sent again (a pause is safe to repeat, one left undone costs money)") {
+  DaytonaCli t;
+  auto [lease, id] = kept_lease(t);
+  // A container sandbox pauses by Daytona's stop.
+  fail_next(t, "stop", 500, 1);
+  CliResult r = t.run({"pause", "--id", lease});
+  CHECK_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(fails_left(t) == 0);
+  CHECK(t.server.calls("stop") == 2);
+  CHECK(t.server.with([&](auto& st) { return st.sandboxes.at(id).state; }) == "stopped");
+  stop_and_check_empty(t, lease);
+}
+
 TEST_CASE("5xx during a plain run: create and exec are sent once, reads and deletes are retried within bounds") {
   DaytonaCli t;
   SUBCASE("503 on create: one create, no sandbox") {
@@ -1210,21 +1228,23 @@ TEST_CASE("the real daytona plugin crashing in its helper process during exec is
 TEST_CASE("a 429 names Daytona's rate limit, not its ThrottlerException, and says what corral already did; exit 75") {
   DaytonaCli t;
   const char* limit = "Daytona's rate limit was reached (HTTP 429)";
-  SUBCASE("create: sent once, never repeated") {
+  SUBCASE("create, every time: asked again by corral after a wait, until --timeout") {
     t.fault([](auto& f) {
       f.rate_limit_route = "create";
-      f.rate_limit_count = 1;
+      f.rate_limit_count = 100;
+      f.retry_after.clear();  // no Retry-After: corral waits 1 s, then 2 s, which --timeout does not leave
     });
-    CliResult r = t.run_script("echo never");
+    CliResult r = t.run_script("echo never", {"--timeout", "3"});
     CHECK(r.exit_code == 75);
     CHECK(r.out.empty());
     CHECK_MESSAGE(r.err.find(std::string("corral: error: Daytona create sandbox: ") + limit) != std::string::npos, r.err);
-    CHECK(r.err.find("corral did not retry it") != std::string::npos);
+    CHECK(r.err.find("not sent again by the plugin") != std::string::npos);
+    CHECK(r.err.find("corral waited and asked again 1 time") != std::string::npos);
     CHECK(r.err.find("hint: wait a minute and rerun") != std::string::npos);
     CHECK(r.err.find("lower --max-parallel") != std::string::npos);
     CHECK(r.err.find("ask Daytona to raise your organization's rate limit") != std::string::npos);
     CHECK(r.err.find("ThrottlerException") == std::string::npos);
-    CHECK(t.server.calls("create") == 1);
+    CHECK(t.server.calls("create") == 2);
   }
   SUBCASE("get, every time (status --id): retried four times, then reported") {
     REQUIRE(t.run_script("true", {"--keep"}).exit_code == 0);

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <fstream>
+#include <regex>
 #include <thread>
 
 #include "cli.hpp"
@@ -191,7 +192,7 @@ TEST_CASE("rate-limit and server failures map to corral's exit codes") {
   E2bCli t;
   SUBCASE("429") {
     t.fault([](auto& f) { f.fail_route = "create"; f.fail_status = 429; });
-    CHECK(t.run_script("true").exit_code == 75);
+    CHECK(t.run_script("true", {"--timeout", "2"}).exit_code == 75);
   }
   SUBCASE("500") {
     t.fault([](auto& f) { f.fail_route = "create"; f.fail_status = 500; });
@@ -251,6 +252,19 @@ TEST_CASE("busy answers to calls that are safe to repeat are retried within boun
     CHECK(r.exit_code == 4);
     CHECK(t.server.calls("kill") == 2);
     CHECK(t.cli.claims().empty());
+  }
+  SUBCASE("a 500, then a 502, on pausing a kept sandbox: sent again (a pause is safe to repeat), it is paused") {
+    CHECK(t.run_script("true", {"--keep"}).exit_code == 0);
+    const std::string lease = str(t.handle(), "leaseId");
+    t.fault([](auto& f) { f.fail_route = "pause"; f.fail_status = 500; f.fail_times = 1; f.retry_after = "0"; });
+    CliResult paused = t.run({"pause", "--id", lease});
+    CHECK_MESSAGE(paused.exit_code == 0, paused.err);
+    CHECK(t.server.calls("pause") == 2);
+    CHECK(t.run({"resume", "--id", lease}).exit_code == 0);
+    t.fault([](auto& f) { f.fail_route = "pause"; f.fail_status = 502; f.fail_times = 1; f.retry_after = "0"; });
+    CHECK(t.run({"pause", "--id", lease}).exit_code == 0);
+    CHECK(t.server.calls("pause") == 4);
+    CHECK(t.run({"stop", "--id", lease}).exit_code == 0);
   }
   SUBCASE("a 429 asking for longer than corral waits is reported at once as a quota problem") {
     CHECK(t.run_script("true", {"--keep"}).exit_code == 0);
@@ -838,14 +852,47 @@ TEST_CASE("four shards on E2B: each its own sandbox, index and count; all delete
   CHECK(t.cli.claims().empty());
 }
 
-TEST_CASE("E2B's concurrent-sandbox limit in the middle of a fan-out: the run fails with nothing left") {
+TEST_CASE("E2B's concurrent-sandbox limit in the middle of a fan-out of 8: the shards back off and all finish") {
   E2bCli t;
-  t.fault([](auto& f) { f.max_sandboxes = 2; });
-  CliResult r = t.run_script("sleep 60", {"--shards", "4", "--max-parallel", "1"});
-  CHECK(r.exit_code == 75);
-  CHECK_MESSAGE(r.err.find("could not start") != std::string::npos, r.err);
-  CHECK(r.err.find("maximum number of concurrent E2B sandboxes") != std::string::npos);
-  CHECK(r.err.find("concurrent-sandbox limit") != std::string::npos);  // the plugin's hint
+  t.fault([](auto& f) {
+    f.max_sandboxes = 2;
+    f.retry_after = "1";
+  });
+  CliResult r = t.run_script("sleep 0.3; echo done", {"--shards", "8", "--max-parallel", "8", "--progress", "json"});
+  CHECK_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(std::count(r.out.begin(), r.out.end(), '\n') == 8);
+  // E2B refused some (its limit is 2), and the shards waited it out instead of failing.
+  CHECK(t.server.calls("create") > 8);
+  // A shard's event names its shard before the provider.
+  CHECK_MESSAGE(std::regex_search(r.err, std::regex(R"(\{"phase":"slot-wait","state":"start","shard":\d,"provider":"e2b",)"
+                                                    R"("reason":"backoff")")),
+                r.err);
+  CHECK(t.alive().empty());
+  CHECK(t.cli.claims().empty());
+}
+
+TEST_CASE("a 429 with Retry-After to one corral makes another corral's next create wait, then both run") {
+  E2bCli t;
+  t.fault([](auto& f) {
+    f.fail_route = "create";
+    f.fail_status = 429;
+    f.fail_times = 1;
+    f.retry_after = "4";
+  });
+  corral::test::Background first = t.cli.start({"run", "--provider", "e2b", "--", "echo", "first"});
+  for (int i = 0; i < 600 && t.server.calls("create") < 1; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  REQUIRE(t.server.calls("create") >= 1);
+  // The second starts after the first got its 429: it never got one itself, yet it waits.
+  CliResult second = t.run({"run", "--provider", "e2b", "--progress", "json", "--", "echo", "second"});
+  CHECK_MESSAGE(second.exit_code == 0, second.err);
+  CHECK(second.out == "second\n");
+  CHECK_MESSAGE(second.err.find(R"("phase":"slot-wait","state":"start","provider":"e2b","reason":"backoff")") !=
+                    std::string::npos,
+                second.err);
+  CHECK(first.wait() == 0);
+  CHECK(corral::test::read_file(first.out) == "first\n");
+  CHECK(t.server.calls("create") == 3);  // the refused one, then one each
   CHECK(t.alive().empty());
   CHECK(t.cli.claims().empty());
 }
@@ -1090,16 +1137,17 @@ TEST_CASE("a TCP reset (RST): a call safe to repeat is sent again, any other is 
 TEST_CASE("a 429 names E2B's limit, says what corral already did and what to do; exit 75") {
   E2bCli t;
   const char* limit = "E2B's rate limit or your team's concurrent-sandbox limit was reached (HTTP 429";
-  SUBCASE("create: sent once, never repeated") {
+  SUBCASE("create, every time: not sent again by the plugin; asked again by corral after a wait, until --timeout") {
     t.fault([](auto& f) { f.fail_route = "create"; f.fail_status = 429; f.retry_after = "0"; });
-    CliResult r = t.run_script("echo never");
+    CliResult r = t.run_script("echo never", {"--timeout", "3"});
     CHECK(r.exit_code == 75);
     CHECK(r.out.empty());
     CHECK_MESSAGE(says(r.err, {"corral: error: E2B create sandbox: ", limit, "Rate limit exceeded",
-                               "corral did not retry it", "wait a minute and rerun", "lower --max-parallel",
+                               "not sent again by the plugin", "corral waited and asked again 1 time",
+                               "until --timeout ran out", "wait a minute and rerun", "lower --max-parallel",
                                "ask E2B for higher limits"}),
                   r.err);
-    CHECK(t.server.calls("create") == 1);
+    CHECK(t.server.calls("create") == 2);
   }
   SUBCASE("get, every time (status --id): retried four times, then reported") {
     CHECK(t.run_script("true", {"--keep"}).exit_code == 0);

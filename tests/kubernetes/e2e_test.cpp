@@ -551,7 +551,8 @@ TEST_CASE("API server failures on create: a 500 is not retried, a 429 asking for
       s.faults.retry_after_seconds = 120;
       return 0;
     });
-    CliResult r = t.run_script("true");
+    // Longer than --timeout leaves: reported at once, not waited for.
+    CliResult r = t.run_script("true", {"--timeout", "5"});
     CHECK(r.exit_code == 75);
     CHECK(has(r.err, "the API server's rate limit"));
     CHECK(t.cluster.calls("create pods") == 1);

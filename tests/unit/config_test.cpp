@@ -275,3 +275,57 @@ TEST_CASE("secrets are declared in your own config only, each field checked, and
                          ConfigError);
   }
 }
+
+TEST_CASE("limits and prices: per provider by name or alias, else the default entry; checked when read; never a repository's") {
+  Config c = Config::from(
+      yaml("user.yaml", "limits:\n  e2b: {sandboxes: 20, creates-per-minute: 60}\n  tb: {sandboxes: 2}\n"
+                        "  default: {sandboxes: 50}"),
+      std::nullopt);
+  CHECK(c.limits("e2b").sandboxes == 20);
+  CHECK(c.limits("e2b").creates_per_minute == 60);
+  CHECK(c.limits("testbox", {"tb"}).sandboxes == 2);
+  CHECK(c.limits("daytona").sandboxes == 50);
+  CHECK(c.limits("daytona").creates_per_minute == 0);
+  CHECK_FALSE(Config::from(std::nullopt, std::nullopt).limits("e2b").any());
+  Config budget = Config::from(yaml("user.yaml", "limits: {e2b: {sandbox-hours-per-day: 0.5}}\nprices: {e2b: 0.083, "
+                                                 "tb: 0}"),
+                               std::nullopt);
+  CHECK(budget.limits("e2b").sandbox_hours_per_day == 0.5);
+  CHECK(budget.limits("e2b").any());
+  CHECK(budget.price_per_hour("e2b") == 0.083);
+  CHECK(budget.price_per_hour("testbox", {"tb"}) == 0.0);
+  CHECK_FALSE(budget.price_per_hour("daytona"));
+  struct Case {
+    const char* text;
+    const char* message;
+  };
+  const Case bad[] = {
+      {"limits: 5", "user.yaml: 'limits' must be a mapping of provider names (or 'default') to their limits, not a "
+                    "single value"},
+      {"limits: {e2b: 5}", "user.yaml: 'limits.e2b' must be a mapping (sandboxes, creates-per-minute, "
+                           "sandbox-hours-per-day), not a single value"},
+      {"limits: {e2b: {sandbox-hours-per-day: 0}}",
+       "user.yaml: 'limits.e2b.sandbox-hours-per-day' must be a number of hours above 0, such as 8 or 0.5, not '0'"},
+      {"limits: {e2b: {sandbox-hours-per-day: 1e3}}",
+       "user.yaml: 'limits.e2b.sandbox-hours-per-day' must be a number of hours above 0, such as 8 or 0.5, not '1e3'"},
+      {"prices: {e2b: -1}", "user.yaml: 'prices.e2b' must be the price of a sandbox-hour, such as 0.083, not '-1'"},
+      {"prices: 3", "user.yaml: 'prices' must be a mapping of provider names to the price of a sandbox-hour, not a "
+                    "single value"},
+      {"limits: {e2b: {sandbox: 5}}", "user.yaml: 'limits.e2b.sandbox' is no limit (did you mean 'sandboxes'?)"},
+      {"limits: {e2b: {sandboxes: 0}}", "user.yaml: 'limits.e2b.sandboxes' must be a whole number of 1 or more, not '0'"},
+      {"limits: {e2b: {sandboxes: -3}}",
+       "user.yaml: 'limits.e2b.sandboxes' must be a whole number of 1 or more, not '-3'"},
+      {"limits: {e2b: {creates-per-minute: 1.5}}",
+       "user.yaml: 'limits.e2b.creates-per-minute' must be a whole number of 1 or more, not '1.5'"},
+      {"limits: {e2b: {sandboxes: [2]}}",
+       "user.yaml: 'limits.e2b.sandboxes' must be a whole number of 1 or more, not a list"},
+  };
+  for (const Case& b : bad) {
+    CAPTURE(b.text);
+    CHECK(config_error([&] { Config::from(yaml("user.yaml", b.text), std::nullopt); }) == b.message);
+  }
+  CHECK(config_error([] { Config::from(std::nullopt, yaml("corral.yaml", "limits: {e2b: {sandboxes: 500}}")); })
+            .find("corral.yaml: 'limits' is not allowed in a repository's config") == 0);
+  CHECK(config_error([] { Config::from(std::nullopt, yaml("corral.yaml", "prices: {e2b: 0}")); })
+            .find("corral.yaml: 'prices' is not allowed in a repository's config") == 0);
+}
