@@ -4,6 +4,7 @@
 #pragma once
 
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "corral/types.hpp"
 #include "service/session.hpp"
 #include "settings/config.hpp"
+#include "telemetry/traced_operation.hpp"
 #include "terminal.hpp"
 
 namespace corral::cli {
@@ -33,6 +35,9 @@ struct Context {
   // The line's words after its first "--", untouched: the command to run, or the words
   // `__complete` completes (CommandLine::words_after_dashes).
   std::vector<std::string> words_after_dashes;
+  // The trace of this command when it is one corral traces (run, warmup, fork) and the
+  // environment asks for traces (OTEL_EXPORTER_OTLP_ENDPOINT); null otherwise.
+  std::unique_ptr<telemetry::TracedOperation> trace;
 };
 
 }  // namespace corral::cli

@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "command_line.hpp"
+#include "commands/commands.hpp"
 #include "context.hpp"
 #include "corral/errors.hpp"
 #include "corral/os/descriptors.hpp"
@@ -81,12 +82,35 @@ int run_parsed(Context& ctx, const CommandLine& line) {
       refuse_provider_flags(ctx.provider_flags, ctx.registry(), line.top_name());
     return line.runner()(ctx);
   } catch (const Error& e) {
+    if (ctx.trace) ctx.trace->fail(e.what());
     ctx.ui.error(e);
     return e.exit_code();
   } catch (const std::exception& e) {
+    if (ctx.trace) ctx.trace->fail(e.what());
     ctx.ui.error(fmt::format("unexpected failure: {}", e.what()), "please report this as a bug");
     return kExitInternal;
   }
+}
+
+// The operations corral traces when the environment asks (OTEL_EXPORTER_OTLP_ENDPOINT).
+bool traced(const CommandLine& line) {
+  const std::string_view name = line.top_name();
+  return name == "run" || name == "warmup" || name == "fork";
+}
+
+// Runs the parsed command, traced when it is an operation corral traces and the
+// environment asks for it: the trace is sent at its end, waiting for the collector a
+// second at most.
+int run_traced(Context& ctx, const CommandLine& line) {
+  if (traced(line))
+    ctx.trace = telemetry::TracedOperation::start(std::string(line.top_name()), process_env, version_number(),
+                                                  [&ctx](const std::string& w) { ctx.ui.warn(w); });
+  if (!ctx.trace) return run_parsed(ctx, line);
+  ctx.ui.set_tracer(&ctx.trace->phases());
+  const int code = run_parsed(ctx, line);
+  ctx.ui.set_tracer(nullptr);
+  ctx.trace->finish(code);
+  return code;
 }
 
 int main_impl(int argc, char** argv) {
@@ -119,7 +143,7 @@ int main_impl(int argc, char** argv) {
   }
   if (std::optional<int> status = line.parse(std::move(args))) return *status;
   ctx->words_after_dashes = line.words_after_dashes();
-  return run_parsed(*ctx, line);
+  return run_traced(*ctx, line);
 }
 
 }  // namespace

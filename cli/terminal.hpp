@@ -38,6 +38,10 @@ class TerminalUi : public corral::Ui {
   void progress(const std::string& message) override;
   void phase(const PhaseEvent& event) override;
   bool cancelled() override;
+  // Where the phases become spans while an operation is traced; null = none. Set before
+  // the operation starts, cleared after it ends.
+  PhaseTracer* tracer() override { return tracer_; }
+  void set_tracer(PhaseTracer* tracer) { tracer_ = tracer; }
   // Prints "corral: error: ..." and the hint.
   void error(const Error& e);
   void error(const std::string& message, const std::string& hint = {});
@@ -69,6 +73,7 @@ class TerminalUi : public corral::Ui {
   bool stdout_closed_ = false;
   bool stderr_broken_ = false;  // a write to stderr failed: no more progress there
   ProgressMode mode_ = ProgressMode::automatic;
+  PhaseTracer* tracer_ = nullptr;
 
   std::mutex mutex_;
   PhaseBoard board_;

@@ -66,6 +66,9 @@ class CallUi : public Ui {
 
   // Asks the call to stop, as Ctrl-C asks a run.
   void cancel() { cancelled_.store(true); }
+  // The call's phases become spans of its trace while it is traced (set before it runs).
+  PhaseTracer* tracer() override { return tracer_ ? tracer_ : parent_ ? parent_->tracer() : nullptr; }
+  void set_tracer(PhaseTracer* tracer) { tracer_ = tracer; }
   std::string stdout_text();
   std::string stderr_text();
   // Everything the command wrote to stdout, byte for byte; nullopt when it wrote more
@@ -77,6 +80,7 @@ class CallUi : public Ui {
   std::vector<std::string> notes();
 
  private:
+  PhaseTracer* tracer_ = nullptr;
   std::mutex mutex_;
   BoundedStream stdout_;
   BoundedStream stderr_;

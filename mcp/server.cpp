@@ -1,5 +1,8 @@
 #include "server.hpp"
 
+#include "base/environment.hpp"
+#include "telemetry/traced_operation.hpp"
+
 #include <fmt/format.h>
 
 #include <chrono>
@@ -247,12 +250,21 @@ void Server::cancel(const Message& m) {
 
 void Server::run_call(const std::shared_ptr<Call>& call) {
   ToolContext ctx{session_, options_.limits, options_.provider_flags, book_, *call->ui};
+  // Each tool call is a trace of its own, named after the tool, when the environment asks.
+  std::unique_ptr<telemetry::TracedOperation> trace = telemetry::TracedOperation::start(
+      std::string(call->tool->name), process_env, options_.version, [this](const std::string& w) { log("warning: " + w); });
+  if (trace) call->ui->set_tracer(&trace->phases());
   std::string fields;
+  bool failed = false;
   try {
     fields = tool_result(call->tool->call(ctx, call->arguments));
   } catch (const Error& e) {
+    failed = true;
+    if (trace) trace->fail(e.what());
     fields = tool_error(e.what(), e.hint());
   } catch (const std::exception& e) {
+    failed = true;
+    if (trace) trace->fail(e.what());
     fields = tool_error(fmt::format("corral failed: {}", e.what()), "");
   }
   {
@@ -261,6 +273,10 @@ void Server::run_call(const std::shared_ptr<Call>& call) {
   }
   // A request the client cancelled gets no answer (the cancellation pages of both eras).
   if (!call->cancelled_by_client) answer(call->id, call->era, fields);
+  if (trace) {  // sent after the answer: the agent never waits for the collector
+    call->ui->set_tracer(nullptr);
+    trace->finish(failed ? 1 : 0);
+  }
   call->done = true;
 }
 

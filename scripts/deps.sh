@@ -9,6 +9,7 @@ packages=(
   libboost-dev libcli11-dev libarchive-dev nettle-dev libcpp-httplib-dev
   bubblewrap curl time jq openssl openssh-server openssh-client
   groff-base zsh fish  # the man pages render, and the completion scripts parse, in the tests
+  protobuf-compiler libprotobuf-dev  # the tests' OTLP receiver decodes corral's traces with the official protos
 )
 # kubectl, for tests/kubernetes/kubectl_test.cpp: any kubectl already on PATH will do
 # (Debian's kubernetes-client would clash with another package's /usr/bin/kubectl).

@@ -38,5 +38,7 @@ extern const Command kUsage;
 
 // What `corral version` and `corral --version` print: "corral X.Y.Z (plugin ABI N)".
 std::string version_line();
+// corral's version alone ("X.Y.Z").
+std::string version_number();
 
 }  // namespace corral::cli

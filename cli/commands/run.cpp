@@ -40,6 +40,7 @@ int fanout_command(Context& ctx, const RunOptions& args) {
     };
   FanoutResult result = service::run_shards(ctx.session, ctx.ui, args.spec, on_acquired);
   int exit_code = result.exit_code;
+  if (ctx.trace) ctx.trace->root().attribute("corral.shards", static_cast<std::int64_t>(result.shards.size()));
   std::vector<std::optional<SessionHandle>> handles;
   for (const ShardOutcome& s : result.shards) handles.push_back(s.result.handle);
   if (output) write_final(ctx, *output, shard_handles_to_json(handles), exit_code, false);
@@ -57,6 +58,17 @@ int fanout_command(Context& ctx, const RunOptions& args) {
   return exit_code;
 }
 
+// The run's sandbox and outcome on its trace's root span.
+void describe_trace(telemetry::TracedOperation& trace, const RunResult& result) {
+  if (result.handle) {
+    trace.root().attribute("corral.provider", result.handle->provider);
+    trace.root().attribute("corral.lease", result.handle->lease_id);
+    trace.root().attribute("corral.sandbox", result.handle->sandbox_id);
+    trace.root().attribute("corral.kept", result.handle->kept);
+  }
+  if (result.error) trace.fail(result.error->what());
+}
+
 int run_command(Context& ctx, RunOptions& args) {
   finish_sandbox_options(ctx, args.sandbox);
   args.spec.sandbox = args.sandbox.spec;
@@ -70,6 +82,7 @@ int run_command(Context& ctx, RunOptions& args) {
   std::function<void(const SessionHandle&)> on_acquired;
   if (output && output->rewritable()) on_acquired = [&](const SessionHandle& h) { write_early(*output, handle_to_json(h)); };
   RunResult result = service::run(ctx.session, ctx.ui, args.spec, on_acquired);
+  if (ctx.trace) describe_trace(*ctx.trace, result);
   if (!result.handle) {
     if (result.error) ctx.ui.error(*result.error);
     return result.exit_code;

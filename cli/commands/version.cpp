@@ -20,6 +20,8 @@ Runner define(CLI::App&) {
 
 }  // namespace
 
+std::string version_number() { return CORRAL_VERSION; }
+
 std::string version_line() {
   return std::string("corral ") + CORRAL_VERSION + " (plugin ABI " + std::to_string(CORRAL_ABI_VERSION) + ")";
 }

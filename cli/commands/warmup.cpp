@@ -38,6 +38,11 @@ int warmup_command(Context& ctx, SandboxOptions& sandbox) {
     }
     throw;
   }
+  if (ctx.trace) {
+    ctx.trace->root().attribute("corral.provider", handle.provider);
+    ctx.trace->root().attribute("corral.lease", handle.lease_id);
+    ctx.trace->root().attribute("corral.sandbox", handle.sandbox_id);
+  }
   if (output) output->write(handle_to_json(handle), stop_requested);
   ctx.ui.out(handle_to_json(handle));
   return 0;

@@ -6,6 +6,7 @@ namespace corral {
 
 PhaseReport::PhaseReport(Ui& ui, std::string phase, std::uint64_t total)
     : ui_(ui), phase_(std::move(phase)), total_(total), start_(std::chrono::steady_clock::now()) {
+  if (PhaseTracer* tracer = ui_.tracer()) span_ = tracer->start(phase_, -1);
   PhaseEvent e;
   e.phase = phase_;
   e.total = total_;
@@ -38,6 +39,10 @@ void PhaseReport::done() {
 
 void PhaseReport::end(PhaseEvent::State state) {
   ended_ = true;
+  if (span_) {
+    if (total_ || moved_) span_->attribute("corral.bytes", static_cast<std::int64_t>(moved_));
+    span_->end(state == PhaseEvent::State::failed ? "the phase failed" : "");
+  }
   PhaseEvent e;
   e.phase = phase_;
   e.state = state;

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "base/ui.hpp"
@@ -24,6 +25,9 @@ class PhaseReport {
   void bytes(std::uint64_t moved, std::uint64_t total = 0);
   // Reports the phase complete: a byte-counted phase at its total, then done.
   void done();
+  // The traceparent of the phase's span, for a process that continues the trace; "" when
+  // the Ui does not trace.
+  std::string traceparent() const { return span_ ? span_->traceparent() : std::string(); }
 
  private:
   void end(PhaseEvent::State state);
@@ -33,6 +37,7 @@ class PhaseReport {
   std::uint64_t moved_ = 0;
   std::chrono::steady_clock::time_point start_;
   bool ended_ = false;
+  std::unique_ptr<PhaseSpan> span_;  // when the Ui traces
 };
 
 }  // namespace corral

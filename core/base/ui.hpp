@@ -5,6 +5,8 @@
 #include <string>
 #include <string_view>
 
+#include "base/phase_trace.hpp"
+
 namespace corral {
 
 // A step of a phase the user waits for ("pack", "create", "resume", "upload", "exec",
@@ -41,6 +43,8 @@ class Ui {
   // (--progress). Ignored by default. May be called from a plugin's threads.
   virtual void phase(const PhaseEvent&) {}
   virtual bool cancelled() = 0;  // true once the user asked to stop (Ctrl-C)
+  // Where the phases become trace spans (phase_trace.hpp); null when nobody traces.
+  virtual PhaseTracer* tracer() { return nullptr; }
 };
 
 }  // namespace corral

@@ -377,7 +377,14 @@ ExecResult Lease::exec(const Command& command) {
   ctx_->ui.progress("");
   PhaseReport report(ctx_->ui, "exec");
   ExecResult result;
-  confirming_gone([&] { result = session_->exec(sandbox, command); });
+  // A traced run's command continues the trace under the exec span (W3C env carrier).
+  Command traced;
+  const std::string traceparent = report.traceparent();
+  if (!traceparent.empty()) {
+    traced = command;
+    traced.env["TRACEPARENT"] = traceparent;
+  }
+  confirming_gone([&] { result = session_->exec(sandbox, traceparent.empty() ? command : traced); });
   report.done();
   return result;
 }

@@ -75,6 +75,11 @@ void RunPhases::start(const char* phase) {
     timings_.push_back({phase_, std::chrono::duration_cast<std::chrono::milliseconds>(now - phase_start_).count()});
   phase_ = phase;
   phase_start_ = now;
+  // A traced run's own steps are spans too; exec and download are the PhaseReports' spans.
+  if (phase_span_) phase_span_->end(result_.error ? result_.error->what() : "");
+  phase_span_.reset();
+  if (phase && std::string_view(phase) != "exec" && std::string_view(phase) != "download")
+    if (PhaseTracer* tracer = ctx_.ui.tracer()) phase_span_ = tracer->start(phase, -1);
 }
 
 void RunPhases::guarded(const std::function<void()>& step) {

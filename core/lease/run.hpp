@@ -167,6 +167,7 @@ class RunPhases {
   std::function<bool()> cancelled_;
   const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();  // the run's start
   const char* phase_ = nullptr;  // the phase being timed
+  std::unique_ptr<PhaseSpan> phase_span_;  // its span, when the Ui traces
   std::chrono::steady_clock::time_point phase_start_;
   std::vector<PhaseTiming> timings_;
 

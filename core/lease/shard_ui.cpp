@@ -21,6 +21,8 @@ fs::path shard_output_file(const fs::path& dir, int index, int stream) {
 
 ShardUi::ShardUi(ShardTerminal& terminal, int index, int count, const fs::path& output_dir)
     : terminal_(terminal), prefix_(fmt::format("[{}/{}] ", index, count)), index_(index) {
+  // Made now, not on first use: a shard's pack thread asks for it beside the shard's own.
+  if (PhaseTracer* user = terminal_.user.tracer()) tracer_.emplace(*user, index);
   if (output_dir.empty()) return;
   for (int stream = 0; stream < 2; ++stream) {
     const fs::path file = shard_output_file(output_dir, index, stream);
@@ -121,5 +123,7 @@ void ShardUi::phase(const PhaseEvent& event) {
 }
 
 bool ShardUi::cancelled() { return terminal_.stop.load() || terminal_.user.cancelled(); }
+
+PhaseTracer* ShardUi::tracer() { return tracer_ ? &*tracer_ : nullptr; }
 
 }  // namespace corral

@@ -14,6 +14,7 @@
 #include <atomic>
 #include <filesystem>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -55,6 +56,8 @@ class ShardUi : public Ui {
   // Passed on to the user's Ui with this shard's index.
   void phase(const PhaseEvent& event) override;
   bool cancelled() override;
+  // The user's Ui's tracer, its spans under this shard's (null when it does not trace).
+  PhaseTracer* tracer() override;
   // Writes what is left of a last line without a newline, ending it; call once at the end.
   void flush();
   // "[i/N] ".
@@ -66,7 +69,19 @@ class ShardUi : public Ui {
   // Writes `text` to `stream` of the shared terminal, or to this shard's file.
   void write(int stream, std::string_view text);
 
+  // The user's tracer with this shard's index on every span.
+  class ShardTracer : public PhaseTracer {
+   public:
+    ShardTracer(PhaseTracer& user, int index) : user_(user), index_(index) {}
+    std::unique_ptr<PhaseSpan> start(std::string_view phase, int) override { return user_.start(phase, index_); }
+
+   private:
+    PhaseTracer& user_;
+    int index_;
+  };
+
   ShardTerminal& terminal_;
+  std::optional<ShardTracer> tracer_;
   std::string prefix_;
   int fds_[2] = {-1, -1};  // --shard-output files
   std::string pending_[2];  // a line still without its newline, per stream
