@@ -94,7 +94,7 @@ int run_parsed(Context& ctx, const CommandLine& line) {
 
 // The operations corral traces when the environment asks (OTEL_EXPORTER_OTLP_ENDPOINT).
 bool traced(const CommandLine& line) {
-  const std::string_view name = line.top_name();
+  const std::string name = line.top_name();
   return name == "run" || name == "warmup" || name == "fork";
 }
 

@@ -233,6 +233,8 @@ void FleetGate::admit(const std::string& provider, const std::vector<std::string
       told = status;
     }
   };
+  // Once, not at every look while waiting: it reads the whole usage log.
+  check_budget(provider, limits);
   for (;;) {
     // The backoff first, without the lock: every process reads it, only a 429 writes it.
     GateState state = read_state(state_file);
@@ -244,7 +246,6 @@ void FleetGate::admit(const std::string& provider, const std::vector<std::string
       continue;
     }
     if (!limits.any()) return;
-    check_budget(provider, limits);
 
     paths::make_private_folder(dir, "fleet folder of " + provider);
     paths::make_private_folder(dir / "seats", "fleet seats of " + provider);

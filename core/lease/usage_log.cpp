@@ -1,6 +1,7 @@
 #include "lease/usage_log.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <ctime>
@@ -83,8 +84,12 @@ fs::path UsageLog::standard_file(const fs::path& leases_dir) { return leases_dir
 void UsageLog::append(const UsageRecord& record) const {
   const std::string line = usage_line(record);
   os::FileLock lock = os::FileLock::acquire(file_.string() + ".lock", "the usage log");
-  os::UniqueFd fd(::open(file_.c_str(), O_RDWR | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
+  os::UniqueFd fd(::open(file_.c_str(), O_RDWR | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600));
   if (!fd.valid()) throw os::errno_error(os::write_error_code(errno), "cannot open the usage log " + file_.string(), errno);
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode))
+    throw Error(ErrorCode::config, "the usage log " + file_.string() + " is not a file",
+                "remove it: corral starts it anew");
   // A line cut by an earlier crash must not swallow this one: start it on a line of its own
   // (read access is for that last byte).
   off_t size = ::lseek(fd.get(), 0, SEEK_END);

@@ -114,6 +114,16 @@ std::optional<Url> parse_http_url(const std::string& url) {
   return u;
 }
 
+// `url` as it may be shown: without a user:password part.
+std::string shown_url(const std::string& url) {
+  const std::size_t scheme = url.find("://");
+  const std::size_t start = scheme == std::string::npos ? 0 : scheme + 3;
+  const std::size_t end = url.find_first_of("/?#", start);
+  const std::size_t at = url.rfind('@', end == std::string::npos ? url.size() : end);
+  if (at == std::string::npos || at < start) return url;
+  return url.substr(0, start) + "***@" + url.substr(at + 1);
+}
+
 // Milliseconds left until `deadline`, at least 0.
 int left_ms(Clock::time_point deadline) {
   return static_cast<int>(
@@ -149,13 +159,13 @@ OtlpChoice otlp_settings(const EnvLookup& env) {
     return choice;
   }
   if (s.url.rfind("https://", 0) == 0) {
-    choice.warnings.push_back("the OTLP endpoint " + s.url +
+    choice.warnings.push_back("the OTLP endpoint " + shown_url(s.url) +
                               " is https: corral sends traces over plain HTTP only, to a collector on this machine or "
                               "your network (http://localhost:4318); no trace is sent");
     return choice;
   }
   if (!parse_http_url(s.url)) {
-    choice.warnings.push_back("the OTLP endpoint '" + s.url +
+    choice.warnings.push_back("the OTLP endpoint '" + shown_url(s.url) +
                               "' is not an http://HOST[:PORT][/PATH] URL; no trace is sent");
     return choice;
   }

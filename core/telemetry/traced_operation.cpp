@@ -24,9 +24,9 @@ TracedOperation::TracedOperation(const std::string& name, OtlpSettings settings,
       resource_(std::move(resource)),
       warn_(std::move(warn)) {}
 
-TracedOperation::~TracedOperation() {
-  if (!finished_) finish(-1, std::chrono::milliseconds(0));
-}
+// An operation that never finished (its front end failed past every catch) sends nothing:
+// a partial trace would only say less than the error already said.
+TracedOperation::~TracedOperation() = default;
 
 void TracedOperation::fail(std::string_view message) {
   if (failure_.empty()) failure_ = std::string(message);
@@ -36,8 +36,8 @@ void TracedOperation::finish(int exit_code, std::chrono::milliseconds bound) {
   if (finished_) return;
   finished_ = true;
   phases_.end_shards();
-  if (exit_code >= 0) root_->attribute("corral.exit_code", static_cast<std::int64_t>(exit_code));
-  if (failure_.empty() && exit_code != 0) failure_ = exit_code < 0 ? "not finished" : "exit code " + std::to_string(exit_code);
+  root_->attribute("corral.exit_code", static_cast<std::int64_t>(exit_code));
+  if (failure_.empty() && exit_code != 0) failure_ = "exit code " + std::to_string(exit_code);
   root_->end(failure_);
   std::vector<SpanData> spans = tracer_.take();
   std::string body = settings_.json ? encode_json(resource_, spans) : encode_protobuf(resource_, spans);

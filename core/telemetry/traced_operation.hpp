@@ -28,6 +28,7 @@ class TracedOperation {
   // A trace sent to `settings`, for tests and front ends that have settings already.
   TracedOperation(const std::string& name, OtlpSettings settings, Resource resource,
                   std::optional<RemoteParent> parent, Warn warn);
+  // Sends nothing unless finish() was called.
   ~TracedOperation();
 
   PhaseTracer& phases() { return phases_; }

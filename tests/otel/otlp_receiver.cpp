@@ -39,8 +39,10 @@ std::string bytes_of_hex(const std::string& hex) {
 }
 
 void rewrite_ids(rapidjson::Value& v, rapidjson::Document::AllocatorType& a) {
+  // By index: clang reads C++20's reversed != on RapidJSON's iterators as ambiguous.
   if (v.IsObject()) {
-    for (auto& m : v.GetObject()) {
+    for (rapidjson::SizeType i = 0; i < v.MemberCount(); ++i) {
+      auto& m = *(v.MemberBegin() + i);
       const std::string key = m.name.GetString();
       if ((key == "traceId" || key == "spanId" || key == "parentSpanId") && m.value.IsString()) {
         const std::string b64 = base64_of(bytes_of_hex(m.value.GetString()));
@@ -50,7 +52,7 @@ void rewrite_ids(rapidjson::Value& v, rapidjson::Document::AllocatorType& a) {
       }
     }
   } else if (v.IsArray()) {
-    for (auto& item : v.GetArray()) rewrite_ids(item, a);
+    for (rapidjson::SizeType i = 0; i < v.Size(); ++i) rewrite_ids(v[i], a);
   }
 }
 
