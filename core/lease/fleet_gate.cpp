@@ -123,7 +123,7 @@ fs::path FleetGate::provider_dir(const std::string& provider) const {
   return dir_ / provider;
 }
 
-int FleetGate::count_seats(const fs::path& dir, bool sweep) const {
+int FleetGate::count_seats(const fs::path& dir, bool sweep, const std::vector<std::string>& asking) const {
   const fs::path seats = dir / "seats";
   std::error_code ec;
   fs::directory_iterator it(seats, ec);
@@ -132,6 +132,7 @@ int FleetGate::count_seats(const fs::path& dir, bool sweep) const {
   int live = 0;
   for (const fs::directory_entry& entry : it) {
     const std::string id = entry.path().filename().string();
+    if (std::find(asking.begin(), asking.end(), id) != asking.end()) continue;
     bool counts = false;
     if (valid_lease_id(id)) {
       if (claims_.in_use(id)) {
@@ -258,7 +259,7 @@ void FleetGate::admit(const std::string& provider, const std::vector<std::string
       std::erase_if(state.creates, [&](std::int64_t at) { return at <= now - 60'000 || at > now + 60'000; });
       bool admitted = state.backoff_until <= now;
       if (admitted && limits.sandboxes > 0) {
-        status.in_use = count_seats(dir, /*sweep=*/true);
+        status.in_use = count_seats(dir, /*sweep=*/true, lease_ids);
         admitted = status.in_use + asked <= limits.sandboxes;
       }
       if (admitted && limits.creates_per_minute > 0 &&

@@ -85,9 +85,10 @@ class FleetGate {
 
  private:
   std::filesystem::path provider_dir(const std::string& provider) const;
-  // Counts the seats of `provider` that are live; with `sweep`, removes the others (the
+  // Counts the seats of `provider` that are live, but those of `asking` (a create asked
+  // again after a 429 holds its seat already); with `sweep`, removes the others (the
   // caller holds the gate).
-  int count_seats(const std::filesystem::path& dir, bool sweep) const;
+  int count_seats(const std::filesystem::path& dir, bool sweep, const std::vector<std::string>& asking = {}) const;
 
   // Throws quota when `provider`'s sandbox-hours of today (UTC) reach `limits`' budget.
   void check_budget(const std::string& provider, const ProviderLimits& limits) const;

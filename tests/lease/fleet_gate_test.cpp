@@ -241,6 +241,16 @@ TEST_CASE("a create the provider answers 'not now' is asked again once every cor
     CHECK(kit.cloud.count("create") == 2);
     CHECK(kit.ui.said("waiting for testbox: it asked corral to wait (rate limit)"));
   }
+  SUBCASE("under a limit of one: asked again in the seat it already holds") {
+    FleetGate gate = gate_of(kit, {.sandboxes = 1});
+    kit.ctx.fleet = &gate;
+    RunRequest request = kit.request();
+    request.command.timeout_seconds = 10;  // a seat counted twice would wait this out, then fail
+    RunResult r = run(kit.ctx, request);
+    CHECK(r.exit_code == 0);
+    CHECK(kit.cloud.count("create") == 2);
+    CHECK_FALSE(kit.ui.said("waiting for a testbox slot"));
+  }
   SUBCASE("without one: the provider's error, once") {
     try {
       run(kit.ctx, kit.request());
