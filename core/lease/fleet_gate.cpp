@@ -82,13 +82,13 @@ bool parked(const Claim& claim, std::int64_t now_s) {
 // Throws why a wait must end now (Ctrl-C, --timeout), if it must.
 void check_wait(const GateWait& wait, const GateWaitStatus& status) {
   if (wait.cancelled && wait.cancelled())
-    throw Error(ErrorCode::cancelled, fmt::format("stopped waiting for a {} slot", status.provider));
+    throw Error(ErrorCode::cancelled, fmt::format("stopped waiting for {}", slot_of(status.provider)));
   if (wait.deadline && std::chrono::steady_clock::now() >= *wait.deadline) {
     std::string why = status.reason == GateWaitStatus::Reason::limit
                           ? fmt::format("{} of {} in use", status.in_use, status.limit)
                       : status.reason == GateWaitStatus::Reason::rate ? std::string("its creates-per-minute limit")
                                                                       : fmt::format("it asked to wait: {}", status.why);
-    throw Error(ErrorCode::timeout, fmt::format("--timeout ran out while waiting for a {} slot ({})", status.provider, why),
+    throw Error(ErrorCode::timeout, fmt::format("--timeout ran out while waiting for {} ({})", slot_of(status.provider), why),
                 "raise --timeout, stop kept sandboxes you no longer need (`corral list`), or raise the limit under "
                 "'limits:' in ~/.config/corral/config.yaml");
   }
@@ -100,6 +100,11 @@ bool same_news(const GateWaitStatus& a, const GateWaitStatus& b) {
 }
 
 }  // namespace
+
+std::string slot_of(const std::string& provider) {
+  const bool vowel = !provider.empty() && std::string_view("aeiou").find(provider[0]) != std::string_view::npos;
+  return (vowel ? "an " : "a ") + provider + " slot";
+}
 
 std::string_view to_string(GateWaitStatus::Reason reason) {
   switch (reason) {

@@ -41,6 +41,8 @@ struct GateWaitStatus {
   std::string why;                      // backoff: the provider's answer that asked for it
 };
 std::string_view to_string(GateWaitStatus::Reason reason);  // "limit", "rate", "backoff"
+// "an e2b slot", "a local slot": how messages name a provider's slot.
+std::string slot_of(const std::string& provider);
 
 // How an admission that has to wait behaves.
 struct GateWait {

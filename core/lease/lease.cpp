@@ -48,7 +48,6 @@ std::vector<std::string> removed_paths(std::vector<std::string> previous, const 
   return removed;
 }
 
-
 // How a create waits at the fleet gate: on the progress line, as `slot-wait` phase
 // events, and as long as Ctrl-C and `deadline` allow.
 // `waited_since` gets the time the first wait began.
@@ -70,10 +69,10 @@ GateWait slot_wait(Ui& ui, CreateDeadline deadline, std::optional<std::chrono::s
     const long seconds = static_cast<long>((s.left.count() + 999) / 1000);
     switch (s.reason) {
       case GateWaitStatus::Reason::limit:
-        ui.progress(fmt::format("waiting for a {} slot: {} of {} in use", s.provider, s.in_use, s.limit));
+        ui.progress(fmt::format("waiting for {}: {} of {} in use", slot_of(s.provider), s.in_use, s.limit));
         break;
       case GateWaitStatus::Reason::rate:
-        ui.progress(fmt::format("waiting for a {} slot: its creates-per-minute limit, {} s", s.provider, seconds));
+        ui.progress(fmt::format("waiting for {}: its creates-per-minute limit, {} s", slot_of(s.provider), seconds));
         break;
       case GateWaitStatus::Reason::backoff:
         ui.progress(fmt::format("waiting for {}: it asked corral to wait (rate limit), {} s", s.provider, seconds));
@@ -94,9 +93,22 @@ void end_slot_wait(Ui& ui, const std::string& provider, std::chrono::steady_cloc
   ui.phase(event);
 }
 
+
 }  // namespace
+
 void admit_new(LeaseContext& ctx, const std::string& provider, const std::vector<std::string>& lease_ids,
-               CreateDeadline deadline);
+               CreateDeadline deadline) {
+  if (!ctx.fleet) return;
+  std::optional<std::chrono::steady_clock::time_point> waited_since;
+  try {
+    ctx.fleet->admit(provider, lease_ids, slot_wait(ctx.ui, deadline, waited_since));
+  } catch (const Error&) {
+    if (waited_since) end_slot_wait(ctx.ui, provider, *waited_since, PhaseEvent::State::failed);
+    throw;
+  }
+  if (waited_since) end_slot_wait(ctx.ui, provider, *waited_since, PhaseEvent::State::done);
+}
+
 namespace {
 
 // A sandbox of `session`'s provider made as `request` says, once the fleet gate admits it,
@@ -125,8 +137,8 @@ Sandbox create_admitted(LeaseContext& ctx, ProviderSession& session, const Creat
         const auto waited = std::chrono::duration_cast<std::chrono::seconds>(now - started).count();
         if (attempt == 0) throw;
         throw Error(e.code(),
-                    fmt::format("{}; corral waited and asked again {} {} over {} (every corral on this machine "
-                                "waited with it), until {}",
+                    fmt::format("{}; corral waited and asked again {} {} over {} (every corral of yours on this "
+                                "machine waited with it), until {}",
                                 e.what(), attempt, attempt == 1 ? "time" : "times", format_duration(waited),
                                 deadline ? "--timeout ran out" : "it had waited long enough"),
                     e.hint());
@@ -136,19 +148,6 @@ Sandbox create_admitted(LeaseContext& ctx, ProviderSession& session, const Creat
   }
 }
 }  // namespace
-
-void admit_new(LeaseContext& ctx, const std::string& provider, const std::vector<std::string>& lease_ids,
-               CreateDeadline deadline) {
-  if (!ctx.fleet) return;
-  std::optional<std::chrono::steady_clock::time_point> waited_since;
-  try {
-    ctx.fleet->admit(provider, lease_ids, slot_wait(ctx.ui, deadline, waited_since));
-  } catch (const Error&) {
-    if (waited_since) end_slot_wait(ctx.ui, provider, *waited_since, PhaseEvent::State::failed);
-    throw;
-  }
-  if (waited_since) end_slot_wait(ctx.ui, provider, *waited_since, PhaseEvent::State::done);
-}
 
 Lease::Lease(LeaseContext& ctx, Claim claim, std::unique_ptr<ProviderSession> session, LeaseLock lock, bool reused)
     : ctx_(&ctx), claim_(std::move(claim)), session_(std::move(session)), lock_(std::move(lock)), reused_(reused) {}

@@ -10,15 +10,7 @@ Session::Session(Config config, std::filesystem::path self)
     : config_(std::move(config)),
       claims_(ClaimStore::standard()),
       fleet_(FleetGate::standard_dir(claims_), claims_,
-             [this](const std::string& provider) {
-               // Limits may name a provider by an alias, as `network:` may.
-               std::vector<std::string> aliases;
-               try {
-                 aliases = providers_.spec(provider).aliases;
-               } catch (const Error&) {
-               }
-               return config_.limits(provider, aliases);
-             }),
+             [this](const std::string& provider) { return config_.limits(provider, aliases(provider)); }),
       providers_([this]() -> const Registry& { return registry(); }, config_, process_env),
       self_(std::move(self)) {}
 
@@ -26,6 +18,14 @@ const Registry& Session::registry() {
   std::lock_guard lock(registry_mutex_);
   if (!registry_) registry_.emplace(Registry::load(Registry::default_sources()));
   return *registry_;
+}
+
+std::vector<std::string> Session::aliases(const std::string& name) {
+  try {
+    return providers_.spec(name).aliases;
+  } catch (const Error&) {
+    return {};
+  }
 }
 
 RefillFn Session::refill(Ui& ui) const {

@@ -37,6 +37,9 @@ class Session {
   LeaseContext context(Ui& ui) { return {claims_, providers_, ui, &fleet_}; }
   // The machine's fleet gate, under this config's limits.
   const FleetGate& fleet() const { return fleet_; }
+  // The aliases of installed provider `name` (settings may name it by one); none when
+  // it is not installed or does not load.
+  std::vector<std::string> aliases(const std::string& name);
   // How a run that reports to `ui` refills a pool it took from; unset without `self`.
   RefillFn refill(Ui& ui) const;
 

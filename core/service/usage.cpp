@@ -44,12 +44,11 @@ class Tally {
       count(key, provider, by_ == UsageGrouping::lease ? lease_id : "", end - start, live);
       return;
     }
-    // By day: each UTC day gets its part.
-    for (std::int64_t at = start; at < end || (at == start && end == start);) {
-      const std::int64_t day_end = at - at % 86400 + 86400;
-      const std::int64_t part_end = std::min(end, day_end);
+    // By day: each UTC day gets its part (a lease live since this very second, none).
+    if (end == start) count(day_of(start), "", "", 0, live, provider);
+    for (std::int64_t at = start; at < end;) {
+      const std::int64_t part_end = std::min(end, at - at % 86400 + 86400);
       count(day_of(at), "", "", part_end - at, live, provider);
-      if (part_end == at) break;
       at = part_end;
     }
   }
@@ -102,14 +101,14 @@ UsageReport usage(Session& session, const UsageQuery& query) {
   UsageReport report;
   report.since = now - query.since_seconds;
   report.by = query.by;
+  // A price may name a provider by an alias, as limits may; asked once per provider.
+  std::map<std::string, std::optional<double>> prices;
   Tally tally(
-      [&session](const std::string& provider) {
-        std::vector<std::string> aliases;  // a price may name a provider by an alias, as limits may
-        try {
-          aliases = session.providers().spec(provider).aliases;
-        } catch (const Error&) {
-        }
-        return session.config().price_per_hour(provider, aliases);
+      [&](const std::string& provider) {
+        auto it = prices.find(provider);
+        if (it == prices.end())
+          it = prices.emplace(provider, session.config().price_per_hour(provider, session.aliases(provider))).first;
+        return it->second;
       },
       query.by);
   const UsageLog::Contents log = session.fleet().usage().read();

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "cli.hpp"
+#include "corral/json.hpp"
 #include "otlp_receiver.hpp"
 
 using corral::test::attribute;
@@ -139,4 +140,33 @@ TEST_CASE("a collector that never answers costs the run at most a second, and is
     CHECK(r.out == "[]\n");
     CHECK(receiver.received().empty());
   }
+}
+
+TEST_CASE("warmup and fork are traces of their own, named so, their phases under them") {
+  OtlpReceiver receiver;
+  CliEnv env;
+  env.env["OTEL_EXPORTER_OTLP_ENDPOINT"] = receiver.endpoint();
+  CliResult warmed = env.run({"warmup"});
+  REQUIRE_MESSAGE(warmed.exit_code == 0, warmed.err);
+  const std::string lease = corral::json::get_string(corral::json::parse(warmed.out, "handle"), "leaseId");
+  auto spans = one_trace(receiver);
+  REQUIRE(spans.count("warmup"));
+  CHECK(attribute(spans["warmup"].attributes(), "corral.lease") == lease);
+  CHECK(attribute(spans["warmup"].attributes(), "corral.provider") == "local");
+  REQUIRE(spans.count("create"));
+  CHECK(spans["create"].parent_span_id() == spans["warmup"].span_id());
+
+  CliResult forked = env.run({"fork", "--id", lease, "--count", "1"});
+  REQUIRE_MESSAGE(forked.exit_code == 0, forked.err);
+  REQUIRE(receiver.wait_for(2));
+  const auto got = receiver.received();
+  REQUIRE(got[1].decoded);
+  std::map<std::string, std::vector<Span>> by_name;
+  for (const Span& s : spans_of(got[1].request)) by_name[s.name()].push_back(s);
+  REQUIRE(by_name["fork"].size() == 2);  // the operation, and the provider's fork under it
+  const Span& root = by_name["fork"][0].parent_span_id().empty() ? by_name["fork"][0] : by_name["fork"][1];
+  const Span& step = &root == &by_name["fork"][0] ? by_name["fork"][1] : by_name["fork"][0];
+  CHECK(step.parent_span_id() == root.span_id());
+  CHECK(attribute(root.attributes(), "corral.exit_code") == "0");
+  CHECK(env.run({"stop", "--all"}).exit_code == 0);
 }

@@ -1,7 +1,8 @@
 // One of N slots shared by every corral process of a machine, without a daemon: each slot
 // is a file in one folder whose lock its holder keeps, so a process that dies (or is
-// killed) gives its slot back with its descriptors, at once. What the fleet limiter
-// builds on: at most N live sandboxes of a provider, across terminals, CI jobs and agents.
+// killed) gives its slot back with its descriptors, at once. For a bound on work that ends
+// with its process. (The fleet limiter, lease/fleet_gate.hpp, cannot use it: a kept or
+// pooled sandbox holds its place after its process is gone, so its seats are per lease.)
 //
 // Threads: take() may be called from several threads and processes at once; each slot
 // goes to one of them. A SlotLock belongs to one thread at a time; moving it hands it on.
