@@ -9,6 +9,7 @@ namespace {
 
 const Command* const kCommands[] = {
     &kRun,
+    &kShell,
     &kWarmup,
     &kList,
     &kStatus,

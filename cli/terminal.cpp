@@ -1,6 +1,9 @@
 #include "terminal.hpp"
 
+#include <poll.h>
 #include <signal.h>
+#include <sys/stat.h>
+#include <termios.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
@@ -15,13 +18,25 @@ namespace corral::cli {
 namespace {
 
 std::atomic<int> g_signals{0};
+std::atomic<int> g_first_signal{0};  // the signal of the first ask, passed on to the command
+// The user's terminal settings while a command's terminal has it raw (`run -t`): put back
+// by the signal handler too, should corral give up at the third signal.
+termios g_saved_terminal{};
+std::atomic<bool> g_terminal_raw{false};
+
+// Puts the user's terminal back as it was before `run -t` made it raw (async-signal-safe).
+void restore_terminal() {
+  if (g_terminal_raw.exchange(false)) ::tcsetattr(0, TCSADRAIN, &g_saved_terminal);
+}
 // The live line is on the screen: the stop message erases it instead of starting a new line.
 std::atomic<bool> g_line_shown{false};
 
 constexpr std::chrono::milliseconds kRedraw{100};  // at most 10 redraws a second
 constexpr char kErase[] = "\r\033[K";
 
-void on_stop_signal(int) {
+void on_stop_signal(int sig) {
+  int expected = 0;
+  g_first_signal.compare_exchange_strong(expected, sig);
   int n = ++g_signals;
   const bool erase = g_line_shown.exchange(false);
   if (erase) (void)!::write(2, kErase, sizeof kErase - 1);
@@ -29,6 +44,7 @@ void on_stop_signal(int) {
     const char msg[] = "\ncorral: stopping the command and cleaning up (Ctrl-C twice more to abandon cleanup)\n";
     (void)!::write(2, msg + erase, sizeof msg - 1 - erase);
   } else if (n >= 3) {
+    restore_terminal();
     const char msg[] = "\ncorral: abandoned cleanup; `corral list` shows what may be left\n";
     (void)!::write(2, msg + erase, sizeof msg - 1 - erase);
     ::_exit(130);
@@ -67,6 +83,7 @@ TerminalUi::TerminalUi(bool verbose) : verbose_(verbose), tty_(::isatty(2) == 1)
 }
 
 TerminalUi::~TerminalUi() {
+  restore_terminal();  // whatever path the run took
   {
     std::lock_guard lock(mutex_);
     stopping_ = true;
@@ -89,7 +106,7 @@ void TerminalUi::set_progress_mode(ProgressMode mode) {
 }
 
 bool TerminalUi::live() const {
-  return mode_ == ProgressMode::automatic && tty_ && !stderr_broken_ && !stop_requested();
+  return mode_ == ProgressMode::automatic && tty_ && !stderr_broken_ && !stop_requested() && !terminal_raw_;
 }
 
 void TerminalUi::clear_progress() {
@@ -218,6 +235,56 @@ void TerminalUi::progress(const std::string& message_text) {
 }
 
 bool TerminalUi::cancelled() { return stop_requested(); }
+
+int TerminalUi::stop_requests() { return g_signals.load(); }
+
+int TerminalUi::stop_signal() { return g_first_signal.load(); }
+
+long TerminalUi::read_input(char* buffer, std::size_t capacity, int timeout_ms) {
+  pollfd p{0, POLLIN, 0};
+  const int ready = ::poll(&p, 1, timeout_ms);
+  if (ready == 0 || (ready < 0 && errno == EINTR)) return -1;
+  if (ready < 0 || (p.revents & POLLNVAL)) return 0;  // no stdin at all: nothing to read
+  const ssize_t got = ::read(0, buffer, capacity);
+  if (got < 0 && (errno == EINTR || errno == EAGAIN)) return -1;
+  return got < 0 ? 0 : static_cast<long>(got);  // a read error ends the input as its end would
+}
+
+bool TerminalUi::window_size(std::uint16_t& rows, std::uint16_t& cols) {
+  winsize size{};
+  if (::ioctl(0, TIOCGWINSZ, &size) != 0 || size.ws_row == 0 || size.ws_col == 0) return false;
+  rows = size.ws_row;
+  cols = size.ws_col;
+  return true;
+}
+
+void TerminalUi::command_terminal(bool on) {
+  std::lock_guard lock(mutex_);
+  if (on == terminal_raw_) return;
+  if (!on) {
+    restore_terminal();
+    terminal_raw_ = false;
+    return;
+  }
+  termios raw{};
+  if (::tcgetattr(0, &g_saved_terminal) != 0) return;  // not a terminal after all: nothing to change
+  clear_progress();
+  raw = g_saved_terminal;
+  ::cfmakeraw(&raw);
+  g_terminal_raw = true;
+  if (::tcsetattr(0, TCSADRAIN, &raw) != 0) g_terminal_raw = false;
+  terminal_raw_ = g_terminal_raw.load();
+}
+
+bool TerminalUi::input_waiting() {
+  struct stat st {};
+  if (::fstat(0, &st) != 0) return false;
+  if (S_ISREG(st.st_mode)) return st.st_size > ::lseek(0, 0, SEEK_CUR);
+  // A device (/dev/null) is always "readable"; only a pipe or socket with bytes in it is waiting.
+  if (!S_ISFIFO(st.st_mode) && !S_ISSOCK(st.st_mode)) return false;
+  pollfd p{0, POLLIN, 0};
+  return ::poll(&p, 1, 0) > 0 && (p.revents & POLLIN);
+}
 
 void TerminalUi::error(const Error& e) { error(e.what(), e.hint()); }
 

@@ -38,6 +38,16 @@ class TerminalUi : public corral::Ui {
   void progress(const std::string& message) override;
   void phase(const PhaseEvent& event) override;
   bool cancelled() override;
+  int stop_requests() override;
+  int stop_signal() override;
+  // Reads this process's stdin, for a command that reads it.
+  long read_input(char* buffer, std::size_t capacity, int timeout_ms) override;
+  bool input_waiting() override;
+  // The size of the terminal on stdin.
+  bool window_size(std::uint16_t& rows, std::uint16_t& cols) override;
+  // Makes the terminal on stdin raw while a command's terminal runs (every key, Ctrl-C
+  // included, goes to the command), and puts it back after; no live line meanwhile.
+  void command_terminal(bool on) override;
   // Where the phases become spans while an operation is traced; null = none. Set before
   // the operation starts, cleared after it ends.
   PhaseTracer* tracer() override { return tracer_; }
@@ -72,6 +82,7 @@ class TerminalUi : public corral::Ui {
   bool progress_shown_ = false;
   bool stdout_closed_ = false;
   bool stderr_broken_ = false;  // a write to stderr failed: no more progress there
+  bool terminal_raw_ = false;   // a command's terminal has the user's (command_terminal)
   ProgressMode mode_ = ProgressMode::automatic;
   PhaseTracer* tracer_ = nullptr;
 

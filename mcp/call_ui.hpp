@@ -64,6 +64,11 @@ class CallUi : public Ui {
     return cancelled_.load() || server_stopping_.load() || (parent_ && parent_->cancelled());
   }
 
+  // The server's own stop gives a command no grace to end by its signal: asked twice.
+  int stop_requests() override {
+    if (server_stopping_.load()) return 2;
+    return parent_ ? parent_->stop_requests() : cancelled_.load() ? 1 : 0;
+  }
   // Asks the call to stop, as Ctrl-C asks a run.
   void cancel() { cancelled_.store(true); }
   // The call's phases become spans of its trace while it is traced (set before it runs).

@@ -8,6 +8,7 @@
 namespace corral::cli {
 
 extern const Command kRun;
+extern const Command kShell;
 extern const Command kWarmup;
 extern const Command kList;
 extern const Command kStatus;

@@ -1,7 +1,11 @@
 // `corral run`: a command in a sandbox under the run contract, or in N at once (--shards).
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -76,24 +80,7 @@ int run_command(Context& ctx, RunOptions& args) {
     (void)service::fanout_request(ctx.session, ctx.ui, args.spec);  // a bad spec refused before any file is checked
     return fanout_command(ctx, args);
   }
-  (void)service::run_request(ctx.session, ctx.ui, args.spec);
-  std::optional<OutputFile> output;
-  if (!args.sandbox.lease_output.empty()) output.emplace(args.sandbox.lease_output, "session handle");
-  std::function<void(const SessionHandle&)> on_acquired;
-  if (output && output->rewritable()) on_acquired = [&](const SessionHandle& h) { write_early(*output, handle_to_json(h)); };
-  RunResult result = service::run(ctx.session, ctx.ui, args.spec, on_acquired);
-  if (ctx.trace) describe_trace(*ctx.trace, result);
-  if (!result.handle) {
-    if (result.error) ctx.ui.error(*result.error);
-    return result.exit_code;
-  }
-  const SessionHandle& h = *result.handle;
-  if (output) write_final(ctx, *output, handle_to_json(h), result.exit_code, result.error.has_value());
-  if (result.error) ctx.ui.error(*result.error);
-  if (h.kept && !h.reused)
-    ctx.ui.note(fmt::format("kept sandbox {} (lease {}): rerun with --id {}; stop with `{}`", h.slug, h.lease_id,
-                            h.slug, h.cleanup_command));
-  return result.exit_code;
+  return run_one(ctx, args.sandbox, args.spec);
 }
 
 // The run-only options, in the order --help lists them after the sandbox's.
@@ -111,6 +98,17 @@ void add_run_options(CLI::App& app, service::RunSpec& o) {
       ->allow_extra_args(false)
       ->type_name("NAME[=HOST,...]");
   app.add_option("--timeout", o.timeout, "Stop the command after DURATION (e.g. 10m)");
+  app.add_flag("-t,--tty", o.tty,
+               "Run the command on a terminal of its own, sized as yours: every key (Ctrl-C too) goes to it "
+               "(needs a terminal on stdin)");
+  app.add_flag("-i,--interactive", o.interactive,
+               "Pass stdin on (the default without -t; -it as with docker)");
+  app.add_flag("--no-stdin", o.no_stdin,
+               "Give the command an empty stdin; without it, what is piped into corral is the command's input");
+  app.add_option("--stop-timeout", o.stop_timeout,
+                 "On Ctrl-C or SIGTERM, give the command DURATION to end by the signal it is passed before it is "
+                 "killed (default 10s; a second Ctrl-C kills it at once)")
+      ->type_name("DURATION");
   app.add_option("--shell", o.shell, "Run this string with /bin/sh -c instead of an argv");
   app.add_option("--download", o.downloads,
                  "After the command, copy back files matching this path or glob, relative to its folder "
@@ -148,11 +146,47 @@ Runner define(CLI::App& app) {
   return [o, cmd = &app](Context& ctx) {
     o->spec.argv.insert(o->spec.argv.end(), ctx.words_after_dashes.begin(), ctx.words_after_dashes.end());
     o->spec.fanout.wanted = cmd->count("--shards") > 0;
+    take_terminal(o->spec);
     return run_command(ctx, *o);
   };
 }
 
 }  // namespace
+
+int run_one(Context& ctx, const SandboxOptions& sandbox, service::RunSpec& spec) {
+  spec.sandbox = sandbox.spec;
+  (void)service::run_request(ctx.session, ctx.ui, spec);  // a bad spec refused before any file is checked
+  std::optional<OutputFile> output;
+  if (!sandbox.lease_output.empty()) output.emplace(sandbox.lease_output, "session handle");
+  std::function<void(const SessionHandle&)> on_acquired;
+  if (output && output->rewritable()) on_acquired = [&](const SessionHandle& h) { write_early(*output, handle_to_json(h)); };
+  RunResult result = service::run(ctx.session, ctx.ui, spec, on_acquired);
+  if (ctx.trace) describe_trace(*ctx.trace, result);
+  if (!result.handle) {
+    if (result.error) ctx.ui.error(*result.error);
+    return result.exit_code;
+  }
+  const SessionHandle& h = *result.handle;
+  if (output) write_final(ctx, *output, handle_to_json(h), result.exit_code, result.error.has_value());
+  if (result.error) ctx.ui.error(*result.error);
+  if (h.kept && !h.reused)
+    ctx.ui.note(fmt::format("kept sandbox {} (lease {}): rerun with --id {}; stop with `{}`", h.slug, h.lease_id,
+                            h.slug, h.cleanup_command));
+  return result.exit_code;
+}
+
+void take_terminal(service::RunSpec& spec) {
+  // Input is passed on as `ssh host cmd` does, but never a terminal's without -t (that
+  // needs a terminal in the sandbox), nor a closed stdin.
+  struct stat st {};
+  spec.forward_stdin = !spec.no_stdin && ::fstat(0, &st) == 0 && !::isatty(0);
+  if (!spec.tty) return;
+  if (!::isatty(0))
+    throw Error(ErrorCode::invalid_argument, "-t gives the command a terminal, but corral's stdin is not one",
+                "run it from a terminal, or drop -t (what is piped into corral reaches the command without it)");
+  const char* term = std::getenv("TERM");
+  spec.term = term && *term ? term : "";
+}
 
 const Command kRun = {
     .name = "run",

@@ -28,6 +28,14 @@ void add_sandbox_options(CLI::App& app, SandboxOptions& options);
 // a mode that is none.
 void finish_sandbox_options(Context& ctx, SandboxOptions& options);
 
+// Runs `spec` in one sandbox made as `sandbox` says (finished by finish_sandbox_options):
+// the handle to --lease-output, errors and the kept sandbox's note to the user; returns
+// the exit status.
+int run_one(Context& ctx, const SandboxOptions& sandbox, service::RunSpec& spec);
+// Decides from corral's stdin whether the command gets it (spec.forward_stdin: open, not a
+// terminal, no --no-stdin), and with -t checks that stdin is a terminal and notes TERM.
+void take_terminal(service::RunSpec& spec);
+
 // Writes a handle as soon as a sandbox exists, so one is there even if corral dies before
 // the end (which writes it again). A failure here is reported by that last write.
 void write_early(const OutputFile& output, const std::string& text);

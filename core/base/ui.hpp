@@ -43,6 +43,23 @@ class Ui {
   // (--progress). Ignored by default. May be called from a plugin's threads.
   virtual void phase(const PhaseEvent&) {}
   virtual bool cancelled() = 0;  // true once the user asked to stop (Ctrl-C)
+  // How often the user asked to stop so far: a second ask kills a command still ending by
+  // the signal it was passed, and stops a download begun after the first.
+  virtual int stop_requests() { return cancelled() ? 1 : 0; }
+  // The signal of the user's first ask, passed on to a command that can trap it: SIGINT
+  // (Ctrl-C), SIGTERM or SIGHUP; 0 before any.
+  virtual int stop_signal() { return cancelled() ? 2 /* SIGINT */ : 0; }
+  // The command's input (what is piped into corral): up to `capacity` bytes, waiting at
+  // most `timeout_ms`; 0 at its end, -1 when none came in time. None by default. Called
+  // from one thread at a time, beside the other methods.
+  virtual long read_input(char* /*buffer*/, std::size_t /*capacity*/, int /*timeout_ms*/) { return 0; }
+  // Whether input is waiting to be read now (a run that cannot pass it on refuses it).
+  virtual bool input_waiting() { return false; }
+  // The size of the user's terminal (`run -t`); false when there is none.
+  virtual bool window_size(std::uint16_t& /*rows*/, std::uint16_t& /*cols*/) { return false; }
+  // A command on a terminal of its own starts (true) or ended (false): the user's terminal
+  // passes every key on (raw) meanwhile, and nothing of corral's is drawn over it.
+  virtual void command_terminal(bool /*on*/) {}
   // Where the phases become trace spans (phase_trace.hpp); null when nobody traces.
   virtual PhaseTracer* tracer() { return nullptr; }
 };

@@ -1,5 +1,8 @@
 #include "conformance/capture_ui.hpp"
 
+#include <algorithm>
+#include <cstring>
+
 namespace corral {
 
 CapturedStream::CapturedStream(std::size_t head_limit) : head_limit_(head_limit), hash_(std::make_unique<Sha256>()) {}
@@ -50,6 +53,13 @@ std::optional<std::chrono::steady_clock::time_point> CaptureUi::stdout_time_of(c
 }
 
 void CaptureUi::err(std::string_view data) { err_.add(data); }
+
+long CaptureUi::read_input(char* buffer, std::size_t capacity, int) {
+  const std::size_t n = std::min(capacity, input_.size() - input_read_);
+  std::memcpy(buffer, input_.data() + input_read_, n);
+  input_read_ += n;
+  return static_cast<long>(n);
+}
 
 bool CaptureUi::cancelled() {
   if (cancel_at_ && std::chrono::steady_clock::now() >= *cancel_at_) time_ran_out_ = true;

@@ -67,8 +67,14 @@ class CaptureUi : public Ui {
   void warn(const std::string& message) override { messages_.push_back(message); }
   void progress(const std::string&) override {}
   bool cancelled() override;
+  // The input piped in for the command: `input`, then its end.
+  void set_input(std::string input) { input_ = std::move(input); }
+  long read_input(char* buffer, std::size_t capacity, int timeout_ms) override;
+  bool input_waiting() override { return input_read_ < input_.size(); }
 
  private:
+  std::string input_;
+  std::size_t input_read_ = 0;  // read_input runs on one thread at a time
   Ui& user_;
   CapturedStream out_;
   CapturedStream err_;

@@ -106,6 +106,11 @@ Observed Kit::run(const RunSpec& spec) {
   request.downloads.dir = download_dir();
   if (spec.max_download) request.downloads.max_bytes = spec.max_download;
   request.network = spec.network;
+  if (spec.input) {
+    request.command.forward_stdin = true;
+    ui.set_input(*spec.input);
+  }
+  if (spec.stop_timeout_ms >= 0) request.command.stop_timeout_ms = spec.stop_timeout_ms;
   Clock::time_point start = Clock::now();
   Observed o;
   o.ran = fmt::format("{} in the fixture's {}{}",

@@ -154,6 +154,8 @@ struct RunSpec {
   std::vector<std::string> downloads;  // --download patterns
   std::uint64_t max_download = 0;      // --max-download; 0 = the default
   std::optional<NetworkPolicy> network;  // --network
+  std::optional<std::string> input;      // piped into corral: the command's stdin (exec-stdin)
+  std::int64_t stop_timeout_ms = -1;     // --stop-timeout; -1 = the default
 };
 
 // What one run did, as the user would have seen it.

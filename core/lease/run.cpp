@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <csignal>
 #include <exception>
 #include <optional>
 #include <system_error>
@@ -226,6 +227,25 @@ void RunPhases::build_command() {
   // A secret's variable holds its placeholder, whatever the config's env list forwards.
   for (const Secret& secret : secrets_) command_.env[secret.name] = secret.placeholder;
   command_.secrets = secrets_;
+  pass_stdin();
+}
+
+void RunPhases::pass_stdin() {
+  if (command_.tty) {
+    Providers::require(spec(), Feature::exec_tty, "-t", ctx_.providers.having(Feature::exec_tty));
+    command_.forward_stdin = true;
+    // The command's terminal speaks what the user's does, as `docker run -t` and ssh tell it.
+    command_.env.try_emplace("TERM", request_.term.empty() ? "xterm" : request_.term);
+  }
+  if (!command_.forward_stdin || spec().features.has(Feature::exec_stdin)) return;
+  command_.forward_stdin = false;
+  // Input piped in that the command would never read is refused, not dropped in silence.
+  if (ctx_.ui.input_waiting())
+    throw Error(ErrorCode::unsupported,
+                fmt::format("provider '{}' cannot pass stdin on to the command, and input is waiting there",
+                            spec().name),
+                fmt::format("add --no-stdin to run it with an empty stdin, or use a provider with exec-stdin ({})",
+                            fmt::join(ctx_.providers.having(Feature::exec_stdin), ", ")));
 }
 
 void RunPhases::take_workspace(const SharedWorkspace* shared) {
@@ -368,23 +388,44 @@ void RunPhases::exec() {
     stop_if_cancelled("interrupted");
     start("exec");
     ran_ = true;
+    struct TerminalScope {  // the user's terminal is the command's while it runs
+      Ui& ui;
+      bool on;
+      ~TerminalScope() {
+        if (on) ui.command_terminal(false);
+      }
+    } terminal{ctx_.ui, command_.tty};
+    if (terminal.on) ctx_.ui.command_terminal(true);
     ExecResult done = lease_->exec(command_);
+    ended_ = true;
     const int code = done.exit_code;
     handle_.exit_code = code;
     handle_.egress = std::move(done.egress);
     if (handle_.egress) report_egress(ctx_.ui, *handle_.egress);
     result_.exit_code = code;
     failed_ = code != 0;
+    // Asked to stop while it ran, it ended by the signal it was passed (exec-signals): the
+    // run is still an interrupted one, the command's own code in the handle.
+    if (const int sig = ctx_.ui.stop_signal(); sig != 0)
+      fail(Error(ErrorCode::cancelled,
+                 fmt::format("the command was interrupted ({}) and ended by it with exit code {}",
+                             sig == SIGINT ? "Ctrl-C" : sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP" : "a signal",
+                             code)));
   });
 }
 
 void RunPhases::download() {
-  // Reports matter most when the command failed: download on every outcome but Ctrl-C.
-  if (!request_.downloads.wanted() || !ran_ || ctx_.ui.cancelled()) return;
+  // Reports matter most when the command failed: download on every outcome but a command
+  // killed on Ctrl-C. One that ended by the signal it was passed (exec-signals) may have
+  // written its report on the way out: that is downloaded, stopped only by a further ask.
+  if (!request_.downloads.wanted() || !ran_) return;
+  const int asks = ctx_.ui.stop_requests();
+  if (asks > 0 && !ended_) return;
   start("download");
   DownloadFolder dir =
       download_folder(workspace().root, request_.cwd, request_.downloads.dir, lease_->claim().lease_id);
-  DownloadSummary summary = lease_->download(request_.downloads, command_.cwd, dir, cancelled_);
+  const auto asked_again = [&ui = ctx_.ui, asks] { return ui.stop_requests() > asks; };
+  DownloadSummary summary = lease_->download(request_.downloads, command_.cwd, dir, asked_again);
   if (summary.error) {
     ctx_.ui.warn(fmt::format("the download failed: {}{}", summary.error->what(),
                              summary.error->hint().empty() ? "" : " (" + summary.error->hint() + ")"));
@@ -393,7 +434,7 @@ void RunPhases::download() {
   handle_.downloads = std::move(summary);
   // Stopped while the results came back: interrupted, whatever the command did (which
   // still decides --keep-on-failure).
-  if (ctx_.ui.cancelled() && !result_.error) {
+  if (asked_again() && !result_.error) {
     result_.error = Error(ErrorCode::cancelled, "interrupted while downloading the results");
     result_.exit_code = result_.error->exit_code();
   }

@@ -47,6 +47,7 @@ struct RunRequest {
   // sets cwd to the command's folder in the sandbox.
   Command command;
   std::vector<std::string> env_names;  // --env NAME
+  std::string term;  // with command.tty: the user's TERM, which the command's terminal gets ("" = xterm)
   // --secret NAME=HOST,...: read from the environment in prepare, never seen by the command.
   std::vector<std::string> secrets;
   std::uint64_t max_workspace = 0;
@@ -154,6 +155,8 @@ class RunPhases {
   std::uint64_t workspace_bytes() const;
   void choose_network();
   void build_command();
+  // A command on a provider without exec-stdin reads nothing: refused when input waits.
+  void pass_stdin();
   void take_workspace(const SharedWorkspace* shared);
   void check_workspace() const;
   // prepare()'s end: starts the packer when sync() will upload an archive of its own.
@@ -184,6 +187,7 @@ class RunPhases {
   SessionHandle handle_;
   RunResult result_;
   bool ran_ = false;     // the command started: its results may be worth downloading
+  bool ended_ = false;   // the command ended by itself (not killed on a stop), with its exit code
   bool failed_ = false;  // for --keep-on-failure: an error, or the command's non-zero exit
   // prepare to sync: packing the workspace meanwhile. Last, so it stops before the
   // workspace it reads goes.

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstring>
 
 #include "corral/errors.hpp"
@@ -123,6 +124,11 @@ void ShardUi::phase(const PhaseEvent& event) {
 }
 
 bool ShardUi::cancelled() { return terminal_.stop.load() || terminal_.user.cancelled(); }
+
+// The fan-out's own stop (fail-fast) gives a shard's command no grace: it counts as asked twice.
+int ShardUi::stop_requests() { return terminal_.stop.load() ? 2 : terminal_.user.stop_requests(); }
+
+int ShardUi::stop_signal() { return terminal_.user.stop_signal() ? terminal_.user.stop_signal() : cancelled() ? SIGINT : 0; }
 
 PhaseTracer* ShardUi::tracer() { return tracer_ ? &*tracer_ : nullptr; }
 

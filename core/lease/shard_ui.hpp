@@ -56,6 +56,8 @@ class ShardUi : public Ui {
   // Passed on to the user's Ui with this shard's index.
   void phase(const PhaseEvent& event) override;
   bool cancelled() override;
+  int stop_requests() override;
+  int stop_signal() override;
   // The user's Ui's tracer, its spans under this shard's (null when it does not trace).
   PhaseTracer* tracer() override;
   // Writes what is left of a last line without a newline, ending it; call once at the end.

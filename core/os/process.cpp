@@ -107,6 +107,7 @@ struct SharedChild {
   char* const* argv;
   char* const* env;
   const char* stdin_path;
+  int stdin_fd;     // -1: stdin_path
   const char* cwd;  // nullptr: stay
   int out_fd, err_fd, report_fd;
   const ProcessSpec::PassedFd* passed;
@@ -172,11 +173,11 @@ CORRAL_SHARED_CHILD int run_shared_child(void* arg) {
   }
   const unsigned long none = 0;
   check(::syscall(SYS_rt_sigprocmask, SIG_SETMASK, &none, nullptr, sizeof none));
-  const long in = check(::syscall(SYS_openat, AT_FDCWD, c.stdin_path, O_RDONLY, 0));
+  const long in = c.stdin_fd >= 0 ? c.stdin_fd : check(::syscall(SYS_openat, AT_FDCWD, c.stdin_path, O_RDONLY, 0));
   check(raw_dup_to(static_cast<int>(in), 0));
   check(raw_dup_to(c.out_fd, 1));
   check(raw_dup_to(c.err_fd, 2));
-  if (in > 2) ::syscall(SYS_close, in);
+  if (in > 2 && in != c.stdin_fd) ::syscall(SYS_close, in);
   // Namespaces first: a passed descriptor's target number may be a namespace's descriptor.
   if (c.user_ns_fd >= 0) check(::syscall(SYS_setns, c.user_ns_fd, CLONE_NEWUSER));
   if (c.mount_ns_fd >= 0) check(::syscall(SYS_setns, c.mount_ns_fd, CLONE_NEWNS));
@@ -253,7 +254,7 @@ pid_t start_child(const ProcessSpec& spec, const std::string& program, int out_f
   std::vector<ProcessSpec::PassedFd> passed = checked_passed_fds(spec);
   std::vector<int> moved(passed.size(), -1);
   Pipe report;
-  SharedChild child{program.c_str(), argv.data(), envp.data(), spec.stdin_path.c_str(),
+  SharedChild child{program.c_str(), argv.data(), envp.data(), spec.stdin_path.c_str(), spec.stdin_fd,
                     spec.cwd.empty() ? nullptr : spec.cwd.c_str(), out_fd, err_fd, report.write.get(), passed.data(),
                     moved.data(), passed.size(), ::getpid(), spec.user_ns_fd, spec.mount_ns_fd, spec.clear_groups,
                     spec.uid, spec.gid};
@@ -318,7 +319,8 @@ std::string find_program(const std::string& program) {
 }
 
 ProcessOutcome run_process(const ProcessSpec& spec, const OutputFn& on_stdout, const OutputFn& on_stderr,
-                           const std::function<bool()>& cancelled, long timeout_seconds, int grace_seconds) {
+                           const std::function<bool()>& cancelled, long timeout_seconds, int grace_seconds,
+                           const std::function<void()>& on_tick) {
   if (spec.argv.empty()) throw Error(ErrorCode::internal, "run_process: empty argv");
   std::string program = find_program(spec.argv[0]);
   if (program.empty())
@@ -358,6 +360,7 @@ ProcessOutcome run_process(const ProcessSpec& spec, const OutputFn& on_stdout, c
         --open_streams;
       }
     }
+    if (on_tick) on_tick();
     if (cancelled && cancelled()) stop(false);
     if (timeout_seconds > 0 && Clock::now() - started > std::chrono::seconds(timeout_seconds)) stop(true);
     if (kill_at && Clock::now() > *kill_at) ::kill(-pid, SIGKILL);

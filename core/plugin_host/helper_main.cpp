@@ -11,7 +11,10 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <cstring>
 #include <cstdio>
 #include <mutex>
 #include <optional>
@@ -28,8 +31,15 @@ namespace channel = corral::channel;
 constexpr int kChannel = 3;
 
 std::mutex g_write;                // plugin threads may call back concurrently
-std::mutex g_read;                 // cancelled() reads while the main loop waits
+std::mutex g_read;                 // cancelled(), take_signal() and read_input() read while the main loop waits
 std::atomic<bool> g_cancelled{false};
+std::atomic<int> g_signal{0};      // a signal corral passed on, not yet taken
+std::atomic<std::uint32_t> g_window{0};  // the user's terminal size corral passed on, not yet asked for
+// The command's input corral sent (under g_read): bytes not yet read, whether it ended,
+// and whether a want_input is out (at most one input frame is ever on its way).
+std::string g_input;
+bool g_input_ended = false;
+bool g_input_wanted = false;
 
 // Sends one frame; corral gone means there is nobody to work for any more.
 void send(channel::Kind kind, std::string_view a = {}, std::string_view b = {}) {
@@ -53,6 +63,65 @@ channel::Frame receive() {
   }
 }
 
+// Takes in one frame corral sent during a call (with g_read held); a frame of another
+// kind is a late one for a call that already ended.
+void absorb(const channel::Frame& f) {
+  switch (f.kind) {
+    case channel::Kind::cancel: g_cancelled = true; break;
+    case channel::Kind::signal:
+      if (f.payload.size() == 1) g_signal = static_cast<unsigned char>(f.payload[0]);
+      break;
+    case channel::Kind::window:
+      if (f.payload.size() == 4) g_window = channel::decode_u32(f.payload);
+      break;
+    case channel::Kind::input:
+      g_input_wanted = false;
+      if (f.payload.empty()) g_input_ended = true;
+      else g_input.append(f.payload);
+      break;
+    default: break;
+  }
+}
+
+// Takes in what corral sent, waiting at most `timeout_ms` for the first frame (g_read held).
+void absorb_waiting(int timeout_ms) {
+  pollfd p{kChannel, POLLIN, 0};
+  while (::poll(&p, 1, timeout_ms) > 0) {
+    absorb(receive());
+    timeout_ms = 0;
+  }
+}
+
+// read_input: the input corral sent, asking for more when none is left.
+long read_input(char* buffer, size_t capacity, int timeout_ms) {
+  if (buffer == nullptr || capacity == 0) return 0;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(std::max(timeout_ms, 0));
+  for (;;) {
+    {
+      std::lock_guard lock(g_read);
+      absorb_waiting(0);
+      if (!g_input.empty()) {
+        const size_t n = std::min(capacity, g_input.size());
+        std::memcpy(buffer, g_input.data(), n);
+        g_input.erase(0, n);
+        return static_cast<long>(n);
+      }
+      if (g_input_ended) return 0;
+      if (!g_input_wanted) {
+        char bytes[4];
+        g_input_wanted = true;
+        send(channel::Kind::want_input, channel::encode_u32(static_cast<std::uint32_t>(std::min<size_t>(capacity, channel::kMaxEmit)), bytes));
+      }
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - std::chrono::steady_clock::now());
+      if (left.count() <= 0) return -1;
+      // In slices, so that cancelled() on another thread is never kept waiting long.
+      absorb_waiting(static_cast<int>(std::min<long long>(left.count(), 20)));
+      if (!g_input.empty() || g_input_ended) continue;
+    }
+    if (std::chrono::steady_clock::now() >= until) return -1;
+  }
+}
+
 const corral_host_v1 kHost = {
     sizeof(corral_host_v1),
     /*result=*/[](void*, const char* json, size_t len) { send(channel::Kind::result, {json, len}); },
@@ -71,13 +140,9 @@ const corral_host_v1 kHost = {
     /*cancelled=*/
     [](void*) -> int {
       if (g_cancelled) return 1;
-      // Polled, not waited for: corral's only message during a call is a cancel.
+      // Polled, not waited for.
       std::lock_guard lock(g_read);
-      pollfd p{kChannel, POLLIN, 0};
-      while (!g_cancelled && ::poll(&p, 1, 0) > 0) {
-        channel::Frame f = receive();
-        if (f.kind == channel::Kind::cancel) g_cancelled = true;
-      }
+      absorb_waiting(0);
       return g_cancelled ? 1 : 0;
     },
     /*log=*/
@@ -94,6 +159,27 @@ const corral_host_v1 kHost = {
     [](void*, std::uint32_t milliseconds) {
       char bytes[4];
       send(channel::Kind::retry_after, channel::encode_u32(milliseconds, bytes));
+    },
+    /*read_input=*/[](void*, char* buffer, size_t capacity, int timeout_ms) { return read_input(buffer, capacity, timeout_ms); },
+    /*take_signal=*/
+    [](void*) -> int {
+      {
+        std::lock_guard lock(g_read);
+        absorb_waiting(0);
+      }
+      return g_signal.exchange(0);
+    },
+    /*window_size=*/
+    [](void*, std::uint16_t* rows, std::uint16_t* cols) -> int {
+      {
+        std::lock_guard lock(g_read);
+        absorb_waiting(0);
+      }
+      const std::uint32_t size = g_window.exchange(0);
+      if (size == 0) return 0;
+      if (rows) *rows = static_cast<std::uint16_t>(size >> 16);
+      if (cols) *cols = static_cast<std::uint16_t>(size & 0xffff);
+      return 1;
     },
 };
 
@@ -134,6 +220,10 @@ int main(int argc, char** argv) {
       return receive();
     }();
     g_cancelled = false;
+    g_signal = 0;
+    g_window = 0;
+    g_input.clear();
+    g_input_ended = g_input_wanted = false;
     switch (f.kind) {
       case channel::Kind::open: {
         std::string config(f.payload);

@@ -16,6 +16,7 @@
 #include <charconv>
 #include <optional>
 #include <set>
+#include <vector>
 
 #include "plugin_host/child_wait.hpp"
 #include "corral/errors.hpp"
@@ -191,9 +192,13 @@ class Isolated final : public PluginInstance {
     if (!primitive || primitive_info(*primitive).call_timeout) deadline = Clock::now() + settings_.call_timeout;
     std::optional<Clock::time_point> grace_ends;
     StopReason why = StopReason::none;
+    input_wanted_ = 0;
     for (;;) {
       while (auto f = reader_.next())
         if (auto rc = relay(site, *f, host, call)) return *rc;
+      pass_signal(site, host, call);
+      pass_window(site, host, call);
+      const bool input_sent = pass_input(site, host, call);
       if (!grace_ends && site.stop && (why = site.stop()) != StopReason::none) {
         send(site, channel::Kind::cancel);
         grace_ends = Clock::now() + settings_.cancel_grace;
@@ -202,11 +207,40 @@ class Isolated final : public PluginInstance {
       if (deadline && Clock::now() >= *deadline)
         hung(site, fmt::format("no answer after {:g} s (the registry entry's call-timeout)",
                                seconds(settings_.call_timeout)));
-      Clock::time_point wake = Clock::now() + std::chrono::milliseconds(100);
+      // While the plugin waits for input, look for more of it often.
+      Clock::time_point wake = Clock::now() + std::chrono::milliseconds(input_wanted_ && !input_sent ? 20 : 100);
       for (const auto& limit : {deadline, grace_ends})
         if (limit) wake = std::min(wake, *limit);
       receive(site, wake);
     }
+  }
+
+  // Passes on a signal the user asks the command to get (take_signal()), if any.
+  void pass_signal(const CallSite& site, const corral_host_v1& host, void* call) {
+    if (!CORRAL_HOST_HAS(&host, take_signal)) return;
+    if (const int sig = host.take_signal(call); sig > 0 && sig < 256) {
+      const char byte = static_cast<char>(sig);
+      send(site, channel::Kind::signal, {&byte, 1});
+    }
+  }
+
+  // Passes on a change of the user's terminal size (window_size()), if any.
+  void pass_window(const CallSite& site, const corral_host_v1& host, void* call) {
+    std::uint16_t rows = 0, cols = 0;
+    if (!CORRAL_HOST_HAS(&host, window_size) || !host.window_size(call, &rows, &cols) || rows == 0 || cols == 0) return;
+    char bytes[4];
+    send(site, channel::Kind::window, channel::encode_u32(std::uint32_t{rows} << 16 | cols, bytes));
+  }
+
+  // Answers the helper's want_input with what input there is now; true when it did.
+  bool pass_input(const CallSite& site, const corral_host_v1& host, void* call) {
+    if (input_wanted_ == 0) return false;
+    input_.resize(input_wanted_);
+    const long got = CORRAL_HOST_HAS(&host, read_input) ? host.read_input(call, input_.data(), input_.size(), 0) : 0;
+    if (got < 0) return false;
+    send(site, channel::Kind::input, {input_.data(), static_cast<size_t>(got)});
+    input_wanted_ = 0;
+    return true;
   }
 
   // Waits until `until` for the helper to send something and reads it. A helper that
@@ -255,6 +289,10 @@ class Isolated final : public PluginInstance {
       case channel::Kind::retry_after:
         if (p.size() != 4) break;
         if (CORRAL_HOST_HAS(&host, retry_after)) host.retry_after(call, channel::decode_u32(p));
+        return std::nullopt;
+      case channel::Kind::want_input:
+        if (p.size() != 4 || input_wanted_ != 0) break;  // one input frame on its way at most
+        input_wanted_ = std::clamp<std::uint32_t>(channel::decode_u32(p), 1, channel::kMaxEmit);
         return std::nullopt;
       case channel::Kind::done:
         if (p.size() != 4) break;
@@ -324,6 +362,8 @@ class Isolated final : public PluginInstance {
   ProviderSpec spec_;
   std::set<Primitive> primitives_;
   std::optional<Error> dead_;
+  std::uint32_t input_wanted_ = 0;  // the most bytes of input the helper asked for; 0 = none asked
+  std::vector<char> input_;
 };
 
 }  // namespace

@@ -18,6 +18,9 @@ enum class Kind : std::uint8_t {
   call = 'c',    // payload: primitive name, NUL, request JSON
   cancel = 'x',  // the user asked to stop the call in progress (the ABI's cancelled())
   close = 'q',   // close the instance and exit
+  signal = 's',  // payload: a signal number byte: pass it on to the command (take_signal())
+  input = 'i',   // payload: the command's input, answering one want_input; empty: its end
+  window = 'z',  // payload: the user's terminal size as 4 bytes, rows << 16 | cols (window_size())
   // helper -> corral
   hello = 'h',     // payload: primitive names (space separated), NUL, load_report JSON
   result = 'r',    // payload: the result JSON
@@ -28,6 +31,7 @@ enum class Kind : std::uint8_t {
   transfer = 't',  // payload: bytes done and total in decimal, space separated
   retry_after = 'a',  // payload: milliseconds as 4 bytes, before the error it qualifies
   done = 'd',      // payload: the primitive's return code as 4 bytes (open: 0 = opened)
+  want_input = 'n',  // payload: the most bytes wanted, as 4 bytes: send one input frame
 };
 
 // Larger bodies are refused as a broken peer; emit splits output well below it.

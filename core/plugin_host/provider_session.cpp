@@ -4,8 +4,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <atomic>
+#include <csignal>
 #include <chrono>
+#include <mutex>
 #include <optional>
 
 #include "corral/wire.hpp"
@@ -20,25 +23,63 @@ class CallStop {
   // keeps the timeout itself is the first to see it and can say so in its own words.
   static constexpr std::chrono::seconds kTimeoutAllowance{1};
 
-  CallStop(const HostHooks& hooks, std::int64_t timeout_seconds) : hooks_(hooks) {
-    if (timeout_seconds > 0)
-      deadline_ = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_seconds) + kTimeoutAllowance;
+  struct Rules {
+    std::int64_t timeout_seconds = 0;  // exec's --timeout, 0 = none
+    // exec on a provider with exec-signals: the user's stop goes to the command as a signal
+    // first (take_signal), and the call is told to stop only this long after it, or at
+    // the user's next ask. nullopt: told to stop at once.
+    std::optional<std::chrono::milliseconds> signal_grace;
+    // How often the user had asked to stop before the call began: only a later ask stops
+    // it (the download after a command that ended by itself on its Ctrl-C).
+    int asks_before = 0;
+  };
+
+  CallStop(const HostHooks& hooks, Rules rules) : hooks_(hooks), rules_(rules) {
+    if (rules.timeout_seconds > 0)
+      deadline_ = Clock::now() + std::chrono::seconds(rules.timeout_seconds) + kTimeoutAllowance;
   }
   StopReason reason() {
     StopReason now = reason_.load();
     if (now != StopReason::none) return now;
-    if (hooks_.cancelled && hooks_.cancelled()) now = StopReason::interrupted;
-    else if (deadline_ && std::chrono::steady_clock::now() >= *deadline_) now = StopReason::timed_out;
+    if (const int asks = asks_since_start(); asks > 0 && (!rules_.signal_grace || asks > 1 || grace_over()))
+      now = StopReason::interrupted;
+    else if (deadline_ && Clock::now() >= *deadline_) now = StopReason::timed_out;
     else return StopReason::none;
     StopReason expected = StopReason::none;
     reason_.compare_exchange_strong(expected, now);
     return reason_.load();
   }
+  // The signal to pass on to the command now, once; 0 when none (see Rules::signal_grace).
+  int take_signal() {
+    if (!rules_.signal_grace || asks_since_start() == 0 || signalled_.exchange(true)) return 0;
+    (void)grace_over();  // the grace runs from here at the latest
+    return hooks_.stop_signal ? hooks_.stop_signal() : SIGINT;
+  }
+  // Whether the command was passed the user's signal (and so had its grace to end).
+  bool signalled() const { return signalled_.load(); }
+  std::chrono::milliseconds signal_grace() const { return rules_.signal_grace.value_or(std::chrono::milliseconds(0)); }
 
  private:
+  using Clock = std::chrono::steady_clock;
+  int asks_since_start() const {
+    const int asks = hooks_.stop_requests ? hooks_.stop_requests() : hooks_.cancelled && hooks_.cancelled() ? 1 : 0;
+    return std::max(0, asks - rules_.asks_before);
+  }
+  // Whether the grace since the user's first ask seen by this call has passed.
+  bool grace_over() {
+    const std::int64_t now = Clock::now().time_since_epoch().count();
+    std::int64_t first = 0;
+    first_ask_.compare_exchange_strong(first, now);
+    if (first == 0) first = now;
+    return Clock::duration(now - first) >= *rules_.signal_grace;
+  }
+
   const HostHooks& hooks_;
-  std::optional<std::chrono::steady_clock::time_point> deadline_;
+  Rules rules_;
+  std::optional<Clock::time_point> deadline_;
   std::atomic<StopReason> reason_{StopReason::none};
+  std::atomic<std::int64_t> first_ask_{0};  // steady clock ticks; 0 = not seen yet
+  std::atomic<bool> signalled_{false};
 };
 
 namespace {
@@ -51,16 +92,29 @@ struct CallState {
   std::string result;
   std::optional<Error> error;
   std::optional<std::chrono::milliseconds> retry_after;  // said before the error it qualifies
+  bool input = false;  // exec of a command that reads the user's input
+  bool terminal = false;  // exec of a command on a terminal: window_size answers
+  std::mutex window_mutex;  // window_size may be asked from any thread
+  std::uint32_t last_window = 0;  // rows << 16 | cols as last reported; 0 = never
 };
+
+// "10s", "1.5s": a grace as --stop-timeout takes it.
+std::string seconds_text(std::chrono::milliseconds ms) {
+  if (ms.count() % 1000 == 0) return format_duration(ms.count() / 1000);
+  return fmt::format("{:g}s", static_cast<double>(ms.count()) / 1000.0);
+}
 
 // The error of an exec that was told to stop for `why` and came back with `exit_code`
 // (the plugin ran the command to its end) or with its own error of another kind.
 Error stopped(StopReason why, const Command& command, const std::string& provider, std::optional<int> exit_code,
-              const Error* other) {
+              const Error* other, const CallStop& stop) {
   std::string message = why == StopReason::timed_out
                             ? fmt::format("the command ran past its --timeout ({})",
                                           format_duration(command.timeout_seconds))
                             : std::string("the command was interrupted (Ctrl-C)");
+  if (why == StopReason::interrupted && stop.signalled())
+    message += fmt::format(" and was killed: it had not ended {} after the signal it was passed (--stop-timeout)",
+                           seconds_text(stop.signal_grace()));
   if (exit_code)
     message += fmt::format(", but provider '{}' {}: it ran the command to its end (exit code {})", provider,
                            kIgnoredCancellation, *exit_code);
@@ -70,6 +124,7 @@ Error stopped(StopReason why, const Command& command, const std::string& provide
 }
 
 CallState& state(void* call) { return *static_cast<CallState*>(call); }
+
 
 const corral_host_v1 kHost = {
     sizeof(corral_host_v1),
@@ -108,6 +163,30 @@ const corral_host_v1 kHost = {
     },
     /*retry_after=*/
     [](void* call, std::uint32_t milliseconds) { state(call).retry_after = std::chrono::milliseconds(milliseconds); },
+    /*read_input=*/
+    [](void* call, char* buffer, size_t capacity, int timeout_ms) -> long {
+      CallState& s = state(call);
+      if (!s.input || !s.hooks->read_input || buffer == nullptr || capacity == 0) return 0;
+      return s.hooks->read_input(buffer, capacity, std::max(timeout_ms, 0));
+    },
+    /*take_signal=*/
+    [](void* call) -> int {
+      CallState& s = state(call);
+      return s.stop ? s.stop->take_signal() : 0;
+    },
+    /*window_size=*/
+    [](void* call, std::uint16_t* rows, std::uint16_t* cols) -> int {
+      CallState& s = state(call);
+      std::uint16_t r = 0, c = 0;
+      if (!s.terminal || !s.hooks->window_size || !s.hooks->window_size(r, c) || r == 0 || c == 0) return 0;
+      const std::uint32_t now = std::uint32_t{r} << 16 | c;
+      std::lock_guard lock(s.window_mutex);
+      if (now == s.last_window) return 0;
+      s.last_window = now;
+      if (rows) *rows = r;
+      if (cols) *cols = c;
+      return 1;
+    },
 };
 
 // Points `slot` at `fn` (when set) until the end of the scope.
@@ -150,7 +229,7 @@ ProviderSession::ProviderSession(std::unique_ptr<PluginInstance> plugin, const S
   for (const OptionSpec& o : plugin_->spec().options)
     if (o.secret)
       if (auto it = options.find(o.name); it != options.end()) redactor_.add(it->second);
-  CallStop stop(hooks_, 0);
+  CallStop stop(hooks_, {});
   CallState s{&hooks_, &redactor_, &stop};
   const std::string config = wire::to_json(wire::OpenRequest{options});
   if (!plugin_->open(config, kHost, &s)) {
@@ -166,16 +245,18 @@ ProviderSession::ProviderSession(std::shared_ptr<const Plugin> plugin, const Str
 ProviderSession::~ProviderSession() = default;
 
 std::string ProviderSession::call(Primitive p, const std::string& lease, const std::string& request) {
-  CallStop stop(hooks_, 0);
+  CallStop stop(hooks_, {});
   return call(p, lease, request, &stop);
 }
 
 std::string ProviderSession::call(Primitive p, const std::string& lease, const std::string& request, CallStop* stop,
-                                  std::int64_t command_timeout) {
+                                  std::int64_t command_timeout, bool input, bool terminal) {
   if (!plugin_->provides(p))
     throw Error(ErrorCode::unsupported,
                 fmt::format("provider '{}' does not support '{}'", spec().name, primitive_name(p)));
   CallState s{&hooks_, &redactor_, stop, transfer_};
+  s.input = input;
+  s.terminal = terminal;
   CallSite site{primitive_name(p), lease, command_timeout, nullptr};
   if (stop) site.stop = [stop] { return stop->reason(); };
   int rc = plugin_->call(site, request, kHost, &s);
@@ -245,20 +326,29 @@ void ProviderSession::destroy(const Sandbox& sandbox) {
 }
 
 ExecResult ProviderSession::exec(const Sandbox& sandbox, const Command& command) {
-  // Once told to stop, the run ends as what stopped it, whatever the plugin answers.
-  CallStop stop(hooks_, command.timeout_seconds);
+  // Once told to stop, the run ends as what stopped it, whatever the plugin answers. A
+  // provider that passes signals on gets the user's first and --stop-timeout to end by it.
+  CallStop::Rules rules{.timeout_seconds = command.timeout_seconds};
+  if (has(Feature::exec_signals)) rules.signal_grace = std::chrono::milliseconds(std::max<std::int64_t>(command.stop_timeout_ms, 0));
+  CallStop stop(hooks_, rules);
   for (const Secret& secret : command.secrets) redactor_.add(secret.value);  // from here on, masked
   ExecResult result;
   try {
     const std::string request = wire::to_json(Request<Primitive::exec>{sandbox, command});
-    result = answer<Primitive::exec>(call(Primitive::exec, lease_of(sandbox), request, &stop, command.timeout_seconds));
+    const bool input = command.forward_stdin && has(Feature::exec_stdin);
+    const bool terminal = input && command.tty && has(Feature::exec_tty);
+    result = answer<Primitive::exec>(
+        call(Primitive::exec, lease_of(sandbox), request, &stop, command.timeout_seconds, input, terminal));
   } catch (const Error& e) {
     const StopReason why = stop.reason();
-    if (why == StopReason::none || e.code() == stop_error_code(why)) throw;
-    throw stopped(why, command, spec().name, std::nullopt, &e);
+    const bool as_told = e.code() == stop_error_code(why);
+    // The plugin's own words for a stop stand, but for a kill after the signal's grace,
+    // which only corral knows the story of.
+    if (why == StopReason::none || (as_told && !(why == StopReason::interrupted && stop.signalled()))) throw;
+    throw stopped(why, command, spec().name, std::nullopt, as_told ? nullptr : &e, stop);
   }
   if (const StopReason why = stop.reason(); why != StopReason::none)
-    throw stopped(why, command, spec().name, result.exit_code, nullptr);
+    throw stopped(why, command, spec().name, result.exit_code, nullptr, stop);
   return result;
 }
 
@@ -280,7 +370,11 @@ std::string ProviderSession::url(const Sandbox& sandbox, int port) {
 DownloadResult ProviderSession::download(const Sandbox& sandbox, const DownloadRequest& request,
                                          const TransferFn& on_bytes) {
   TransferScope scope(transfer_, on_bytes);
-  return ask<Primitive::download>(lease_of(sandbox), {sandbox, request});
+  // Results are wanted most from a command that ended on its Ctrl-C: a download begun
+  // after it is stopped only by the user's next one.
+  CallStop stop(hooks_, {.asks_before = hooks_.stop_requests ? hooks_.stop_requests() : 0});
+  return answer<Primitive::download>(
+      call(Primitive::download, lease_of(sandbox), wire::to_json(Request<Primitive::download>{sandbox, request}), &stop));
 }
 
 Sandbox ProviderSession::pause(const Sandbox& sandbox) {

@@ -26,6 +26,14 @@ struct HostHooks {
   std::function<bool()> cancelled;
   std::function<void(int level, const std::string& message)> log;
   std::function<void(const std::string& message)> progress;
+  // How often the user asked to stop so far (Ctrl-C, SIGTERM); unset: 1 once cancelled.
+  std::function<int()> stop_requests;
+  // The signal of the first of those asks (SIGINT, SIGTERM, SIGHUP); unset: SIGINT.
+  std::function<int()> stop_signal;
+  // The user's input for a command that reads it (the ABI's read_input); unset: none.
+  std::function<long(char* buffer, std::size_t capacity, int timeout_ms)> read_input;
+  // The user's terminal size, for a command on a terminal; false when there is none.
+  std::function<bool(std::uint16_t& rows, std::uint16_t& cols)> window_size;
 };
 
 // Hears the bytes an upload or download moved so far, of a total (0 = not known).
@@ -74,8 +82,10 @@ class ProviderSession {
   // plugin crash ("" = none). `stop` says when the call was told to stop (the user's
   // Ctrl-C, exec's --timeout of `command_timeout` seconds); with nullptr nothing stops it
   // (cleanup after the Ctrl-C that caused it).
+  // `input`: the call may read the user's input (exec of a command that reads it);
+  // `terminal`: it may ask the user's window size (exec of a command on a terminal).
   std::string call(Primitive p, const std::string& lease, const std::string& request, CallStop* stop,
-                   std::int64_t command_timeout = 0);
+                   std::int64_t command_timeout = 0, bool input = false, bool terminal = false);
   // The same, told to stop by the user's Ctrl-C.
   std::string call(Primitive p, const std::string& lease, const std::string& request);
   // Primitive P's request and result, of the types primitives.def names for it.

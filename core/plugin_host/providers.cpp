@@ -114,6 +114,12 @@ std::unique_ptr<ProviderSession> Providers::open(const std::string& name, const 
     else if (level == CORRAL_LOG_INFO) ui.info(message);
   };
   hooks.progress = [&ui](const std::string& message) { ui.progress(message); };
+  hooks.stop_requests = [&ui] { return ui.stop_requests(); };
+  hooks.stop_signal = [&ui] { return ui.stop_signal(); };
+  hooks.read_input = [&ui](char* buffer, std::size_t capacity, int timeout_ms) {
+    return ui.read_input(buffer, capacity, timeout_ms);
+  };
+  hooks.window_size = [&ui](std::uint16_t& rows, std::uint16_t& cols) { return ui.window_size(rows, cols); };
   ProviderEntry how = found;
   if (isolated_grace_) {
     how.isolation.mode = Isolation::process;

@@ -68,6 +68,15 @@ RunRequest run_request(Session& session, Ui& ui, const RunSpec& spec) {
   if (spec.downloads.empty() && !spec.download_dir.empty())
     throw Error(ErrorCode::invalid_argument, "--download-dir without --download", "add --download PATH_OR_GLOB");
   if (!spec.timeout.empty()) r.command.timeout_seconds = parse_duration(spec.timeout);
+  if (!spec.stop_timeout.empty()) r.command.stop_timeout_ms = parse_duration_ms(spec.stop_timeout);
+  r.command.forward_stdin = spec.forward_stdin || spec.tty;
+  r.command.tty = spec.tty;
+  r.term = spec.term;
+  if (spec.interactive && spec.no_stdin)
+    throw Error(ErrorCode::invalid_argument, "-i passes stdin on and --no-stdin closes it", "drop one of them");
+  if (spec.tty && spec.no_stdin)
+    throw Error(ErrorCode::invalid_argument, "-t and --no-stdin do not go together: a terminal's keys are its input",
+                "drop one of them");
   r.secrets = spec.secrets;
   if (!spec.shell.empty()) r.command.shell = spec.shell;
   else r.command.argv = spec.argv;
@@ -77,6 +86,13 @@ RunRequest run_request(Session& session, Ui& ui, const RunSpec& spec) {
 FanoutRequest fanout_request(Session& session, Ui& ui, const RunSpec& spec) {
   FanoutRequest fan;
   fan.run = run_request(session, ui, spec);
+  // One input cannot be read by N commands: it is refused when there is some, not split.
+  if (fan.run.command.forward_stdin && ui.input_waiting())
+    throw Error(ErrorCode::invalid_argument, "--shards runs the command N times, so the input piped in has no one command to go to",
+                "add --no-stdin to run the shards with an empty stdin, or give each shard its input as a file");
+  fan.run.command.forward_stdin = false;
+  if (fan.run.command.tty)
+    throw Error(ErrorCode::invalid_argument, "-t gives one command a terminal; --shards runs N", "drop -t or --shards");
   fan.shards = spec.fanout.shards;
   fan.fail_fast = spec.fanout.fail_fast;
   fan.max_parallel = spec.fanout.max_parallel.value_or(kDefaultMaxParallel);

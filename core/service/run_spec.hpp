@@ -50,6 +50,18 @@ struct RunSpec {
   std::vector<std::string> argv;  // the command, or
   std::string shell;              // a /bin/sh -c string
   std::string timeout;            // a duration ("10m", "1.5s"); "" = none
+  // The command reads the user's input (a front end whose user pipes something in); the
+  // service refuses input waiting for a provider that cannot pass it on.
+  bool forward_stdin = false;
+  bool no_stdin = false;  // --no-stdin, as the command line said it (forward_stdin decides)
+  // -t: the command runs on a terminal of its own, the user's input its keys; `term` is the
+  // user's TERM for it ("" = xterm).
+  bool tty = false;
+  bool interactive = false;  // -i: stdin passed on, which it is anyway (for the docker habit, -it)
+  std::string term;
+  // How long a command passed the user's stop signal has to end before it is killed
+  // ("500ms", "10s"); "" = 10 s.
+  std::string stop_timeout;
   std::vector<std::string> secrets;  // NAME=HOST[,HOST...], each value from the variable NAME
   std::vector<std::string> downloads;
   std::string download_dir;

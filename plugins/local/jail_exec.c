@@ -11,6 +11,11 @@
  * jail's connections from the host side, and points the proxy variables at it. The
  * command never holds a descriptor of the proxy's, so it cannot end it for anyone else.
  *
+ * With a terminal on stdin (`run -t`), the command's session is its own and has that
+ * terminal as its controlling one, on stdout and stderr too, so the shell in it has job
+ * control and the terminal's keys (Ctrl-C, Ctrl-Z) reach its foreground job. The terminal
+ * is a pty the plugin made for this command alone, never the user's.
+ *
  * Started with no arguments (bwrap never does that) it prints "corral-jail-exec N" and
  * exits 0: the plugin's probe that this is the whole starter, speaking protocol N. 
  *
@@ -23,6 +28,7 @@
 #include <string.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -125,6 +131,12 @@ int main(int argc, char** argv) {
   if (argc < 2) {
     fputs("corral-jail-exec " CORRAL_JAIL_EXEC_PROTOCOL "\n", stdout);
     return fflush(stdout) == 0 ? 0 : 1;
+  }
+  if (isatty(0)) {
+    if (setsid() < 0 || ioctl(0, TIOCSCTTY, 0) != 0 || dup2(0, 1) != 1 || dup2(0, 2) != 2) {
+      perror("corral-jail-exec: cannot take the command's terminal");
+      return 126;
+    }
   }
   const char* program = argv[1];
   char** program_argv = argv + 1;

@@ -1,12 +1,15 @@
 #include "jail_process.hpp"
 
 #include <fcntl.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <csignal>
+#include <cstdlib>
 #include <cstring>
 
 #include "corral/os/errno_error.hpp"
@@ -19,11 +22,20 @@
 namespace corral::local {
 namespace {
 
-// Everything written to `pipe` once every writer is gone (its write end closed here).
-std::string drain(os::Pipe& pipe) {
+// Appends what `fd` (non-blocking) holds now to `text`.
+void read_available(int fd, std::string& text) {
+  char buffer[4096];
+  for (ssize_t got; (got = ::read(fd, buffer, sizeof buffer)) != 0;) {
+    if (got > 0) text.append(buffer, static_cast<size_t>(got));
+    else if (errno != EINTR) break;
+  }
+}
+
+// Everything written to `pipe` once every writer is gone (its write end closed here),
+// after what `text` already holds of it.
+std::string drain(os::Pipe& pipe, std::string text = {}) {
   pipe.write.reset();
   ::fcntl(pipe.read.get(), F_SETFL, O_NONBLOCK);  // a stray writer must not hang us
-  std::string text;
   char buffer[4096];
   for (ssize_t got; (got = ::read(pipe.read.get(), buffer, sizeof buffer)) != 0;) {
     if (got > 0) text.append(buffer, static_cast<size_t>(got));
@@ -31,6 +43,54 @@ std::string drain(os::Pipe& pipe) {
   }
   return text;
 }
+
+// Passes the user's signals on to the jailed command, as a terminal passes Ctrl-C to its
+// foreground process group. bwrap reports the pid of the jail's first process (its pid 1,
+// which ignores what it has no handler for) on the status pipe: that process made the
+// jail's session (--new-session), so its group is the command and all it started but what
+// left the group itself.
+//
+// A command on a terminal has a session of its own (corral-jail-exec): the signal goes to
+// the terminal's foreground job, as the terminal's own keys would send it.
+class SignalRelay {
+ public:
+  SignalRelay(int status_fd, const JailIo& io) : fd_(status_fd), io_(io) {}
+  // Called at each tick of the run: passes on a signal asked for, once the jail is known.
+  void tick() {
+    if (io_.on_tick) io_.on_tick();
+    if (!io_.take_signal) return;
+    if (pending_ == 0) pending_ = io_.take_signal();
+    if (pending_ == 0) return;
+    pid_t group = 0;
+    if (io_.terminal >= 0 && ::ioctl(io_.terminal, TIOCGPGRP, &group) == 0 && group > 1) {
+      ::kill(-group, pending_);
+      pending_ = 0;
+      return;
+    }
+    if (jail_pid_ <= 0) find_jail();
+    if (jail_pid_ <= 0) return;  // not started yet: at the next tick
+    ::kill(-jail_pid_, pending_);
+    pending_ = 0;
+  }
+  // What was read of the status pipe so far.
+  std::string& status() { return status_; }
+
+ private:
+  void find_jail() {
+    ::fcntl(fd_, F_SETFL, O_NONBLOCK);
+    read_available(fd_, status_);
+    static constexpr std::string_view kKey = "\"child-pid\":";
+    const size_t at = status_.find(kKey);
+    if (at == std::string::npos) return;
+    jail_pid_ = std::atoi(status_.c_str() + at + kKey.size());
+  }
+
+  int fd_;
+  const JailIo& io_;
+  int pending_ = 0;
+  pid_t jail_pid_ = 0;
+  std::string status_;
+};
 
 // Holds back stderr while it could still be bwrap's own one-line complaint (bwrap prints
 // nothing else before the command runs), so a jail that fails to start is reported once,
@@ -124,9 +184,10 @@ void point_at_ca_bundle(std::vector<std::string>& env) {
 os::ProcessOutcome run_jailed(JailSpec jail, const JailWorkspace& workspace, const std::optional<JailUser>& as_user,
                                const Command& command, const os::OutputFn& on_stdout, const os::OutputFn& on_stderr,
                                const std::function<bool()>& cancelled, long timeout_seconds,
-                               EgressReport* egress) {
+                               EgressReport* egress, const JailIo& io) {
   os::Pipe status;
   os::ProcessSpec spec;
+  spec.stdin_fd = io.stdin_fd;
   jail.report_status = true;
   const os::UniqueFd starter = open_jail_exec(as_user, jail.starter_verified);
   spec.pass_fds = {{status.write.get(), kJailStatusFd}, {starter.get(), kJailExecFd}};
@@ -175,10 +236,11 @@ os::ProcessOutcome run_jailed(JailSpec jail, const JailWorkspace& workspace, con
   spec.env = jail_env(command);
   if (jail.ca_bundle) point_at_ca_bundle(*spec.env);
   StderrGate gate(on_stderr);
-  os::ProcessOutcome outcome =
-      os::run_process(spec, on_stdout, [&](std::string_view d) { gate(d); }, cancelled, timeout_seconds);
+  SignalRelay signals(status.read.get(), io);
+  os::ProcessOutcome outcome = os::run_process(
+      spec, on_stdout, [&](std::string_view d) { gate(d); }, cancelled, timeout_seconds, 3, [&] { signals.tick(); });
   // bwrap writes {"exit-code": N} only when the command was really executed.
-  bool started = drain(status).find("\"exit-code\"") != std::string::npos;
+  bool started = drain(status, std::move(signals.status())).find("\"exit-code\"") != std::string::npos;
   bool exec_failed = gate.held().find("bwrap: execvp ") != std::string::npos;
   if (proxy && egress) *egress = proxy->report();
   if (started || exec_failed || outcome.cancelled || outcome.timed_out || outcome.exit_code == 0) {

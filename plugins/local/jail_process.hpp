@@ -29,9 +29,18 @@ struct JailWorkspace {
 // else in bwrap's own user namespace. Output streams to the callbacks as
 // os::run_process's does. Throws Error(unavailable), with a hint, when the jail itself
 // cannot start; a command that cannot be executed is the command's failure (exit 1).
+// `io` says what else the command is given.
+struct JailIo {
+  int stdin_fd = -1;  // the command's stdin instead of /dev/null (a pipe, a pty's end)
+  // With a pty's end as stdin_fd: its other end, whose foreground job signals go to.
+  int terminal = -1;
+  // A signal it returns goes to the command and what it started (SignalRelay).
+  std::function<int()> take_signal;
+  std::function<void()> on_tick;  // called about ten times a second while the command runs
+};
 os::ProcessOutcome run_jailed(JailSpec jail, const JailWorkspace& workspace, const std::optional<JailUser>& as_user,
                                const Command& command, const os::OutputFn& on_stdout, const os::OutputFn& on_stderr,
                                const std::function<bool()>& cancelled = {}, long timeout_seconds = 0,
-                               EgressReport* egress = nullptr);
+                               EgressReport* egress = nullptr, const JailIo& io = {});
 
 }  // namespace corral::local

@@ -1,7 +1,9 @@
 #include "provider.hpp"
 
+#include <fcntl.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -13,6 +15,7 @@
 #include "corral/option_default.hpp"
 #include "corral/sdk.hpp"
 #include "corral/sdk/download.hpp"
+#include "corral/sdk/input_pump.hpp"
 #include "corral/os/parallel_thread.hpp"
 #include "corral/sdk/printable.hpp"
 #include "corral/os/process.hpp"
@@ -22,6 +25,7 @@
 #include "jail_ids.hpp"
 #include "jail_namespaces.hpp"
 #include "jail_process.hpp"
+#include "jail_terminal.hpp"
 #include "sandbox_store.hpp"
 #include "workspace_copy.hpp"
 
@@ -171,10 +175,51 @@ ExecResult LocalProvider::exec(const Sandbox& sandbox, const Command& command, c
     jail.egress_ca_file = egress_ca_file_;
   }
   EgressReport egress;
+  // Output comes from the jail's pipes and, with -t, from its terminal's reader thread:
+  // one emit at a time reaches the host.
+  std::mutex emitting;
+  const auto emit = [&](corral_stream stream, std::string_view data) {
+    std::lock_guard lock(emitting);
+    host.emit(stream, data);
+  };
+  JailIo io;
+  io.take_signal = [&] { return host.take_signal(); };
+  // -t: the command's stdin, stdout and stderr are a terminal of its own, the user's keys
+  // its input. Else with the user's input: a pipe a pump fills, closed at the input's end.
+  std::optional<JailTerminal> terminal;
+  std::optional<os::Pipe> input;
+  int input_fd = -1;
+  std::uint16_t rows = 24, cols = 80;
+  if (command.tty) {
+    (void)host.window_size(rows, cols);
+    terminal.emplace(rows, cols, [&](std::string_view d) { emit(CORRAL_STDOUT, d); });
+    io.stdin_fd = terminal->command_end();
+    io.terminal = input_fd = terminal->corral_end();
+    io.on_tick = [&] {
+      if (host.window_size(rows, cols)) terminal->resize(rows, cols);
+    };
+  } else if (command.forward_stdin) {
+    input.emplace();
+    ::fcntl(input->write.get(), F_SETFL, O_NONBLOCK);
+    io.stdin_fd = input->read.get();
+    input_fd = input->write.get();
+  }
+  std::optional<sdk::InputPump> pump;
+  if (input_fd >= 0)
+    pump.emplace(
+        host, [input_fd](std::string_view data, const std::atomic<bool>& stopping) {
+          return sdk::write_to_fd(input_fd, data, stopping);
+        },
+        // The end of a pipe's input closes it; a terminal has none (its keys go on until the command ends).
+        [&input] {
+          if (input) input->write.reset();
+        });
   os::ProcessOutcome outcome = run_jailed(
-      std::move(jail), workspace, s.user, command,
-      [&](std::string_view d) { host.emit(CORRAL_STDOUT, d); }, [&](std::string_view d) { host.emit(CORRAL_STDERR, d); },
-      [&] { return host.cancelled(); }, command.timeout_seconds, &egress);
+      std::move(jail), workspace, s.user, command, [&](std::string_view d) { emit(CORRAL_STDOUT, d); },
+      [&](std::string_view d) { emit(CORRAL_STDERR, d); }, [&] { return host.cancelled(); }, command.timeout_seconds,
+      &egress, io);
+  pump.reset();
+  terminal.reset();  // what the command wrote last is passed on before the result
   if (!s.egress.empty()) {
     try {
       store_.add_egress(s.id, egress);

@@ -10,7 +10,8 @@ const char* const kSpecJson = R"json({
   "targets": ["linux"],
   "features": ["run-session", "archive-sync", "tree-sync", "url-bridge", "cleanup", "run-downloads",
                "network-policy", "network-allowlist", "network-allowlist-domains", "network-allowlist-ports",
-               "egress-secrets", "pause-resume", "fork"],
+               "egress-secrets", "pause-resume", "fork", "exec-stdin", "exec-signals",
+               "exec-tty"],
   "options": [
     {"name": "network", "type": "string", "default": "shared", "choices": ["none", "shared"], "tightest-first": true,
      "env": ["CORRAL_LOCAL_NETWORK"],

@@ -27,7 +27,8 @@ TEST_CASE("providers --json lists local with its features") {
     CHECK(features == std::vector<std::string>{"run-session", "url-bridge", "archive-sync", "cleanup",
                                                "pause-resume", "run-downloads", "network-policy",
                                                "network-allowlist", "network-allowlist-domains", "fork", "tree-sync",
-                                               "network-allowlist-ports", "egress-secrets"});
+                                               "network-allowlist-ports", "egress-secrets", "exec-stdin",
+                                               "exec-signals", "exec-tty"});
   }
   CHECK(found);
 }

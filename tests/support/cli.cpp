@@ -5,9 +5,12 @@
 #include <signal.h>
 #include <poll.h>
 #include <pty.h>
+#include <sys/ioctl.h>
+#include <termios.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <fstream>
 #include <sstream>
@@ -18,6 +21,7 @@
 
 #include "corral/json.hpp"
 #include "corral/os/process.hpp"
+#include "corral/os/unique_fd.hpp"
 
 namespace fs = std::filesystem;
 
@@ -161,7 +165,45 @@ CliResult CliEnv::run(const std::vector<std::string>& args, const std::string& c
   return {p.exit_code, p.out, p.err};
 }
 
+CliResult CliEnv::run_with_input(const std::vector<std::string>& args, const std::string& input) const {
+  os::ProcessSpec spec;
+  spec.argv = {corral_binary()};
+  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+  spec.env = environment();
+  spec.cwd = workspace().string();
+  ::signal(SIGPIPE, SIG_IGN);  // a corral that stops reading must fail the write, not end the test
+  os::Pipe pipe;
+  spec.stdin_fd = pipe.read.get();
+  // A writer of its own, as a shell pipeline has: the input may be larger than the pipe.
+  std::thread writer([&pipe, &input] {
+    std::string_view rest = input;
+    while (!rest.empty()) {
+      const ssize_t n = ::write(pipe.write.get(), rest.data(), rest.size());
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;  // corral closed it
+      rest.remove_prefix(static_cast<size_t>(n));
+    }
+    pipe.write.reset();
+  });
+  os::CapturedProcess p;
+  try {
+    p = os::capture_process(spec, 300);
+  } catch (...) {
+    pipe.read.reset();
+    writer.join();
+    throw;
+  }
+  pipe.read.reset();
+  writer.join();
+  return {p.exit_code, p.out, p.err};
+}
+
 CliResult CliEnv::run_on_terminal(const std::vector<std::string>& args, unsigned short columns) const {
+  return run_on_terminal(args, columns, {});
+}
+
+CliResult CliEnv::run_on_terminal(const std::vector<std::string>& args, unsigned short columns,
+                                  const std::vector<TerminalStep>& steps, TerminalModes* modes) const {
   std::vector<std::string> argv = {corral_binary()};
   argv.insert(argv.end(), args.begin(), args.end());
   std::vector<std::string> envp = environment();
@@ -185,12 +227,36 @@ CliResult CliEnv::run_on_terminal(const std::vector<std::string>& args, unsigned
   CliResult r;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
   char buffer[4096];
+  termios before{};
+  ::tcgetattr(master, &before);
+  size_t step = 0;
   while (std::chrono::steady_clock::now() < deadline) {
     pollfd p{master, POLLIN, 0};
-    if (::poll(&p, 1, 1000) <= 0) continue;
-    const ssize_t n = ::read(master, buffer, sizeof buffer);
-    if (n <= 0) break;  // EIO once the child and every holder of the terminal are gone
-    r.out.append(buffer, static_cast<size_t>(n));
+    if (::poll(&p, 1, 200) > 0) {
+      const ssize_t n = ::read(master, buffer, sizeof buffer);
+      if (n <= 0) break;  // EIO once the child and every holder of the terminal are gone
+      r.out.append(buffer, static_cast<size_t>(n));
+    }
+    // Each step's keys are typed once the screen shows what it waits for.
+    while (step < steps.size() && r.out.find(steps[step].wait_for) != std::string::npos) {
+      const TerminalStep& s = steps[step++];
+      if (s.rows) {
+        winsize resized{};
+        resized.ws_row = s.rows;
+        resized.ws_col = s.cols;
+        ::ioctl(master, TIOCSWINSZ, &resized);
+        ::kill(pid, SIGWINCH);
+      }
+      if (!s.keys.empty() && ::write(master, s.keys.data(), s.keys.size()) < 0) break;
+    }
+  }
+  if (modes) {
+    termios after{};
+    ::tcgetattr(master, &after);
+    modes->before_canonical = (before.c_lflag & ICANON) != 0;
+    modes->before_echo = (before.c_lflag & ECHO) != 0;
+    modes->after_canonical = (after.c_lflag & ICANON) != 0;
+    modes->after_echo = (after.c_lflag & ECHO) != 0;
   }
   ::close(master);
   int status = 0;
@@ -200,7 +266,8 @@ CliResult CliEnv::run_on_terminal(const std::vector<std::string>& args, unsigned
   return r;
 }
 
-Background CliEnv::start(const std::vector<std::string>& args, const std::string& cwd) const {
+Background CliEnv::start(const std::vector<std::string>& args, const std::string& cwd,
+                         const std::string& stdin_path) const {
   static int counter = 0;
   Background b;
   b.out = root_.path() / ("bg" + std::to_string(counter) + ".out");
@@ -220,6 +287,8 @@ Background CliEnv::start(const std::vector<std::string>& args, const std::string
   if (pid == 0) {
     int out = ::open(b.out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
     int err = ::open(b.err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    int in = ::open(stdin_path.c_str(), O_RDONLY);
+    ::dup2(in, 0);
     ::dup2(out, 1);
     ::dup2(err, 2);
     if (::chdir(dir.c_str()) != 0) ::_exit(127);

@@ -36,6 +36,20 @@ std::string random_bytes(std::size_t bytes);
 // Waits (bounded, up to 15 s) until `done` holds; its last answer.
 bool eventually(const std::function<bool()>& done);
 
+// One step of a session on a terminal: once the screen shows `wait_for`, the terminal is
+// resized to rows x cols (when rows is not 0) and `keys` are typed.
+struct TerminalStep {
+  std::string wait_for;
+  std::string keys;
+  unsigned short rows = 0, cols = 0;
+};
+
+// Whether the terminal was canonical and echoing before corral ran on it and after it ended.
+struct TerminalModes {
+  bool before_canonical = false, before_echo = false;
+  bool after_canonical = false, after_echo = false;
+};
+
 struct CliResult {
   int exit_code = -1;
   std::string out;
@@ -63,8 +77,16 @@ class CliEnv {
   // stderr; `out` is every byte it wrote there, in order (the terminal turns "\n" into
   // "\r\n"), `err` stays empty.
   CliResult run_on_terminal(const std::vector<std::string>& args, unsigned short columns) const;
-  // Starts `corral args...` without waiting (to signal it mid-run).
-  Background start(const std::vector<std::string>& args, const std::string& cwd = {}) const;
+  // The same, typing `steps` as the screen shows what each waits for; `modes` (when given)
+  // gets the terminal's modes before and after.
+  CliResult run_on_terminal(const std::vector<std::string>& args, unsigned short columns,
+                            const std::vector<TerminalStep>& steps, TerminalModes* modes = nullptr) const;
+  // The same with `input` piped into its stdin, by a writer that closes the pipe at its end.
+  CliResult run_with_input(const std::vector<std::string>& args, const std::string& input) const;
+  // Starts `corral args...` without waiting (to signal it mid-run), its stdin read from
+  // `stdin_path` (a file, or a FIFO a test writes).
+  Background start(const std::vector<std::string>& args, const std::string& cwd = {},
+                   const std::string& stdin_path = "/dev/null") const;
   // Extra or overridden environment variables for every run.
   std::map<std::string, std::string> env;
   const TempDir& root() const { return root_; }

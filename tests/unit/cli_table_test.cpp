@@ -78,7 +78,7 @@ TEST_CASE("provider options go to the commands that open a provider; only versio
   }
   CHECK(taking ==
         std::set<std::string>{"run", "warmup", "list", "status", "stop", "url", "extend", "pause", "resume", "fork",
-                              "fill", "doctor", "conformance", "mcp"});
+                              "fill", "doctor", "conformance", "mcp", "shell"});
   CHECK(bare == std::set<std::string>{"version", "completion", "__complete"});
   REQUIRE(find_command("describe") == nullptr);  // a child is found under its parent only
   REQUIRE(find_command("providers") != nullptr);

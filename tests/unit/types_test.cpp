@@ -20,6 +20,22 @@ TEST_CASE("durations parse in seconds, minutes, hours and days, and reject junk"
   CHECK(format_duration(45) == "45s");
 }
 
+TEST_CASE("durations corral keeps itself parse to the millisecond, and reject what is finer or junk") {
+  CHECK(parse_duration_ms("500ms") == 500);
+  CHECK(parse_duration_ms("1.5s") == 1500);
+  CHECK(parse_duration_ms("0.25") == 250);
+  CHECK(parse_duration_ms("10s") == 10'000);
+  CHECK(parse_duration_ms("1m30s") == 90'000);
+  CHECK(parse_duration_ms("1.5m") == 90'000);
+  CHECK(parse_duration_ms("0") == 0);
+  for (const char* bad : {"", "ms", "1.", ".5s", "1.2345s", "1.5ms", "5us", "1s500", "-1s", "1,5s"})
+    CHECK_THROWS_WITH_AS(parse_duration_ms(bad), doctest::Contains("invalid duration"), Error);
+  CHECK_THROWS_WITH_AS(parse_duration_ms("36501d"), doctest::Contains("too long"), Error);
+  // Whole seconds keep their own rules: no fractions, no milliseconds.
+  CHECK_THROWS_AS(parse_duration("500ms"), Error);
+  CHECK_THROWS_AS(parse_duration("1.5s"), Error);
+}
+
 TEST_CASE("a command's folder is joined to the workdir and never leaves it") {
   CHECK(join_workspace_path("/w", "") == "/w");
   CHECK(join_workspace_path("/w", ".") == "/w");

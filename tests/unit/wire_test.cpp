@@ -145,6 +145,30 @@ TEST_CASE("a command's secrets cross the plugin ABI whole; a command without any
                   Error);
 }
 
+TEST_CASE("a command's stdin and terminal cross the plugin ABI only when asked for; --stop-timeout never does") {
+  Sandbox sb;
+  sb.id = "sb-1";
+  Command c;
+  c.argv = {"cat"};
+  c.stop_timeout_ms = 1500;
+  const std::string plain = wire::to_json(wire::ExecRequest{sb, c});
+  CHECK(plain.find("stdin") == std::string::npos);  // a plugin from before sees what it always saw
+  CHECK(plain.find("tty") == std::string::npos);
+  CHECK(plain.find("1500") == std::string::npos);
+  c.forward_stdin = true;
+  c.tty = true;
+  const std::string both = wire::to_json(wire::ExecRequest{sb, c});
+  CHECK(both.find(R"("stdin":true)") != std::string::npos);
+  CHECK(both.find(R"("tty":true)") != std::string::npos);
+  const Command back = wire::read<wire::ExecRequest>(both, "t").command;
+  CHECK(back.forward_stdin);
+  CHECK(back.tty);
+  CHECK_THROWS_AS(wire::read<wire::ExecRequest>(
+                      R"({"sandbox":{"id":"x"},"command":{"argv":["a"],"cwd":"","env":{},"timeoutSeconds":0,"stdin":"yes"}})",
+                      "t"),
+                  Error);
+}
+
 TEST_CASE("an exec result's egress report crosses the plugin ABI whole, and a malformed one is refused") {
   ExecResult r{0};
   r.egress = EgressReport{{{"pypi.org", 443, 3, ""}}, {{"example.net", 80, 1, "not in the allow list"}}};

@@ -92,7 +92,8 @@ struct Shape<Command> {
       std::tuple{field("argv", &Command::argv, omitted), custom<Command, ArgvHex>(),
                  field("shell", &Command::shell, omitted), field("cwd", &Command::cwd),
                  field("env", &Command::env), field("timeoutSeconds", &Command::timeout_seconds),
-                 field("secrets", &Command::secrets, omitted)};
+                 field("secrets", &Command::secrets, omitted), field("stdin", &Command::forward_stdin, omitted),
+                 field("tty", &Command::tty, omitted)};
 };
 
 template <>

@@ -86,6 +86,25 @@ typedef struct corral_host_v1 {
    * provider's rate limit): the same call may succeed after `milliseconds` (0 = the
    * provider did not say when). Call it before host->error. */
   void (*retry_after)(void* call, uint32_t milliseconds);
+  /* Appended, for exec of a command whose request says "stdin": true (a provider with
+   * exec-stdin): reads the command's next input into `buffer`, waiting at most
+   * `timeout_ms` for some. Returns the bytes read (1..capacity), 0 at the end of the
+   * input (close the command's stdin; later reads return 0 again), or -1 when none came
+   * in time. Threads: from one thread at a time, which may be another than the call's
+   * while the call's thread uses the other host functions (a pump feeding the command). */
+  long (*read_input)(void* call, char* buffer, size_t capacity, int timeout_ms);
+  /* Appended, for exec on a provider with exec-signals: the signal the user asks the
+   * command to get (SIGINT for Ctrl-C, SIGTERM, SIGHUP), once; 0 when there is none to
+   * pass on. Such a provider passes it to the command and keeps running it: cancelled()
+   * turns non-zero only when the command did not end within the user's --stop-timeout,
+   * and the command is then killed as before. Poll it as cancelled() is; any thread. */
+  int (*take_signal)(void* call);
+  /* Appended, for exec of a command whose request says "tty": true (a provider with
+   * exec-tty): the size of the user's terminal in `rows` and `cols`; non-zero when it
+   * differs from what this call last reported (always at the first ask), 0 when it is
+   * unchanged or not known. Poll it as cancelled() is, and pass a change on to the
+   * command's terminal (its SIGWINCH). Any thread. */
+  int (*window_size)(void* call, uint16_t* rows, uint16_t* cols);
 } corral_host_v1;
 
 /* Whether host table `h` reaches member `m` (a member appended after a plugin's host). */

@@ -53,6 +53,20 @@ class Host {
   void transfer(std::uint64_t done, std::uint64_t total) const {
     if (CORRAL_HOST_HAS(host_, transfer)) host_->transfer(call_, done, total);
   }
+  // exec of a command with Command::forward_stdin: its next input, waiting at most
+  // `timeout_ms`: the bytes read, 0 at its end, -1 when none came in time. A host too old
+  // to pass input on has none: 0. From one thread at a time (InputPump's).
+  long read_input(char* buffer, std::size_t capacity, int timeout_ms) const {
+    return CORRAL_HOST_HAS(host_, read_input) ? host_->read_input(call_, buffer, capacity, timeout_ms) : 0;
+  }
+  // exec on a provider with exec-signals: the signal to pass on to the command now
+  // (SIGINT, SIGTERM, SIGHUP), once; 0 when none. Safe from any thread.
+  int take_signal() const { return CORRAL_HOST_HAS(host_, take_signal) ? host_->take_signal(call_) : 0; }
+  // exec of a command with Command::tty: the user's terminal size, when it changed since
+  // last asked (always at the first ask); false when unchanged or not known. Any thread.
+  bool window_size(std::uint16_t& rows, std::uint16_t& cols) const {
+    return CORRAL_HOST_HAS(host_, window_size) && host_->window_size(call_, &rows, &cols) != 0;
+  }
   // transfer() as a callback, for the SDK's streamed uploads and downloads (their
   // on_transfer); valid during this call, like the Host itself.
   std::function<void(std::uint64_t, std::uint64_t)> transfer_reporter() const {

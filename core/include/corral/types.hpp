@@ -153,6 +153,15 @@ struct Command {
   // Appended, asked of a provider with egress-secrets only: the secrets its egress puts in
   // (env already holds each one's placeholder).
   std::vector<Secret> secrets;
+  // Appended, asked of a provider with exec-stdin only: the command reads the user's input
+  // (the host's read_input) instead of an empty stdin.
+  bool forward_stdin = false;
+  // Appended, asked of a provider with exec-tty only (with forward_stdin): the command runs
+  // on a terminal of its own, sized as the host's window_size says; its output is stdout.
+  bool tty = false;
+  // Host-side, not sent to the plugin: how long a command told to stop by a signal it was
+  // passed (a provider with exec-signals) has to end before it is killed (--stop-timeout).
+  std::int64_t stop_timeout_ms = 10'000;
 };
 
 
@@ -302,6 +311,9 @@ std::optional<std::string> workdir_problem(const std::string& path, bool relativ
 // Parses "90", "90s", "15m", "2h", "1h30m", "1d" into seconds; throws invalid-argument,
 // also for a total above kMaxDurationSeconds (rather than overflowing).
 std::int64_t parse_duration(std::string_view text);
+// The same in milliseconds, also taking "500ms" and decimals ("1.5s", "0.25"), to the
+// millisecond; for durations corral keeps itself (--stop-timeout).
+std::int64_t parse_duration_ms(std::string_view text);
 // Formats seconds as the shortest of "45s", "15m", "2h", "1h30m".
 std::string format_duration(std::int64_t seconds);
 // The current time as RFC 3339 UTC ("2026-11-30T06:31:32Z").

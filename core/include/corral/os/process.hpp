@@ -30,6 +30,9 @@ struct ProcessSpec {
   std::optional<std::vector<std::string>> env;
   std::string cwd;                              // empty = inherit
   std::string stdin_path = "/dev/null";
+  // When 0 or above, the child's stdin instead of stdin_path (a pipe's read end the caller
+  // feeds); the caller keeps it and closes it.
+  int stdin_fd = -1;
   // Descriptors the child gets besides stdin, stdout and stderr: this process's `fd`
   // becomes the child's descriptor `as` (3 or above, each once), e.g. a namespace fd for
   // bwrap --userns. Nothing else crosses, whatever its own close-on-exec flag.
@@ -74,10 +77,12 @@ using OutputFn = std::function<void(std::string_view)>;
 // The child dies with the calling thread (PR_SET_PDEATHSIG, SIGKILL), so a corral or
 // plugin helper that is killed takes its tools with it (the child only, not what it
 // started). A callback that throws gets the child's group killed and reaped first.
+// `on_tick`, when set, is called on the calling thread at each look at `cancelled` (for
+// work of the caller's own while the child runs: passing a signal on).
 // Throws corral::Error(not-found) when argv[0] cannot be executed.
 ProcessOutcome run_process(const ProcessSpec& spec, const OutputFn& on_stdout, const OutputFn& on_stderr,
                            const std::function<bool()>& cancelled = {}, long timeout_seconds = 0,
-                           int grace_seconds = 3);
+                           int grace_seconds = 3, const std::function<void()>& on_tick = {});
 
 struct CapturedProcess {
   int exit_code = 0;

@@ -1,0 +1,54 @@
+#include "corral/sdk/input_pump.hpp"
+
+#include <poll.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <vector>
+
+namespace corral::sdk {
+namespace {
+
+constexpr std::size_t kChunk = 64 << 10;
+constexpr int kReadTimeoutMs = 100;  // how late a stopped pump notices
+
+}  // namespace
+
+InputPump::InputPump(const Host& host, Sink sink, EndFn on_end)
+    : host_(host), sink_(std::move(sink)), on_end_(std::move(on_end)), thread_([this] { pump(); }) {}
+
+InputPump::~InputPump() {
+  stopping_ = true;
+  thread_.join();
+}
+
+void InputPump::pump() {
+  std::vector<char> buffer(kChunk);
+  while (!stopping_) {
+    const long got = host_.read_input(buffer.data(), buffer.size(), kReadTimeoutMs);
+    if (got < 0) continue;  // nothing yet
+    if (got == 0) {
+      if (on_end_) on_end_();
+      return;
+    }
+    if (!sink_(std::string_view(buffer.data(), static_cast<std::size_t>(got)), stopping_)) return;
+  }
+}
+
+bool write_to_fd(int fd, std::string_view data, const std::atomic<bool>& stopping) {
+  while (!data.empty()) {
+    pollfd p{fd, POLLOUT, 0};
+    const int ready = ::poll(&p, 1, kReadTimeoutMs);
+    if (stopping) return false;
+    if (ready < 0 && errno != EINTR) return false;
+    if (ready <= 0) continue;
+    if (p.revents & (POLLERR | POLLHUP | POLLNVAL)) return false;
+    const ssize_t n = ::write(fd, data.data(), data.size());
+    if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+    if (n <= 0) return false;  // EPIPE: the command closed its stdin
+    data.remove_prefix(static_cast<std::size_t>(n));
+  }
+  return true;
+}
+
+}  // namespace corral::sdk

@@ -1,0 +1,45 @@
+// The terminal of a command run with -t: a pty made for that command alone, whose one end
+// is the command's stdin, stdout and stderr (corral-jail-exec makes it its controlling
+// terminal) and whose other end corral reads the output from and writes the keys to.
+#pragma once
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <string_view>
+#include <thread>
+
+#include "corral/os/unique_fd.hpp"
+
+namespace corral::local {
+
+class JailTerminal {
+ public:
+  // Opens the pty, sized `rows` x `cols`, and starts passing what the command writes to
+  // `on_output` on a thread of its own. Throws Error(unavailable) when no pty can be had.
+  JailTerminal(std::uint16_t rows, std::uint16_t cols, std::function<void(std::string_view)> on_output);
+  // Passes on what output is left (without waiting for more) and stops the thread.
+  ~JailTerminal();
+  JailTerminal(const JailTerminal&) = delete;
+  JailTerminal& operator=(const JailTerminal&) = delete;
+
+  // The command's end, for JailIo::stdin_fd.
+  int command_end() const { return command_end_.get(); }
+  // corral's end (non-blocking), for the keys and JailIo::terminal.
+  int corral_end() const { return corral_end_.get(); }
+  // The terminal is now `rows` x `cols`: the command's foreground job gets SIGWINCH.
+  void resize(std::uint16_t rows, std::uint16_t cols);
+
+ private:
+  void relay();
+
+  os::UniqueFd corral_end_;
+  os::UniqueFd command_end_;
+  std::function<void(std::string_view)> on_output_;
+  std::atomic<bool> ending_{false};
+  std::thread reader_;
+};
+
+}  // namespace corral::local
