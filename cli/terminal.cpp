@@ -2,6 +2,8 @@
 
 #include <poll.h>
 #include <signal.h>
+#include <fcntl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <termios.h>
 #include <sys/ioctl.h>
@@ -10,6 +12,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdlib>
+#include <exception>
 
 #include "base/printable.hpp"
 #include "corral/os/fd_write.hpp"
@@ -72,6 +75,13 @@ void install_signal_handlers() {
   sa.sa_flags = SA_RESTART;
   for (int sig : {SIGINT, SIGTERM, SIGHUP}) ::sigaction(sig, &sa, nullptr);
   ::signal(SIGPIPE, SIG_IGN);
+  // A terminal made raw for `run -t` is put back on every way out: exit and a crash in C++.
+  std::atexit(restore_terminal);
+  static const std::terminate_handler previous = std::set_terminate([] {
+    restore_terminal();
+    if (previous) previous();
+    std::abort();
+  });
 }
 
 bool stop_requested() { return g_signals.load() > 0; }
@@ -84,6 +94,7 @@ TerminalUi::TerminalUi(bool verbose) : verbose_(verbose), tty_(::isatty(2) == 1)
 
 TerminalUi::~TerminalUi() {
   restore_terminal();  // whatever path the run took
+  if (input_fd_ && *input_fd_ >= 0) ::close(*input_fd_);
   {
     std::lock_guard lock(mutex_);
     stopping_ = true;
@@ -241,11 +252,22 @@ int TerminalUi::stop_requests() { return g_signals.load(); }
 int TerminalUi::stop_signal() { return g_first_signal.load(); }
 
 long TerminalUi::read_input(char* buffer, std::size_t capacity, int timeout_ms) {
-  pollfd p{0, POLLIN, 0};
+  // Another process may share corral's stdin and take what poll saw before it is read: a
+  // pipe or terminal is read through a non-blocking descriptor of corral's own, so a read
+  // never waits (a file's read does not wait anyway; a socket's is asked not to).
+  if (!input_fd_) {
+    struct stat st {};
+    input_fd_ = -1;
+    if (::fstat(0, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode)))
+      input_fd_ = ::open("/proc/self/fd/0", O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    input_is_socket_ = S_ISSOCK(st.st_mode);
+  }
+  const int fd = *input_fd_ >= 0 ? *input_fd_ : 0;
+  pollfd p{fd, POLLIN, 0};
   const int ready = ::poll(&p, 1, timeout_ms);
   if (ready == 0 || (ready < 0 && errno == EINTR)) return -1;
   if (ready < 0 || (p.revents & POLLNVAL)) return 0;  // no stdin at all: nothing to read
-  const ssize_t got = ::read(0, buffer, capacity);
+  const ssize_t got = input_is_socket_ ? ::recv(fd, buffer, capacity, MSG_DONTWAIT) : ::read(fd, buffer, capacity);
   if (got < 0 && (errno == EINTR || errno == EAGAIN)) return -1;
   return got < 0 ? 0 : static_cast<long>(got);  // a read error ends the input as its end would
 }

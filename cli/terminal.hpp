@@ -12,6 +12,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -83,6 +84,10 @@ class TerminalUi : public corral::Ui {
   bool stdout_closed_ = false;
   bool stderr_broken_ = false;  // a write to stderr failed: no more progress there
   bool terminal_raw_ = false;   // a command's terminal has the user's (command_terminal)
+  // read_input's own non-blocking descriptor of stdin (-1: stdin itself); unset until asked.
+  // Only the one thread that reads input touches these.
+  std::optional<int> input_fd_;
+  bool input_is_socket_ = false;
   ProgressMode mode_ = ProgressMode::automatic;
   PhaseTracer* tracer_ = nullptr;
 

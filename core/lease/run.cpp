@@ -232,6 +232,8 @@ void RunPhases::build_command() {
 
 void RunPhases::pass_stdin() {
   if (command_.tty) {
+    // A terminal whose keys could not reach the command would hold the user's one raw.
+    Providers::require(spec(), Feature::exec_stdin, "-t", ctx_.providers.having(Feature::exec_stdin));
     Providers::require(spec(), Feature::exec_tty, "-t", ctx_.providers.having(Feature::exec_tty));
     command_.forward_stdin = true;
     // The command's terminal speaks what the user's does, as `docker run -t` and ssh tell it.
@@ -388,15 +390,7 @@ void RunPhases::exec() {
     stop_if_cancelled("interrupted");
     start("exec");
     ran_ = true;
-    struct TerminalScope {  // the user's terminal is the command's while it runs
-      Ui& ui;
-      bool on;
-      ~TerminalScope() {
-        if (on) ui.command_terminal(false);
-      }
-    } terminal{ctx_.ui, command_.tty};
-    if (terminal.on) ctx_.ui.command_terminal(true);
-    ExecResult done = lease_->exec(command_);
+    ExecResult done = exec_on_terminal();
     ended_ = true;
     const int code = done.exit_code;
     handle_.exit_code = code;
@@ -412,6 +406,16 @@ void RunPhases::exec() {
                              sig == SIGINT ? "Ctrl-C" : sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP" : "a signal",
                              code)));
   });
+}
+
+ExecResult RunPhases::exec_on_terminal() {
+  if (!command_.tty) return lease_->exec(command_);
+  struct TerminalScope {  // the user's terminal is the command's while it runs, and no longer
+    Ui& ui;
+    explicit TerminalScope(Ui& u) : ui(u) { ui.command_terminal(true); }
+    ~TerminalScope() { ui.command_terminal(false); }
+  } terminal(ctx_.ui);
+  return lease_->exec(command_);
 }
 
 void RunPhases::download() {

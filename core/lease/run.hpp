@@ -157,6 +157,8 @@ class RunPhases {
   void build_command();
   // A command on a provider without exec-stdin reads nothing: refused when input waits.
   void pass_stdin();
+  // lease_->exec(command_), with -t the user's terminal handed to the command meanwhile.
+  ExecResult exec_on_terminal();
   void take_workspace(const SharedWorkspace* shared);
   void check_workspace() const;
   // prepare()'s end: starts the packer when sync() will upload an archive of its own.

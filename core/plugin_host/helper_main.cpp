@@ -85,11 +85,25 @@ void absorb(const channel::Frame& f) {
 
 // Takes in what corral sent, waiting at most `timeout_ms` for the first frame (g_read held).
 void absorb_waiting(int timeout_ms) {
+  // Frames read together with an earlier one wait in the reader, where poll cannot see them.
+  bool any = false;
+  while (auto f = g_reader.next()) {
+    absorb(*f);
+    any = true;
+  }
+  if (any) timeout_ms = 0;
   pollfd p{kChannel, POLLIN, 0};
   while (::poll(&p, 1, timeout_ms) > 0) {
     absorb(receive());
     timeout_ms = 0;
   }
+}
+
+// Takes in what corral sent, unless another thread is reading the channel already (a
+// pump waiting in read_input), which takes it in for everybody: polls never wait on it.
+void absorb_if_free() {
+  std::unique_lock lock(g_read, std::try_to_lock);
+  if (lock.owns_lock()) absorb_waiting(0);
 }
 
 // read_input: the input corral sent, asking for more when none is left.
@@ -140,9 +154,7 @@ const corral_host_v1 kHost = {
     /*cancelled=*/
     [](void*) -> int {
       if (g_cancelled) return 1;
-      // Polled, not waited for.
-      std::lock_guard lock(g_read);
-      absorb_waiting(0);
+      absorb_if_free();
       return g_cancelled ? 1 : 0;
     },
     /*log=*/
@@ -163,18 +175,12 @@ const corral_host_v1 kHost = {
     /*read_input=*/[](void*, char* buffer, size_t capacity, int timeout_ms) { return read_input(buffer, capacity, timeout_ms); },
     /*take_signal=*/
     [](void*) -> int {
-      {
-        std::lock_guard lock(g_read);
-        absorb_waiting(0);
-      }
+      absorb_if_free();
       return g_signal.exchange(0);
     },
     /*window_size=*/
     [](void*, std::uint16_t* rows, std::uint16_t* cols) -> int {
-      {
-        std::lock_guard lock(g_read);
-        absorb_waiting(0);
-      }
+      absorb_if_free();
       const std::uint32_t size = g_window.exchange(0);
       if (size == 0) return 0;
       if (rows) *rows = static_cast<std::uint16_t>(size >> 16);
@@ -221,7 +227,6 @@ int main(int argc, char** argv) {
     }();
     g_cancelled = false;
     g_signal = 0;
-    g_window = 0;
     g_input.clear();
     g_input_ended = g_input_wanted = false;
     switch (f.kind) {
@@ -238,12 +243,16 @@ int main(int argc, char** argv) {
         std::optional<corral::Primitive> primitive = corral::primitive_named(name);
         corral_call_fn fn = primitive ? corral::primitive_entry(table, *primitive) : nullptr;
         done(fn && instance ? fn(instance, request.c_str(), &kHost, nullptr) : 1);
+        g_window = 0;
         break;
       }
       case channel::Kind::close:
         if (instance) table.close(instance);
         return 0;
-      default:  // a late cancel for a call that already ended
+      case channel::Kind::window:  // sent just before the call it is for
+        absorb(f);
+        break;
+      default:  // a late cancel, signal or input for a call that already ended
         break;
     }
   }

@@ -105,6 +105,8 @@ class Isolated final : public PluginInstance {
   int call(const CallSite& site, const std::string& request, const corral_host_v1& host, void* call) override {
     if (dead_) throw *dead_;
     if (pid_ < 0) restart(host, call);
+    // The terminal's size goes first, so a command on a terminal starts at the user's size.
+    pass_window(site, host, call);
     send(site, channel::Kind::call, std::string(site.primitive) + '\0', request);
     return serve(site, host, call);
   }

@@ -57,6 +57,11 @@ class CallStop {
   }
   // Whether the command was passed the user's signal (and so had its grace to end).
   bool signalled() const { return signalled_.load(); }
+  // What the user's stop was, in words: "Ctrl-C", "SIGTERM", "SIGHUP".
+  std::string signal_words() const {
+    const int sig = hooks_.stop_signal ? hooks_.stop_signal() : SIGINT;
+    return sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP" : "Ctrl-C";
+  }
   std::chrono::milliseconds signal_grace() const { return rules_.signal_grace.value_or(std::chrono::milliseconds(0)); }
 
  private:
@@ -111,7 +116,7 @@ Error stopped(StopReason why, const Command& command, const std::string& provide
   std::string message = why == StopReason::timed_out
                             ? fmt::format("the command ran past its --timeout ({})",
                                           format_duration(command.timeout_seconds))
-                            : std::string("the command was interrupted (Ctrl-C)");
+                            : fmt::format("the command was interrupted ({})", stop.signal_words());
   if (why == StopReason::interrupted && stop.signalled())
     message += fmt::format(" and was killed: it had not ended {} after the signal it was passed (--stop-timeout)",
                            seconds_text(stop.signal_grace()));

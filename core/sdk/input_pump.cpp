@@ -1,6 +1,8 @@
 #include "corral/sdk/input_pump.hpp"
 
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -23,6 +25,12 @@ InputPump::~InputPump() {
 }
 
 void InputPump::pump() {
+  // A command that closed its stdin makes a write fail with EPIPE, not end the process
+  // hosting the plugin: the signal stays pending on this thread, which then ends.
+  sigset_t pipe_signal;
+  sigemptyset(&pipe_signal);
+  sigaddset(&pipe_signal, SIGPIPE);
+  ::pthread_sigmask(SIG_BLOCK, &pipe_signal, nullptr);
   std::vector<char> buffer(kChunk);
   while (!stopping_) {
     const long got = host_.read_input(buffer.data(), buffer.size(), kReadTimeoutMs);

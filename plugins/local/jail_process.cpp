@@ -61,9 +61,9 @@ class SignalRelay {
     if (!io_.take_signal) return;
     if (pending_ == 0) pending_ = io_.take_signal();
     if (pending_ == 0) return;
-    pid_t group = 0;
-    if (io_.terminal >= 0 && ::ioctl(io_.terminal, TIOCGPGRP, &group) == 0 && group > 1) {
-      ::kill(-group, pending_);
+    // The kernel signals the terminal's foreground job itself: no pid leaves it, so none
+    // that was reused meanwhile can be hit.
+    if (io_.terminal >= 0 && ::ioctl(io_.terminal, TIOCSIG, pending_) == 0) {
       pending_ = 0;
       return;
     }
@@ -82,7 +82,13 @@ class SignalRelay {
     static constexpr std::string_view kKey = "\"child-pid\":";
     const size_t at = status_.find(kKey);
     if (at == std::string::npos) return;
-    jail_pid_ = std::atoi(status_.c_str() + at + kKey.size());
+    // Digits up to a separator, and above 1: never 0 or -1, whose groups are everybody's.
+    const char* digits = status_.c_str() + at + kKey.size();
+    while (*digits == ' ') ++digits;
+    char* end = nullptr;
+    const long pid = std::strtol(digits, &end, 10);
+    if (end == digits || (*end != ',' && *end != ' ' && *end != '}') || pid <= 1 || pid > (1L << 22)) return;
+    jail_pid_ = static_cast<pid_t>(pid);
   }
 
   int fd_;

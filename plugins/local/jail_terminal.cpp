@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
+#include <optional>
 #include <vector>
 
 #include "corral/os/errno_error.hpp"
@@ -31,6 +33,9 @@ JailTerminal::JailTerminal(std::uint16_t rows, std::uint16_t cols, std::function
 }
 
 JailTerminal::~JailTerminal() {
+  // The command's end goes first: once nobody holds it, a read past the last output
+  // fails (EIO) instead of waiting, and the reader knows it has everything.
+  command_end_.reset();
   ending_ = true;
   reader_.join();
 }
@@ -45,21 +50,21 @@ void JailTerminal::resize(std::uint16_t rows, std::uint16_t cols) {
 
 void JailTerminal::relay() {
   std::vector<char> buffer(64 << 10);
-  int left_after_end = 64;  // reads of what is left once the command ended: bounded
+  // Once the command ended, what it wrote last may still be on its way through the
+  // terminal: read on until the terminal says there is no more, for a second at most.
+  std::optional<std::chrono::steady_clock::time_point> give_up;
   for (;;) {
-    // Once the command ended, what is left is read without waiting: something it left
-    // behind may still hold the terminal and write on, and must not keep corral.
-    const bool last = ending_.load();
+    if (!give_up && ending_) give_up = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+    if (give_up && std::chrono::steady_clock::now() >= *give_up) return;
     pollfd p{corral_end_.get(), POLLIN, 0};
-    if (!last && ::poll(&p, 1, 100) <= 0) continue;
+    if (::poll(&p, 1, give_up ? 20 : 100) <= 0) continue;
     const ssize_t got = ::read(corral_end_.get(), buffer.data(), buffer.size());
-    if (got > 0) {
-      on_output_(std::string_view(buffer.data(), static_cast<size_t>(got)));
-      if (last && --left_after_end == 0) return;
-      continue;
+    if (got > 0) on_output_(std::string_view(buffer.data(), static_cast<size_t>(got)));
+    else if (got == 0 || (errno != EINTR && errno != EAGAIN)) {
+      if (give_up) return;  // EIO: nobody holds the command's end, and all it wrote is read
+      // EIO before the end: the command closed its terminal; wait for it to end.
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
-    if (got < 0 && errno == EINTR) continue;
-    if (last || (got < 0 && errno != EAGAIN)) return;
   }
 }
 

@@ -20,7 +20,8 @@ class JailTerminal {
   // Opens the pty, sized `rows` x `cols`, and starts passing what the command writes to
   // `on_output` on a thread of its own. Throws Error(unavailable) when no pty can be had.
   JailTerminal(std::uint16_t rows, std::uint16_t cols, std::function<void(std::string_view)> on_output);
-  // Passes on what output is left (without waiting for more) and stops the thread.
+  // Closes the command's end, passes on the output still on its way (a second at most)
+  // and stops the thread. Call once the command ended.
   ~JailTerminal();
   JailTerminal(const JailTerminal&) = delete;
   JailTerminal& operator=(const JailTerminal&) = delete;

@@ -203,6 +203,9 @@ ExecResult LocalProvider::exec(const Sandbox& sandbox, const Command& command, c
     ::fcntl(input->write.get(), F_SETFL, O_NONBLOCK);
     io.stdin_fd = input->read.get();
     input_fd = input->write.get();
+    // Once the jail holds the read end, corral's copy goes: a command that closes its stdin
+    // then fails the pump's next write, which stops taking the user's input.
+    io.on_tick = [&input] { input->read.reset(); };
   }
   std::optional<sdk::InputPump> pump;
   if (input_fd >= 0)

@@ -4,6 +4,7 @@
 // terminal is as it was afterwards.
 #include <doctest/doctest.h>
 
+#include <filesystem>
 #include <string>
 
 #include "cli.hpp"
@@ -11,16 +12,25 @@
 using namespace corral::test;
 
 TEST_CASE("run -t gives the command a terminal sized as the user's, and puts the user's back") {
+  for (bool isolated : {false, true}) {
+  CAPTURE(isolated);
   CliEnv env;
+  if (isolated) {
+    // local in its helper process: the size, keys and output cross the helper's channel.
+    const auto library = std::filesystem::path(corral_binary()).parent_path().parent_path() /
+                         "lib/corral/plugins/libcorral-local.so";
+    env.add_registry("local-isolated", {library.string()}, {{"isolation", "process"}});
+  }
   TerminalModes modes;
+  // The user's terminal is 33 rows by 100 columns before corral starts: not a default.
   auto r = env.run_on_terminal(
       {"run", "-t", "--", "sh", "-c",
-       "test -t 0 && test -t 1 && test -t 2 && echo on-a-terminal; stty size; echo \"TERM=$TERM\"; "
+       "sleep 0.3; test -t 0 && test -t 1 && test -t 2 && echo on-a-terminal; stty size; echo \"TERM=$TERM\"; "
        "printf 'name? '; read name; echo \"hello-$name\"; exit 5"},
-      100, {{"name? ", "corral\r"}}, &modes);
+      100, {{"", "", 33, 100}, {"name? ", "corral\r"}}, &modes);
   CHECK_MESSAGE(r.exit_code == 5, r.out);
   CHECK(r.out.find("on-a-terminal") != std::string::npos);
-  CHECK(r.out.find("24 100") != std::string::npos);
+  CHECK(r.out.find("33 100") != std::string::npos);
   CHECK(r.out.find("TERM=") != std::string::npos);
   CHECK(r.out.find("TERM=\r") == std::string::npos);  // the user's TERM, never empty
   CHECK(r.out.find("hello-corral") != std::string::npos);
@@ -29,6 +39,7 @@ TEST_CASE("run -t gives the command a terminal sized as the user's, and puts the
   CHECK(modes.after_canonical);  // raw only while the command ran
   CHECK(modes.after_echo);
   CHECK(env.local_sandboxes().empty());
+  }
 }
 
 TEST_CASE("with -t, Ctrl-C is a key for the command and a resize reaches it") {
@@ -75,6 +86,6 @@ TEST_CASE("-t is refused without a terminal, with --no-stdin, with --shards and 
   env.env["TESTBOX_DIR"] = env.root().path().string();
   auto testbox = env.run_on_terminal({"run", "--provider", "testbox", "-t", "--", "true"}, 80);
   CHECK(testbox.exit_code == 64);
-  CHECK(testbox.out.find("'exec-tty'") != std::string::npos);
+  CHECK(testbox.out.find("-t needs the 'exec-stdin' feature, which provider 'testbox' does not have") != std::string::npos);
   CHECK(env.local_sandboxes().empty());
 }
