@@ -110,6 +110,7 @@ struct Shape<Claim> {
       field("details", &Claim::details),
       field("workspace", &Claim::workspace),
       field("fingerprint", &Claim::fingerprint),
+      field("ranSinceSync", &Claim::ran_since_sync, omitted),
       field("createdAt", &Claim::created_at),
       field("kept", &Claim::kept),
       field("paused", &Claim::paused, omitted),

@@ -55,6 +55,9 @@ struct Claim {
   StringMap details;          // the sandbox's non-secret details
   std::string workspace;      // local working tree the lease was made for
   std::string fingerprint;    // of the last workspace synced into it
+  // A command ran in it since that sync: its copy of the tree may differ from what the
+  // fingerprint names (a tracked file edited or deleted there), so the next sync sends it.
+  bool ran_since_sync = false;
   std::string created_at;     // RFC 3339, UTC
   bool kept = false;          // true once the user asked to keep it
   bool paused = false;        // paused by corral (`corral pause`) and not resumed since

@@ -334,6 +334,9 @@ void Lease::sync(const Workspace& ws, const std::function<bool()>& cancelled, co
     ui.info("workspace unchanged since the last sync; not uploading");
     return;
   }
+  if (reused_ && claim_.ran_since_sync && claim_.fingerprint == ws.fingerprint)
+    ui.info("workspace unchanged here, but a command ran in the sandbox since the last sync: sending it again, so "
+            "the files it tracks are as here");
   const Sandbox& sandbox = live();
   std::vector<std::string> previous = reused_ ? ctx_->claims.synced_files(claim_.lease_id) : std::vector<std::string>{};
   std::vector<std::string> current = paths_of(ws);
@@ -363,6 +366,7 @@ void Lease::sync(const Workspace& ws, const std::function<bool()>& cancelled, co
   confirming_gone([&] { session_->upload(sandbox, upload, on_bytes); });
   report.done();
   claim_.fingerprint = ws.fingerprint;
+  claim_.ran_since_sync = false;
   claim_.workspace = ws.root.string();  // what it holds now (another tree's with --switch-tree)
   if (ephemeral_) return;  // released at the run's end: no later sync reads either
   ctx_->claims.write_synced_files(claim_.lease_id, current);
@@ -373,6 +377,12 @@ void Lease::sync(const Workspace& ws, const std::function<bool()>& cancelled, co
 
 ExecResult Lease::exec(const Command& command) {
   const Sandbox& sandbox = live();
+  // Marked before the command starts, so a run killed half-way leaves it marked too: the
+  // next sync cannot know what the command changed, and sends the tree again.
+  if (!ephemeral_ && !claim_.ran_since_sync) {
+    claim_.ran_since_sync = true;
+    ctx_->claims.write(claim_, Durability::process_crash);
+  }
   ctx_->ui.progress("");
   PhaseReport report(ctx_->ui, "exec");
   ExecResult result;

@@ -138,8 +138,10 @@ class Lease {
   // sandbox went meanwhile fails as live() does.
   void sync(const Workspace& ws, const std::function<bool()>& cancelled, const PackedArchive* packed = nullptr);
   // True when the sandbox already holds `ws` as it is (a reused or pooled lease synced
-  // with this fingerprint): sync uploads nothing.
-  bool holds(const Workspace& ws) const { return reused_ && claim_.fingerprint == ws.fingerprint; }
+  // with this fingerprint, and no command ran in it since): sync uploads nothing.
+  bool holds(const Workspace& ws) const {
+    return reused_ && !claim_.ran_since_sync && claim_.fingerprint == ws.fingerprint;
+  }
   // Runs `command` in the sandbox, streaming its output to the context's Ui; returns its
   // exit code. Ctrl-C and --timeout stop it with cancelled or timeout; a reused lease
   // whose sandbox went meanwhile fails as live() does.

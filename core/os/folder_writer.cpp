@@ -136,6 +136,24 @@ int FolderWriter::symlink(const std::string& name, const std::string& target) {
   return ::symlinkat(target.c_str(), parent, last.c_str()) == 0 ? 0 : errno;
 }
 
+bool FolderWriter::holds_file(const std::string& name, mode_t mode, std::uint64_t size, const timespec& mtime) {
+  std::string last;
+  const int parent = parent_of(name, last);
+  struct stat st {};
+  return parent >= 0 && ::fstatat(parent, last.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+         (st.st_mode & 07777) == mode && static_cast<std::uint64_t>(st.st_size) == size &&
+         st.st_mtim.tv_sec == mtime.tv_sec && st.st_mtim.tv_nsec == mtime.tv_nsec;
+}
+
+bool FolderWriter::holds_link(const std::string& name, const std::string& target) {
+  std::string last;
+  const int parent = parent_of(name, last);
+  if (parent < 0) return false;
+  std::string held(target.size() + 1, '\0');  // one more: a longer target does not fit exactly
+  const ssize_t n = ::readlinkat(parent, last.c_str(), held.data(), held.size());
+  return n >= 0 && static_cast<size_t>(n) == target.size() && held.compare(0, target.size(), target) == 0;
+}
+
 void FolderWriter::remove(const std::string& name) {
   std::string last;
   int parent = parent_of(name, last);

@@ -125,10 +125,14 @@ Source open_source(os::OpenFolders& tree, const fs::path& root, const TreeFile& 
 void write_source(os::FolderWriter& out, const Source& s, bool same_file_system, const sdk::Host& host) {
   const std::string& name = s.file->path;
   if (s.file->symlink) {
+    if (out.holds_link(name, s.link_target)) return;
     if (const int err = out.symlink(name, s.link_target)) throw write_error(name, err);
     return;
   }
   const mode_t mode = s.file->executable ? 0755 : 0644;
+  // A reused sandbox's copy already the same (a sync after a command ran there, which
+  // sends the whole tree): only the files the command changed or removed are copied.
+  if (out.holds_file(name, mode, s.size, s.mtime)) return;
   os::UniqueFd fd;
   int err = out.create_file(name, mode, fd);
   if (!err) err = copy_file_data(s.fd.get(), fd.get(), same_file_system, s.size, [&] { return host.cancelled(); });

@@ -13,7 +13,8 @@ namespace corral::local {
 
 // Copies the files `request` lists from its tree_root into the folder `workspace`,
 // replacing files and links there and keeping what the sandbox made, with the modes the
-// list gives and each file's modification time. Reads as the caller, writes as `owner`
+// list gives and each file's modification time. A file there with the same mode, size and
+// time, or a link with the same target, is taken to be the same and left as it is. Reads as the caller, writes as `owner`
 // (the caller without one), and follows no link on either side: a link in the tree is
 // copied as a link, one on the way to a listed file fails the copy. Reports bytes to
 // `host` and stops once it is cancelled. Throws invalid-argument for a listed path that

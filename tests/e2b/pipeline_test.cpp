@@ -65,7 +65,8 @@ TEST_CASE("the workspace is packed while the sandbox is being created, then uplo
 
 TEST_CASE("a reused lease packs only a changed workspace, while its sandbox is checked") {
   E2bCli t;
-  REQUIRE(t.run_script("true", {"--keep"}).exit_code == 0);
+  // Warmed up: no command ran in it, so its copy is the tree as synced.
+  REQUIRE(t.run({"warmup", "--provider", "e2b", "--lease-output", t.handle_path()}).exit_code == 0);
   const std::string lease = json::get_string(t.handle(), "leaseId");
 
   SUBCASE("unchanged: nothing is packed") {

@@ -163,15 +163,20 @@ TEST_CASE("a reused lease is never stopped by run, whatever happens in it") {
 
 TEST_CASE("reuse syncs exactly: what was deleted locally is removed, an unchanged tree is not uploaded again") {
   LeaseKit kit;
-  const SessionHandle first = kit.kept_lease();
+  // Warmed up, so no command has run in it: the sandbox's copy is the tree as synced.
+  const SessionHandle first = warmup(kit.ctx, kit.request());
   REQUIRE(kit.cloud.uploads().size() == 1);
   CHECK(kit.cloud.uploads()[0].removed.empty());
+  REQUIRE(kit.leases().size() == 1);
+  CHECK_FALSE(kit.leases()[0].ran_since_sync);
   RunRequest again = kit.request();
   again.lease = first.lease_id;
 
   REQUIRE(run(kit.ctx, again).exit_code == 0);
   CHECK(kit.cloud.uploads().size() == 1);
   CHECK(kit.ui.said("workspace unchanged since the last sync; not uploading"));
+  REQUIRE(kit.leases().size() == 1);
+  CHECK(kit.leases()[0].ran_since_sync);  // marked when the command started
 
   fs::remove(kit.work() / "b.txt");
   kit.root.write("work/c.txt", "c");
@@ -179,13 +184,31 @@ TEST_CASE("reuse syncs exactly: what was deleted locally is removed, an unchange
   REQUIRE(kit.cloud.uploads().size() == 2);
   CHECK(kit.cloud.uploads()[1].removed == Strings{"b.txt"});
 
-  REQUIRE(run(kit.ctx, again).exit_code == 0);
-  CHECK(kit.cloud.uploads().size() == 2);
-
   kit.root.write("work/a.txt", "changed");
   REQUIRE(run(kit.ctx, again).exit_code == 0);
   REQUIRE(kit.cloud.uploads().size() == 3);
   CHECK(kit.cloud.uploads()[2].removed.empty());  // b.txt went with the upload before
+}
+
+TEST_CASE("a command that ran in a kept sandbox makes the next run send the unchanged tree again") {
+  LeaseKit kit;
+  const SessionHandle first = kit.kept_lease();
+  REQUIRE(kit.cloud.uploads().size() == 1);
+  REQUIRE(kit.leases().size() == 1);
+  CHECK(kit.leases()[0].ran_since_sync);
+  RunRequest again = kit.request();
+  again.lease = first.lease_id;
+
+  // The command may have edited or deleted the tracked files there: nothing here changed,
+  // and the tree goes again all the same, over what the sandbox holds.
+  REQUIRE(run(kit.ctx, again).exit_code == 0);
+  REQUIRE(kit.cloud.uploads().size() == 2);
+  CHECK(kit.cloud.uploads()[1].removed.empty());
+  CHECK_FALSE(kit.ui.said("workspace unchanged since the last sync; not uploading"));
+  CHECK(kit.ui.said("workspace unchanged here, but a command ran in the sandbox since the last sync: sending it "
+                    "again, so the files it tracks are as here"));
+  REQUIRE(kit.leases().size() == 1);
+  CHECK(kit.leases()[0].ran_since_sync);
 }
 
 TEST_CASE("a provider that mounts the tree gets no upload, and a lease of it is reused only from that tree") {

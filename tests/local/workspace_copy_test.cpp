@@ -143,6 +143,37 @@ TEST_CASE("a copy over a kept workspace replaces listed files and links, and kee
   CHECK(read_file(f.workspace / "made.txt") == "mine\n");
 }
 
+TEST_CASE("a copy over a kept workspace copies only what differs: what a command changed or removed comes back") {
+  CopyFixture f;
+  f.write("same.txt", "same\n");
+  f.write("edited.txt", "original\n");
+  f.write("removed.txt", "gone?\n");
+  f.write("chmodded.sh", "#!/bin/sh\n");
+  f.write("touched.txt", "12345\n");
+  fs::create_symlink("same.txt", f.tree / "link");
+  const std::vector<TreeFile> files = {{"same.txt"}, {"edited.txt"}, {"removed.txt"}, {"chmodded.sh", true},
+                                       {"touched.txt"}, {"link", false, true}};
+  f.copy(f.request(files));
+  const ino_t same_inode = lstat_of(f.workspace / "same.txt").st_ino;
+  const ino_t link_inode = lstat_of(f.workspace / "link").st_ino;
+  // What the sandbox's command did since: the same size with a new time, a removal, a
+  // mode change, and an edit that kept the size but not the time.
+  std::ofstream(f.workspace / "edited.txt") << "ORIGINAL\n";
+  fs::remove(f.workspace / "removed.txt");
+  fs::permissions(f.workspace / "chmodded.sh", fs::perms::owner_all, fs::perm_options::replace);
+  const timespec later[2] = {{0, UTIME_OMIT}, {2000000000, 0}};
+  REQUIRE(::utimensat(AT_FDCWD, (f.workspace / "touched.txt").c_str(), later, 0) == 0);
+  f.copy(f.request(files));
+  CHECK(read_file(f.workspace / "edited.txt") == "original\n");
+  CHECK(read_file(f.workspace / "removed.txt") == "gone?\n");
+  CHECK((lstat_of(f.workspace / "chmodded.sh").st_mode & 07777) == 0755);
+  CHECK(lstat_of(f.workspace / "touched.txt").st_mtim.tv_sec == lstat_of(f.tree / "touched.txt").st_mtim.tv_sec);
+  // Left as they were: the very same file and link, not copies of them.
+  CHECK(lstat_of(f.workspace / "same.txt").st_ino == same_inode);
+  CHECK(lstat_of(f.workspace / "link").st_ino == link_inode);
+  CHECK(read_file(f.workspace / "same.txt") == "same\n");
+}
+
 TEST_CASE("listed paths that leave the tree are refused before anything is written") {
   for (const char* bad : {"../escape", "/etc/hostname", "ok/../../escape", "..", "a/.."}) {
     CAPTURE(bad);

@@ -7,6 +7,8 @@
 // between names); several, on threads of their own, may write below one folder at once.
 #pragma once
 
+#include <cstdint>
+
 #include <sys/types.h>
 
 #include <string>
@@ -74,6 +76,11 @@ class FolderWriter {
   int symlink(const std::string& name, const std::string& target);
   // Removes the file or link at `name`, if any (a half-written file).
   void remove(const std::string& name);
+  // True when `name` already is a regular file with these permission bits, size and
+  // modification time: rsync's quick check, by which a copy is taken to be the same.
+  bool holds_file(const std::string& name, mode_t mode, std::uint64_t size, const timespec& mtime);
+  // True when `name` already is a symbolic link holding `target`.
+  bool holds_link(const std::string& name, const std::string& target);
 
  private:
   // The open folder holding `name` (created as needed) and its last part; -1 with errno.
