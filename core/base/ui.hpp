@@ -1,6 +1,7 @@
 // What core tells the user. The CLI writes it to the terminal; tests capture it.
 #pragma once
 
+#include <csignal>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -29,6 +30,11 @@ struct PhaseEvent {
   int limit = -1;
   std::string reason;
 };
+
+// The user's stop as a message names it: "Ctrl-C" (SIGINT), "SIGTERM", "SIGHUP".
+inline const char* stop_signal_words(int signal) {
+  return signal == SIGTERM ? "SIGTERM" : signal == SIGHUP ? "SIGHUP" : signal == SIGINT ? "Ctrl-C" : "a signal";
+}
 
 class Ui {
  public:

@@ -403,8 +403,7 @@ void RunPhases::exec() {
     if (const int sig = ctx_.ui.stop_signal(); sig != 0)
       fail(Error(ErrorCode::cancelled,
                  fmt::format("the command was interrupted ({}) and ended by it with exit code {}",
-                             sig == SIGINT ? "Ctrl-C" : sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP" : "a signal",
-                             code)));
+                             stop_signal_words(sig), code)));
   });
 }
 

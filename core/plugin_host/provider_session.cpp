@@ -1,6 +1,7 @@
 #include "plugin_host/provider_session.hpp"
 
 #include "base/hash.hpp"
+#include "base/ui.hpp"
 
 #include <fmt/format.h>
 
@@ -25,6 +26,9 @@ class CallStop {
 
   struct Rules {
     std::int64_t timeout_seconds = 0;  // exec's --timeout, 0 = none
+    // The same to the millisecond (Command::timeout_ms), 0 = whole seconds. When it is not
+    // whole seconds corral stops the command at it, before the plugin's rounded-up one.
+    std::int64_t timeout_ms = 0;
     // exec on a provider with exec-signals: the user's stop goes to the command as a signal
     // first (take_signal), and the call is told to stop only this long after it, or at
     // the user's next ask. nullopt: told to stop at once.
@@ -35,7 +39,9 @@ class CallStop {
   };
 
   CallStop(const HostHooks& hooks, Rules rules) : hooks_(hooks), rules_(rules) {
-    if (rules.timeout_seconds > 0)
+    if (rules.timeout_ms % 1000 != 0)
+      deadline_ = Clock::now() + std::chrono::milliseconds(rules.timeout_ms);
+    else if (rules.timeout_seconds > 0)
       deadline_ = Clock::now() + std::chrono::seconds(rules.timeout_seconds) + kTimeoutAllowance;
   }
   StopReason reason() {
@@ -58,10 +64,7 @@ class CallStop {
   // Whether the command was passed the user's signal (and so had its grace to end).
   bool signalled() const { return signalled_.load(); }
   // What the user's stop was, in words: "Ctrl-C", "SIGTERM", "SIGHUP".
-  std::string signal_words() const {
-    const int sig = hooks_.stop_signal ? hooks_.stop_signal() : SIGINT;
-    return sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP" : "Ctrl-C";
-  }
+  std::string signal_words() const { return stop_signal_words(hooks_.stop_signal ? hooks_.stop_signal() : SIGINT); }
   std::chrono::milliseconds signal_grace() const { return rules_.signal_grace.value_or(std::chrono::milliseconds(0)); }
 
  private:
@@ -115,7 +118,9 @@ Error stopped(StopReason why, const Command& command, const std::string& provide
               const Error* other, const CallStop& stop) {
   std::string message = why == StopReason::timed_out
                             ? fmt::format("the command ran past its --timeout ({})",
-                                          format_duration(command.timeout_seconds))
+                                          command.timeout_ms % 1000 != 0
+                                              ? seconds_text(std::chrono::milliseconds(command.timeout_ms))
+                                              : format_duration(command.timeout_seconds))
                             : fmt::format("the command was interrupted ({})", stop.signal_words());
   if (why == StopReason::interrupted && stop.signalled())
     message += fmt::format(" and was killed: it had not ended {} after the signal it was passed (--stop-timeout)",
@@ -333,7 +338,7 @@ void ProviderSession::destroy(const Sandbox& sandbox) {
 ExecResult ProviderSession::exec(const Sandbox& sandbox, const Command& command) {
   // Once told to stop, the run ends as what stopped it, whatever the plugin answers. A
   // provider that passes signals on gets the user's first and --stop-timeout to end by it.
-  CallStop::Rules rules{.timeout_seconds = command.timeout_seconds};
+  CallStop::Rules rules{.timeout_seconds = command.timeout_seconds, .timeout_ms = command.timeout_ms};
   if (has(Feature::exec_signals)) rules.signal_grace = std::chrono::milliseconds(std::max<std::int64_t>(command.stop_timeout_ms, 0));
   CallStop stop(hooks_, rules);
   for (const Secret& secret : command.secrets) redactor_.add(secret.value);  // from here on, masked

@@ -81,6 +81,11 @@ std::int64_t parse_duration(std::string_view text) { return parse_terms(text, fa
 
 std::int64_t parse_duration_ms(std::string_view text) { return parse_terms(text, true); }
 
+void set_timeout(Command& command, std::int64_t ms) {
+  command.timeout_ms = ms;
+  command.timeout_seconds = (ms + 999) / 1000;
+}
+
 std::string format_duration(std::int64_t seconds) {
   if (seconds <= 0) return "0s";
   if (seconds % 3600 == 0) return std::to_string(seconds / 3600) + "h";

@@ -28,7 +28,7 @@ int exec(Session& session, Ui& ui, const ExecSpec& spec) {
   command.argv = spec.argv;
   command.shell = spec.shell;
   command.cwd = checked_cwd(spec.cwd);
-  if (!spec.timeout.empty()) command.timeout_seconds = parse_duration(spec.timeout);
+  if (!spec.timeout.empty()) set_timeout(command, parse_duration_ms(spec.timeout));
   command.env = session.providers().forwarded_env(spec.env, [&ui](const std::string& m) { ui.warn(m); });
 
   LeaseContext ctx = session.context(ui);

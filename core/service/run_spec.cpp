@@ -67,7 +67,7 @@ RunRequest run_request(Session& session, Ui& ui, const RunSpec& spec) {
     throw Error(ErrorCode::invalid_argument, "--max-download must be above 0", "e.g. --max-download 1G");
   if (spec.downloads.empty() && !spec.download_dir.empty())
     throw Error(ErrorCode::invalid_argument, "--download-dir without --download", "add --download PATH_OR_GLOB");
-  if (!spec.timeout.empty()) r.command.timeout_seconds = parse_duration(spec.timeout);
+  if (!spec.timeout.empty()) set_timeout(r.command, parse_duration_ms(spec.timeout));
   if (!spec.stop_timeout.empty()) r.command.stop_timeout_ms = parse_duration_ms(spec.stop_timeout);
   r.command.forward_stdin = spec.forward_stdin || spec.tty;
   r.command.tty = spec.tty;

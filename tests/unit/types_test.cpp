@@ -36,6 +36,21 @@ TEST_CASE("durations corral keeps itself parse to the millisecond, and reject wh
   CHECK_THROWS_AS(parse_duration("1.5s"), Error);
 }
 
+TEST_CASE("a --timeout to the millisecond crosses the ABI rounded up and is kept whole by corral") {
+  Command c;
+  set_timeout(c, 1500);
+  CHECK(c.timeout_seconds == 2);
+  CHECK(c.timeout_ms == 1500);
+  set_timeout(c, 1);
+  CHECK(c.timeout_seconds == 1);
+  set_timeout(c, 600'000);
+  CHECK(c.timeout_seconds == 600);
+  CHECK(c.timeout_ms == 600'000);
+  set_timeout(c, 0);
+  CHECK(c.timeout_seconds == 0);
+  CHECK(c.timeout_ms == 0);
+}
+
 TEST_CASE("a command's folder is joined to the workdir and never leaves it") {
   CHECK(join_workspace_path("/w", "") == "/w");
   CHECK(join_workspace_path("/w", ".") == "/w");

@@ -162,6 +162,9 @@ struct Command {
   // Host-side, not sent to the plugin: how long a command told to stop by a signal it was
   // passed (a provider with exec-signals) has to end before it is killed (--stop-timeout).
   std::int64_t stop_timeout_ms = 10'000;
+  // Host-side: --timeout to the millisecond (set_timeout), 0 = timeout_seconds as it is.
+  // The plugin keeps timeout_seconds, rounded up; corral stops a command at this itself.
+  std::int64_t timeout_ms = 0;
 };
 
 
@@ -314,6 +317,9 @@ std::int64_t parse_duration(std::string_view text);
 // The same in milliseconds, also taking "500ms" and decimals ("1.5s", "0.25"), to the
 // millisecond; for durations corral keeps itself (--stop-timeout).
 std::int64_t parse_duration_ms(std::string_view text);
+// Sets `command`'s --timeout to `ms` milliseconds (0 = none): timeout_seconds rounded up,
+// which crosses the ABI, and timeout_ms, by which corral stops it to the millisecond.
+void set_timeout(Command& command, std::int64_t ms);
 // Formats seconds as the shortest of "45s", "15m", "2h", "1h30m".
 std::string format_duration(std::int64_t seconds);
 // The current time as RFC 3339 UTC ("2026-11-30T06:31:32Z").
