@@ -37,7 +37,7 @@ int fill_command(Context& ctx, FillOptions& o) {
                           r.can_pause ? ", paused" : std::string("; ") + kCannotPause));
   if (r.made > 0 && r.ms_per_sandbox < service::kWorthPoolingMs)
     ctx.ui.note(fmt::format("a {} sandbox starts about as fast without a pool, so the pool saves runs little "
-                            "(`corral pool drain` removes it)",
+                            "(`corral pool drain` removes it; a fill with --no-refill is not refilled by runs)",
                             r.provider));
   return 0;
 }
@@ -55,6 +55,8 @@ Runner define_fill(CLI::App& app) {
       ->type_name(kNetworkValue);
   app.add_option("--max-workspace", o->spec.max_workspace, "Refuse a workspace above SIZE (0 = no limit)")
       ->capture_default_str();
+  app.add_flag("--no-refill", o->spec.no_refill,
+               "Runs that take a sandbox from the pool do not refill it (for a provider as fast without one)");
   add_json_flag(app, o->json);
   return [o](Context& ctx) { return fill_command(ctx, *o); };
 }
@@ -80,8 +82,10 @@ int status_command(Context& ctx, const StatusOptions& o) {
            std::to_string(p.size), format_duration(p.oldest_seconds), fmt::format("{:.1f}", p.sandbox_minutes),
            fmt::format("{:.1f}", p.running_minutes), p.workspace});
   std::string text = t.str();
-  for (const PoolStatus& p : pools)
+  for (const PoolStatus& p : pools) {
     if (!p.can_pause) text += fmt::format("pool {} ({}): {}\n", p.key, p.provider, kCannotPause);
+    if (!p.refills) text += fmt::format("pool {} ({}): filled with --no-refill: runs do not refill it\n", p.key, p.provider);
+  }
   ctx.ui.out(text);
   return 0;
 }

@@ -97,7 +97,8 @@ template <>
 struct Shape<PoolTag> {
   static constexpr auto fields =
       std::tuple{field("key", &PoolTag::key), field_as<Count>("size", &PoolTag::size),
-                 field("filledAt", &PoolTag::filled_at), field("expiresAt", &PoolTag::expires_at)};
+                 field("filledAt", &PoolTag::filled_at), field("expiresAt", &PoolTag::expires_at),
+                 field("noRefill", &PoolTag::no_refill, omitted)};
 };
 
 template <>

@@ -45,6 +45,7 @@ struct PoolTag {
   int size = 0;             // the pool's size when filled, for the refill a run starts
   std::int64_t filled_at = 0;   // Unix seconds
   std::int64_t expires_at = 0;  // Unix seconds: after this it is an orphan (`stop --orphans`)
+  bool no_refill = false;       // filled with --no-refill: a run that takes it starts no refill
 };
 
 struct Claim {

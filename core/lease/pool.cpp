@@ -109,7 +109,10 @@ std::optional<Lease> take_pooled(LeaseContext& ctx, const PoolRef& ref, const Re
     }
     taken.emplace(std::move(lease));
   }
-  if (seen && refill) start_refill(ctx, ref, *seen, refill, max_workspace);
+  if (seen && seen->no_refill)
+    ctx.ui.info("the pool was filled with --no-refill: not refilling it");
+  else if (seen && refill)
+    start_refill(ctx, ref, *seen, refill, max_workspace);
   return taken;
 }
 
@@ -131,6 +134,7 @@ std::vector<PoolStatus> pool_status(LeaseContext& ctx) {
       }
     }
     p.size = std::max(p.size, c.pool->size);
+    if (c.pool->no_refill) p.refills = false;
     const std::int64_t age = std::max<std::int64_t>(now - c.pool->filled_at, 0);
     p.oldest_seconds = std::max(p.oldest_seconds, age);
     p.sandbox_minutes += static_cast<double>(age) / 60.0;

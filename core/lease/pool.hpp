@@ -79,6 +79,7 @@ struct PoolStatus {
   double sandbox_minutes = 0;  // summed over the pool's sandboxes since their fill
   double running_minutes = 0;  // the part of it not paused
   bool can_pause = false;      // the provider has pause-resume
+  bool refills = true;         // false once a fill said --no-refill
 };
 
 // Every pool with pooled claims on this machine, by provider then key.

@@ -92,7 +92,7 @@ FillResult fill_pool(LeaseContext& ctx, const FillRequest& request) {
   if (spec.features.has(Feature::archive_sync)) check_workspace_size(ws, request.max_workspace);
   std::optional<PackedArchive> packed;
   if (uploads_archive(spec.features)) packed.emplace(pack_archive(ws, ctx.ui, cancelled));
-  PoolTag tag{result.key, request.size, now, now + request.ttl_seconds};
+  PoolTag tag{result.key, request.size, now, now + request.ttl_seconds, request.no_refill};
   std::int64_t ready_ms = 0;
   for (int i = result.ready_before; i < request.size; ++i) {
     if (ctx.ui.cancelled()) throw Error(ErrorCode::cancelled, "interrupted while filling the pool");

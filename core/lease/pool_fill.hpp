@@ -26,6 +26,7 @@ struct FillRequest {
   int size = 1;                          // 1..kMaxPoolSize
   std::int64_t ttl_seconds = kDefaultPoolTtlSeconds;
   std::uint64_t max_workspace = 0;
+  bool no_refill = false;  // --no-refill: runs that take from the pool leave it smaller
 };
 
 struct FillResult {

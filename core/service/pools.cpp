@@ -15,6 +15,7 @@ FillResult fill(Session& session, Ui& ui, const FillSpec& spec) {
   if (spec.network) request.network = parse_network_policy(*spec.network);
   request.cwd = spec.cwd.empty() ? std::filesystem::current_path() : spec.cwd;
   request.max_workspace = parse_size(spec.max_workspace);
+  request.no_refill = spec.no_refill;
   LeaseContext ctx = session.context(ui);
   return fill_pool(ctx, request);
 }
@@ -71,6 +72,8 @@ std::string pools_to_json(const std::vector<PoolStatus>& pools) {
       w.Double(p.running_minutes);
       w.Key("canPause");
       w.Bool(p.can_pause);
+      w.Key("refills");
+      w.Bool(p.refills);
       if (!p.can_pause) json::write_string(w, "note", kCannotPause);
       w.EndObject();
     }

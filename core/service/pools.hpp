@@ -26,6 +26,7 @@ struct FillSpec {
   std::optional<std::string> network;  // a policy; nullopt = the configured default
   std::string max_workspace = "512M";
   std::filesystem::path cwd;           // the working tree; "" = the current folder
+  bool no_refill = false;              // runs that take from the pool do not refill it
 };
 
 // Fills `spec`'s pool to its size (FillRequest checks the size and TTL).
@@ -38,7 +39,7 @@ std::string fill_result_to_json(const FillResult& result);
 // The pools of this machine.
 std::vector<PoolStatus> pools(Session& session, Ui& ui);
 // [{"pool","provider","workspace","network","size","ready","busy","expired","oldestSeconds",
-//   "sandboxMinutes","runningMinutes","canPause","note"?}...].
+//   "sandboxMinutes","runningMinutes","canPause","refills","note"?}...].
 std::string pools_to_json(const std::vector<PoolStatus>& pools);
 // What a pool of a provider that cannot pause says, in `pool fill` and `pool status`.
 inline constexpr const char* kCannotPause = "cannot pause: pooled sandboxes run while they wait";

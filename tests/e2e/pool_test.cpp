@@ -111,6 +111,27 @@ TEST_CASE("pool fill makes N ready; a run takes one, syncs what changed, and a b
   CHECK(env.status().GetArray().Empty());
 }
 
+TEST_CASE("a pool filled with --no-refill is not refilled by the run that takes from it, and says so") {
+  PoolCli env;
+  CliResult r = env.run({"pool", "fill", "--size", "2", "--no-refill"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  auto doc = env.status();
+  REQUIRE(doc.GetArray().Size() == 1);
+  CHECK_FALSE(corral::json::get_bool(doc.GetArray()[0], "refills"));
+  CHECK(env.run({"pool", "status"}).out.find("filled with --no-refill: runs do not refill it") != std::string::npos);
+  r = env.run({"run", "-v", "--", "true"});
+  CHECK_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(r.err.find("the pool was filled with --no-refill: not refilling it") != std::string::npos);
+  CHECK(r.err.find("refilling the pool in the background") == std::string::npos);
+  CHECK(env.ready() == 1);
+  CHECK_FALSE(fs::exists(env.state_dir() / "corral/pools/refill.log"));  // no refill ever started
+  // Taken down to none, the pool stays empty; a run then makes its own sandbox.
+  CHECK(env.run({"run", "--", "true"}).exit_code == 0);
+  CHECK(env.ready() == 0);
+  CHECK(env.run({"run", "--", "true"}).exit_code == 0);
+  CHECK(env.local_sandboxes().empty());
+}
+
 TEST_CASE("pool drain drains this working tree's pools only; --all drains every tree's") {
   PoolCli env;
   env.root().write("other/file.txt", "another project\n");
