@@ -82,7 +82,11 @@ std::vector<std::string> jail_argv(const JailSpec& jail, const Command& command)
   std::vector<std::string> argv = base_argv(jail);
   if (!jail.network) argv.push_back("--unshare-net");
   add_system_dirs(argv);
-  argv.insert(argv.end(), {"--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/run"});
+  argv.insert(argv.end(), {"--proc", "/proc", "--dev", "/dev", "--tmpfs", "/run"});
+  if (jail.tmp_dir.empty())
+    argv.insert(argv.end(), {"--tmpfs", "/tmp"});
+  else
+    argv.insert(argv.end(), {"--bind", jail.tmp_dir, "/tmp"});
   if (jail.ca_bundle)
     argv.insert(argv.end(), {"--perms", "0444", "--ro-bind-data", std::to_string(kJailCaFd), kJailCaBundle});
   if (!jail.workspace_dir.empty()) {

@@ -13,6 +13,7 @@ struct JailSpec {
   std::string bwrap = "bwrap";  // the bwrap executable
   std::string workspace_dir;    // folder bound read-write at `workdir`, as bwrap sees it (empty: none)
   std::string workdir = "/workspace";
+  std::string tmp_dir;          // folder bound read-write at /tmp, as bwrap sees it (empty: a fresh tmpfs)
   std::string hostname;
   bool network = true;          // false: a private network namespace with only loopback
   // --network allow:: the entries its egress proxy lets it reach (run_jailed); the jail
@@ -50,7 +51,7 @@ inline constexpr const char* kCaBundleVariables[] = {"SSL_CERT_FILE", "REQUESTS_
 
 // The argv that runs `command` inside the jail: separate user, mount, pid, ipc and uts
 // namespaces, no capabilities, no further user namespaces, its own session, system
-// folders read-only, a private /tmp, the workspace read-write (when there is one), and
+// folders read-only, a private /tmp (the sandbox's kept one with tmp_dir), the workspace read-write (when there is one), and
 // death with the parent. bwrap starts corral-jail-exec, passed as kJailExecFd, which
 // becomes the command: it starts with stdin, stdout and stderr alone open, and a program
 // that cannot be found or run exits 127 or 126, as in a shell.

@@ -38,6 +38,9 @@ enum Step : int {
   kUnshareMount,
   kPrivateMounts,
   kBindWorkspace,
+  kMountLayout,
+  kMakeLayout,
+  kBindTmp,
   kUnshareUser,
   kBecomeJailUser,
   kForbidNestedUser,
@@ -51,6 +54,9 @@ constexpr const char* kSteps[] = {"",
                                   "unshare mount namespace",
                                   "make mounts private",
                                   "bind the workspace",
+                                  "mount the folders' tmpfs",
+                                  "make the workspace's and /tmp's folders",
+                                  "bind the kept /tmp",
                                   "unshare user namespace",
                                   "become the jail's user",
                                   "forbid user namespaces inside the jail",
@@ -64,10 +70,15 @@ static_assert(sizeof kSteps / sizeof *kSteps == kOpenTmpfs + 1, "a name for ever
 // What the child makes: the workspace at the mount point (a bind of `bind_source`, a
 // tmpfs with `tmpfs_options`, or nothing), then the jail's user namespace for `user`
 // (corral is root), or, with `self_userns`, first a user namespace of the caller's own
-// in which the mount namespace is made.
+// in which the mount namespace is made. With `tmp_source` too, the mount point holds a
+// small tmpfs of root's with two folders, `workspace_point` and `tmp_point`, on which
+// the two are bound.
 struct ChildPlan {
   JailUser user{};  // set by create() and create_in_memory()
   const char* bind_source = nullptr;
+  const char* tmp_source = nullptr;
+  const char* workspace_point = nullptr;
+  const char* tmp_point = nullptr;
   const char* tmpfs_options = nullptr;
   bool self_userns = false;
 };
@@ -132,8 +143,20 @@ CORRAL_RAW_CHILD int make_namespaces(ChildRun& run) {
     if (::syscall(SYS_unshare, CLONE_NEWNS) != 0) return fail(kUnshareMount);
     // Slave, so the mount below never propagates back to the host's mount table.
     if (::syscall(SYS_mount, nullptr, "/", nullptr, MS_REC | MS_SLAVE, nullptr) != 0) return fail(kPrivateMounts);
-    if (plan.bind_source && ::syscall(SYS_mount, plan.bind_source, run.mount_point, nullptr, MS_BIND, nullptr) != 0)
+    if (plan.tmp_source) {
+      // Made before the user namespace, so root owns the tmpfs: the jail's user may walk it, not change it.
+      if (::syscall(SYS_mount, "tmpfs", run.mount_point, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=64k") != 0)
+        return fail(kMountLayout);
+      if (::syscall(SYS_mkdirat, AT_FDCWD, plan.workspace_point, 0755) != 0 ||
+          ::syscall(SYS_mkdirat, AT_FDCWD, plan.tmp_point, 0755) != 0)
+        return fail(kMakeLayout);
+      if (::syscall(SYS_mount, plan.bind_source, plan.workspace_point, nullptr, MS_BIND, nullptr) != 0)
+        return fail(kBindWorkspace);
+      if (::syscall(SYS_mount, plan.tmp_source, plan.tmp_point, nullptr, MS_BIND, nullptr) != 0) return fail(kBindTmp);
+    } else if (plan.bind_source &&
+               ::syscall(SYS_mount, plan.bind_source, run.mount_point, nullptr, MS_BIND, nullptr) != 0) {
       return fail(kBindWorkspace);
+    }
     if (plan.tmpfs_options &&
         ::syscall(SYS_mount, "tmpfs", run.mount_point, "tmpfs", MS_NOSUID | MS_NODEV, plan.tmpfs_options) != 0)
       return fail(kMountTmpfs);
@@ -278,7 +301,17 @@ const char* workspace_mount_point() {
   return point;
 }
 
-JailNamespaces JailNamespaces::create(const JailUser& user, const std::string& workspace) {
+const char* kept_workspace_point() {
+  static const std::string point = std::string(workspace_mount_point()) + "/workspace";
+  return point.c_str();
+}
+
+const char* kept_tmp_point() {
+  static const std::string point = std::string(workspace_mount_point()) + "/tmp";
+  return point.c_str();
+}
+
+JailNamespaces JailNamespaces::create(const JailUser& user, const std::string& workspace, const std::string& tmp) {
   // A child makes the namespaces and opens the fds that hold them alive; this process
   // (root in the parent namespace, hence allowed to map any uid) writes the maps.
   // By path, not by an fd: a mount of the old namespace cannot be bound in the new one.
@@ -286,6 +319,11 @@ JailNamespaces JailNamespaces::create(const JailUser& user, const std::string& w
   ChildPlan plan;
   plan.user = user;
   plan.bind_source = workspace.empty() ? nullptr : workspace.c_str();
+  if (!workspace.empty() && !tmp.empty()) {
+    plan.tmp_source = tmp.c_str();
+    plan.workspace_point = kept_workspace_point();
+    plan.tmp_point = kept_tmp_point();
+  }
   Opened o = prepare(plan);
   return JailNamespaces(o.userns, o.mountns);
 }

@@ -15,12 +15,18 @@ namespace corral::local {
 // Where the workspace appears in the prepared mount namespace: a folder every host has
 // and the jail itself never binds.
 const char* workspace_mount_point();
+// With a kept /tmp (create()'s `tmp`): where the workspace and that /tmp's folder appear
+// instead, two folders of a small tmpfs of root's at workspace_mount_point().
+const char* kept_workspace_point();
+const char* kept_tmp_point();
 
 class JailNamespaces {
  public:
   // Creates them; with no `workspace` (a host path) only the user namespace, as a probe
-  // needs. Throws Error(unavailable) when this host or container refuses.
-  static JailNamespaces create(const JailUser& user, const std::string& workspace);
+  // needs; with `tmp` (a host path: a kept sandbox's /tmp) that folder as well, at
+  // kept_tmp_point(), and the workspace at kept_workspace_point(). Throws
+  // Error(unavailable) when this host or container refuses.
+  static JailNamespaces create(const JailUser& user, const std::string& workspace, const std::string& tmp = {});
   // Namespaces whose mount namespace holds, at workspace_mount_point(), a tmpfs of its own
   // of at most `size_bytes` (0: the kernel's default, half the memory) owned by `user`;
   // it lives while these descriptors do, and vanishes with the process. With `jail_user`

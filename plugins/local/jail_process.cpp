@@ -217,9 +217,11 @@ os::ProcessOutcome run_jailed(JailSpec jail, const JailWorkspace& workspace, con
     jail.network = false;
   }
   jail.workspace_dir = workspace.folder;
+  jail.tmp_dir = workspace.tmp_folder;
   std::optional<JailNamespaces> made;
   const JailNamespaces* namespaces = workspace.in_memory.get();
-  if (!namespaces && as_user) namespaces = &made.emplace(JailNamespaces::create(*as_user, workspace.folder));
+  if (!namespaces && as_user)
+    namespaces = &made.emplace(JailNamespaces::create(*as_user, workspace.folder, workspace.tmp_folder));
   if (workspace.in_memory) jail.workspace_dir = workspace_mount_point();
   if (namespaces && !namespaces->jail_joins_userns()) {
     // The caller's own user namespace, which owns the tmpfs's mount namespace: bwrap's
@@ -230,7 +232,9 @@ os::ProcessOutcome run_jailed(JailSpec jail, const JailWorkspace& workspace, con
     jail.join_userns = true;
     spec.pass_fds.push_back({namespaces->userns_fd(), kJailUsernsFd});
     jail.user = *as_user;
-    if (!jail.workspace_dir.empty()) jail.workspace_dir = workspace_mount_point();
+    if (!jail.workspace_dir.empty())
+      jail.workspace_dir = jail.tmp_dir.empty() ? workspace_mount_point() : kept_workspace_point();
+    if (!jail.tmp_dir.empty()) jail.tmp_dir = kept_tmp_point();
     spec.mount_ns_fd = namespaces->mountns_fd();
     // bwrap itself runs as the jail's user, without root's groups: it owns the namespace,
     // so it may join it, and no process of the jail is ever the host's root.

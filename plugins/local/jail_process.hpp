@@ -20,6 +20,7 @@ struct JailWorkspace {
   JailWorkspace(std::string host_folder) : folder(std::move(host_folder)) {}  // NOLINT: a folder is the usual case
   explicit JailWorkspace(std::shared_ptr<const JailNamespaces> namespaces) : in_memory(std::move(namespaces)) {}
   std::string folder;
+  std::string tmp_folder;  // a kept sandbox's /tmp, a host folder (empty: a fresh tmpfs for each command)
   std::shared_ptr<const JailNamespaces> in_memory;
 };
 

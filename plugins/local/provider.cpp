@@ -355,7 +355,9 @@ fs::path LocalProvider::workspace_path(const LocalSandbox& s) const {
 JailWorkspace LocalProvider::jail_workspace(const LocalSandbox& s) const {
   if (s.in_memory) return JailWorkspace(memory_of(s));
   store_.require_workspace(s);
-  return JailWorkspace(store_.workspace_of(s.id).string());
+  JailWorkspace workspace(store_.workspace_of(s.id).string());
+  workspace.tmp_folder = store_.kept_tmp(s);
+  return workspace;
 }
 
 LocalSandbox LocalProvider::existing(const std::string& id) const {

@@ -169,7 +169,12 @@ LocalSandbox SandboxStore::create(const std::string& slug, const StringMap& labe
   const int held = lock.fd();
   try {
     // An in-memory sandbox's workspace is its tmpfs: the folder holds only its record.
-    if (!in_memory) fs::create_directory(staging / "workspace");
+    if (!in_memory) {
+      fs::create_directory(staging / "workspace");
+      // As a /tmp is: its own user's alone in the jail, where nobody else is.
+      if (::mkdirat(held, "tmp", 0700) != 0 || ::fchmodat(held, "tmp", 01777, 0) != 0)
+        throw Error(ErrorCode::internal, os::with_reason("cannot create " + (staging / "tmp").string(), errno));
+    }
     for (int attempt = 0;; ++attempt) {
       s.id = random_id();
       // The user is registered to the folder's final name, and locked until it is there.
@@ -178,11 +183,12 @@ LocalSandbox SandboxStore::create(const std::string& slug, const StringMap& labe
         user.emplace(ids_->reserve(fs::absolute(dir_of(s.id))));
         s.user = user->user();
       }
-      // The jail's identity owns its workspace, and nothing else of the sandbox folder.
-      if (s.user && !in_memory && ::fchownat(held, "workspace", s.user->uid, s.user->gid, AT_SYMLINK_NOFOLLOW) != 0)
-        throw Error(ErrorCode::internal, os::with_reason("cannot hand " + (staging / "workspace").string() +
-                                                              " to uid " + std::to_string(s.user->uid),
-                                                          errno));
+      // The jail's identity owns its workspace and /tmp, and nothing else of the sandbox folder.
+      for (const char* folder : {"workspace", "tmp"})
+        if (s.user && !in_memory && ::fchownat(held, folder, s.user->uid, s.user->gid, AT_SYMLINK_NOFOLLOW) != 0)
+          throw Error(ErrorCode::internal, os::with_reason("cannot hand " + (staging / folder).string() +
+                                                                " to uid " + std::to_string(s.user->uid),
+                                                            errno));
       // Checked: a sandbox whose "no network" went unrecorded would get one on its next command.
       write_metadata(s, staging);
       if (rename_new_folder(staging, dir_of(s.id))) {
@@ -279,9 +285,9 @@ LocalSandbox SandboxStore::fork(const LocalSandbox& source, const std::string& s
   try {
     // The copy belongs to the fork's own user. Read and written without following a link
     // anywhere, so nothing the source's command planted can steer the caller.
-    const os::UniqueFd from = open_folder(workspace_of(source.id));
-    const os::UniqueFd to = open_folder(workspace_of(copy.id));
-    copy_tree(from.get(), to.get(), copy.user);
+    copy_tree(open_folder(workspace_of(source.id)).get(), open_folder(workspace_of(copy.id)).get(), copy.user);
+    if (!kept_tmp(source).empty())
+      copy_tree(open_folder(tmp_of(source.id)).get(), open_folder(tmp_of(copy.id)).get(), copy.user);
   } catch (...) {
     try {
       remove(copy.id);
@@ -387,8 +393,9 @@ void SandboxStore::remove(const std::string& id) const {
   if (!fs::exists(dir, ec)) return;
   // What the jail made is emptied as the jail's identity, so a symlink it planted (or
   // swaps in meanwhile) never steers root; a workspace from before owners falls to root.
-  if (user && ::lstat(workspace_of(id).c_str(), &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == user->uid)
-    run_as(*user, workspace_of(id), [] { clear_folder("."); });
+  for (const fs::path& folder : {workspace_of(id), tmp_of(id)})
+    if (user && ::lstat(folder.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == user->uid)
+      run_as(*user, folder, [] { clear_folder("."); });
   make_removable(dir);
   fs::remove_all(dir, ec);
   if (ec) throw Error(ErrorCode::internal, "cannot remove " + dir.string() + ": " + ec.message());
@@ -397,6 +404,15 @@ void SandboxStore::remove(const std::string& id) const {
 void SandboxStore::prepare_workspace(const LocalSandbox& s) const {
   if (!ids_) fs::create_directories(workspace_of(s.id));
   require_workspace(s);
+}
+
+std::string SandboxStore::kept_tmp(const LocalSandbox& s) const {
+  if (s.in_memory) return "";
+  struct stat st {};
+  const fs::path tmp = tmp_of(s.id);
+  if (::lstat(tmp.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return "";
+  if (ids_ && !(s.user && st.st_uid == s.user->uid && st.st_gid == s.user->gid)) return "";
+  return tmp.string();
 }
 
 bool SandboxStore::workspace_owned(const LocalSandbox& s) const {

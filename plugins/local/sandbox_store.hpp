@@ -48,11 +48,11 @@ class SandboxStore {
   bool own_users() const { return ids_.has_value(); }
   const std::optional<JailIds>& ids() const { return ids_; }
   // Creates a new sandbox folder, its metadata and (unless `in_memory`: a tmpfs holds
-  // it) its empty workspace folder; returns it with a fresh id and, with own_users(), a
+  // it) its empty workspace and /tmp folders; returns it with a fresh id and, with own_users(), a
   // user of its own.
   LocalSandbox create(const std::string& slug, const StringMap& labels, bool no_network = false,
                       bool in_memory = false, const std::vector<std::string>& egress = {}) const;
-  // A new sandbox whose workspace is a copy of `source`'s as it is now (fork), with its
+  // A new sandbox whose workspace and /tmp are copies of `source`'s as they are now (fork), with its
   // own slug and labels and the source's network policy (its allow list too). Throws not-found when `source`
   // is gone; a failed copy leaves no folder behind.
   LocalSandbox fork(const LocalSandbox& source, const std::string& slug, const StringMap& labels) const;
@@ -74,6 +74,11 @@ class SandboxStore {
   void remove(const std::string& id) const;
   std::filesystem::path dir_of(const std::string& id) const;
   std::filesystem::path workspace_of(const std::string& id) const { return dir_of(id) / "workspace"; }
+  // The folder its commands see as /tmp (and $HOME), kept from one command to the next.
+  std::filesystem::path tmp_of(const std::string& id) const { return dir_of(id) / "tmp"; }
+  // tmp_of(s) when it is there and owned as its workspace must be; empty for an in-memory
+  // sandbox or one made before /tmp was kept, whose commands each get a fresh one.
+  std::string kept_tmp(const LocalSandbox& s) const;
   // Makes sure the sandbox's on-disk workspace is there to copy into: made by the
   // caller when jails run as the caller; else it must be the sandbox user's (require_workspace).
   void prepare_workspace(const LocalSandbox& s) const;

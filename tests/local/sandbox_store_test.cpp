@@ -119,6 +119,29 @@ TEST_CASE("remove takes a sandbox's whole folder: its record alone, a stray file
   CHECK(store.all().empty());
 }
 
+TEST_CASE("a kept sandbox has a /tmp folder of its own beside its workspace, which a fork copies and remove takes") {
+  corral::test::TempDir dir;
+  const SandboxStore store(dir.path() / "local");
+  const LocalSandbox kept = store.create("kept", {});
+  struct stat st {};
+  REQUIRE(::lstat(store.tmp_of(kept.id).c_str(), &st) == 0);
+  CHECK(S_ISDIR(st.st_mode));
+  CHECK((st.st_mode & 07777) == 01777);  // as a /tmp is, whatever the umask
+  CHECK(store.kept_tmp(kept) == store.tmp_of(kept.id).string());
+  dir.write("local/" + kept.id + "/tmp/.cache/pip/wheel", "cached");
+  const LocalSandbox copy = store.fork(kept, "copy", {});
+  CHECK(corral::test::read_file(store.tmp_of(copy.id) / ".cache/pip/wheel") == "cached");
+  // An in-memory sandbox has none: each of its commands gets a fresh /tmp.
+  const LocalSandbox in_memory = store.create("memory", {}, false, /*in_memory=*/true);
+  CHECK(store.kept_tmp(in_memory).empty());
+  // One made before /tmp was kept has none either, and still works as it did.
+  fs::remove_all(store.tmp_of(copy.id));
+  CHECK(store.kept_tmp(copy).empty());
+  for (const LocalSandbox& s : {kept, copy, in_memory}) store.remove(s.id);
+  CHECK(store.all().empty());
+  CHECK(fs::is_empty(dir.path() / "local"));
+}
+
 namespace {
 std::string record_of(const SandboxStore& store, const std::string& id) {
   std::ifstream in(store.dir_of(id) / "sandbox.json");
