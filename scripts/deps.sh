@@ -10,6 +10,7 @@ packages=(
   bubblewrap curl time jq openssl openssh-server openssh-client
   groff-base zsh fish  # the man pages render, and the completion scripts parse, in the tests
   protobuf-compiler libprotobuf-dev  # the tests' OTLP receiver decodes corral's traces with the official protos
+  python3  # the user-journey test's project runs its tests with it, in the sandbox
 )
 # kubectl, for tests/kubernetes/kubectl_test.cpp: any kubectl already on PATH will do
 # (Debian's kubernetes-client would clash with another package's /usr/bin/kubectl).
