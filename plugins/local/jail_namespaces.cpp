@@ -126,6 +126,48 @@ CORRAL_RAW_CHILD void raise_permitted_caps() {
   (void)::syscall(SYS_capset, &header, data);
 }
 
+// Writes "/proc/self/fd/N" for `fd` into `out` (room for 32 bytes), without allocating.
+CORRAL_RAW_CHILD void fd_path(char* out, long fd) {
+  const char prefix[] = "/proc/self/fd/";
+  size_t n = 0;
+  for (; prefix[n] != '\0'; ++n) out[n] = prefix[n];
+  char digits[20];
+  size_t count = 0;
+  do {
+    digits[count++] = static_cast<char>('0' + fd % 10);
+    fd /= 10;
+  } while (fd > 0 && count < sizeof digits);
+  while (count > 0) out[n++] = digits[--count];
+  out[n] = '\0';
+}
+
+// In the child's new mount namespace: the workspace and the kept /tmp at their points, two
+// folders of a tmpfs of root's at the mount point; the failed step, else kNone.
+CORRAL_RAW_CHILD int bind_kept_layout(ChildRun& run) {
+  const ChildPlan& plan = *run.plan;
+  int step = kNone;
+  long held[2] = {-1, -1};
+  const char* sources[2] = {plan.bind_source, plan.tmp_source};
+  const char* points[2] = {plan.workspace_point, plan.tmp_point};
+  for (int i = 0; i < 2 && step == kNone; ++i)
+    if ((held[i] = raw_open(sources[i], O_PATH | O_DIRECTORY | O_NOFOLLOW)) < 0) step = i == 0 ? kBindWorkspace : kBindTmp;
+  // Made before the user namespace, so root owns the tmpfs: the jail's user may walk it, not change it.
+  if (step == kNone &&
+      ::syscall(SYS_mount, "tmpfs", run.mount_point, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=64k") != 0)
+    step = kMountLayout;
+  for (int i = 0; i < 2 && step == kNone; ++i)
+    if (::syscall(SYS_mkdirat, AT_FDCWD, points[i], 0755) != 0) step = kMakeLayout;
+  for (int i = 0; i < 2 && step == kNone; ++i) {
+    char path[32];
+    fd_path(path, held[i]);
+    if (::syscall(SYS_mount, path, points[i], nullptr, MS_BIND, nullptr) != 0) step = i == 0 ? kBindWorkspace : kBindTmp;
+  }
+  if (step != kNone) run.failed_errno = errno;
+  for (long fd : held)
+    if (fd >= 0) ::syscall(SYS_close, fd);
+  return step;
+}
+
 // The child's steps; the one that failed, else kNone (errno in run.failed_errno).
 CORRAL_RAW_CHILD int make_namespaces(ChildRun& run) {
   const ChildPlan& plan = *run.plan;
@@ -144,15 +186,10 @@ CORRAL_RAW_CHILD int make_namespaces(ChildRun& run) {
     // Slave, so the mount below never propagates back to the host's mount table.
     if (::syscall(SYS_mount, nullptr, "/", nullptr, MS_REC | MS_SLAVE, nullptr) != 0) return fail(kPrivateMounts);
     if (plan.tmp_source) {
-      // Made before the user namespace, so root owns the tmpfs: the jail's user may walk it, not change it.
-      if (::syscall(SYS_mount, "tmpfs", run.mount_point, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=64k") != 0)
-        return fail(kMountLayout);
-      if (::syscall(SYS_mkdirat, AT_FDCWD, plan.workspace_point, 0755) != 0 ||
-          ::syscall(SYS_mkdirat, AT_FDCWD, plan.tmp_point, 0755) != 0)
-        return fail(kMakeLayout);
-      if (::syscall(SYS_mount, plan.bind_source, plan.workspace_point, nullptr, MS_BIND, nullptr) != 0)
-        return fail(kBindWorkspace);
-      if (::syscall(SYS_mount, plan.tmp_source, plan.tmp_point, nullptr, MS_BIND, nullptr) != 0) return fail(kBindTmp);
+      // Both held open first: the tmpfs below would hide them when the state folder is
+      // under the mount point (a scratch disk at /mnt).
+      const int step = bind_kept_layout(run);
+      if (step != kNone) return step;
     } else if (plan.bind_source &&
                ::syscall(SYS_mount, plan.bind_source, run.mount_point, nullptr, MS_BIND, nullptr) != 0) {
       return fail(kBindWorkspace);
