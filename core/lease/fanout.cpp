@@ -221,9 +221,12 @@ FanoutResult run_fanout(LeaseContext& ctx, const FanoutRequest& asked) {
       scan_workspace(request.run.cwd, cancelled, [&](const std::string& m) { ui.warn(m); }, request.run.with_git);
   if (features.has(Feature::archive_sync)) check_workspace_size(shared.workspace, request.run.max_workspace);
   if (uploads_archive(features)) {
-    // Forks of a lease synced with this very tree upload nothing: pack only when they will.
-    const bool forks_current =
-        !request.from.empty() && source_claim(ctx, request).fingerprint == shared.workspace.fingerprint;
+    // Forks of a lease synced with this very tree, and no command run in it since, upload
+    // nothing: pack only when they will (once for all of them).
+    const bool forks_current = !request.from.empty() && [&] {
+      const Claim source = source_claim(ctx, request);
+      return source.fingerprint == shared.workspace.fingerprint && !source.ran_since_sync;
+    }();
     if (!forks_current) shared.archive = pack_archive(shared.workspace, ui, cancelled);
   }
   if (!request.output_dir.empty()) {

@@ -136,13 +136,16 @@ int FolderWriter::symlink(const std::string& name, const std::string& target) {
   return ::symlinkat(target.c_str(), parent, last.c_str()) == 0 ? 0 : errno;
 }
 
-bool FolderWriter::holds_file(const std::string& name, mode_t mode, std::uint64_t size, const timespec& mtime) {
+bool FolderWriter::holds_file(const std::string& name, mode_t mode, std::uint64_t size, const timespec& mtime,
+                              const timespec& changed_before) {
   std::string last;
   const int parent = parent_of(name, last);
   struct stat st {};
   return parent >= 0 && ::fstatat(parent, last.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
          (st.st_mode & 07777) == mode && static_cast<std::uint64_t>(st.st_size) == size &&
-         st.st_mtim.tv_sec == mtime.tv_sec && st.st_mtim.tv_nsec == mtime.tv_nsec;
+         st.st_mtim.tv_sec == mtime.tv_sec && st.st_mtim.tv_nsec == mtime.tv_nsec &&
+         (st.st_ctim.tv_sec < changed_before.tv_sec ||
+          (st.st_ctim.tv_sec == changed_before.tv_sec && st.st_ctim.tv_nsec < changed_before.tv_nsec));
 }
 
 bool FolderWriter::holds_link(const std::string& name, const std::string& target) {

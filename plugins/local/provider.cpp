@@ -147,8 +147,11 @@ void LocalProvider::upload(const Sandbox& sandbox, const UploadRequest& request,
   // a concurrent destroy would otherwise close and a later open() could reuse.
   const std::shared_ptr<JailNamespaces> memory = s.in_memory ? memory_of(s) : nullptr;
   if (!s.in_memory) store_.prepare_workspace(s);
+  // A sandbox synced before: only what differs from the tree, or changed there since, is copied.
+  const std::optional<timespec> copied_at = s.in_memory ? std::nullopt : store_.copied_at(s.id);
   try {
-    copy_workspace(request, workspace_path(s), s.user, host);
+    copy_workspace(request, workspace_path(s), s.user, host, copied_at);
+    if (!s.in_memory) store_.set_copied_at(s.id, file_clock_now());
   } catch (const Error& e) {
     if (e.code() != ErrorCode::quota || !s.in_memory) throw;
     throw Error(ErrorCode::quota, e.what(),

@@ -268,6 +268,21 @@ std::optional<EgressReport> SandboxStore::egress_of(const std::string& id) const
   return read_record<EgressReport>(dir_of(id) / "egress.json", "egress report");
 }
 
+std::optional<timespec> SandboxStore::copied_at(const std::string& id) const {
+  if (!valid_id(id)) return std::nullopt;
+  std::ifstream in(dir_of(id) / "copied-at");
+  long long seconds = -1, nanoseconds = -1;
+  if (!(in >> seconds >> nanoseconds) || seconds < 0 || nanoseconds < 0 || nanoseconds >= 1'000'000'000)
+    return std::nullopt;
+  return timespec{static_cast<time_t>(seconds), static_cast<long>(nanoseconds)};
+}
+
+void SandboxStore::set_copied_at(const std::string& id, const timespec& when) const {
+  os::write_file_atomically(dir_of(id) / "copied-at",
+                             std::to_string(when.tv_sec) + " " + std::to_string(when.tv_nsec) + "\n", 0600,
+                             "the time of sandbox " + id + "'s last sync", os::Durability::process_crash);
+}
+
 void SandboxStore::set_paused(LocalSandbox& sandbox, bool paused) const {
   sandbox.paused = paused;
   write_metadata(sandbox);

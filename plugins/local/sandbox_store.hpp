@@ -64,6 +64,11 @@ class SandboxStore {
   // file cannot be read.
   std::optional<EgressReport> egress_of(const std::string& id) const;
   static constexpr size_t kMaxEgressListed = 256;
+  // When the last copy of the user's tree into its workspace ended (copy_workspace's
+  // `copied_at`); nullopt before any, or when unreadable (every file is copied then).
+  std::optional<timespec> copied_at(const std::string& id) const;
+  // Records it, beside the metadata, where the sandbox's commands cannot reach.
+  void set_copied_at(const std::string& id, const timespec& when) const;
   // Records the sandbox as paused or not (its metadata, replaced atomically).
   void set_paused(LocalSandbox& sandbox, bool paused) const;
   // The sandbox with `id`, or nullopt when its folder or metadata is gone.

@@ -122,17 +122,18 @@ Source open_source(os::OpenFolders& tree, const fs::path& root, const TreeFile& 
 // Writes `s` at its path below `out`, as whoever calls, with a umask of 0; nothing
 // half-written stays. `same_file_system`: the tree's and the workspace's. A big file's
 // copy stops with cancelled once `host` is.
-void write_source(os::FolderWriter& out, const Source& s, bool same_file_system, const sdk::Host& host) {
+void write_source(os::FolderWriter& out, const Source& s, bool same_file_system, const sdk::Host& host,
+                  const std::optional<timespec>& copied_at) {
   const std::string& name = s.file->path;
   if (s.file->symlink) {
-    if (out.holds_link(name, s.link_target)) return;
+    if (copied_at && out.holds_link(name, s.link_target)) return;
     if (const int err = out.symlink(name, s.link_target)) throw write_error(name, err);
     return;
   }
   const mode_t mode = s.file->executable ? 0755 : 0644;
   // A reused sandbox's copy already the same (a sync after a command ran there, which
   // sends the whole tree): only the files the command changed or removed are copied.
-  if (out.holds_file(name, mode, s.size, s.mtime)) return;
+  if (copied_at && out.holds_file(name, mode, s.size, s.mtime, *copied_at)) return;
   os::UniqueFd fd;
   int err = out.create_file(name, mode, fd);
   if (!err) err = copy_file_data(s.fd.get(), fd.get(), same_file_system, s.size, [&] { return host.cancelled(); });
@@ -147,8 +148,14 @@ void write_source(os::FolderWriter& out, const Source& s, bool same_file_system,
 
 }  // namespace
 
+timespec file_clock_now() {
+  timespec now{};
+  ::clock_gettime(CLOCK_REALTIME_COARSE, &now);
+  return now;
+}
+
 void copy_workspace(const UploadRequest& request, const fs::path& workspace, const std::optional<JailUser>& owner,
-                    const sdk::Host& host) {
+                    const sdk::Host& host, const std::optional<timespec>& copied_at) {
   for (const TreeFile& f : request.tree_files) check_listed_path(f.path);
   const fs::path root = request.tree_root;
   const os::UniqueFd tree_fd(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
@@ -184,7 +191,7 @@ void copy_workspace(const UploadRequest& request, const fs::path& workspace, con
         access.as_user();
         std::uint64_t bytes = 0;
         for (const Source& s : batch) {
-          write_source(out, s, same_file_system, host);
+          write_source(out, s, same_file_system, host, copied_at);
           bytes += s.size;
         }
         std::lock_guard lock(report_mutex);

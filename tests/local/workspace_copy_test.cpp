@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <chrono>
 #include <vector>
 
 #include "cli.hpp"
@@ -63,7 +64,9 @@ struct CopyFixture {
       if (!f.symlink) r.size += fs::file_size(tree / f.path);
     return r;
   }
-  void copy(const UploadRequest& r) { copy_workspace(r, workspace, owner, fake.host()); }
+  void copy(const UploadRequest& r, const std::optional<timespec>& copied_at = std::nullopt) {
+    copy_workspace(r, workspace, owner, fake.host(), copied_at);
+  }
   // What a copy that must fail threw; fails the test when nothing was thrown.
   corral::Error failure(const UploadRequest& r) {
     try {
@@ -150,12 +153,25 @@ TEST_CASE("a copy over a kept workspace copies only what differs: what a command
   f.write("removed.txt", "gone?\n");
   f.write("chmodded.sh", "#!/bin/sh\n");
   f.write("touched.txt", "12345\n");
+  f.write("time-put-back.txt", "abc\n");
   fs::create_symlink("same.txt", f.tree / "link");
+  // Times well in the past: an edit in the workspace just after the copy must not share
+  // the copy's time by the clock's coarseness.
+  const timespec past[2] = {{0, UTIME_OMIT}, {1500000000, 0}};
+  for (const char* name : {"same.txt", "edited.txt", "removed.txt", "chmodded.sh", "touched.txt", "time-put-back.txt"})
+    REQUIRE(::utimensat(AT_FDCWD, (f.tree / name).c_str(), past, 0) == 0);
   const std::vector<TreeFile> files = {{"same.txt"}, {"edited.txt"}, {"removed.txt"}, {"chmodded.sh", true},
-                                       {"touched.txt"}, {"link", false, true}};
+                                       {"touched.txt"}, {"time-put-back.txt"}, {"link", false, true}};
   f.copy(f.request(files));
-  const ino_t same_inode = lstat_of(f.workspace / "same.txt").st_ino;
-  const ino_t link_inode = lstat_of(f.workspace / "link").st_ino;
+  // When that copy ended, a clock tick later: what it wrote was changed before.
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  const timespec copied_at = corral::local::file_clock_now();
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  // Written (or replaced) by a copy after `copied_at`: its change time says so.
+  const auto rewritten = [&](const char* name) {
+    const timespec c = lstat_of(f.workspace / name).st_ctim;
+    return c.tv_sec > copied_at.tv_sec || (c.tv_sec == copied_at.tv_sec && c.tv_nsec >= copied_at.tv_nsec);
+  };
   // What the sandbox's command did since: the same size with a new time, a removal, a
   // mode change, and an edit that kept the size but not the time.
   std::ofstream(f.workspace / "edited.txt") << "ORIGINAL\n";
@@ -163,15 +179,24 @@ TEST_CASE("a copy over a kept workspace copies only what differs: what a command
   fs::permissions(f.workspace / "chmodded.sh", fs::perms::owner_all, fs::perm_options::replace);
   const timespec later[2] = {{0, UTIME_OMIT}, {2000000000, 0}};
   REQUIRE(::utimensat(AT_FDCWD, (f.workspace / "touched.txt").c_str(), later, 0) == 0);
-  f.copy(f.request(files));
+  // An edit at the same size whose time is put back (touch -r, cp -p): only its change
+  // time, which no one can set, tells.
+  std::ofstream(f.workspace / "time-put-back.txt") << "XYZ\n";
+  REQUIRE(::utimensat(AT_FDCWD, (f.workspace / "time-put-back.txt").c_str(), past, 0) == 0);
+  f.copy(f.request(files), copied_at);
+  CHECK(read_file(f.workspace / "time-put-back.txt") == "abc\n");
   CHECK(read_file(f.workspace / "edited.txt") == "original\n");
   CHECK(read_file(f.workspace / "removed.txt") == "gone?\n");
   CHECK((lstat_of(f.workspace / "chmodded.sh").st_mode & 07777) == 0755);
   CHECK(lstat_of(f.workspace / "touched.txt").st_mtim.tv_sec == lstat_of(f.tree / "touched.txt").st_mtim.tv_sec);
   // Left as they were: the very same file and link, not copies of them.
-  CHECK(lstat_of(f.workspace / "same.txt").st_ino == same_inode);
-  CHECK(lstat_of(f.workspace / "link").st_ino == link_inode);
+  CHECK_FALSE(rewritten("same.txt"));
+  CHECK_FALSE(rewritten("link"));
+  CHECK(rewritten("time-put-back.txt"));
   CHECK(read_file(f.workspace / "same.txt") == "same\n");
+  // Without the time of a copy before (a first sync), every file is copied.
+  f.copy(f.request(files));
+  CHECK(rewritten("same.txt"));
 }
 
 TEST_CASE("listed paths that leave the tree are refused before anything is written") {

@@ -7,6 +7,8 @@
 // between names); several, on threads of their own, may write below one folder at once.
 #pragma once
 
+#include <time.h>
+
 #include <cstdint>
 
 #include <sys/types.h>
@@ -77,8 +79,10 @@ class FolderWriter {
   // Removes the file or link at `name`, if any (a half-written file).
   void remove(const std::string& name);
   // True when `name` already is a regular file with these permission bits, size and
-  // modification time: rsync's quick check, by which a copy is taken to be the same.
-  bool holds_file(const std::string& name, mode_t mode, std::uint64_t size, const timespec& mtime);
+  // modification time, last changed before `changed_before` (its ctime, which no one can
+  // set back as a modification time can be): by which a copy is taken to be the same.
+  bool holds_file(const std::string& name, mode_t mode, std::uint64_t size, const timespec& mtime,
+                  const timespec& changed_before);
   // True when `name` already is a symbolic link holding `target`.
   bool holds_link(const std::string& name, const std::string& target);
 
