@@ -37,8 +37,8 @@ int fill_command(Context& ctx, FillOptions& o) {
                           r.can_pause ? ", paused" : std::string("; ") + kCannotPause));
   if (r.made > 0 && r.ms_per_sandbox < service::kWorthPoolingMs)
     ctx.ui.note(fmt::format("a {} sandbox starts about as fast without a pool, so the pool saves runs little "
-                            "(`corral pool drain` removes it; a fill with --no-refill is not refilled by runs)",
-                            r.provider));
+                            "(`corral pool drain` removes it{})",
+                            r.provider, o.spec.no_refill ? "" : "; a fill with --no-refill is not refilled by runs"));
   return 0;
 }
 

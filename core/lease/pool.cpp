@@ -73,6 +73,9 @@ std::optional<Lease> take_pooled(LeaseContext& ctx, const PoolRef& ref, const Re
   std::vector<Claim> candidates = pooled_claims(ctx.claims, key);
   if (candidates.empty()) return std::nullopt;
   std::optional<PoolTag> seen;
+  // One sandbox filled with --no-refill makes the pool one, as `pool status` says.
+  const bool no_refill =
+      std::any_of(candidates.begin(), candidates.end(), [](const Claim& c) { return c.pool && c.pool->no_refill; });
   std::optional<Lease> taken;
   for (const Claim& c : candidates) {
     if (taken) break;
@@ -109,7 +112,7 @@ std::optional<Lease> take_pooled(LeaseContext& ctx, const PoolRef& ref, const Re
     }
     taken.emplace(std::move(lease));
   }
-  if (seen && seen->no_refill)
+  if (seen && no_refill)
     ctx.ui.info("the pool was filled with --no-refill: not refilling it");
   else if (seen && refill)
     start_refill(ctx, ref, *seen, refill, max_workspace);

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include "lease/network_policy.hpp"
@@ -83,9 +84,15 @@ FillResult fill_pool(LeaseContext& ctx, const FillRequest& request) {
   LeaseLock pool_lock = lock_pool(ctx.claims, result.key, ctx.ui);
   remove_expired(ctx, result.key, ref.choice);
   const std::int64_t now = unix_now();
-  for (const Claim& c : pooled_claims(ctx.claims, result.key))
+  const std::vector<Claim> pooled = pooled_claims(ctx.claims, result.key);
+  for (const Claim& c : pooled)
     if (!pool_expired(*c.pool, now)) ++result.ready_before;
-  if (result.ready_before >= request.size) return result;
+  if (result.ready_before >= request.size) {
+    if (request.no_refill && std::none_of(pooled.begin(), pooled.end(), [](const Claim& c) { return c.pool->no_refill; }))
+      ctx.ui.warn("the pool is full already, and --no-refill marks only the sandboxes a fill makes: `corral pool "
+                  "drain` it and fill it again with --no-refill");
+    return result;
+  }
 
   auto cancelled = [&ui = ctx.ui] { return ui.cancelled(); };
   const Workspace ws = scan_workspace(request.cwd, cancelled, [&](const std::string& m) { ctx.ui.warn(m); });

@@ -351,6 +351,10 @@ ExecResult ProviderSession::exec(const Sandbox& sandbox, const Command& command)
         call(Primitive::exec, lease_of(sandbox), request, &stop, command.timeout_seconds, input, terminal));
   } catch (const Error& e) {
     const StopReason why = stop.reason();
+    // Stopped at a --timeout corral keeps itself (one to the millisecond, or one the plugin
+    // let pass), the plugin saw only a cancel: the timeout is the story.
+    if (why == StopReason::timed_out && e.code() == ErrorCode::cancelled)
+      throw stopped(why, command, spec().name, std::nullopt, nullptr, stop);
     const bool as_told = e.code() == stop_error_code(why);
     // The plugin's own words for a stop stand, but for a kill after the signal's grace,
     // which only corral knows the story of.

@@ -119,6 +119,10 @@ TEST_CASE("a pool filled with --no-refill is not refilled by the run that takes 
   REQUIRE(doc.GetArray().Size() == 1);
   CHECK_FALSE(corral::json::get_bool(doc.GetArray()[0], "refills"));
   CHECK(env.run({"pool", "status"}).out.find("filled with --no-refill: runs do not refill it") != std::string::npos);
+  // Full already: a second fill has nothing to mark, and says so.
+  r = env.run({"pool", "fill", "--size", "2", "--no-refill"});
+  CHECK(r.exit_code == 0);
+  CHECK(r.err.find("the pool is full already") == std::string::npos);  // it is one already
   r = env.run({"run", "-v", "--", "true"});
   CHECK_MESSAGE(r.exit_code == 0, r.err);
   CHECK(r.err.find("the pool was filled with --no-refill: not refilling it") != std::string::npos);
@@ -130,6 +134,13 @@ TEST_CASE("a pool filled with --no-refill is not refilled by the run that takes 
   CHECK(env.ready() == 0);
   CHECK(env.run({"run", "--", "true"}).exit_code == 0);
   CHECK(env.local_sandboxes().empty());
+  // A full pool filled without it cannot become one by a fill that makes nothing: told.
+  REQUIRE(env.run({"pool", "fill", "--size", "1"}).exit_code == 0);
+  r = env.run({"pool", "fill", "--size", "1", "--no-refill"});
+  CHECK(r.exit_code == 0);
+  CHECK(r.err.find("the pool is full already, and --no-refill marks only the sandboxes a fill makes") !=
+        std::string::npos);
+  CHECK(env.run({"pool", "drain"}).exit_code == 0);
 }
 
 TEST_CASE("pool drain drains this working tree's pools only; --all drains every tree's") {
