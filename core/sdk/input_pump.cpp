@@ -17,7 +17,12 @@ constexpr int kReadTimeoutMs = 100;  // how late a stopped pump notices
 }  // namespace
 
 InputPump::InputPump(const Host& host, Sink sink, EndFn on_end)
-    : host_(host), sink_(std::move(sink)), on_end_(std::move(on_end)), thread_([this] { pump(); }) {}
+    : InputPump([&host](char* buffer, std::size_t capacity,
+                        int timeout_ms) { return host.read_input(buffer, capacity, timeout_ms); },
+                std::move(sink), std::move(on_end)) {}
+
+InputPump::InputPump(Reader read, Sink sink, EndFn on_end)
+    : read_(std::move(read)), sink_(std::move(sink)), on_end_(std::move(on_end)), thread_([this] { pump(); }) {}
 
 InputPump::~InputPump() {
   stopping_ = true;
@@ -33,7 +38,7 @@ void InputPump::pump() {
   ::pthread_sigmask(SIG_BLOCK, &pipe_signal, nullptr);
   std::vector<char> buffer(kChunk);
   while (!stopping_) {
-    const long got = host_.read_input(buffer.data(), buffer.size(), kReadTimeoutMs);
+    const long got = read_(buffer.data(), buffer.size(), kReadTimeoutMs);
     if (got < 0) continue;  // nothing yet
     if (got == 0) {
       if (on_end_) on_end_();

@@ -6,6 +6,7 @@
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/ssl.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/ssl.hpp>
@@ -13,6 +14,8 @@
 #include <boost/beast/websocket/ssl.hpp>
 #include <algorithm>
 #include <chrono>
+#include <memory>
+#include <mutex>
 #include <optional>
 
 #include "corral/sdk/http.hpp"
@@ -158,11 +161,21 @@ class Writer {
   void ping() {
     if (busy_) return;
     busy_ = true;
-    stream_.async_ping({}, [this](beast::error_code) { busy_ = false; });
+    stream_.async_ping({}, [this](beast::error_code) {
+      busy_ = false;
+      if (woken_) next();  // a wake that came while the ping went out
+    });
+  }
+  // Asks next_message again (on_wake): at once when nothing is being written, else once it is.
+  void wake() {
+    woken_ = true;
+    if (!busy_ && !failed_) next();
   }
 
  private:
   void next() {
+    woken_ = false;
+    if (failed_ || !request_.next_message) return;
     std::optional<std::string> message = request_.next_message();
     if (!message) return;
     pending_ = std::move(*message);
@@ -170,7 +183,10 @@ class Writer {
     stream_.binary(true);
     stream_.async_write(net::buffer(pending_), [this](beast::error_code ec, std::size_t) {
       busy_ = false;
-      if (ec) return;
+      if (ec) {
+        failed_ = true;
+        return;
+      }
       written_();
       next();
     });
@@ -180,6 +196,25 @@ class Writer {
   std::function<void()> written_;
   std::string pending_;
   bool busy_ = false;
+  bool woken_ = false;   // next_message is to be asked again
+  bool failed_ = false;  // a write failed: nothing more is written
+};
+
+// What on_wake's function reaches: the stream's io_context and writer while follow() runs,
+// nothing after (posting to a destroyed io_context would be undefined).
+template <class Stream>
+struct Waker {
+  std::mutex mutex;
+  net::io_context* ioc = nullptr;
+  Writer<Stream>* writer = nullptr;
+  void wake() {
+    std::lock_guard lock(mutex);
+    if (ioc) net::post(*ioc, [w = writer] { w->wake(); });
+  }
+  void disarm() {
+    std::lock_guard lock(mutex);
+    ioc = nullptr;
+  }
 };
 
 // Upgrades and follows the stream; `stream`'s transport is already connected.
@@ -234,6 +269,14 @@ Ending handshake_and_follow(Stream& stream, net::io_context& ioc, const Target& 
     return end;
   };
   Writer<Stream> writer(stream, request, [&] { last_activity = Clock::now(); });
+  auto waker = std::make_shared<Waker<Stream>>();
+  waker->ioc = &ioc;
+  waker->writer = &writer;
+  struct Disarm {
+    Waker<Stream>& waker;
+    ~Disarm() { waker.disarm(); }
+  } disarm{*waker};
+  if (request.on_wake) request.on_wake([waker] { waker->wake(); });
   writer.start();
   // Closes the socket and lets a pending write finish (aborted) before the stream goes.
   struct Settle {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstddef>
 #include <functional>
 #include <string_view>
 #include <thread>
@@ -21,8 +22,14 @@ class InputPump {
   // command's stdin. Not called when the sink refused or the pump was stopped first.
   using EndFn = std::function<void()>;
 
+  // Reads input as Host::read_input does: bytes read, 0 at its end, -1 when none came within
+  // `timeout_ms`.
+  using Reader = std::function<long(char* buffer, std::size_t capacity, int timeout_ms)>;
+
   // Starts pumping `host`'s input (valid for as long as the pump) into `sink`.
   InputPump(const Host& host, Sink sink, EndFn on_end);
+  // Starts pumping what `read` gives (another source: a local file) into `sink`.
+  InputPump(Reader read, Sink sink, EndFn on_end);
   // Stops pumping, at the latest a read timeout (0.1 s) later, and waits for the thread.
   ~InputPump();
   InputPump(const InputPump&) = delete;
@@ -31,7 +38,7 @@ class InputPump {
  private:
   void pump();
 
-  const Host& host_;
+  Reader read_;
   Sink sink_;
   EndFn on_end_;
   std::atomic<bool> stopping_{false};

@@ -38,6 +38,11 @@ struct Request {
   // Asked for the next binary message to send once the upgrade succeeded and after each is
   // written; nullopt: nothing more to send. Unset: nothing is sent.
   std::function<std::optional<std::string>()> next_message;
+  // For messages that come later (a command's stdin pumped from the user's input on
+  // another thread): called once the upgrade succeeded with `wake`, which any thread may
+  // call to have next_message asked again after it said nullopt. A wake after follow()
+  // returned does nothing.
+  std::function<void(std::function<void()> wake)> on_wake;
   // Hand each message to on_message whole (for protocols whose first byte frames it, as
   // Kubernetes' channels do), refusing one above 16 MiB; false: in pieces as they arrive.
   bool whole_messages = false;
