@@ -1,18 +1,33 @@
 #include "command_line.hpp"
 
+#include <csignal>
+
 namespace corral::kubernetes {
 namespace {
 
 // $1 folder, $2 pid file, then the command. util-linux's `setsid -w` gives the command a
-// process group of its own (its id is the inner shell's pid) and passes on its status;
-// where there is none (busybox), the shell's own pid is the best handle there is.
+// process group of its own (its id is the inner shell's pid) and passes on its status.
+// The inner shell is in that group too: it traps the signals a user's stop passes on to
+// the group (exec-signals), so that it outlives them and reports what the command made of
+// them (its trap's exit code) instead of dying by them. Where there is no `setsid -w`
+// (busybox), the command takes the shell's place, so that its pid is the one written.
 constexpr const char* kRunScript =
     "d=$1; p=$2; shift 2\n"
     "cd -- \"$d\" || exit 1\n"
     "if setsid -w true >/dev/null 2>&1; then\n"
-    "  exec setsid -w /bin/sh -c 'echo $$ > \"$0\"; \"$@\"; rc=$?; rm -f -- \"$0\"; exit $rc' \"$p\" \"$@\"\n"
+    "  exec setsid -w /bin/sh -c 'trap : INT TERM HUP; echo $$ > \"$0\"; \"$@\"; rc=$?; rm -f -- \"$0\"; exit $rc' "
+    "\"$p\" \"$@\"\n"
     "fi\n"
-    "echo $$ > \"$p\"; \"$@\"; rc=$?; rm -f -- \"$p\"; exit $rc\n";
+    "echo $$ > \"$p\"; exec \"$@\"\n";
+
+// $1 pid file, $2 signal name. Waits a moment for a command that is only starting to
+// write it; a command that already ended (no file) has nothing to be told.
+constexpr const char* kSignalScript =
+    "p=$1; i=0\n"
+    "while [ ! -s \"$p\" ] && [ $i -lt 10 ]; do sleep 0.1; i=$((i+1)); done\n"
+    "g=$(cat -- \"$p\" 2>/dev/null) || exit 0\n"
+    "kill -\"$2\" \"-$g\" 2>/dev/null || kill -\"$2\" \"$g\" 2>/dev/null\n"
+    "exit 0\n";
 
 // $1 pid file. Waits a moment for a command that is only starting to write it. No `--`
 // before the negative group id: dash's kill takes none.
@@ -60,6 +75,11 @@ std::vector<std::string> run_argv(const Command& command, const std::string& fol
 
 std::vector<std::string> kill_argv(const std::string& pid_file) {
   return {"/bin/sh", "-c", kKillScript, "sh", pid_file};
+}
+
+std::vector<std::string> signal_argv(const std::string& pid_file, int signal) {
+  const char* name = signal == SIGINT ? "INT" : signal == SIGTERM ? "TERM" : signal == SIGHUP ? "HUP" : nullptr;
+  return {"/bin/sh", "-c", kSignalScript, "sh", pid_file, name ? name : std::to_string(signal)};
 }
 
 std::vector<std::string> unpack_argv(const std::string& workdir, std::uint64_t size) {

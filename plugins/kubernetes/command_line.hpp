@@ -1,8 +1,9 @@
 // The command lines corral runs in a Pod through exec (which takes an argv only: no
 // folder, no environment): the user's command started in its folder with its variables
-// in a process group of its own whose id is written down, so that Ctrl-C or --timeout can
-// end the whole group from a second exec; and its own steps (unpack, extend). Every
-// path and value travels as an argument, never spliced into shell text.
+// in a process group of its own whose id is written down, so that a second exec can pass
+// it the user's signal (Ctrl-C, SIGTERM) or end the whole group (--timeout, a kill); and
+// its own steps (unpack, extend). Every path and value travels as an argument, never
+// spliced into shell text.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +22,10 @@ std::vector<std::string> run_argv(const Command& command, const std::string& fol
 
 // The argv that ends the process group `pid_file` names: SIGTERM, then SIGKILL 3 s later.
 std::vector<std::string> kill_argv(const std::string& pid_file);
+
+// The argv that passes `signal` (SIGINT, SIGTERM, SIGHUP: the user's stop) to the process
+// group `pid_file` names, and nothing more: the command may trap it.
+std::vector<std::string> signal_argv(const std::string& pid_file, int signal);
 
 // The argv that unpacks `size` bytes of a .tar.gz on stdin into `workdir`.
 std::vector<std::string> unpack_argv(const std::string& workdir, std::uint64_t size);

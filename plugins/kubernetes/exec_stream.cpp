@@ -4,10 +4,15 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
 
 #include "corral/sdk/printable.hpp"
 #include "corral/json.hpp"
 #include "corral/sdk/http.hpp"
+#include "corral/sdk/input_pump.hpp"
 #include "spec.hpp"
 
 namespace corral::kubernetes {
@@ -15,40 +20,92 @@ namespace {
 
 constexpr char kStdin = 0, kStdout = 1, kStderr = 2, kStatus = 3;
 constexpr char kCloseSignal = static_cast<char>(255);
-constexpr std::size_t kStdinChunk = 32 * 1024;
+// The most of the command's stdin waiting to go out: a server reading slower than the
+// input comes holds the reading back.
+constexpr std::size_t kMaxQueued = 1 << 20;
+constexpr auto kStopCheck = std::chrono::milliseconds(100);
 
-// Reads a local file as channel-0 messages, then (v5) the close of stdin.
-class StdinSource {
+// Reads local file `fd` as InputPump reads the user's input (a file never makes it wait).
+long read_file(int fd, char* buffer, std::size_t capacity) {
+  ssize_t n;
+  do n = ::read(fd, buffer, capacity);
+  while (n < 0 && errno == EINTR);
+  return n < 0 ? 0 : static_cast<long>(n);  // a read error ends the input (tar then fails naming it)
+}
+
+// The command's stdin as channel-0 messages: what an InputPump reads (a local file, the
+// user's input) queued as it comes, then (v5) the close of stdin at its end. The stream's
+// thread takes them (next_message) and is woken for each one that comes later.
+class StdinFeed {
  public:
-  StdinSource(const std::string& path, const std::string& what) {
-    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd_ < 0) throw Error(ErrorCode::internal, what + ": cannot read " + path);
+  StdinFeed(const ExecInput& input, const std::string& what) : input_(input) {
+    if (input.file.empty()) return;
+    fd_ = ::open(input.file.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd_ < 0) throw Error(ErrorCode::internal, what + ": cannot read " + input.file);
   }
-  ~StdinSource() {
+  ~StdinFeed() {
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    room_.notify_all();
+    pump_.reset();  // its thread gone before what it uses
     if (fd_ >= 0) ::close(fd_);
   }
-  StdinSource(const StdinSource&) = delete;
-  StdinSource& operator=(const StdinSource&) = delete;
+  StdinFeed(const StdinFeed&) = delete;
+  StdinFeed& operator=(const StdinFeed&) = delete;
 
-  // The next message: a chunk of the file, then [255, 0] when `closes` (v5), then nothing.
-  std::optional<std::string> next(bool closes) {
-    if (done_) return std::nullopt;
-    std::string message(1 + kStdinChunk, kStdin);
-    ssize_t n;
-    do n = ::read(fd_, message.data() + 1, kStdinChunk);
-    while (n < 0 && errno == EINTR);
-    if (n > 0) {
-      message.resize(1 + static_cast<std::size_t>(n));
-      return message;
-    }
-    done_ = true;
-    if (!closes) return std::nullopt;
-    return std::string{kCloseSignal, kStdin};
+  // Starts reading once the stream is open: `closes` (v5) sends the close of stdin at the
+  // input's end; `wake` has the stream take what came.
+  void start(bool closes, std::function<void()> wake) {
+    wake_ = std::move(wake);
+    sdk::InputPump::Sink sink = [this](std::string_view data, const std::atomic<bool>&) {
+      std::string message(1, kStdin);
+      message.append(data);
+      return put(std::move(message));
+    };
+    sdk::InputPump::EndFn on_end = [this, closes] {
+      if (closes) put(std::string{kCloseSignal, kStdin});
+    };
+    if (input_.user) pump_.emplace(*input_.user, std::move(sink), std::move(on_end));
+    else pump_.emplace([fd = fd_](char* b, std::size_t n, int) { return read_file(fd, b, n); }, std::move(sink),
+                       std::move(on_end));
+  }
+
+  // The next message waiting to be sent, if any (the stream's thread).
+  std::optional<std::string> next() {
+    std::lock_guard lock(mutex_);
+    if (queue_.empty()) return std::nullopt;
+    std::string message = std::move(queue_.front());
+    queue_.pop_front();
+    queued_ -= message.size();
+    room_.notify_all();
+    return message;
   }
 
  private:
+  // Queues `message` once there is room and wakes the stream; false once the stream ended.
+  bool put(std::string message) {
+    {
+      std::unique_lock lock(mutex_);
+      while (!stopping_ && queued_ >= kMaxQueued) room_.wait_for(lock, kStopCheck);
+      if (stopping_) return false;
+      queued_ += message.size();
+      queue_.push_back(std::move(message));
+    }
+    wake_();
+    return true;
+  }
+
+  const ExecInput& input_;
   int fd_ = -1;
-  bool done_ = false;
+  std::function<void()> wake_;
+  std::mutex mutex_;
+  std::condition_variable room_;
+  std::deque<std::string> queue_;
+  std::size_t queued_ = 0;
+  bool stopping_ = false;
+  std::optional<sdk::InputPump> pump_;  // last: stopped first
 };
 
 }  // namespace
@@ -103,20 +160,21 @@ int exit_code_of_status(std::string_view status_json, const std::string& what) {
 
 ExecEnd exec_in_pod(Api& api, const std::string& ns, const std::string& pod, const std::string& container,
                     const std::vector<std::string>& argv, const sdk::remote::CommandHooks& hooks,
-                    const std::string& stdin_path, const std::string& what) {
+                    const ExecInput& input, const std::string& what) {
   std::string path = "/api/v1/namespaces/" + ns + "/pods/" + pod +
                      "/exec?container=" + sdk::http::url_encode(container) + "&stdout=true&stderr=true";
-  if (!stdin_path.empty()) path += "&stdin=true";
+  if (input.any()) path += "&stdin=true";
   for (const std::string& arg : argv) path += "&command=" + sdk::http::url_encode(arg);
   sdk::websocket::Request request = api.websocket(path, what, hooks.stop);
-  request.subprotocols = {"v5.channel.k8s.io", "v4.channel.k8s.io"};
+  request.subprotocols = {kExecV5, "v4.channel.k8s.io"};
   request.whole_messages = true;
   ExecEnd end;
   request.on_open = [&end](const std::string& protocol) { end.protocol = protocol; };
-  std::optional<StdinSource> input;
-  if (!stdin_path.empty()) {
-    input.emplace(stdin_path, what);
-    request.next_message = [&] { return input->next(end.protocol == "v5.channel.k8s.io"); };
+  std::optional<StdinFeed> feed;
+  if (input.any()) {
+    feed.emplace(input, what);
+    request.next_message = [&] { return feed->next(); };
+    request.on_wake = [&](std::function<void()> wake) { feed->start(end.protocol == kExecV5, std::move(wake)); };
   }
   sdk::websocket::follow(request, [&](std::string_view message, bool) {
     if (message.empty()) return;

@@ -1,7 +1,7 @@
 // A command in a Pod over the API server's exec WebSocket: subprotocol v5.channel.k8s.io,
-// else v4.channel.k8s.io; stdout and stderr on channels 1 and 2, stdin on channel 0 (v5
-// closes it with [255, 0]; under v4 the command must stop reading by itself), and the
-// exit status from the metav1.Status on channel 3.
+// else v4.channel.k8s.io; stdout and stderr on channels 1 and 2, stdin on channel 0 (a
+// local file or the user's input; v5 closes it with [255, 0], under v4 the command must
+// stop reading by itself), and the exit status from the metav1.Status on channel 3.
 #pragma once
 
 #include <cstdint>
@@ -16,6 +16,9 @@
 
 namespace corral::kubernetes {
 
+// The subprotocol that can close a command's stdin (Kubernetes 1.30 and later).
+inline constexpr const char* kExecV5 = "v5.channel.k8s.io";
+
 // How the stream ended.
 struct ExecEnd {
   std::optional<int> exit_code;  // nullopt: the stream ended with no status (cut, Pod gone)
@@ -28,12 +31,20 @@ struct ExecEnd {
 // whose code is no number from 1 to 255.
 int exit_code_of_status(std::string_view status_json, const std::string& what);
 
+// What a command's stdin is: nothing, a local file, or the user's input, each to its end.
+struct ExecInput {
+  std::string file;                 // a local file's bytes ("" = none)
+  const sdk::Host* user = nullptr;  // else the user's input (Host::read_input), when set
+  bool any() const { return !file.empty() || user; }
+};
+
 // Runs `argv` in container `container` of Pod `pod` in `ns`, its output to `hooks` and
-// the local file `stdin_path` ("" = none) as its stdin. Throws Error: the upgrade's
-// refusal (404: the Pod is gone), cancelled when hooks.stop said so, unavailable when it
-// cannot connect or the Status says the command could not run.
+// `input` as its stdin (under v4, which cannot close stdin, the command must stop reading
+// by itself). Throws Error: the upgrade's refusal (404: the Pod is gone), cancelled when
+// hooks.stop said so, unavailable when it cannot connect or the Status says the command
+// could not run.
 ExecEnd exec_in_pod(Api& api, const std::string& ns, const std::string& pod, const std::string& container,
                     const std::vector<std::string>& argv, const sdk::remote::CommandHooks& hooks,
-                    const std::string& stdin_path, const std::string& what);
+                    const ExecInput& input, const std::string& what);
 
 }  // namespace corral::kubernetes

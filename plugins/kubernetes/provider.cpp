@@ -39,6 +39,16 @@ std::string uid_of(const sdk::http::Response& response, const Call& call) {
   });
 }
 
+// Hooks for an exec of corral's own beside the command (a kill, a signal): its output
+// dropped, never stopped (the user's stop is what it carries out).
+sdk::remote::CommandHooks quiet_hooks() {
+  sdk::remote::CommandHooks quiet;
+  quiet.on_stdout = [](std::string_view) {};
+  quiet.on_stderr = [](std::string_view) {};
+  quiet.stop = [] { return false; };
+  return quiet;
+}
+
 }  // namespace
 
 KubernetesProvider::KubernetesProvider(const sdk::Options& options) : settings_(Settings::from(options)) {}
@@ -333,7 +343,7 @@ void KubernetesProvider::throw_if_gone(const std::string& namespace_, const std:
 }
 
 int KubernetesProvider::run_in(const Sandbox& sandbox, const std::vector<std::string>& argv,
-                               const sdk::remote::CommandHooks& hooks, const std::string& stdin_path,
+                               const sdk::remote::CommandHooks& hooks, const ExecInput& input,
                                const std::string& what, const sdk::Host& host) {
   check_name(sandbox.id, "Pod");
   const std::string namespace_ = ns_of(sandbox, host);
@@ -342,12 +352,13 @@ int KubernetesProvider::run_in(const Sandbox& sandbox, const std::vector<std::st
     auto container = sandbox.details.find("container");
     const std::string name =
         container != sandbox.details.end() && !container->second.empty() ? container->second : std::string(kContainer);
-    end = exec_in_pod(api(host), namespace_, sandbox.id, name, argv, hooks, stdin_path, what);
+    end = exec_in_pod(api(host), namespace_, sandbox.id, name, argv, hooks, input, what);
   } catch (const Error& e) {
     // Refused before the upgrade (404, a Pod that completed) or cut: say "gone" when it is.
     if (e.code() != ErrorCode::cancelled) throw_if_gone(namespace_, sandbox.id, host);
     throw;
   }
+  exec_protocol_ = end.protocol;
   if (!end.exit_code) {
     throw_if_gone(namespace_, sandbox.id, host);
     throw sdk::http::connection_lost(what, "command", "the exec stream ended with no exit status");
@@ -356,25 +367,51 @@ int KubernetesProvider::run_in(const Sandbox& sandbox, const std::vector<std::st
 }
 
 void KubernetesProvider::kill_remote(const Sandbox& sandbox, const std::string& pid_file, const sdk::Host& host) {
-  sdk::remote::CommandHooks quiet;
-  quiet.on_stdout = [](std::string_view) {};
-  quiet.on_stderr = [](std::string_view) {};
-  quiet.stop = [] { return false; };  // the user already asked to stop; this is the stopping
   try {
-    run_in(sandbox, kill_argv(pid_file), quiet, "", "Kubernetes stop the command", host);
+    run_in(sandbox, kill_argv(pid_file), quiet_hooks(), {}, "Kubernetes stop the command", host);
   } catch (const Error& e) {
     host.warn("the command may still be running in Kubernetes Pod " + sandbox.id + ": stopping it failed: " + e.what());
   }
+}
+
+void KubernetesProvider::signal_remote(const Sandbox& sandbox, const std::string& pid_file, int signal,
+                                       const sdk::Host& host) {
+  try {
+    run_in(sandbox, signal_argv(pid_file, signal), quiet_hooks(), {}, "Kubernetes pass the signal on", host);
+  } catch (const Error& e) {
+    host.warn("could not pass the signal on to the command in Kubernetes Pod " + sandbox.id + ": " + e.what() +
+              "; it is killed once --stop-timeout has passed");
+  }
+}
+
+bool KubernetesProvider::stdin_can_end(const Sandbox& sandbox, const sdk::Host& host) {
+  if (exec_protocol_.empty()) run_in(sandbox, {"true"}, quiet_hooks(), {}, "Kubernetes try the exec protocol", host);
+  if (exec_protocol_ == kExecV5) return true;
+  char peek[1];
+  if (host.read_input(peek, sizeof peek, 0) > 0)
+    throw Error(ErrorCode::unsupported,
+                "the Kubernetes API server speaks only " + exec_protocol_ +
+                    " (Kubernetes before 1.30), which cannot end a command's stdin, and input is waiting there",
+                "add --no-stdin to run it with an empty stdin, or use a cluster of Kubernetes 1.30 or later");
+  return false;
 }
 
 ExecResult KubernetesProvider::exec(const Sandbox& sandbox, const Command& command, const sdk::Host& host) {
   const std::string folder = join_workspace_path(settings_.workdir, command.cwd);
   const std::string pid_file = "/tmp/corral-" + os::random_hex(8) + ".pid";
   const std::vector<std::string> argv = run_argv(command, folder, pid_file);
+  ExecInput input;
+  if (command.forward_stdin && stdin_can_end(sandbox, host)) input.user = &host;
   sdk::CommandDeadline deadline(host, command.timeout_seconds);
-  const sdk::remote::CommandHooks hooks = sdk::remote::command_hooks(host, deadline);
+  sdk::remote::CommandHooks hooks = sdk::remote::command_hooks(host, deadline);
+  // The user's stop reaches the command as its signal (exec-signals); the host cancels the
+  // call only when it has not ended by it within --stop-timeout, and the kill below follows.
+  hooks.stop = [&, stop = hooks.stop] {
+    if (const int signal = host.take_signal(); signal != 0) signal_remote(sandbox, pid_file, signal, host);
+    return stop();
+  };
   try {
-    return ExecResult{run_in(sandbox, argv, hooks, "", "Kubernetes run the command", host)};
+    return ExecResult{run_in(sandbox, argv, hooks, input, "Kubernetes run the command", host)};
   } catch (const Error& e) {
     if (e.code() != ErrorCode::cancelled) throw;
     kill_remote(sandbox, pid_file, host);
@@ -389,7 +426,7 @@ void KubernetesProvider::upload(const Sandbox& sandbox, const UploadRequest& req
                 " MB) to Kubernetes Pod " + sandbox.id);
   sdk::remote::StepErrors errors;
   const sdk::remote::CommandHooks hooks = sdk::remote::step_hooks(host, errors.sink());
-  int code = run_in(sandbox, unpack_argv(workdir, request.size), hooks, request.archive_path,
+  int code = run_in(sandbox, unpack_argv(workdir, request.size), hooks, ExecInput{request.archive_path},
                     "Kubernetes unpack the workspace", host);
   if (code != 0)
     throw sdk::remote::step_failed(identity(), "unpacking the workspace into " + workdir, sandbox.id, code, errors,
@@ -403,7 +440,7 @@ void KubernetesProvider::upload(const Sandbox& sandbox, const UploadRequest& req
                                      "sh", workdir};
     argv.insert(argv.end(), batch.begin(), batch.end());
     errors.clear();
-    int rc = run_in(sandbox, argv, hooks, "", "Kubernetes remove deleted files", host);
+    int rc = run_in(sandbox, argv, hooks, {}, "Kubernetes remove deleted files", host);
     if (rc != 0)
       throw sdk::remote::step_failed(identity(), "removing files deleted locally from " + workdir, sandbox.id, rc,
                                      errors);
@@ -422,7 +459,7 @@ DownloadResult KubernetesProvider::download(const Sandbox& sandbox, const Downlo
     hooks.stop = stop;
     sdk::StreamedScript result;
     try {
-      result.exit_code = run_in(sandbox, {"/bin/sh", "-c", script}, hooks, "", "Kubernetes pack the downloads", host);
+      result.exit_code = run_in(sandbox, {"/bin/sh", "-c", script}, hooks, {}, "Kubernetes pack the downloads", host);
     } catch (const Error& e) {
       if (e.code() != ErrorCode::cancelled) throw;
       result.cancelled = true;
@@ -442,7 +479,7 @@ Sandbox KubernetesProvider::extend(const Sandbox& sandbox, std::int64_t seconds,
               "Pod's activeDeadlineSeconds");
   sdk::remote::StepErrors errors;
   sdk::remote::CommandHooks hooks = sdk::remote::step_hooks(host, errors.sink());
-  int rc = run_in(sandbox, extend_argv(seconds), hooks, "", "Kubernetes extend the lifetime", host);
+  int rc = run_in(sandbox, extend_argv(seconds), hooks, {}, "Kubernetes extend the lifetime", host);
   if (rc != 0) throw sdk::remote::step_failed(identity(), "moving the lifetime's end", sandbox.id, rc, errors);
   return get(sandbox.id, host);
 }

@@ -58,7 +58,15 @@ class KubernetesProvider : public sdk::Provider {
   // Runs `argv` in `sandbox`; a Pod that went meanwhile is sandbox_gone (with why), a
   // stream cut with no status is connection_lost.
   int run_in(const Sandbox& sandbox, const std::vector<std::string>& argv, const sdk::remote::CommandHooks& hooks,
-             const std::string& stdin_path, const std::string& what, const sdk::Host& host);
+             const ExecInput& input, const std::string& what, const sdk::Host& host);
+  // Whether the user's input can be the command's stdin in `sandbox`: the API server's exec
+  // can close stdin (v5.channel.k8s.io; asked with a first exec when none told yet). Under
+  // v4 the input is treated as a provider without exec-stdin treats it: refused when some
+  // is waiting, else the command gets an empty stdin.
+  bool stdin_can_end(const Sandbox& sandbox, const sdk::Host& host);
+  // Passes the user's `signal` to the process group `pid_file` names, from a second exec;
+  // warns when it cannot (the command is then killed after --stop-timeout).
+  void signal_remote(const Sandbox& sandbox, const std::string& pid_file, int signal, const sdk::Host& host);
   // Throws sandbox_gone, saying why, when Pod `id` is gone or has ended; returns otherwise.
   void throw_if_gone(const std::string& namespace_, const std::string& id, const sdk::Host& host);
   // Ends the process group of a stopped command (Ctrl-C, --timeout) from a second exec.
@@ -67,6 +75,7 @@ class KubernetesProvider : public sdk::Provider {
   Settings settings_;
   std::optional<Api> api_;
   std::string ns_;
+  std::string exec_protocol_;  // the subprotocol the API server chose for the last exec
 };
 
 }  // namespace corral::kubernetes

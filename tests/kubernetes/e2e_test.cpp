@@ -244,6 +244,100 @@ TEST_CASE("an API server that speaks only v4.channel.k8s.io still gets the works
   CHECK(t.no_pods_left());
 }
 
+TEST_CASE("what is piped into corral is the command's stdin in the Pod, to its end; a command that stops reading ends the run") {
+  KubeCli t;
+  auto with_input = [&](const std::string& script, const std::string& input) {
+    CliResult r = t.cli.run_with_input(t.script_args(script), input);
+    t.seen.push_back(r.out.size() < 4096 ? r.out : "");
+    t.seen.push_back(r.err);
+    return r;
+  };
+  CliResult lines = with_input("cat", "a\nb\n");
+  CHECK_MESSAGE(lines.exit_code == 0, lines.err);
+  CHECK(lines.out == "a\nb\n");
+  // More than a pipe and the plugin's queue hold, every byte value: all of it arrives, and its end.
+  const std::string big = random_bytes(3 << 20);
+  CliResult counted = with_input("wc -c", big);
+  CHECK_MESSAGE(counted.exit_code == 0, counted.err);
+  CHECK(counted.out == std::to_string(big.size()) + "\n");
+  CliResult echoed = with_input("cat", big);
+  CHECK(echoed.exit_code == 0);
+  CHECK(echoed.out.size() == big.size());
+  CHECK((echoed.out == big));
+  // head stops reading after 5 bytes: the run ends by its exit, nothing waits for the rest.
+  const auto t0 = std::chrono::steady_clock::now();
+  CliResult head = with_input("head -c 5", big);
+  CHECK(head.exit_code == 0);
+  CHECK(head.out == big.substr(0, 5));
+  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(20));
+  // An empty pipe is an empty stdin; --no-stdin closes it.
+  CHECK(with_input("wc -c", "").out == "0\n");
+  CliResult closed = t.cli.run_with_input(t.script_args("wc -c", {"--no-stdin"}), "abc");
+  CHECK(closed.out == "0\n");
+  CHECK(t.no_pods_left());
+}
+
+TEST_CASE("under v4.channel.k8s.io, which cannot end stdin, waiting input is refused and none is an empty stdin") {
+  KubeCli t;
+  t.cluster.with([](standin::State& s) { return s.faults.exec_v4_only = true; });
+  CliResult refused = t.cli.run_with_input(t.script_args("cat; echo ran"), "data\n");
+  CHECK(refused.exit_code == 64);
+  CHECK(has(refused.err, "speaks only v4.channel.k8s.io"));
+  CHECK(has(refused.err, "--no-stdin"));
+  CHECK_FALSE(has(refused.out, "ran"));
+  CliResult empty = t.cli.run_with_input(t.script_args("wc -c"), "");
+  CHECK_MESSAGE(empty.exit_code == 0, empty.err);
+  CHECK(empty.out == "0\n");
+  t.seen.push_back(refused.err);
+  t.seen.push_back(empty.err);
+  CHECK(t.no_pods_left());
+}
+
+TEST_CASE("Ctrl-C and SIGTERM reach the command in the Pod as that signal: its trap runs and its exit code is kept") {
+  KubeCli t;
+  int sig = SIGINT;
+  std::string name = "INT";
+  SUBCASE("SIGINT") {}
+  SUBCASE("SIGTERM") {
+    sig = SIGTERM;
+    name = "TERM";
+  }
+  auto [b, pod] = start_run(t, "trap 'echo got INT; exit 3' INT; trap 'echo got TERM; exit 4' TERM; echo started; "
+                               "while :; do sleep 0.1; done");
+  const auto t0 = std::chrono::steady_clock::now();
+  ::kill(b.pid, sig);
+  CHECK(b.wait(std::chrono::seconds(60)) == 130);
+  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(8));  // by its trap, not the 10 s kill
+  CHECK(read_file(b.out) == "started\ngot " + name + "\n");
+  t.seen.push_back(read_file(b.err));
+  auto h = t.handle();
+  CHECK(h["exitCode"].GetInt() == (sig == SIGINT ? 3 : 4));
+  CHECK(t.no_pods_left());
+}
+
+TEST_CASE("a command in the Pod that ignores its signal is killed once --stop-timeout has passed") {
+  KubeCli t;
+  Background b = t.cli.start(t.script_args("trap '' INT; echo started; sleep 60 & echo $! > bg.pid; wait",
+                                           {"--stop-timeout", "1500ms", "--keep"}));
+  for (int i = 0; i < 300 && read_file(b.out).empty(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  REQUIRE(read_file(b.out) == "started\n");
+  const auto t0 = std::chrono::steady_clock::now();
+  ::kill(b.pid, SIGINT);
+  CHECK(b.wait(std::chrono::seconds(60)) == 130);
+  const auto took = std::chrono::steady_clock::now() - t0;
+  CHECK(took >= std::chrono::milliseconds(1400));
+  CHECK(took < std::chrono::seconds(9));
+  const std::string err = read_file(b.err);
+  t.seen.push_back(err);
+  CHECK(has(err, "--stop-timeout"));
+  auto h = t.handle();
+  const pid_t bg = pid_once_written(t.workdir(str(h, "sandboxId")) / "bg.pid");
+  REQUIRE(bg > 0);
+  CHECK(gone_within(bg, std::chrono::seconds(10)));  // kept: only the remote kill can have ended it
+  CHECK(t.run({"stop", "--id", str(h, "leaseId")}).exit_code == 0);
+  CHECK(t.no_pods_left());
+}
+
 TEST_CASE("a kubeconfig that cannot work is refused before any call, saying what to fix") {
   KubeCli t;
   const auto dir = t.cli.root().path();
@@ -621,7 +715,7 @@ TEST_CASE("kubernetes passes the conformance kit against the stand-in, no Pod le
   t.seen.push_back(r.cli.out);
   t.seen.push_back(r.cli.err);
   check_passed(r, {"argv", "keep-reuse", "sync-deletions", "extend", "listing", "interrupt", "output-large", "workdir",
-                   "network-none", "destroy-twice"});
+                   "network-none", "destroy-twice", "stdin", "signals"});
   CHECK(t.no_pods_left());
 }
 

@@ -36,7 +36,7 @@ struct Exec {
     hooks.stop = [this] { return stop_now; };
   }
   ExecEnd run(const std::vector<std::string>& argv, const std::string& stdin_path = {}) {
-    return exec_in_pod(api, "corral", "p", "main", argv, hooks, stdin_path, "test exec");
+    return exec_in_pod(api, "corral", "p", "main", argv, hooks, ExecInput{stdin_path}, "test exec");
   }
 };
 

@@ -88,6 +88,33 @@ TEST_CASE("stdin streams into the command and v5's CLOSE ends it: a workspace ar
   CHECK(corral::test::read_file(root / "workspace/data.bin") == big);
 }
 
+TEST_CASE("stdin in many messages arrives whole and in order, and v5's CLOSE is the command's end of input") {
+  Cluster c;
+  running_pod(c, "p");
+  ExecClient e = exec(c, "p", {"sh", "-c", "wc -c; echo done >&2"}, true);
+  const std::string data = corral::test::random_bytes(200 * 1024);
+  for (size_t at = 0; at < data.size(); at += 1000) e.send(0, data.substr(at, 1000));
+  e.send(0, "");  // an empty message writes nothing and closes nothing
+  e.close_stdin();
+  ExecOutcome o = e.finish();
+  CHECK(o.out == std::to_string(data.size()) + "\n");
+  CHECK(o.err == "done\n");
+  REQUIRE(o.status);
+  CHECK(*o.status == R"({"metadata":{},"status":"Success"})");
+}
+
+TEST_CASE("a command that stops reading stdin ends the stream with its status: no CLOSE needed, the rest dropped") {
+  Cluster c;
+  running_pod(c, "p");
+  ExecClient e = exec(c, "p", {"head", "-c", "5"}, true);
+  e.send(0, "hello" + std::string(256 * 1024, 'x'));  // more than a pipe holds, for a reader that leaves
+  ExecOutcome o = e.finish();
+  CHECK(o.out == "hello");
+  REQUIRE(o.status);
+  CHECK(*o.status == R"({"metadata":{},"status":"Success"})");
+  CHECK(o.close_frame);
+}
+
 TEST_CASE("under v4 there is no CLOSE: [255, 0] is ignored and stdin stays open until the connection closes") {
   Cluster c;
   running_pod(c, "p");
