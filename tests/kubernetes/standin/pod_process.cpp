@@ -171,7 +171,10 @@ StartedProcess Spawner::fork_exec(const ProcessSpec& spec) {
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, nullptr);
-    signal(SIGPIPE, SIG_DFL);
+    // A container's processes start with every signal's default action, as runc starts
+    // them, whatever the stand-in's own (a test run from a shell's background job has
+    // SIGINT ignored, which a command could then not trap).
+    for (int s = 1; s < NSIG; ++s) signal(s, SIG_DFL);
     dup2(spec.with_stdin ? in[0] : open("/dev/null", O_RDONLY), 0);
     dup2(log >= 0 ? log : out[1], 1);
     dup2(log >= 0 ? log : err[1], 2);
