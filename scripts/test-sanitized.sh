@@ -40,8 +40,7 @@ echo "sanitized build: $((SECONDS - started)) s"
 started=$SECONDS
 # The install and ssh tests build plugins against an installed SDK with the system's
 # default flags, which an instrumented SDK cannot link into; the main suite runs them.
-# Twice as many tests as cores, as scripts/test.sh runs them: they wait half the time.
-ctest --test-dir "$build" --output-on-failure -j "$(( $(nproc) * 2 ))" -LE 'install|ssh' "$@" || failed=1
+ctest --test-dir "$build" --output-on-failure -j "$(nproc)" -LE 'install|ssh' "$@" || failed=1
 echo "sanitized tests: $((SECONDS - started)) s"
 
 started=$SECONDS

@@ -7,6 +7,4 @@ cd "$(dirname "$0")/.."
 # lintian: the package test (tests/install/package_test.sh) checks the .debs with it.
 scripts/deps.sh lintian
 CORRAL_BUILD_TARGET=all CORRAL_CMAKE_ARGS="-DCORRAL_WERROR=ON ${CORRAL_CMAKE_ARGS:-}" scripts/build.sh
-# Twice as many tests as cores: they spend about half their time waiting on the processes,
-# jails and stand-in servers they drive, so two cores keep four busy.
-ctest --test-dir build --output-on-failure -j "$(( $(nproc) * 2 ))" "$@"
+ctest --test-dir build --output-on-failure -j "$(nproc)" "$@"
