@@ -119,6 +119,11 @@ bool rename_new_folder(const fs::path& from, const fs::path& to) {
 
 std::string random_id() { return "local-" + os::random_hex(5); }
 
+// True when `st` was last modified less than `age` ago.
+bool is_younger(const struct stat& st, std::chrono::seconds age) {
+  return ::time(nullptr) - st.st_mtime < static_cast<time_t>(age.count());
+}
+
 bool valid_id(const std::string& id) {
   return id.rfind("local-", 0) == 0 && id.find_first_of("/\\.") == std::string::npos;
 }
@@ -370,13 +375,15 @@ void SandboxStore::remove_if_maker_gone(const fs::path& staging, std::chrono::se
   // place (make_staging_folder): one this listing can lock is abandoned. Nothing was ever
   // run in it: it holds only an empty workspace and perhaps the metadata, removable as
   // corral's user.
+  // A young one is passed by before it is locked: its maker locks it right after its
+  // mkdir, and a listing holding the lock then, however briefly, would fail that create.
+  struct stat named {};
+  if (min_age.count() > 0 && (::lstat(staging.c_str(), &named) != 0 || is_younger(named, min_age))) return;
   const std::optional<os::FileLock> lock = os::FileLock::try_lock(
       os::UniqueFd(::open(staging.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)));
   if (!lock) return;
   struct stat st {};
-  if (min_age.count() > 0 &&
-      (::fstat(lock->fd(), &st) != 0 || ::time(nullptr) - st.st_mtime < static_cast<time_t>(min_age.count())))
-    return;
+  if (min_age.count() > 0 && (::fstat(lock->fd(), &st) != 0 || is_younger(st, min_age))) return;
   // The maker may have renamed it into place since it was opened: only the name's own.
   if (!os::still_named(lock->fd(), staging)) return;
   std::error_code ec;
