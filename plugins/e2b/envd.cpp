@@ -1,7 +1,12 @@
 #include "envd.hpp"
 
+#include <csignal>
+
 #include <algorithm>
+#include <cctype>
 #include <map>
+#include <set>
+#include <tuple>
 
 #include "corral/sdk/base64.hpp"
 #include "corral/sdk/connect.hpp"
@@ -44,6 +49,20 @@ std::string keepalive_interval(std::int64_t stall_seconds) {
   return std::to_string(std::clamp<std::int64_t>(stall_seconds / 3, 1, kMaxKeepaliveSeconds));
 }
 
+// "pty": process.PTY of a terminal of `size`.
+void write_pty(json::Writer& w, TerminalSize size) {
+  w.Key("pty");
+  w.StartObject();
+  w.Key("size");
+  w.StartObject();
+  w.Key("cols");
+  w.Uint(size.cols);
+  w.Key("rows");
+  w.Uint(size.rows);
+  w.EndObject();
+  w.EndObject();
+}
+
 std::string process_json(const ProcessRequest& p, const std::string& tag) {
   rapidjson::StringBuffer buffer;
   json::Writer w(buffer);
@@ -56,17 +75,54 @@ std::string process_json(const ProcessRequest& p, const std::string& tag) {
   json::write_map(w, "envs", p.envs);
   if (!p.cwd.empty()) json::write_string(w, "cwd", p.cwd);
   w.EndObject();
+  if (p.pty) write_pty(w, *p.pty);
   // The tag finds the process again when the stream broke before its `start` event.
   json::write_string(w, "tag", tag);
-  // Unset means "stdin open": a command reading stdin would then wait forever.
+  // Unset means "stdin open": a command reading stdin nobody feeds would wait forever.
   w.Key("stdin");
-  w.Bool(false);
+  w.Bool(p.open_stdin && !p.pty);
   w.EndObject();
   return {buffer.GetString(), buffer.GetSize()};
 }
 
 // A tag no other process in the sandbox has.
 std::string new_tag() { return os::random_tag("corral-"); }
+
+// process.ProcessSelector of process `pid` (> 0), else of the process tagged `tag`.
+void write_selector(json::Writer& w, std::uint32_t pid, const std::string& tag) {
+  w.Key("process");
+  w.StartObject();
+  if (pid != 0) {
+    w.Key("pid");
+    w.Uint(pid);
+  } else {
+    json::write_string(w, "tag", tag);
+  }
+  w.EndObject();
+}
+
+// A unary request's JSON body: the selector of `pid`, then what `rest` writes.
+template <class Rest>
+std::string selector_json(std::uint32_t pid, const std::string& tag, Rest&& rest) {
+  rapidjson::StringBuffer buffer;
+  json::Writer w(buffer);
+  w.StartObject();
+  write_selector(w, pid, tag);
+  rest(w);
+  w.EndObject();
+  return {buffer.GetString(), buffer.GetSize()};
+}
+
+// /bin/kill's name of the signals corral passes on; empty for any other.
+std::string kill_option(int sig) {
+  switch (sig) {
+    case SIGKILL: return "-KILL";
+    case SIGTERM: return "-TERM";
+    case SIGINT: return "-INT";
+    case SIGHUP: return "-HUP";
+    default: return "";
+  }
+}
 
 // Signal numbers of the names Go's ProcessState.String() prints on Linux.
 int signal_number(std::string_view name) {
@@ -146,6 +202,20 @@ std::string envd_base_url(const std::string& sandbox_url, const std::string& san
   return "https://" + std::to_string(kEnvdPort) + "-" + sandbox_id + "." + domain;
 }
 
+bool envd_closes_stdin(const std::string& version) {
+  int part[3] = {0, 0, 0};
+  std::size_t at = version.rfind('v', 0) == 0 ? 1 : 0;  // "v0.5.2" as well
+  for (int i = 0; i < 3; ++i) {
+    std::size_t end = at;
+    while (end < version.size() && std::isdigit(static_cast<unsigned char>(version[end]))) ++end;
+    if (end == at || end - at > 6) return true;  // not a version corral can read
+    part[i] = std::stoi(version.substr(at, end - at));
+    if (i < 2 && (end >= version.size() || version[end] != '.')) return true;
+    at = end + 1;
+  }
+  return std::make_tuple(part[0], part[1], part[2]) >= std::make_tuple(0, 5, 2);
+}
+
 int exit_code_of(const json::Value& end) {
   const std::int64_t code = json::get_int(end, "exitCode", 0);
   const std::string status = json::get_string(end, "status");
@@ -185,7 +255,8 @@ Error Envd::failure(const http::Response& response, const std::string& what) con
 }
 
 http::Response Envd::start(const ProcessRequest& process, const std::string& tag, const ProcessHooks& hooks,
-                           const std::string& what, long timeout_seconds, StreamState& st) {
+                           const std::string& what, long timeout_seconds, StreamState& st,
+                           const WhileRunning& while_running) {
   http::Request r;
   r.method = "POST";
   r.url = target_.base_url + "/process.Process/Start";
@@ -200,6 +271,11 @@ http::Response Envd::start(const ProcessRequest& process, const std::string& tag
   r.idle_timeout_seconds = static_cast<long>(stall_seconds_);
   if (timeout_seconds == 0) r.timeout_setting = setting_name("stall-timeout");  // the stall limit is the only one
   r.cancelled = hooks.stop;
+  if (while_running)
+    r.cancelled = [&] {
+      if (st.pid != 0 && !st.ended) while_running(st.pid);
+      return hooks.stop && hooks.stop();
+    };
   r.what = what;
   r.sandbox_stream = "command";
   connect::Decoder decoder;
@@ -229,18 +305,23 @@ http::Response Envd::start(const ProcessRequest& process, const std::string& tag
   return response;
 }
 
-int Envd::run(const ProcessRequest& process, const ProcessHooks& hooks, const std::string& step) {
+int Envd::run(const ProcessRequest& process, const ProcessHooks& hooks, const std::string& step,
+               const WhileRunning& while_running) {
   const std::string what = "E2B sandbox " + target_.sandbox_id + ": " + step;
   ProcessRequest session = process;
-  session.cmd = kSetsid;
-  // -w: should setsid have to fork (it never does under envd), it still reports the exit code.
-  session.args = {"-w", process.cmd};
-  session.args.insert(session.args.end(), process.args.begin(), process.args.end());
+  // On a terminal, envd starts the process as a session leader already (setsid there would
+  // fork, leaving the command without its controlling terminal).
+  if (!process.pty) {
+    session.cmd = kSetsid;
+    // -w: should setsid have to fork (it never does under envd), it still reports the exit code.
+    session.args = {"-w", process.cmd};
+    session.args.insert(session.args.end(), process.args.begin(), process.args.end());
+  }
   const std::string tag = new_tag();
   StreamState st;
   http::Response response;
   try {
-    response = start(session, tag, hooks, what, 0, st);
+    response = start(session, tag, hooks, what, 0, st, while_running);
   } catch (const Error& e) {
     // Cancelled, timed out, stalled or cut: envd keeps a process running when its client
     // goes away, so stop it unless it surely never started.
@@ -263,53 +344,99 @@ int Envd::run(const ProcessRequest& process, const ProcessHooks& hooks, const st
 }
 
 void Envd::stop_remote(std::uint32_t pid, const std::string& tag, const ProcessHooks& hooks) {
-  const bool confirmed = pid != 0 ? kill_group(pid) : send_kill(0, tag);
+  const bool confirmed = pid != 0 ? signal_group(pid, SIGKILL) : send_signal(0, tag, SIGKILL);
   if (!confirmed && hooks.warn)
     hooks.warn("could not confirm that the command stopped in E2B sandbox " + target_.sandbox_id +
                "; it may keep running there until the sandbox is stopped or its lifetime ends");
 }
 
-bool Envd::kill_group(std::uint32_t pid) {
-  ProcessRequest k{kKill, {"-KILL", "--", "-" + std::to_string(pid)}, {}, "", kKillTimeout};
+bool Envd::signal_group(std::uint32_t pid, int sig, bool fall_back) {
+  const std::string option = kill_option(sig);
+  if (option.empty()) return false;
+  ProcessRequest k{kKill, {option, "--", "-" + std::to_string(pid)}, {}, "", kKillTimeout};
   StreamState st;
   try {
-    http::Response r = start(k, new_tag(), ProcessHooks{}, "E2B stop process group " + std::to_string(pid),
+    http::Response r = start(k, new_tag(), ProcessHooks{}, "E2B signal process group " + std::to_string(pid),
                              kKillTimeout, st);
     if (r.ok() && st.ended && st.exit_code == 0) return true;
   } catch (const Error&) {
     // fall back to signalling the process itself
   }
-  return send_kill(pid, "");
+  return fall_back && (sig == SIGKILL || sig == SIGTERM) && send_signal(pid, "", sig);
 }
 
-bool Envd::send_kill(std::uint32_t pid, const std::string& tag) {
-  rapidjson::StringBuffer buffer;
-  json::Writer w(buffer);
-  w.StartObject();
-  w.Key("process");
-  w.StartObject();
-  if (pid != 0) {
-    w.Key("pid");
-    w.Uint(pid);
-  } else {
-    json::write_string(w, "tag", tag);
+bool Envd::send_signal(std::uint32_t pid, const std::string& tag, int sig) {
+  const std::string body = selector_json(pid, tag, [sig](json::Writer& w) {
+    json::write_string(w, "signal", sig == SIGTERM ? "SIGNAL_SIGTERM" : "SIGNAL_SIGKILL");
+  });
+  try {
+    http::Response response = unary("SendSignal", body, "E2B signal process", kKillTimeout);
+    // not_found: no such process runs any more, which is what a kill wants.
+    return response.ok() || response.status == 404;
+  } catch (const Error&) {
+    return false;
   }
-  w.EndObject();
-  json::write_string(w, "signal", "SIGNAL_SIGKILL");
-  w.EndObject();
+}
+
+http::Response Envd::unary(const std::string& method, const std::string& body, const std::string& what,
+                           long timeout_seconds, const std::function<bool()>& cancelled) {
   http::Request r;
   r.method = "POST";
-  r.url = target_.base_url + "/process.Process/SendSignal";
+  r.url = target_.base_url + "/process.Process/" + method;
   r.headers = headers();
   r.headers.emplace_back("Content-Type", "application/json");
   r.headers.emplace_back(connect::kProtocolVersionHeader, "1");
-  r.body = buffer.GetString();
-  r.timeout_seconds = kKillTimeout;
-  r.what = "E2B stop process";
+  r.body = body;
+  r.timeout_seconds = timeout_seconds;
+  r.cancelled = cancelled;
+  r.what = what;
+  return client_.send(r);
+}
+
+InputOutcome Envd::input_outcome(const http::Response& response, const std::string& what) const {
+  if (response.ok()) return InputOutcome::taken;
+  // envd's Connect errors about the process itself: it ended (not_found), or its stdin is
+  // closed (failed_precondition; before envd told the two apart, a write to a closed pipe
+  // was internal or unknown). Anything else is the way there failing: the edge's answer,
+  // a refused token, a request envd does not know.
+  static const std::set<std::string, std::less<>> about_the_process = {"not_found", "failed_precondition", "internal",
+                                                                      "unknown"};
   try {
-    http::Response response = client_.send(r);
-    // not_found: no such process runs any more, which is what a kill wants.
-    return response.ok() || response.status == 404;
+    const json::Document doc = json::parse(response.body, "envd's answer");
+    if (const json::Value* code = json::find(doc, "code");
+        code && code->IsString() && about_the_process.count(std::string_view(code->GetString(), code->GetStringLength())))
+      return InputOutcome::refused;
+  } catch (const Error&) {
+    // not envd's: fall through
+  }
+  throw failure(response, what);
+}
+
+InputOutcome Envd::send_input(std::uint32_t pid, std::string_view data, bool pty,
+                              const std::function<bool()>& cancelled) {
+  if (data.size() > kMaxInputBytes) throw Error(ErrorCode::internal, "send_input: more than one call's input");
+  const std::string what = "E2B sandbox " + target_.sandbox_id + ": pass the input on to the command";
+  const std::string body = selector_json(pid, "", [&](json::Writer& w) {
+    w.Key("input");
+    w.StartObject();
+    json::write_string(w, pty ? "pty" : "stdin", sdk::base64_encode(data));
+    w.EndObject();
+  });
+  // No time bound: envd answers once the process read it, which may take as long as it
+  // does; the caller cancels the call when the command ends.
+  return input_outcome(unary("SendInput", body, what, 0, cancelled), what);
+}
+
+InputOutcome Envd::close_stdin(std::uint32_t pid, const std::function<bool()>& cancelled) {
+  const std::string what = "E2B sandbox " + target_.sandbox_id + ": close the command's stdin";
+  return input_outcome(unary("CloseStdin", selector_json(pid, "", [](json::Writer&) {}), what, kKillTimeout, cancelled),
+                       what);
+}
+
+bool Envd::resize(std::uint32_t pid, TerminalSize size) {
+  const std::string body = selector_json(pid, "", [size](json::Writer& w) { write_pty(w, size); });
+  try {
+    return unary("Update", body, "E2B resize the command's terminal", kKillTimeout).ok();
   } catch (const Error&) {
     return false;
   }

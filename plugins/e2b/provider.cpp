@@ -12,6 +12,7 @@
 #include "corral/sdk/remote/text_command.hpp"
 #include "corral/sdk/sync.hpp"
 #include "download.hpp"
+#include "interaction.hpp"
 #include "spec.hpp"
 
 namespace corral::e2b {
@@ -207,8 +208,16 @@ ExecResult E2bProvider::run(const Sandbox& sandbox, const Command& command, cons
   ProcessRequest process = process_for(command, settings_.workdir);
   process.timeout_seconds = command.timeout_seconds;
   Envd envd = envd_for(sandbox, host);
+  // The user's input, signals and terminal size reach the command while it runs.
+  const auto version = sandbox.details.find("envdVersion");
+  Interaction interaction(envd, command, host,
+                          version == sandbox.details.end() || envd_closes_stdin(version->second));
+  process.open_stdin = interaction.open_stdin();
+  process.pty = interaction.terminal();
   sdk::CommandDeadline deadline(host, command.timeout_seconds);
   ProcessHooks hooks = sdk::remote::command_hooks(host, deadline);
+  // Input that could not reach it stops it: it would otherwise run on an input cut short.
+  hooks.stop = [&] { return interaction.input_failed() || deadline.stop(); };
   // Envd warns when it cannot confirm that the command stopped. That is moot when the
   // sandbox itself is gone, so the warnings wait until the outcome is known.
   std::vector<std::string> warnings;
@@ -217,7 +226,9 @@ ExecResult E2bProvider::run(const Sandbox& sandbox, const Command& command, cons
     for (const std::string& w : warnings) host.warn(w);
   };
   try {
-    const int exit_code = envd.run(process, hooks, "run the command");
+    const int exit_code =
+        envd.run(process, hooks, "run the command", [&](std::uint32_t pid) { interaction.tick(pid); });
+    interaction.ended();
     pass_warnings_on();
     return ExecResult{exit_code};
   } catch (const Error& e) {
@@ -225,6 +236,7 @@ ExecResult E2bProvider::run(const Sandbox& sandbox, const Command& command, cons
     // say that, not "the network", when the control plane confirms it.
     if (e.code() == ErrorCode::unavailable) throw_if_gone(sandbox.id, host);
     pass_warnings_on();
+    if (std::optional<Error> input = interaction.failure(); input && e.code() == ErrorCode::cancelled) throw *input;
     if (e.code() == ErrorCode::cancelled && deadline.timed_out())
       throw sdk::remote::command_timed_out(identity(), command.timeout_seconds, sandbox.id);
     throw;

@@ -1,10 +1,12 @@
-// The e2b plugin's pure rules: where envd is, and the exit code an envd `end` event means.
+// The e2b plugin's pure rules: where envd is, the exit code an envd `end` event means, and
+// which envd can end a command's input.
 #include <doctest/doctest.h>
 
 #include "envd.hpp"
 
 using namespace corral;
 using corral::e2b::envd_base_url;
+using corral::e2b::envd_closes_stdin;
 using corral::e2b::exit_code_of;
 
 namespace {
@@ -36,4 +38,20 @@ TEST_CASE("an end event's exit code: proto3 defaults, exit codes and Go's signal
   CHECK(code_of(R"j({"exitCode":-1,"status":"signal: bad system call (core dumped)"})j") == 159);
   CHECK(code_of(R"j({"exitCode":-1,"status":"signal: something new"})j") == 255);
   CHECK(code_of(R"j({"exitCode":0,"exited":false,"status":"signal: hangup"})j") == 129);
+}
+
+TEST_CASE("CloseStdin came with envd 0.5.2; a version corral cannot read is taken to have it") {
+  CHECK(envd_closes_stdin("0.5.2"));
+  CHECK(envd_closes_stdin("0.5.4"));
+  CHECK(envd_closes_stdin("0.10.0"));
+  CHECK(envd_closes_stdin("1.0.0"));
+  CHECK(envd_closes_stdin("v0.5.3"));
+  CHECK(envd_closes_stdin("0.5.2-beta"));
+  CHECK_FALSE(envd_closes_stdin("0.5.1"));
+  CHECK_FALSE(envd_closes_stdin("0.4.9"));
+  CHECK_FALSE(envd_closes_stdin("0.1.5"));
+  CHECK(envd_closes_stdin(""));
+  CHECK(envd_closes_stdin("unknown"));
+  CHECK(envd_closes_stdin("0.5"));
+  CHECK(envd_closes_stdin("99999999.0.0"));
 }

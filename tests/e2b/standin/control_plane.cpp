@@ -39,7 +39,7 @@ void write_common(Writer& w, const FakeSandbox& sb) {
   w.Key("clientID");
   w.String("6532622b");
   w.Key("envdVersion");
-  w.String("0.5.4");
+  w.String(sb.envd_version.c_str());
 }
 
 // `domain`: a string when E2B names the sandbox's domain, else null.

@@ -1,5 +1,6 @@
 // The stand-in's envd: /health, /files (upload and download) and the Connect process
-// service (Start as a server stream with the JSON codec, SendSignal as a unary call).
+// service (Start as a server stream with the JSON codec; SendSignal, SendInput and
+// CloseStdin as unary calls).
 // Wire details follow process.proto and proto3 JSON: defaults are omitted (no exitCode
 // when 0), bytes are base64, the stream ends with a 0x02 envelope.
 #include <openssl/evp.h>
@@ -12,10 +13,15 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstdio>
+#include <cstring>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <thread>
+#include <tuple>
 
 #include "process.hpp"
 #include "server.hpp"
@@ -66,6 +72,26 @@ std::string connect_error_json(const std::string& code, const std::string& messa
   w.EndObject();
   w.EndObject();
   return b.GetString();
+}
+
+// A unary RPC's error: the HTTP status the Connect protocol gives `code`, and the JSON
+// {"code", "message"}.
+void connect_error(httplib::Response& res, const std::string& code, const std::string& message) {
+  static const std::map<std::string, int> statuses = {
+      {"invalid_argument", 400}, {"failed_precondition", 400}, {"out_of_range", 400}, {"unauthenticated", 401},
+      {"permission_denied", 403}, {"not_found", 404}, {"aborted", 409}, {"already_exists", 409},
+      {"resource_exhausted", 429}, {"unimplemented", 501}, {"unavailable", 503}, {"deadline_exceeded", 504}};
+  const auto it = statuses.find(code);
+  res.status = it == statuses.end() ? 500 : it->second;
+  rapidjson::StringBuffer b;
+  Writer w(b);
+  w.StartObject();
+  w.Key("code");
+  w.String(code.c_str());
+  w.Key("message");
+  w.String(message.c_str());
+  w.EndObject();
+  res.set_content(b.GetString(), "application/json");
 }
 
 // A streaming RPC that fails before streaming still answers 200 with one end-of-stream
@@ -149,6 +175,7 @@ struct Run {
   int local_port = 0, peer_port = 0;  // the connection, for a TCP reset
 
   std::string tag;
+  std::shared_ptr<ChildInput> input;  // its stdin, shared with SendInput and CloseStdin
 
   ~Run() { finish(true); }
 
@@ -160,7 +187,7 @@ struct Run {
         ::kill(-child.pid, SIGKILL);
         ::kill(child.pid, SIGKILL);
       }
-      if (child.in_fd >= 0) close(child.in_fd);
+      if (input) input->close();
       status = reap(child.pid);
       reaped = true;
       if (child.out_fd >= 0) close(child.out_fd);
@@ -169,6 +196,7 @@ struct Run {
       auto it = state->sandboxes.find(sandbox_id);
       if (it != state->sandboxes.end()) {
         it->second.processes.erase(child.pid);
+        it->second.inputs.erase(child.pid);
         if (!tag.empty()) it->second.tags.erase(tag);
       }
     }
@@ -355,7 +383,10 @@ void start(State& state, const httplib::Request& req, httplib::Response& res) {
     run->reaped = true;
     return stream_error(res, "internal", e.what());
   }
+  run->input = std::make_shared<ChildInput>(run->child.in_fd);
+  run->child.in_fd = -1;  // the input owns it now
   sb->processes.insert(run->child.pid);
+  sb->inputs[run->child.pid] = run->input;
   if (!tag.empty()) sb->tags[tag] = run->child.pid;
   run->tag = tag;
   lock.unlock();
@@ -370,39 +401,115 @@ void start(State& state, const httplib::Request& req, httplib::Response& res) {
       });
 }
 
-// process.Process/SendSignal: like envd, signals exactly the selected process (by pid or
-// tag), never its group.
-void send_signal(State& state, const httplib::Request& req, httplib::Response& res) {
-  std::lock_guard lock(state.mutex());
-  FakeSandbox* sb = sandbox_for(state, "signal", req, res, false);
-  if (!sb) return;
-  rapidjson::Document doc;
-  doc.Parse(req.body.c_str());
+// The pid a unary request's ProcessSelector picks (its "process": {"pid"} or {"tag"}) of
+// the processes running in `sb`; 0 after answering the request with envd's error.
+pid_t selected_process(const FakeSandbox& sb, const rapidjson::Document& doc, httplib::Response& res) {
   const rapidjson::Value* selector = nullptr;
   if (!doc.HasParseError() && doc.IsObject() && doc.HasMember("process") && doc["process"].IsObject())
     selector = &doc["process"];
   const bool by_pid = selector && selector->HasMember("pid") && (*selector)["pid"].IsUint();
   const bool by_tag = selector && selector->HasMember("tag") && (*selector)["tag"].IsString();
-  const std::string signal = doc.IsObject() && doc.HasMember("signal") && doc["signal"].IsString() ? doc["signal"].GetString() : "";
-  if (by_pid == by_tag || (signal != "SIGNAL_SIGKILL" && signal != "SIGNAL_SIGTERM")) {
-    res.status = 400;
-    res.set_content(R"({"code":"invalid_argument","message":"invalid SendSignalRequest"})", "application/json");
-    return;
+  if (by_pid == by_tag) {
+    connect_error(res, "invalid_argument", "the request selects no process by pid or tag, or both");
+    return 0;
   }
-  ++state.calls["signal"];
-  pid_t pid = 0;
   if (by_pid) {
-    pid = static_cast<pid_t>((*selector)["pid"].GetUint());
-    if (!sb->processes.count(pid)) pid = 0;
-  } else if (auto it = sb->tags.find((*selector)["tag"].GetString()); it != sb->tags.end()) {
-    pid = it->second;
+    const auto pid = static_cast<pid_t>((*selector)["pid"].GetUint());
+    if (sb.processes.count(pid)) return pid;
+    connect_error(res, "not_found", "process with pid " + std::to_string(pid) + " not found");
+    return 0;
   }
-  if (pid == 0) {
+  const std::string tag = (*selector)["tag"].GetString();
+  if (auto it = sb.tags.find(tag); it != sb.tags.end()) return it->second;
+  connect_error(res, "not_found", "process with tag " + tag + " not found");
+  return 0;
+}
+
+// A unary request's sandbox (as sandbox_for finds it, counted under `route`) and JSON
+// body; nullptr after answering the request with the failure. Caller holds the mutex.
+FakeSandbox* unary_request(State& state, const std::string& route, const httplib::Request& req,
+                           httplib::Response& res, rapidjson::Document& doc) {
+  FakeSandbox* sb = sandbox_for(state, route, req, res);
+  if (!sb) return nullptr;
+  if (req.get_header_value("Content-Type") != "application/json") {
+    connect_error(res, "unimplemented", "only the JSON codec is served here");
+    return nullptr;
+  }
+  doc.Parse(req.body.c_str(), req.body.size());
+  if (doc.HasParseError() || !doc.IsObject()) {
+    connect_error(res, "invalid_argument", "the request is not a JSON object");
+    return nullptr;
+  }
+  return sb;
+}
+
+// process.Process/SendSignal: like envd, signals exactly the selected process (by pid or
+// tag), never its group.
+void send_signal(State& state, const httplib::Request& req, httplib::Response& res) {
+  std::lock_guard lock(state.mutex());
+  rapidjson::Document doc;
+  FakeSandbox* sb = unary_request(state, "signal", req, res, doc);
+  if (!sb) return;
+  const pid_t pid = selected_process(*sb, doc, res);
+  if (pid == 0) return;
+  const std::string signal = doc.HasMember("signal") && doc["signal"].IsString() ? doc["signal"].GetString() : "";
+  if (signal != "SIGNAL_SIGKILL" && signal != "SIGNAL_SIGTERM")
+    return connect_error(res, "unimplemented", "invalid signal: " + signal);
+  ::kill(pid, signal == "SIGNAL_SIGTERM" ? SIGTERM : SIGKILL);
+  res.set_content("{}", "application/json");
+}
+
+// process.Process/SendInput: ProcessInput's bytes (base64 in JSON) to the selected
+// process's stdin, answered once it took them all (a child that does not read holds the
+// call, as envd's blocking write does).
+void send_input(State& state, const httplib::Request& req, httplib::Response& res) {
+  std::shared_ptr<ChildInput> input;
+  pid_t pid = 0;
+  std::string data;
+  {
+    std::lock_guard lock(state.mutex());
+    rapidjson::Document doc;
+    FakeSandbox* sb = unary_request(state, "input", req, res, doc);
+    if (!sb) return;
+    pid = selected_process(*sb, doc, res);
+    if (pid == 0) return;
+    const rapidjson::Value* in = doc.HasMember("input") && doc["input"].IsObject() ? &doc["input"] : nullptr;
+    const bool stdin_bytes = in && in->HasMember("stdin") && (*in)["stdin"].IsString();
+    const bool pty_bytes = in && in->HasMember("pty") && (*in)["pty"].IsString();
+    if (stdin_bytes == pty_bytes)
+      return connect_error(res, "invalid_argument", "ProcessInput holds neither stdin nor pty bytes, or both");
+    if (pty_bytes)
+      return connect_error(res, "failed_precondition",
+                           "tty not assigned to process — input should be written to the stdin, not the tty");
+    data = unb64((*in)["stdin"].GetString());
+    input = sb->inputs.at(pid);
+    state.input_bodies.push_back(req.body);
+  }
+  if (const int error = input->write(data); error == EBADF)
+    return connect_error(res, "failed_precondition", "stdin not enabled or closed");
+  else if (error != 0)
+    return connect_error(res, error == EPIPE ? "failed_precondition" : "internal",
+                         "error writing to stdin of process '" + std::to_string(pid) + "': " + strerror(error));
+  res.set_content("{}", "application/json");
+}
+
+// process.Process/CloseStdin: the selected process reads the end of its input. An envd
+// before 0.5.2 has no such procedure: its router answers 404 in plain text.
+void close_stdin(State& state, const httplib::Request& req, httplib::Response& res) {
+  std::lock_guard lock(state.mutex());
+  rapidjson::Document doc;
+  FakeSandbox* sb = unary_request(state, "close-stdin", req, res, doc);
+  if (!sb) return;
+  int major = 0, minor = 0, patch = 0;
+  if (std::sscanf(sb->envd_version.c_str(), "%d.%d.%d", &major, &minor, &patch) == 3 &&
+      std::make_tuple(major, minor, patch) < std::make_tuple(0, 5, 2)) {
     res.status = 404;
-    res.set_content(R"({"code":"not_found","message":"process not found"})", "application/json");
+    res.set_content("404 page not found\n", "text/plain; charset=utf-8");
     return;
   }
-  ::kill(pid, signal == "SIGNAL_SIGTERM" ? SIGTERM : SIGKILL);
+  const pid_t pid = selected_process(*sb, doc, res);
+  if (pid == 0) return;
+  sb->inputs.at(pid)->close();  // a close without a write in flight: a moment at most
   res.set_content("{}", "application/json");
 }
 
@@ -468,6 +575,10 @@ void register_envd(httplib::Server& server, State& state) {
               [&state](const httplib::Request& req, httplib::Response& res) { start(state, req, res); });
   server.Post("/process.Process/SendSignal",
               [&state](const httplib::Request& req, httplib::Response& res) { send_signal(state, req, res); });
+  server.Post("/process.Process/SendInput",
+              [&state](const httplib::Request& req, httplib::Response& res) { send_input(state, req, res); });
+  server.Post("/process.Process/CloseStdin",
+              [&state](const httplib::Request& req, httplib::Response& res) { close_stdin(state, req, res); });
   server.Post("/files", [&state](const httplib::Request& req, httplib::Response& res) { upload(state, req, res); });
   server.Get("/files", [&state](const httplib::Request& req, httplib::Response& res) { download(state, req, res); });
 }

@@ -2,8 +2,12 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <stdexcept>
@@ -83,6 +87,48 @@ int reap(pid_t pid) {
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   return status;
+}
+
+ChildInput::ChildInput(int fd) : fd_(fd) {
+  if (fd_ >= 0) ::fcntl(fd_, F_SETFL, ::fcntl(fd_, F_GETFL) | O_NONBLOCK);
+}
+
+ChildInput::~ChildInput() { close(); }
+
+int ChildInput::write(std::string_view data) {
+  // A child that closed its stdin makes the write fail with EPIPE rather than end the
+  // stand-in: SIGPIPE stays blocked on the thread, and what it left pending is taken.
+  sigset_t pipe_signal;
+  sigemptyset(&pipe_signal);
+  sigaddset(&pipe_signal, SIGPIPE);
+  ::pthread_sigmask(SIG_BLOCK, &pipe_signal, nullptr);
+  while (!data.empty()) {
+    std::lock_guard lock(mutex_);
+    if (fd_ < 0) return EBADF;
+    const ssize_t n = ::write(fd_, data.data(), data.size());
+    if (n > 0) {
+      data.remove_prefix(static_cast<size_t>(n));
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno != EAGAIN) {
+      const int error = errno;
+      const timespec now{0, 0};
+      while (::sigtimedwait(&pipe_signal, nullptr, &now) == SIGPIPE) {
+      }
+      return error;
+    }
+    // Full: wait a moment for the child to read, the lock held only that long.
+    pollfd p{fd_, POLLOUT, 0};
+    ::poll(&p, 1, 50);
+  }
+  return 0;
+}
+
+void ChildInput::close() {
+  std::lock_guard lock(mutex_);
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
 }
 
 }  // namespace corral::e2b::standin

@@ -6,7 +6,9 @@
 #include <sys/types.h>
 
 #include <map>
+#include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace corral::e2b::standin {
@@ -28,5 +30,28 @@ Child spawn(const std::string& cmd, const std::vector<std::string>& args,
 
 // Waits for the child; returns its wait status.
 int reap(pid_t pid);
+
+// The way into a running child that envd's SendInput and CloseStdin take: the write end of
+// its stdin pipe (or none, for a child started without stdin). Shared by the Start call
+// that runs the child and those calls; a write waits while the child does not read, and
+// close() ends such a wait within a poll.
+class ChildInput {
+ public:
+  // Owns `fd` (-1: the child's stdin is not open), made non-blocking here.
+  explicit ChildInput(int fd);
+  ~ChildInput();
+  ChildInput(const ChildInput&) = delete;
+  ChildInput& operator=(const ChildInput&) = delete;
+
+  // Writes all of `data`: 0, or the errno that stopped it (EPIPE: the child closed its
+  // stdin or ended; EBADF: it was closed here, or never open).
+  int write(std::string_view data);
+  // Closes it, which the child reads as the end of its input; again is no error.
+  void close();
+
+ private:
+  std::mutex mutex_;
+  int fd_;
+};
 
 }  // namespace corral::e2b::standin

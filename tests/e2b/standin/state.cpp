@@ -68,6 +68,7 @@ FakeSandbox& State::add_sandbox(const std::string& template_id, bool secure, lon
   sb.template_id = template_id;
   sb.access_token = secure ? "envd-" + random_id(24) : "";
   if (secure) issued_tokens.push_back(sb.access_token);
+  sb.envd_version = faults.envd_version;
   sb.started_at = Clock::now();
   sb.end_at = sb.started_at + std::chrono::seconds(timeout_seconds);
   sb.root = root_ / sb.id;

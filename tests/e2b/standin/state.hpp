@@ -9,6 +9,7 @@
 #include <condition_variable>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -16,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "process.hpp"
 #include "standin_state.hpp"
 
 namespace corral::e2b::standin {
@@ -31,6 +33,7 @@ struct FakeSandbox {
   Clock::time_point started_at;
   Clock::time_point end_at;
   std::string state = "running";  // running | paused
+  std::string envd_version;       // what E2B reports of its envd (Faults::envd_version)
   // NewSandbox.autoPause / autoPauseMemory: at the end of its lifetime the sandbox is paused
   // (with or without its memory) instead of deleted.
   bool auto_pause = false;
@@ -38,6 +41,8 @@ struct FakeSandbox {
   std::filesystem::path root;  // the sandbox's "/" on this machine
   std::set<pid_t> processes;   // running processes (pids envd reported)
   std::map<std::string, pid_t> tags;  // StartRequest tags of running processes
+  // The way into each running process (SendInput, CloseStdin), by pid.
+  std::map<pid_t, std::shared_ptr<ChildInput>> inputs;
   // What create asked of the network: NewSandbox.allow_internet_access (unset when absent)
   // and SandboxNetworkConfig's allowOut / denyOut.
   std::optional<bool> allow_internet_access;
@@ -94,6 +99,8 @@ struct Faults {
                                         // many sandboxes run (paused ones do not count), create
                                         // and the resume of a paused one (connect) answer 429,
                                         // and fork reports 429 for each fork past it
+  std::string envd_version = "0.5.4";  // the envdVersion of sandboxes made from now on;
+                                        // before 0.5.2 their envd has no CloseStdin
   std::string vanish_route;             // a route ("files", "start", or a control-plane one such
                                         // as "pause"): once, the sandbox is deleted (as when its
                                         // lifetime ends) just before that call reaches it ...
@@ -114,6 +121,7 @@ class State : public test::StandinState {
   std::vector<std::string> pause_bodies;  // of the valid pause calls
   std::vector<std::string> fork_bodies;
   std::vector<std::string> network_bodies;  // of the valid PUT /sandboxes/{id}/network calls
+  std::vector<std::string> input_bodies;    // of the SendInput calls that reached a process
   // The metadata filter of every list call, as the server parsed it.
   std::vector<std::map<std::string, std::string>> list_filters;
   // Threads that keep reading the output of processes whose client went away (as envd
