@@ -1,6 +1,7 @@
 // The stand-in envd's process input, spoken to on the wire as process.proto and the
 // Connect protocol define it (JSON codec): SendInput's base64 bytes reach the process's
-// stdin, CloseStdin ends it, and each refusal is the Connect error envd answers.
+// stdin or its terminal, CloseStdin ends a stdin, Update resizes a terminal, and each
+// refusal is the Connect error envd answers.
 #include <doctest/doctest.h>
 #include <httplib.h>
 #include <signal.h>
@@ -12,12 +13,20 @@
 
 #include "cli.hpp"
 #include "corral/json.hpp"
+#include "corral/sdk/base64.hpp"
 #include "server.hpp"
 
 using namespace corral;
 using namespace corral::test;
 
 namespace {
+
+// The bytes of base64 `text`.
+std::string unbase64(const std::string& text) {
+  std::string out;
+  corral::sdk::base64_decode_lenient(text, out, "test");
+  return out;
+}
 
 // A client of the stand-in's envd for one sandbox, routed by headers as E2B_SANDBOX_URL is.
 class EnvdClient {
@@ -109,6 +118,18 @@ class StartStream {
     });
     return found;
   }
+  // Everything the terminal wrote so far (its `pty` data events, decoded).
+  std::string decoded_pty() {
+    std::lock_guard lock(mutex_);
+    std::string out;
+    for (const auto& e : events_) {
+      const auto doc = json::parse(e, "event");
+      const json::Value* data = json::find(doc["event"], "data");
+      if (const json::Value* pty = data ? json::find(*data, "pty") : nullptr; pty && pty->IsString())
+        out += unbase64(pty->GetString());
+    }
+    return out;
+  }
   // The pid of the start event.
   std::uint32_t pid() {
     const std::string start = wait_for("\"start\"");
@@ -186,4 +207,36 @@ TEST_CASE("stand-in envd: input to a process whose stdin is not open, or was clo
   CHECK(envd.error_code("CloseStdin", "{\"process\":" + selector(pid) + "}", 200).empty());
   CHECK(!without.wait_for("\"end\"").empty());
   CHECK(!closing.wait_for("\"end\"").empty());
+}
+
+TEST_CASE("stand-in envd: a PTY process gets its keys as pty input, its size by Update, and no CloseStdin") {
+  e2b::standin::StandIn server;
+  const std::string id = server.with([](auto& st) { return st.add_sandbox("base", false, 600).id; });
+  EnvdClient envd(server, id);
+  // (The size changes once the line is read: a trapped signal would cut the read short.)
+  StartStream shell(envd, R"({"process":{"cmd":"sh","args":["-c",)"
+                          R"("stty size; echo ready; read line; echo got-$line; trap 'stty size' WINCH; )"
+                          R"(echo waiting; sleep 1"]},"pty":{"size":{"cols":91,"rows":17}},"stdin":false})");
+  const std::uint32_t pid = shell.pid();
+  REQUIRE(!shell.wait_for("\"pty\"").empty());  // a terminal's output is DataEvent.pty
+  // "17 91\r\nready\r\n" as the terminal writes it, in one event or several: wait for the last.
+  auto output = [&] { return shell.decoded_pty(); };
+  CHECK(eventually([&] { return output().find("ready") != std::string::npos; }));
+  CHECK(output().find("17 91") != std::string::npos);
+  // Keys are pty input ("hi" and Enter); stdin input and CloseStdin are refused for a terminal.
+  CHECK(envd.error_code("SendInput", "{\"process\":" + selector(pid) + ",\"input\":{\"stdin\":\"AA==\"}}", 400) ==
+        "failed_precondition");
+  CHECK(envd.error_code("CloseStdin", "{\"process\":" + selector(pid) + "}", 400) == "failed_precondition");
+  CHECK(envd.error_code("SendInput", "{\"process\":" + selector(pid) + ",\"input\":{\"pty\":\"aGkN\"}}", 200).empty());
+  CHECK(eventually([&] { return output().find("got-hi") != std::string::npos; }));
+  CHECK(eventually([&] { return output().find("waiting") != std::string::npos; }));
+  CHECK(envd.error_code("Update", "{\"process\":" + selector(pid) + ",\"pty\":{\"size\":{\"cols\":120,\"rows\":40}}}",
+                        200)
+            .empty());
+  CHECK(eventually([&] { return output().find("40 120") != std::string::npos; }));
+  CHECK(!shell.wait_for("\"end\"").empty());
+  // A process on pipes has no terminal to resize.
+  StartStream plain(envd, R"({"process":{"cmd":"sleep","args":["1"]},"stdin":false})");
+  CHECK(envd.error_code("Update", "{\"process\":" + selector(plain.pid()) + ",\"pty\":{\"size\":{\"cols\":1,\"rows\":1}}}",
+                        500) == "internal");
 }

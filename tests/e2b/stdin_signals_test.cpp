@@ -1,7 +1,8 @@
-// `corral run --provider e2b` with the user's input and signals, against the stand-in E2B:
-// what is piped into corral reaches the command through envd's SendInput and its end
-// through CloseStdin; Ctrl-C and SIGTERM reach the command's process group as the signal
-// itself, which its trap can act on before --stop-timeout kills it.
+// `corral run --provider e2b` with the user's input, signals and terminal, against the
+// stand-in E2B: what is piped into corral reaches the command through envd's SendInput and
+// its end through CloseStdin; Ctrl-C and SIGTERM reach the command's process group as the
+// signal itself, which its trap can act on before --stop-timeout kills it; `-t` runs it on
+// a terminal of envd's (a PTY) sized and resized as the user's.
 #include <doctest/doctest.h>
 #include <signal.h>
 
@@ -190,5 +191,39 @@ TEST_CASE("an E2B command that ignores its signal is killed after --stop-timeout
   CHECK(read_file(bg.out) == "started\n");
   CHECK(read_file(bg.err).find("had not ended 1.5s after the signal it was passed (--stop-timeout)") !=
         std::string::npos);
+  CHECK(t.alive().empty());
+}
+
+TEST_CASE("run -t on E2B: a terminal sized as the user's, every key, Ctrl-C as a key, and a resize") {
+  E2bCli t;
+  // The user's terminal is 33 rows by 100 columns before corral starts: not a default.
+  auto r = t.cli.run_on_terminal(
+      {"run", "--provider", "e2b", "-t", "--", "sh", "-c",
+       "test -t 0 && test -t 1 && test -t 2 && echo on-a-terminal; stty size; echo \"TERM=$TERM\"; "
+       "printf 'name? '; read name; echo \"hello-$name\"; "
+       "trap 'stty size; echo resized' WINCH; trap 'echo caught-int; exit 7' INT; echo ready; "
+       "while :; do sleep 0.1; done"},
+      100, {{"", "", 33, 100}, {"name? ", "corral\r"}, {"ready", "", 30, 120}, {"resized", "\x03"}});
+  t.seen.push_back(r.out);
+  CHECK_MESSAGE(r.exit_code == 7, r.out);  // the command's own end: Ctrl-C was a key, not corral's stop
+  CHECK(r.out.find("on-a-terminal") != std::string::npos);
+  CHECK(r.out.find("33 100") != std::string::npos);
+  CHECK(r.out.find("TERM=\r") == std::string::npos);  // the user's TERM, never empty
+  CHECK(r.out.find("hello-corral") != std::string::npos);
+  CHECK(r.out.find("30 120") != std::string::npos);
+  CHECK(r.out.find("caught-int") != std::string::npos);
+  // The keys went as terminal input, the size by Update; a terminal's stdin is never closed.
+  CHECK(t.server.calls("input") >= 1);
+  CHECK(t.server.calls("update") >= 1);
+  CHECK(t.server.calls("close-stdin") == 0);
+  CHECK(t.alive().empty());
+}
+
+TEST_CASE("corral shell on E2B opens a login shell on a terminal, and its exit code is the run's") {
+  E2bCli t;
+  auto r = t.cli.run_on_terminal({"shell", "--provider", "e2b"}, 80,
+                                 {{"", "echo marker-$((6*7))\r"}, {"marker-42", "exit 3\r"}});
+  t.seen.push_back(r.out);
+  CHECK_MESSAGE(r.exit_code == 3, r.out);
   CHECK(t.alive().empty());
 }

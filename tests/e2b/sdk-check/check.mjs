@@ -2,7 +2,8 @@
 // pause, resume and fork: create with metadata and a pause-on-timeout lifecycle, a file
 // and a command, pause (twice: the second is E2B's 409), the paused state in getInfo and
 // in a list filtered by state, resume through connect, and a fork of two whose files are
-// their own. Exits 0 when the SDK is content, 1 otherwise.
+// their own; then for a command's input, signals and terminal: sendStdin and closeStdin,
+// kill, and a PTY's keys, resize and exit code. Exits 0 when the SDK is content, 1 otherwise.
 // Needs E2B_API_URL, E2B_SANDBOX_URL and E2B_API_KEY (printed by `e2b-standin`); see README.md.
 import { Sandbox } from 'e2b'
 
@@ -56,6 +57,38 @@ try {
   check((await forks[1].files.read(note)) === 'before pause\n', 'the other fork does not see it')
   check((await resumed.files.read(note)) === 'before pause\n', 'nor does the source')
   check((await resumed.getInfo()).state === 'running', 'the source still runs')
+
+  // Input (what corral's exec-stdin uses): a command started with its stdin open gets what
+  // sendStdin sends (SendInput), and the end of it from closeStdin (CloseStdin).
+  const reader = await resumed.commands.run('cat', { background: true, stdin: true })
+  await resumed.commands.sendStdin(reader.pid, 'one\n')
+  await reader.sendStdin(new Uint8Array([0x74, 0x77, 0x6f, 0x0a]))
+  await resumed.commands.closeStdin(reader.pid)
+  const read = await reader.wait()
+  check(read.stdout === 'one\ntwo\n' && read.exitCode === 0, 'stdin: sendStdin reaches cat, closeStdin ends it')
+  const late = await resumed.commands.sendStdin(reader.pid, 'x').then(() => null, (e) => e)
+  check(late !== null, 'stdin: input to a command that ended is refused')
+  // kill: SendSignal(SIGKILL) to a running command.
+  const sleeper = await resumed.commands.run('sleep 30', { background: true })
+  check((await resumed.commands.kill(sleeper.pid)) === true, 'kill: the running command is killed')
+  check((await sleeper.wait().then(() => null, (e) => e)) !== null, 'kill: it ended by its signal')
+
+  // A terminal (exec-tty): its output, a key, a resize (Update) and its own exit code.
+  let screen = ''
+  const decoder = new TextDecoder()
+  const encoder = new TextEncoder()
+  const terminal = await resumed.pty.create({ cols: 91, rows: 17, onData: (d) => { screen += decoder.decode(d) } })
+  const shown = async (text) => {
+    for (let i = 0; i < 100 && !screen.includes(text); ++i) await new Promise((r) => setTimeout(r, 100))
+    return screen.includes(text)
+  }
+  await resumed.pty.sendInput(terminal.pid, encoder.encode('stty size\n'))
+  check(await shown('17 91'), 'pty: created at its size')
+  await resumed.pty.resize(terminal.pid, { cols: 120, rows: 40 })
+  await resumed.pty.sendInput(terminal.pid, encoder.encode('stty size; exit 3\n'))
+  check(await shown('40 120'), 'pty: resized')
+  const ended = await terminal.wait().then(() => null, (e) => e)
+  check(ended?.exitCode === 3, 'pty: the shell exited 3')
 } finally {
   for (const s of made) await Sandbox.kill(s.sandboxId).catch(() => {})
 }

@@ -1,6 +1,6 @@
 // The stand-in's envd: /health, /files (upload and download) and the Connect process
-// service (Start as a server stream with the JSON codec; SendSignal, SendInput and
-// CloseStdin as unary calls).
+// service (Start as a server stream with the JSON codec, on pipes or on a terminal;
+// SendSignal, SendInput, CloseStdin and Update as unary calls).
 // Wire details follow process.proto and proto3 JSON: defaults are omitted (no exitCode
 // when 0), bytes are base64, the stream ends with a 0x02 envelope.
 #include <openssl/evp.h>
@@ -20,6 +20,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <thread>
 #include <tuple>
 
@@ -99,6 +100,16 @@ void connect_error(httplib::Response& res, const std::string& code, const std::s
 void stream_error(httplib::Response& res, const std::string& code, const std::string& message) {
   res.status = 200;
   res.set_content(frame(connect_error_json(code, message), 0x02), "application/connect+json");
+}
+
+// The size of a process.PTY ({"size": {"cols", "rows"}}); what it leaves out is 0.
+TerminalSize pty_size(const rapidjson::Value& pty) {
+  TerminalSize size;
+  if (!pty.HasMember("size") || !pty["size"].IsObject()) return size;
+  const auto& s = pty["size"];
+  if (s.HasMember("rows") && s["rows"].IsUint()) size.rows = static_cast<unsigned short>(s["rows"].GetUint());
+  if (s.HasMember("cols") && s["cols"].IsUint()) size.cols = static_cast<unsigned short>(s["cols"].GetUint());
+  return size;
 }
 
 // The acting user from "Authorization: Basic base64(user:)"; "user" when absent.
@@ -211,10 +222,17 @@ struct Run {
       pollfd fds[2] = {{out_open ? child.out_fd : -1, POLLIN, 0}, {err_open ? child.err_fd : -1, POLLIN, 0}};
       if (poll(fds, 2, 200) <= 0) continue;
       for (int i = 0; i < 2; ++i)
-        if ((fds[i].revents & (POLLIN | POLLHUP | POLLERR)) && read(fds[i].fd, buf, sizeof buf) <= 0)
+        if ((fds[i].revents & (POLLIN | POLLHUP | POLLERR)) && closed_by_read(fds[i].fd, buf, sizeof buf))
           (i == 0 ? out_open : err_open) = false;
     }
     finish(false);
+  }
+
+  // Reads what `fd` holds into `buf`; true once it is at its end (a terminal's EIO too).
+  // A terminal's master is non-blocking (its input's descriptor shares it): nothing yet is no end.
+  static bool closed_by_read(int fd, char* buf, size_t size) {
+    const ssize_t got = read(fd, buf, size);
+    return got == 0 || (got < 0 && errno != EAGAIN && errno != EINTR);
   }
 
   static std::string event(const std::string& inner) { return frame("{\"event\":" + inner + "}"); }
@@ -226,7 +244,7 @@ struct Run {
     pollfd fds[2] = {{out_open ? child.out_fd : -1, POLLIN, 0}, {err_open ? child.err_fd : -1, POLLIN, 0}};
     if (poll(fds, 2, 100) > 0)
       for (int i = 0; i < 2; ++i)
-        if ((fds[i].revents & (POLLIN | POLLHUP | POLLERR)) && read(fds[i].fd, buf, sizeof buf) <= 0)
+        if ((fds[i].revents & (POLLIN | POLLHUP | POLLERR)) && closed_by_read(fds[i].fd, buf, sizeof buf))
           (i == 0 ? out_open : err_open) = false;
     return out_open || err_open;
   }
@@ -281,12 +299,15 @@ struct Run {
       for (int i = 0; i < 2; ++i) {
         if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
         ssize_t got = read(fds[i].fd, buf, sizeof buf);
+        if (got < 0 && (errno == EAGAIN || errno == EINTR)) continue;
         if (got <= 0) {
           (i == 0 ? out_open : err_open) = false;
           continue;
         }
         if (slow_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(slow_ms));
-        std::string data = event(std::string("{\"data\":{\"") + (i == 0 ? "stdout" : "stderr") + "\":\"" +
+        // DataEvent's oneof: a terminal's output is `pty`, whichever stream wrote it.
+        const char* stream = child.terminal ? "pty" : i == 0 ? "stdout" : "stderr";
+        std::string data = event(std::string("{\"data\":{\"") + stream + "\":\"" +
                                  b64(buf, static_cast<size_t>(got)) + "\"}}");
         if (!sink.write(data.data(), data.size())) return false;
         sent_output = true;
@@ -354,6 +375,9 @@ void start(State& state, const httplib::Request& req, httplib::Response& res) {
   if (!mapped) return stream_error(res, "invalid_argument", "cwd '" + cwd + "' is outside the sandbox");
   // process.proto: stdin "defaults to true" (kept open) unless the request says false.
   const bool with_stdin = !(doc.HasMember("stdin") && doc["stdin"].IsBool() && !doc["stdin"].GetBool());
+  // A PTY: the process runs on a terminal of that size (stdin then plays no part).
+  std::optional<TerminalSize> terminal;
+  if (doc.HasMember("pty") && doc["pty"].IsObject()) terminal = pty_size(doc["pty"]);
   std::string tag = doc.HasMember("tag") && doc["tag"].IsString() ? doc["tag"].GetString() : "";
   if (state.faults.malformed_route == "start") {
     const std::string& kind = state.faults.malformed;
@@ -378,12 +402,13 @@ void start(State& state, const httplib::Request& req, httplib::Response& res) {
   if (run->keepalive_ms <= 0 && req.has_header("Keepalive-Ping-Interval"))
     run->keepalive_ms = std::atoi(req.get_header_value("Keepalive-Ping-Interval").c_str()) * 1000;
   try {
-    run->child = spawn(cmd, args, env, mapped->string(), with_stdin, !sb->internet());
+    run->child = spawn(cmd, args, env, mapped->string(), with_stdin, !sb->internet(), terminal);
+    if (run->child.terminal) run->err_open = false;
   } catch (const std::exception& e) {
     run->reaped = true;
     return stream_error(res, "internal", e.what());
   }
-  run->input = std::make_shared<ChildInput>(run->child.in_fd);
+  run->input = std::make_shared<ChildInput>(run->child.in_fd, run->child.terminal);
   run->child.in_fd = -1;  // the input owns it now
   sb->processes.insert(run->child.pid);
   sb->inputs[run->child.pid] = run->input;
@@ -478,11 +503,14 @@ void send_input(State& state, const httplib::Request& req, httplib::Response& re
     const bool pty_bytes = in && in->HasMember("pty") && (*in)["pty"].IsString();
     if (stdin_bytes == pty_bytes)
       return connect_error(res, "invalid_argument", "ProcessInput holds neither stdin nor pty bytes, or both");
-    if (pty_bytes)
+    input = sb->inputs.at(pid);
+    if (pty_bytes && !input->terminal())
       return connect_error(res, "failed_precondition",
                            "tty not assigned to process — input should be written to the stdin, not the tty");
-    data = unb64((*in)["stdin"].GetString());
-    input = sb->inputs.at(pid);
+    if (stdin_bytes && input->terminal())
+      return connect_error(res, "failed_precondition",
+                           "tty assigned to process — input should be written to the pty, not the stdin");
+    data = unb64((*in)[pty_bytes ? "pty" : "stdin"].GetString());
     state.input_bodies.push_back(req.body);
   }
   if (const int error = input->write(data); error == EBADF)
@@ -509,7 +537,28 @@ void close_stdin(State& state, const httplib::Request& req, httplib::Response& r
   }
   const pid_t pid = selected_process(*sb, doc, res);
   if (pid == 0) return;
-  sb->inputs.at(pid)->close();  // a close without a write in flight: a moment at most
+  ChildInput& input = *sb->inputs.at(pid);
+  if (input.terminal())
+    return connect_error(res, "failed_precondition", "cannot close stdin for PTY process — send Ctrl+D (0x04) instead");
+  input.close();  // a close without a write in flight: a moment at most
+  res.set_content("{}", "application/json");
+}
+
+// process.Process/Update: the selected process's terminal takes the PTY's size (its
+// foreground job gets SIGWINCH); a request without one changes nothing.
+void update(State& state, const httplib::Request& req, httplib::Response& res) {
+  std::lock_guard lock(state.mutex());
+  rapidjson::Document doc;
+  FakeSandbox* sb = unary_request(state, "update", req, res, doc);
+  if (!sb) return;
+  const pid_t pid = selected_process(*sb, doc, res);
+  if (pid == 0) return;
+  if (doc.HasMember("pty") && doc["pty"].IsObject()) {
+    if (const int error = sb->inputs.at(pid)->resize(pty_size(doc["pty"])); error != 0)
+      return connect_error(res, "internal",
+                           std::string("error resizing tty: ") +
+                               (error == ENOTTY ? "tty not assigned to process" : strerror(error)));
+  }
   res.set_content("{}", "application/json");
 }
 
@@ -579,6 +628,8 @@ void register_envd(httplib::Server& server, State& state) {
               [&state](const httplib::Request& req, httplib::Response& res) { send_input(state, req, res); });
   server.Post("/process.Process/CloseStdin",
               [&state](const httplib::Request& req, httplib::Response& res) { close_stdin(state, req, res); });
+  server.Post("/process.Process/Update",
+              [&state](const httplib::Request& req, httplib::Response& res) { update(state, req, res); });
   server.Post("/files", [&state](const httplib::Request& req, httplib::Response& res) { upload(state, req, res); });
   server.Get("/files", [&state](const httplib::Request& req, httplib::Response& res) { download(state, req, res); });
 }

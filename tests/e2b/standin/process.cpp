@@ -5,7 +5,9 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -18,7 +20,7 @@ namespace corral::e2b::standin {
 
 Child spawn(const std::string& cmd, const std::vector<std::string>& args,
             const std::map<std::string, std::string>& env, const std::string& cwd, bool with_stdin,
-            bool no_network) {
+            bool no_network, std::optional<TerminalSize> terminal) {
   const test::PrivateNetwork network = test::prepare_private_network();
   // Everything the child needs is prepared before fork: after it, only exec-safe calls.
   std::vector<std::string> argv_s{cmd};
@@ -35,16 +37,45 @@ Child spawn(const std::string& cmd, const std::vector<std::string>& args,
   for (auto& e : env_s) envp.push_back(e.data());
   envp.push_back(nullptr);
 
-  int in[2] = {-1, -1}, out[2], err[2], status[2];
-  if ((with_stdin && pipe2(in, O_CLOEXEC) != 0) || pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0 ||
-      pipe2(status, O_CLOEXEC) != 0)
+  // Pipes for stdin, stdout and stderr, or a terminal for all three (its master here).
+  int in[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1}, status[2];
+  int master = -1;
+  char slave[128] = "";
+  if (terminal) {
+    master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+    const winsize size{terminal->rows, terminal->cols, 0, 0};
+    if (master < 0 || grantpt(master) != 0 || unlockpt(master) != 0 || ptsname_r(master, slave, sizeof slave) != 0 ||
+        ioctl(master, TIOCSWINSZ, &size) != 0) {
+      const int e = errno;
+      if (master >= 0) close(master);
+      throw std::runtime_error(std::string("pty: ") + strerror(e));
+    }
+  } else if ((with_stdin && pipe2(in, O_CLOEXEC) != 0) || pipe2(out, O_CLOEXEC) != 0 ||
+             pipe2(err, O_CLOEXEC) != 0) {
     throw std::runtime_error(std::string("pipe: ") + strerror(errno));
+  }
+  if (pipe2(status, O_CLOEXEC) != 0) throw std::runtime_error(std::string("pipe: ") + strerror(errno));
   pid_t pid = fork();
   if (pid < 0) throw std::runtime_error(std::string("fork: ") + strerror(errno));
   if (pid == 0) {
-    dup2(with_stdin ? in[0] : open("/dev/null", O_RDONLY), 0);
-    dup2(out[1], 1);
-    dup2(err[1], 2);
+    if (terminal) {
+      // A session of its own, whose controlling terminal the first terminal it opens becomes.
+      setsid();
+      const int fd = open(slave, O_RDWR);
+      if (fd < 0 || ioctl(fd, TIOCSCTTY, 0) != 0) {
+        int e = -200000 - errno;  // below -200000: the terminal could not be made its own
+        (void)!write(status[1], &e, sizeof e);
+        _exit(127);
+      }
+      dup2(fd, 0);
+      dup2(fd, 1);
+      dup2(fd, 2);
+      if (fd > 2) close(fd);
+    } else {
+      dup2(with_stdin ? in[0] : open("/dev/null", O_RDONLY), 0);
+      dup2(out[1], 1);
+      dup2(err[1], 2);
+    }
     if (no_network) {
       if (int e = test::enter_private_network(network)) {
         e = -100000 - e;  // below -100000: entering the network namespace failed
@@ -62,24 +93,24 @@ Child spawn(const std::string& cmd, const std::vector<std::string>& args,
     (void)!write(status[1], &e, sizeof e);
     _exit(127);
   }
-  if (with_stdin) close(in[0]);
-  close(out[1]);
-  close(err[1]);
-  close(status[1]);
+  for (int fd : {in[0], out[1], err[1], status[1]})
+    if (fd >= 0) close(fd);
   int child_errno = 0;
   ssize_t n = read(status[0], &child_errno, sizeof child_errno);
   close(status[0]);
   if (n == static_cast<ssize_t>(sizeof child_errno)) {
-    close(out[0]);
-    close(err[0]);
-    if (with_stdin) close(in[1]);
+    for (int fd : {in[1], out[0], err[0], master})
+      if (fd >= 0) close(fd);
     reap(pid);
+    if (child_errno <= -200000) throw std::runtime_error(std::string("pty: ") + strerror(-200000 - child_errno));
     if (child_errno <= -100000)
       throw std::runtime_error(std::string("network namespace: ") + strerror(-100000 - child_errno));
     if (child_errno < 0) throw std::runtime_error("chdir " + cwd + ": " + strerror(-child_errno));
     throw std::runtime_error("exec: \"" + cmd + "\": " + strerror(child_errno));
   }
-  return Child{pid, in[1], out[0], err[0]};
+  // On a terminal, input goes to a descriptor of the master of its own (which ChildInput closes).
+  if (terminal) return Child{pid, fcntl(master, F_DUPFD_CLOEXEC, 0), master, -1, true};
+  return Child{pid, in[1], out[0], err[0], false};
 }
 
 int reap(pid_t pid) {
@@ -89,7 +120,8 @@ int reap(pid_t pid) {
   return status;
 }
 
-ChildInput::ChildInput(int fd) : fd_(fd) {
+ChildInput::ChildInput(int fd, bool terminal) : fd_(fd), terminal_(terminal) {
+  // (On a terminal the master's reader sees it too: it reads only what poll says is there.)
   if (fd_ >= 0) ::fcntl(fd_, F_SETFL, ::fcntl(fd_, F_GETFL) | O_NONBLOCK);
 }
 
@@ -123,6 +155,13 @@ int ChildInput::write(std::string_view data) {
     ::poll(&p, 1, 50);
   }
   return 0;
+}
+
+int ChildInput::resize(TerminalSize size) {
+  std::lock_guard lock(mutex_);
+  if (!terminal_ || fd_ < 0) return ENOTTY;
+  const winsize ws{size.rows, size.cols, 0, 0};
+  return ::ioctl(fd_, TIOCSWINSZ, &ws) == 0 ? 0 : errno;
 }
 
 void ChildInput::close() {
