@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
@@ -317,7 +318,7 @@ class Kit {
   ProviderChoice choice_;
   std::vector<Made> made_;
   std::optional<Clock::time_point> deadline_;
-  bool ran_out_ = false;
+  std::atomic<bool> ran_out_{false};  // a check may run two commands at once
   std::optional<std::string> get_answers_unknown_;
 };
 

@@ -31,6 +31,7 @@ namespace corral {
 namespace {
 
 fs::path lock_path(const fs::path& dir, const std::string& lease_id) { return dir / (lease_id + ".lock"); }
+fs::path commands_lock_path(const fs::path& dir, const std::string& lease_id) { return dir / (lease_id + ".exec"); }
 
 }  // namespace
 
@@ -275,6 +276,7 @@ std::vector<Claim> ClaimStore::all() const {
 void ClaimStore::remove(const std::string& lease_id) const {
   ::unlink(path_of(lease_id).c_str());
   ::unlink((dir_ / (lease_id + ".files")).c_str());
+  ::unlink(commands_lock_path(dir_, lease_id).c_str());
   ::unlink(lock_path(dir_, lease_id).c_str());
 }
 
@@ -384,9 +386,19 @@ LeaseLock ClaimStore::lock(const std::string& lease_id, const std::function<void
   return os::FileLock::acquire(lock_path(dir_, lease_id), "lease " + lease_id, {on_wait, cancelled});
 }
 
+LeaseLock ClaimStore::lock_commands(const std::string& lease_id, os::LockMode mode,
+                                   const std::function<void()>& on_wait,
+                                   const std::function<bool()>& cancelled) const {
+  path_of(lease_id);  // validates the id
+  paths::make_private_folder(dir_, "folder of lease claims");
+  return os::FileLock::acquire(commands_lock_path(dir_, lease_id), "the commands of lease " + lease_id,
+                               {on_wait, cancelled}, mode);
+}
+
 bool ClaimStore::in_use(const std::string& lease_id) const {
   path_of(lease_id);
-  return os::FileLock::held_elsewhere(lock_path(dir_, lease_id));
+  return os::FileLock::held_elsewhere(lock_path(dir_, lease_id)) ||
+         os::FileLock::held_at_all(commands_lock_path(dir_, lease_id));
 }
 
 std::optional<LeaseLock> ClaimStore::try_lock(const std::string& lease_id) const {
@@ -399,7 +411,7 @@ void ClaimStore::sweep_stray_files() const {
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(dir_, ec)) {
     const fs::path& p = e.path();
-    if (p.extension() != ".lock" && p.extension() != ".files") continue;
+    if (p.extension() != ".lock" && p.extension() != ".files" && p.extension() != ".exec") continue;
     const std::string lease_id = p.stem().string();
     try {
       if (fs::exists(path_of(lease_id), ec)) continue;
@@ -407,6 +419,7 @@ void ClaimStore::sweep_stray_files() const {
       std::optional<LeaseLock> held = try_lock(lease_id);
       if (!held || fs::exists(path_of(lease_id), ec)) continue;
       ::unlink((dir_ / (lease_id + ".files")).c_str());
+      ::unlink(commands_lock_path(dir_, lease_id).c_str());
       ::unlink(lock_path(dir_, lease_id).c_str());
     } catch (const Error&) {
       // Not a lease id corral makes: not corral's to remove.

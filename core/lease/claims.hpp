@@ -67,8 +67,8 @@ struct Claim {
   std::optional<PoolTag> pool;  // set while the sandbox waits in a warm pool
 };
 
-// An exclusive lock on one lease, held while a process works with it (os::FileLock):
-// released on destruction, and by the kernel if the process dies.
+// A lock on one lease, held while a process works with it (os::FileLock): released on
+// destruction, and by the kernel if the process dies.
 using LeaseLock = os::FileLock;
 
 // One claim file as found on disk: readable, or corrupt with what could be salvaged.
@@ -130,8 +130,14 @@ class ClaimStore {
                  const std::function<bool()>& cancelled = {}) const;
   // Takes the lock only if free.
   std::optional<LeaseLock> try_lock(const std::string& lease_id) const;
-  // True when another process (or another lock taken in this one) holds the lease's lock
-  // right now.
+  // Takes the lock of the lease's commands, waiting as lock() does: shared by the runs whose
+  // commands may run at once in its sandbox (a provider with exec-concurrent), exclusive
+  // for every other use of the lease, which must not act under a running command. Taken
+  // holding lock(): a run lets that go while its command runs and keeps this one.
+  LeaseLock lock_commands(const std::string& lease_id, os::LockMode mode, const std::function<void()>& on_wait = {},
+                          const std::function<bool()>& cancelled = {}) const;
+  // True when another process (or another lock taken in this one) holds the lease's lock,
+  // or a command of the lease runs, right now.
   bool in_use(const std::string& lease_id) const;
 
   // A slug for a new lease: none of the claims has it, nor any lease being created through

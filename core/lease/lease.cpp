@@ -234,7 +234,7 @@ Lease Lease::attach(LeaseContext& ctx, const Claim& claim, const ProviderChoice&
   require_lease_provider(ctx, claim, choice, "--id");
   LeaseLock lock;
   Claim current = claim;
-  if (access == Access::exclusive) {
+  if (access != Access::observe) {
     lock = lock_lease(ctx, claim);
     // Another corral may have changed or stopped it while we waited.
     auto fresh = ctx.claims.read(claim.lease_id);
@@ -245,7 +245,18 @@ Lease Lease::attach(LeaseContext& ctx, const Claim& claim, const ProviderChoice&
     current = std::move(*fresh);
   }
   auto session = ctx.providers.open(current.provider, choice, ctx.ui);
-  return Lease(ctx, std::move(current), std::move(session), std::move(lock), /*reused=*/true);
+  const bool shares = access == Access::run && current.kept && !current.pool &&
+                      session->spec().features.has(Feature::exec_concurrent);
+  LeaseLock commands;
+  if (access != Access::observe)
+    commands = ctx.claims.lock_commands(
+        current.lease_id, shares ? os::LockMode::shared : os::LockMode::exclusive,
+        [&] { ctx.ui.note(fmt::format("waiting for lease {}: a command is running in it", current.slug)); },
+        [&] { return ctx.ui.cancelled(); });
+  Lease lease(ctx, std::move(current), std::move(session), std::move(lock), /*reused=*/true);
+  lease.commands_lock_ = std::move(commands);
+  lease.shares_commands_ = shares;
+  return lease;
 }
 
 Lease Lease::adopt(LeaseContext& ctx, const std::string& id, LeaseLock lock, const ProviderChoice& choice) {
@@ -372,7 +383,7 @@ void Lease::sync(const Workspace& ws, const std::function<bool()>& cancelled, co
   ctx_->claims.write_synced_files(claim_.lease_id, current);
   // Losing the fingerprint to a power loss costs one upload more, not two fsyncs a run:
   // the claim as created, which is durable, stays in place.
-  ctx_->claims.write(claim_, Durability::process_crash);
+  write_claim(Durability::process_crash);
 }
 
 ExecResult Lease::exec(const Command& command) {
@@ -381,8 +392,11 @@ ExecResult Lease::exec(const Command& command) {
   // next sync cannot know what the command changed, and sends the tree again.
   if (!ephemeral_ && !claim_.ran_since_sync) {
     claim_.ran_since_sync = true;
-    ctx_->claims.write(claim_, Durability::process_crash);
+    write_claim(Durability::process_crash);
   }
+  // The sync and the claim's writes are done: another run may make its own while this
+  // command runs, and whatever needs the lease whole still waits for the commands' lock.
+  if (shares_commands_) lock_ = LeaseLock();
   ctx_->ui.progress("");
   PhaseReport report(ctx_->ui, "exec");
   ExecResult result;
@@ -440,10 +454,22 @@ DownloadSummary Lease::download(const DownloadOptions& options, const std::strin
 void Lease::keep() {
   if (claim_.kept) return;
   claim_.kept = true;
-  ctx_->claims.write(claim_);
+  write_claim();
+}
+
+void Lease::require_own_lock(std::string_view step) const {
+  if (!lock_.held() && commands_lock_.held())
+    throw Error(ErrorCode::internal, fmt::format("lease {}: {} after its lock was let go", claim_.slug, step),
+                "this is a bug in corral; report it");
+}
+
+void Lease::write_claim(Durability durability) {
+  require_own_lock("its claim written");
+  ctx_->claims.write(claim_, durability);
 }
 
 void Lease::release() {
+  require_own_lock("released");
   try {
     session_->destroy(sandbox_ ? *sandbox_ : live());
   } catch (const Error& e) {
@@ -481,7 +507,7 @@ Sandbox Lease::pause() {
   const Sandbox& current = live();
   confirming_gone([&] { sandbox_ = session_->pause(current); });
   claim_.paused = true;
-  ctx_->claims.write(claim_);
+  write_claim();
   return *sandbox_;
 }
 
@@ -493,7 +519,7 @@ Sandbox Lease::resume() {
   report.done();
   if (claim_.paused) {
     claim_.paused = false;
-    ctx_->claims.write(claim_);
+    write_claim();
   }
   return *sandbox_;
 }

@@ -7,7 +7,9 @@
 // (it may be moved to another). Leases on different threads may share one LeaseContext's
 // claims and providers, each thread with a context of its own Ui (a fan-out's shards do).
 // Exclusive leases of one id exclude each other through the claim's lock, threads of one
-// process included; an observing one takes no lock and may see the claim change.
+// process included, and wait for the commands running in the sandbox (the lock of its
+// commands); runs on a provider with exec-concurrent share that one while their commands
+// run (Access::run); an observing lease takes no lock and may see the claim change.
 #pragma once
 
 #include <chrono>
@@ -73,8 +75,12 @@ void require_not_pooled(const Claim& claim, std::string_view flag);
 class Lease {
  public:
   enum class Access {
-    exclusive,  // locked for this process, waiting while another corral uses it (run, stop)
-    observe,    // not locked: reading state or asking for a URL must not wait for a run
+    exclusive,  // locked for this process, waiting while another corral uses it (stop, pause)
+    // Locked as exclusive, except that on a provider with exec-concurrent a kept lease's
+    // lock is let go while its command runs (exec()): another run may then sync and run
+    // beside it, while whatever needs the lease exclusive still waits for the command.
+    run,
+    observe,  // not locked: reading state or asking for a URL must not wait for a run
   };
 
   // A new sandbox from `session`'s provider, made as `request` says (its workspace, network
@@ -144,7 +150,9 @@ class Lease {
   }
   // Runs `command` in the sandbox, streaming its output to the context's Ui; returns its
   // exit code. Ctrl-C and --timeout stop it with cancelled or timeout; a reused lease
-  // whose sandbox went meanwhile fails as live() does.
+  // whose sandbox went meanwhile fails as live() does. A kept lease attached for a run on
+  // a provider with exec-concurrent lets its claim's lock go first (see Access::run):
+  // afterwards only download() and handle() may be used, and keep(), which it already is.
   ExecResult exec(const Command& command);
   // Copies the files matching `options.patterns` (relative to the command's folder `cwd`)
   // from the sandbox into `dir` (run-downloads). Never throws: a failure is in the
@@ -177,6 +185,11 @@ class Lease {
 
  private:
   Lease(LeaseContext& ctx, Claim claim, std::unique_ptr<ProviderSession> session, LeaseLock lock, bool reused);
+  // Throws internal naming `step` when this lease let its lock go (exec()), where the
+  // step could undo another run's.
+  void require_own_lock(std::string_view step) const;
+  // Writes the claim, holding the lease's lock.
+  void write_claim(Durability durability = Durability::power_loss);
   // The not-found error of a lease whose sandbox is gone, from the provider's own `cause`;
   // made_elsewhere_error() instead when the lease was made through other settings.
   Error gone(const Error& cause) const;
@@ -193,6 +206,8 @@ class Lease {
   Claim claim_;
   std::unique_ptr<ProviderSession> session_;
   LeaseLock lock_;
+  LeaseLock commands_lock_;         // the lock of the sandbox's commands, when attached to use it
+  bool shares_commands_ = false;    // commands_lock_ is shared: exec() lets lock_ go
   bool reused_ = false;
   bool pooled_ = false;             // taken from a warm pool
   bool ephemeral_ = false;          // made for one run that releases it (CreateRequest::ephemeral)

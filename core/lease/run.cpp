@@ -133,7 +133,8 @@ void RunPhases::open_provider() {
     if (request_.lease_lock && request_.lease_lock->held())
       reused_.emplace(Lease::adopt(ctx_, request_.lease, std::move(*request_.lease_lock), request_.choice));
     else
-      reused_.emplace(Lease::attach(ctx_, request_.lease, request_.choice, Lease::Access::exclusive));
+      reused_.emplace(Lease::attach(ctx_, request_.lease, request_.choice,
+                                    request_.release_reused ? Lease::Access::exclusive : Lease::Access::run));
     // A pooled sandbox is the pool's until a run takes it from there; used by name, it
     // would stay counted as ready with this run's changes in it. attach() refuses one,
     // but the claim read under the lock has the last word.

@@ -34,9 +34,9 @@ bool still_named(int fd, const fs::path& path) {
          held.st_dev == named.st_dev && held.st_ino == named.st_ino;
 }
 
-void FileLock::lock_polling(int fd, const std::string& what, const WaitHooks& hooks) {
+void FileLock::lock_polling(int fd, const std::string& what, const WaitHooks& hooks, LockMode mode) {
   bool waited = false;
-  while (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+  while (::flock(fd, (mode == LockMode::shared ? LOCK_SH : LOCK_EX) | LOCK_NB) != 0) {
     const int err = errno;
     if (err != EWOULDBLOCK && err != EINTR) throw errno_error(ErrorCode::internal, "cannot lock " + what, err);
     if (!waited && hooks.on_wait) hooks.on_wait();
@@ -46,7 +46,7 @@ void FileLock::lock_polling(int fd, const std::string& what, const WaitHooks& ho
   }
 }
 
-FileLock FileLock::acquire(const fs::path& path, const std::string& what, const WaitHooks& hooks) {
+FileLock FileLock::acquire(const fs::path& path, const std::string& what, const WaitHooks& hooks, LockMode mode) {
   bool said = false;  // once, though a lock file replaced meanwhile means waiting again
   const WaitHooks once{[&] {
                          if (!said && hooks.on_wait) hooks.on_wait();
@@ -55,7 +55,7 @@ FileLock FileLock::acquire(const fs::path& path, const std::string& what, const 
                        hooks.cancelled};
   while (true) {
     FileLock lock(open_lock_file(path, what));
-    lock_polling(lock.fd(), what, once);
+    lock_polling(lock.fd(), what, once, mode);
     if (still_named(lock.fd(), path)) return lock;
   }
 }
@@ -77,6 +77,12 @@ bool FileLock::held_elsewhere(const fs::path& path) {
   // Read-only and never created: looking must not make lock files.
   const UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
   return fd.valid() && ::flock(fd.get(), LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+}
+
+bool FileLock::held_at_all(const fs::path& path) {
+  // Taken for a moment when free: a waiter polls, so it only waits one more poll.
+  const UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
+  return fd.valid() && ::flock(fd.get(), LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
 }
 
 }  // namespace corral::os

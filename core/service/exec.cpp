@@ -32,7 +32,7 @@ int exec(Session& session, Ui& ui, const ExecSpec& spec) {
   command.env = session.providers().forwarded_env(spec.env, [&ui](const std::string& m) { ui.warn(m); });
 
   LeaseContext ctx = session.context(ui);
-  Lease lease = Lease::attach(ctx, spec.lease.lease, spec.lease.provider, Lease::Access::exclusive);
+  Lease lease = Lease::attach(ctx, spec.lease.lease, spec.lease.provider, Lease::Access::run);
   if (lease.spec().features.has(Feature::pause_resume) && lease.paused()) {
     ui.note(fmt::format("lease {} is paused; resuming it", lease.claim().slug));
     lease.resume();

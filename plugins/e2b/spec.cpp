@@ -14,7 +14,7 @@ const char* const kSpecJson = R"json({
   "features": ["run-session", "url-bridge", "archive-sync", "keep-alive", "cleanup", "run-downloads",
                "network-policy", "network-allowlist",
                "network-allowlist-domains", "egress-secrets", "pause-resume", "fork", "exec-stdin",
-               "exec-signals", "exec-tty"],
+               "exec-signals", "exec-tty", "exec-concurrent"],
   "idle": ["pause"],
   "options": [
     {"name": "api-key", "type": "string", "env": ["E2B_API_KEY"], "secret": true,

@@ -11,7 +11,7 @@ const char* const kSpecJson = R"json({
   "features": ["run-session", "archive-sync", "tree-sync", "url-bridge", "cleanup", "run-downloads",
                "network-policy", "network-allowlist", "network-allowlist-domains", "network-allowlist-ports",
                "egress-secrets", "pause-resume", "fork", "exec-stdin", "exec-signals",
-               "exec-tty"],
+               "exec-tty", "exec-concurrent"],
   "options": [
     {"name": "network", "type": "string", "default": "shared", "choices": ["none", "shared"], "tightest-first": true,
      "env": ["CORRAL_LOCAL_NETWORK"],

@@ -904,7 +904,7 @@ TEST_CASE("e2b passes the conformance kit against the stand-in, no sandbox left 
   t.seen.push_back(r.cli.err);
   check_passed(r, {"argv", "keep-reuse", "sync-deletions", "url", "extend", "listing", "interrupt", "output-large",
                    "workdir", "network-none", "network-allowlist", "destroy-twice", "pause-resume", "fork",
-                   "shards-from", "stdin", "signals"});
+                   "shards-from", "stdin", "signals", "concurrent"});
   CHECK(t.alive().empty());
 }
 

@@ -1,10 +1,16 @@
 // Sixteen corral processes at once on one lease, for each provider with run-session that
-// runs here: runs on the lease are serialized, listings and status never see a torn
-// claim, and of sixteen simultaneous stops exactly one succeeds while the others say why.
+// runs here, and a run beside another on local (exec-concurrent): runs on the lease are serialized (their commands too, unless the provider has
+// exec-concurrent), listings and status never see a torn claim, and of sixteen
+// simultaneous stops exactly one succeeds while the others say why.
 #include <doctest/doctest.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <chrono>
 #include <map>
 #include <sstream>
+#include <thread>
 
 #include "cli.hpp"
 #include "corral/json.hpp"
@@ -12,6 +18,7 @@
 namespace fs = std::filesystem;
 using corral::test::Background;
 using corral::test::CliEnv;
+using corral::test::process_alive;
 using corral::test::read_file;
 
 namespace {
@@ -43,7 +50,10 @@ std::string kept_lease(const CliEnv& env, const std::string& provider) {
   return corral::json::get_string(corral::json::parse(read_file(h), "handle"), "leaseId");
 }
 
-void sixteen_on_one_lease(const CliEnv& env, const std::string& provider) {
+// Whether the commands of two runs of one lease may overlap (exec-concurrent).
+enum class Commands { one_at_a_time, side_by_side };
+
+void sixteen_on_one_lease(const CliEnv& env, const std::string& provider, Commands commands_run) {
   const std::string lease = kept_lease(env, provider);
 
   // Runs, listings and status at once. Each run writes start and end around a pause: if
@@ -72,17 +82,24 @@ void sixteen_on_one_lease(const CliEnv& env, const std::string& provider) {
   auto log = env.run({"run", "--id", lease, "--", "cat", "runs.log"});
   REQUIRE(log.exit_code == 0);
   std::istringstream lines(log.out);
-  std::string what, who, end_what, end_who;
-  int pairs = 0;
+  std::string what, who;
+  std::map<std::string, int> started, ended;
+  std::string running;  // the run whose end must come next when commands run one at a time
   while (lines >> what >> who) {
-    const bool ended = static_cast<bool>(lines >> end_what >> end_who);
-    REQUIRE_MESSAGE(ended, log.out);
-    CHECK_MESSAGE(what == "start", log.out);
-    const bool paired = end_what == "end" && end_who == who;
-    CHECK_MESSAGE(paired, "runs overlapped:\n" << log.out);
-    ++pairs;
+    REQUIRE_MESSAGE((what == "start" || what == "end"), log.out);
+    if (what == "start") {
+      ++started[who];
+      if (commands_run == Commands::one_at_a_time) CHECK_MESSAGE(running.empty(), "runs overlapped:\n" << log.out);
+      running = who;
+    } else {
+      ++ended[who];
+      CHECK_MESSAGE(started[who] == 1, "an end before its start:\n" << log.out);
+      if (commands_run == Commands::one_at_a_time) CHECK_MESSAGE(running == who, "runs overlapped:\n" << log.out);
+      running.clear();
+    }
   }
-  CHECK(pairs == runs);
+  CHECK(static_cast<int>(started.size()) == runs);  // every run's command ran once, whole
+  CHECK(started == ended);
 
   // Sixteen stops: one wins, the others learn the lease is gone; nothing is left.
   std::vector<std::vector<std::string>> stops(kProcesses, {"stop", "--id", lease});
@@ -108,9 +125,51 @@ void sixteen_on_one_lease(const CliEnv& env, const std::string& provider) {
 TEST_CASE("local: sixteen corrals on one lease") {
   CliEnv env;
   env.root().write("work/a.txt", "a");
-  sixteen_on_one_lease(env, "local");
+  sixteen_on_one_lease(env, "local", Commands::side_by_side);
   std::error_code ec;
   CHECK(fs::is_empty(env.state_dir() / "corral" / "local", ec));
+}
+
+// True once the file at `path` contains `text`, waiting up to a minute.
+bool shows(const fs::path& path, const std::string& text) {
+  for (int i = 0; i < 600; ++i) {
+    if (read_file(path).find(text) != std::string::npos) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return false;
+}
+
+TEST_CASE("local: a run of a kept sandbox runs its command beside another's, and a stop waits for the commands") {
+  CliEnv env;
+  env.root().write("work/a.txt", "a");
+  const std::string lease = kept_lease(env, "local");
+  // The first command waits for a line on its stdin, which the test writes only at the end.
+  const fs::path fifo = env.root().path() / "input";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  Background first = env.start({"run", "--id", lease, "--", "sh", "-c", "echo started; read line; echo \"got $line\""},
+                               {}, fifo.string());
+  const int writer = ::open(fifo.c_str(), O_WRONLY);  // until corral opens its end
+  REQUIRE(writer >= 0);
+  REQUIRE_MESSAGE(shows(first.out, "started"), read_file(first.err));
+
+  // Another run syncs and runs while the first command waits.
+  auto beside = env.run({"run", "--id", lease, "--", "sh", "-c", "cat a.txt; echo ' beside'"});
+  CHECK_MESSAGE(beside.exit_code == 0, beside.err);
+  CHECK(beside.out == "a beside\n");
+  CHECK(process_alive(first.pid));
+  CHECK(env.lease_states() == std::vector<std::string>{"in use"});
+
+  // A stop waits for the command, saying so, and does not cut it short.
+  Background stop = env.start({"stop", "--id", lease});
+  CHECK_MESSAGE(shows(stop.err, "a command is running in it"), read_file(stop.err));
+  CHECK(process_alive(stop.pid));
+  REQUIRE(::write(writer, "hello\n", 6) == 6);
+  ::close(writer);
+  CHECK_MESSAGE(first.wait() == 0, read_file(first.err));
+  CHECK(read_file(first.out) == "started\ngot hello\n");
+  CHECK_MESSAGE(stop.wait() == 0, read_file(stop.err));
+  CHECK(env.claims().empty());
+  CHECK(env.local_sandboxes().empty());
 }
 
 TEST_CASE("testbox: sixteen corrals on one lease") {
@@ -120,6 +179,6 @@ TEST_CASE("testbox: sixteen corrals on one lease") {
   env.add_registry("testbox", {std::string(CORRAL_TEST_PLUGIN_DIR) + "/libcorral-testbox.so"});
   env.env["TESTBOX_DIR"] = boxes.string();
   env.root().write("work/a.txt", "a");
-  sixteen_on_one_lease(env, "testbox");
+  sixteen_on_one_lease(env, "testbox", Commands::one_at_a_time);
   CHECK(fs::is_empty(boxes));
 }

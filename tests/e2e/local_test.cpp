@@ -345,7 +345,7 @@ TEST_CASE("local passes the conformance kit, every sandbox removed") {
   auto r = corral::test::conformance_recorded(env, "local");
   corral::test::check_passed(r, {"argv", "workdir", "timeout", "interrupt", "network-none", "network-allowlist",
                                  "network-allowlist-ports", "destroy-twice", "pause-resume", "fork", "shards-from",
-                                 "nothing-left"});
+                                 "concurrent", "nothing-left"});
   CHECK(r.passed.size() >= 21);  // all but the features local does not advertise
   CHECK(r.skipped == std::vector<std::string>{"extend"});
   CHECK(env.local_sandboxes().empty());

@@ -715,7 +715,7 @@ TEST_CASE("kubernetes passes the conformance kit against the stand-in, no Pod le
   t.seen.push_back(r.cli.out);
   t.seen.push_back(r.cli.err);
   check_passed(r, {"argv", "keep-reuse", "sync-deletions", "extend", "listing", "interrupt", "output-large", "workdir",
-                   "network-none", "destroy-twice", "stdin", "signals"});
+                   "network-none", "destroy-twice", "stdin", "signals", "concurrent"});
   CHECK(t.no_pods_left());
 }
 

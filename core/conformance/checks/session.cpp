@@ -1,7 +1,11 @@
-// Checks of run-session: a kept sandbox is reused by its slug, synced exactly, kept on failure.
+// Checks of run-session: a kept sandbox is reused by its slug, synced exactly, kept on
+// failure; and of exec-concurrent: two runs of it at once run their commands side by side.
 #include "conformance/checks/checks.hpp"
 
 #include <fmt/format.h>
+
+#include <exception>
+#include <thread>
 
 #include "base/printable.hpp"
 
@@ -59,6 +63,39 @@ void keep_on_failure(CheckContext& cx) {
   cx.kit.expect_cleaned_up(passed);
 }
 
+void concurrent_commands(CheckContext& cx) {
+  const std::string lease = cx.kept_lease();
+  // Each command marks that it runs, then waits (30 s at most) for the other's mark: both
+  // end only when they ran at once.
+  constexpr std::string_view waits =
+      "echo > .concurrent-{0}; i=0; while [ ! -e .concurrent-{1} ]; do i=$((i+1)); [ $i -lt 300 ] || exit 9; "
+      "sleep 0.1; done; echo saw-{1}";
+  std::optional<Observed> second;
+  std::exception_ptr second_failed;
+  {
+    std::jthread other([&] {
+      try {
+        second = cx.kit.run({.shell = fmt::format(waits, "b", "a"), .lease = lease, .timeout_seconds = 90});
+      } catch (...) {
+        second_failed = std::current_exception();
+      }
+    });
+    Observed first = cx.kit.run({.shell = fmt::format(waits, "a", "b"), .lease = lease, .timeout_seconds = 90});
+    other.join();
+    if (second_failed) std::rethrow_exception(second_failed);
+    for (const Observed* o : {&first, &*second})
+      if (!o->result.error && o->result.exit_code == 9)
+        fail(fmt::format("{} waited 30 s for the other command's mark: the two runs of lease {} did not run their "
+                         "commands at once (a provider with exec-concurrent runs a command beside another)",
+                         o->ran, lease));
+    first.expect_exit(0);
+    second->expect_exit(0);
+    first.expect_out("saw-b\n");
+    second->expect_out("saw-a\n");
+  }
+  cx.kit.run({.shell = "rm -f .concurrent-a .concurrent-b", .lease = lease}).expect_exit(0);
+}
+
 }  // namespace
 
 std::vector<CheckDef> session_checks() {
@@ -70,6 +107,8 @@ std::vector<CheckDef> session_checks() {
        {F::run_session}, {F::archive_sync, F::workspace_mount}, &sync_deletions},
       {"keep-on-failure", "--keep-on-failure keeps a failed run's sandbox and not a passing one's", {F::run_session},
        {}, &keep_on_failure},
+      {"concurrent", "two runs of one kept sandbox at once run their commands side by side",
+       {F::run_session, F::exec_concurrent}, {}, &concurrent_commands},
   };
 }
 

@@ -16,7 +16,9 @@
  * several threads, and a child forked before exec must close what it does not need (a
  * pipe another thread opened meanwhile would stay open in it). Several corral processes
  * may work on one sandbox at once: runs on one lease wait for each other, but get and url
- * may overlap another process's exec. The host functions of one call (corral_host_v1)
+ * may overlap another process's exec, and so may another exec (its sync done) on a
+ * provider with exec-concurrent, which keeps what a command needs (a pid file, a session)
+ * to that command. The host functions of one call (corral_host_v1)
  * serve only while that call runs: cancelled may be asked from any thread; the others
  * must not run at once on two threads.
  */

@@ -10,7 +10,9 @@
 // threads at once, each from its own thread: keep state in the instance, not in globals;
 // what instances share must be safe from several threads, and a child forked before exec
 // must close what it does not need. Other corral processes may call get and url on a
-// sandbox while this one runs exec in it. A Host serves the one call it was made for.
+// sandbox while this one runs exec in it, and exec too on a provider with exec-concurrent
+// (keep each command's pid file or session its own). A Host serves the one call it was
+// made for.
 #pragma once
 
 #include <chrono>

@@ -1,5 +1,6 @@
-// Exclusive locks on files and folders that several corral processes share (a lease, a
-// pool, a staging folder, a sandbox record), and that another process may remove:
+// Locks on files and folders that several corral processes share (a lease, a pool, a
+// staging folder, a sandbox record), exclusive unless asked shared, and that another
+// process may remove:
 // whoever removes one does so holding its lock, so a process that waited for the lock
 // must check, once it has it, that the name still leads to what it locked; if not it
 // holds nothing anyone else can see and must start again with a new one.
@@ -27,6 +28,9 @@ struct WaitHooks {
   std::function<bool()> cancelled;   // polled between waits; true ends the wait (Error cancelled)
 };
 
+// Whether a lock excludes every other holder or only exclusive ones.
+enum class LockMode { exclusive, shared };
+
 class FileLock {
  public:
   FileLock() = default;
@@ -41,11 +45,13 @@ class FileLock {
   // lock guards in errors ("lease 0123ab"): cancelled when `hooks.cancelled` says so,
   // config for a link planted at the path, internal (quota for a full disk) when it
   // cannot be opened.
-  static FileLock acquire(const std::filesystem::path& path, const std::string& what, const WaitHooks& hooks = {});
+  static FileLock acquire(const std::filesystem::path& path, const std::string& what, const WaitHooks& hooks = {},
+                          LockMode mode = LockMode::exclusive);
   // The same without waiting: nullopt while another holds it.
   static std::optional<FileLock> try_acquire(const std::filesystem::path& path, const std::string& what);
   // Takes the lock of the open `fd` the same way (polled, cancellable); throws as acquire().
-  static void lock_polling(int fd, const std::string& what, const WaitHooks& hooks = {});
+  static void lock_polling(int fd, const std::string& what, const WaitHooks& hooks = {},
+                           LockMode mode = LockMode::exclusive);
   // The lock of `fd` (a file or folder just made, or one found), taken at once: nullopt
   // when another holds it. For what has no lock file of its own (a staging folder, an
   // archive being built), whose name its holder checks with still_named.
@@ -53,6 +59,8 @@ class FileLock {
   // True when another process (or another FileLock in this one) holds the lock of the
   // file at `path` right now; false when it is free or not there. Never creates the file.
   static bool held_elsewhere(const std::filesystem::path& path);
+  // The same, counting shared holders too.
+  static bool held_at_all(const std::filesystem::path& path);
 
  private:
   UniqueFd fd_;
