@@ -32,10 +32,10 @@ struct ExecClient::Impl {
 };
 
 std::string exec_target(const std::string& ns, const std::string& pod, const std::vector<std::string>& command,
-                        bool stdin_) {
+                        bool stdin_, bool tty) {
   std::string t = "/api/v1/namespaces/" + ns + "/pods/" + pod + "/exec?";
   for (const auto& c : command) t += "command=" + sdk::http::url_encode(c) + "&";
-  return t + "stdin=" + (stdin_ ? "true" : "false") + "&stdout=true&stderr=true&tty=false";
+  return t + "stdin=" + (stdin_ ? "true" : "false") + "&stdout=true&stderr=true&tty=" + (tty ? "true" : "false");
 }
 
 ExecClient::ExecClient(const std::string& server, const std::string& ca_pem, const std::string& token,
@@ -106,6 +106,8 @@ std::optional<Message> ExecClient::read() {
   if (m.channel == 3) impl_->outcome.status = impl_->outcome.status.value_or("") + m.data;
   return m;
 }
+
+const ExecOutcome& ExecClient::outcome_so_far() const { return impl_->outcome; }
 
 ExecOutcome ExecClient::finish() {
   while (read()) {

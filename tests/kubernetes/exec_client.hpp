@@ -50,14 +50,16 @@ class ExecClient {
   std::optional<Message> read();
   // Reads to the end and returns all that came (including what read() already returned).
   ExecOutcome finish();
+  // What came so far.
+  const ExecOutcome& outcome_so_far() const;
 
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
 
-// "/api/v1/namespaces/NS/pods/POD/exec?command=..&stdin=..&stdout=true&stderr=true".
+// "/api/v1/namespaces/NS/pods/POD/exec?command=..&stdin=..&stdout=true&stderr=true&tty=..".
 std::string exec_target(const std::string& ns, const std::string& pod, const std::vector<std::string>& command,
-                        bool stdin_ = false);
+                        bool stdin_ = false, bool tty = false);
 
 }  // namespace corral::kubernetes::test

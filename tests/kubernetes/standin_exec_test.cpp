@@ -1,8 +1,8 @@
 // Exec over the WebSocket endpoint, byte by byte with Boost.Beast: the subprotocol
 // negotiation, the empty first message, stdout and stderr on their channels, the exit
 // status on channel 3, stdin with v5's CLOSE (an archive unpacked by tar -x in the pod),
-// v4 without it, refusals before the upgrade, the cut and eviction faults, and a
-// NetworkPolicy enforced on the command.
+// v4 without it, a terminal (tty=true) sized from the resize channel, refusals before the
+// upgrade, the cut and eviction faults, and a NetworkPolicy enforced on the command.
 #include <doctest/doctest.h>
 
 #include <fstream>
@@ -22,8 +22,17 @@ using corral::kubernetes::standin::string_at;
 namespace {
 
 ExecClient exec(Cluster& c, const std::string& pod, const std::vector<std::string>& command, bool with_stdin = false,
-                const std::vector<std::string>& protocols = {"v5.channel.k8s.io", "v4.channel.k8s.io"}) {
-  return ExecClient(c.server.url(), c.server.ca_pem(), c.server.token(), exec_target(c.ns, pod, command, with_stdin), protocols);
+                const std::vector<std::string>& protocols = {"v5.channel.k8s.io", "v4.channel.k8s.io"},
+                bool tty = false) {
+  return ExecClient(c.server.url(), c.server.ca_pem(), c.server.token(),
+                    exec_target(c.ns, pod, command, with_stdin, tty), protocols);
+}
+
+// Reads `e` until its stdout so far holds `text`; false when the stream ended first.
+bool read_until(ExecClient& e, const std::string& text) {
+  while (e.outcome_so_far().out.find(text) == std::string::npos)
+    if (!e.read()) return false;
+  return true;
 }
 
 // A running pod to exec into.
@@ -131,6 +140,40 @@ TEST_CASE("under v4 there is no CLOSE: [255, 0] is ignored and stdin stays open 
   }
   CHECK(out == "abcdef");  // no "eof": cat still reads
   e.close();
+}
+
+TEST_CASE("tty=true: a terminal of the command's own, stderr merged into stdout, sized from channel 4, Ctrl-C a key") {
+  Cluster c;
+  running_pod(c, "p");
+  // WINCH's trap runs between short sleeps; the long sleep is a foreground job of its own
+  // that only the terminal's SIGINT ends early (status 130), before 30 s.
+  ExecClient e = exec(c, "p",
+                      {"sh", "-c",
+                       "echo \"tty=$(tty)\"; test -t 0 && test -t 1 && test -t 2 && echo on-a-terminal; "
+                       "echo \"size=$(stty size)\"; echo to-stderr >&2; "
+                       "trap 'echo \"resized=$(stty size)\"; r=1' WINCH; r=0; i=0; echo ready; "
+                       "while [ $r = 0 ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done; "
+                       "trap 'echo caught-int' INT; sh -c 'echo waiting; exec sleep 30'; echo \"job=$?\"; exit 4"},
+                      true, {"v5.channel.k8s.io"}, true);
+  REQUIRE(read_until(e, "ready"));
+  // One TerminalSize in two messages, after one with a zero dimension (skipped).
+  e.send(4, R"({"Width":0,"Height":5})");
+  e.send(4, R"({"Width":91,)");
+  e.send(4, R"("Height":27})" "\n");
+  REQUIRE(read_until(e, "waiting"));
+  e.send(0, "\x03");  // Ctrl-C, typed
+  ExecOutcome o = e.finish();
+  CHECK(o.out.find("tty=/dev/pts/") != std::string::npos);
+  CHECK(o.out.find("on-a-terminal") != std::string::npos);
+  CHECK(o.out.find("size=0 0\r\n") != std::string::npos);  // unsized until the client says, as runc's console
+  CHECK(o.out.find("to-stderr\r\n") != std::string::npos);  // through the terminal: "\n" became "\r\n"
+  CHECK(o.out.find("resized=27 91") != std::string::npos);
+  CHECK(o.out.find("caught-int") != std::string::npos);
+  CHECK(o.out.find("job=130") != std::string::npos);
+  for (const Message& m : o.messages) CHECK(m.channel != 2);  // no stderr stream: the kubelet bypasses it
+  REQUIRE(o.status);
+  CHECK(string_at(parse(*o.status), {"reason"}) == "NonZeroExitCode");
+  CHECK(string_at(parse(*o.status)["details"]["causes"][0], {"message"}) == "4");
 }
 
 TEST_CASE("a program that is not in the pod: an InternalError Status on channel 3, in containerd's words") {

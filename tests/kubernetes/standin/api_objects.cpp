@@ -471,6 +471,9 @@ Outcome exec(State& s, const Call& call, const HttpRequest& request) {
   plan.tty = request.flag("tty");
   if (plan.command.empty()) throw Refusal{bad_request("you must specify at least 1 command")};
   if (!plan.in && !plan.out && !plan.err) throw Refusal{bad_request("you must specify at least one of stdin, stdout, stderr")};
+  // The kubelet's words for it: "Access to exec with tty and stderr is not supported,
+  // bypassing stderr" (a terminal merges stderr into stdout).
+  if (plan.tty) plan.err = false;
   const std::string phase = string_at(*pod, {"status", "phase"});
   if (phase == "Succeeded" || phase == "Failed")
     throw Refusal{bad_request("cannot exec into a container in a completed pod; current phase is " + phase)};

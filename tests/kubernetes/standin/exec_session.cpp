@@ -2,6 +2,7 @@
 
 #include <poll.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <boost/asio/posix/stream_descriptor.hpp>
@@ -19,6 +20,7 @@
 #include "kubelet.hpp"
 #include "network_policy.hpp"
 #include "status.hpp"
+#include "terminal_size.hpp"
 
 namespace corral::kubernetes::standin {
 namespace {
@@ -28,7 +30,7 @@ namespace beast = boost::beast;
 namespace websocket = beast::websocket;
 using Descriptor = asio::posix::stream_descriptor;
 
-constexpr char kStdin = 0, kStdout = 1, kStderr = 2, kStatus = 3;
+constexpr char kStdin = 0, kStdout = 1, kStderr = 2, kStatus = 3, kResize = 4;
 constexpr unsigned char kClose = 255;
 
 // How threads other than the session's (the process waiter, an eviction) reach it: posts
@@ -98,14 +100,15 @@ class Session : public std::enable_shared_from_this<Session> {
       else ::kill(-p.pid, SIGKILL);
     }
     out_.assign(p.out_fd);
-    err_.assign(p.err_fd);
+    if (p.err_fd >= 0) err_.assign(p.err_fd);
+    else err_done_ = true;  // a terminal: stderr comes with stdout
     if (p.in_fd >= 0) in_.assign(p.in_fd);
     state_.workers.start([mailbox = mailbox_, pid = p.pid] {
       const int code = wait_exit_code(pid);
       mailbox->post([code](Session& s) { s.exited(code); });
     });
     pump(out_, kStdout, out_buffer_, out_done_);
-    pump(err_, kStderr, err_buffer_, err_done_);
+    if (!err_done_) pump(err_, kStderr, err_buffer_, err_done_);
     read_client();
     ioc_.run();
   }
@@ -130,6 +133,7 @@ class Session : public std::enable_shared_from_this<Session> {
     spec.env = c ? pod_environment(state_, rt->second, *c) : std::vector<std::string>{};
     spec.no_network = egress_denied(state_.store, *pod);
     spec.with_stdin = plan_.in;
+    spec.tty = plan_.tty;
     link_ = std::make_shared<ExecLink>();
     link_->drop = [mailbox = mailbox_] { mailbox->post([](Session& s) { s.drop_hard(); }); };
     auto& links = rt->second.exec_links;
@@ -192,13 +196,27 @@ class Session : public std::enable_shared_from_this<Session> {
         asio::async_write(in_, asio::buffer(*chunk), [this, self, chunk](beast::error_code, size_t) { read_client(); });
         return;
       }
+      if (!data.empty() && data[0] == kResize && plan_.tty) {
+        for (const TerminalSize& size : resizes_.take(std::string_view(data).substr(1))) resize(size);
+        return read_client();
+      }
       // v5 only: [255, 0] closes the command's stdin. Under v4 the byte names no channel
-      // and is ignored, as the kubelet does; channel 4 (terminal size) has no terminal here.
+      // and is ignored, as the kubelet does. With a terminal it closes only the stand-in's
+      // copy of its master: the command's terminal stays (containerd would hang it up).
       if (data.size() >= 2 && static_cast<unsigned char>(data[0]) == kClose && data[1] == kStdin &&
           plan_.protocol == "v5.channel.k8s.io")
         close_stdin();
       read_client();
     });
+  }
+
+  // The command's terminal is now `size`: its foreground job gets SIGWINCH.
+  void resize(const TerminalSize& size) {
+    if (!out_.is_open()) return;
+    winsize w{};
+    w.ws_row = size.rows;
+    w.ws_col = size.cols;
+    ::ioctl(out_.native_handle(), TIOCSWINSZ, &w);
   }
 
   void close_stdin() {
@@ -318,6 +336,7 @@ class Session : public std::enable_shared_from_this<Session> {
   std::array<char, 32768> out_buffer_{}, err_buffer_{};
   bool out_done_ = false, err_done_ = false;
   beast::flat_buffer incoming_;
+  TerminalSizeReader resizes_;
   std::deque<std::string> queue_;
   bool accepting_ = true, writing_ = false, close_when_drained_ = false, closing_ = false, ended_ = false,
        client_gone_ = false;

@@ -4,9 +4,13 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <string.h>
+#include <stdlib.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <tuple>
+#include <utility>
 
 #include "corral/os/process.hpp"
 
@@ -43,6 +47,19 @@ void close_from(int first) {
   if (::syscall(SYS_close_range, first, ~0U, 0) == 0) return;
 #endif
   for (int fd = first; fd < 65536; ++fd) ::close(fd);
+}
+
+// A pseudo-terminal for a command run with tty: its master (the stand-in's end) and the
+// slave's name; throws StartError when none can be had.
+std::pair<int, std::string> open_terminal() {
+  const int master = ::posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+  char name[64];
+  if (master < 0 || ::grantpt(master) != 0 || ::unlockpt(master) != 0 || ::ptsname_r(master, name, sizeof name) != 0) {
+    const int e = errno;
+    if (master >= 0) ::close(master);
+    throw StartError("cannot allocate a terminal: " + std::string(strerror(e)));
+  }
+  return {master, name};
 }
 
 }  // namespace
@@ -145,7 +162,24 @@ StartedProcess Spawner::fork_exec(const ProcessSpec& spec) {
     auto status = fs::symlink_status(dir, ec);
     if (!ec && fs::is_directory(status) && !fs::is_symlink(status)) args.insert(args.end(), {"--ro-bind", dir, dir});
   }
-  args.insert(args.end(), {"--proc", "/proc", "--dev", "/dev", "--chdir", spec.working_dir.empty() ? "/" : spec.working_dir, "--"});
+  args.insert(args.end(), {"--proc", "/proc", "--dev", "/dev"});
+  int master = -1;
+  std::string terminal;
+  if (spec.tty) {
+    // The command's terminal is /dev/pts/N in the pod, as runc's console is, and the only
+    // one there: the host's other terminals stay out of the pod's sight.
+    const auto setsid = find_in_pod(spec.root, "setsid");
+    if (!setsid) throw StartError("the stand-in gives a command its terminal with util-linux's setsid, which is not installed");
+    std::tie(master, terminal) = open_terminal();
+    args.insert(args.end(), {"--tmpfs", "/dev/pts", "--dev-bind", terminal, terminal});
+    args.insert(args.end(), {"--chdir", spec.working_dir.empty() ? "/" : spec.working_dir, "--"});
+    // Inside the sandbox, where bwrap's own process is not: the command leads a session of
+    // its own whose controlling terminal that is (setsid(), then TIOCSCTTY), as runc's init
+    // makes an exec's process, so only the command's jobs get the terminal's signals.
+    args.insert(args.end(), {*setsid, "--ctty", "--wait"});
+  } else {
+    args.insert(args.end(), {"--chdir", spec.working_dir.empty() ? "/" : spec.working_dir, "--"});
+  }
   args.insert(args.end(), spec.argv.begin(), spec.argv.end());
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
@@ -157,12 +191,25 @@ StartedProcess Spawner::fork_exec(const ProcessSpec& spec) {
 
   int in[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1}, status[2];
   int log = -1;
-  if (!spec.log.empty()) {
+  if (spec.tty) {
+    // One terminal is the command's stdin, stdout and stderr: the slave for it, the master
+    // (and a copy of it for the input) for the stand-in.
+    out[1] = err[1] = in[0] = ::open(terminal.c_str(), O_RDWR | O_NOCTTY | O_CLOEXEC);
+    out[0] = master;
+    in[1] = ::fcntl(master, F_DUPFD_CLOEXEC, 0);
+    if (in[0] < 0 || in[1] < 0) {
+      const int e = errno;
+      for (int fd : {in[0], in[1], master})
+        if (fd >= 0) ::close(fd);
+      throw StartError("cannot open the terminal " + terminal + ": " + strerror(e));
+    }
+  } else if (!spec.log.empty()) {
     log = ::open(spec.log.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
     if (log < 0) throw StartError("cannot open the container log: " + std::string(strerror(errno)));
   }
-  if ((spec.with_stdin && pipe2(in, O_CLOEXEC) != 0) ||
-      (log < 0 && (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0)) || pipe2(status, O_CLOEXEC) != 0)
+  if ((spec.with_stdin && !spec.tty && pipe2(in, O_CLOEXEC) != 0) ||
+      (log < 0 && !spec.tty && (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0)) ||
+      pipe2(status, O_CLOEXEC) != 0)
     throw StartError(std::string("pipe: ") + strerror(errno));
   const pid_t pid = fork();
   if (pid < 0) throw StartError(std::string("fork: ") + strerror(errno));
@@ -175,7 +222,7 @@ StartedProcess Spawner::fork_exec(const ProcessSpec& spec) {
     // them, whatever the stand-in's own (a test run from a shell's background job has
     // SIGINT ignored, which a command could then not trap).
     for (int s = 1; s < NSIG; ++s) signal(s, SIG_DFL);
-    dup2(spec.with_stdin ? in[0] : open("/dev/null", O_RDONLY), 0);
+    dup2(spec.with_stdin || spec.tty ? in[0] : open("/dev/null", O_RDONLY), 0);
     dup2(log >= 0 ? log : out[1], 1);
     dup2(log >= 0 ? log : err[1], 2);
     const int report = status[1];
@@ -188,7 +235,7 @@ StartedProcess Spawner::fork_exec(const ProcessSpec& spec) {
     _exit(127);
   }
   setpgid(pid, pid);
-  for (int fd : {in[0], out[1], err[1], status[1], log})
+  for (int fd : {in[0], spec.tty ? -1 : out[1], spec.tty ? -1 : err[1], status[1], log})  // with tty all three are one
     if (fd >= 0) ::close(fd);
   int child_errno = 0;
   const ssize_t n = ::read(status[0], &child_errno, sizeof child_errno);

@@ -30,14 +30,18 @@ struct ProcessSpec {
   std::vector<std::string> env;  // "NAME=value", exactly these
   bool no_network = false;
   bool with_stdin = false;
+  // stdin, stdout and stderr a pseudo-terminal of its own, its controlling terminal (exec
+  // with tty=true): the command a session leader as runc makes it, so that the terminal's
+  // keys (Ctrl-C) signal its foreground job and a resize its SIGWINCH.
+  bool tty = false;
   std::filesystem::path log;  // non-empty: stdout and stderr appended here (a container's log)
 };
 
 struct StartedProcess {
   pid_t pid = -1;  // also its process group
-  int in_fd = -1;  // write end of its stdin, or -1
-  int out_fd = -1;
-  int err_fd = -1;
+  int in_fd = -1;  // write end of its stdin, or -1; with tty a copy of the terminal's master
+  int out_fd = -1;  // with tty: the terminal's master, also for its size (TIOCSWINSZ)
+  int err_fd = -1;  // -1 with tty: the terminal merges stderr into stdout
 };
 
 // A command that cannot start, in the words containerd uses ("exec: \"x\": executable file
