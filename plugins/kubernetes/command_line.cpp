@@ -20,6 +20,19 @@ constexpr const char* kRunScript =
     "fi\n"
     "echo $$ > \"$p\"; exec \"$@\"\n";
 
+// $1 folder, $2 pid file, then the command, on a terminal of its own (exec with tty): the
+// shell is the terminal's session leader, as the container runtime starts it, and the
+// command its child in the foreground process group, so that a Ctrl-C typed reaches both
+// by the terminal. No setsid here: a new session would have no terminal. The shell traps
+// what reaches it, to report the command's own exit code. The first resize comes just
+// after the command starts: it waits for it a moment (no stty: no wait), so that a command
+// reading its size at once gets the user's.
+constexpr const char* kTerminalRunScript =
+    "d=$1; p=$2; shift 2\n"
+    "cd -- \"$d\" || exit 1\n"
+    "i=0; while [ \"$(stty size 2>/dev/null)\" = \"0 0\" ] && [ $i -lt 20 ]; do sleep 0.05; i=$((i+1)); done\n"
+    "trap : INT TERM HUP; echo $$ > \"$p\"; \"$@\"; rc=$?; rm -f -- \"$p\"; exit $rc\n";
+
 // $1 pid file, $2 signal name. Waits a moment for a command that is only starting to
 // write it; a command that already ended (no file) has nothing to be told.
 constexpr const char* kSignalScript =
@@ -58,7 +71,8 @@ constexpr const char* kExtendScript =
 }  // namespace
 
 std::vector<std::string> run_argv(const Command& command, const std::string& folder, const std::string& pid_file) {
-  std::vector<std::string> argv = {"/bin/sh", "-c", kRunScript, "sh", folder, pid_file};
+  std::vector<std::string> argv = {"/bin/sh", "-c", command.tty ? kTerminalRunScript : kRunScript, "sh", folder,
+                                   pid_file};
   if (!command.env.empty()) {
     argv.emplace_back("env");
     for (const auto& [name, value] : command.env) argv.push_back(name + "=" + value);

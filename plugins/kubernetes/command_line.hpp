@@ -17,7 +17,8 @@ namespace corral::kubernetes {
 // Where the Pod's keep-alive loop reads its deadline (seconds since the epoch).
 inline constexpr const char* kDeadlineFile = "/tmp/corral-deadline";
 
-// The argv that runs `command` in `folder`, writing its process group id to `pid_file`.
+// The argv that runs `command` in `folder`, writing its process group id to `pid_file`;
+// with Command::tty, as the foreground job of the terminal the exec gives it.
 std::vector<std::string> run_argv(const Command& command, const std::string& folder, const std::string& pid_file);
 
 // The argv that ends the process group `pid_file` names: SIGTERM, then SIGKILL 3 s later.

@@ -18,7 +18,7 @@
 namespace corral::kubernetes {
 namespace {
 
-constexpr char kStdin = 0, kStdout = 1, kStderr = 2, kStatus = 3;
+constexpr char kStdin = 0, kStdout = 1, kStderr = 2, kStatus = 3, kResize = 4;
 constexpr char kCloseSignal = static_cast<char>(255);
 // The most of the command's stdin waiting to go out: a server reading slower than the
 // input comes holds the reading back.
@@ -34,7 +34,8 @@ long read_file(int fd, char* buffer, std::size_t capacity) {
 }
 
 // The command's stdin as channel-0 messages: what an InputPump reads (a local file, the
-// user's input) queued as it comes, then (v5) the close of stdin at its end. The stream's
+// user's input) queued as it comes, then (v5) the close of stdin at its end; with a
+// terminal, the user's terminal size on channel 4 first and at each change. The stream's
 // thread takes them (next_message) and is woken for each one that comes later.
 class StdinFeed {
  public:
@@ -59,6 +60,8 @@ class StdinFeed {
   // input's end; `wake` has the stream take what came.
   void start(bool closes, std::function<void()> wake) {
     wake_ = std::move(wake);
+    started_ = true;
+    poll_window_size();  // the command's terminal takes the user's size before any key
     sdk::InputPump::Sink sink = [this](std::string_view data, const std::atomic<bool>&) {
       std::string message(1, kStdin);
       message.append(data);
@@ -70,6 +73,21 @@ class StdinFeed {
     if (input_.user) pump_.emplace(*input_.user, std::move(sink), std::move(on_end));
     else pump_.emplace([fd = fd_](char* b, std::size_t n, int) { return read_file(fd, b, n); }, std::move(sink),
                        std::move(on_end));
+  }
+
+  // With a terminal, once started: queues the user's terminal size when it changed since
+  // last asked. On the stream's thread, which drains the queue: it never waits for room.
+  void poll_window_size() {
+    std::uint16_t rows = 0, cols = 0;
+    if (!started_ || !input_.terminal || !input_.user || !input_.user->window_size(rows, cols)) return;
+    if (rows == 0 || cols == 0) return;
+    {
+      std::lock_guard lock(mutex_);
+      std::string message = resize_message(rows, cols);
+      queued_ += message.size();
+      queue_.push_back(std::move(message));
+    }
+    wake_();
   }
 
   // The next message waiting to be sent, if any (the stream's thread).
@@ -100,6 +118,7 @@ class StdinFeed {
   const ExecInput& input_;
   int fd_ = -1;
   std::function<void()> wake_;
+  bool started_ = false;  // the stream's thread only
   std::mutex mutex_;
   std::condition_variable room_;
   std::deque<std::string> queue_;
@@ -109,6 +128,10 @@ class StdinFeed {
 };
 
 }  // namespace
+
+std::string resize_message(std::uint16_t rows, std::uint16_t cols) {
+  return std::string(1, kResize) + "{\"Width\":" + std::to_string(cols) + ",\"Height\":" + std::to_string(rows) + "}";
+}
 
 int exit_code_of_status(std::string_view status_json, const std::string& what) {
   json::Document doc;
@@ -161,8 +184,11 @@ int exit_code_of_status(std::string_view status_json, const std::string& what) {
 ExecEnd exec_in_pod(Api& api, const std::string& ns, const std::string& pod, const std::string& container,
                     const std::vector<std::string>& argv, const sdk::remote::CommandHooks& hooks,
                     const ExecInput& input, const std::string& what) {
-  std::string path = "/api/v1/namespaces/" + ns + "/pods/" + pod +
-                     "/exec?container=" + sdk::http::url_encode(container) + "&stdout=true&stderr=true";
+  const bool terminal = input.terminal && input.user;
+  // With a terminal stderr is stdout: kubectl asks for no stderr then, and the kubelet
+  // would drop it anyway.
+  std::string path = "/api/v1/namespaces/" + ns + "/pods/" + pod + "/exec?container=" +
+                     sdk::http::url_encode(container) + (terminal ? "&stdout=true&tty=true" : "&stdout=true&stderr=true");
   if (input.any()) path += "&stdin=true";
   for (const std::string& arg : argv) path += "&command=" + sdk::http::url_encode(arg);
   sdk::websocket::Request request = api.websocket(path, what, hooks.stop);
@@ -175,6 +201,12 @@ ExecEnd exec_in_pod(Api& api, const std::string& ns, const std::string& pod, con
     feed.emplace(input, what);
     request.next_message = [&] { return feed->next(); };
     request.on_wake = [&](std::function<void()> wake) { feed->start(end.protocol == kExecV5, std::move(wake)); };
+    // The host's window size is polled as its stop is: about ten times a second.
+    if (terminal)
+      request.cancelled = [&feed, stop = request.cancelled] {
+        feed->poll_window_size();
+        return stop && stop();
+      };
   }
   sdk::websocket::follow(request, [&](std::string_view message, bool) {
     if (message.empty()) return;

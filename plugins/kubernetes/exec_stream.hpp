@@ -1,7 +1,9 @@
 // A command in a Pod over the API server's exec WebSocket: subprotocol v5.channel.k8s.io,
 // else v4.channel.k8s.io; stdout and stderr on channels 1 and 2, stdin on channel 0 (a
 // local file or the user's input; v5 closes it with [255, 0], under v4 the command must
-// stop reading by itself), and the exit status from the metav1.Status on channel 3.
+// stop reading by itself), and the exit status from the metav1.Status on channel 3. With
+// a terminal (tty=true) its output, stderr included, is channel 1, and the user's terminal
+// size goes on channel 4 at the start and at each change.
 #pragma once
 
 #include <cstdint>
@@ -25,6 +27,10 @@ struct ExecEnd {
   std::string protocol;          // the subprotocol the server chose
 };
 
+// The resize-channel message that makes the command's terminal `rows` x `cols`: client-go's
+// TerminalSize as JSON, {"Width":cols,"Height":rows}.
+std::string resize_message(std::uint16_t rows, std::uint16_t cols);
+
 // The exit status a channel-3 Status message says: 0 for Success, the ExitCode cause of
 // NonZeroExitCode. Throws Error(unavailable) quoting any other failure (no /bin/sh, ...),
 // and unexpected_answer, saying what came, for a Status that is none or a NonZeroExitCode
@@ -35,6 +41,9 @@ int exit_code_of_status(std::string_view status_json, const std::string& what);
 struct ExecInput {
   std::string file;                 // a local file's bytes ("" = none)
   const sdk::Host* user = nullptr;  // else the user's input (Host::read_input), when set
+  // With `user`: the command runs on a terminal of its own sized as the user's
+  // (Host::window_size), the user's keys its input.
+  bool terminal = false;
   bool any() const { return !file.empty() || user; }
 };
 

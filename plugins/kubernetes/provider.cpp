@@ -401,7 +401,13 @@ ExecResult KubernetesProvider::exec(const Sandbox& sandbox, const Command& comma
   const std::string pid_file = "/tmp/corral-" + os::random_hex(8) + ".pid";
   const std::vector<std::string> argv = run_argv(command, folder, pid_file);
   ExecInput input;
-  if (command.forward_stdin && stdin_can_end(sandbox, host)) input.user = &host;
+  if (command.tty) {
+    // A terminal's keys have no end to send: v4, which cannot close stdin, does as well.
+    input.user = &host;
+    input.terminal = true;
+  } else if (command.forward_stdin && stdin_can_end(sandbox, host)) {
+    input.user = &host;
+  }
   sdk::CommandDeadline deadline(host, command.timeout_seconds);
   sdk::remote::CommandHooks hooks = sdk::remote::command_hooks(host, deadline);
   // The user's stop reaches the command as its signal (exec-signals); the host cancels the

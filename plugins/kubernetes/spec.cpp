@@ -13,7 +13,7 @@ const char* const kSpecJson = R"json({
   "kind": "delegated-run",
   "targets": ["linux"],
   "features": ["run-session", "archive-sync", "keep-alive", "cleanup", "run-downloads",
-               "network-policy", "network-allowlist", "exec-stdin", "exec-signals",
+               "network-policy", "network-allowlist", "exec-stdin", "exec-signals", "exec-tty",
                "exec-concurrent"],
   "options": [
     {"name": "kubeconfig", "type": "string", "env": ["KUBECONFIG"], "trusted": true,

@@ -315,6 +315,58 @@ TEST_CASE("Ctrl-C and SIGTERM reach the command in the Pod as that signal: its t
   CHECK(t.no_pods_left());
 }
 
+TEST_CASE("run -t gives the command in the Pod a terminal sized as the user's, and puts the user's back") {
+  KubeCli t;
+  TerminalModes modes;
+  // The user's terminal is 33 rows by 100 columns before corral starts: not a default.
+  CliResult r = t.cli.run_on_terminal(
+      t.script_args("echo \"tty=$(tty)\"; test -t 0 && test -t 1 && test -t 2 && echo on-a-terminal; stty size; "
+                    "echo \"TERM=$TERM\"; echo to-stderr >&2; printf 'name? '; read name; echo \"hello-$name\"; exit 5",
+                    {"-t"}),
+      100, {{"", "", 33, 100}, {"name? ", "corral\r"}}, &modes);
+  t.seen.push_back(r.out);
+  CHECK_MESSAGE(r.exit_code == 5, r.out);
+  CHECK(has(r.out, "tty=/dev/pts/"));
+  CHECK(has(r.out, "on-a-terminal"));
+  CHECK(has(r.out, "33 100"));
+  CHECK_FALSE(has(r.out, "TERM=\r"));  // the user's TERM, never empty
+  CHECK(has(r.out, "to-stderr"));
+  CHECK(has(r.out, "hello-corral"));
+  CHECK(modes.before_canonical);
+  CHECK(modes.before_echo);
+  CHECK(modes.after_canonical);  // raw only while the command ran
+  CHECK(modes.after_echo);
+  CHECK(t.no_pods_left());
+}
+
+TEST_CASE("with -t in a Pod, a resize reaches the command and Ctrl-C typed interrupts its foreground job, whose trap runs") {
+  KubeCli t;
+  // The long sleep is a foreground job of its own: only the terminal's SIGINT ends it
+  // early (status 130); WINCH's trap runs between the short sleeps before it.
+  CliResult r = t.cli.run_on_terminal(
+      t.script_args("trap 'stty size; echo resized; r=1' WINCH; r=0; i=0; echo ready; "
+                    "while [ $r = 0 ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done; "
+                    "trap 'echo caught-int' INT; sh -c 'echo sleeping; exec sleep 30'; echo \"job=$?\"; exit 7",
+                    {"-t"}),
+      80, {{"ready", "", 30, 120}, {"sleeping", "\x03"}});
+  t.seen.push_back(r.out);
+  CHECK_MESSAGE(r.exit_code == 7, r.out);  // the command's own end, not corral's 130
+  CHECK(has(r.out, "30 120"));
+  CHECK(has(r.out, "caught-int"));
+  CHECK(has(r.out, "job=130"));
+  CHECK(t.no_pods_left());
+}
+
+TEST_CASE("corral shell --provider kubernetes opens a login shell in a new Pod, deleted when it ends") {
+  KubeCli t;
+  CliResult r = t.cli.run_on_terminal({"shell", "--provider", "kubernetes"}, 80,
+                                      {{"", "echo marker-$((6*7)); cat hello.txt\r"}, {"marker-42", "exit 3\r"}});
+  t.seen.push_back(r.out);
+  CHECK_MESSAGE(r.exit_code == 3, r.out);
+  CHECK(has(r.out, "hello from the workspace"));
+  CHECK(t.no_pods_left());
+}
+
 TEST_CASE("a command in the Pod that ignores its signal is killed once --stop-timeout has passed") {
   KubeCli t;
   Background b = t.cli.start(t.script_args("trap '' INT; echo started; sleep 60 & echo $! > bg.pid; wait",
