@@ -13,6 +13,7 @@
 #include "exec_client.hpp"
 #include "object.hpp"
 #include "private_network.hpp"
+#include "terminal_size.hpp"
 
 using namespace corral;
 using namespace corral::kubernetes::test;
@@ -174,6 +175,25 @@ TEST_CASE("tty=true: a terminal of the command's own, stderr merged into stdout,
   REQUIRE(o.status);
   CHECK(string_at(parse(*o.status), {"reason"}) == "NonZeroExitCode");
   CHECK(string_at(parse(*o.status)["details"]["causes"][0], {"message"}) == "4");
+}
+
+TEST_CASE("the resize channel is read as the kubelet reads it: a stream of TerminalSize values, ended by one that is none") {
+  using corral::kubernetes::standin::TerminalSizeReader;
+  TerminalSizeReader r;
+  CHECK(r.take(R"({"Width":91,)").empty());  // the rest comes later
+  auto sizes = r.take(R"("Height":27})" "\n" R"({"Width":80,"Height":24}{"Width":0,"Height":9})");
+  REQUIRE(sizes.size() == 2u);  // the zero width skipped
+  CHECK(sizes[0].cols == 91);
+  CHECK(sizes[0].rows == 27);
+  CHECK(sizes[1].cols == 80);
+  CHECK(sizes[1].rows == 24);
+  CHECK_FALSE(r.broken());
+  CHECK(r.take(R"({"Width":70000,"Height":5})").empty());  // no uint16
+  CHECK(r.broken());
+  CHECK(r.take(R"({"Width":100,"Height":30})").empty());  // nothing read after it
+  TerminalSizeReader other;
+  CHECK(other.take("[1,2]").empty());
+  CHECK(other.broken());
 }
 
 TEST_CASE("a program that is not in the pod: an InternalError Status on channel 3, in containerd's words") {
