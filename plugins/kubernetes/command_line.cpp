@@ -1,57 +1,28 @@
 #include "command_line.hpp"
 
-#include <csignal>
+#include "corral/sdk/remote/process_group.hpp"
 
 namespace corral::kubernetes {
 namespace {
 
-// $1 folder, $2 pid file, then the command. util-linux's `setsid -w` gives the command a
-// process group of its own (its id is the inner shell's pid) and passes on its status.
-// The inner shell is in that group too: it traps the signals a user's stop passes on to
-// the group (exec-signals), so that it outlives them and reports what the command made of
-// them (its trap's exit code) instead of dying by them. Where there is no `setsid -w`
-// (busybox), the command takes the shell's place, so that its pid is the one written.
+// $1 folder, then the command (sdk::remote::in_process_group_argv's, which gives it a
+// process group of its own and writes its id down).
 constexpr const char* kRunScript =
-    "d=$1; p=$2; shift 2\n"
-    "cd -- \"$d\" || exit 1\n"
-    "if setsid -w true >/dev/null 2>&1; then\n"
-    "  exec setsid -w /bin/sh -c 'trap : INT TERM HUP; echo $$ > \"$0\"; \"$@\"; rc=$?; rm -f -- \"$0\"; exit $rc' "
-    "\"$p\" \"$@\"\n"
-    "fi\n"
-    "echo $$ > \"$p\"; exec \"$@\"\n";
+    "cd -- \"$1\" || exit 1\n"
+    "shift; exec \"$@\"\n";
 
 // $1 folder, $2 pid file, then the command, on a terminal of its own (exec with tty): the
 // shell is the terminal's session leader, as the container runtime starts it, and the
 // command its child in the foreground process group, so that a Ctrl-C typed reaches both
-// by the terminal. No setsid here: a new session would have no terminal. The shell traps
-// what reaches it, to report the command's own exit code. The first resize comes just
-// after the command starts: it waits for it a moment (no stty: no wait), so that a command
-// reading its size at once gets the user's.
+// by the terminal. No setsid here (nor the SDK's process group): a new session would have
+// no terminal. The shell traps what reaches it, to report the command's own exit code. The
+// first resize comes just after the command starts: it waits for it a moment (no stty: no
+// wait), so that a command reading its size at once gets the user's.
 constexpr const char* kTerminalRunScript =
     "d=$1; p=$2; shift 2\n"
     "cd -- \"$d\" || exit 1\n"
     "i=0; while [ \"$(stty size 2>/dev/null)\" = \"0 0\" ] && [ $i -lt 20 ]; do sleep 0.05; i=$((i+1)); done\n"
     "trap : INT TERM HUP; echo $$ > \"$p\"; \"$@\"; rc=$?; rm -f -- \"$p\"; exit $rc\n";
-
-// $1 pid file, $2 signal name. Waits a moment for a command that is only starting to
-// write it; a command that already ended (no file) has nothing to be told.
-constexpr const char* kSignalScript =
-    "p=$1; i=0\n"
-    "while [ ! -s \"$p\" ] && [ $i -lt 10 ]; do sleep 0.1; i=$((i+1)); done\n"
-    "g=$(cat -- \"$p\" 2>/dev/null) || exit 0\n"
-    "kill -\"$2\" \"-$g\" 2>/dev/null || kill -\"$2\" \"$g\" 2>/dev/null\n"
-    "exit 0\n";
-
-// $1 pid file. Waits a moment for a command that is only starting to write it. No `--`
-// before the negative group id: dash's kill takes none.
-constexpr const char* kKillScript =
-    "p=$1; i=0\n"
-    "while [ ! -s \"$p\" ] && [ $i -lt 10 ]; do sleep 0.1; i=$((i+1)); done\n"
-    "g=$(cat -- \"$p\" 2>/dev/null) || exit 0\n"
-    "kill -TERM \"-$g\" 2>/dev/null || kill -TERM \"$g\" 2>/dev/null\n"
-    "i=0; while [ $i -lt 30 ] && kill -0 \"-$g\" 2>/dev/null; do sleep 0.1; i=$((i+1)); done\n"
-    "kill -KILL \"-$g\" 2>/dev/null || kill -KILL \"$g\" 2>/dev/null\n"
-    "rm -f -- \"$p\"; exit 0\n";
 
 // $1 workdir, $2 the archive's size: `head -c` ends stdin where the archive does, so it
 // works under v4.channel.k8s.io too, which cannot close stdin.
@@ -71,8 +42,7 @@ constexpr const char* kExtendScript =
 }  // namespace
 
 std::vector<std::string> run_argv(const Command& command, const std::string& folder, const std::string& pid_file) {
-  std::vector<std::string> argv = {"/bin/sh", "-c", command.tty ? kTerminalRunScript : kRunScript, "sh", folder,
-                                   pid_file};
+  std::vector<std::string> argv;
   if (!command.env.empty()) {
     argv.emplace_back("env");
     for (const auto& [name, value] : command.env) argv.push_back(name + "=" + value);
@@ -84,16 +54,14 @@ std::vector<std::string> run_argv(const Command& command, const std::string& fol
   } else {
     throw Error(ErrorCode::invalid_argument, "no command to run");
   }
-  return argv;
-}
-
-std::vector<std::string> kill_argv(const std::string& pid_file) {
-  return {"/bin/sh", "-c", kKillScript, "sh", pid_file};
-}
-
-std::vector<std::string> signal_argv(const std::string& pid_file, int signal) {
-  const char* name = signal == SIGINT ? "INT" : signal == SIGTERM ? "TERM" : signal == SIGHUP ? "HUP" : nullptr;
-  return {"/bin/sh", "-c", kSignalScript, "sh", pid_file, name ? name : std::to_string(signal)};
+  if (command.tty) {
+    std::vector<std::string> run = {"/bin/sh", "-c", kTerminalRunScript, "sh", folder, pid_file};
+    run.insert(run.end(), argv.begin(), argv.end());
+    return run;
+  }
+  std::vector<std::string> run = {"/bin/sh", "-c", kRunScript, "sh", folder};
+  for (std::string& word : sdk::remote::in_process_group_argv(pid_file, argv)) run.push_back(std::move(word));
+  return run;
 }
 
 std::vector<std::string> unpack_argv(const std::string& workdir, std::uint64_t size) {

@@ -21,13 +21,6 @@ inline constexpr const char* kDeadlineFile = "/tmp/corral-deadline";
 // with Command::tty, as the foreground job of the terminal the exec gives it.
 std::vector<std::string> run_argv(const Command& command, const std::string& folder, const std::string& pid_file);
 
-// The argv that ends the process group `pid_file` names: SIGTERM, then SIGKILL 3 s later.
-std::vector<std::string> kill_argv(const std::string& pid_file);
-
-// The argv that passes `signal` (SIGINT, SIGTERM, SIGHUP: the user's stop) to the process
-// group `pid_file` names, and nothing more: the command may trap it.
-std::vector<std::string> signal_argv(const std::string& pid_file, int signal);
-
 // The argv that unpacks `size` bytes of a .tar.gz on stdin into `workdir`.
 std::vector<std::string> unpack_argv(const std::string& workdir, std::uint64_t size);
 

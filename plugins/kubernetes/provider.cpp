@@ -9,6 +9,8 @@
 #include "corral/os/random.hpp"
 #include "corral/sdk/remote/errors.hpp"
 #include "corral/sdk/remote/ownership.hpp"
+#include "corral/sdk/remote/process_group.hpp"
+#include "corral/sdk/remote/command_hooks.hpp"
 #include "corral/sdk/remote/paged_list.hpp"
 #include "corral/sdk/remote/step_failure.hpp"
 #include "corral/sdk/remote/strays.hpp"
@@ -37,16 +39,6 @@ std::string uid_of(const sdk::http::Response& response, const Call& call) {
     const json::Value* meta = json::find(pod, "metadata");
     return meta ? json::get_string(*meta, "uid") : std::string();
   });
-}
-
-// Hooks for an exec of corral's own beside the command (a kill, a signal): its output
-// dropped, never stopped (the user's stop is what it carries out).
-sdk::remote::CommandHooks quiet_hooks() {
-  sdk::remote::CommandHooks quiet;
-  quiet.on_stdout = [](std::string_view) {};
-  quiet.on_stderr = [](std::string_view) {};
-  quiet.stop = [] { return false; };
-  return quiet;
 }
 
 }  // namespace
@@ -368,7 +360,8 @@ int KubernetesProvider::run_in(const Sandbox& sandbox, const std::vector<std::st
 
 void KubernetesProvider::kill_remote(const Sandbox& sandbox, const std::string& pid_file, const sdk::Host& host) {
   try {
-    run_in(sandbox, kill_argv(pid_file), quiet_hooks(), {}, "Kubernetes stop the command", host);
+    run_in(sandbox, sdk::remote::kill_group_argv(pid_file), sdk::remote::quiet_hooks(), {},
+           "Kubernetes stop the command", host);
   } catch (const Error& e) {
     host.warn("the command may still be running in Kubernetes Pod " + sandbox.id + ": stopping it failed: " + e.what());
   }
@@ -377,7 +370,8 @@ void KubernetesProvider::kill_remote(const Sandbox& sandbox, const std::string& 
 void KubernetesProvider::signal_remote(const Sandbox& sandbox, const std::string& pid_file, int signal,
                                        const sdk::Host& host) {
   try {
-    run_in(sandbox, signal_argv(pid_file, signal), quiet_hooks(), {}, "Kubernetes pass the signal on", host);
+    run_in(sandbox, sdk::remote::signal_group_argv(pid_file, signal), sdk::remote::quiet_hooks(), {},
+           "Kubernetes pass the signal on", host);
   } catch (const Error& e) {
     host.warn("could not pass the signal on to the command in Kubernetes Pod " + sandbox.id + ": " + e.what() +
               "; it is killed once --stop-timeout has passed");
@@ -385,7 +379,8 @@ void KubernetesProvider::signal_remote(const Sandbox& sandbox, const std::string
 }
 
 bool KubernetesProvider::stdin_can_end(const Sandbox& sandbox, const sdk::Host& host) {
-  if (exec_protocol_.empty()) run_in(sandbox, {"true"}, quiet_hooks(), {}, "Kubernetes try the exec protocol", host);
+  if (exec_protocol_.empty())
+    run_in(sandbox, {"true"}, sdk::remote::quiet_hooks(), {}, "Kubernetes try the exec protocol", host);
   if (exec_protocol_ == kExecV5) return true;
   char peek[1];
   if (host.read_input(peek, sizeof peek, 0) > 0)

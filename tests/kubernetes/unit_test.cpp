@@ -202,11 +202,12 @@ TEST_CASE("a command's folder, variables and words travel as arguments, never as
   c.argv = {"printf", "%s", "$(id)"};
   c.env = {{"A", "1 2"}};
   std::vector<std::string> argv = run_argv(c, "/w/sub dir", "/tmp/p.pid");
-  REQUIRE(argv.size() == 11u);
+  REQUIRE(argv.size() == 15u);  // the folder's script, then the process group's, then the command
   CHECK(argv[4] == "/w/sub dir");
-  CHECK(argv[5] == "/tmp/p.pid");
-  CHECK(argv[6] == "env");
-  CHECK(argv[7] == "A=1 2");
-  CHECK(argv[10] == "$(id)");
+  CHECK(argv[9] == "/tmp/p.pid");
+  CHECK(argv[10] == "env");
+  CHECK(argv[11] == "A=1 2");
+  CHECK(argv[14] == "$(id)");
   CHECK(argv[2].find("$(id)") == std::string::npos);
+  CHECK(argv[7].find("$(id)") == std::string::npos);
 }

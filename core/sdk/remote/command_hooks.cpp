@@ -22,4 +22,12 @@ CommandHooks step_hooks(const Host& host, std::function<void(std::string_view)> 
   return hooks;
 }
 
+CommandHooks quiet_hooks() {
+  CommandHooks hooks;
+  hooks.on_stdout = [](std::string_view) {};
+  hooks.on_stderr = [](std::string_view) {};
+  hooks.stop = [] { return false; };
+  return hooks;
+}
+
 }  // namespace corral::sdk::remote

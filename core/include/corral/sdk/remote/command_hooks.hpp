@@ -28,4 +28,8 @@ CommandHooks command_hooks(const Host& host, CommandDeadline& deadline);
 // For a step of the provider's own (unpack, pack): stdout dropped, stderr to `on_stderr`, stopped by Ctrl-C.
 CommandHooks step_hooks(const Host& host, std::function<void(std::string_view)> on_stderr);
 
+// For a command of the provider's own beside the user's (passing a signal on, a kill):
+// output dropped, never stopped (the user's stop is what it carries out).
+CommandHooks quiet_hooks();
+
 }  // namespace corral::sdk::remote

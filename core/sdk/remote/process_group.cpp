@@ -1,0 +1,54 @@
+#include "corral/sdk/remote/process_group.hpp"
+
+#include <csignal>
+
+namespace corral::sdk::remote {
+namespace {
+
+// $1 pid file, then the command. util-linux's `setsid -w` gives the command a process
+// group of its own (its id is the inner shell's pid) and passes on its status.
+constexpr const char* kGroupScript =
+    "if setsid -w true >/dev/null 2>&1; then\n"
+    "  exec setsid -w /bin/sh -c 'trap : INT TERM HUP; echo $$ > \"$0\"; \"$@\"; rc=$?; rm -f -- \"$0\"; exit $rc' "
+    "\"$@\"\n"
+    "fi\n"
+    "echo $$ > \"$1\"; shift; exec \"$@\"\n";
+
+// $1 pid file, $2 signal name. Waits a moment for a command that is only starting to
+// write it; a command that already ended (no file) has nothing to be told.
+constexpr const char* kSignalScript =
+    "p=$1; i=0\n"
+    "while [ ! -s \"$p\" ] && [ $i -lt 10 ]; do sleep 0.1; i=$((i+1)); done\n"
+    "g=$(cat -- \"$p\" 2>/dev/null) || exit 0\n"
+    "kill -\"$2\" \"-$g\" 2>/dev/null || kill -\"$2\" \"$g\" 2>/dev/null\n"
+    "exit 0\n";
+
+// $1 pid file. Waits a moment for a command that is only starting to write it. No `--`
+// before the negative group id: dash's kill takes none.
+constexpr const char* kKillScript =
+    "p=$1; i=0\n"
+    "while [ ! -s \"$p\" ] && [ $i -lt 10 ]; do sleep 0.1; i=$((i+1)); done\n"
+    "g=$(cat -- \"$p\" 2>/dev/null) || exit 0\n"
+    "kill -TERM \"-$g\" 2>/dev/null || kill -TERM \"$g\" 2>/dev/null\n"
+    "i=0; while [ $i -lt 30 ] && kill -0 \"-$g\" 2>/dev/null; do sleep 0.1; i=$((i+1)); done\n"
+    "kill -KILL \"-$g\" 2>/dev/null || kill -KILL \"$g\" 2>/dev/null\n"
+    "rm -f -- \"$p\"; exit 0\n";
+
+}  // namespace
+
+std::vector<std::string> in_process_group_argv(const std::string& pid_file, const std::vector<std::string>& argv) {
+  std::vector<std::string> out = {"/bin/sh", "-c", kGroupScript, "sh", pid_file};
+  out.insert(out.end(), argv.begin(), argv.end());
+  return out;
+}
+
+std::vector<std::string> signal_group_argv(const std::string& pid_file, int signal) {
+  const char* name = signal == SIGINT ? "INT" : signal == SIGTERM ? "TERM" : signal == SIGHUP ? "HUP" : nullptr;
+  return {"/bin/sh", "-c", kSignalScript, "sh", pid_file, name ? name : std::to_string(signal)};
+}
+
+std::vector<std::string> kill_group_argv(const std::string& pid_file) {
+  return {"/bin/sh", "-c", kKillScript, "sh", pid_file};
+}
+
+}  // namespace corral::sdk::remote
