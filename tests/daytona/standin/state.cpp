@@ -17,6 +17,8 @@ namespace corral::daytona::standin {
 
 namespace fs = std::filesystem;
 
+InputPipe::~InputPipe() { ::close(fd); }
+
 std::string rfc3339(Clock::time_point t) { return test::utc_seconds(t) + ".000Z"; }
 
 std::string random_id(size_t length) { return test::random_text(length, "abcdef0123456789"); }
@@ -217,14 +219,21 @@ std::shared_ptr<FakeCommand> State::start_command(FakeSandbox& sb, FakeSession& 
   }
   const bool no_network = sb.network_block_all || (!allowed.empty() && !test::allows_loopback(allowed));
   const test::PrivateNetwork network = test::prepare_private_network();
-  int out[2], err[2];
-  if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) throw std::runtime_error("pipe failed");
+  int in[2], out[2], err[2];
+  if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0)
+    throw std::runtime_error("pipe failed");
+  ::fcntl(in[1], F_SETFL, O_NONBLOCK);  // the input call waits in poll, never in write
   pid_t pid = fork();
   if (pid < 0) throw std::runtime_error("fork failed");
   if (pid == 0) {
     setpgid(0, 0);  // the session's commands form a group, so deleting the session ends them all
-    int devnull = open("/dev/null", O_RDONLY);
-    dup2(devnull, 0);
+    // A stand-in started from a shell's background job has SIGINT ignored, and its threads
+    // block signals: the command starts as the daemon's would, every signal at its default.
+    for (int signal = 1; signal < NSIG; ++signal) ::signal(signal, SIG_DFL);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+    dup2(in[0], 0);
     dup2(out[1], 1);
     dup2(err[1], 2);
     // A sandbox with networkBlockAll runs its commands in a network namespace of their
@@ -239,9 +248,11 @@ std::shared_ptr<FakeCommand> State::start_command(FakeSandbox& sb, FakeSession& 
     _exit(127);
   }
   setpgid(pid, pid);
+  ::close(in[0]);
   ::close(out[1]);
   ::close(err[1]);
   cmd->pid = pid;
+  cmd->input = std::make_shared<InputPipe>(in[1]);
   session.commands[cmd->id] = cmd;
   const int out_fd = out[0], err_fd = err[0];
   workers.start([this, cmd, out_fd, err_fd] {
@@ -256,6 +267,7 @@ std::shared_ptr<FakeCommand> State::start_command(FakeSandbox& sb, FakeSession& 
     {
       std::lock_guard lock(mutex());
       cmd->exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      cmd->input.reset();  // an input call still writing holds its own reference
     }
     a.join();
     b.join();

@@ -25,6 +25,15 @@ namespace corral::daytona::standin {
 
 using Clock = std::chrono::system_clock;
 
+// The write end of a command's stdin (a pipe), closed when the last holder lets go.
+struct InputPipe {
+  explicit InputPipe(int fd) : fd(fd) {}
+  ~InputPipe();
+  InputPipe(const InputPipe&) = delete;
+  InputPipe& operator=(const InputPipe&) = delete;
+  const int fd;
+};
+
 // One session command: a process group on this machine and its log file.
 struct FakeCommand {
   std::string id;
@@ -32,6 +41,11 @@ struct FakeCommand {
   pid_t pid = -1;  // its process group too
   std::filesystem::path log;
   std::optional<int> exit_code;  // recorded once the process ended and its output is in
+  // Its stdin, where the input call writes, held open while it runs: as the daemon keeps
+  // its per-command input FIFO open, a command never sees the end of its input. Null
+  // once it ended.
+  std::shared_ptr<InputPipe> input;
+  bool echo_input = true;  // the input call copies the input into the log as stdout (not suppressInputEcho)
 };
 
 struct FakeSession {
@@ -162,8 +176,9 @@ class State : public test::StandinState {
   void delay_if_slow(const std::string& route, std::unique_lock<std::mutex>& lock);
   std::atomic<bool> stopping{false};  // set first when the stand-in shuts down: held calls end
 
-  // Starts `command` in `session` of `sb` as sh -c in the user's home; its output is
-  // copied into the log line by line with Daytona's prefixes. Caller holds the mutex.
+  // Starts `command` in `session` of `sb` as sh -c in the user's home, every signal at its
+  // default action (as the daemon's shell starts it); its output is copied into the log
+  // line by line with Daytona's prefixes. Caller holds the mutex.
   std::shared_ptr<FakeCommand> start_command(FakeSandbox& sb, FakeSession& session, const std::string& command);
   // Threads that pump output and wait for processes; joined when the stand-in stops.
   // Safe without the mutex.

@@ -7,7 +7,10 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/websocket.hpp>
+#include <limits.h>
+#include <poll.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <regex>
@@ -144,6 +147,24 @@ std::pair<std::string, std::string> split_streams(std::string_view log) {
     }
   }
   return {out, err};
+}
+
+// Writes all of `data` to pipe `fd`, waiting while it is full; false when no reader is
+// left or the stand-in stops.
+bool write_all(int fd, std::string_view data, const std::atomic<bool>& stopping) {
+  while (!data.empty()) {
+    pollfd p{fd, POLLOUT, 0};
+    const int ready = ::poll(&p, 1, 100);
+    if (stopping) return false;
+    if (ready < 0 && errno != EINTR) return false;
+    if (ready <= 0) continue;
+    if (p.revents & (POLLERR | POLLHUP | POLLNVAL)) return false;
+    const ssize_t n = ::write(fd, data.data(), std::min<size_t>(data.size(), PIPE_BUF));
+    if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+    if (n <= 0) return false;  // EPIPE: nobody reads the command's stdin any more
+    data.remove_prefix(static_cast<size_t>(n));
+  }
+  return true;
 }
 
 std::string read_from(const fs::path& path, std::uint64_t offset) {
@@ -424,6 +445,7 @@ HttpResponse handle(State& st, const HttpRequest& req, fs::path* stream) {
   static const std::regex exec_path(R"(process/session/([^/]+)/exec)");
   static const std::regex command_path(R"(process/session/([^/]+)/command/([^/]+))");
   static const std::regex logs_path(R"(process/session/([^/]+)/command/([^/]+)/logs)");
+  static const std::regex input_path(R"(process/session/([^/]+)/command/([^/]+)/input)");
 
   if (std::regex_match(rest, m, session_path)) {
     auto s = sb.sessions.find(m[1]);
@@ -469,6 +491,8 @@ HttpResponse handle(State& st, const HttpRequest& req, fs::path* stream) {
     } catch (const std::exception& e) {
       return error_response(req, 500, e.what());
     }
+    cmd->echo_input = !(body.HasMember("suppressInputEcho") && body["suppressInputEcho"].IsBool() &&
+                        body["suppressInputEcho"].GetBool());
     if (async)
       return json_response(req, 202, json_of([&](Writer& w) {
                              w.StartObject();
@@ -499,6 +523,34 @@ HttpResponse handle(State& st, const HttpRequest& req, fs::path* stream) {
                            w.Int(*cmd->exit_code);
                            w.EndObject();
                          }));
+  }
+
+  if (method == "POST" && std::regex_match(rest, m, input_path)) {
+    auto s = sb.sessions.find(m[1]);
+    if (s == sb.sessions.end()) return error_response(req, 404, "session not found");
+    auto c = s->second.commands.find(m[2]);
+    if (c == s->second.commands.end()) return error_response(req, 404, "command not found");
+    std::shared_ptr<FakeCommand> cmd = c->second;
+    if (cmd->exit_code)
+      return error_response(req, 410, "command has already completed with exit code " + std::to_string(*cmd->exit_code));
+    rapidjson::Document body;
+    body.Parse(req.body().c_str(), req.body().size());
+    if (body.HasParseError() || !body.IsObject() || !body.HasMember("data") || !body["data"].IsString())
+      return error_response(req, 400, "data is required");
+    std::string data(body["data"].GetString(), body["data"].GetStringLength());
+    if (data.empty() || data.back() != '\n') data += '\n';  // as the daemon does, for `read`
+    std::shared_ptr<InputPipe> input = cmd->input;
+    const bool echo = cmd->echo_input;
+    if (!input) return error_response(req, 410, "command has already completed");
+    lock.unlock();
+    // Written as the daemon writes to the command's FIFO: the call lasts until the command
+    // has read it (or no reader is left), however long that takes.
+    if (!write_all(input->fd, data, st.stopping)) return error_response(req, 500, "failed to write to input pipe");
+    if (echo) {
+      std::ofstream(cmd->log, std::ios::binary | std::ios::app) << std::string("\x01\x01\x01", 3) << data;
+    }
+    HttpResponse res{http::status::no_content, req.version()};
+    return res;
   }
 
   if (method == "GET" && (std::regex_match(rest, m, command_path) || std::regex_match(rest, m, logs_path))) {
