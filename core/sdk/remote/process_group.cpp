@@ -2,17 +2,30 @@
 
 #include <csignal>
 
+#include "corral/sdk/shell.hpp"
+
 namespace corral::sdk::remote {
 namespace {
 
+// The group's leader: a shell that outlives the signals passed to the group, writes its
+// pid ($0) down, runs the command ($@), then removes the pid file and exits with its status.
+constexpr const char* kLeaderBefore = "trap : INT TERM HUP; echo $$ > \"$0\"; \"$@\"; rc=$?; rm -f -- \"$0\"; ";
+constexpr const char* kLeaderAfter = "exit $rc";
+// Passes SIGTERM to what is left in the leader's group; the leader ignores it itself.
+constexpr const char* kTermLeftovers = "trap '' TERM; kill -TERM -$$ 2>/dev/null; ";
+
 // $1 pid file, then the command. util-linux's `setsid -w` gives the command a process
-// group of its own (its id is the inner shell's pid) and passes on its status.
-constexpr const char* kGroupScript =
-    "if setsid -w true >/dev/null 2>&1; then\n"
-    "  exec setsid -w /bin/sh -c 'trap : INT TERM HUP; echo $$ > \"$0\"; \"$@\"; rc=$?; rm -f -- \"$0\"; exit $rc' "
-    "\"$@\"\n"
-    "fi\n"
-    "echo $$ > \"$1\"; shift; exec \"$@\"\n";
+// group of its own (its id is the leader's pid) and passes on its status.
+std::string group_script(Leftovers leftovers) {
+  const std::string leader =
+      std::string(kLeaderBefore) + (leftovers == Leftovers::end ? kTermLeftovers : "") + kLeaderAfter;
+  return "if setsid -w true >/dev/null 2>&1; then\n"
+         "  exec setsid -w /bin/sh -c " +
+         shell_quote(leader) +
+         " \"$@\"\n"
+         "fi\n"
+         "echo $$ > \"$1\"; shift; exec \"$@\"\n";
+}
 
 // $1 pid file, $2 signal name. Waits a moment for a command that is only starting to
 // write it; a command that already ended (no file) has nothing to be told.
@@ -36,8 +49,9 @@ constexpr const char* kKillScript =
 
 }  // namespace
 
-std::vector<std::string> in_process_group_argv(const std::string& pid_file, const std::vector<std::string>& argv) {
-  std::vector<std::string> out = {"/bin/sh", "-c", kGroupScript, "sh", pid_file};
+std::vector<std::string> in_process_group_argv(const std::string& pid_file, const std::vector<std::string>& argv,
+                                               Leftovers leftovers) {
+  std::vector<std::string> out = {"/bin/sh", "-c", group_script(leftovers), "sh", pid_file};
   out.insert(out.end(), argv.begin(), argv.end());
   return out;
 }

@@ -16,7 +16,11 @@ namespace corral::sdk::remote {
 // (its trap's), not in the shell's death. Where there is no `setsid -w` (busybox), the
 // command takes the shell's place, so that its pid is the one written. The script sets
 // no variable before the command runs: an environment exported before reaches it as is.
-std::vector<std::string> in_process_group_argv(const std::string& pid_file, const std::vector<std::string>& argv);
+// With Leftovers::end, what the command leaves running in its group (a background child)
+// gets SIGTERM once it ended, for a provider that used to end a run's processes with it.
+enum class Leftovers { keep, end };
+std::vector<std::string> in_process_group_argv(const std::string& pid_file, const std::vector<std::string>& argv,
+                                               Leftovers leftovers = Leftovers::keep);
 
 // The argv that passes `signal` (SIGINT, SIGTERM, SIGHUP: the user's stop) to the process
 // group `pid_file` names, and nothing more: the command may trap it.
