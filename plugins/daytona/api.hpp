@@ -22,6 +22,8 @@ class Api {
   // The client for calls under `base_url`: the control plane's or a sandbox's toolbox. A
   // call throws missing_api_key() before sending anything when no key is set.
   sdk::remote::ApiClient at(std::string base_url) const;
+  // The same through `client` instead (another thread's), which must outlive what it makes.
+  sdk::remote::ApiClient at(std::string base_url, sdk::http::Client& client) const;
   // The limit of a call that makes a sandbox (create, fork): --daytona-create-timeout.
   const sdk::remote::Limit& create_limit() const { return create_limit_; }
   // The limit of every other call: --daytona-request-timeout.

@@ -6,6 +6,8 @@
 #include "corral/sdk/remote/doctor.hpp"
 #include "corral/sdk/remote/errors.hpp"
 #include "corral/sdk/remote/ownership.hpp"
+#include "corral/sdk/remote/process_group.hpp"
+#include "corral/os/random.hpp"
 #include "corral/sdk/remote/step_failure.hpp"
 #include "corral/sdk/remote/strays.hpp"
 #include "corral/sdk/remote/text_command.hpp"
@@ -162,20 +164,57 @@ std::string DaytonaProvider::workdir_of(const Sandbox& sandbox, Toolbox& toolbox
 ExecResult DaytonaProvider::exec(const Sandbox& sandbox, const Command& command, const sdk::Host& host) {
   sdk::remote::require_text_command(command, "Daytona");
   Toolbox toolbox = toolbox_for(sandbox, host);
+  // A process group of its own, its id written down: Daytona has no way to signal a
+  // session command, so the user's signal and a kill come from a second command.
+  const std::string pid_file = "/tmp/corral-" + os::random_hex(8) + ".pid";
   SessionCommand c;
-  c.argv = argv_of(command);
+  // Deleting the session ended what the command left running; in a group of its own, that
+  // group's leader ends it instead.
+  c.argv = sdk::remote::in_process_group_argv(pid_file, argv_of(command), sdk::remote::Leftovers::end);
   c.cwd = join_workspace_path(workdir_of(sandbox, toolbox, host), command.cwd);
   c.home = live_[sandbox.id].home;
   c.env = command.env;
+  if (command.forward_stdin) c.input = &host;
   for (const auto& [name, value] : c.env) check_env_name(name);
   sdk::CommandDeadline deadline(host, command.timeout_seconds);
-  const SessionHooks hooks = sdk::remote::command_hooks(host, deadline);
+  SessionHooks hooks = sdk::remote::command_hooks(host, deadline);
+  // The user's stop reaches the command as its signal (exec-signals); the host cancels the
+  // call only when it has not ended by it within --stop-timeout, and the kill below follows.
+  hooks.stop = [&, stop = hooks.stop] {
+    if (const int signal = host.take_signal(); signal != 0)
+      beside_command(toolbox, sdk::remote::signal_group_argv(pid_file, signal), "pass the signal on",
+                     "could not pass the signal on to the command in Daytona sandbox " + sandbox.id,
+                     "; it is killed once --stop-timeout has passed", host, true);
+    return stop();
+  };
   try {
     return ExecResult{run_in_session(toolbox, c, hooks, "run the command")};
   } catch (const Error& e) {
+    // Deleting the session does not reach the command's own process group: end it too,
+    // unless the sandbox (or the key) is gone and with it any way in.
+    if (e.code() != ErrorCode::not_found && e.code() != ErrorCode::auth)
+      beside_command(toolbox, sdk::remote::kill_group_argv(pid_file), "stop the command",
+                     "the command may still be running in Daytona sandbox " + sandbox.id + ": stopping it failed", "",
+                     host, false);
     if (e.code() == ErrorCode::cancelled && deadline.timed_out())
       throw sdk::remote::command_timed_out(identity(), command.timeout_seconds, sandbox.id);
     throw;
+  }
+}
+
+void DaytonaProvider::beside_command(Toolbox& toolbox, const std::vector<std::string>& argv, const std::string& step,
+                                     const std::string& failed, const std::string& consequence,
+                                     const sdk::Host& host, bool stoppable) {
+  SessionCommand c;
+  c.argv = argv;
+  c.cwd = live_[toolbox.sandbox_id()].home;
+  c.home = c.cwd;
+  SessionHooks hooks = sdk::remote::quiet_hooks();
+  if (stoppable) hooks.stop = [&host] { return host.cancelled(); };
+  try {
+    run_in_session(toolbox, c, hooks, step);
+  } catch (const Error& e) {
+    if (e.code() != ErrorCode::cancelled) host.warn(failed + ": " + e.what() + consequence);
   }
 }
 

@@ -54,6 +54,12 @@ class DaytonaProvider : public sdk::Provider {
   // The absolute workdir in the sandbox (a relative setting is below the user's home).
   std::string workdir_of(const Sandbox& sandbox, Toolbox& toolbox, const sdk::Host& host);
   Sandbox to_sandbox(const SandboxInfo& info) const;
+  // Runs `argv`, a command of corral's own beside the user's (passing a signal on, a
+  // kill), in a session of its own, its output dropped; when that fails, warns `failed`,
+  // Daytona's reason, then `consequence`. `stoppable`: the host's cancel gives it up.
+  void beside_command(Toolbox& toolbox, const std::vector<std::string>& argv, const std::string& step,
+                      const std::string& failed, const std::string& consequence, const sdk::Host& host,
+                      bool stoppable);
   // Deletes fork `id_or_name`, which the host will never learn of; a failure is only
   // warned about (the fork carries its lease's labels, so `stop --orphans` finds it).
   void discard_fork(const std::string& id_or_name, const sdk::Host& host);

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <optional>
 
+#include "command_input.hpp"
 #include "command_line.hpp"
 #include "corral/sdk/http.hpp"
 #include "corral/os/random.hpp"
@@ -31,7 +32,7 @@ int run_in_session(Toolbox& toolbox, const SessionCommand& command, const Sessio
                    const SessionTiming& timing) {
   const std::string what = "Daytona sandbox " + toolbox.sandbox_id() + ": " + step;
   const std::string session = os::random_tag("corral-");
-  WrappedCommand wrapped{command.argv, command.cwd, ""};
+  WrappedCommand wrapped{command.argv, command.cwd, "", command.input != nullptr};
   std::optional<os::TempFile> env_file;
   if (!command.env.empty()) {
     env_file.emplace("daytona", env_file_content(command.env));
@@ -55,6 +56,8 @@ int run_in_session(Toolbox& toolbox, const SessionCommand& command, const Sessio
     throw;
   }
   env_file.reset();
+  std::optional<CommandInput> input;
+  if (command.input) input.emplace(toolbox, session, command_id, *command.input);
 
   // The log carries each stream encoded by the wrapper: demultiplex, then decode.
   OutputDecoder out(what + ": stdout", hooks.on_stdout);
@@ -71,6 +74,8 @@ int run_in_session(Toolbox& toolbox, const SessionCommand& command, const Sessio
     auto next_watch = Clock::now() + timing.watch;
     std::optional<Clock::time_point> ended_at;
     auto watch = [&] {
+      if (input && hooks.warn)
+        if (const std::string failure = input->take_failure(); !failure.empty()) hooks.warn(failure);
       if (hooks.stop && hooks.stop()) return user_stop = true;
       if (Clock::now() < next_watch) return false;
       next_watch = Clock::now() + timing.watch;
@@ -154,6 +159,7 @@ int run_in_session(Toolbox& toolbox, const SessionCommand& command, const Sessio
     throw Error(ErrorCode::unavailable, what + ": the output ended but Daytona recorded no exit code",
                 "the sandbox may have stopped; check `corral status --id LEASE` and rerun");
   }
+  input.reset();                    // the command ended: what it did not read goes nowhere
   toolbox.delete_session(session);  // tidy: a finished session holds only its logs
   return *code;
 }

@@ -2,7 +2,8 @@
 // session, the wrapped command started with runAsync, its split log followed over the
 // WebSocket (reconnecting after a drop, skipping what was already delivered, as the
 // toolbox replays a log from its start) and each stream decoded from the wrapper's
-// encoding (command_line.hpp), then the exit code. Whatever way the run ends
+// encoding (command_line.hpp), then the exit code; the user's input, when asked for, is
+// passed to the command meanwhile. Whatever way the run ends
 // early (stop, broken stream, error), the session is deleted, which ends the command.
 #pragma once
 
@@ -23,6 +24,8 @@ struct SessionCommand {
   std::string cwd;   // absolute folder in the sandbox
   StringMap env;     // exactly the variables the command gets on top of the sandbox's
   std::string home;  // the sandbox user's home folder (where the env file goes)
+  // Whose input is the command's stdin, to its end (command_input.hpp); none: /dev/null.
+  const sdk::Host* input = nullptr;
 };
 
 // stop() true stops the command (the session is deleted) and ends run_in_session with

@@ -14,7 +14,7 @@ const char* const kSpecJson = R"json({
   "targets": ["linux"],
   "features": ["run-session", "url-bridge", "archive-sync", "keep-alive", "cleanup", "run-downloads",
                "pause-resume", "fork", "network-policy", "network-allowlist",
-               "network-allowlist-domains"],
+               "network-allowlist-domains", "exec-stdin", "exec-signals"],
   "idle": ["pause", "stop"],
   "options": [
     {"name": "api-key", "type": "string", "env": ["DAYTONA_API_KEY"], "secret": true,
@@ -55,7 +55,7 @@ const char* const kSpecJson = R"json({
     "gpu": "no",
     "cleanupOwner": "corral; Daytona stops idle sandboxes after the auto-stop interval",
     "bestFit": "cloud sandboxes from Daytona snapshots or images, output streamed live, kept and reused across runs",
-    "caveat": "output passes Daytona's line-based log base64-encoded, so the sandbox needs sh, dd and base64 (or od); an idle kept sandbox is stopped (corral starts it again on reuse)",
+    "caveat": "output passes Daytona's line-based log base64-encoded, so the sandbox needs sh, dd and base64 (or od); piped input passes as escaped text lines the sandbox's shell decodes (a few MB/s); an idle kept sandbox is stopped (corral starts it again on reuse)",
     "isolation": "a Daytona sandbox in Daytona's cloud",
     "pause": "files kept, processes end (Daytona pauses or stops it, and may archive it at rest); it lasts until stopped or its Daytona lifetime ends",
     "fork": "one at a time: one Daytona fork per new sandbox",

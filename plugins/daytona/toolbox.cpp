@@ -21,7 +21,13 @@ Error Toolbox::failure(const http::Response& response, const std::string& what) 
 }
 
 Toolbox::Toolbox(const Api& api, std::string base_url, std::string sandbox_id)
-    : api_(api), calls_(api.at(std::move(base_url))), sandbox_id_(std::move(sandbox_id)) {}
+    : api_(api), base_url_(std::move(base_url)), calls_(api.at(base_url_)), sandbox_id_(std::move(sandbox_id)) {}
+
+Toolbox::Toolbox(const Toolbox& other, http::Client& client)
+    : api_(other.api_),
+      base_url_(other.base_url_),
+      calls_(other.api_.at(base_url_, client)),
+      sandbox_id_(other.sandbox_id_) {}
 
 std::string Toolbox::command_path(const std::string& session_id, const std::string& command_id) const {
   return "/process/session/" + http::url_encode(session_id) + "/command/" + http::url_encode(command_id);
@@ -100,6 +106,8 @@ std::string Toolbox::run_async(const std::string& session_id, const std::string&
   json::write_string(w, "command", command);
   w.Key("runAsync");
   w.Bool(true);
+  w.Key("suppressInputEcho");
+  w.Bool(true);
   w.EndObject();
   http::Response response = calls_.send({.method = "POST",
                                          .path = "/process/session/" + http::url_encode(session_id) + "/exec",
@@ -113,6 +121,29 @@ std::string Toolbox::run_async(const std::string& session_id, const std::string&
       http::read_answer(what, [&] { return doc.IsObject() ? json::get_string(doc, "cmdId") : ""; });
   if (id.empty()) throw http::unexpected_answer(what, "the answer has no cmdId");
   return id;
+}
+
+bool Toolbox::send_input(const std::string& session_id, const std::string& command_id, std::string_view data,
+                         const std::function<bool()>& cancelled) {
+  const std::string what = "Daytona sandbox " + sandbox_id_ + ": pass input to the command";
+  rapidjson::StringBuffer buffer;
+  json::Writer w(buffer);
+  w.StartObject();
+  json::write_string(w, "data", data);
+  w.EndObject();
+  http::Request r;
+  r.method = "POST";
+  r.url = command_path(session_id, command_id) + "/input";
+  r.headers = {{"Content-Type", "application/json"}, {"Accept", "application/json"}};
+  r.body = buffer.GetString();
+  // The toolbox answers once the command took the input: however long it reads nothing.
+  r.timeout_seconds = 0;
+  r.cancelled = cancelled;
+  r.what = what;
+  http::Response response = calls_.send_once(std::move(r));
+  if (response.status == 410) return false;
+  if (!response.ok()) throw failure(response, what);
+  return true;
 }
 
 std::optional<int> Toolbox::exit_code(const std::string& session_id, const std::string& command_id) {

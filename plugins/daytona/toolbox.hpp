@@ -7,6 +7,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "api.hpp"
 #include "corral/sdk/websocket.hpp"
@@ -17,6 +18,8 @@ class Toolbox {
  public:
   // Calls `base_url`, {toolboxProxyUrl}/{sandboxId}, through `api`, which must outlive it.
   Toolbox(const Api& api, std::string base_url, std::string sandbox_id);
+  // The same toolbox through `client` (another thread's), which must outlive it.
+  Toolbox(const Toolbox& other, sdk::http::Client& client);
 
   // GET /user-home-dir; Ctrl-C on `host` ends it.
   std::string home_dir(const sdk::Host& host);
@@ -36,8 +39,15 @@ class Toolbox {
   // True when the toolbox confirmed it (or the session was already gone).
   bool delete_session(const std::string& session_id);
   // POST /process/session/{id}/exec with runAsync: starts `command`, returns its cmdId.
-  // Never retried: a repeated start would run the command twice.
+  // Never retried: a repeated start would run the command twice. suppressInputEcho: what
+  // send_input passes is the command's alone, never copied into its output.
   std::string run_async(const std::string& session_id, const std::string& command);
+  // POST /process/session/{id}/command/{cmd}/input: `data` (JSON text: valid UTF-8)
+  // written to the command's stdin, waiting as long as the command does not read it, until
+  // `cancelled`. False when Daytona says the command has ended (410); never retried, as a
+  // repeat could pass the input twice.
+  bool send_input(const std::string& session_id, const std::string& command_id, std::string_view data,
+                  const std::function<bool()>& cancelled);
   // GET /process/session/{id}/command/{cmd}: its exit code, or nullopt while it runs.
   std::optional<int> exit_code(const std::string& session_id, const std::string& command_id);
   // GET /process/session/{id}/command/{cmd}/logs without following, split: the whole
@@ -57,6 +67,7 @@ class Toolbox {
   Error failure(const sdk::http::Response& response, const std::string& what) const;
 
   const Api& api_;
+  std::string base_url_;
   sdk::remote::ApiClient calls_;
   std::string sandbox_id_;
 };

@@ -424,6 +424,82 @@ TEST_CASE("Ctrl-C stops the remote command, then applies the keep rules") {
   }
 }
 
+TEST_CASE("what is piped into corral is the command's stdin in the sandbox, to its end; a command that stops reading ends the run") {
+  DaytonaCli t;
+  auto with_input = [&](const std::string& script, const std::string& input, std::vector<std::string> flags = {}) {
+    CliResult r = t.cli.run_with_input(t.script_args(script, std::move(flags)), input);
+    t.seen.push_back(r.out.size() < 4096 ? r.out : "");
+    t.seen.push_back(r.err);
+    return r;
+  };
+  CliResult lines = with_input("cat", "a\nb\n");
+  CHECK_MESSAGE(lines.exit_code == 0, lines.err);
+  CHECK(lines.out == "a\nb\n");  // not echoed into the output, and its end reached
+  // More than the pipes and one input call hold, every byte value and lines that look like
+  // the input's own end line: all of it arrives, and its end.
+  const std::string big = random_bytes(512 << 10) + "\n.\n-%s\\\n";
+  CliResult echoed = with_input("cat", big);
+  CHECK_MESSAGE(echoed.exit_code == 0, echoed.err);
+  CHECK(echoed.out.size() == big.size());
+  CHECK((echoed.out == big));
+  // head stops reading after 5 bytes: the run ends by its exit, nothing waits for the rest.
+  CliResult head = with_input("head -c 5; echo done", big);
+  CHECK_MESSAGE(head.exit_code == 0, head.err);
+  CHECK(head.out == big.substr(0, 5) + "done\n");
+  CHECK(head.err.find("could not pass the input") == std::string::npos);
+  // An empty pipe is an empty stdin; --no-stdin closes it.
+  CHECK(with_input("wc -c", "").out == "0\n");
+  CHECK(with_input("wc -c", "abc", {"--no-stdin"}).out == "0\n");
+  auto calls = t.server.with([](auto& st) { return st.calls; });
+  CHECK(calls["toolbox POST process/session/*/command/*/input"] > 0);
+  CHECK(t.alive().empty());
+}
+
+TEST_CASE("Ctrl-C and SIGTERM reach the command in the sandbox as that signal: its trap runs and its exit code is kept") {
+  DaytonaCli t;
+  int sig = SIGINT;
+  std::string name = "INT";
+  SUBCASE("SIGINT") {}
+  SUBCASE("SIGTERM") {
+    sig = SIGTERM;
+    name = "TERM";
+  }
+  Background b = t.cli.start(t.script_args(
+      "trap 'echo got INT; exit 3' INT; trap 'echo got TERM; exit 4' TERM; echo started; while :; do sleep 0.1; done"));
+  for (int i = 0; i < 300 && read_file(b.out).empty(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  REQUIRE(read_file(b.out) == "started\n");
+  ::kill(b.pid, sig);
+  CHECK(b.wait(std::chrono::seconds(60)) == 130);
+  CHECK(read_file(b.out) == "started\ngot " + name + "\n");  // after its trap, the output still arrives
+  const std::string err = read_file(b.err);
+  t.seen.push_back(err);
+  CHECK(err.find("--stop-timeout") == std::string::npos);  // ended by its trap, not killed
+  auto h = t.handle();
+  CHECK(h["exitCode"].GetInt() == (sig == SIGINT ? 3 : 4));
+  CHECK(t.alive().empty());
+}
+
+TEST_CASE("a command in the sandbox that ignores its signal is killed once --stop-timeout has passed") {
+  DaytonaCli t;
+  Background b = t.cli.start(
+      t.script_args("trap '' INT; sleep 60 & echo $! > bg.pid; echo started; wait", {"--stop-timeout", "1s", "--keep"}));
+  for (int i = 0; i < 300 && read_file(b.out).empty(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  REQUIRE(read_file(b.out) == "started\n");
+  ::kill(b.pid, SIGINT);
+  CHECK(b.wait(std::chrono::seconds(60)) == 130);
+  const std::string err = read_file(b.err);
+  t.seen.push_back(err);
+  CHECK(err.find("--stop-timeout") != std::string::npos);
+  auto h = t.handle();
+  const std::string id = str(h, "sandboxId");
+  REQUIRE(t.alive() == std::vector<std::string>{id});
+  const pid_t bg = pid_written(t, id, "bg.pid");
+  REQUIRE(bg > 0);
+  CHECK(gone_within(bg, std::chrono::seconds(10)));  // kept: only the kill in the sandbox can have ended it
+  CHECK(t.run({"stop", "--id", str(h, "leaseId")}).exit_code == 0);
+  CHECK(t.alive().empty());
+}
+
 TEST_CASE("snapshot, region, organization and resources reach the API as the SDK sends them") {
   DaytonaCli t;
   t.cli.env["DAYTONA_ORGANIZATION_ID"] = "org-123";
@@ -530,7 +606,7 @@ TEST_CASE("daytona passes the conformance kit against the stand-in, no sandbox l
   t.seen.push_back(r.cli.err);
   check_passed(r, {"argv", "keep-reuse", "sync-deletions", "url", "extend", "listing", "interrupt", "output-large",
                    "workdir", "network-none", "network-allowlist", "destroy-twice", "pause-resume", "fork",
-                   "shards-from"});
+                   "shards-from", "stdin", "signals"});
 }
 
 TEST_CASE("a sandbox whose toolbox URL is refused after it started is deleted, not left behind") {
