@@ -3,6 +3,8 @@
 // retry delays.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -252,6 +254,41 @@ TEST_CASE("the wrapper's encoding carries every byte value: base64, and od where
   CHECK(w.exit_code == 127);
   CHECK(w.out.empty());
   CHECK(w.err == "corral: the sandbox needs dd and base64 (or od) to pass output through Daytona\n");
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("input lines are ASCII text the wrapper turns back into every byte value, up to the end line") {
+  const std::string dir = std::filesystem::temp_directory_path() / "corral-daytona-unit-input";
+  std::filesystem::create_directories(dir);
+  // Every byte value, lines that look like the end line or start with printf's syntax.
+  const std::string data = every_byte(3 * kInputLineBytes + 17) + "\n.\n-n\n%s%%\\n\\";
+  const std::string lines = input_lines(data);
+  CHECK(std::all_of(lines.begin(), lines.end(),
+                    [](char c) { return c == '\n' || (c >= 0x20 && c < 0x7f); }));  // JSON-safe text
+  std::size_t count = 0;
+  for (std::size_t at = 0; at < lines.size(); ++count) {
+    const std::size_t end = lines.find('\n', at);
+    REQUIRE(end != std::string::npos);  // every line ends in a newline
+    CHECK(lines[at] == ':');
+    CHECK(lines[at + 1] != '-');
+    at = end + 1;
+  }
+  CHECK(count == 4);
+  // What follows the end line is never the program's.
+  std::ofstream(dir + "/input", std::ios::binary) << lines << kInputEnd << input_lines("after the end\n");
+  WrappedCommand c{{"cat"}, dir, "", true};
+  os::ProcessSpec spec;
+  spec.argv = {"/bin/sh", "-c", wrapper_text(c)};
+  spec.stdin_path = dir + "/input";
+  auto p = os::capture_process(spec, 30);
+  CHECK(p.exit_code == 0);
+  CHECK((decode({p.out}) == data));
+  // Without input the program's stdin is empty, whatever the wrapper's is.
+  c.input = false;
+  spec.argv = {"/bin/sh", "-c", wrapper_text(c)};
+  p = os::capture_process(spec, 30);
+  CHECK(p.exit_code == 0);
+  CHECK(p.out.empty());
   std::filesystem::remove_all(dir);
 }
 
