@@ -28,7 +28,7 @@ TEST_CASE("providers --json lists local with its features") {
                                                "pause-resume", "run-downloads", "network-policy",
                                                "network-allowlist", "network-allowlist-domains", "fork", "tree-sync",
                                                "network-allowlist-ports", "egress-secrets", "exec-stdin",
-                                               "exec-signals", "exec-tty"});
+                                               "exec-signals", "exec-tty", "exec-concurrent"});
   }
   CHECK(found);
 }
