@@ -1,6 +1,7 @@
 #include "exec_runner.hpp"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -11,6 +12,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <thread>
 
 #include "faults.hpp"
 
@@ -65,6 +67,27 @@ void relay(int fd, off_t& offset, int out_fd) {
   }
 }
 
+// Copies this process's stdin to `fd` until its end or until the command stops reading,
+// then closes `fd`: the command sees the end of its input.
+void feed_stdin(int fd) {
+  char buf[65536];
+  for (ssize_t n; (n = ::read(0, buf, sizeof buf)) != 0;) {
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    ssize_t done = 0;
+    while (done < n) {
+      ssize_t w = ::write(fd, buf + done, static_cast<size_t>(n - done));
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) break;
+      done += w;
+    }
+    if (done < n) break;  // EPIPE: the command closed its stdin
+  }
+  ::close(fd);
+}
+
 }  // namespace
 
 int run_exec(const State& state, const Record& record, const ExecRequest& request) {
@@ -92,10 +115,12 @@ int run_exec(const State& state, const Record& record, const ExecRequest& reques
   int out_fd = ::open(out_path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   int err_fd = ::open(err_path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   int ready[2];
+  int input[2] = {-1, -1};  // -i: the command's stdin
   // `go` holds the child back until its pid is registered, so `sbx stop` can always find
   // and kill a command that has started (as stopping a real sandbox's VM would).
   int go[2];
-  if (out_fd < 0 || err_fd < 0 || ::pipe2(ready, O_CLOEXEC) != 0 || ::pipe2(go, O_CLOEXEC) != 0) {
+  if (out_fd < 0 || err_fd < 0 || ::pipe2(ready, O_CLOEXEC) != 0 || ::pipe2(go, O_CLOEXEC) != 0 ||
+      (request.interactive && ::pipe2(input, O_CLOEXEC) != 0)) {
     std::cerr << "ERROR: stand-in cannot set up exec: " << std::strerror(errno) << "\n";
     return 125;
   }
@@ -107,10 +132,13 @@ int run_exec(const State& state, const Record& record, const ExecRequest& reques
     while (::read(go[0], &released, 1) < 0 && errno == EINTR) {
     }
     ::setsid();
+    for (int s = 1; s < NSIG; ++s) ::signal(s, SIG_DFL);
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
     ::dup2(out_fd, 1);
     ::dup2(err_fd, 2);
-    int devnull = ::open("/dev/null", O_RDONLY);
-    ::dup2(devnull, 0);
+    ::dup2(request.interactive ? input[0] : ::open("/dev/null", O_RDONLY), 0);
     // Runtime errors go back through `ready` so the client can report them like docker.
     auto fail = [&](int code, const std::string& msg) {
       std::string line = std::to_string(code) + " " + msg;
@@ -131,6 +159,11 @@ int run_exec(const State& state, const Record& record, const ExecRequest& reques
   }
   ::close(ready[1]);
   ::close(go[0]);
+  if (request.interactive) {
+    ::close(input[0]);
+    ::signal(SIGPIPE, SIG_IGN);  // a command that stops reading fails the copy, not the client
+    std::thread(feed_stdin, input[1]).detach();
+  }
   state.add_pid(record.name, pid);
   ::close(go[1]);  // registered: let it run
   std::string runtime_error;

@@ -2,7 +2,10 @@
 // with only the sandbox's own environment plus --env-file / -e values. Like a container
 // runtime, the command lives apart from the client: it leads its own session and its
 // output goes through files the client relays, so killing `sbx exec` does not stop it
-// (only `sbx stop` / `sbx rm` do), which is how `docker exec` behaves.
+// (only `sbx stop` / `sbx rm` do), which is how `docker exec` behaves. With -i its stdin
+// is a pipe the client's stdin is copied into, closed at that input's end (or when the
+// client goes); without, it is empty. It starts with every signal at its default action,
+// as a container runtime starts it: `docker exec` passes no signal of the client's on.
 #pragma once
 
 #include <string>
@@ -17,6 +20,7 @@ struct ExecRequest {
   std::vector<std::string> env_files;  // --env-file, in order
   std::vector<std::string> env;        // -e NAME=value or NAME
   bool detach = false;                 // -d
+  bool interactive = false;            // -i: the client's stdin is the command's, to its end
   std::vector<std::string> command;    // COMMAND [ARG...]
 };
 

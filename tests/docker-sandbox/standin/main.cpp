@@ -49,14 +49,14 @@ int exec_main(const State& state, int argc, char** argv) {
   CLI::App app{"Execute a command inside a sandbox", "sbx exec"};
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);  // pflag: last one wins
   ExecRequest req;
-  bool debug = false, interactive = false, privileged = false, tty = false;
+  bool debug = false, privileged = false, tty = false;
   std::string detach_keys, user;
   app.add_flag("-D,--debug", debug, "Enable debug logging");
   app.add_flag("-d,--detach", req.detach, "Detached mode: run command in the background");
   app.add_option("--detach-keys", detach_keys, "Override the key sequence for detaching a container");
   app.add_option("-e,--env", req.env, "Set environment variables")->allow_extra_args(false)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   app.add_option("--env-file", req.env_files, "Read in a file of environment variables")->allow_extra_args(false)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  app.add_flag("-i,--interactive", interactive, "Keep STDIN open even if not attached");
+  app.add_flag("-i,--interactive", req.interactive, "Keep STDIN open even if not attached");
   app.add_flag("--privileged", privileged, "Give extended privileges to the command");
   app.add_flag("-t,--tty", tty, "Allocate a pseudo-TTY");
   app.add_option("-u,--user", user, "Username or UID (format: <name|uid>[:<group|gid>])");

@@ -26,6 +26,29 @@ std::string slurp(const std::string& path) {
   return ss.str();
 }
 
+// The processes descended from `root`, found by their parents in /proc.
+std::vector<int> descendants(int root) {
+  std::vector<std::pair<int, int>> parent_of;  // pid, ppid
+  for (const auto& entry : fs::directory_iterator("/proc", fs::directory_options::skip_permission_denied)) {
+    const std::string name = entry.path().filename().string();
+    if (name.empty() || !std::all_of(name.begin(), name.end(), ::isdigit)) continue;
+    // "pid (comm) state ppid ...": comm may hold spaces and parentheses, so read after the last ')'.
+    const std::string stat = slurp(entry.path().string() + "/stat");
+    const size_t close = stat.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream rest(stat.substr(close + 1));
+    std::string state;
+    int ppid = 0;
+    if (rest >> state >> ppid) parent_of.emplace_back(std::atoi(name.c_str()), ppid);
+  }
+  std::vector<int> found{root};
+  for (size_t i = 0; i < found.size(); ++i)
+    for (const auto& [pid, ppid] : parent_of)
+      if (ppid == found[i]) found.push_back(pid);
+  found.erase(found.begin());
+  return found;
+}
+
 // Runs `fn` on the lines of `path` under an exclusive lock and writes back what it returns.
 template <class Fn>
 void edit_locked(const std::string& path, Fn fn) {
@@ -123,7 +146,13 @@ void State::kill_all(const std::string& name) const {
   edit_locked(pids_path(name), [&](const std::vector<std::string>& lines) {
     for (const std::string& l : lines) {
       int pid = std::atoi(l.c_str());
-      if (pid > 1) ::kill(-pid, SIGKILL);
+      if (pid <= 1) continue;
+      ::kill(-pid, SIGSTOP);  // nothing it started can start more while the tree is read
+      for (int descendant : descendants(pid)) {
+        ::kill(-descendant, SIGKILL);
+        ::kill(descendant, SIGKILL);
+      }
+      ::kill(-pid, SIGKILL);
     }
     return std::vector<std::string>{};
   });

@@ -32,7 +32,8 @@ class State {
   // Processes `sbx exec` started in a sandbox (each leads its own session).
   void add_pid(const std::string& name, int pid) const;
   void remove_pid(const std::string& name, int pid) const;
-  // Kills every process group recorded for the sandbox and forgets them.
+  // Kills every process group recorded for the sandbox, and every process they started
+  // (also one that left for a session of its own), and forgets them: as stopping the VM.
   void kill_all(const std::string& name) const;
 
   // Appends one line to <dir>/<log>.
