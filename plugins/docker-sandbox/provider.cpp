@@ -1,5 +1,7 @@
 #include "provider.hpp"
 
+#include <fcntl.h>
+
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
@@ -7,7 +9,10 @@
 #include <regex>
 
 #include "corral/os/random.hpp"
+#include "corral/os/unique_fd.hpp"
+#include "corral/sdk/input_pump.hpp"
 #include "env_file.hpp"
+#include "exec_scripts.hpp"
 #include "sandbox_name.hpp"
 #include "sbx_errors.hpp"
 
@@ -63,15 +68,8 @@ bool may_be_running(const std::string& status) {
   return false;
 }
 
-// Runs "$@" and, when it fails, leaves its exit status in the file $1 names: sbx reports
-// its own failures through the same number, and a client that died mid-stream (the CLI's
-// connection reset) leaves no file, since the command has not finished.
-constexpr char kRecordStatus[] = "s=$1; shift; \"$@\"; c=$?; [ \"$c\" -eq 0 ] || echo \"$c\" > \"$s\"; exit \"$c\"";
-// Prints and removes the status file $1 names; prints nothing when there is none.
-constexpr char kTakeStatus[] = "if [ -f \"$1\" ]; then cat \"$1\"; rm -f \"$1\"; fi";
-
-// A fresh path in the sandbox's /tmp for one command's exit status.
-std::string status_path() { return os::random_tag("/tmp/corral-status-"); }
+// A fresh path in the sandbox's /tmp for one command's exit status or process group.
+std::string tmp_path(const char* prefix) { return os::random_tag(std::string("/tmp/corral-") + prefix); }
 
 // The host's Ctrl-C flag as sbx invocations poll it.
 std::function<bool()> interruptible(const sdk::Host& host) {
@@ -285,6 +283,21 @@ void DockerSandboxProvider::stop_quietly(const std::string& name, const sdk::Hos
   }
 }
 
+void DockerSandboxProvider::signal_command(const std::string& name, const std::string& pid_file, int signal,
+                                           const sdk::Host& host) const {
+  std::vector<std::string> args{"exec", name};
+  for (std::string& word : signal_argv(pid_file, signal)) args.push_back(std::move(word));
+  try {
+    SbxResult r = cli_.capture(args, interruptible(host));
+    if (r.exit_code == 0) return;
+    host.warn("could not pass the signal on to the command in Docker Sandbox " + name + ": " +
+              gist(r.err + "\n" + r.out) + "; it is stopped once --stop-timeout has passed");
+  } catch (const Error& e) {
+    host.warn("could not pass the signal on to the command in Docker Sandbox " + name + ": " + e.what() +
+              "; it is stopped once --stop-timeout has passed");
+  }
+}
+
 ExecResult DockerSandboxProvider::exec(const Sandbox& sandbox, const Command& command, const sdk::Host& host) {
   if (command.argv.empty() && command.shell.empty())
     throw Error(ErrorCode::invalid_argument, "nothing to run: the command is empty");
@@ -295,11 +308,36 @@ ExecResult DockerSandboxProvider::exec(const Sandbox& sandbox, const Command& co
     env_file.emplace(command.env);
     args.insert(args.end(), {"--env-file", env_file->path()});
   }
-  const std::string status = status_path();
-  args.insert(args.end(), {sandbox.id, "sh", "-c", kRecordStatus, "corral-run", status});
-  if (!command.argv.empty()) args.insert(args.end(), command.argv.begin(), command.argv.end());
-  else args.insert(args.end(), {"sh", "-c", command.shell});
+  if (command.forward_stdin) args.push_back("-i");
+  const std::string status = tmp_path("status-");
+  const std::string pid_file = tmp_path("pid-");
+  args.push_back(sandbox.id);
+  for (std::string& word : run_argv(command, status, pid_file, false)) args.push_back(std::move(word));
 
+  // The user's input is sbx's stdin, a pipe a pump fills and closes at the input's end
+  // (sbx exec -i then closes the command's). Once sbx holds the read end, corral's copy
+  // goes: sbx ending then fails the pump's next write, which stops taking the input.
+  std::optional<os::Pipe> input;
+  std::optional<sdk::InputPump> pump;
+  if (command.forward_stdin) {
+    input.emplace();
+    ::fcntl(input->write.get(), F_SETFL, O_NONBLOCK);
+    pump.emplace(
+        host,
+        [fd = input->write.get()](std::string_view data, const std::atomic<bool>& stopping) {
+          return sdk::write_to_fd(fd, data, stopping);
+        },
+        [&input] { input->write.reset(); });
+  }
+  SbxIo io;
+  io.stdin_fd = input ? input->read.get() : -1;
+  // The user's stop reaches the command as its signal (exec-signals): `sbx exec`, like
+  // `docker exec`, passes none on. The host cancels only when the command has not ended
+  // by it within --stop-timeout, and the sandbox is stopped below.
+  io.on_tick = [&] {
+    if (input) input->read.reset();
+    if (const int signal = host.take_signal(); signal != 0) signal_command(sandbox.id, pid_file, signal, host);
+  };
   Head head(1024);
   os::ProcessOutcome o = cli_.stream(
       args, [&](std::string_view d) { host.emit(CORRAL_STDOUT, d); },
@@ -307,7 +345,8 @@ ExecResult DockerSandboxProvider::exec(const Sandbox& sandbox, const Command& co
         host.emit(CORRAL_STDERR, d);
         head.add(d);
       },
-      interruptible(host), static_cast<long>(command.timeout_seconds));
+      interruptible(host), static_cast<long>(command.timeout_seconds), io);
+  pump.reset();
   if (o.cancelled || o.timed_out) {
     // Like `docker exec`, ending the client does not end the command in the sandbox.
     stop_quietly(sandbox.id, host);
@@ -334,7 +373,9 @@ std::optional<int> DockerSandboxProvider::recorded_status(const std::string& nam
                                                          const sdk::Host& host) const {
   SbxResult r;
   try {
-    r = cli_.capture({"exec", name, "sh", "-c", kTakeStatus, "corral-status", path}, interruptible(host));
+    std::vector<std::string> args{"exec", name};
+    for (std::string& word : take_status_argv(path)) args.push_back(std::move(word));
+    r = cli_.capture(args, interruptible(host));
   } catch (const Error& e) {
     if (e.code() == ErrorCode::cancelled) throw;
     host.debug(std::string("cannot read the command's exit status: ") + e.what());

@@ -2,9 +2,10 @@
 //   create  -> sbx create --name corral-<slug>-<hex> [flags] shell <workspace>
 //   get     -> sbx ls --json (the entry with that name)
 //   list    -> sbx ls --json (only names corral made, matching the labels)
-//   exec    -> sbx exec [-w DIR] [--env-file F] <name> sh -c <record status> <argv...>,
-//              output streamed; on cancel or timeout `sbx stop <name>` ends what the
-//              command left running; a non-zero exit is the command's when it left its
+//   exec    -> sbx exec [-i] [-w DIR] [--env-file F] <name> sh -c <wrapper> <argv...>,
+//              output streamed, the user's input piped in with -i; the user's signal
+//              passed to the command's process group by `sbx exec <name> sh -c <kill>`;
+//              on cancel or timeout `sbx stop <name>` ends what the command left running; a non-zero exit is the command's when it left its
 //              status in the sandbox (read back with one more sbx exec), else sbx failed
 //              (`sbx ls` names why when it can) or ended under the command, which is stopped
 //   create failure -> sbx rm -f <name> (whatever create may have registered)
@@ -64,6 +65,9 @@ class DockerSandboxProvider : public sdk::Provider {
   std::string exec_dir(const Sandbox& sandbox, const std::string& cwd) const;
   // The sandbox `name` as `sbx ls` reports it now; throws not-found when it is gone.
   Sandbox listed(const std::string& name, const sdk::Host& host) const;
+  // Passes `signal` to the process group `pid_file` names in sandbox `name`, from a second
+  // `sbx exec`; warns when it cannot (the command is then stopped after --stop-timeout).
+  void signal_command(const std::string& name, const std::string& pid_file, int signal, const sdk::Host& host) const;
   // Stops the sandbox so nothing a stopped `sbx exec` started keeps running; warns on failure.
   void stop_quietly(const std::string& name, const sdk::Host& host) const;
 

@@ -40,11 +40,12 @@ SbxResult SbxCli::run(const std::vector<std::string>& args, const std::function<
 
 os::ProcessOutcome SbxCli::stream(const std::vector<std::string>& args, const os::OutputFn& on_stdout,
                                    const os::OutputFn& on_stderr, const std::function<bool()>& cancelled,
-                                   long timeout_seconds) const {
+                                   long timeout_seconds, const SbxIo& io) const {
   os::ProcessSpec spec;
   spec.argv = argv(args);
   spec.inherit = {"*"};  // as above; the command's own variables travel in sbx's env file
-  return os::run_process(spec, on_stdout, on_stderr, cancelled, timeout_seconds, 3);
+  spec.stdin_fd = io.stdin_fd;
+  return os::run_process(spec, on_stdout, on_stderr, cancelled, timeout_seconds, 3, io.on_tick);
 }
 
 }  // namespace corral::docker_sandbox

@@ -16,6 +16,12 @@ struct SbxResult {
   std::string err;
 };
 
+// What a streamed `sbx` gets besides its output callbacks.
+struct SbxIo {
+  int stdin_fd = -1;             // its stdin instead of /dev/null (the caller keeps and closes it)
+  std::function<void()> on_tick;  // called about ten times a second while it runs
+};
+
 class SbxCli {
  public:
   // `cli` is a name looked up on PATH or a path; `timeout_seconds` bounds control commands.
@@ -35,7 +41,7 @@ class SbxCli {
   // (the caller passes the command's own); reports cancel/timeout in the outcome.
   os::ProcessOutcome stream(const std::vector<std::string>& args, const os::OutputFn& on_stdout,
                              const os::OutputFn& on_stderr, const std::function<bool()>& cancelled,
-                             long timeout_seconds) const;
+                             long timeout_seconds, const SbxIo& io = {}) const;
 
   const std::string& cli() const { return cli_; }
   long timeout_seconds() const { return timeout_; }

@@ -8,7 +8,8 @@ const char* const kSpecJson = R"JSON({
   "family": "docker",
   "kind": "delegated-run",
   "targets": ["linux"],
-  "features": ["run-session", "workspace-mount", "cleanup", "run-downloads", "pause-resume"],
+  "features": ["run-session", "workspace-mount", "cleanup", "run-downloads", "pause-resume",
+               "exec-stdin", "exec-signals"],
   "options": [
     {"name": "cli", "type": "program", "default": "sbx", "env": ["CORRAL_SBX_CLI"], "trusted": true,
      "help": "the sbx executable: a name looked up on PATH or a path"},

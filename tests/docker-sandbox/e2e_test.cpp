@@ -411,7 +411,8 @@ TEST_CASE_FIXTURE(E2E, "providers describe lists the settings") {
 TEST_CASE_FIXTURE(E2E, "docker-sandbox passes the conformance kit against the stand-in sbx, nothing left") {
   auto r = corral::test::conformance_recorded(env, "docker-sandbox");
   corral::test::check_passed(
-      r, {"argv", "keep-reuse", "sync-deletions", "listing", "interrupt", "workdir", "destroy-twice", "pause-resume"});
+      r, {"argv", "keep-reuse", "sync-deletions", "listing", "interrupt", "workdir", "destroy-twice", "pause-resume",
+          "stdin", "signals"});
   for (const char* id : {"fork", "shards-from"}) CHECK_MESSAGE(std::count(r.skipped.begin(), r.skipped.end(), id) == 1, id);
   CHECK(corral_sandboxes().empty());
 }
@@ -494,21 +495,25 @@ TEST_CASE_FIXTURE(E2E, "a hanging sbx ls fails after cli-timeout with nothing to
 TEST_CASE_FIXTURE(E2E, "a hanging sbx exec is ended by --timeout or Ctrl-C and leaves nothing") {
   env.env["SBX_STANDIN_HANG"] = "exec";
   CliResult r;
+  size_t execs = 1;
   SUBCASE("--timeout") {
     r = run({"--timeout", "1s", "--", "true"});
     CHECK(r.exit_code == 124);
   }
   SUBCASE("Ctrl-C") {
     corral::test::TempDir scratch;
-    sbx_test::BackgroundCorral corral(env, {"run", "--provider", "docker-sandbox", "--", "true"}, scratch);
+    sbx_test::BackgroundCorral corral(
+        env, {"run", "--provider", "docker-sandbox", "--stop-timeout", "1s", "--", "true"}, scratch);
     REQUIRE(sbx_test::wait_for_file(sbx.hangs_log().string(), 30));
     corral.signal(SIGINT);
     r = corral.wait(30);
     CHECK(r.exit_code == 130);
+    execs = 2;  // the exec that passes the signal on hangs as well, until --stop-timeout ends both
+    CHECK(r.err.find("could not pass the signal on") != std::string::npos);
   }
-  CHECK(sbx.calls_of("exec").size() == 1);  // never started again
-  REQUIRE(sbx.hung_pids().size() == 1);
-  CHECK(sbx_test::process_ends(sbx.hung_pids()[0]));
+  CHECK(sbx.calls_of("exec").size() == execs);  // never started again
+  REQUIRE(sbx.hung_pids().size() == execs);
+  for (int pid : sbx.hung_pids()) CHECK(sbx_test::process_ends(pid));
   CHECK(sbx.calls_of("stop").size() == 1);  // whatever the exec started is stopped
   CHECK(sbx.calls_of("rm").size() == 1);
   CHECK(sbx.sandboxes().empty());
@@ -746,6 +751,100 @@ TEST_CASE_FIXTURE(E2E, "sbx exec dying mid-stream is an error, not the command's
     CliResult stop = env.run({"stop", "--id", h["leaseId"].GetString()});
     CHECK_MESSAGE(stop.exit_code == 0, stop.err);
   }
+  CHECK(sbx.sandboxes().empty());
+  CHECK(env.claims().empty());
+}
+
+TEST_CASE_FIXTURE(E2E, "what is piped into corral is the command's stdin in the sandbox, to its end; a command that stops reading ends the run") {
+  auto with_input = [&](const std::vector<std::string>& command, const std::string& input) {
+    std::vector<std::string> args{"run", "--provider", "docker-sandbox", "--"};
+    args.insert(args.end(), command.begin(), command.end());
+    return env.run_with_input(args, input);
+  };
+  CliResult lines = with_input({"cat"}, "a\nb\n");
+  CHECK_MESSAGE(lines.exit_code == 0, lines.err);
+  CHECK(lines.out == "a\nb\n");
+  // The flag is exactly "-i", which no word of these commands is.
+  auto interactive = [](const std::vector<std::string>& argv) {
+    return std::count(argv.begin(), argv.end(), "-i") == 1;
+  };
+  REQUIRE(sbx.calls_of("exec").size() == 1);
+  CHECK(interactive(sbx.calls_of("exec")[0]));
+  // More than a pipe and sbx hold, every byte value: all of it arrives, and its end.
+  const std::string big = corral::test::random_bytes(3 << 20);
+  CliResult counted = with_input({"wc", "-c"}, big);
+  CHECK_MESSAGE(counted.exit_code == 0, counted.err);
+  CHECK(counted.out == std::to_string(big.size()) + "\n");
+  CliResult echoed = with_input({"cat"}, big);
+  CHECK(echoed.exit_code == 0);
+  CHECK(echoed.out.size() == big.size());
+  CHECK((echoed.out == big));
+  // head stops reading after 5 bytes: the run ends by its exit, nothing waits for the rest.
+  CliResult head = with_input({"head", "-c", "5"}, big);
+  CHECK(head.exit_code == 0);
+  CHECK(head.out == big.substr(0, 5));
+  // An empty pipe is an empty stdin; --no-stdin closes it, and sbx exec gets no -i.
+  CHECK(with_input({"wc", "-c"}, "").out == "0\n");
+  const size_t before = sbx.calls_of("exec").size();
+  CliResult closed = env.run_with_input({"run", "--provider", "docker-sandbox", "--no-stdin", "--", "wc", "-c"}, "abc");
+  CHECK_MESSAGE(closed.exit_code == 0, closed.err);
+  CHECK(closed.out == "0\n");
+  REQUIRE(sbx.calls_of("exec").size() == before + 1);
+  CHECK_FALSE(interactive(sbx.calls_of("exec").back()));
+  CHECK(sbx.sandboxes().empty());
+  CHECK(env.claims().empty());
+}
+
+TEST_CASE_FIXTURE(E2E, "Ctrl-C and SIGTERM reach the command in the sandbox as that signal: its trap runs and its exit code is kept") {
+  int sig = SIGINT;
+  std::string name = "INT";
+  SUBCASE("SIGINT") {}
+  SUBCASE("SIGTERM") {
+    sig = SIGTERM;
+    name = "TERM";
+  }
+  corral::test::Background bg = env.start(
+      {"run", "--provider", "docker-sandbox", "--lease-output", handle_path("h.json"), "--", "sh", "-c",
+       "trap 'echo got INT; exit 3' INT; trap 'echo got TERM; exit 4' TERM; echo started; while :; do sleep 0.1; done"});
+  REQUIRE(corral::test::eventually([&] { return read_file(bg.out) == "started\n"; }));
+  ::kill(bg.pid, sig);
+  CHECK(bg.wait(std::chrono::seconds(60)) == 130);
+  CHECK(read_file(bg.out) == "started\ngot " + name + "\n");
+  auto h = handle("h.json");
+  CHECK(h["exitCode"].GetInt() == (sig == SIGINT ? 3 : 4));
+  // The signal went by a second sbx exec, the status by a third; the trap ended the
+  // command, not a stop.
+  auto execs = sbx.calls_of("exec");
+  REQUIRE(execs.size() == 3);
+  CHECK(sbx_test::argv_mentions(execs[1], "corral-signal"));
+  CHECK(execs[1].back() == name);
+  CHECK(sbx_test::argv_mentions(execs[2], "corral-status"));
+  CHECK(sbx.calls_of("stop").empty());
+  CHECK(sbx.sandboxes().empty());
+  CHECK(env.claims().empty());
+}
+
+TEST_CASE_FIXTURE(E2E, "a command in the sandbox that ignores its signal is stopped after --stop-timeout, or at a second Ctrl-C") {
+  std::string stop_timeout = "1s";
+  bool twice = false;
+  SUBCASE("--stop-timeout") {}
+  SUBCASE("a second Ctrl-C") {
+    stop_timeout = "5m";
+    twice = true;
+  }
+  const std::string pidfile = ws + "/bg.pid";
+  corral::test::Background bg = env.start({"run", "--provider", "docker-sandbox", "--stop-timeout", stop_timeout, "--",
+                                           "sh", "-c", "trap '' INT; sleep 60 & echo $! > " + pidfile + "; wait"});
+  REQUIRE(sbx_test::wait_for_file(pidfile, 30));
+  ::kill(bg.pid, SIGINT);
+  if (twice) {
+    REQUIRE(corral::test::eventually([&] { return sbx.calls_of("exec").size() == 2; }));  // the signal was passed on
+    ::kill(bg.pid, SIGINT);
+  }
+  CHECK(bg.wait(std::chrono::seconds(60)) == 130);
+  if (!twice) CHECK(read_file(bg.err).find("--stop-timeout") != std::string::npos);
+  CHECK(sbx.calls_of("stop").size() == 1);  // the existing kill path: the sandbox is stopped
+  CHECK(sbx_test::process_ends(std::stoi(read_file(pidfile))));
   CHECK(sbx.sandboxes().empty());
   CHECK(env.claims().empty());
 }

@@ -86,15 +86,18 @@ TEST_CASE_FIXTURE(Fixture, "exec: stdout and stderr kept apart, exit code passed
   auto execs = sbx.calls_of("exec");
   REQUIRE(execs.size() == 2);  // the command, then reading back the status it recorded
   std::vector<std::string> args = args_of(execs[0]);
-  REQUIRE(args.size() == 12);
+  REQUIRE(args.size() == 14);
   CHECK(std::vector<std::string>(args.begin(), args.begin() + 6) ==
         std::vector<std::string>{"exec", "-w", ws, s.id, "sh", "-c"});
   CHECK(args[7] == "corral-run");
   CHECK(args[8].rfind("/tmp/corral-status-", 0) == 0);
-  CHECK(std::vector<std::string>(args.begin() + 9, args.end()) ==
+  CHECK(args[9].rfind("/tmp/corral-pid-", 0) == 0);
+  CHECK(args[10].empty());  // not on a terminal
+  CHECK(std::vector<std::string>(args.begin() + 11, args.end()) ==
         std::vector<std::string>{"sh", "-c", "echo out; echo err >&2; exit 7"});
   CHECK(args_of(execs[1]).back() == args[8]);
   CHECK_FALSE(fs::exists(args[8]));  // the stand-in's /tmp is this machine's: the status file is gone
+  CHECK_FALSE(fs::exists(args[9]));  // and so is the pid file
 }
 
 TEST_CASE_FIXTURE(Fixture, "exec: shell commands, working directory relative to the workspace") {
