@@ -14,6 +14,7 @@
 #include "bwrap.hpp"
 #include "corral/option_default.hpp"
 #include "corral/sdk.hpp"
+#include "corral/sdk/command_terminal.hpp"
 #include "corral/sdk/download.hpp"
 #include "corral/sdk/input_pump.hpp"
 #include "corral/os/parallel_thread.hpp"
@@ -25,7 +26,6 @@
 #include "jail_ids.hpp"
 #include "jail_namespaces.hpp"
 #include "jail_process.hpp"
-#include "jail_terminal.hpp"
 #include "sandbox_store.hpp"
 #include "workspace_copy.hpp"
 
@@ -189,7 +189,7 @@ ExecResult LocalProvider::exec(const Sandbox& sandbox, const Command& command, c
   io.take_signal = [&] { return host.take_signal(); };
   // -t: the command's stdin, stdout and stderr are a terminal of its own, the user's keys
   // its input. Else with the user's input: a pipe a pump fills, closed at the input's end.
-  std::optional<JailTerminal> terminal;
+  std::optional<sdk::CommandTerminal> terminal;
   std::optional<os::Pipe> input;
   int input_fd = -1;
   std::uint16_t rows = 24, cols = 80;

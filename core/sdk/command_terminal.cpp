@@ -1,4 +1,4 @@
-#include "jail_terminal.hpp"
+#include "corral/sdk/command_terminal.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -14,9 +14,9 @@
 
 #include "corral/os/errno_error.hpp"
 
-namespace corral::local {
+namespace corral::sdk {
 
-JailTerminal::JailTerminal(std::uint16_t rows, std::uint16_t cols, std::function<void(std::string_view)> on_output)
+CommandTerminal::CommandTerminal(std::uint16_t rows, std::uint16_t cols, std::function<void(std::string_view)> on_output)
     : on_output_(std::move(on_output)) {
   corral_end_ = os::UniqueFd(::posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC));
   if (!corral_end_.valid() || ::grantpt(corral_end_.get()) != 0 || ::unlockpt(corral_end_.get()) != 0)
@@ -32,7 +32,7 @@ JailTerminal::JailTerminal(std::uint16_t rows, std::uint16_t cols, std::function
   reader_ = std::thread([this] { relay(); });
 }
 
-JailTerminal::~JailTerminal() {
+CommandTerminal::~CommandTerminal() {
   // The command's end goes first: once nobody holds it, a read past the last output
   // fails (EIO) instead of waiting, and the reader knows it has everything.
   command_end_.reset();
@@ -40,7 +40,7 @@ JailTerminal::~JailTerminal() {
   reader_.join();
 }
 
-void JailTerminal::resize(std::uint16_t rows, std::uint16_t cols) {
+void CommandTerminal::resize(std::uint16_t rows, std::uint16_t cols) {
   if (rows == 0 || cols == 0) return;
   winsize size{};
   size.ws_row = rows;
@@ -48,7 +48,7 @@ void JailTerminal::resize(std::uint16_t rows, std::uint16_t cols) {
   ::ioctl(corral_end_.get(), TIOCSWINSZ, &size);
 }
 
-void JailTerminal::relay() {
+void CommandTerminal::relay() {
   std::vector<char> buffer(64 << 10);
   // Once the command ended, what it wrote last may still be on its way through the
   // terminal: read on until the terminal says there is no more, for a second at most.
@@ -68,4 +68,4 @@ void JailTerminal::relay() {
   }
 }
 
-}  // namespace corral::local
+}  // namespace corral::sdk

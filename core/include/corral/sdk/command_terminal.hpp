@@ -1,6 +1,7 @@
 // The terminal of a command run with -t: a pty made for that command alone, whose one end
-// is the command's stdin, stdout and stderr (corral-jail-exec makes it its controlling
-// terminal) and whose other end corral reads the output from and writes the keys to.
+// is the command's stdin, stdout and stderr (or those of the tool that runs it: the local
+// jail makes it the command's controlling terminal, `sbx exec -t` relays it) and whose
+// other end corral reads the output from and writes the keys to.
 #pragma once
 
 #include <sys/types.h>
@@ -13,22 +14,22 @@
 
 #include "corral/os/unique_fd.hpp"
 
-namespace corral::local {
+namespace corral::sdk {
 
-class JailTerminal {
+class CommandTerminal {
  public:
   // Opens the pty, sized `rows` x `cols`, and starts passing what the command writes to
   // `on_output` on a thread of its own. Throws Error(unavailable) when no pty can be had.
-  JailTerminal(std::uint16_t rows, std::uint16_t cols, std::function<void(std::string_view)> on_output);
+  CommandTerminal(std::uint16_t rows, std::uint16_t cols, std::function<void(std::string_view)> on_output);
   // Closes the command's end, passes on the output still on its way (a second at most)
   // and stops the thread. Call once the command ended.
-  ~JailTerminal();
-  JailTerminal(const JailTerminal&) = delete;
-  JailTerminal& operator=(const JailTerminal&) = delete;
+  ~CommandTerminal();
+  CommandTerminal(const CommandTerminal&) = delete;
+  CommandTerminal& operator=(const CommandTerminal&) = delete;
 
-  // The command's end, for JailIo::stdin_fd.
+  // The command's end, for its stdin (and stdout).
   int command_end() const { return command_end_.get(); }
-  // corral's end (non-blocking), for the keys and JailIo::terminal.
+  // corral's end (non-blocking), for the keys (and the local jail's signals).
   int corral_end() const { return corral_end_.get(); }
   // The terminal is now `rows` x `cols`: the command's foreground job gets SIGWINCH.
   void resize(std::uint16_t rows, std::uint16_t cols);
@@ -43,4 +44,4 @@ class JailTerminal {
   std::thread reader_;
 };
 
-}  // namespace corral::local
+}  // namespace corral::sdk
