@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <linux/close_range.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -117,6 +118,7 @@ struct SharedChild {
   int user_ns_fd, mount_ns_fd;  // -1: stay
   bool clear_groups;
   long uid, gid;  // -1: keep
+  bool controlling_terminal;
 };
 
 // The child runs on this process's memory beside its threads, until it execs: raw system
@@ -157,7 +159,8 @@ CORRAL_SHARED_CHILD long raw_dup_to(int from, int to) {
 CORRAL_SHARED_CHILD int run_shared_child(void* arg) {
   const SharedChild& c = *static_cast<const SharedChild*>(arg);
 #define check(rc) or_fail((rc), c.report_fd)
-  check(::syscall(SYS_setpgid, 0, 0));
+  // A session leads a process group too: a stop reaches the whole tree either way.
+  check(c.controlling_terminal ? ::syscall(SYS_setsid) : ::syscall(SYS_setpgid, 0, 0));
   // A handler would run on corral's memory: every handled signal goes back to its
   // default before any is let through; ignored ones stay ignored, as across exec, but for
   // the three a tool must feel.
@@ -178,6 +181,7 @@ CORRAL_SHARED_CHILD int run_shared_child(void* arg) {
   check(raw_dup_to(c.out_fd, 1));
   check(raw_dup_to(c.err_fd, 2));
   if (in > 2 && in != c.stdin_fd) ::syscall(SYS_close, in);
+  if (c.controlling_terminal) check(::syscall(SYS_ioctl, 0, TIOCSCTTY, 0));
   // Namespaces first: a passed descriptor's target number may be a namespace's descriptor.
   if (c.user_ns_fd >= 0) check(::syscall(SYS_setns, c.user_ns_fd, CLONE_NEWUSER));
   if (c.mount_ns_fd >= 0) check(::syscall(SYS_setns, c.mount_ns_fd, CLONE_NEWNS));
@@ -257,7 +261,7 @@ pid_t start_child(const ProcessSpec& spec, const std::string& program, int out_f
   SharedChild child{program.c_str(), argv.data(), envp.data(), spec.stdin_path.c_str(), spec.stdin_fd,
                     spec.cwd.empty() ? nullptr : spec.cwd.c_str(), out_fd, err_fd, report.write.get(), passed.data(),
                     moved.data(), passed.size(), ::getpid(), spec.user_ns_fd, spec.mount_ns_fd, spec.clear_groups,
-                    spec.uid, spec.gid};
+                    spec.uid, spec.gid, spec.controlling_terminal};
   const pid_t pid = start_sharing_memory(child);
   if (pid < 0) throw Error(ErrorCode::unavailable, "cannot start '" + spec.argv[0] + "': " + std::strerror(errno));
   return finish_start(spec, pid, report);
@@ -327,10 +331,15 @@ ProcessOutcome run_process(const ProcessSpec& spec, const OutputFn& on_stdout, c
     throw Error(ErrorCode::not_found, "cannot find '" + spec.argv[0] + "' on PATH");
 
   Pipe out, err;
-  pid_t pid = start_child(spec, program, out.write.get(), err.write.get());
+  pid_t pid = start_child(spec, program, spec.stdout_fd >= 0 ? spec.stdout_fd : out.write.get(), err.write.get());
   ReapOnThrow reap_on_throw(pid);
   out.write.reset();
   err.write.reset();
+  int open_streams = 2;
+  if (spec.stdout_fd >= 0) {  // the caller reads it, from the other end
+    out.read.reset();
+    --open_streams;
+  }
 
   using Clock = std::chrono::steady_clock;
   auto started = Clock::now();
@@ -344,7 +353,6 @@ ProcessOutcome run_process(const ProcessSpec& spec, const OutputFn& on_stdout, c
   };
 
   std::vector<char> buffer(64 * 1024);
-  int open_streams = 2;
   while (open_streams > 0) {
     pollfd fds[2] = {{out.read.get(), POLLIN, 0}, {err.read.get(), POLLIN, 0}};
     int n = ::poll(fds, 2, 100);

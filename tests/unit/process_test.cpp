@@ -21,6 +21,7 @@
 
 #include "corral/os/process.hpp"
 #include "corral/os/temp_file.hpp"
+#include "corral/os/unique_fd.hpp"
 #include "corral/types.hpp"
 #include "cli.hpp"
 
@@ -57,6 +58,35 @@ TEST_CASE("a stop ends the wait even when a descendant left the process group an
   if (escaped > 0) ::kill(escaped, SIGKILL);  // beyond the group's reach: the test ends it
   REQUIRE_MESSAGE(returned, "run_process waited for a process outside the group it stopped");
   CHECK(run.get().cancelled);
+}
+
+TEST_CASE("stdout_fd and controlling_terminal: the child writes to the terminal given, which is its /dev/tty") {
+  UniqueFd master(::posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC));
+  REQUIRE(master.valid());
+  REQUIRE(::grantpt(master.get()) == 0);
+  REQUIRE(::unlockpt(master.get()) == 0);
+  UniqueFd terminal(::open(::ptsname(master.get()), O_RDWR | O_NOCTTY | O_CLOEXEC));
+  REQUIRE(terminal.valid());
+  ProcessSpec spec;
+  // /dev/tty opens only for a process with a controlling terminal.
+  spec.argv = {"sh", "-c", "echo on-tty > /dev/tty && echo to-stdout; echo to-stderr >&2"};
+  spec.stdin_fd = spec.stdout_fd = terminal.get();
+  spec.controlling_terminal = true;
+  std::string out, err;
+  ProcessOutcome o = run_process(spec, [&](std::string_view d) { out.append(d); },
+                                 [&](std::string_view d) { err.append(d); });
+  CHECK(o.exit_code == 0);
+  CHECK(out.empty());  // stdout went to the terminal, not to on_stdout
+  CHECK(err == "to-stderr\n");
+  terminal.reset();
+  std::string screen;
+  char buffer[256];
+  for (pollfd p{master.get(), POLLIN, 0}; ::poll(&p, 1, 2000) > 0;) {
+    const ssize_t got = ::read(master.get(), buffer, sizeof buffer);
+    if (got <= 0) break;  // EIO: all read, and nobody holds the other end
+    screen.append(buffer, static_cast<size_t>(got));
+  }
+  CHECK(screen == "on-tty\r\nto-stdout\r\n");
 }
 
 TEST_CASE("a timeout stops the process and says so") {

@@ -33,6 +33,13 @@ struct ProcessSpec {
   // When 0 or above, the child's stdin instead of stdin_path (a pipe's read end the caller
   // feeds); the caller keeps it and closes it.
   int stdin_fd = -1;
+  // When 0 or above, the child's stdout instead of a pipe (a terminal's end, whose other
+  // end the caller reads); run_process's on_stdout then gets nothing.
+  int stdout_fd = -1;
+  // The child leads a session of its own whose controlling terminal is its stdin (a
+  // terminal's end): a tool that runs a command on a terminal, such as `docker exec -t`,
+  // then learns of the terminal's resizes by SIGWINCH.
+  bool controlling_terminal = false;
   // Descriptors the child gets besides stdin, stdout and stderr: this process's `fd`
   // becomes the child's descriptor `as` (3 or above, each once), e.g. a namespace fd for
   // bwrap --userns. Nothing else crosses, whatever its own close-on-exec flag.
