@@ -14,6 +14,7 @@
 #include <map>
 #include <thread>
 
+#include "exec_terminal.hpp"
 #include "faults.hpp"
 
 namespace sbx_standin {
@@ -67,8 +68,8 @@ void relay(int fd, off_t& offset, int out_fd) {
   }
 }
 
-// Copies this process's stdin to `fd` until its end or until the command stops reading,
-// then closes `fd`: the command sees the end of its input.
+}  // namespace
+
 void feed_stdin(int fd) {
   char buf[65536];
   for (ssize_t n; (n = ::read(0, buf, sizeof buf)) != 0;) {
@@ -87,8 +88,6 @@ void feed_stdin(int fd) {
   }
   ::close(fd);
 }
-
-}  // namespace
 
 int run_exec(const State& state, const Record& record, const ExecRequest& request) {
   std::map<std::string, std::string> env{
@@ -116,11 +115,13 @@ int run_exec(const State& state, const Record& record, const ExecRequest& reques
   int err_fd = ::open(err_path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   int ready[2];
   int input[2] = {-1, -1};  // -i: the command's stdin
+  ExecTerminal terminal;    // -t
   // `go` holds the child back until its pid is registered, so `sbx stop` can always find
   // and kill a command that has started (as stopping a real sandbox's VM would).
   int go[2];
   if (out_fd < 0 || err_fd < 0 || ::pipe2(ready, O_CLOEXEC) != 0 || ::pipe2(go, O_CLOEXEC) != 0 ||
-      (request.interactive && ::pipe2(input, O_CLOEXEC) != 0)) {
+      (request.interactive && !request.tty && ::pipe2(input, O_CLOEXEC) != 0) ||
+      (request.tty && !open_exec_terminal(terminal))) {
     std::cerr << "ERROR: stand-in cannot set up exec: " << std::strerror(errno) << "\n";
     return 125;
   }
@@ -131,14 +132,18 @@ int run_exec(const State& state, const Record& record, const ExecRequest& reques
     char released = 0;
     while (::read(go[0], &released, 1) < 0 && errno == EINTR) {
     }
-    ::setsid();
     for (int s = 1; s < NSIG; ++s) ::signal(s, SIG_DFL);
     sigset_t none;
     sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    ::dup2(out_fd, 1);
-    ::dup2(err_fd, 2);
-    ::dup2(request.interactive ? input[0] : ::open("/dev/null", O_RDONLY), 0);
+    if (request.tty) {
+      attach_exec_terminal(terminal.command_end);
+    } else {
+      ::setsid();
+      ::dup2(out_fd, 1);
+      ::dup2(err_fd, 2);
+      ::dup2(request.interactive ? input[0] : ::open("/dev/null", O_RDONLY), 0);
+    }
     // Runtime errors go back through `ready` so the client can report them like docker.
     auto fail = [&](int code, const std::string& msg) {
       std::string line = std::to_string(code) + " " + msg;
@@ -159,7 +164,7 @@ int run_exec(const State& state, const Record& record, const ExecRequest& reques
   }
   ::close(ready[1]);
   ::close(go[0]);
-  if (request.interactive) {
+  if (request.interactive && !request.tty) {
     ::close(input[0]);
     ::signal(SIGPIPE, SIG_IGN);  // a command that stops reading fails the copy, not the client
     std::thread(feed_stdin, input[1]).detach();
@@ -175,7 +180,11 @@ int run_exec(const State& state, const Record& record, const ExecRequest& reques
 
   off_t out_off = 0, err_off = 0;
   int status = 0;
-  while (true) {
+  if (request.tty) {
+    ::close(terminal.command_end);
+    status = relay_exec_terminal(terminal.corral_end, pid, request.interactive);
+  }
+  while (!request.tty) {
     pid_t w = ::waitpid(pid, &status, WNOHANG);
     relay(out_fd, out_off, 1);
     relay(err_fd, err_off, 2);

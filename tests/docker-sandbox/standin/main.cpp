@@ -49,7 +49,7 @@ int exec_main(const State& state, int argc, char** argv) {
   CLI::App app{"Execute a command inside a sandbox", "sbx exec"};
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);  // pflag: last one wins
   ExecRequest req;
-  bool debug = false, privileged = false, tty = false;
+  bool debug = false, privileged = false;
   std::string detach_keys, user;
   app.add_flag("-D,--debug", debug, "Enable debug logging");
   app.add_flag("-d,--detach", req.detach, "Detached mode: run command in the background");
@@ -58,7 +58,7 @@ int exec_main(const State& state, int argc, char** argv) {
   app.add_option("--env-file", req.env_files, "Read in a file of environment variables")->allow_extra_args(false)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   app.add_flag("-i,--interactive", req.interactive, "Keep STDIN open even if not attached");
   app.add_flag("--privileged", privileged, "Give extended privileges to the command");
-  app.add_flag("-t,--tty", tty, "Allocate a pseudo-TTY");
+  app.add_flag("-t,--tty", req.tty, "Allocate a pseudo-TTY");
   app.add_option("-u,--user", user, "Username or UID (format: <name|uid>[:<group|gid>])");
   app.add_option("-w,--workdir", req.workdir, "Working directory inside the container");
   app.prefix_command();
@@ -77,7 +77,7 @@ int exec_main(const State& state, int argc, char** argv) {
     std::cerr << "ERROR: \"sbx exec\" requires at least 2 arguments\nUsage: sbx exec [flags] SANDBOX COMMAND [ARG...]\n";
     return 1;
   }
-  if (tty && !::isatty(0)) {
+  if (req.tty && !::isatty(0)) {
     std::cerr << "ERROR: the input device is not a TTY\n";
     return 1;
   }
