@@ -1,17 +1,15 @@
 #include "provider.hpp"
 
-#include <fcntl.h>
-
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
+#include <mutex>
 #include <optional>
 #include <regex>
 
 #include "corral/os/random.hpp"
-#include "corral/os/unique_fd.hpp"
-#include "corral/sdk/input_pump.hpp"
 #include "env_file.hpp"
+#include "exec_io.hpp"
 #include "exec_scripts.hpp"
 #include "sandbox_name.hpp"
 #include "sbx_errors.hpp"
@@ -308,45 +306,38 @@ ExecResult DockerSandboxProvider::exec(const Sandbox& sandbox, const Command& co
     env_file.emplace(command.env);
     args.insert(args.end(), {"--env-file", env_file->path()});
   }
+  if (command.tty) args.push_back("-t");
   if (command.forward_stdin) args.push_back("-i");
   const std::string status = tmp_path("status-");
   const std::string pid_file = tmp_path("pid-");
   args.push_back(sandbox.id);
-  for (std::string& word : run_argv(command, status, pid_file, false)) args.push_back(std::move(word));
+  for (std::string& word : run_argv(command, status, pid_file, command.tty)) args.push_back(std::move(word));
 
-  // The user's input is sbx's stdin, a pipe a pump fills and closes at the input's end
-  // (sbx exec -i then closes the command's). Once sbx holds the read end, corral's copy
-  // goes: sbx ending then fails the pump's next write, which stops taking the input.
-  std::optional<os::Pipe> input;
-  std::optional<sdk::InputPump> pump;
-  if (command.forward_stdin) {
-    input.emplace();
-    ::fcntl(input->write.get(), F_SETFL, O_NONBLOCK);
-    pump.emplace(
-        host,
-        [fd = input->write.get()](std::string_view data, const std::atomic<bool>& stopping) {
-          return sdk::write_to_fd(fd, data, stopping);
-        },
-        [&input] { input->write.reset(); });
-  }
-  SbxIo io;
-  io.stdin_fd = input ? input->read.get() : -1;
+  // Output comes from sbx's stderr and, with -t, from the terminal's reader thread: one
+  // emit at a time reaches the host.
+  std::mutex emitting;
+  const auto emit = [&](corral_stream stream, std::string_view data) {
+    std::lock_guard lock(emitting);
+    host.emit(stream, data);
+  };
+  ExecIo exec_io(command, host, [&](std::string_view d) { emit(CORRAL_STDOUT, d); });
+  SbxIo io = exec_io.sbx_io();
   // The user's stop reaches the command as its signal (exec-signals): `sbx exec`, like
   // `docker exec`, passes none on. The host cancels only when the command has not ended
   // by it within --stop-timeout, and the sandbox is stopped below.
   io.on_tick = [&] {
-    if (input) input->read.reset();
+    exec_io.tick();
     if (const int signal = host.take_signal(); signal != 0) signal_command(sandbox.id, pid_file, signal, host);
   };
   Head head(1024);
   os::ProcessOutcome o = cli_.stream(
-      args, [&](std::string_view d) { host.emit(CORRAL_STDOUT, d); },
+      args, [&](std::string_view d) { emit(CORRAL_STDOUT, d); },
       [&](std::string_view d) {
-        host.emit(CORRAL_STDERR, d);
+        emit(CORRAL_STDERR, d);
         head.add(d);
       },
       interruptible(host), static_cast<long>(command.timeout_seconds), io);
-  pump.reset();
+  exec_io.finish();  // what the command wrote last on a terminal is passed on before the result
   if (o.cancelled || o.timed_out) {
     // Like `docker exec`, ending the client does not end the command in the sandbox.
     stop_quietly(sandbox.id, host);

@@ -2,12 +2,14 @@
 //   create  -> sbx create --name corral-<slug>-<hex> [flags] shell <workspace>
 //   get     -> sbx ls --json (the entry with that name)
 //   list    -> sbx ls --json (only names corral made, matching the labels)
-//   exec    -> sbx exec [-i] [-w DIR] [--env-file F] <name> sh -c <wrapper> <argv...>,
-//              output streamed, the user's input piped in with -i; the user's signal
-//              passed to the command's process group by `sbx exec <name> sh -c <kill>`;
-//              on cancel or timeout `sbx stop <name>` ends what the command left running; a non-zero exit is the command's when it left its
-//              status in the sandbox (read back with one more sbx exec), else sbx failed
-//              (`sbx ls` names why when it can) or ended under the command, which is stopped
+//   exec    -> sbx exec [-i] [-t] [-w DIR] [--env-file F] <name> sh -c <wrapper> <argv...>,
+//              output streamed, the user's input piped in with -i (with -t, sbx's stdin
+//              and stdout a terminal corral opens, resized as the user's); the user's
+//              signal passed to the command's process group by `sbx exec <name> sh -c
+//              <kill>`; on cancel or timeout `sbx stop <name>` ends what the command left
+//              running; a non-zero exit is the command's when it left its status in the
+//              sandbox (read back with one more sbx exec), else sbx failed (`sbx ls`
+//              names why when it can) or ended under the command, which is stopped
 //   create failure -> sbx rm -f <name> (whatever create may have registered)
 //   destroy -> sbx rm -f <name>
 //   pause   -> sbx stop <name> (a stopped sandbox keeps its files; get and list say

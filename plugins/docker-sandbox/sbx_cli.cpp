@@ -45,6 +45,10 @@ os::ProcessOutcome SbxCli::stream(const std::vector<std::string>& args, const os
   spec.argv = argv(args);
   spec.inherit = {"*"};  // as above; the command's own variables travel in sbx's env file
   spec.stdin_fd = io.stdin_fd;
+  if (io.on_terminal) {
+    spec.stdout_fd = io.stdin_fd;
+    spec.controlling_terminal = true;
+  }
   return os::run_process(spec, on_stdout, on_stderr, cancelled, timeout_seconds, 3, io.on_tick);
 }
 

@@ -19,6 +19,9 @@ struct SbxResult {
 // What a streamed `sbx` gets besides its output callbacks.
 struct SbxIo {
   int stdin_fd = -1;             // its stdin instead of /dev/null (the caller keeps and closes it)
+  // A terminal's end as its stdout too, and its controlling terminal (`sbx exec -t`, which
+  // asks the terminal's size and learns of resizes by SIGWINCH); on_stdout then gets nothing.
+  bool on_terminal = false;
   std::function<void()> on_tick;  // called about ten times a second while it runs
 };
 

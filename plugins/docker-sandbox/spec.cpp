@@ -9,7 +9,7 @@ const char* const kSpecJson = R"JSON({
   "kind": "delegated-run",
   "targets": ["linux"],
   "features": ["run-session", "workspace-mount", "cleanup", "run-downloads", "pause-resume",
-               "exec-stdin", "exec-signals"],
+               "exec-stdin", "exec-signals", "exec-tty"],
   "options": [
     {"name": "cli", "type": "program", "default": "sbx", "env": ["CORRAL_SBX_CLI"], "trusted": true,
      "help": "the sbx executable: a name looked up on PATH or a path"},

@@ -848,3 +848,35 @@ TEST_CASE_FIXTURE(E2E, "a command in the sandbox that ignores its signal is stop
   CHECK(sbx.sandboxes().empty());
   CHECK(env.claims().empty());
 }
+
+TEST_CASE_FIXTURE(E2E, "run -t gives the command in the sandbox a terminal sized as the user's, its keys and output relayed") {
+  CliResult r = env.run_on_terminal(
+      {"run", "--provider", "docker-sandbox", "-t", "--", "sh", "-c",
+       "sleep 0.3; test -t 0 && test -t 1 && test -t 2 && echo on-a-terminal; tty; stty size; "
+       "printf 'name? '; read name; echo \"hello-$name\"; exit 5"},
+      100, {{"", "", 33, 100}, {"name? ", "corral\r"}});
+  CHECK_MESSAGE(r.exit_code == 5, r.out);
+  CHECK(r.out.find("on-a-terminal") != std::string::npos);
+  CHECK(r.out.find("/dev/pts/") != std::string::npos);
+  CHECK(r.out.find("33 100") != std::string::npos);
+  CHECK(r.out.find("hello-corral") != std::string::npos);
+  auto execs = sbx.calls_of("exec");
+  REQUIRE_FALSE(execs.empty());
+  CHECK(std::count(execs[0].begin(), execs[0].end(), "-t") == 1);
+  CHECK(std::count(execs[0].begin(), execs[0].end(), "-i") == 1);
+  CHECK(sbx.sandboxes().empty());
+  CHECK(env.claims().empty());
+}
+
+TEST_CASE_FIXTURE(E2E, "with -t, Ctrl-C is a key for the command in the sandbox and a resize reaches it") {
+  CliResult r = env.run_on_terminal(
+      {"run", "--provider", "docker-sandbox", "-t", "--", "sh", "-c",
+       "trap 'stty size; echo resized' WINCH; trap 'echo caught-int; exit 7' INT; echo ready; "
+       "while :; do sleep 0.1; done"},
+      80, {{"ready", "", 30, 120}, {"resized", "\x03"}});
+  CHECK_MESSAGE(r.exit_code == 7, r.out);  // the command's own end, not corral's 130
+  CHECK(r.out.find("30 120") != std::string::npos);
+  CHECK(r.out.find("caught-int") != std::string::npos);
+  CHECK(sbx.calls_of("stop").empty());
+  CHECK(sbx.sandboxes().empty());
+}
