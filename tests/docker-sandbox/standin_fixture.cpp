@@ -32,7 +32,18 @@ std::map<std::string, std::string> StandIn::env(const std::map<std::string, std:
 
 corral::test::CliResult StandIn::run(const std::vector<std::string>& args,
                                      const std::map<std::string, std::string>& extra) const {
+  return run_with(args, extra, "/dev/null");
+}
+
+corral::test::CliResult StandIn::run_reading(const std::vector<std::string>& args, const std::string& stdin_path) const {
+  return run_with(args, {}, stdin_path);
+}
+
+corral::test::CliResult StandIn::run_with(const std::vector<std::string>& args,
+                                          const std::map<std::string, std::string>& extra,
+                                          const std::string& stdin_path) const {
   corral::os::ProcessSpec spec;
+  spec.stdin_path = stdin_path;
   spec.argv = {standin_path()};
   spec.argv.insert(spec.argv.end(), args.begin(), args.end());
   std::vector<std::string> envp{"PATH=/usr/bin:/bin"};

@@ -25,6 +25,8 @@ class StandIn {
   // Runs the stand-in directly with `args` (tests' own setup and fidelity checks).
   corral::test::CliResult run(const std::vector<std::string>& args,
                               const std::map<std::string, std::string>& extra = {}) const;
+  // The same with its stdin read from `stdin_path`.
+  corral::test::CliResult run_reading(const std::vector<std::string>& args, const std::string& stdin_path) const;
   // Every argv the stand-in was called with, in order (argv[0] included).
   std::vector<std::vector<std::string>> calls() const;
   // The calls whose first argument (after argv[0]) is `command`.
@@ -44,6 +46,8 @@ class StandIn {
   std::vector<int> hung_pids() const;
 
  private:
+  corral::test::CliResult run_with(const std::vector<std::string>& args, const std::map<std::string, std::string>& extra,
+                                   const std::string& stdin_path) const;
   corral::test::TempDir dir_;
 };
 

@@ -2,6 +2,8 @@
 // specs/docker-sbx/*.yaml and rejects anything else, like the real tool.
 #include <doctest/doctest.h>
 
+#include <signal.h>
+
 #include <filesystem>
 
 #include "standin_fixture.hpp"
@@ -102,4 +104,33 @@ TEST_CASE("stand-in: stop keeps a sandbox stopped with its files, ends its comma
   CHECK(missing.exit_code != 0);
   CHECK(missing.err.find("nobox") != std::string::npos);
   CHECK(sbx.status("b") == "stopped");  // the names that exist are still stopped
+}
+
+TEST_CASE("stand-in: exec -i passes the client's stdin on to its end; without -i the command's is empty; -t needs a terminal") {
+  StandIn sbx;
+  corral::test::TempDir ws;
+  REQUIRE(sbx.run({"create", "--name", "b", "shell", ws.str()}).exit_code == 0);
+  const std::string input = ws.write("input.txt", "a\nb\n").string();
+  auto piped = sbx.run_reading({"exec", "-i", "b", "cat"}, input);
+  CHECK_MESSAGE(piped.exit_code == 0, piped.err);
+  CHECK(piped.out == "a\nb\n");
+  auto closed = sbx.run_reading({"exec", "b", "wc", "-c"}, input);
+  CHECK(closed.out == "0\n");
+  auto no_terminal = sbx.run_reading({"exec", "-it", "b", "true"}, input);
+  CHECK(no_terminal.exit_code != 0);
+  CHECK(no_terminal.err.find("the input device is not a TTY") != std::string::npos);
+}
+
+TEST_CASE("stand-in: a command starts with every signal at its default action, whatever the client's") {
+  StandIn sbx;
+  corral::test::TempDir ws;
+  REQUIRE(sbx.run({"create", "--name", "b", "shell", ws.str()}).exit_code == 0);
+  // A client started with SIGHUP ignored (nohup) hands that on to what it starts, not to the command.
+  struct sigaction ignore {}, before {};
+  ignore.sa_handler = SIG_IGN;
+  REQUIRE(::sigaction(SIGHUP, &ignore, &before) == 0);
+  auto r = sbx.run({"exec", "b", "sh", "-c", "grep SigIgn /proc/$$/status"});
+  ::sigaction(SIGHUP, &before, nullptr);
+  CHECK_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(r.out == "SigIgn:\t0000000000000000\n");
 }
