@@ -1,7 +1,5 @@
 #include "exec_scripts.hpp"
 
-#include <csignal>
-
 namespace corral::docker_sandbox {
 namespace {
 
@@ -30,16 +28,6 @@ constexpr const char* kRunScript =
 // $1 status file.
 constexpr const char* kTakeStatus = "if [ -f \"$1\" ]; then cat \"$1\"; rm -f \"$1\"; fi";
 
-// $1 pid file, $2 signal name. Waits a moment for a command that is only starting to
-// write it; a command that already ended (no file) has nothing to be told. No `--`
-// before the negative group id: dash's kill takes none.
-constexpr const char* kSignalScript =
-    "p=$1; i=0\n"
-    "while [ ! -s \"$p\" ] && [ $i -lt 10 ]; do sleep 0.1; i=$((i+1)); done\n"
-    "g=$(cat -- \"$p\" 2>/dev/null) || exit 0\n"
-    "kill -\"$2\" \"-$g\" 2>/dev/null || kill -\"$2\" \"$g\" 2>/dev/null\n"
-    "exit 0\n";
-
 }  // namespace
 
 std::vector<std::string> run_argv(const Command& command, const std::string& status_file,
@@ -54,9 +42,5 @@ std::vector<std::string> take_status_argv(const std::string& status_file) {
   return {"sh", "-c", kTakeStatus, "corral-status", status_file};
 }
 
-std::vector<std::string> signal_argv(const std::string& pid_file, int signal) {
-  const char* name = signal == SIGINT ? "INT" : signal == SIGTERM ? "TERM" : signal == SIGHUP ? "HUP" : nullptr;
-  return {"sh", "-c", kSignalScript, "corral-signal", pid_file, name ? name : std::to_string(signal)};
-}
 
 }  // namespace corral::docker_sandbox

@@ -1,6 +1,7 @@
 // The shell lines corral runs in a sandbox through `sbx exec`, which takes an argv only:
 // the user's command wrapped so that its exit status and process group are written down
-// (a second `sbx exec` reads the one and signals the other). Every path and value
+// (a second `sbx exec` reads the one and signals the other, by
+// sdk::remote::signal_group_argv). Every path and value
 // travels as an argument, never spliced into shell text.
 #pragma once
 
@@ -20,9 +21,5 @@ std::vector<std::string> run_argv(const Command& command, const std::string& sta
 
 // The argv that prints and removes `status_file` (nothing when there is none).
 std::vector<std::string> take_status_argv(const std::string& status_file);
-
-// The argv that passes `signal` (SIGINT, SIGTERM, SIGHUP: the user's stop) to the process
-// group `pid_file` names, and nothing more: the command may trap it.
-std::vector<std::string> signal_argv(const std::string& pid_file, int signal);
 
 }  // namespace corral::docker_sandbox

@@ -10,6 +10,7 @@
 #include "corral/os/random.hpp"
 #include "env_file.hpp"
 #include "exec_io.hpp"
+#include "corral/sdk/remote/process_group.hpp"
 #include "exec_scripts.hpp"
 #include "sandbox_name.hpp"
 #include "sbx_errors.hpp"
@@ -284,7 +285,7 @@ void DockerSandboxProvider::stop_quietly(const std::string& name, const sdk::Hos
 void DockerSandboxProvider::signal_command(const std::string& name, const std::string& pid_file, int signal,
                                            const sdk::Host& host) const {
   std::vector<std::string> args{"exec", name};
-  for (std::string& word : signal_argv(pid_file, signal)) args.push_back(std::move(word));
+  for (std::string& word : sdk::remote::signal_group_argv(pid_file, signal)) args.push_back(std::move(word));
   try {
     SbxResult r = cli_.capture(args, interruptible(host));
     if (r.exit_code == 0) return;
