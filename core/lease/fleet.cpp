@@ -17,6 +17,9 @@ StopOutcome remove_corrupt(LeaseContext& ctx, const ClaimFile& file) {
   try {
     // Locked first, like every lease step: two corrals removing it must not both act.
     LeaseLock lock = ctx.claims.lock(file.lease_id, {}, [&] { return ctx.ui.cancelled(); });
+    // A command a run started before the claim went bad may still run (exec-concurrent).
+    LeaseLock commands =
+        ctx.claims.lock_commands(file.lease_id, os::LockMode::exclusive, {}, [&] { return ctx.ui.cancelled(); });
     if (!file.provider.empty() && !file.sandbox_id.empty()) {
       auto session = ctx.providers.open(file.provider, {}, ctx.ui);
       Sandbox sandbox;

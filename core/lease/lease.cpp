@@ -377,7 +377,9 @@ void Lease::sync(const Workspace& ws, const std::function<bool()>& cancelled, co
   confirming_gone([&] { session_->upload(sandbox, upload, on_bytes); });
   report.done();
   claim_.fingerprint = ws.fingerprint;
-  claim_.ran_since_sync = false;
+  // Another run's command may still be changing the tree beside this one (exec-concurrent):
+  // then the sandbox is not known to hold it after this sync either.
+  if (!shares_commands_) claim_.ran_since_sync = false;
   claim_.workspace = ws.root.string();  // what it holds now (another tree's with --switch-tree)
   if (ephemeral_) return;  // released at the run's end: no later sync reads either
   ctx_->claims.write_synced_files(claim_.lease_id, current);

@@ -351,6 +351,7 @@ void Envd::stop_remote(std::uint32_t pid, const std::string& tag, const ProcessH
 }
 
 bool Envd::signal_group(std::uint32_t pid, int sig, bool fall_back) {
+  if (pid <= 1) return false;  // `kill -1` is every process's, and no command is init
   const std::string option = kill_option(sig);
   if (option.empty()) return false;
   ProcessRequest k{kKill, {option, "--", "-" + std::to_string(pid)}, {}, "", kKillTimeout};

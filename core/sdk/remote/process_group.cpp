@@ -28,11 +28,14 @@ std::string group_script(Leftovers leftovers) {
 }
 
 // $1 pid file, $2 signal name. Waits a moment for a command that is only starting to
-// write it; a command that already ended (no file) has nothing to be told.
+// write it; a command that already ended (no file) has nothing to be told. The command can
+// write the file: anything but a process group id above 1 (`kill -1` is everybody's,
+// `kill -0` the script's own group) is passed by.
 constexpr const char* kSignalScript =
     "p=$1; i=0\n"
     "while [ ! -s \"$p\" ] && [ $i -lt 10 ]; do sleep 0.1; i=$((i+1)); done\n"
     "g=$(cat -- \"$p\" 2>/dev/null) || exit 0\n"
+    "case $g in ''|*[!0-9]*|0|1) exit 0;; esac\n"
     "kill -\"$2\" \"-$g\" 2>/dev/null || kill -\"$2\" \"$g\" 2>/dev/null\n"
     "exit 0\n";
 
@@ -42,6 +45,7 @@ constexpr const char* kKillScript =
     "p=$1; i=0\n"
     "while [ ! -s \"$p\" ] && [ $i -lt 10 ]; do sleep 0.1; i=$((i+1)); done\n"
     "g=$(cat -- \"$p\" 2>/dev/null) || exit 0\n"
+    "case $g in ''|*[!0-9]*|0|1) exit 0;; esac\n"
     "kill -TERM \"-$g\" 2>/dev/null || kill -TERM \"$g\" 2>/dev/null\n"
     "i=0; while [ $i -lt 30 ] && kill -0 \"-$g\" 2>/dev/null; do sleep 0.1; i=$((i+1)); done\n"
     "kill -KILL \"-$g\" 2>/dev/null || kill -KILL \"$g\" 2>/dev/null\n"
