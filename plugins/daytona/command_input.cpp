@@ -29,7 +29,7 @@ bool CommandInput::send(std::string_view data) {
     }
     std::lock_guard lock(mutex_);
     failure_ = std::string("could not pass the input on to the command in Daytona sandbox ") + toolbox_.sandbox_id() +
-               ": " + e.what() + "; the command was stopped, as it would wait for input that never comes";
+               ": " + e.what() + "; it may wait for input that never comes (Ctrl-C stops it)";
     return false;
   }
 }

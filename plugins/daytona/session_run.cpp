@@ -71,11 +71,11 @@ int run_in_session(Toolbox& toolbox, const SessionCommand& command, const Sessio
   for (;;) {
     std::uint64_t position = 0;  // raw log bytes of this connection
     bool user_stop = false;
-    std::string input_failure;  // input that could not reach the command, which would wait for it
     auto next_watch = Clock::now() + timing.watch;
     std::optional<Clock::time_point> ended_at;
     auto watch = [&] {
-      if (input && (input_failure = input->take_failure(), !input_failure.empty())) return true;
+      if (input && hooks.warn)
+        if (const std::string failure = input->take_failure(); !failure.empty()) hooks.warn(failure);
       if (hooks.stop && hooks.stop()) return user_stop = true;
       if (Clock::now() < next_watch) return false;
       next_watch = Clock::now() + timing.watch;
@@ -99,11 +99,6 @@ int run_in_session(Toolbox& toolbox, const SessionCommand& command, const Sessio
     try {
       if (toolbox.follow_logs(session, command_id, on_bytes, watch).closed) break;
     } catch (const Error& e) {
-      if (!input_failure.empty()) {
-        stop_remote(toolbox, session, hooks);
-        throw Error(ErrorCode::unavailable, input_failure,
-                    "try again; with --no-stdin the command runs without your input");
-      }
       if (user_stop) {
         stop_remote(toolbox, session, hooks);
         throw Error(ErrorCode::cancelled, what + ": stopped");

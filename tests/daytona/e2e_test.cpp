@@ -1437,16 +1437,3 @@ TEST_CASE("a warm Daytona pool waits stopped; a run starts the pooled sandbox an
   CHECK(t.alive().empty());
   CHECK(t.cli.claims().empty());
 }
-
-TEST_CASE("input that cannot reach a Daytona command stops it and fails the run with 69, naming why; nothing is left") {
-  DaytonaCli t;
-  fail_next(t, "input", 500, 1000);  // every input call, however often it is sent
-  CliResult r = t.cli.run_with_input(t.script_args("cat; echo after-cat"), "a\nb\n");
-  t.seen.push_back(r.out);
-  t.seen.push_back(r.err);
-  CHECK(r.exit_code == 69);
-  CHECK_MESSAGE(r.err.find("could not pass the input on to the command") != std::string::npos, r.err);
-  CHECK(r.out.find("after-cat") == std::string::npos);  // stopped, not left waiting or ended by itself
-  CHECK(t.alive().empty());
-  CHECK(t.cli.claims().empty());
-}

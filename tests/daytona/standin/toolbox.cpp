@@ -306,16 +306,14 @@ std::optional<Route> route_of(std::string_view target) {
 }
 
 // The name tests give a toolbox call in fail_route, hold_route, slow_route and vanish_route: "upload", "session"
-// (create one), "exec", "input" (a session command's); empty for the others.
+// (create one), "exec"; empty for the others.
 std::string fault_route_of(const HttpRequest& req) {
   auto route = route_of(std::string(req.target()));
   if (!route || req.method() != http::verb::post) return "";
   static const std::regex exec_path(R"(process/session/([^/]+)/exec)");
-  static const std::regex input_path(R"(process/session/[^/]+/command/[^/]+/input)");
   if (route->rest == "files/upload-v2" || route->rest == "files/bulk-upload") return "upload";
   if (route->rest == "process/session") return "session";
   if (std::regex_match(route->rest, exec_path)) return "exec";
-  if (std::regex_match(route->rest, input_path)) return "input";
   return "";
 }
 
