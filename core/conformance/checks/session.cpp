@@ -65,27 +65,27 @@ void keep_on_failure(CheckContext& cx) {
 
 void concurrent_commands(CheckContext& cx) {
   const std::string lease = cx.kept_lease();
-  // Each command marks that it runs, then waits (30 s at most) for the other's mark: both
-  // end only when they ran at once.
+  // Each command marks that it runs, then waits (60 s at most: the other run may still be
+  // syncing on a slow machine) for the other's mark: both end only when they ran at once.
   constexpr std::string_view waits =
-      "echo > .concurrent-{0}; i=0; while [ ! -e .concurrent-{1} ]; do i=$((i+1)); [ $i -lt 300 ] || exit 9; "
+      "echo > .concurrent-{0}; i=0; while [ ! -e .concurrent-{1} ]; do i=$((i+1)); [ $i -lt 600 ] || exit 9; "
       "sleep 0.1; done; echo saw-{1}";
   std::optional<Observed> second;
   std::exception_ptr second_failed;
   {
     std::jthread other([&] {
       try {
-        second = cx.kit.run({.shell = fmt::format(waits, "b", "a"), .lease = lease, .timeout_seconds = 90});
+        second = cx.kit.run({.shell = fmt::format(waits, "b", "a"), .lease = lease, .timeout_seconds = 120});
       } catch (...) {
         second_failed = std::current_exception();
       }
     });
-    Observed first = cx.kit.run({.shell = fmt::format(waits, "a", "b"), .lease = lease, .timeout_seconds = 90});
+    Observed first = cx.kit.run({.shell = fmt::format(waits, "a", "b"), .lease = lease, .timeout_seconds = 120});
     other.join();
     if (second_failed) std::rethrow_exception(second_failed);
     for (const Observed* o : {&first, &*second})
       if (!o->result.error && o->result.exit_code == 9)
-        fail(fmt::format("{} waited 30 s for the other command's mark: the two runs of lease {} did not run their "
+        fail(fmt::format("{} waited 60 s for the other command's mark: the two runs of lease {} did not run their "
                          "commands at once (a provider with exec-concurrent runs a command beside another)",
                          o->ran, lease));
     first.expect_exit(0);
