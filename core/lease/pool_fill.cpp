@@ -35,16 +35,20 @@ void remove_expired(LeaseContext& ctx, const std::string& key, const ProviderCho
 }
 
 // Makes one pooled sandbox of `ref` synced with `packed` (`ws` packed; null for a provider
-// that mounts the tree), tagged `tag`, paused
-// where the provider can. A sandbox that cannot be made ready is destroyed again.
+// that mounts the tree), tagged `tag`, paused where the provider can, and bounded as a run
+// under --max-workspace `max_workspace` would make it. A sandbox that cannot be made ready
+// is destroyed again.
 void make_pooled(LeaseContext& ctx, const PoolRef& ref, const PoolTag& tag, const Workspace& ws,
-                 const PackedArchive* packed) {
+                 const PackedArchive* packed, std::uint64_t max_workspace) {
   // Tagged in the claim create writes: a filler killed from then on leaves a sandbox
   // pooled until its expiry, then abandoned; a run that takes one never synced syncs it whole.
   // A fill (often a detached refill nobody watches) waits for a slot a bounded time, not
   // for as long as a kept sandbox holds it.
   Lease lease = Lease::create(ctx, ctx.providers.open(ref.provider, ref.choice, ctx.ui),
-                              {.workspace = ws.root.string(), .network = ref.network}, tag,
+                              {.workspace = ws.root.string(),
+                               .network = ref.network,
+                               .workspace_bytes = workspace_bytes_bound(ws, max_workspace)},
+                              tag,
                               std::chrono::steady_clock::now() + kCreatePatience);
   try {
     lease.sync(ws, [&ui = ctx.ui] { return ui.cancelled(); }, packed);
@@ -105,7 +109,7 @@ FillResult fill_pool(LeaseContext& ctx, const FillRequest& request) {
     if (ctx.ui.cancelled()) throw Error(ErrorCode::cancelled, "interrupted while filling the pool");
     ctx.ui.progress(fmt::format("filling the pool: sandbox {} of {}", i + 1, request.size));
     const auto started = std::chrono::steady_clock::now();
-    make_pooled(ctx, ref, tag, ws, packed ? &*packed : nullptr);
+    make_pooled(ctx, ref, tag, ws, packed ? &*packed : nullptr, request.max_workspace);
     ready_ms += std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started).count();
     ++result.made;
   }

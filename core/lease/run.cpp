@@ -178,11 +178,7 @@ bool RunPhases::may_keep() const {
   return purpose_ == Purpose::warmup || request_.keep || request_.keep_on_failure;
 }
 
-std::uint64_t RunPhases::workspace_bytes() const {
-  // tmpfs and most disks round each file up to a 4 KiB block.
-  if (request_.max_workspace == 0) return 0;
-  return request_.max_workspace + 4096 * static_cast<std::uint64_t>(workspace().files.size());
-}
+std::uint64_t RunPhases::workspace_bytes() const { return workspace_bytes_bound(workspace(), request_.max_workspace); }
 
 void RunPhases::choose_idle() {
   if (request_.idle.empty()) return;

@@ -258,6 +258,11 @@ Workspace scan_workspace(const fs::path& cwd, const CancelFn& cancelled, const W
   return ws;
 }
 
+std::uint64_t workspace_bytes_bound(const Workspace& workspace, std::uint64_t limit) {
+  if (limit == 0) return 0;
+  return limit + 4096 * static_cast<std::uint64_t>(workspace.files.size());
+}
+
 void check_workspace_size(const Workspace& ws, std::uint64_t limit) {
   if (limit == 0 || ws.total_bytes <= limit) return;
   std::vector<const WorkspaceFile*> biggest;

@@ -68,4 +68,8 @@ Workspace scan_workspace(const std::filesystem::path& cwd, const std::function<b
 // Throws invalid-argument when the workspace is larger than `limit` bytes (0 = no limit).
 void check_workspace_size(const Workspace& workspace, std::uint64_t limit);
 
+// CreateRequest::workspace_bytes for `workspace` under --max-workspace `limit` (0 = none):
+// the limit plus a block a file, as tmpfs and most disks round each file up to one.
+std::uint64_t workspace_bytes_bound(const Workspace& workspace, std::uint64_t limit);
+
 }  // namespace corral

@@ -27,6 +27,7 @@
 #include "jail_namespaces.hpp"
 #include "jail_process.hpp"
 #include "sandbox_store.hpp"
+#include "size_guard.hpp"
 #include "workspace_copy.hpp"
 
 namespace fs = std::filesystem;
@@ -105,7 +106,9 @@ Sandbox LocalProvider::create(const CreateRequest& request, const sdk::Host&) {
     throw Error(ErrorCode::invalid_argument, "an allow list without entries", "use --network none for no network");
   if (request.ephemeral && fits_in_memory(request.workspace_bytes))
     if (std::optional<LocalSandbox> s = create_in_memory(request, no_network)) return to_sandbox(*s);
-  return to_sandbox(store_.create(request.slug, request.labels, no_network, /*in_memory=*/false, egress));
+  // On disk the run's bound is kept with the sandbox, which a SizeGuard holds it to.
+  return to_sandbox(
+      store_.create(request.slug, request.labels, no_network, /*in_memory=*/false, egress, request.workspace_bytes));
 }
 
 std::vector<Sandbox> LocalProvider::list(const StringMap& labels, const sdk::Host&) {
@@ -220,10 +223,11 @@ ExecResult LocalProvider::exec(const Sandbox& sandbox, const Command& command, c
         [&input] {
           if (input) input->write.reset();
         });
+  SizeGuard size_guard(guarded_folders(s), s.in_memory ? 0 : s.size_limit);
   os::ProcessOutcome outcome = run_jailed(
       std::move(jail), workspace, s.user, command, [&](std::string_view d) { emit(CORRAL_STDOUT, d); },
-      [&](std::string_view d) { emit(CORRAL_STDERR, d); }, [&] { return host.cancelled(); }, command.timeout_seconds,
-      &egress, io);
+      [&](std::string_view d) { emit(CORRAL_STDERR, d); },
+      [&] { return host.cancelled() || size_guard.exceeded(); }, command.timeout_seconds, &egress, io);
   pump.reset();
   terminal.reset();  // what the command wrote last is passed on before the result
   if (!s.egress.empty()) {
@@ -234,6 +238,16 @@ ExecResult LocalProvider::exec(const Sandbox& sandbox, const Command& command, c
       host.warn("could not record what sandbox " + s.id + " reached: " + e.what());
     }
   }
+  if (outcome.cancelled && host.cancelled()) throw Error(ErrorCode::cancelled, "the command was stopped");
+  if (!outcome.timed_out && size_guard.check_now())
+    throw Error(ErrorCode::quota,
+                "local sandbox " + s.id + ": " + size_guard.what_exceeded() +
+                    (outcome.cancelled ? "; the command was stopped"
+                                       : "; the command ended with exit code " + std::to_string(outcome.exit_code) +
+                                             ", and the run fails as a write past the limit would have"),
+                "the limit is the --max-workspace of the run that made the sandbox, plus 4 KiB a file, for each of "
+                "its workspace and its /tmp: remove what it no longer needs (e.g. `corral run --id LEASE -- rm -rf "
+                "build`), or make a new sandbox with a higher --max-workspace (0 = no limit)");
   if (outcome.cancelled) throw Error(ErrorCode::cancelled, "the command was stopped");
   if (outcome.timed_out)
     throw Error(ErrorCode::timeout,
@@ -353,6 +367,13 @@ std::shared_ptr<JailNamespaces> LocalProvider::memory_of(const LocalSandbox& s) 
 fs::path LocalProvider::workspace_path(const LocalSandbox& s) const {
   if (!s.in_memory) return store_.workspace_of(s.id);
   return "/proc/self/fd/" + std::to_string(memory_of(s)->workspace_fd());
+}
+
+std::vector<GuardedFolder> LocalProvider::guarded_folders(const LocalSandbox& s) const {
+  if (s.in_memory) return {};
+  std::vector<GuardedFolder> folders{{"its workspace", store_.workspace_of(s.id)}};
+  if (const std::string tmp = store_.kept_tmp(s); !tmp.empty()) folders.push_back({"its /tmp (and $HOME)", tmp});
+  return folders;
 }
 
 JailWorkspace LocalProvider::jail_workspace(const LocalSandbox& s) const {

@@ -20,6 +20,7 @@
 #include "jail_namespaces.hpp"
 #include "jail_process.hpp"
 #include "sandbox_store.hpp"
+#include "size_guard.hpp"
 
 namespace corral::local {
 
@@ -70,6 +71,9 @@ class LocalProvider : public sdk::Provider {
 
   // Where this process reaches `s`'s workspace: its folder, or its tmpfs's open root.
   std::filesystem::path workspace_path(const LocalSandbox& s) const;
+
+  // The folders of `s` on disk that its size limit bounds (none for an in-memory one).
+  std::vector<GuardedFolder> guarded_folders(const LocalSandbox& s) const;
 
   // What a jail of `s` binds; for a folder, checked to be the jail user's first.
   JailWorkspace jail_workspace(const LocalSandbox& s) const;

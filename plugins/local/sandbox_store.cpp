@@ -95,7 +95,8 @@ struct Shape<LocalSandbox> {
                  custom<LocalSandbox, NoNetwork>(),
                  custom<LocalSandbox, InMemory>(),
                  custom<LocalSandbox, JailUid>(),
-                 field("paused", &LocalSandbox::paused, omitted)};
+                 field("paused", &LocalSandbox::paused, omitted),
+                 field("sizeLimit", &LocalSandbox::size_limit, omitted)};
   static void check(const LocalSandbox& s, std::string_view what) {
     if (s.id.empty()) throw Error(ErrorCode::invalid_argument, std::string(what) + " has no id");
   }
@@ -155,9 +156,11 @@ fs::path SandboxStore::dir_of(const std::string& id) const {
 }
 
 LocalSandbox SandboxStore::create(const std::string& slug, const StringMap& labels, bool no_network,
-                                  bool in_memory, const std::vector<std::string>& egress) const {
+                                  bool in_memory, const std::vector<std::string>& egress,
+                                  std::uint64_t size_limit) const {
   fs::create_directories(root_);
   LocalSandbox s;
+  s.size_limit = size_limit;
   s.slug = slug;
   s.labels = labels;
   s.no_network = no_network || !egress.empty();
@@ -301,7 +304,7 @@ LocalSandbox SandboxStore::fork(const LocalSandbox& source, const std::string& s
     if (fd.get() < 0) throw Error(ErrorCode::internal, os::with_reason("cannot open " + p.string(), errno));
     return fd;
   };
-  LocalSandbox copy = create(slug, labels, source.no_network, /*in_memory=*/false, source.egress);
+  LocalSandbox copy = create(slug, labels, source.no_network, /*in_memory=*/false, source.egress, source.size_limit);
   try {
     // The copy belongs to the fork's own user. Read and written without following a link
     // anywhere, so nothing the source's command planted can steer the caller.

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -34,6 +35,9 @@ struct LocalSandbox {
   // from corral's range (jail_ids.hpp), which owns its workspace. A sandbox made by a
   // corral from before had none (its jails ran as nobody): it is refused.
   std::optional<JailUser> user;
+  // The most bytes each of its workspace and /tmp may hold on disk (SizeGuard), from the
+  // bound of the run that made it (--max-workspace plus a block a file); 0 = the disk's.
+  std::uint64_t size_limit = 0;
 };
 
 class SandboxStore {
@@ -49,11 +53,12 @@ class SandboxStore {
   const std::optional<JailIds>& ids() const { return ids_; }
   // Creates a new sandbox folder, its metadata and (unless `in_memory`: a tmpfs holds
   // it) its empty workspace and /tmp folders; returns it with a fresh id and, with own_users(), a
-  // user of its own.
+  // user of its own. `size_limit`: LocalSandbox::size_limit.
   LocalSandbox create(const std::string& slug, const StringMap& labels, bool no_network = false,
-                      bool in_memory = false, const std::vector<std::string>& egress = {}) const;
+                      bool in_memory = false, const std::vector<std::string>& egress = {},
+                      std::uint64_t size_limit = 0) const;
   // A new sandbox whose workspace and /tmp are copies of `source`'s as they are now (fork), with its
-  // own slug and labels and the source's network policy (its allow list too). Throws not-found when `source`
+  // own slug and labels and the source's network policy (its allow list too) and size limit. Throws not-found when `source`
   // is gone; a failed copy leaves no folder behind.
   LocalSandbox fork(const LocalSandbox& source, const std::string& slug, const StringMap& labels) const;
   // Adds `report`'s counts to what the sandbox's commands asked for so far (a file beside

@@ -526,6 +526,27 @@ TEST_CASE("as an unprivileged user a run that is not kept works in a tmpfs of it
   CHECK(env.claims().empty());
 }
 
+TEST_CASE("as an unprivileged user a kept sandbox is held to its size limit even in a folder its command made unreadable") {
+  if (!nobody_can_run_here()) return;
+  CliEnv env;
+  env.root().write("work/a.txt", "one");
+  hand_to_nobody(env);
+  fs::path h = env.root().path() / "handle.json";
+  auto made = run_as_nobody(env, {"run", "--keep", "--max-workspace", "1M", "--lease-output", h.string(), "--", "true"});
+  REQUIRE_MESSAGE(made.exit_code == 0, made.err);
+  const std::string slug = corral::json::parse(read_file(h), "handle")["slug"].GetString();
+  // The caller (nobody) cannot read hidden/: its size counts all the same.
+  auto hidden = run_as_nobody(env, {"run", "--id", slug, "--", "sh", "-c",
+                                    "mkdir hidden && head -c 3000000 /dev/zero > hidden/f && chmod 000 hidden; "
+                                    "echo hid"});
+  CHECK(hidden.exit_code == 75);
+  CHECK(hidden.out == "hid\n");
+  CHECK_MESSAGE(hidden.err.find("its workspace held 2.9 MiB, past its limit of 1.0 MiB") != std::string::npos,
+                hidden.err);
+  auto stop = run_as_nobody(env, {"stop", "--id", slug});
+  CHECK_MESSAGE(stop.exit_code == 0, stop.err);
+}
+
 TEST_CASE("a workspace file corral cannot read is the user's to fix (64, with a hint); a folder it cannot enter is left out, saying so") {
   // Root reads everything: the user who cannot is nobody.
   if (!as_root() || corral::os::find_program("setpriv").empty()) return;

@@ -1,5 +1,5 @@
 // A local run that is not kept: its workspace is a tmpfs of its own, bounded by
-// --max-workspace, gone with the run; a kept one stays on disk as before.
+// --max-workspace, gone with the run; a kept one stays on disk, held to the same bound.
 #include <doctest/doctest.h>
 #include <signal.h>
 
@@ -84,6 +84,50 @@ TEST_CASE("--keep keeps the sandbox on disk, reusable by --id, as before") {
   CHECK_MESSAGE(again.exit_code == 0, again.err);
   CHECK(again.out == "made\n");
   CHECK(env.run({"stop", "--id", slug}).exit_code == 0);
+  CHECK(env.local_sandboxes().empty());
+}
+
+TEST_CASE("a kept sandbox on disk is held to its size limit: a command growing it past the limit is stopped and one that does not runs") {
+  CliEnv env;
+  env.root().write("work/a.txt", "one");
+  fs::path h = env.root().path() / "handle.json";
+  REQUIRE(env.run({"run", "--keep", "--max-workspace", "1M", "--lease-output", h.string(), "--", "true"}).exit_code == 0);
+  const std::string slug = corral::json::parse(read_file(h), "handle")["slug"].GetString();
+
+  // Measured while it runs: the command is stopped long before its sleep ends.
+  auto grown = env.run({"run", "--id", slug, "--", "sh", "-c",
+                        "head -c 4000000 /dev/zero > big; echo wrote; sleep 120; echo late"});
+  CHECK(grown.exit_code == 75);
+  CHECK(grown.out == "wrote\n");
+  CHECK_MESSAGE(grown.err.find("its workspace held 3.8 MiB, past its limit of 1.0 MiB; the command was stopped") !=
+                    std::string::npos,
+                grown.err);
+  CHECK(grown.err.find("--max-workspace") != std::string::npos);
+
+  // Over its limit, it still runs what does not grow it, and a clean-up.
+  auto looked = env.run({"run", "--id", slug, "--", "sh", "-c", "stat -c %s big"});
+  CHECK_MESSAGE(looked.exit_code == 0, looked.err);
+  CHECK(looked.out == "4000000\n");
+
+  // $HOME is bounded too; a command too quick to be seen growing it fails at its end.
+  auto home = env.run({"run", "--id", slug, "--", "sh", "-c", "rm big; head -c 3000000 /dev/zero > ~/cache.bin; echo quick"});
+  CHECK(home.exit_code == 75);
+  CHECK(home.out == "quick\n");
+  CHECK_MESSAGE(home.err.find("its /tmp (and $HOME) held 2.9 MiB, past its limit of 1.0 MiB; the command ended with "
+                              "exit code 0") != std::string::npos,
+                home.err);
+
+  auto within = env.run({"run", "--id", slug, "--", "sh", "-c",
+                         "rm ~/cache.bin; head -c 500000 /dev/zero > fits; head -c 500000 /dev/zero > ~/fits"});
+  CHECK_MESSAGE(within.exit_code == 0, within.err);
+  CHECK(env.run({"stop", "--id", slug}).exit_code == 0);
+
+  // 0: no limit but the disk's, as for --max-workspace itself.
+  auto unbounded = env.run({"run", "--keep", "--max-workspace", "0", "--lease-output", h.string(), "--", "sh", "-c",
+                            "head -c 4000000 /dev/zero > big && stat -c %s big"});
+  CHECK_MESSAGE(unbounded.exit_code == 0, unbounded.err);
+  CHECK(unbounded.out == "4000000\n");
+  CHECK(env.run({"stop", "--all"}).exit_code == 0);
   CHECK(env.local_sandboxes().empty());
 }
 
