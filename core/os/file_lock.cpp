@@ -35,12 +35,13 @@ bool still_named(int fd, const fs::path& path) {
 }
 
 void FileLock::lock_polling(int fd, const std::string& what, const WaitHooks& hooks, LockMode mode) {
-  bool waited = false;
+  int busy = 0;
   while (::flock(fd, (mode == LockMode::shared ? LOCK_SH : LOCK_EX) | LOCK_NB) != 0) {
     const int err = errno;
     if (err != EWOULDBLOCK && err != EINTR) throw errno_error(ErrorCode::internal, "cannot lock " + what, err);
-    if (!waited && hooks.on_wait) hooks.on_wait();
-    waited = true;
+    // Said once it is still held after a poll: a lock held for a moment (a listing that
+    // looks whether it is held at all) is not worth a note.
+    if (++busy == 2 && hooks.on_wait) hooks.on_wait();
     if (hooks.cancelled && hooks.cancelled()) throw Error(ErrorCode::cancelled, "stopped waiting for " + what);
     ::usleep(50'000);
   }

@@ -357,8 +357,15 @@ os::FileLock SandboxStore::make_staging_folder(fs::path& staging) const {
       throw Error(ErrorCode::internal,
                   os::with_reason("cannot create a sandbox folder in " + root_.string(), errno));
     }
-    std::optional<os::FileLock> lock =
-        os::FileLock::try_lock(os::UniqueFd(::open(making.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)));
+    // Nobody else has a use for it but a listing sweeping one it found old (on a clock
+    // set back, say), which holds it for a moment: waited for, up to two seconds.
+    std::optional<os::FileLock> lock;
+    for (int poll = 0; poll < 200; ++poll) {
+      lock = os::FileLock::try_lock(
+          os::UniqueFd(::open(making.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)));
+      if (lock || errno != EWOULDBLOCK) break;
+      ::usleep(10'000);
+    }
     if (!lock) {
       const int err = errno;
       ::rmdir(making.c_str());

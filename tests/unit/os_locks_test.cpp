@@ -57,9 +57,14 @@ TEST_CASE("a file lock excludes another holder, in this process or another, and 
   REQUIRE(first);
   CHECK_FALSE(FileLock::try_acquire(path, "test lock"));
   CHECK(FileLock::held_elsewhere(path));
-  // A wait is told to stop, and says it waits first.
+  // A wait is told to stop. It says it waits only once the lock is still held after a
+  // poll: a wait stopped at its first poll said nothing; one stopped at its second did.
   bool told = false;
   CHECK_THROWS_AS(FileLock::acquire(path, "test lock", {[&] { told = true; }, [] { return true; }}), corral::Error);
+  CHECK_FALSE(told);
+  int polls = 0;
+  CHECK_THROWS_AS(FileLock::acquire(path, "test lock", {[&] { told = true; }, [&] { return ++polls == 2; }}),
+                  corral::Error);
   CHECK(told);
   first.reset();
   CHECK_FALSE(FileLock::held_elsewhere(path));

@@ -24,7 +24,7 @@ bool still_named(int fd, const std::filesystem::path& path);
 
 // How a wait for a lock (or a slot) is told to give up and reports that it waits.
 struct WaitHooks {
-  std::function<void()> on_wait;     // called once, before the first wait
+  std::function<void()> on_wait;     // called once, when still held after a first poll
   std::function<bool()> cancelled;   // polled between waits; true ends the wait (Error cancelled)
 };
 
