@@ -67,8 +67,11 @@ SizeGuard::SizeGuard(std::vector<GuardedFolder> folders, std::uint64_t limit)
     measurer_ = os::ParallelThread([this] {
       for (bool first = true;; first = false) {
         const auto started = std::chrono::steady_clock::now();
-        // The first measure is never cut short: it is what the folders may keep holding.
-        if (!measure_all(first ? std::function<bool()>() : [this] { return stopping_.load(); })) return;
+        // The first measure is what the folders may keep holding: check_now() waits for it,
+        // and only a guard given up (Ctrl-C, --timeout) cuts it short.
+        if (!measure_all(first ? std::function<bool()>([this] { return abandoned_.load(); })
+                               : std::function<bool()>([this] { return stopping_.load(); })))
+          return;
         // Measuring a big tree costs what it takes: at most a fifth of the time, and at
         // least a second between measures.
         const auto pause = std::clamp<std::chrono::steady_clock::duration>(
@@ -82,7 +85,10 @@ SizeGuard::SizeGuard(std::vector<GuardedFolder> folders, std::uint64_t limit)
   }
 }
 
-SizeGuard::~SizeGuard() { stop_measuring(); }
+SizeGuard::~SizeGuard() {
+  abandoned_ = true;  // after check_now() this stops nothing: the thread is gone
+  stop_measuring();
+}
 
 void SizeGuard::stop_measuring() {
   {

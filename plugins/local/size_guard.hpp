@@ -40,7 +40,7 @@ class SizeGuard {
   // at the first measure when that was more (a command may shrink a sandbox that is over,
   // not grow it). A limit of 0 measures nothing.
   SizeGuard(std::vector<GuardedFolder> folders, std::uint64_t limit);
-  ~SizeGuard();  // stops measuring: a measure under way is stopped
+  ~SizeGuard();  // stops measuring: a measure under way, even the first, is stopped
   SizeGuard(const SizeGuard&) = delete;
   SizeGuard& operator=(const SizeGuard&) = delete;
 
@@ -64,6 +64,7 @@ class SizeGuard {
   const std::uint64_t limit_;
   std::atomic<bool> exceeded_{false};
   std::atomic<bool> stopping_{false};
+  std::atomic<bool> abandoned_{false};  // destroyed: even the first measure is cut short
   mutable std::mutex mutex_;
   std::condition_variable wake_;
   std::string what_exceeded_;  // under mutex_
